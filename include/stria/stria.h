@@ -1,0 +1,166 @@
+/*
+ * libstria: the native Stria client.
+ *
+ * Connect with a client.conf, then use files and directories by path
+ * ("/ckpt/step100/rank0" names stria:/ckpt/step100/rank0). A file's data is
+ * split by its layout and sent to the storage targets in parallel.
+ *
+ * Every function returns 0 (or a byte count) on success and a negative
+ * errno on failure. Every function is thread-safe; one stria_file_t may be
+ * used by several threads at once.
+ *
+ * Consistency is close-to-open: after a writer closes or fsyncs a file, a
+ * client that opens it afterwards sees the data and the size.
+ */
+#ifndef STRIA_STRIA_H
+#define STRIA_STRIA_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/stat.h>
+#include <sys/statvfs.h>
+#include <sys/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define STRIA_API __attribute__((visibility("default")))
+
+typedef struct stria_fs stria_fs_t;
+typedef struct stria_file stria_file_t;
+typedef struct stria_dir stria_dir_t;
+
+/*
+ * Which client.conf a connect with conf == NULL uses: $STRIA_CONF if set,
+ * else ~/.config/stria/client.conf (written by `stria up`), else
+ * /etc/stria/client.conf. Writes the path into buf; returns 0 or -ENOENT
+ * when none exists (buf then holds the last candidate).
+ */
+STRIA_API int stria_conf_find(char *buf, size_t len);
+
+/* Connect to a cluster. conf: a client.conf path, or NULL (stria_conf_find).
+ * On success *fs is set; free it with stria_disconnect. */
+STRIA_API int stria_connect(const char *conf, stria_fs_t **fs);
+STRIA_API void stria_disconnect(stria_fs_t *fs);
+
+/* The identity metadata operations of the calling thread run as. By default
+ * the process's uid, gid and groups; a server acting for others (the FUSE
+ * mount) sets its caller's identity per thread. ngroups <= 32. */
+STRIA_API int stria_set_thread_cred(uid_t uid, gid_t gid, int ngroups, const gid_t *groups);
+STRIA_API void stria_clear_thread_cred(void);
+
+/* ---- files ---- */
+
+/* Open (flags as open(2): O_RDONLY/O_WRONLY/O_RDWR, O_CREAT, O_EXCL,
+ * O_TRUNC, O_APPEND). A created file takes its directory's default layout. */
+STRIA_API int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode,
+                         stria_file_t **out);
+/* Close: reports the file's size to the metadata service. */
+STRIA_API int stria_close(stria_file_t *f);
+STRIA_API ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off);
+STRIA_API ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off);
+/* Make the data and size of f durable on every target it touched. */
+STRIA_API int stria_fsync(stria_file_t *f);
+STRIA_API int stria_ftruncate(stria_file_t *f, off_t size);
+STRIA_API int stria_fstat(stria_file_t *f, struct stat *st);
+
+/* ---- namespace ---- */
+
+STRIA_API int stria_stat(stria_fs_t *fs, const char *path, struct stat *st);
+/* As stria_stat, but a symlink is not followed. */
+STRIA_API int stria_lstat(stria_fs_t *fs, const char *path, struct stat *st);
+STRIA_API int stria_mkdir(stria_fs_t *fs, const char *path, mode_t mode);
+STRIA_API int stria_rmdir(stria_fs_t *fs, const char *path);
+STRIA_API int stria_unlink(stria_fs_t *fs, const char *path);
+/* flags: 0, RENAME_NOREPLACE or RENAME_EXCHANGE (linux/fs.h values). */
+STRIA_API int stria_rename(stria_fs_t *fs, const char *from, const char *to, unsigned flags);
+STRIA_API int stria_link(stria_fs_t *fs, const char *existing, const char *newpath);
+STRIA_API int stria_symlink(stria_fs_t *fs, const char *target, const char *linkpath);
+/* Returns the target's length; buf is not NUL-terminated if it fills. */
+STRIA_API ssize_t stria_readlink(stria_fs_t *fs, const char *path, char *buf, size_t len);
+STRIA_API int stria_truncate(stria_fs_t *fs, const char *path, off_t size);
+STRIA_API int stria_chmod(stria_fs_t *fs, const char *path, mode_t mode);
+/* uid or gid (uid_t)-1 leaves it unchanged. */
+STRIA_API int stria_chown(stria_fs_t *fs, const char *path, uid_t uid, gid_t gid);
+/* times[0] atime, times[1] mtime; NULL means now; UTIME_NOW / UTIME_OMIT work. */
+STRIA_API int stria_utimens(stria_fs_t *fs, const char *path, const struct timespec times[2]);
+
+struct stria_dirent {
+    uint64_t ino;
+    unsigned char type; /* DT_REG, DT_DIR, DT_LNK, ... */
+    char name[256];
+};
+STRIA_API int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out);
+/* Returns 1 with *ent filled, 0 at the end, or a negative errno. "." and
+ * ".." are not returned. */
+STRIA_API int stria_readdir(stria_dir_t *d, struct stria_dirent *ent);
+STRIA_API void stria_closedir(stria_dir_t *d);
+
+/* ---- extended attributes (names as in setxattr(2), e.g. "user.x") ---- */
+STRIA_API int stria_setxattr(stria_fs_t *fs, const char *path, const char *name,
+                             const void *value, size_t size, int flags);
+/* With size 0 returns the value's size. */
+STRIA_API ssize_t stria_getxattr(stria_fs_t *fs, const char *path, const char *name, void *value,
+                                 size_t size);
+/* NUL-separated names; with size 0 returns the size needed. */
+STRIA_API ssize_t stria_listxattr(stria_fs_t *fs, const char *path, char *list, size_t size);
+STRIA_API int stria_removexattr(stria_fs_t *fs, const char *path, const char *name);
+
+/* ---- layouts ---- */
+
+#define STRIA_MAX_STRIPES 256
+#define STRIA_MAX_COMPONENTS 4
+struct stria_layout {
+    int is_dir;
+    /* A directory's default for new files: count (-1 all OSTs, 0 inherit),
+     * stripe size (0 inherit), first OST (-1 any). */
+    int32_t dir_stripe_count;
+    uint32_t dir_stripe_size;
+    int32_t dir_stripe_offset;
+    /* A file's layout: its components and the OST of each stripe. */
+    uint32_t ncomp;
+    struct {
+        uint64_t start, end; /* end UINT64_MAX: to end of file */
+        uint32_t stripe_size;
+        uint32_t stripe_count;
+        uint32_t ost[STRIA_MAX_STRIPES];
+    } comp[STRIA_MAX_COMPONENTS];
+};
+STRIA_API int stria_getstripe(stria_fs_t *fs, const char *path, struct stria_layout *out);
+/*
+ * On a directory: set its default layout. On a file that holds no data
+ * yet: give it this layout. On a path that does not exist: create an empty
+ * file with it. count: -1 for all OSTs; size a multiple of 64 KiB; offset
+ * the first OST or -1.
+ */
+STRIA_API int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t size,
+                              int32_t offset);
+
+/* ---- cluster ---- */
+
+/* Capacity of the whole file system, as statvfs(3). */
+STRIA_API int stria_statfs(stria_fs_t *fs, struct statvfs *st);
+
+struct stria_target {
+    char kind[4]; /* "MDT" or "OST" */
+    uint32_t index;
+    int online;
+    char node[64];
+    char host[256];
+    uint16_t port;
+    uint64_t bytes_total, bytes_used, bytes_avail;
+    uint64_t inodes_total, inodes_used;
+    uint64_t heartbeat_age_ms;
+};
+/* Every target of the cluster with fresh figures (asked of each server;
+ * the management service's last report for one that does not answer).
+ * *out is malloc'd; free() it. */
+STRIA_API int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n);
+/* The file system name and map epoch of the management service. */
+STRIA_API int stria_cluster_info(stria_fs_t *fs, char *fsname, size_t len, uint64_t *epoch);
+
+#ifdef __cplusplus
+}
+#endif
+#endif

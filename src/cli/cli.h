@@ -1,0 +1,104 @@
+/*
+ * The `stria` command-line tool: what its files share.
+ *
+ * main.c owns the global options, the command table, help and usage
+ * errors; every other file implements subcommands. A subcommand gets argv
+ * with argv[0] set to its own name and returns the process exit code:
+ * CLI_OK, CLI_FAIL when an operation failed, CLI_USAGE for bad arguments.
+ */
+#ifndef STRIA_CLI_H
+#define STRIA_CLI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "stria/stria.h"
+
+enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
+
+/* Longest cluster or local path the tool handles, NUL included. */
+#define CLI_PATH_MAX 4096
+
+/* The value of the global --conf option, or NULL when it was not given. */
+extern const char *cli_conf;
+
+/* ---- subcommands (argv[0] is the subcommand's name) ---- */
+
+/* cluster.c */
+int cmd_up(int argc, char **argv);
+int cmd_down(int argc, char **argv);
+int cmd_status(int argc, char **argv);
+
+/* namespace.c */
+int cmd_mkdir(int argc, char **argv);
+int cmd_ls(int argc, char **argv);
+int cmd_stat(int argc, char **argv);
+int cmd_rm(int argc, char **argv);
+int cmd_mv(int argc, char **argv);
+int cmd_cp(int argc, char **argv);
+
+/* stripe.c */
+int cmd_setstripe(int argc, char **argv);
+int cmd_getstripe(int argc, char **argv);
+int cmd_df(int argc, char **argv);
+
+/* ---- helpers (main.c) ---- */
+
+/*
+ * Connect with cli_conf, or with libstria's default search when it is NULL.
+ * On failure prints why and what to do to stderr and returns the negative
+ * errno. Free *fs with stria_disconnect.
+ */
+int cli_connect(stria_fs_t **fs);
+
+/*
+ * getopt_long for a subcommand, with no long options: "--help" is handled
+ * by main before the command runs. Options may follow operands. On an
+ * unknown option or a missing value prints "stria CMD: ..." and returns '?'.
+ */
+int cli_getopt(int argc, char **argv, const char *optstring);
+
+/*
+ * Print "stria CMD: <message>" (when fmt is not NULL), then CMD's usage
+ * line and a pointer to `stria CMD --help`, to stderr. Returns CLI_USAGE.
+ */
+int cli_usage_error(const char *cmd, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* Print "stria CMD: PATH: <strerror(-rc)>" to stderr. */
+void cli_error(const char *cmd, const char *path, int rc);
+
+/* ---- paths (namespace.c) ---- */
+
+/*
+ * Parse a path argument. "stria:/a/b" and "stria:a/b" name the cluster
+ * path /a/b: *is_stria is set to 1 and out gets the path made absolute,
+ * with "//", "." and ".." resolved. Any other argument is copied to out
+ * unchanged with *is_stria 0; whether a bare path means the cluster (most
+ * commands, see cli_stria_path) or the local disk (cp) is the caller's
+ * choice. Returns 0 or -ENAMETOOLONG.
+ */
+int cli_path(const char *arg, char *out, size_t len, int *is_stria);
+
+/*
+ * A path argument of a command that only works on the cluster: "stria:..."
+ * or a bare path starting with '/'. Writes the normalised cluster path to
+ * out. On a bad argument prints "stria CMD: ..." and returns a negative
+ * errno.
+ */
+int cli_stria_path(const char *cmd, const char *arg, char *out, size_t len);
+
+/* Join a directory and a name into out; returns 0 or -ENAMETOOLONG. */
+int cli_path_join(const char *dir, const char *name, char *out, size_t len);
+
+/* ---- layouts (stripe.c) ---- */
+
+/* Parse a -c/-S value; on a bad one print why with the usage and return
+ * CLI_USAGE, else 0. A stripe size is a multiple of 64 KiB below 4 GiB
+ * (0: the default); a count is -1 (all OSTs), 0 (the default) or 1..256. */
+int cli_parse_stripe_count(const char *cmd, const char *arg, int32_t *out);
+int cli_parse_stripe_size(const char *cmd, const char *arg, uint32_t *out);
+
+/* Report a failed stria_setstripe on path, explaining the usual causes. */
+void cli_stripe_error(const char *cmd, const char *path, int rc);
+
+#endif

@@ -1,0 +1,628 @@
+/*
+ * `stria up`, `stria down`, `stria status`: a whole cluster on one machine.
+ *
+ * `stria up --dir DIR` keeps everything of the cluster under DIR: the
+ * shared key, one config per daemon (the same files an operator writes on
+ * real nodes), the targets' data, logs and pid files, and the client.conf
+ * that clients use. It starts whatever is not running (so it is idempotent,
+ * and after a crash it restarts exactly what died), waits until every
+ * target is online, and points ~/.config/stria/client.conf at DIR's
+ * client.conf so that later commands find the cluster without flags.
+ */
+#include "cli.h"
+
+#include "../common/auth.h"
+#include "../common/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <libgen.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#define MARKER     "stria.cluster"
+#define UP_WAIT_MS 20000
+
+/* Cluster directories are kept short enough for every path built from them. */
+#define CL_DIR_MAX 1024
+
+struct cluster {
+    char dir[CL_DIR_MAX];
+    char fsname[32];
+    int mdts, osts;
+    int mgmt_port, meta_port, stor_port;
+};
+
+enum svc { SVC_MGMT, SVC_META, SVC_STOR, SVC_N };
+static const char *svc_bin[SVC_N] = {"stria-mgmtd", "stria-metad", "stria-stord"};
+static const char *svc_name[SVC_N] = {"mgmtd", "metad", "stord"};
+
+static void default_dir(char *buf, size_t len)
+{
+    const char *x = getenv("XDG_DATA_HOME"), *home = getenv("HOME");
+    if (x && *x)
+        snprintf(buf, len, "%s/stria/local", x);
+    else
+        snprintf(buf, len, "%s/.local/share/stria/local", home && *home ? home : "/tmp");
+}
+
+/* The directory of a running `stria up` cluster: --dir, else the one the
+ * user's client.conf link points into, else the default. */
+static void pick_dir(const char *given, char *buf, size_t len)
+{
+    if (given) {
+        snprintf(buf, len, "%s", given);
+        return;
+    }
+    const char *home = getenv("HOME");
+    char link[CLI_PATH_MAX], target[CLI_PATH_MAX];
+    snprintf(link, sizeof(link), "%s/.config/stria/client.conf", home ? home : "");
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 0) {
+        target[n] = '\0';
+        snprintf(buf, len, "%s", dirname(target));
+        return;
+    }
+    default_dir(buf, len);
+}
+
+static int free_port(void)
+{
+    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t al = sizeof(a);
+    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    close(fd);
+    return ntohs(a.sin_port);
+}
+
+static int write_text(const char *dir, const char *name, const char *text, mode_t mode)
+{
+    char path[CLI_PATH_MAX + 64];
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    int rc = util_write_file_atomic(path, text, strlen(text), mode);
+    if (rc)
+        fprintf(stderr, "stria up: cannot write %s: %s\n", path, strerror(-rc));
+    return rc;
+}
+
+static int load_marker(const char *dir, struct cluster *c)
+{
+    char path[CLI_PATH_MAX + 64], *text = NULL;
+    snprintf(path, sizeof(path), "%s/%s", dir, MARKER);
+    int rc = util_read_file(path, 4096, &text, NULL);
+    if (rc)
+        return rc;
+    memset(c, 0, sizeof(*c));
+    snprintf(c->dir, sizeof(c->dir), "%s", dir);
+    int got = 0;
+    char *save = NULL;
+    for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        got += sscanf(l, "fsname=%31s", c->fsname) + sscanf(l, "mdts=%d", &c->mdts) +
+               sscanf(l, "osts=%d", &c->osts) + sscanf(l, "mgmt_port=%d", &c->mgmt_port) +
+               sscanf(l, "meta_port=%d", &c->meta_port) + sscanf(l, "stor_port=%d", &c->stor_port);
+    }
+    free(text);
+    return got == 6 ? 0 : -EINVAL;
+}
+
+/* Lay out a new cluster directory: marker, key, configs, client.conf. */
+static int create_cluster(struct cluster *c)
+{
+    int rc = util_mkdir_p(c->dir, 0755);
+    if (rc) {
+        fprintf(stderr, "stria up: cannot create %s: %s\n", c->dir, strerror(-rc));
+        return rc;
+    }
+    c->mgmt_port = free_port();
+    c->meta_port = free_port();
+    c->stor_port = free_port();
+    if (c->mgmt_port < 0 || c->meta_port < 0 || c->stor_port < 0)
+        return -EADDRNOTAVAIL;
+    char sub[CLI_PATH_MAX + 64], text[16384];
+    const char *dirs[] = {"conf", "log", "run", "mgmt"};
+    for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(sub, sizeof(sub), "%s/%s", c->dir, dirs[i]);
+        if ((rc = util_mkdir_p(sub, 0755)))
+            return rc;
+    }
+    snprintf(sub, sizeof(sub), "%s/cluster.key", c->dir);
+    if ((rc = auth_key_generate(sub))) {
+        fprintf(stderr, "stria up: cannot write %s: %s\n", sub, strerror(-rc));
+        return rc;
+    }
+    snprintf(text, sizeof(text),
+             "# Written by `stria up`: the daemons of this cluster use these configs.\n"
+             "listen = 127.0.0.1:%d\nkey_file = %s/cluster.key\ndata_dir = %s/mgmt\n"
+             "fsname = %s\n",
+             c->mgmt_port, c->dir, c->dir, c->fsname);
+    if ((rc = write_text(c->dir, "conf/mgmtd.conf", text, 0644)))
+        return rc;
+    snprintf(text, sizeof(text),
+             "# Written by `stria up`.\nlisten = 127.0.0.1:%d\nmgmt = 127.0.0.1:%d\n"
+             "key_file = %s/cluster.key\nnode = local-meta\nmdt = 0:%s/mdt0\n"
+             "heartbeat_ms = 500\n",
+             c->meta_port, c->mgmt_port, c->dir, c->dir);
+    if ((rc = write_text(c->dir, "conf/metad.conf", text, 0644)))
+        return rc;
+    int n = snprintf(text, sizeof(text),
+                     "# Written by `stria up`.\nlisten = 127.0.0.1:%d\nmgmt = 127.0.0.1:%d\n"
+                     "key_file = %s/cluster.key\nnode = local-stor\nheartbeat_ms = 500\n",
+                     c->stor_port, c->mgmt_port, c->dir);
+    for (int i = 0; i < c->osts && n < (int)sizeof(text) - 200; i++)
+        n += snprintf(text + n, sizeof(text) - (size_t)n, "ost = %d:%s/ost%d\n", i, c->dir, i);
+    if ((rc = write_text(c->dir, "conf/stord.conf", text, 0644)))
+        return rc;
+    snprintf(text, sizeof(text),
+             "# Client configuration of the cluster in this directory (`stria up`).\n"
+             "mgmt = 127.0.0.1:%d\nkey_file = cluster.key\n",
+             c->mgmt_port);
+    if ((rc = write_text(c->dir, "client.conf", text, 0644)))
+        return rc;
+    /* The marker last: a directory without it is not a finished cluster. */
+    snprintf(text, sizeof(text),
+             "stria-cluster 1\nfsname=%s\nmdts=%d\nosts=%d\nmgmt_port=%d\nmeta_port=%d\n"
+             "stor_port=%d\n",
+             c->fsname, c->mdts, c->osts, c->mgmt_port, c->meta_port, c->stor_port);
+    return write_text(c->dir, MARKER, text, 0644);
+}
+
+static int pid_path(const struct cluster *c, enum svc s, char *buf, size_t len)
+{
+    return snprintf(buf, len, "%s/run/%s.pid", c->dir, svc_name[s]) >= (int)len ? -ENAMETOOLONG : 0;
+}
+
+/* The pid of a running service, or 0. Checks the process is really ours. */
+static pid_t running_pid(const struct cluster *c, enum svc s)
+{
+    char path[CLI_PATH_MAX + 64], *text = NULL;
+    pid_path(c, s, path, sizeof(path));
+    if (util_read_file(path, 64, &text, NULL))
+        return 0;
+    pid_t pid = (pid_t)atoi(text);
+    free(text);
+    if (pid <= 0 || kill(pid, 0) < 0)
+        return 0;
+    char cmdpath[64], cmd[512] = "";
+    snprintf(cmdpath, sizeof(cmdpath), "/proc/%d/cmdline", (int)pid);
+    FILE *f = fopen(cmdpath, "r");
+    if (f) {
+        size_t n = fread(cmd, 1, sizeof(cmd) - 1, f);
+        cmd[n] = '\0';
+        fclose(f);
+    }
+    /* A recycled pid running something else is not our daemon. */
+    if (!strstr(cmd, svc_bin[s]))
+        return 0;
+    /* A zombie child of ours counts as gone. */
+    char statpath[64], st[256] = "";
+    snprintf(statpath, sizeof(statpath), "/proc/%d/stat", (int)pid);
+    if ((f = fopen(statpath, "r"))) {
+        if (!fgets(st, sizeof(st), f))
+            st[0] = '\0';
+        fclose(f);
+        char *rp = strrchr(st, ')');
+        if (rp && rp[1] == ' ' && rp[2] == 'Z')
+            return 0;
+    }
+    return pid;
+}
+
+static int start_service(const struct cluster *c, enum svc s, const char *bindir)
+{
+    char bin[CLI_PATH_MAX + 64], conf[CLI_PATH_MAX + 64], log[CLI_PATH_MAX + 64],
+        pidf[CLI_PATH_MAX + 64];
+    snprintf(bin, sizeof(bin), "%s/%s", bindir, svc_bin[s]);
+    snprintf(conf, sizeof(conf), "%s/conf/%s.conf", c->dir, svc_name[s]);
+    snprintf(log, sizeof(log), "%s/log/%s.log", c->dir, svc_name[s]);
+    pid_path(c, s, pidf, sizeof(pidf));
+    if (access(bin, X_OK) < 0) {
+        fprintf(stderr, "stria up: cannot run %s: %s\n", bin, strerror(errno));
+        return -errno;
+    }
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        setsid();
+        int in = open("/dev/null", O_RDONLY);
+        int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
+        if (in < 0 || out < 0)
+            _exit(127);
+        dup2(in, 0);
+        dup2(out, 1);
+        dup2(out, 2);
+        execl(bin, bin, "--config", conf, (char *)NULL);
+        _exit(127);
+    }
+    char text[32];
+    snprintf(text, sizeof(text), "%d\n", (int)pid);
+    int rc = util_write_file_atomic(pidf, text, strlen(text), 0644);
+    printf("started %-12s pid %d  log %s\n", svc_bin[s], (int)pid, log);
+    return rc;
+}
+
+static void bin_dir(char *buf, size_t len)
+{
+    char self[CLI_PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0) {
+        snprintf(buf, len, "/usr/local/bin");
+        return;
+    }
+    self[n] = '\0';
+    snprintf(buf, len, "%s", dirname(self));
+}
+
+/* Point ~/.config/stria/client.conf at this cluster's client.conf. */
+static void link_conf(const struct cluster *c)
+{
+    const char *home = getenv("HOME");
+    if (!home || !*home)
+        return;
+    char dir[CLI_PATH_MAX], link[CLI_PATH_MAX + 32], target[CLI_PATH_MAX + 32];
+    snprintf(dir, sizeof(dir), "%s/.config/stria", home);
+    snprintf(link, sizeof(link), "%s/client.conf", dir);
+    snprintf(target, sizeof(target), "%s/client.conf", c->dir);
+    struct stat st;
+    if (lstat(link, &st) == 0 && !S_ISLNK(st.st_mode)) {
+        printf("note: %s is your own file; left alone. Use --conf %s or STRIA_CONF.\n", link,
+               target);
+        return;
+    }
+    util_mkdir_p(dir, 0755);
+    unlink(link);
+    if (symlink(target, link) < 0)
+        printf("note: cannot link %s: %s\n", link, strerror(errno));
+}
+
+static void unlink_conf(const struct cluster *c)
+{
+    const char *home = getenv("HOME");
+    char link[CLI_PATH_MAX + 32], target[CLI_PATH_MAX + 32], want[CLI_PATH_MAX + 32];
+    snprintf(link, sizeof(link), "%s/.config/stria/client.conf", home ? home : "");
+    snprintf(want, sizeof(want), "%s/client.conf", c->dir);
+    ssize_t n = readlink(link, target, sizeof(target) - 1);
+    if (n > 0) {
+        target[n] = '\0';
+        if (!strcmp(target, want))
+            unlink(link);
+    }
+}
+
+/* Wait until every target of the cluster is online in the map. */
+static int wait_online(const struct cluster *c)
+{
+    char conf[CLI_PATH_MAX + 32];
+    snprintf(conf, sizeof(conf), "%s/client.conf", c->dir);
+    uint64_t deadline = util_now_mono_ns() + (uint64_t)UP_WAIT_MS * 1000000ull;
+    int last = 0;
+    while (util_now_mono_ns() < deadline) {
+        stria_fs_t *fs;
+        int rc = stria_connect(conf, &fs);
+        if (rc == 0) {
+            struct stria_target *t;
+            size_t n;
+            int mdt = 0, ost = 0;
+            if ((rc = stria_targets(fs, &t, &n)) == 0) {
+                for (size_t i = 0; i < n; i++) {
+                    if (t[i].online && t[i].kind[0] == 'M' && (int)t[i].index < c->mdts)
+                        mdt++;
+                    if (t[i].online && t[i].kind[0] == 'O' && (int)t[i].index < c->osts)
+                        ost++;
+                }
+                free(t);
+            }
+            stria_disconnect(fs);
+            if (mdt == c->mdts && ost == c->osts) {
+                /* One more heartbeat round lets the MDT learn the OSTs. */
+                usleep(1200 * 1000);
+                return 0;
+            }
+        }
+        last = rc;
+        usleep(100 * 1000);
+    }
+    fprintf(stderr, "stria up: targets not online after %d s (%s); see the logs in %s/log\n",
+            UP_WAIT_MS / 1000, last ? strerror(-last) : "some offline", c->dir);
+    return -ETIMEDOUT;
+}
+
+/* True if dir does not exist or holds nothing. */
+static bool dir_is_empty(const char *dir)
+{
+    DIR *d = opendir(dir);
+    if (!d)
+        return errno == ENOENT;
+    struct dirent *de;
+    bool empty = true;
+    while ((de = readdir(d)))
+        if (strcmp(de->d_name, ".") && strcmp(de->d_name, ".."))
+            empty = false;
+    closedir(d);
+    return empty;
+}
+
+int cmd_up(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"dir", required_argument, NULL, 'd'},  {"mdts", required_argument, NULL, 'm'},
+        {"osts", required_argument, NULL, 'o'}, {"fsname", required_argument, NULL, 'f'},
+        {"no-mount", no_argument, NULL, 'n'},   {"mount", required_argument, NULL, 'M'},
+        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    const char *dir = NULL, *fsname = "stria";
+    int mdts = 0, osts = 0, c;
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        switch (c) {
+        case 'd':
+            dir = optarg;
+            break;
+        case 'm':
+            mdts = atoi(optarg);
+            if (mdts < 1)
+                return cli_usage_error("up", "--mdts wants a number >= 1");
+            break;
+        case 'o':
+            osts = atoi(optarg);
+            if (osts < 1 || osts > 64)
+                return cli_usage_error("up", "--osts wants 1..64");
+            break;
+        case 'f':
+            fsname = optarg;
+            break;
+        case 'n':
+            break;
+        case 'M':
+            fprintf(stderr, "stria up: --mount needs the FUSE client stria-fuse, which this "
+                            "release does not have yet; use libstria or the stria commands\n");
+            return CLI_USAGE;
+        case 'h':
+            printf("Usage: stria up [--dir DIR] [--mdts N] [--osts M] [--fsname NAME] "
+                   "[--no-mount]\n\n"
+                   "Start a cluster on this machine: one stria-mgmtd, one stria-metad serving\n"
+                   "the MDTs and one stria-stord serving the OSTs, all on 127.0.0.1, all state\n"
+                   "under DIR (default $XDG_DATA_HOME/stria/local or "
+                   "~/.local/share/stria/local).\n"
+                   "Runs again safely: it starts only what is not running. Writes DIR/client.conf\n"
+                   "and links ~/.config/stria/client.conf to it, so later commands need no flags.\n"
+                   "  --mdts N     metadata targets (this release: 1)\n"
+                   "  --osts M     object storage targets (default 4, at most 64)\n"
+                   "  --fsname N   file system name (default stria)\n"
+                   "  --no-mount   do not mount (this release has no FUSE mount yet)\n");
+            return CLI_OK;
+        default:
+            return cli_usage_error("up", NULL);
+        }
+    }
+    if (optind < argc)
+        return cli_usage_error("up", "unexpected argument '%s'", argv[optind]);
+    struct cluster cl = {0};
+    char dbuf[CLI_PATH_MAX];
+    if (dir)
+        snprintf(dbuf, sizeof(dbuf), "%s", dir);
+    else
+        default_dir(dbuf, sizeof(dbuf));
+    if (dbuf[0] != '/') {
+        char cwd[CL_DIR_MAX], rel[CL_DIR_MAX];
+        if (strlen(dbuf) >= sizeof(rel))
+            return cli_usage_error("up", "directory path too long");
+        memcpy(rel, dbuf, strlen(dbuf) + 1);
+        if (!getcwd(cwd, sizeof(cwd)) ||
+            snprintf(dbuf, sizeof(dbuf), "%s/%s", cwd, rel) >= (int)sizeof(dbuf))
+            return cli_usage_error("up", "directory path too long");
+    }
+    if (strlen(dbuf) >= CL_DIR_MAX)
+        return cli_usage_error("up", "--dir must be shorter than %d characters", CL_DIR_MAX);
+    int rc = load_marker(dbuf, &cl);
+    if (rc == 0) {
+        if ((mdts && mdts != cl.mdts) || (osts && osts != cl.osts)) {
+            fprintf(stderr,
+                    "stria up: %s holds a cluster with %d MDT(s) and %d OST(s), not the %d and "
+                    "%d asked for.\nRun `stria up --dir %s` to use it, or `stria down --dir %s` "
+                    "and remove it first.\n",
+                    dbuf, cl.mdts, cl.osts, mdts ? mdts : cl.mdts, osts ? osts : cl.osts, dbuf,
+                    dbuf);
+            return CLI_FAIL;
+        }
+    } else if (rc == -ENOENT) {
+        if (!dir_is_empty(dbuf)) {
+            fprintf(stderr,
+                    "stria up: %s is not empty and holds no Stria cluster; choose "
+                    "another --dir\n",
+                    dbuf);
+            return CLI_FAIL;
+        }
+        if (mdts > 1) {
+            fprintf(stderr, "stria up: this release runs one MDT; directories striped over "
+                            "several MDTs are not built yet\n");
+            return CLI_USAGE;
+        }
+        if (strlen(fsname) > 31 || !*fsname || strchr(fsname, ' ') || strchr(fsname, '/'))
+            return cli_usage_error("up", "--fsname wants 1-31 characters, no spaces or '/'");
+        snprintf(cl.dir, sizeof(cl.dir), "%s", dbuf);
+        snprintf(cl.fsname, sizeof(cl.fsname), "%s", fsname);
+        cl.mdts = 1;
+        cl.osts = osts ? osts : 4;
+        if ((rc = create_cluster(&cl)))
+            return CLI_FAIL;
+        printf("created cluster '%s' in %s: %d MDT, %d OSTs\n", cl.fsname, cl.dir, cl.mdts,
+               cl.osts);
+    } else {
+        fprintf(stderr, "stria up: %s/%s is damaged (%s); not touching it\n", dbuf, MARKER,
+                strerror(-rc));
+        return CLI_FAIL;
+    }
+    char bindir[CLI_PATH_MAX];
+    bin_dir(bindir, sizeof(bindir));
+    for (int s = 0; s < SVC_N; s++) {
+        pid_t pid = running_pid(&cl, (enum svc)s);
+        if (pid) {
+            printf("running %-12s pid %d\n", svc_bin[s], (int)pid);
+            continue;
+        }
+        if ((rc = start_service(&cl, (enum svc)s, bindir)))
+            return CLI_FAIL;
+        if (s == SVC_MGMT)
+            usleep(100 * 1000);
+    }
+    if ((rc = wait_online(&cl)))
+        return CLI_FAIL;
+    link_conf(&cl);
+    printf("cluster '%s' is up: %d MDT, %d OSTs, mgmt 127.0.0.1:%d\n"
+           "client config: %s/client.conf (linked from ~/.config/stria/client.conf)\n",
+           cl.fsname, cl.mdts, cl.osts, cl.mgmt_port, cl.dir);
+    return CLI_OK;
+}
+
+static int stop_service(const struct cluster *c, enum svc s)
+{
+    pid_t pid = running_pid(c, s);
+    char pidf[CLI_PATH_MAX + 64];
+    pid_path(c, s, pidf, sizeof(pidf));
+    if (!pid) {
+        unlink(pidf);
+        return 0;
+    }
+    kill(pid, SIGTERM);
+    for (int i = 0; i < 100 && running_pid(c, s); i++) {
+        waitpid(pid, NULL, WNOHANG);
+        usleep(100 * 1000);
+    }
+    if (running_pid(c, s)) {
+        fprintf(stderr, "stria down: %s (pid %d) ignored SIGTERM for 10 s; killing it\n",
+                svc_bin[s], (int)pid);
+        kill(pid, SIGKILL);
+        usleep(100 * 1000);
+    }
+    unlink(pidf);
+    printf("stopped %-12s pid %d\n", svc_bin[s], (int)pid);
+    return 0;
+}
+
+int cmd_down(int argc, char **argv)
+{
+    static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *dir = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'd')
+            dir = optarg;
+        else if (c == 'h') {
+            printf("Usage: stria down [--dir DIR]\n\nStop the cluster `stria up` started in DIR "
+                   "(default: the one ~/.config/stria/client.conf points at). Data stays in "
+                   "DIR;\n`stria up --dir DIR` starts it again.\n");
+            return CLI_OK;
+        } else
+            return cli_usage_error("down", NULL);
+    }
+    char dbuf[CLI_PATH_MAX];
+    pick_dir(dir, dbuf, sizeof(dbuf));
+    struct cluster cl;
+    int rc = load_marker(dbuf, &cl);
+    if (rc) {
+        fprintf(stderr, "stria down: no Stria cluster in %s (%s)\n", dbuf, strerror(-rc));
+        return CLI_FAIL;
+    }
+    stop_service(&cl, SVC_STOR);
+    stop_service(&cl, SVC_META);
+    stop_service(&cl, SVC_MGMT);
+    unlink_conf(&cl);
+    printf("cluster '%s' in %s is down\n", cl.fsname, cl.dir);
+    return CLI_OK;
+}
+
+int cmd_status(int argc, char **argv)
+{
+    static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
+    const char *dir = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
+        if (c == 'd')
+            dir = optarg;
+        else if (c == 'h') {
+            printf("Usage: stria status [--dir DIR]\n\nShow the cluster's targets as the "
+                   "management service sees them (node, address, state, last heartbeat)\nand, "
+                   "for a cluster started by `stria up`, its local processes.\n");
+            return CLI_OK;
+        } else
+            return cli_usage_error("status", NULL);
+    }
+    struct cluster cl;
+    char dbuf[CLI_PATH_MAX], conf[CLI_PATH_MAX + 32];
+    bool local = false;
+    if (dir || !cli_conf) {
+        pick_dir(dir, dbuf, sizeof(dbuf));
+        local = load_marker(dbuf, &cl) == 0;
+    }
+    if (local) {
+        printf("local cluster '%s' in %s\n", cl.fsname, cl.dir);
+        for (int s = 0; s < SVC_N; s++) {
+            pid_t pid = running_pid(&cl, (enum svc)s);
+            if (pid)
+                printf("  %-12s running  pid %d\n", svc_bin[s], (int)pid);
+            else
+                printf("  %-12s stopped\n", svc_bin[s]);
+        }
+    }
+    stria_fs_t *fs;
+    int rc;
+    if (local && !cli_conf) {
+        snprintf(conf, sizeof(conf), "%s/client.conf", cl.dir);
+        rc = stria_connect(conf, &fs);
+        if (rc) {
+            fprintf(stderr, "stria status: management service unreachable: %s\n", strerror(-rc));
+            return CLI_FAIL;
+        }
+    } else if (cli_connect(&fs)) {
+        return CLI_FAIL;
+    }
+    char fsname[64];
+    uint64_t epoch = 0;
+    struct stria_target *t;
+    size_t n;
+    if ((rc = stria_cluster_info(fs, fsname, sizeof(fsname), &epoch)) ||
+        (rc = stria_targets(fs, &t, &n))) {
+        fprintf(stderr, "stria status: %s\n", strerror(-rc));
+        stria_disconnect(fs);
+        return CLI_FAIL;
+    }
+    printf("file system '%s', map epoch %llu\n", fsname, (unsigned long long)epoch);
+    printf("%-10s %-16s %-24s %-8s %s\n", "TARGET", "NODE", "ADDRESS", "STATE", "HEARTBEAT");
+    for (size_t i = 0; i < n; i++) {
+        char name[16], addr[300], age[32];
+        snprintf(name, sizeof(name), "%s%04x", t[i].kind, t[i].index);
+        snprintf(addr, sizeof(addr), "%s:%u", t[i].host, t[i].port);
+        if (t[i].heartbeat_age_ms == UINT64_MAX)
+            snprintf(age, sizeof(age), "never since mgmt start");
+        else
+            snprintf(age, sizeof(age), "%.1f s ago", (double)t[i].heartbeat_age_ms / 1000.0);
+        printf("%-10s %-16s %-24s %-8s %s\n", name, t[i].node, addr,
+               t[i].online ? "online" : "OFFLINE", age);
+    }
+    free(t);
+    stria_disconnect(fs);
+    return CLI_OK;
+}

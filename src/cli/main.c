@@ -1,0 +1,256 @@
+/*
+ * stria: the command-line tool's entry point.
+ *
+ * main() reads the global options that come before the subcommand
+ * (--conf, --help, --version), looks the subcommand up in commands[] and
+ * runs it with argv starting at the subcommand's name. The same table
+ * prints `stria help` and `stria CMD --help`, so the list of commands and
+ * their help cannot drift apart. A command whose table entry has no
+ * synopsis (the cluster commands) prints its own --help.
+ *
+ * Exit status: 0 success, 1 an operation failed, 2 bad usage.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+#ifndef STRIA_VERSION
+#define STRIA_VERSION "0.1.0"
+#endif
+
+const char *cli_conf;
+
+struct command {
+    const char *name;
+    int (*fn)(int argc, char **argv);
+    const char *args;    /* synopsis after the name; NULL: the command has its own --help */
+    const char *summary; /* one line for `stria help` */
+    const char *options; /* the rest of `stria CMD --help` */
+};
+
+static int cmd_help(int argc, char **argv);
+
+static const struct command commands[] = {
+    {"up", cmd_up, NULL, "start a cluster on this machine and write its client.conf", NULL},
+    {"down", cmd_down, NULL, "stop the cluster started by `stria up`", NULL},
+    {"status", cmd_status, NULL, "show the cluster's services and targets", NULL},
+    {"mkdir", cmd_mkdir, "[-p] [-m MODE] PATH...", "create directories",
+     "  -p       create missing parents; no error if the directory exists\n"
+     "  -m MODE  permissions in octal (default 0777 less the umask)\n"},
+    {"ls", cmd_ls, "[-l] [-a] [PATH...]", "list directories (default /), sorted by name",
+     "  -l  long format: mode, links, uid, gid, size, mtime, name (-> target)\n"
+     "  -a  also show names starting with '.', and . and ..\n"},
+    {"stat", cmd_stat, "PATH...", "show a file's attributes, as stat(1)", ""},
+    {"rm", cmd_rm, "[-r] [-f] PATH...", "remove files, or directory trees with -r",
+     "  -r  remove directories and everything below them\n"
+     "  -f  ignore paths that do not exist\n"},
+    {"mv", cmd_mv, "SRC DST", "rename SRC to DST, or move it into DST if DST is a directory", ""},
+    {"cp", cmd_cp, "[-v] [-c COUNT] [-S SIZE] SRC DST",
+     "copy a file between the local disk and the cluster, or within the cluster",
+     "  -c COUNT  stripe count of a new cluster destination (-1: all OSTs)\n"
+     "  -S SIZE   stripe size of a new cluster destination (K/M/G, multiple of 64K)\n"
+     "  -v        print what was copied, and how fast, to stderr\n"
+     "Bare paths are local here; write cluster paths as stria:/PATH. If DST is a\n"
+     "directory the file is copied into it under its own name. Only the data is\n"
+     "copied, and the destination is fsynced before cp exits.\n"},
+    {"setstripe", cmd_setstripe, "[-c COUNT] [-S SIZE] [-i OFFSET] PATH...",
+     "set a directory's default layout, or create an empty file with a layout",
+     "  -c COUNT   number of OSTs to stripe over (-1: all, 0: the default)\n"
+     "  -S SIZE    stripe size, a multiple of 64K (K/M/G suffixes; 0: the default)\n"
+     "  -i OFFSET  index of the first OST (-1: any)\n"
+     "A file's layout can be set only while it holds no data.\n"},
+    {"getstripe", cmd_getstripe, "PATH...",
+     "show a file's layout, or a directory's default layout, as lfs getstripe", ""},
+    {"df", cmd_df, "[-h] [-i]", "show the space (or inodes) of every target, as lfs df",
+     "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
+     "  -i  inodes instead of space\n"},
+    {"help", cmd_help, "[COMMAND]", "show this help, or a command's", ""},
+};
+
+static const struct command *find_command(const char *name)
+{
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        if (strcmp(commands[i].name, name) == 0)
+            return &commands[i];
+    return NULL;
+}
+
+static void print_help(FILE *out)
+{
+    fprintf(out, "usage: stria [--conf FILE] COMMAND [ARGS...]\n\n"
+                 "Global options:\n"
+                 "  --conf FILE  client.conf to use (default: $STRIA_CONF, then\n"
+                 "               ~/.config/stria/client.conf, then /etc/stria/client.conf)\n"
+                 "  -h, --help   show this help\n"
+                 "  --version    show the version\n\n"
+                 "Commands:\n");
+    for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
+        fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
+    fprintf(out, "\nPaths: stria:/a/b (or stria:a/b) is /a/b in the cluster. A bare path\n"
+                 "starting with / is a cluster path too, except for cp, where bare paths\n"
+                 "are local files and the cluster side must be written stria:/PATH.\n\n"
+                 "Exit status: 0 success, 1 an operation failed, 2 bad usage.\n"
+                 "Run 'stria COMMAND --help' for a command's options.\n");
+}
+
+/* `stria CMD --help`: from the table, or from the command itself. */
+static int command_help(const struct command *c)
+{
+    if (!c->args) {
+        char name[32], help[] = "--help";
+        snprintf(name, sizeof(name), "%s", c->name);
+        char *av[] = {name, help, NULL};
+        return c->fn(2, av);
+    }
+    printf("usage: stria %s %s\n%s.\n", c->name, c->args, c->summary);
+    if (c->options[0])
+        printf("\n%s", c->options);
+    return CLI_OK;
+}
+
+static int cmd_help(int argc, char **argv)
+{
+    if (argc < 2) {
+        print_help(stdout);
+        return CLI_OK;
+    }
+    if (argc > 2)
+        return cli_usage_error(argv[0], "too many arguments");
+    const struct command *c = find_command(argv[1]);
+    if (!c) {
+        fprintf(stderr, "stria: unknown command '%s'; run 'stria help' for the list\n", argv[1]);
+        return CLI_USAGE;
+    }
+    return command_help(c);
+}
+
+/* Whether "--help" appears among a command's arguments before "--". */
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc && strcmp(argv[i], "--") != 0; i++)
+        if (strcmp(argv[i], "--help") == 0)
+            return 1;
+    return 0;
+}
+
+int cli_usage_error(const char *cmd, const char *fmt, ...)
+{
+    if (fmt) {
+        va_list ap;
+        va_start(ap, fmt);
+        fprintf(stderr, "stria %s: ", cmd);
+        vfprintf(stderr, fmt, ap);
+        fputc('\n', stderr);
+        va_end(ap);
+    }
+    const struct command *c = find_command(cmd);
+    if (c && c->args)
+        fprintf(stderr, "usage: stria %s %s\n", cmd, c->args);
+    fprintf(stderr, "Try 'stria %s --help' for more.\n", cmd);
+    return CLI_USAGE;
+}
+
+void cli_error(const char *cmd, const char *path, int rc)
+{
+    fprintf(stderr, "stria %s: %s: %s\n", cmd, path, strerror(-rc));
+}
+
+int cli_getopt(int argc, char **argv, const char *optstring)
+{
+    static const struct option none[] = {{NULL, 0, NULL, 0}};
+    char spec[64];
+
+    /* A leading ':' makes getopt report a missing value as ':' and stay quiet. */
+    snprintf(spec, sizeof(spec), ":%s", optstring);
+    opterr = 0;
+    int c = getopt_long(argc, argv, spec, none, NULL);
+    if (c == ':') {
+        fprintf(stderr, "stria %s: option -%c needs a value\n", argv[0], optopt);
+        return '?';
+    }
+    if (c == '?') {
+        if (optopt)
+            fprintf(stderr, "stria %s: unknown option -%c\n", argv[0], optopt);
+        else
+            fprintf(stderr, "stria %s: unknown option %s\n", argv[0], argv[optind - 1]);
+    }
+    return c;
+}
+
+int cli_connect(stria_fs_t **fs)
+{
+    char path[CLI_PATH_MAX];
+    int rc = stria_connect(cli_conf, fs);
+    if (rc == 0)
+        return 0;
+    if (cli_conf) {
+        snprintf(path, sizeof(path), "%s", cli_conf);
+    } else if (stria_conf_find(path, sizeof(path)) < 0) {
+        fprintf(stderr, "stria: no client.conf found ($STRIA_CONF, ~/.config/stria/client.conf, "
+                        "/etc/stria/client.conf); run `stria up` or pass --conf FILE\n");
+        return rc;
+    }
+    fprintf(stderr, "stria: cannot connect using %s: %s; run `stria up` or pass --conf FILE\n",
+            path, strerror(-rc));
+    return rc;
+}
+
+/* Consume the global options; returns the index of the subcommand, or -1
+ * with *exit_code set when main should exit right away. */
+static int parse_global(int argc, char **argv, int *exit_code)
+{
+    int i = 1;
+    for (; i < argc && argv[i][0] == '-'; i++) {
+        const char *a = argv[i];
+        if (strcmp(a, "--") == 0)
+            return i + 1;
+        if (strcmp(a, "--conf") == 0 && i + 1 < argc) {
+            cli_conf = argv[++i];
+        } else if (strncmp(a, "--conf=", 7) == 0) {
+            cli_conf = a + 7;
+        } else if (strcmp(a, "-h") == 0 || strcmp(a, "--help") == 0) {
+            print_help(stdout);
+            *exit_code = CLI_OK;
+            return -1;
+        } else if (strcmp(a, "--version") == 0) {
+            printf("stria %s\n", STRIA_VERSION);
+            *exit_code = CLI_OK;
+            return -1;
+        } else {
+            fprintf(stderr, "stria: %s '%s'; run 'stria help'\n",
+                    strcmp(a, "--conf") == 0 ? "missing FILE after" : "unknown option", a);
+            *exit_code = CLI_USAGE;
+            return -1;
+        }
+    }
+    if (cli_conf && !cli_conf[0]) {
+        fprintf(stderr, "stria: --conf needs a file name\n");
+        *exit_code = CLI_USAGE;
+        return -1;
+    }
+    return i;
+}
+
+int main(int argc, char **argv)
+{
+    int code = CLI_USAGE;
+    int i = parse_global(argc, argv, &code);
+    if (i < 0)
+        return code;
+    if (i >= argc) {
+        print_help(stderr);
+        return CLI_USAGE;
+    }
+    const struct command *c = find_command(argv[i]);
+    if (!c) {
+        fprintf(stderr, "stria: unknown command '%s'; run 'stria help' for the list\n", argv[i]);
+        return CLI_USAGE;
+    }
+    if (c->args && wants_help(argc - i, argv + i))
+        return command_help(c);
+    return c->fn(argc - i, argv + i);
+}

@@ -1,0 +1,362 @@
+/*
+ * stria setstripe, getstripe and df: layouts and capacity.
+ *
+ * The output copies Lustre's `lfs getstripe` and `lfs df` column for
+ * column, so scripts and people used to Lustre can read it unchanged.
+ * Stria names an object by its file's inode, so the objid of every stripe
+ * is the inode number and the group is always 0.
+ *
+ * Layout arguments are checked here before anything is sent, so the most
+ * common mistake (a stripe size that is not a multiple of 64K) gets a
+ * message that says so instead of a bare "Invalid argument".
+ */
+#include "cli.h"
+
+#include "../common/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define STRIPE_ALIGN (64u * 1024)
+
+/* ---- argument parsing, shared with cp ---- */
+
+int cli_parse_stripe_count(const char *cmd, const char *arg, int32_t *out)
+{
+    int64_t v;
+    if (util_parse_i64(arg, &v) < 0 || v < -1 || v > STRIA_MAX_STRIPES)
+        return cli_usage_error(cmd,
+                               "invalid stripe count '%s' (-1 for all OSTs, 0 for the default, "
+                               "or 1..%d)",
+                               arg, STRIA_MAX_STRIPES);
+    *out = (int32_t)v;
+    return 0;
+}
+
+int cli_parse_stripe_size(const char *cmd, const char *arg, uint32_t *out)
+{
+    uint64_t v;
+    if (util_parse_size(arg, &v) < 0)
+        return cli_usage_error(cmd, "invalid stripe size '%s' (a number with K, M or G)", arg);
+    if (v % STRIPE_ALIGN || v > UINT32_MAX)
+        return cli_usage_error(cmd, "stripe size must be a multiple of 64K below 4G, not %s", arg);
+    *out = (uint32_t)v;
+    return 0;
+}
+
+static int parse_offset(const char *cmd, const char *arg, int32_t *out)
+{
+    int64_t v;
+    if (util_parse_i64(arg, &v) < 0 || v < -1 || v > INT32_MAX)
+        return cli_usage_error(cmd, "invalid OST index '%s' (-1 for any)", arg);
+    *out = (int32_t)v;
+    return 0;
+}
+
+void cli_stripe_error(const char *cmd, const char *path, int rc)
+{
+    const char *why = "";
+    if (rc == -EINVAL)
+        why = " (check the count against the number of OSTs and the offset against their "
+              "indexes: stria df)";
+    else if (rc == -EEXIST || rc == -ENOTEMPTY)
+        why = " (the file already holds data, so its layout can no longer change)";
+    fprintf(stderr, "stria %s: %s: %s%s\n", cmd, path, strerror(-rc), why);
+}
+
+/* ---- setstripe ---- */
+
+int cmd_setstripe(int argc, char **argv)
+{
+    int32_t count = 0, offset = -1;
+    uint32_t size = 0;
+    int c, rc, given = 0, ret = CLI_OK;
+    stria_fs_t *fs;
+
+    while ((c = cli_getopt(argc, argv, "c:S:i:")) != -1) {
+        switch (c) {
+        case 'c':
+            rc = cli_parse_stripe_count(argv[0], optarg, &count);
+            break;
+        case 'S':
+            rc = cli_parse_stripe_size(argv[0], optarg, &size);
+            break;
+        case 'i':
+            rc = parse_offset(argv[0], optarg, &offset);
+            break;
+        default:
+            return cli_usage_error(argv[0], NULL);
+        }
+        if (rc != 0)
+            return rc;
+        given = 1;
+    }
+    if (!given)
+        return cli_usage_error(argv[0], "give at least one of -c, -S and -i");
+    if (optind == argc)
+        return cli_usage_error(argv[0], "missing PATH");
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    for (int i = optind; i < argc; i++) {
+        char path[CLI_PATH_MAX];
+        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0) {
+            ret = CLI_FAIL;
+            continue;
+        }
+        if ((rc = stria_setstripe(fs, path, count, size, offset)) < 0) {
+            cli_stripe_error(argv[0], path, rc);
+            ret = CLI_FAIL;
+        }
+    }
+    stria_disconnect(fs);
+    return ret;
+}
+
+/* ---- getstripe ---- */
+
+/* One component in lfs's plain format, objects table included. */
+static void print_component(const struct stria_layout *l, uint32_t i, uint64_t ino,
+                            const char *indent)
+{
+    uint32_t n = l->comp[i].stripe_count;
+    if (n > STRIA_MAX_STRIPES)
+        n = STRIA_MAX_STRIPES;
+    printf("%slmm_stripe_count:  %" PRIu32 "\n", indent, n);
+    printf("%slmm_stripe_size:   %" PRIu32 "\n", indent, l->comp[i].stripe_size);
+    printf("%slmm_pattern:       raid0\n", indent);
+    printf("%slmm_layout_gen:    0\n", indent);
+    printf("%slmm_stripe_offset: %" PRId64 "\n", indent, n ? (int64_t)l->comp[i].ost[0] : -1);
+    if (n == 0)
+        return;
+    printf("\tobdidx\t\t objid\t\t objid\t\t group\n");
+    for (uint32_t s = 0; s < n; s++)
+        printf("\t%6" PRIu32 "\t%14" PRIu64 "\t%#13" PRIx64 "\t%14d\n", l->comp[i].ost[s], ino, ino,
+               0);
+    putchar('\n');
+}
+
+/* Several components (a progressive layout): lfs's composite header, then
+ * each component's extent and stripes. */
+static void print_composite(const struct stria_layout *l, uint32_t ncomp, uint64_t ino)
+{
+    printf("  lcm_layout_gen:    0\n");
+    printf("  lcm_mirror_count:  1\n");
+    printf("  lcm_entry_count:   %" PRIu32 "\n", ncomp);
+    for (uint32_t i = 0; i < ncomp; i++) {
+        printf("    lcme_id:             %" PRIu32 "\n", i + 1);
+        printf("    lcme_flags:          init\n");
+        printf("    lcme_extent.e_start: %" PRIu64 "\n", l->comp[i].start);
+        if (l->comp[i].end == UINT64_MAX)
+            printf("    lcme_extent.e_end:   EOF\n");
+        else
+            printf("    lcme_extent.e_end:   %" PRIu64 "\n", l->comp[i].end);
+        print_component(l, i, ino, "      ");
+    }
+}
+
+static void print_file_layout(const char *path, const struct stria_layout *l, uint64_t ino)
+{
+    uint32_t ncomp = l->ncomp > STRIA_MAX_COMPONENTS ? STRIA_MAX_COMPONENTS : l->ncomp;
+    if (ncomp == 0) {
+        printf("%s has no stripe info\n", path);
+        return;
+    }
+    printf("%s\n", path);
+    if (ncomp == 1)
+        print_component(l, 0, ino, "");
+    else
+        print_composite(l, ncomp, ino);
+}
+
+/* A directory's default for new files; 0 means "inherit from the parent". */
+static void print_dir_layout(const char *path, const struct stria_layout *l)
+{
+    printf("%s\n", path);
+    printf("stripe_count:  %" PRId32 "%s ", l->dir_stripe_count,
+           l->dir_stripe_count == 0 ? " (inherit)" : "");
+    printf("stripe_size:   %" PRIu32 "%s ", l->dir_stripe_size,
+           l->dir_stripe_size == 0 ? " (inherit)" : "");
+    printf("pattern:       raid0 stripe_offset: %" PRId32 "\n", l->dir_stripe_offset);
+}
+
+static int getstripe_one(stria_fs_t *fs, const char *path)
+{
+    struct stria_layout l;
+    struct stat st;
+    int rc = stria_getstripe(fs, path, &l);
+    if (rc == 0 && !l.is_dir)
+        rc = stria_stat(fs, path, &st);
+    if (rc < 0) {
+        cli_error("getstripe", path, rc);
+        return CLI_FAIL;
+    }
+    if (l.is_dir)
+        print_dir_layout(path, &l);
+    else
+        print_file_layout(path, &l, (uint64_t)st.st_ino);
+    return CLI_OK;
+}
+
+int cmd_getstripe(int argc, char **argv)
+{
+    int ret = CLI_OK;
+    stria_fs_t *fs;
+
+    if (cli_getopt(argc, argv, "") != -1)
+        return cli_usage_error(argv[0], NULL);
+    if (optind == argc)
+        return cli_usage_error(argv[0], "missing PATH");
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    for (int i = optind; i < argc; i++) {
+        char path[CLI_PATH_MAX];
+        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0)
+            ret = CLI_FAIL;
+        else
+            ret |= getstripe_one(fs, path);
+    }
+    stria_disconnect(fs);
+    return ret;
+}
+
+/* ---- df ---- */
+
+struct df_opts {
+    int inodes, human;
+};
+
+/* MDTs first, then OSTs, each by index. */
+static int target_cmp(const void *a, const void *b)
+{
+    const struct stria_target *x = a, *y = b;
+    int kind = strncmp(x->kind, y->kind, sizeof(x->kind));
+    if (kind)
+        return kind;
+    return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/* One figure: human-readable bytes or inodes with -h, else 1K blocks or
+ * an inode count. */
+static const char *df_num(uint64_t v, const struct df_opts *o, char *buf, size_t len)
+{
+    if (o->human)
+        return util_fmt_size(v, buf, len);
+    snprintf(buf, len, "%" PRIu64, o->inodes ? v : v / 1024);
+    return buf;
+}
+
+/* Use% as df(1) and lfs df: rounded up, of what is used or available. */
+static int df_percent(uint64_t used, uint64_t avail)
+{
+    double total = (double)used + (double)avail;
+    if (total <= 0)
+        return 0;
+    double pct = (double)used * 100.0 / total;
+    int whole = (int)pct;
+    return pct > whole ? whole + 1 : whole;
+}
+
+static void df_row(const char *uuid, uint64_t total, uint64_t used, uint64_t avail,
+                   const char *mounted, const struct df_opts *o)
+{
+    char t[32], u[32], a[32];
+    printf("%-20s %11s %11s %11s %3d%% %s\n", uuid, df_num(total, o, t, sizeof(t)),
+           df_num(used, o, u, sizeof(u)), df_num(avail, o, a, sizeof(a)), df_percent(used, avail),
+           mounted);
+}
+
+static void df_target(const char *fsname, const struct stria_target *t, const struct df_opts *o)
+{
+    char uuid[128], mounted[128];
+    snprintf(uuid, sizeof(uuid), "%s-%.4s%04" PRIx32 "_UUID", fsname, t->kind, t->index);
+    if (!t->online) {
+        printf("%-20s : offline device\n", uuid);
+        return;
+    }
+    snprintf(mounted, sizeof(mounted), "%s[%.4s:%" PRIu32 "]", fsname, t->kind, t->index);
+    if (o->inodes) {
+        uint64_t ifree = t->inodes_total > t->inodes_used ? t->inodes_total - t->inodes_used : 0;
+        df_row(uuid, t->inodes_total, t->inodes_used, ifree, mounted, o);
+    } else {
+        df_row(uuid, t->bytes_total, t->bytes_used, t->bytes_avail, mounted, o);
+    }
+}
+
+/* The summary counts online targets only: space is the OSTs', and inodes
+ * are the MDTs' since every file needs one there. */
+static void df_summary(const char *fsname, const struct stria_target *t, size_t n,
+                       const struct df_opts *o)
+{
+    const char *kind = o->inodes ? "MDT" : "OST";
+    uint64_t total = 0, used = 0, avail = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (!t[i].online || strncmp(t[i].kind, kind, sizeof(t[i].kind)) != 0)
+            continue;
+        if (o->inodes) {
+            total += t[i].inodes_total;
+            used += t[i].inodes_used;
+            avail +=
+                t[i].inodes_total > t[i].inodes_used ? t[i].inodes_total - t[i].inodes_used : 0;
+        } else {
+            total += t[i].bytes_total;
+            used += t[i].bytes_used;
+            avail += t[i].bytes_avail;
+        }
+    }
+    putchar('\n');
+    df_row("filesystem_summary:", total, used, avail, fsname, o);
+}
+
+static void df_print(const char *fsname, struct stria_target *t, size_t n, const struct df_opts *o)
+{
+    const char *total = o->inodes ? "Inodes" : o->human ? "bytes" : "1K-blocks";
+    printf("%-20s %11s %11s %11s %4s %s\n", "UUID", total, o->inodes ? "IUsed" : "Used",
+           o->inodes ? "IFree" : "Available", o->inodes ? "IUse%" : "Use%", "Mounted on");
+    qsort(t, n, sizeof(*t), target_cmp);
+    for (size_t i = 0; i < n; i++)
+        df_target(fsname, &t[i], o);
+    df_summary(fsname, t, n, o);
+}
+
+int cmd_df(int argc, char **argv)
+{
+    struct df_opts o = {0};
+    struct stria_target *t = NULL;
+    char fsname[64];
+    uint64_t epoch;
+    size_t n = 0;
+    stria_fs_t *fs;
+    int c, rc;
+
+    while ((c = cli_getopt(argc, argv, "ih")) != -1) {
+        switch (c) {
+        case 'i':
+            o.inodes = 1;
+            break;
+        case 'h':
+            o.human = 1;
+            break;
+        default:
+            return cli_usage_error(argv[0], NULL);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    rc = stria_cluster_info(fs, fsname, sizeof(fsname), &epoch);
+    if (rc == 0)
+        rc = stria_targets(fs, &t, &n);
+    if (rc < 0)
+        fprintf(stderr, "stria df: cannot read the cluster's targets: %s\n", strerror(-rc));
+    else
+        df_print(fsname, t, n, &o);
+    free(t);
+    stria_disconnect(fs);
+    return rc < 0 ? CLI_FAIL : CLI_OK;
+}

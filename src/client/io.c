@@ -1,0 +1,490 @@
+/*
+ * Striped data I/O and the file handle calls of stria.h.
+ *
+ * A read or write is cut by the layout into pieces of at most one stripe
+ * unit (and at most IO_PIECE_MAX bytes); pieces are grouped by OST, each
+ * OST gets one borrowed connection, and one poll loop keeps up to io_depth
+ * requests in flight on every connection at once, so all OSTs of a file
+ * work in parallel from a single calling thread. Read replies land
+ * straight in the caller's buffer; bytes an object does not hold (holes,
+ * or past its end) read as zeros.
+ */
+#include "client.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <poll.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define IO_PIECE_MAX (8u << 20)
+
+struct piece {
+    struct layout_piece lp;
+    uint8_t *buf;
+    uint64_t reqid;
+    struct piece *next; /* next piece for the same OST */
+};
+
+struct lane {
+    uint32_t ost;
+    struct lease lease;
+    bool have;
+    bool broken;
+    struct piece *todo;     /* not yet sent */
+    struct piece *inflight; /* sent, oldest first */
+    struct piece *inflight_tail;
+    int ninflight;
+};
+
+static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln, struct piece *p)
+{
+    (void)fs;
+    uint8_t buf[128];
+    struct proto_enc e;
+    proto_enc_init(&e, buf, sizeof(buf));
+    int rc;
+    uint16_t op;
+    if (write) {
+        struct proto_write_req q = {.ost = ln->ost, .ino = ino, .comp = p->lp.comp,
+                                    .stripe = p->lp.stripe, .offset = p->lp.obj_off};
+        rc = proto_enc_write_req(&e, &q);
+        op = PROTO_OP_WRITE;
+    } else {
+        struct proto_read_req q = {.ost = ln->ost, .ino = ino, .comp = p->lp.comp,
+                                   .stripe = p->lp.stripe, .offset = p->lp.obj_off,
+                                   .len = p->lp.len};
+        rc = proto_enc_read_req(&e, &q);
+        op = PROTO_OP_READ;
+    }
+    if (rc)
+        return rc;
+    rc = net_send(ln->lease.c, op, buf, (uint32_t)e.len, write ? p->buf : NULL,
+                  write ? p->lp.len : 0, &p->reqid);
+    if (rc)
+        return rc;
+    p->next = NULL;
+    if (ln->inflight_tail)
+        ln->inflight_tail->next = p;
+    else
+        ln->inflight = p;
+    ln->inflight_tail = p;
+    ln->ninflight++;
+    return 0;
+}
+
+static int recv_piece(struct lane *ln, bool write)
+{
+    struct piece *p = ln->inflight;
+    ln->inflight = p->next;
+    if (!ln->inflight)
+        ln->inflight_tail = NULL;
+    ln->ninflight--;
+    uint32_t got = 0;
+    bool transport = false;
+    int rc = net_recv(ln->lease.c, p->reqid, write ? NULL : p->buf, write ? 0 : p->lp.len, &got,
+                      &transport);
+    if (transport)
+        ln->broken = true;
+    if (rc == 0 && !write && got < p->lp.len)
+        memset(p->buf + got, 0, p->lp.len - got);
+    return rc;
+}
+
+int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
+          size_t len, uint64_t off)
+{
+    if (len == 0)
+        return 0;
+    size_t npieces = 0;
+    for (uint64_t o = off; o < off + len;) {
+        struct layout_piece lp;
+        if (layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &lp))
+            return -EIO;
+        o += lp.len;
+        npieces++;
+    }
+    struct piece *pieces = malloc(npieces * sizeof(*pieces));
+    struct lane *lanes = calloc(MIN(npieces, (size_t)LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP) + 1,
+                                sizeof(*lanes));
+    int nlanes = 0, rc = 0;
+    if (!pieces || !lanes) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    /* Cut the range and deal the pieces to one lane per OST. */
+    size_t i = 0;
+    for (uint64_t o = off; o < off + len; i++) {
+        struct piece *p = &pieces[i];
+        layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &p->lp);
+        p->buf = (uint8_t *)buf + (o - off);
+        o += p->lp.len;
+        uint32_t ost = map_group_ost(p->lp.group);
+        struct lane *ln = NULL;
+        for (int k = 0; k < nlanes; k++)
+            if (lanes[k].ost == ost)
+                ln = &lanes[k];
+        if (!ln) {
+            ln = &lanes[nlanes++];
+            ln->ost = ost;
+        }
+        /* Keep each lane's pieces in file order: append. */
+        p->next = NULL;
+        struct piece **tail = &ln->todo;
+        while (*tail)
+            tail = &(*tail)->next;
+        *tail = p;
+    }
+    for (int k = 0; k < nlanes && !rc; k++) {
+        rc = cl_get(fs, PROTO_NODE_STOR, lanes[k].ost, &lanes[k].lease);
+        lanes[k].have = rc == 0;
+        if (rc)
+            log_warn("OST%04x unreachable: %s", lanes[k].ost, log_err(rc));
+    }
+    int depth = (int)fs->conf.io_depth;
+    struct pollfd pfd[LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP + 1];
+    int idx[LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP + 1];
+    while (!rc) {
+        int np = 0;
+        for (int k = 0; k < nlanes && !rc; k++) {
+            struct lane *ln = &lanes[k];
+            while (ln->todo && ln->ninflight < depth && !rc) {
+                struct piece *p = ln->todo;
+                ln->todo = p->next;
+                if ((rc = send_piece(fs, ino, write, ln, p)))
+                    ln->broken = true;
+            }
+            if (ln->ninflight) {
+                pfd[np].fd = ln->lease.c->fd;
+                pfd[np].events = POLLIN;
+                idx[np++] = k;
+            }
+        }
+        if (rc || np == 0)
+            break;
+        if (poll(pfd, (nfds_t)np, -1) < 0) {
+            if (errno == EINTR)
+                continue;
+            rc = -errno;
+            break;
+        }
+        for (int j = 0; j < np && !rc; j++)
+            if (pfd[j].revents)
+                rc = recv_piece(&lanes[idx[j]], write);
+    }
+    /* On failure, collect what is still in flight so connections stay usable. */
+    for (int k = 0; k < nlanes; k++) {
+        struct lane *ln = &lanes[k];
+        while (ln->have && ln->ninflight && !ln->broken)
+            recv_piece(ln, write);
+        if (ln->have)
+            cl_put(&ln->lease, ln->broken || ln->ninflight);
+    }
+out:
+    free(pieces);
+    free(lanes);
+    return rc;
+}
+
+int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+               uint64_t size)
+{
+    int first = 0;
+    for (uint16_t c = 0; c < l->ncomp; c++) {
+        for (uint16_t s = 0; s < l->comp[c].stripe_count; s++) {
+            uint32_t ost = map_group_ost(l->comp[c].groups[s]);
+            struct lease ls;
+            int rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls);
+            bool transport = false;
+            if (rc == 0) {
+                if (op == IO_TRUNCATE) {
+                    struct proto_truncate_req q = {ost, ino, c, s,
+                                                   layout_object_size(l, c, s, size), 0};
+                    struct proto_truncate_rep r;
+                    rc = net_call_truncate(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+                } else if (op == IO_DESTROY) {
+                    struct proto_destroy_req q = {ost, ino, c, s, 0};
+                    struct proto_destroy_rep r;
+                    rc = net_call_destroy(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+                } else {
+                    struct proto_osync_req q = {ost, ino, c, s, 0};
+                    struct proto_osync_rep r;
+                    rc = net_call_osync(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+                }
+                cl_put(&ls, transport);
+            }
+            if (rc && !first)
+                first = rc;
+        }
+    }
+    return first;
+}
+
+/* ---- file handles ---- */
+
+struct stria_file {
+    stria_fs_t *fs;
+    uint64_t ino;
+    int flags;
+    struct layout layout;
+    pthread_mutex_t lock;
+    uint64_t size;      /* as the MDT last said, or as we extended it */
+    uint64_t wrote_end; /* end of the furthest byte this handle wrote */
+    bool marked;        /* the MDT knows objects may exist */
+    bool dirty;         /* written since the last size report */
+};
+
+int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_file_t **out)
+{
+    if (!path)
+        return -EFAULT;
+    if (strlen(path) > PROTO_MAX_STR)
+        return -ENAMETOOLONG;
+    stria_file_t *f = calloc(1, sizeof(*f));
+    struct proto_open_rep *r = malloc(sizeof(*r));
+    int rc = -ENOMEM;
+    if (!f || !r)
+        goto fail;
+    struct proto_open_req q = {.parent = 1,
+                               .path = proto_str_c(path),
+                               .flags = (uint32_t)flags,
+                               .mode = mode};
+    cl_cred(&q.cred);
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct lease l;
+        if ((rc = cl_get(fs, PROTO_NODE_META, 0, &l)))
+            break;
+        bool transport = false;
+        rc = net_call_open(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport);
+        bool again = transport && l.reused;
+        cl_put(&l, transport);
+        if (!again)
+            break;
+    }
+    if (rc)
+        goto fail;
+    if (S_ISDIR(r->attr.mode) && (flags & O_ACCMODE) != O_RDONLY) {
+        rc = -EISDIR;
+        goto fail;
+    }
+    f->fs = fs;
+    f->ino = r->attr.ino;
+    f->flags = flags;
+    f->layout = r->layout;
+    f->size = r->attr.size;
+    pthread_mutex_init(&f->lock, NULL);
+    /* O_TRUNC of a file that held data: cut its objects too. */
+    if ((flags & O_TRUNC) && r->old_size && f->layout.ncomp &&
+        (rc = io_objects(fs, f->ino, &f->layout, IO_TRUNCATE, 0)))
+        goto fail;
+    free(r);
+    *out = f;
+    return 0;
+fail:
+    free(r);
+    free(f);
+    return rc;
+}
+
+static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
+{
+    struct proto_setsize_req q = {.ino = f->ino, .size = size, .mtime_ns = mtime};
+    struct proto_setsize_rep r;
+    cl_cred(&q.cred);
+    int rc = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct lease l;
+        if ((rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l)))
+            break;
+        bool transport = false;
+        rc = net_call_setsize(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+        bool again = transport && l.reused;
+        cl_put(&l, transport);
+        if (!again)
+            break;
+    }
+    if (rc == 0) {
+        pthread_mutex_lock(&f->lock);
+        if (r.attr.size > f->size)
+            f->size = r.attr.size;
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
+{
+    if ((f->flags & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    if (off < 0)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (len > SSIZE_MAX)
+        len = SSIZE_MAX;
+    pthread_mutex_lock(&f->lock);
+    bool mark = !f->marked;
+    f->marked = true;
+    if (f->flags & O_APPEND)
+        off = (off_t)MAX(f->size, f->wrote_end);
+    pthread_mutex_unlock(&f->lock);
+    /* Before the first byte lands, tell the MDT objects may exist, so an
+     * unlink from anywhere removes them. */
+    int rc;
+    if (mark && (rc = call_setsize(f, 0, 0))) {
+        pthread_mutex_lock(&f->lock);
+        f->marked = false;
+        pthread_mutex_unlock(&f->lock);
+        return rc;
+    }
+    if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (void *)buf, len, (uint64_t)off)))
+        return rc;
+    pthread_mutex_lock(&f->lock);
+    f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
+    f->dirty = true;
+    pthread_mutex_unlock(&f->lock);
+    return (ssize_t)len;
+}
+
+static int refresh_size(stria_file_t *f)
+{
+    struct proto_getattr_req q = {.ino = f->ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    struct lease l;
+    int rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l);
+    if (rc)
+        return rc;
+    bool transport = false;
+    rc = net_call_getattr(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+    cl_put(&l, transport);
+    if (rc == 0) {
+        pthread_mutex_lock(&f->lock);
+        f->size = MAX(f->size, r.attr.size);
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
+{
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        return -EBADF;
+    if (off < 0)
+        return -EINVAL;
+    if (len > SSIZE_MAX)
+        len = SSIZE_MAX;
+    pthread_mutex_lock(&f->lock);
+    uint64_t size = MAX(f->size, f->wrote_end);
+    pthread_mutex_unlock(&f->lock);
+    /* Past what we know: another client may have grown the file. */
+    if ((uint64_t)off + len > size) {
+        int rc = refresh_size(f);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&f->lock);
+        size = MAX(f->size, f->wrote_end);
+        pthread_mutex_unlock(&f->lock);
+    }
+    if ((uint64_t)off >= size || len == 0)
+        return 0;
+    len = MIN(len, size - (uint64_t)off);
+    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    return rc ? rc : (ssize_t)len;
+}
+
+/* Report the size if this handle wrote since the last report. */
+static int report(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    bool dirty = f->dirty;
+    uint64_t end = f->wrote_end;
+    f->dirty = false;
+    pthread_mutex_unlock(&f->lock);
+    if (!dirty)
+        return 0;
+    int rc = call_setsize(f, end, (int64_t)util_now_real_ns());
+    if (rc) {
+        pthread_mutex_lock(&f->lock);
+        f->dirty = true;
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+int stria_fsync(stria_file_t *f)
+{
+    int rc = report(f);
+    if (rc)
+        return rc;
+    if (f->marked && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
+        return rc;
+    struct proto_sync_req q = {0};
+    struct proto_sync_rep r;
+    struct lease l;
+    if ((rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l)))
+        return rc;
+    bool transport = false;
+    rc = net_call_sync(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+    cl_put(&l, transport);
+    return rc;
+}
+
+int stria_ftruncate(stria_file_t *f, off_t size)
+{
+    if (size < 0)
+        return -EINVAL;
+    if ((f->flags & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    int rc = report(f);
+    if (rc)
+        return rc;
+    struct proto_setattr_req q = {.ino = f->ino, .valid = SETATTR_SIZE, .size = (uint64_t)size};
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    rc = cl_setattr(f->fs, f->ino, &q, r);
+    free(r);
+    if (rc == 0) {
+        pthread_mutex_lock(&f->lock);
+        f->size = (uint64_t)size;
+        f->wrote_end = MIN(f->wrote_end, (uint64_t)size);
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+int stria_fstat(stria_file_t *f, struct stat *st)
+{
+    int rc = report(f);
+    if (rc)
+        return rc;
+    struct proto_getattr_req q = {.ino = f->ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    struct lease l;
+    if ((rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l)))
+        return rc;
+    bool transport = false;
+    rc = net_call_getattr(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+    cl_put(&l, transport);
+    if (rc)
+        return rc;
+    cl_to_stat(&r.attr, st);
+    return 0;
+}
+
+int stria_close(stria_file_t *f)
+{
+    if (!f)
+        return -EBADF;
+    int rc = report(f);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+    return rc;
+}

@@ -1,0 +1,323 @@
+/* Helpers with no state; see util.h. */
+#include "util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+uint64_t util_now_mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t util_now_real_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+uint64_t util_hash64(const void *data, size_t len)
+{
+    const uint8_t *p = data;
+    uint64_t h = 0xcbf29ce484222325ull;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= 0x100000001b3ull;
+    }
+    /* FNV alone clusters short similar names; mix (splitmix64 finaliser). */
+    h ^= h >> 30;
+    h *= 0xbf58476d1ce4e5b9ull;
+    h ^= h >> 27;
+    h *= 0x94d049bb133111ebull;
+    h ^= h >> 31;
+    return h;
+}
+
+int util_parse_u64(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 0);
+    if (errno || *end)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int util_parse_i64(const char *s, int64_t *out)
+{
+    if (!s || !*s || isspace((unsigned char)*s))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 0);
+    if (errno || *end)
+        return -EINVAL;
+    *out = v;
+    return 0;
+}
+
+int util_parse_size(const char *s, uint64_t *out)
+{
+    if (!s || !*s || *s == '-' || isspace((unsigned char)*s))
+        return -EINVAL;
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (errno || end == s)
+        return -EINVAL;
+    unsigned shift = 0;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': shift = 10; break;
+        case 'M': shift = 20; break;
+        case 'G': shift = 30; break;
+        case 'T': shift = 40; break;
+        default: return -EINVAL;
+        }
+        end++;
+        if (*end == 'i' || *end == 'I')
+            end++;
+        if (*end == 'b' || *end == 'B')
+            end++;
+        if (*end)
+            return -EINVAL;
+    }
+    if (shift && v > (UINT64_MAX >> shift))
+        return -EINVAL;
+    *out = (uint64_t)v << shift;
+    return 0;
+}
+
+const char *util_fmt_size(uint64_t bytes, char *buf, size_t len)
+{
+    static const char units[] = "BKMGTPE";
+    double v = (double)bytes;
+    int u = 0;
+    while (v >= 1024.0 && u < 6) {
+        v /= 1024.0;
+        u++;
+    }
+    if (u == 0)
+        snprintf(buf, len, "%llu", (unsigned long long)bytes);
+    else
+        snprintf(buf, len, "%.1f%c", v, units[u]);
+    return buf;
+}
+
+int util_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port)
+{
+    const char *colon = strrchr(s, ':');
+    if (!colon || colon == s || (size_t)(colon - s) >= hostlen)
+        return -EINVAL;
+    uint64_t p;
+    if (util_parse_u64(colon + 1, &p) || p == 0 || p > 65535)
+        return -EINVAL;
+    memcpy(host, s, (size_t)(colon - s));
+    host[colon - s] = '\0';
+    *port = (uint16_t)p;
+    return 0;
+}
+
+void util_hex(const uint8_t *in, size_t len, char *out)
+{
+    static const char d[] = "0123456789abcdef";
+    for (size_t i = 0; i < len; i++) {
+        out[2 * i] = d[in[i] >> 4];
+        out[2 * i + 1] = d[in[i] & 15];
+    }
+    out[2 * len] = '\0';
+}
+
+static int hexval(char c)
+{
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    c = (char)tolower((unsigned char)c);
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    return -1;
+}
+
+int util_unhex(const char *in, uint8_t *out, size_t len)
+{
+    for (size_t i = 0; i < len; i++) {
+        int hi = hexval(in[2 * i]), lo = hi < 0 ? -1 : hexval(in[2 * i + 1]);
+        if (hi < 0 || lo < 0)
+            return -EINVAL;
+        out[i] = (uint8_t)(hi << 4 | lo);
+    }
+    return in[2 * len] == '\0' ? 0 : -EINVAL;
+}
+
+int util_mkdir_p(const char *path, mode_t mode)
+{
+    char tmp[4096];
+    if (strlen(path) >= sizeof(tmp))
+        return -ENAMETOOLONG;
+    strcpy(tmp, path);
+    for (char *p = tmp + 1; *p; p++) {
+        if (*p != '/')
+            continue;
+        *p = '\0';
+        if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+            return -errno;
+        *p = '/';
+    }
+    if (mkdir(tmp, mode) < 0 && errno != EEXIST)
+        return -errno;
+    return 0;
+}
+
+int util_read_full(int fd, void *buf, size_t len)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = read(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -ECONNRESET;
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int util_write_full(int fd, const void *buf, size_t len)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += n;
+        len -= (size_t)n;
+    }
+    return 0;
+}
+
+int util_read_file(const char *path, size_t max, char **out, size_t *outlen)
+{
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    struct stat st;
+    char *buf = NULL;
+    if (fstat(fd, &st) < 0) {
+        rc = -errno;
+        goto out;
+    }
+    if ((size_t)st.st_size > max) {
+        rc = -EFBIG;
+        goto out;
+    }
+    buf = malloc((size_t)st.st_size + 1);
+    if (!buf) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    ssize_t n = pread(fd, buf, (size_t)st.st_size, 0);
+    if (n < 0) {
+        rc = -errno;
+        goto out;
+    }
+    buf[n] = '\0';
+    *out = buf;
+    if (outlen)
+        *outlen = (size_t)n;
+    buf = NULL;
+out:
+    free(buf);
+    close(fd);
+    return rc;
+}
+
+int util_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode)
+{
+    char tmp[4200];
+    snprintf(tmp, sizeof(tmp), "%s.tmp.%d", path, (int)getpid());
+    int fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+    if (fd < 0)
+        return -errno;
+    int rc = util_write_full(fd, data, len);
+    if (rc == 0 && fsync(fd) < 0)
+        rc = -errno;
+    close(fd);
+    if (rc == 0 && rename(tmp, path) < 0)
+        rc = -errno;
+    if (rc)
+        unlink(tmp);
+    return rc;
+}
+
+#include <pthread.h>
+#include <signal.h>
+
+void util_block_signals(void)
+{
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &set, NULL);
+    signal(SIGPIPE, SIG_IGN);
+}
+
+int util_wait_signal(void)
+{
+    sigset_t set;
+    int sig = 0;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    while (sigwait(&set, &sig) != 0)
+        ;
+    return sig;
+}
+
+void util_hostname(char *buf, size_t len)
+{
+    if (gethostname(buf, len) < 0 || !buf[0])
+        snprintf(buf, len, "localhost");
+    buf[len - 1] = '\0';
+}
+
+int util_parse_target(const char *s, uint32_t *index, const char **path)
+{
+    const char *colon = strchr(s, ':');
+    if (!colon || colon == s || !colon[1])
+        return -EINVAL;
+    char num[16];
+    size_t n = (size_t)(colon - s);
+    if (n >= sizeof(num))
+        return -EINVAL;
+    memcpy(num, s, n);
+    num[n] = '\0';
+    uint64_t v;
+    if (util_parse_u64(num, &v) || v > 0xffff)
+        return -EINVAL;
+    *index = (uint32_t)v;
+    *path = colon + 1;
+    return 0;
+}

@@ -1,0 +1,67 @@
+/*
+ * Small helpers shared by every process: time, hashing, number and size
+ * parsing, host:port parsing, hex, directory creation and whole-buffer I/O.
+ */
+#ifndef STRIA_UTIL_H
+#define STRIA_UTIL_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+#define MAX(a, b) ((a) > (b) ? (a) : (b))
+
+/* Monotonic and wall-clock time in nanoseconds. */
+uint64_t util_now_mono_ns(void);
+uint64_t util_now_real_ns(void);
+
+/* 64-bit hash of a byte string (FNV-1a with a final avalanche). Stable across
+ * releases: directory cookies and, later, directory striping depend on it. */
+uint64_t util_hash64(const void *data, size_t len);
+
+/* Parse a decimal integer or a size with an optional K/M/G/T suffix (powers
+ * of 1024). Returns 0 or -EINVAL; nothing is written on failure. */
+int util_parse_u64(const char *s, uint64_t *out);
+int util_parse_i64(const char *s, int64_t *out);
+int util_parse_size(const char *s, uint64_t *out);
+/* Human-readable size into buf ("1.5G"); returns buf. */
+const char *util_fmt_size(uint64_t bytes, char *buf, size_t len);
+
+/* Split "host:port". host must hold at least 256 bytes. Returns 0 or -EINVAL. */
+int util_parse_hostport(const char *s, char *host, size_t hostlen, uint16_t *port);
+
+/* Lower-case hex of len bytes into out (2*len+1 bytes). */
+void util_hex(const uint8_t *in, size_t len, char *out);
+/* Parse exactly 2*len hex digits; returns 0 or -EINVAL. */
+int util_unhex(const char *in, uint8_t *out, size_t len);
+
+/* mkdir -p with mode; returns 0 or negative errno. */
+int util_mkdir_p(const char *path, mode_t mode);
+
+/* Read or write exactly len bytes, retrying on EINTR and short transfers.
+ * Return 0, -EPIPE/-ECONNRESET (read: 0 bytes at EOF gives -ECONNRESET) or a
+ * negative errno. */
+int util_read_full(int fd, void *buf, size_t len);
+int util_write_full(int fd, const void *buf, size_t len);
+
+/* Read a whole small file (at most max bytes) into a malloc'd NUL-terminated
+ * buffer the caller frees. Returns 0 or negative errno. */
+int util_read_file(const char *path, size_t max, char **out, size_t *outlen);
+/* Write a file atomically (temporary file, fsync, rename). */
+int util_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
+
+
+/* Daemons: block SIGINT/SIGTERM/SIGHUP in every thread (call before
+ * starting any), ignore SIGPIPE, then wait in main for one of them.
+ * Returns the signal number. */
+void util_block_signals(void);
+int util_wait_signal(void);
+/* This machine's host name (for node names). */
+void util_hostname(char *buf, size_t len);
+/* Parse "INDEX:PATH" (a target line in a daemon config). */
+int util_parse_target(const char *s, uint32_t *index, const char **path);
+
+#endif

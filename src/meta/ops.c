@@ -1,0 +1,1403 @@
+/*
+ * Namespace operations (ops.h).
+ *
+ * Path-taking requests carry a start directory and a relative path. The
+ * walk resolves every component but the last inside the operation's own
+ * transaction, checking search permission on each directory and following
+ * symlinks (at most 40, as Linux) whose targets are taken relative to the
+ * file system root when absolute. Doing the walk here makes a create or a
+ * stat of a deep path one round trip, and keeps the walk and the change in
+ * one atomic transaction.
+ *
+ * Operations that change anything run through meta_store_write (group
+ * commit); reads run in a read snapshot.
+ */
+#include "ops.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+#include "../proto/layout.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <sys/xattr.h>
+
+#define MAX_SYMLINKS 40
+#define PATH_BUF (2 * PROTO_MAX_STR + 2)
+
+/* ---- helpers ---- */
+
+static int64_t now_ns(void)
+{
+    return (int64_t)util_now_real_ns();
+}
+
+static bool in_group(const struct proto_cred *c, uint32_t gid)
+{
+    if (c->gid == gid)
+        return true;
+    for (uint32_t i = 0; i < c->ngroups; i++)
+        if (c->groups[i] == gid)
+            return true;
+    return false;
+}
+
+/* mask: 4 read, 2 write, 1 execute/search. */
+static int may(const struct meta_inode *in, const struct proto_cred *c, unsigned mask)
+{
+    if (c->uid == 0) {
+        if ((mask & 1) && !S_ISDIR(in->mode) && !(in->mode & 0111))
+            return -EACCES;
+        return 0;
+    }
+    unsigned bits;
+    if (c->uid == in->uid)
+        bits = (in->mode >> 6) & 7;
+    else if (in_group(c, in->gid))
+        bits = (in->mode >> 3) & 7;
+    else
+        bits = in->mode & 7;
+    return (bits & mask) == mask ? 0 : -EACCES;
+}
+
+/* Removing or renaming victim out of dir: write+search, and the sticky bit. */
+static int may_delete(const struct meta_inode *dir, const struct meta_inode *victim,
+                      const struct proto_cred *c)
+{
+    int rc = may(dir, c, 3);
+    if (rc)
+        return rc;
+    if ((dir->mode & S_ISVTX) && c->uid != 0 && c->uid != dir->uid && c->uid != victim->uid)
+        return -EPERM;
+    return 0;
+}
+
+static uint8_t dtype(uint32_t mode)
+{
+    return (uint8_t)IFTODT(mode);
+}
+
+static void to_attr(const struct meta_inode *in, struct proto_attr *a)
+{
+    a->ino = in->ino;
+    a->mode = in->mode;
+    a->nlink = in->nlink;
+    a->uid = in->uid;
+    a->gid = in->gid;
+    a->size = in->size;
+    a->blocks = (in->size + 511) / 512;
+    a->atime_ns = in->atime_ns;
+    a->mtime_ns = in->mtime_ns;
+    a->ctime_ns = in->ctime_ns;
+    a->rdev = in->rdev;
+}
+
+static int valid_name(const char *name)
+{
+    size_t len = strlen(name);
+    if (len == 0)
+        return -ENOENT;
+    if (len > PROTO_MAX_NAME)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+/* ---- path walk ---- */
+
+struct walk {
+    uint64_t dir;          /* the directory holding the last component */
+    struct meta_inode din; /* its inode */
+    char name[PROTO_MAX_NAME + 1];
+    bool self;      /* the path names dir itself ("", "/", ".", "..") */
+    bool must_dir;  /* the path ended in '/' */
+    int links_left; /* symlinks that may still be followed */
+};
+
+/* Resolve all but the last component of path, starting at start. */
+static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
+                       const char *path, struct walk *w)
+{
+    char buf[PATH_BUF];
+    size_t plen = strlen(path);
+    if (plen > PROTO_MAX_STR)
+        return -ENAMETOOLONG;
+    memcpy(buf, path, plen + 1);
+    char *p = buf;
+    uint64_t cur = (*p == '/') ? META_ROOT_INO : start;
+    int rc = meta_inode_get(t, cur, &w->din);
+    if (rc)
+        return rc == -ENOENT ? -ESTALE : rc;
+    if (!S_ISDIR(w->din.mode))
+        return -ENOTDIR;
+    w->self = false;
+    w->must_dir = false;
+    for (;;) {
+        while (*p == '/')
+            p++;
+        if (!*p) {
+            w->dir = cur;
+            w->self = true;
+            w->name[0] = '\0';
+            return 0;
+        }
+        char *end = strchr(p, '/');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char *next = end ? end : p + len;
+        while (*next == '/')
+            next++;
+        bool last = *next == '\0';
+        if (len > PROTO_MAX_NAME)
+            return -ENAMETOOLONG;
+        char comp[PROTO_MAX_NAME + 1];
+        memcpy(comp, p, len);
+        comp[len] = '\0';
+        if ((rc = may(&w->din, c, 1)))
+            return rc;
+        if (last && strcmp(comp, ".") && strcmp(comp, "..")) {
+            w->dir = cur;
+            memcpy(w->name, comp, len + 1);
+            w->must_dir = end != NULL;
+            return 0;
+        }
+        uint64_t ino;
+        if (!strcmp(comp, "."))
+            ino = cur;
+        else if (!strcmp(comp, ".."))
+            ino = w->din.parent ? w->din.parent : cur;
+        else if ((rc = meta_dentry_get(t, cur, comp, &ino, NULL)))
+            return rc;
+        struct meta_inode in;
+        if ((rc = meta_inode_get(t, ino, &in)))
+            return rc == -ENOENT ? -EUCLEAN : rc;
+        if (S_ISLNK(in.mode)) {
+            if (w->links_left-- <= 0)
+                return -ELOOP;
+            MDB_val tv;
+            if ((rc = meta_symlink_get(t, ino, &tv)))
+                return rc;
+            size_t rest = strlen(next);
+            if (tv.mv_size + 1 + rest + 1 > sizeof(buf))
+                return -ENAMETOOLONG;
+            /* Splice the target in front of what is left of the path. */
+            memmove(buf + tv.mv_size + 1, next, rest + 1);
+            memcpy(buf, tv.mv_data, tv.mv_size);
+            buf[tv.mv_size] = '/';
+            p = buf;
+            if (*p == '/') {
+                cur = META_ROOT_INO;
+                if ((rc = meta_inode_get(t, cur, &w->din)))
+                    return rc;
+            }
+            continue;
+        }
+        if (!S_ISDIR(in.mode))
+            return -ENOTDIR;
+        cur = ino;
+        w->din = in;
+        p = next;
+    }
+}
+
+/* Resolve the whole path to an inode; follow a final symlink if asked. */
+static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
+                     const char *path, bool follow, struct meta_inode *out)
+{
+    struct walk w = {.links_left = MAX_SYMLINKS};
+    char buf[PATH_BUF];
+    snprintf(buf, sizeof(buf), "%s", path);
+    for (;;) {
+        int rc = walk_parent(t, c, start, buf, &w);
+        if (rc)
+            return rc;
+        if (w.self) {
+            *out = w.din;
+            return 0;
+        }
+        uint64_t ino;
+        if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)))
+            return rc;
+        if ((rc = meta_inode_get(t, ino, out)))
+            return rc == -ENOENT ? -EUCLEAN : rc;
+        if (S_ISLNK(out->mode) && (follow || w.must_dir)) {
+            if (w.links_left-- <= 0)
+                return -ELOOP;
+            MDB_val tv;
+            if ((rc = meta_symlink_get(t, ino, &tv)))
+                return rc;
+            if (tv.mv_size >= sizeof(buf))
+                return -ENAMETOOLONG;
+            memcpy(buf, tv.mv_data, tv.mv_size);
+            buf[tv.mv_size] = '\0';
+            start = w.dir;
+            continue;
+        }
+        if (w.must_dir && !S_ISDIR(out->mode))
+            return -ENOTDIR;
+        return 0;
+    }
+}
+
+static int path_arg(const struct proto_str *s, char *buf, size_t len)
+{
+    int rc = proto_str_copy(s, buf, len);
+    return rc == -EINVAL ? -EINVAL : rc;
+}
+
+/* ---- allocation ---- */
+
+static uint64_t rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* An OST below this much free space takes no new files. */
+#define OST_FULL_BYTES (64ull << 20)
+
+/*
+ * Choose count OSTs: round-robin from a rotating start while free space is
+ * balanced; once the emptiest and fullest usable OSTs differ by more than
+ * 17% of the larger (Lustre's qos_threshold_rr), a random draw weighted by
+ * free space. Never an offline or full OST.
+ */
+static int alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t offset,
+                        struct layout *out)
+{
+    uint32_t cand[META_MAX_OSTS];
+    uint64_t avail[META_MAX_OSTS];
+    uint32_t n = 0;
+    pthread_mutex_lock(&c->alloc_lock);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < c->nost; i++) {
+        if (!c->ost[i].online || c->ost[i].avail < OST_FULL_BYTES)
+            continue;
+        cand[n] = c->ost[i].index;
+        avail[n] = c->ost[i].avail;
+        lo = MIN(lo, avail[n]);
+        hi = MAX(hi, avail[n]);
+        n++;
+    }
+    if (n == 0) {
+        pthread_mutex_unlock(&c->alloc_lock);
+        log_warn("no OST can take a new file (none online with free space)");
+        return -ENOSPC;
+    }
+    uint32_t want = count < 0 ? n : (uint32_t)count;
+    if (want > n)
+        want = n;
+    if (want > LAYOUT_MAX_STRIPES)
+        want = LAYOUT_MAX_STRIPES;
+    uint32_t groups[LAYOUT_MAX_STRIPES];
+    bool qos = hi - lo > hi / 100 * 17 && offset < 0;
+    if (!qos) {
+        uint32_t start = c->rr_next % n;
+        if (offset >= 0) {
+            for (uint32_t i = 0; i < n; i++)
+                if (cand[i] == (uint32_t)offset)
+                    start = i;
+        } else {
+            c->rr_next += want;
+        }
+        for (uint32_t i = 0; i < want; i++)
+            groups[i] = cand[(start + i) % n];
+    } else {
+        for (uint32_t i = 0; i < want; i++) {
+            uint64_t total = 0;
+            for (uint32_t j = i; j < n; j++)
+                total += avail[j] >> 20;
+            uint64_t r = total ? rng_next(&c->rng) % total : 0, acc = 0;
+            uint32_t pick = i;
+            for (uint32_t j = i; j < n; j++) {
+                acc += avail[j] >> 20;
+                if (r < acc) {
+                    pick = j;
+                    break;
+                }
+            }
+            uint32_t tc = cand[i];
+            uint64_t ta = avail[i];
+            cand[i] = cand[pick], avail[i] = avail[pick];
+            cand[pick] = tc, avail[pick] = ta;
+            groups[i] = cand[i];
+        }
+    }
+    pthread_mutex_unlock(&c->alloc_lock);
+    layout_make_simple(out, size, (uint16_t)want, groups);
+    return 0;
+}
+
+static int check_stripe_args(int32_t count, uint32_t size, int32_t offset)
+{
+    if (count < -1 || count > LAYOUT_MAX_STRIPES || offset < -1)
+        return -EINVAL;
+    if (size && (size < LAYOUT_MIN_STRIPE_SIZE || size > LAYOUT_MAX_STRIPE_SIZE ||
+                 size % LAYOUT_MIN_STRIPE_SIZE))
+        return -EINVAL;
+    return 0;
+}
+
+/* The layout of a new file in dir: request, else the directory's default,
+ * else the file system's. */
+static int new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int32_t count,
+                           uint32_t size, int32_t offset, struct layout *out)
+{
+    int rc = check_stripe_args(count, size, offset);
+    if (rc)
+        return rc;
+    if (count == 0)
+        count = dir->dcount ? dir->dcount : c->default_count;
+    if (size == 0)
+        size = dir->dsize ? dir->dsize : c->default_size;
+    if (offset < 0)
+        offset = dir->doffset;
+    return alloc_layout(c, count, size, offset, out);
+}
+
+/* ---- context ---- */
+
+struct root_arg {
+    struct meta_ctx *c;
+};
+
+static int root_txn(struct meta_txn *t, void *arg)
+{
+    struct root_arg *a = arg;
+    struct meta_inode root;
+    int rc = meta_inode_get(t, META_ROOT_INO, &root);
+    if (rc != -ENOENT)
+        return rc;
+    memset(&root, 0, sizeof(root));
+    root.ino = META_ROOT_INO;
+    root.mode = S_IFDIR | 0755;
+    root.nlink = 2;
+    root.atime_ns = root.mtime_ns = root.ctime_ns = now_ns();
+    root.parent = META_ROOT_INO;
+    root.dcount = a->c->default_count;
+    root.dsize = a->c->default_size;
+    root.doffset = -1;
+    return meta_inode_put(t, &root);
+}
+
+int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t default_count,
+                  uint32_t default_size)
+{
+    memset(ctx, 0, sizeof(*ctx));
+    ctx->store = store;
+    ctx->default_count = default_count;
+    ctx->default_size = default_size;
+    pthread_mutex_init(&ctx->alloc_lock, NULL);
+    ctx->rng = util_now_real_ns();
+    ctx->rr_next = (uint32_t)rng_next(&ctx->rng);
+    if (meta_store_mdt(store) != 0)
+        return 0;
+    struct root_arg a = {ctx};
+    return meta_store_write(store, root_txn, &a);
+}
+
+void meta_ctx_destroy(struct meta_ctx *ctx)
+{
+    pthread_mutex_destroy(&ctx->alloc_lock);
+}
+
+void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n)
+{
+    pthread_mutex_lock(&ctx->alloc_lock);
+    ctx->nost = MIN(n, META_MAX_OSTS);
+    memcpy(ctx->ost, osts, sizeof(*osts) * ctx->nost);
+    pthread_mutex_unlock(&ctx->alloc_lock);
+}
+
+/* ---- lookup, getattr, setattr ---- */
+
+struct lookup_arg {
+    struct meta_ctx *c;
+    const struct proto_lookup_req *q;
+    struct proto_lookup_rep *r;
+};
+
+static int lookup_txn(struct meta_txn *t, void *arg)
+{
+    struct lookup_arg *a = arg;
+    char path[PROTO_MAX_STR + 1];
+    int rc = path_arg(&a->q->path, path, sizeof(path));
+    if (rc)
+        return rc;
+    struct meta_inode in;
+    if ((rc = walk_full(t, &a->q->cred, a->q->parent, path, a->q->follow, &in)))
+        return rc;
+    to_attr(&in, &a->r->attr);
+    return 0;
+}
+
+int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r)
+{
+    struct lookup_arg a = {c, q, r};
+    return meta_store_read(c->store, lookup_txn, &a);
+}
+
+struct ino_arg {
+    struct meta_ctx *c;
+    const void *q;
+    void *r;
+    uint8_t *buf;
+    size_t buflen;
+};
+
+static int getattr_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_getattr_req *q = a->q;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    to_attr(&in, &((struct proto_getattr_rep *)a->r)->attr);
+    return 0;
+}
+
+int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
+                    struct proto_getattr_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_read(c->store, getattr_txn, &a);
+}
+
+static int setattr_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_setattr_req *q = a->q;
+    struct proto_setattr_rep *r = a->r;
+    const struct proto_cred *c = &q->cred;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    bool owner = c->uid == 0 || c->uid == in.uid;
+    int64_t now = now_ns();
+    if (q->valid & SETATTR_MODE) {
+        if (!owner)
+            return -EPERM;
+        uint32_t mode = q->mode & 07777;
+        /* A non-owner group may not keep setgid (as Linux). */
+        if (c->uid != 0 && !in_group(c, in.gid))
+            mode &= ~(uint32_t)S_ISGID;
+        in.mode = (in.mode & S_IFMT) | mode;
+    }
+    if (q->valid & (SETATTR_UID | SETATTR_GID)) {
+        bool uid_change = (q->valid & SETATTR_UID) && q->uid != in.uid;
+        bool gid_change = (q->valid & SETATTR_GID) && q->gid != in.gid;
+        if (c->uid != 0 && (uid_change || (gid_change && (c->uid != in.uid ||
+                                                          !in_group(c, q->gid)))))
+            return -EPERM;
+        if (q->valid & SETATTR_UID)
+            in.uid = q->uid;
+        if (q->valid & SETATTR_GID)
+            in.gid = q->gid;
+        if ((uid_change || gid_change) && !S_ISDIR(in.mode))
+            in.mode &= ~(uint32_t)(S_ISUID | S_ISGID);
+    }
+    if (q->valid & SETATTR_SIZE) {
+        if (S_ISDIR(in.mode))
+            return -EISDIR;
+        if (!S_ISREG(in.mode))
+            return -EINVAL;
+        if ((rc = may(&in, c, 2)))
+            return rc;
+        r->old_size = in.size;
+        r->layout = in.layout;
+        if (q->size != in.size)
+            in.mtime_ns = now;
+        in.size = q->size;
+        if (q->size)
+            in.flags |= META_F_OBJECTS;
+    }
+    if (q->valid & (SETATTR_ATIME | SETATTR_MTIME | SETATTR_ATIME_NOW | SETATTR_MTIME_NOW)) {
+        bool explicit_time = q->valid & (SETATTR_ATIME | SETATTR_MTIME);
+        if (!owner && (explicit_time || may(&in, c, 2)))
+            return explicit_time ? -EPERM : -EACCES;
+        if (q->valid & SETATTR_ATIME_NOW)
+            in.atime_ns = now;
+        else if (q->valid & SETATTR_ATIME)
+            in.atime_ns = q->atime_ns;
+        if (q->valid & SETATTR_MTIME_NOW)
+            in.mtime_ns = now;
+        else if (q->valid & SETATTR_MTIME)
+            in.mtime_ns = q->mtime_ns;
+    }
+    in.ctime_ns = now;
+    if ((rc = meta_inode_put(t, &in)))
+        return rc;
+    to_attr(&in, &r->attr);
+    return 0;
+}
+
+int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
+                    struct proto_setattr_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_write(c->store, setattr_txn, &a);
+}
+
+/* ---- create and open ---- */
+
+static void init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode,
+                       const struct proto_cred *c, const struct meta_inode *dir)
+{
+    memset(in, 0, sizeof(*in));
+    in->ino = ino;
+    in->mode = mode;
+    in->uid = c->uid;
+    /* BSD group semantics under a setgid directory, as Linux. */
+    in->gid = (dir->mode & S_ISGID) ? dir->gid : c->gid;
+    if ((dir->mode & S_ISGID) && S_ISDIR(mode))
+        in->mode |= S_ISGID;
+    in->nlink = 1;
+    in->atime_ns = in->mtime_ns = in->ctime_ns = now_ns();
+}
+
+static int touch_dir(struct meta_txn *t, struct meta_inode *dir, int nlink_delta)
+{
+    dir->nlink = (uint32_t)((int64_t)dir->nlink + nlink_delta);
+    dir->mtime_ns = dir->ctime_ns = now_ns();
+    return meta_inode_put(t, dir);
+}
+
+struct open_arg {
+    struct meta_ctx *c;
+    const struct proto_open_req *q;
+    struct proto_open_rep *r;
+};
+
+static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_inode *in)
+{
+    const struct proto_open_req *q = a->q;
+    uint32_t acc = q->flags & O_ACCMODE;
+    int rc;
+    if (S_ISLNK(in->mode))
+        return -ELOOP; /* only reached with O_NOFOLLOW */
+    if (S_ISDIR(in->mode) && (acc != O_RDONLY || (q->flags & O_TRUNC)))
+        return -EISDIR;
+    unsigned mask = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6);
+    if ((q->flags & O_TRUNC) && acc == O_RDONLY)
+        mask |= 2;
+    if ((rc = may(in, &q->cred, mask)))
+        return rc;
+    if ((q->flags & O_TRUNC) && S_ISREG(in->mode)) {
+        a->r->old_size = in->size;
+        if (in->size) {
+            in->size = 0;
+            in->mtime_ns = in->ctime_ns = now_ns();
+            if ((rc = meta_inode_put(t, in)))
+                return rc;
+        }
+    }
+    to_attr(in, &a->r->attr);
+    if (S_ISREG(in->mode))
+        a->r->layout = in->layout;
+    return 0;
+}
+
+static int open_txn(struct meta_txn *t, void *arg)
+{
+    struct open_arg *a = arg;
+    const struct proto_open_req *q = a->q;
+    char path[PROTO_MAX_STR + 1];
+    int rc = path_arg(&q->path, path, sizeof(path));
+    if (rc)
+        return rc;
+    struct walk w = {.links_left = MAX_SYMLINKS};
+    if ((rc = walk_parent(t, &q->cred, q->parent, path, &w)))
+        return rc;
+    if (w.self) {
+        if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
+            return -EEXIST;
+        return open_existing(t, a, &w.din);
+    }
+    uint64_t ino;
+    rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
+    if (rc == 0) {
+        if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
+            return -EEXIST;
+        struct meta_inode in;
+        if ((rc = meta_inode_get(t, ino, &in)))
+            return rc;
+        if (S_ISLNK(in.mode) && !(q->flags & O_NOFOLLOW)) {
+            if ((rc = walk_full(t, &q->cred, q->parent, path, true, &in)))
+                return rc;
+        }
+        if (w.must_dir && !S_ISDIR(in.mode))
+            return -ENOTDIR;
+        return open_existing(t, a, &in);
+    }
+    if (rc != -ENOENT || !(q->flags & O_CREAT))
+        return rc;
+    if (w.must_dir)
+        return -EISDIR;
+    if ((rc = valid_name(w.name)) || (rc = may(&w.din, &q->cred, 3)))
+        return rc;
+    struct meta_inode in;
+    if ((rc = meta_alloc_ino(t, &ino)))
+        return rc;
+    init_inode(&in, ino, S_IFREG | (q->mode & 07777), &q->cred, &w.din);
+    if ((rc = new_file_layout(a->c, &w.din, q->stripe_count, q->stripe_size, q->stripe_offset,
+                              &in.layout)))
+        return rc;
+    if ((rc = meta_inode_put(t, &in)) || (rc = meta_dentry_add(t, w.dir, w.name, ino, DT_REG)) ||
+        (rc = touch_dir(t, &w.din, 0)))
+        return rc;
+    to_attr(&in, &a->r->attr);
+    a->r->layout = in.layout;
+    a->r->created = 1;
+    return 0;
+}
+
+int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r)
+{
+    struct open_arg a = {c, q, r};
+    /* Opens that cannot change anything need no write transaction. */
+    if (!(q->flags & (O_CREAT | O_TRUNC)))
+        return meta_store_read(c->store, open_txn, &a);
+    return meta_store_write(c->store, open_txn, &a);
+}
+
+struct mk_arg {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    uint64_t parent;
+    const struct proto_str *path;
+    uint32_t mode;
+    const struct proto_str *target; /* symlinks */
+    struct proto_attr *attr;
+};
+
+static int mk_txn(struct meta_txn *t, void *arg)
+{
+    struct mk_arg *a = arg;
+    char path[PROTO_MAX_STR + 1];
+    int rc = path_arg(a->path, path, sizeof(path));
+    if (rc)
+        return rc;
+    struct walk w = {.links_left = MAX_SYMLINKS};
+    if ((rc = walk_parent(t, a->cred, a->parent, path, &w)))
+        return rc;
+    if (w.self)
+        return -EEXIST;
+    if ((rc = valid_name(w.name)))
+        return rc;
+    uint64_t ino;
+    rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
+    if (rc == 0)
+        return -EEXIST;
+    if (rc != -ENOENT)
+        return rc;
+    if ((rc = may(&w.din, a->cred, 3)))
+        return rc;
+    bool dir = S_ISDIR(a->mode);
+    if (!dir && w.must_dir)
+        return -ENOENT;
+    struct meta_inode in;
+    if ((rc = meta_alloc_ino(t, &ino)))
+        return rc;
+    init_inode(&in, ino, a->mode, a->cred, &w.din);
+    if (dir) {
+        in.nlink = 2;
+        in.parent = w.dir;
+        in.dcount = w.din.dcount;
+        in.dsize = w.din.dsize;
+        in.doffset = w.din.doffset;
+    } else {
+        char target[PROTO_MAX_STR + 1];
+        if ((rc = proto_str_copy(a->target, target, sizeof(target))))
+            return rc;
+        if (!target[0])
+            return -ENOENT;
+        in.size = strlen(target);
+        if ((rc = meta_symlink_put(t, ino, target, in.size)))
+            return rc;
+    }
+    if ((rc = meta_inode_put(t, &in)) ||
+        (rc = meta_dentry_add(t, w.dir, w.name, ino, dtype(in.mode))) ||
+        (rc = touch_dir(t, &w.din, dir ? 1 : 0)))
+        return rc;
+    to_attr(&in, a->attr);
+    return 0;
+}
+
+int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r)
+{
+    struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFDIR | (q->mode & 07777), NULL,
+                       &r->attr};
+    return meta_store_write(c->store, mk_txn, &a);
+}
+
+int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
+                    struct proto_symlink_rep *r)
+{
+    struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFLNK | 0777, &q->target, &r->attr};
+    return meta_store_write(c->store, mk_txn, &a);
+}
+
+/* ---- removal ---- */
+
+/* Drop one link of in; when the last goes, delete the inode and say
+ * whether its objects must be destroyed. */
+static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
+                     struct layout *layout)
+{
+    int rc;
+    uint32_t gone = S_ISDIR(in->mode) ? in->nlink : 1;
+    if (in->nlink > gone) {
+        in->nlink -= gone;
+        in->ctime_ns = now_ns();
+        return meta_inode_put(t, in);
+    }
+    if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)))
+        return rc;
+    if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
+        return rc;
+    if (S_ISREG(in->mode) && (in->flags & META_F_OBJECTS)) {
+        *destroy = 1;
+        *layout = in->layout;
+    }
+    return 0;
+}
+
+struct rm_arg {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    uint64_t parent;
+    const struct proto_str *path;
+    bool dir;
+    struct proto_unlink_rep *r;
+};
+
+static int rm_txn(struct meta_txn *t, void *arg)
+{
+    struct rm_arg *a = arg;
+    char path[PROTO_MAX_STR + 1];
+    int rc = path_arg(a->path, path, sizeof(path));
+    if (rc)
+        return rc;
+    struct walk w = {.links_left = MAX_SYMLINKS};
+    if ((rc = walk_parent(t, a->cred, a->parent, path, &w)))
+        return rc;
+    if (w.self)
+        return a->dir ? (w.dir == META_ROOT_INO ? -EBUSY : -EINVAL) : -EISDIR;
+    uint64_t ino;
+    if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)))
+        return rc;
+    struct meta_inode in;
+    if ((rc = meta_inode_get(t, ino, &in)))
+        return rc;
+    if ((rc = may_delete(&w.din, &in, a->cred)))
+        return rc;
+    if (a->dir) {
+        if (!S_ISDIR(in.mode))
+            return -ENOTDIR;
+        if ((rc = meta_dir_is_empty(t, ino)) <= 0)
+            return rc ? rc : -ENOTEMPTY;
+    } else {
+        if (S_ISDIR(in.mode))
+            return -EISDIR;
+        if (w.must_dir)
+            return -ENOTDIR;
+    }
+    if ((rc = meta_dentry_del(t, w.dir, w.name)))
+        return rc;
+    if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout)))
+        return rc;
+    a->r->ino = ino;
+    return touch_dir(t, &w.din, a->dir ? -1 : 0);
+}
+
+int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r)
+{
+    struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r};
+    return meta_store_write(c->store, rm_txn, &a);
+}
+
+int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct proto_rmdir_rep *r)
+{
+    (void)r;
+    struct proto_unlink_rep ur;
+    memset(&ur, 0, sizeof(ur));
+    struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur};
+    return meta_store_write(c->store, rm_txn, &a);
+}
+
+/* ---- rename ---- */
+
+/* Is anc an ancestor of (or equal to) dir? Walks ".." links to the root. */
+static int is_ancestor(struct meta_txn *t, uint64_t anc, uint64_t dir)
+{
+    for (int depth = 0; depth < 4096; depth++) {
+        if (dir == anc)
+            return 1;
+        if (dir == META_ROOT_INO)
+            return 0;
+        struct meta_inode in;
+        int rc = meta_inode_get(t, dir, &in);
+        if (rc)
+            return rc;
+        dir = in.parent;
+    }
+    return -ELOOP;
+}
+
+struct rename_arg {
+    struct meta_ctx *c;
+    const struct proto_rename_req *q;
+    struct proto_rename_rep *r;
+};
+
+static int rename_txn(struct meta_txn *t, void *arg)
+{
+    struct rename_arg *a = arg;
+    const struct proto_rename_req *q = a->q;
+    const struct proto_cred *c = &q->cred;
+    char sp[PROTO_MAX_STR + 1], dp[PROTO_MAX_STR + 1];
+    int rc;
+    if (q->flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
+        ((q->flags & RENAME_NOREPLACE) && (q->flags & RENAME_EXCHANGE)))
+        return -EINVAL;
+    if ((rc = path_arg(&q->spath, sp, sizeof(sp))) || (rc = path_arg(&q->dpath, dp, sizeof(dp))))
+        return rc;
+    struct walk s = {.links_left = MAX_SYMLINKS}, d = {.links_left = MAX_SYMLINKS};
+    if ((rc = walk_parent(t, c, q->sparent, sp, &s)) ||
+        (rc = walk_parent(t, c, q->dparent, dp, &d)))
+        return rc;
+    if (s.self || d.self)
+        return -EBUSY;
+    if ((rc = valid_name(d.name)))
+        return rc;
+    uint64_t sino, dino = 0;
+    if ((rc = meta_dentry_get(t, s.dir, s.name, &sino, NULL)))
+        return rc;
+    struct meta_inode sin, din;
+    if ((rc = meta_inode_get(t, sino, &sin)))
+        return rc;
+    rc = meta_dentry_get(t, d.dir, d.name, &dino, NULL);
+    if (rc && rc != -ENOENT)
+        return rc;
+    bool dexists = rc == 0;
+    if (dexists && (rc = meta_inode_get(t, dino, &din)))
+        return rc;
+    if ((s.must_dir || d.must_dir) && !S_ISDIR(sin.mode))
+        return -ENOTDIR;
+    if ((q->flags & RENAME_NOREPLACE) && dexists)
+        return -EEXIST;
+    if ((q->flags & RENAME_EXCHANGE) && !dexists)
+        return -ENOENT;
+    if ((rc = may_delete(&s.din, &sin, c)))
+        return rc;
+    if (dexists && (rc = may_delete(&d.din, &din, c)))
+        return rc;
+    if (!dexists && (rc = may(&d.din, c, 3)))
+        return rc;
+    if (dexists && dino == sino)
+        return 0; /* the same file under both names: POSIX says do nothing */
+    /* A directory may not move below itself. */
+    if (S_ISDIR(sin.mode) && s.dir != d.dir) {
+        if ((rc = is_ancestor(t, sino, d.dir)))
+            return rc < 0 ? rc : -EINVAL;
+    }
+    if ((q->flags & RENAME_EXCHANGE) && S_ISDIR(din.mode) && s.dir != d.dir) {
+        if ((rc = is_ancestor(t, dino, s.dir)))
+            return rc < 0 ? rc : -EINVAL;
+    }
+    /* Moving a directory rewrites its ".."; that needs write permission on it. */
+    if (S_ISDIR(sin.mode) && s.dir != d.dir && (rc = may(&sin, c, 2)))
+        return rc;
+    bool same_dir = s.dir == d.dir;
+    if (q->flags & RENAME_EXCHANGE) {
+        if ((rc = meta_dentry_set(t, s.dir, s.name, dino, dtype(din.mode))) ||
+            (rc = meta_dentry_set(t, d.dir, d.name, sino, dtype(sin.mode))))
+            return rc;
+        if (!same_dir) {
+            int sdelta = (S_ISDIR(din.mode) ? 1 : 0) - (S_ISDIR(sin.mode) ? 1 : 0);
+            if (S_ISDIR(sin.mode)) {
+                sin.parent = d.dir;
+                sin.ctime_ns = now_ns();
+                if ((rc = meta_inode_put(t, &sin)))
+                    return rc;
+            }
+            if (S_ISDIR(din.mode)) {
+                din.parent = s.dir;
+                din.ctime_ns = now_ns();
+                if ((rc = meta_inode_put(t, &din)))
+                    return rc;
+            }
+            if ((rc = touch_dir(t, &s.din, sdelta)))
+                return rc;
+            if ((rc = meta_inode_get(t, d.dir, &d.din)) || (rc = touch_dir(t, &d.din, -sdelta)))
+                return rc;
+            return 0;
+        }
+        return touch_dir(t, &s.din, 0);
+    }
+    if (dexists) {
+        if (S_ISDIR(sin.mode) && !S_ISDIR(din.mode))
+            return -ENOTDIR;
+        if (!S_ISDIR(sin.mode) && S_ISDIR(din.mode))
+            return -EISDIR;
+        if (S_ISDIR(din.mode) && (rc = meta_dir_is_empty(t, dino)) <= 0)
+            return rc ? rc : -ENOTEMPTY;
+    }
+    if ((rc = meta_dentry_del(t, s.dir, s.name)))
+        return rc;
+    if ((rc = meta_dentry_set(t, d.dir, d.name, sino, dtype(sin.mode))))
+        return rc;
+    int ddelta = 0, sdelta = 0;
+    if (dexists) {
+        a->r->replaced = dino;
+        if ((rc = drop_link(t, &din, &a->r->destroy, &a->r->layout)))
+            return rc;
+        if (S_ISDIR(din.mode))
+            ddelta -= 1;
+    }
+    if (S_ISDIR(sin.mode) && !same_dir) {
+        sdelta -= 1;
+        ddelta += 1;
+    }
+    sin.parent = S_ISDIR(sin.mode) ? d.dir : sin.parent;
+    sin.ctime_ns = now_ns();
+    if ((rc = meta_inode_put(t, &sin)))
+        return rc;
+    if (same_dir)
+        return touch_dir(t, &s.din, sdelta + ddelta);
+    if ((rc = touch_dir(t, &s.din, sdelta)))
+        return rc;
+    /* Re-read: the source directory update may not be the same record, but
+     * d.din could be stale if the destination was inside what we wrote. */
+    if ((rc = meta_inode_get(t, d.dir, &d.din)))
+        return rc;
+    return touch_dir(t, &d.din, ddelta);
+}
+
+int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct proto_rename_rep *r)
+{
+    struct rename_arg a = {c, q, r};
+    return meta_store_write(c->store, rename_txn, &a);
+}
+
+/* ---- link, readlink ---- */
+
+struct link_arg {
+    struct meta_ctx *c;
+    const struct proto_link_req *q;
+    struct proto_link_rep *r;
+};
+
+static int link_txn(struct meta_txn *t, void *arg)
+{
+    struct link_arg *a = arg;
+    const struct proto_link_req *q = a->q;
+    char path[PROTO_MAX_STR + 1];
+    int rc = path_arg(&q->dpath, path, sizeof(path));
+    if (rc)
+        return rc;
+    struct meta_inode in;
+    if ((rc = meta_inode_get(t, q->ino, &in)))
+        return rc;
+    if (S_ISDIR(in.mode))
+        return -EPERM;
+    struct walk w = {.links_left = MAX_SYMLINKS};
+    if ((rc = walk_parent(t, &q->cred, q->dparent, path, &w)))
+        return rc;
+    if (w.self)
+        return -EEXIST;
+    if ((rc = valid_name(w.name)) || (rc = may(&w.din, &q->cred, 3)))
+        return rc;
+    if (in.nlink >= 65000)
+        return -EMLINK;
+    if ((rc = meta_dentry_add(t, w.dir, w.name, in.ino, dtype(in.mode))))
+        return rc;
+    in.nlink++;
+    in.ctime_ns = now_ns();
+    if ((rc = meta_inode_put(t, &in)) || (rc = touch_dir(t, &w.din, 0)))
+        return rc;
+    to_attr(&in, &a->r->attr);
+    return 0;
+}
+
+int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r)
+{
+    struct link_arg a = {c, q, r};
+    return meta_store_write(c->store, link_txn, &a);
+}
+
+static int readlink_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_readlink_req *q = a->q;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if (!S_ISLNK(in.mode))
+        return -EINVAL;
+    MDB_val v;
+    if ((rc = meta_symlink_get(t, q->ino, &v)))
+        return rc;
+    if (v.mv_size > a->buflen)
+        return -ENAMETOOLONG;
+    memcpy(a->buf, v.mv_data, v.mv_size);
+    struct proto_readlink_rep *r = a->r;
+    r->target.p = (const char *)a->buf;
+    r->target.len = (uint32_t)v.mv_size;
+    return 0;
+}
+
+int meta_op_readlink(struct meta_ctx *c, const struct proto_readlink_req *q,
+                     struct proto_readlink_rep *r, char *buf, size_t buflen)
+{
+    struct ino_arg a = {c, q, r, (uint8_t *)buf, buflen};
+    return meta_store_read(c->store, readlink_txn, &a);
+}
+
+/* ---- readdir ---- */
+
+struct readdir_state {
+    struct proto_enc e;
+    uint32_t count;
+};
+
+static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, size_t len,
+                      uint64_t next)
+{
+    struct readdir_state *s = arg;
+    struct proto_dirent de = {ino, next, type, {name, (uint32_t)len}};
+    size_t before = s->e.len;
+    proto_put_dirent(&s->e, &de);
+    if (s->e.err) {
+        s->e.len = before;
+        s->e.err = 0;
+        return 1; /* full: this entry goes in the next batch */
+    }
+    s->count++;
+    return 0;
+}
+
+static int readdir_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_readdir_req *q = a->q;
+    struct proto_readdir_rep *r = a->r;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if (!S_ISDIR(in.mode))
+        return -ENOTDIR;
+    if ((rc = may(&in, &q->cred, 4)))
+        return rc;
+    size_t cap = MIN(a->buflen, (size_t)q->max_bytes);
+    if (cap < 16 + 1 + 2 + PROTO_MAX_NAME + 8)
+        return -EINVAL;
+    struct readdir_state s = {.count = 0};
+    proto_enc_init(&s.e, a->buf, cap);
+    if ((rc = meta_dir_iterate(t, q->ino, q->cookie, readdir_cb, &s)))
+        return rc;
+    r->count = s.count;
+    r->entries.p = a->buf;
+    r->entries.len = (uint32_t)s.e.len;
+    /* Not full means the iteration reached the end. */
+    r->eof = s.e.len + 16 + 1 + 2 + PROTO_MAX_NAME + 8 <= cap;
+    return 0;
+}
+
+int meta_op_readdir(struct meta_ctx *c, const struct proto_readdir_req *q,
+                    struct proto_readdir_rep *r, uint8_t *buf, size_t buflen)
+{
+    struct ino_arg a = {c, q, r, buf, buflen};
+    return meta_store_read(c->store, readdir_txn, &a);
+}
+
+/* ---- layouts ---- */
+
+static int getstripe_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_getstripe_req *q = a->q;
+    struct proto_getstripe_rep *r = a->r;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if (S_ISDIR(in.mode)) {
+        r->is_dir = 1;
+        r->dir_count = in.dcount;
+        r->dir_size = in.dsize;
+        r->dir_offset = in.doffset;
+        return 0;
+    }
+    if (!S_ISREG(in.mode))
+        return -ENODATA;
+    r->layout = in.layout;
+    return 0;
+}
+
+int meta_op_getstripe(struct meta_ctx *c, const struct proto_getstripe_req *q,
+                      struct proto_getstripe_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_read(c->store, getstripe_txn, &a);
+}
+
+static int setstripe_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_setstripe_req *q = a->q;
+    struct proto_setstripe_rep *r = a->r;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if ((rc = check_stripe_args(q->count, q->size, q->offset)))
+        return rc;
+    if (S_ISDIR(in.mode)) {
+        if (q->cred.uid != 0 && q->cred.uid != in.uid)
+            return -EPERM;
+        in.dcount = q->count;
+        in.dsize = q->size;
+        in.doffset = q->offset;
+        in.ctime_ns = now_ns();
+        return meta_inode_put(t, &in);
+    }
+    if (!S_ISREG(in.mode))
+        return -EINVAL;
+    if ((rc = may(&in, &q->cred, 2)))
+        return rc;
+    /* Data already placed by the old layout would become unreachable. */
+    if (in.size || (in.flags & META_F_OBJECTS))
+        return -EEXIST;
+    int32_t count = q->count ? q->count : a->c->default_count;
+    uint32_t size = q->size ? q->size : in.layout.comp[0].stripe_size;
+    if ((rc = alloc_layout(a->c, count, size, q->offset, &in.layout)))
+        return rc;
+    in.ctime_ns = now_ns();
+    r->layout = in.layout;
+    return meta_inode_put(t, &in);
+}
+
+int meta_op_setstripe(struct meta_ctx *c, const struct proto_setstripe_req *q,
+                      struct proto_setstripe_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_write(c->store, setstripe_txn, &a);
+}
+
+/* ---- xattrs ---- */
+
+/* Who may read (write=false) or change an xattr of in, by namespace. */
+static int xattr_may(const struct meta_inode *in, const struct proto_cred *c, const char *name,
+                     bool write)
+{
+    if (!strncmp(name, "user.", 5)) {
+        if (!S_ISREG(in->mode) && !S_ISDIR(in->mode))
+            return write ? -EPERM : -ENODATA;
+        if ((in->mode & S_ISVTX) && S_ISDIR(in->mode) && write && c->uid != 0 &&
+            c->uid != in->uid)
+            return -EPERM;
+        return may(in, c, write ? 2 : 4);
+    }
+    if (!strncmp(name, "trusted.", 8))
+        return c->uid == 0 ? 0 : (write ? -EPERM : -ENODATA);
+    if (!strncmp(name, "security.", 9))
+        return write && c->uid != 0 && c->uid != in->uid ? -EPERM : 0;
+    /* system.* (POSIX ACLs) is not supported yet; unknown prefixes never. */
+    return -EOPNOTSUPP;
+}
+
+static int xattr_name(const struct proto_str *s, char *buf)
+{
+    int rc = proto_str_copy(s, buf, PROTO_MAX_NAME + 1);
+    if (rc == -ENAMETOOLONG)
+        return -ERANGE;
+    if (rc)
+        return rc;
+    return buf[0] ? 0 : -EINVAL;
+}
+
+static int setxattr_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_setxattr_req *q = a->q;
+    char name[PROTO_MAX_NAME + 1];
+    struct meta_inode in;
+    int rc;
+    if ((rc = xattr_name(&q->name, name)))
+        return rc;
+    if (q->value.len > PROTO_MAX_XATTR)
+        return -E2BIG;
+    if (q->flags & ~(uint32_t)(XATTR_CREATE | XATTR_REPLACE))
+        return -EINVAL;
+    if ((rc = meta_inode_get(t, q->ino, &in)) || (rc = xattr_may(&in, &q->cred, name, true)))
+        return rc;
+    MDB_val v;
+    rc = meta_xattr_get(t, q->ino, name, &v);
+    if (rc && rc != -ENOENT)
+        return rc;
+    if (rc == 0 && (q->flags & XATTR_CREATE))
+        return -EEXIST;
+    if (rc == -ENOENT && (q->flags & XATTR_REPLACE))
+        return -ENODATA;
+    if ((rc = meta_xattr_put(t, q->ino, name, q->value.p, q->value.len)))
+        return rc;
+    in.ctime_ns = now_ns();
+    return meta_inode_put(t, &in);
+}
+
+int meta_op_setxattr(struct meta_ctx *c, const struct proto_setxattr_req *q,
+                     struct proto_setxattr_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_write(c->store, setxattr_txn, &a);
+}
+
+static int getxattr_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_getxattr_req *q = a->q;
+    struct proto_getxattr_rep *r = a->r;
+    char name[PROTO_MAX_NAME + 1];
+    struct meta_inode in;
+    int rc;
+    if ((rc = xattr_name(&q->name, name)))
+        return rc;
+    if ((rc = meta_inode_get(t, q->ino, &in)) || (rc = xattr_may(&in, &q->cred, name, false)))
+        return rc;
+    MDB_val v;
+    if ((rc = meta_xattr_get(t, q->ino, name, &v)))
+        return rc == -ENOENT ? -ENODATA : rc;
+    if (v.mv_size > a->buflen)
+        return -E2BIG;
+    memcpy(a->buf, v.mv_data, v.mv_size);
+    r->value.p = a->buf;
+    r->value.len = (uint32_t)v.mv_size;
+    return 0;
+}
+
+int meta_op_getxattr(struct meta_ctx *c, const struct proto_getxattr_req *q,
+                     struct proto_getxattr_rep *r, uint8_t *buf, size_t buflen)
+{
+    struct ino_arg a = {c, q, r, buf, buflen};
+    return meta_store_read(c->store, getxattr_txn, &a);
+}
+
+struct list_state {
+    struct ino_arg *a;
+    const struct meta_inode *in;
+    const struct proto_cred *cred;
+    size_t len;
+};
+
+static int list_cb(void *arg, const char *name, size_t len)
+{
+    struct list_state *s = arg;
+    char n[PROTO_MAX_NAME + 1];
+    if (len > PROTO_MAX_NAME)
+        return 0;
+    memcpy(n, name, len);
+    n[len] = '\0';
+    /* List only what the caller could read (trusted.* is root's). */
+    if (xattr_may(s->in, s->cred, n, false) == -ENODATA && strncmp(n, "user.", 5))
+        return 0;
+    if (s->len + len + 1 > s->a->buflen)
+        return -E2BIG;
+    memcpy(s->a->buf + s->len, n, len + 1);
+    s->len += len + 1;
+    return 0;
+}
+
+static int listxattr_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_listxattr_req *q = a->q;
+    struct proto_listxattr_rep *r = a->r;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    struct list_state s = {a, &in, &q->cred, 0};
+    if ((rc = meta_xattr_list(t, q->ino, list_cb, &s)))
+        return rc;
+    r->names.p = a->buf;
+    r->names.len = (uint32_t)s.len;
+    return 0;
+}
+
+int meta_op_listxattr(struct meta_ctx *c, const struct proto_listxattr_req *q,
+                      struct proto_listxattr_rep *r, uint8_t *buf, size_t buflen)
+{
+    struct ino_arg a = {c, q, r, buf, buflen};
+    return meta_store_read(c->store, listxattr_txn, &a);
+}
+
+static int removexattr_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_removexattr_req *q = a->q;
+    char name[PROTO_MAX_NAME + 1];
+    struct meta_inode in;
+    int rc;
+    if ((rc = xattr_name(&q->name, name)))
+        return rc;
+    if ((rc = meta_inode_get(t, q->ino, &in)) || (rc = xattr_may(&in, &q->cred, name, true)))
+        return rc;
+    if ((rc = meta_xattr_del(t, q->ino, name)))
+        return rc == -ENOENT ? -ENODATA : rc;
+    in.ctime_ns = now_ns();
+    return meta_inode_put(t, &in);
+}
+
+int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *q,
+                        struct proto_removexattr_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_write(c->store, removexattr_txn, &a);
+}
+
+/* ---- size reports ---- */
+
+static int setsize_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_setsize_req *q = a->q;
+    struct proto_setsize_rep *r = a->r;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if (!S_ISREG(in.mode))
+        return -EINVAL;
+    /* Only a writer reports sizes; it proved write access when it opened. */
+    bool changed = !(in.flags & META_F_OBJECTS) || q->size > in.size ||
+                   (q->mtime_ns && q->mtime_ns != in.mtime_ns);
+    in.flags |= META_F_OBJECTS;
+    if (q->size > in.size)
+        in.size = q->size;
+    if (q->mtime_ns) {
+        in.mtime_ns = q->mtime_ns;
+        in.ctime_ns = q->mtime_ns;
+    }
+    if (changed && (rc = meta_inode_put(t, &in)))
+        return rc;
+    to_attr(&in, &r->attr);
+    return 0;
+}
+
+int meta_op_setsize(struct meta_ctx *c, const struct proto_setsize_req *q,
+                    struct proto_setsize_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_write(c->store, setsize_txn, &a);
+}

@@ -1,0 +1,80 @@
+/*
+ * Namespace operations of one MDT. Each takes a decoded request and fills
+ * the reply; the service (metad.c) only decodes and encodes. Unit tests
+ * call these directly on a store in a temporary directory.
+ *
+ * Every operation checks the caller's credentials (uid, gid, groups) as a
+ * local POSIX file system would, and returns 0 or a negative errno.
+ */
+#ifndef STRIA_META_OPS_H
+#define STRIA_META_OPS_H
+
+#include "store.h"
+
+#include <pthread.h>
+
+#define META_MAX_OSTS 1024
+
+/* What the allocator knows of one OST, refreshed from the cluster map. */
+struct meta_ost {
+    uint32_t index;
+    bool online;
+    uint64_t avail, total;
+};
+
+struct meta_ctx {
+    struct meta_store *store;
+    /* File system defaults for new files (DESIGN §3). */
+    int32_t default_count;
+    uint32_t default_size;
+    /* Allocation state, under alloc_lock. */
+    pthread_mutex_t alloc_lock;
+    uint32_t nost;
+    struct meta_ost ost[META_MAX_OSTS];
+    uint32_t rr_next;
+    uint64_t rng;
+};
+
+/* Initialise ctx over an open store; creates the root directory on a new
+ * MDT 0. */
+int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t default_count,
+                  uint32_t default_size);
+void meta_ctx_destroy(struct meta_ctx *ctx);
+/* Replace the allocator's view of the OSTs. */
+void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n);
+
+int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r);
+int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
+                    struct proto_getattr_rep *r);
+int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
+                    struct proto_setattr_rep *r);
+int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r);
+int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r);
+int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r);
+int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct proto_rmdir_rep *r);
+int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct proto_rename_rep *r);
+int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r);
+int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
+                    struct proto_symlink_rep *r);
+/* buf receives the target; r->target points into it. */
+int meta_op_readlink(struct meta_ctx *c, const struct proto_readlink_req *q,
+                     struct proto_readlink_rep *r, char *buf, size_t buflen);
+/* Entries are encoded into buf (at most min(buflen, q->max_bytes) bytes). */
+int meta_op_readdir(struct meta_ctx *c, const struct proto_readdir_req *q,
+                    struct proto_readdir_rep *r, uint8_t *buf, size_t buflen);
+int meta_op_getstripe(struct meta_ctx *c, const struct proto_getstripe_req *q,
+                      struct proto_getstripe_rep *r);
+int meta_op_setstripe(struct meta_ctx *c, const struct proto_setstripe_req *q,
+                      struct proto_setstripe_rep *r);
+int meta_op_setxattr(struct meta_ctx *c, const struct proto_setxattr_req *q,
+                     struct proto_setxattr_rep *r);
+int meta_op_getxattr(struct meta_ctx *c, const struct proto_getxattr_req *q,
+                     struct proto_getxattr_rep *r, uint8_t *buf, size_t buflen);
+int meta_op_listxattr(struct meta_ctx *c, const struct proto_listxattr_req *q,
+                      struct proto_listxattr_rep *r, uint8_t *buf, size_t buflen);
+int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *q,
+                        struct proto_removexattr_rep *r);
+int meta_op_setsize(struct meta_ctx *c, const struct proto_setsize_req *q,
+                    struct proto_setsize_rep *r);
+
+#endif

@@ -1,0 +1,626 @@
+/*
+ * LMDB-backed metadata store with group commit (store.h).
+ *
+ * Databases:
+ *   inodes   key ino (8 bytes, big-endian)           value: encoded meta_inode
+ *   dentries key parent ino + cookie (8+8, BE) + name value: ino (8) + type (1)
+ *   xattrs   key ino + name                          value: the xattr value
+ *   links    key ino                                 value: symlink target
+ *   info     "next_ino", "mdt"                       counters and identity
+ * A directory's entries sort by cookie, a 63-bit hash of the name, so a
+ * READDIR cookie stays valid while other entries are added and removed.
+ */
+#include "store.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <stdio.h>
+#include <sys/statvfs.h>
+
+#define BATCH_MAX 512
+#define INODE_REC_VERSION 1
+
+struct wreq {
+    meta_txn_fn fn;
+    void *arg;
+    int rc;
+    bool done;
+    struct wreq *next;
+};
+
+struct meta_store {
+    MDB_env *env;
+    MDB_dbi inodes, dentries, xattrs, links, info;
+    uint32_t mdt;
+    char dir[4096];
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct wreq *head, *tail;
+    bool leader;
+    bool dirty;
+    pthread_mutex_t sync_lock;
+};
+
+static int mdb_err(int rc)
+{
+    switch (rc) {
+    case 0: return 0;
+    case MDB_NOTFOUND: return -ENOENT;
+    case MDB_KEYEXIST: return -EEXIST;
+    case MDB_MAP_FULL: return -ENOSPC;
+    case MDB_TXN_FULL: return -ENOSPC;
+    case MDB_BAD_VALSIZE: return -ENAMETOOLONG;
+    default: return rc > 0 ? -rc : -EIO;
+    }
+}
+
+static void be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static uint64_t rd_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static uint64_t name_cookie(const char *name, size_t len)
+{
+    /* 63 bits, so cookies stay positive as FUSE directory offsets. */
+    return util_hash64(name, len) >> 1;
+}
+
+int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size,
+                    struct meta_store **out)
+{
+    struct meta_store *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    snprintf(s->dir, sizeof(s->dir), "%s", dir);
+    s->mdt = mdt_index;
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->cond, NULL);
+    pthread_mutex_init(&s->sync_lock, NULL);
+    int rc = util_mkdir_p(dir, 0700);
+    MDB_txn *txn = NULL;
+    if (rc) {
+        log_error("cannot create MDT directory %s: %s", dir, log_err(rc));
+        goto fail;
+    }
+    if ((rc = mdb_err(mdb_env_create(&s->env))))
+        goto fail;
+    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_mapsize(s->env, map_size);
+    mdb_env_set_maxreaders(s->env, 4096);
+    rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS, 0600);
+    if (rc) {
+        log_error("cannot open LMDB environment in %s: %s", dir, mdb_strerror(rc));
+        rc = mdb_err(rc);
+        goto fail;
+    }
+    if ((rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, &txn))))
+        goto fail;
+    if ((rc = mdb_err(mdb_dbi_open(txn, "inodes", MDB_CREATE, &s->inodes))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "dentries", MDB_CREATE, &s->dentries))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "xattrs", MDB_CREATE, &s->xattrs))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "links", MDB_CREATE, &s->links))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))))
+        goto fail;
+    MDB_val k = {3, "mdt"}, v;
+    rc = mdb_get(txn, s->info, &k, &v);
+    if (rc == MDB_NOTFOUND) {
+        uint8_t b[8];
+        be64(b, mdt_index);
+        v.mv_size = 8;
+        v.mv_data = b;
+        rc = mdb_put(txn, s->info, &k, &v, 0);
+    } else if (rc == 0 && (v.mv_size != 8 || rd_be64(v.mv_data) != mdt_index)) {
+        log_error("%s holds MDT %llu, not MDT %u; refusing to serve it", dir,
+                  v.mv_size == 8 ? (unsigned long long)rd_be64(v.mv_data) : 0ull, mdt_index);
+        rc = -EINVAL;
+        goto fail;
+    }
+    if ((rc = mdb_err(rc)) || (rc = mdb_err(mdb_txn_commit(txn)))) {
+        txn = NULL;
+        goto fail;
+    }
+    txn = NULL;
+    if ((rc = meta_store_sync(s)))
+        goto fail;
+    *out = s;
+    return 0;
+fail:
+    if (txn)
+        mdb_txn_abort(txn);
+    if (s->env)
+        mdb_env_close(s->env);
+    free(s);
+    return rc;
+}
+
+void meta_store_close(struct meta_store *s)
+{
+    if (!s)
+        return;
+    meta_store_sync(s);
+    mdb_env_close(s->env);
+    free(s);
+}
+
+uint32_t meta_store_mdt(const struct meta_store *s)
+{
+    return s->mdt;
+}
+
+static void run_batch(struct meta_store *s, struct wreq *batch)
+{
+    MDB_txn *parent;
+    int rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, &parent));
+    if (rc) {
+        for (struct wreq *w = batch; w; w = w->next)
+            w->rc = rc;
+        return;
+    }
+    bool any = false;
+    for (struct wreq *w = batch; w; w = w->next) {
+        MDB_txn *child;
+        w->rc = mdb_err(mdb_txn_begin(s->env, parent, 0, &child));
+        if (w->rc)
+            continue;
+        struct meta_txn t = {child, s};
+        w->rc = w->fn(&t, w->arg);
+        if (w->rc < 0) {
+            mdb_txn_abort(child);
+            continue;
+        }
+        int crc = mdb_err(mdb_txn_commit(child));
+        if (crc)
+            w->rc = crc;
+        else
+            any = true;
+    }
+    if (!any) {
+        mdb_txn_abort(parent);
+        return;
+    }
+    rc = mdb_err(mdb_txn_commit(parent));
+    if (rc) {
+        log_error("MDT%04x batch commit failed: %s", s->mdt, log_err(rc));
+        for (struct wreq *w = batch; w; w = w->next)
+            if (w->rc >= 0)
+                w->rc = rc;
+    }
+}
+
+int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
+{
+    struct wreq w = {.fn = fn, .arg = arg};
+    pthread_mutex_lock(&s->lock);
+    if (s->tail)
+        s->tail->next = &w;
+    else
+        s->head = &w;
+    s->tail = &w;
+    while (!w.done) {
+        if (s->leader) {
+            pthread_cond_wait(&s->cond, &s->lock);
+            continue;
+        }
+        /* Lead one batch: everything queued so far, up to BATCH_MAX. */
+        s->leader = true;
+        struct wreq *batch = s->head, *last = batch;
+        for (int n = 1; n < BATCH_MAX && last->next; n++)
+            last = last->next;
+        s->head = last->next;
+        if (!s->head)
+            s->tail = NULL;
+        last->next = NULL;
+        pthread_mutex_unlock(&s->lock);
+        run_batch(s, batch);
+        pthread_mutex_lock(&s->lock);
+        for (struct wreq *b = batch; b;) {
+            struct wreq *next = b->next;
+            b->done = true;
+            b = next;
+        }
+        s->dirty = true;
+        s->leader = false;
+        pthread_cond_broadcast(&s->cond);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return w.rc;
+}
+
+int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
+{
+    MDB_txn *txn;
+    int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+    if (rc)
+        return rc;
+    struct meta_txn t = {txn, s};
+    rc = fn(&t, arg);
+    mdb_txn_abort(txn);
+    return rc;
+}
+
+int meta_store_sync(struct meta_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    s->dirty = false;
+    pthread_mutex_unlock(&s->lock);
+    pthread_mutex_lock(&s->sync_lock);
+    int rc = mdb_env_sync(s->env, 1);
+    pthread_mutex_unlock(&s->sync_lock);
+    if (rc) {
+        log_error("MDT%04x sync failed: %s", s->mdt, mdb_strerror(rc));
+        pthread_mutex_lock(&s->lock);
+        s->dirty = true;
+        pthread_mutex_unlock(&s->lock);
+    }
+    return mdb_err(rc);
+}
+
+int meta_store_flush_if_dirty(struct meta_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    bool dirty = s->dirty;
+    pthread_mutex_unlock(&s->lock);
+    return dirty ? meta_store_sync(s) : 0;
+}
+
+int meta_store_stats(struct meta_store *s, struct proto_tstat *out)
+{
+    MDB_envinfo info;
+    MDB_stat st;
+    MDB_txn *txn;
+    int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
+    if (rc)
+        return rc;
+    mdb_stat(txn, s->inodes, &st);
+    mdb_txn_abort(txn);
+    mdb_env_info(s->env, &info);
+    MDB_stat est;
+    mdb_env_stat(s->env, &est);
+    uint64_t map = info.me_mapsize, used = (uint64_t)(info.me_last_pgno + 1) * est.ms_psize;
+    struct statvfs vfs;
+    uint64_t disk_avail = UINT64_MAX;
+    if (statvfs(s->dir, &vfs) == 0)
+        disk_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
+    uint64_t avail = map > used ? map - used : 0;
+    if (avail > disk_avail)
+        avail = disk_avail;
+    out->index = s->mdt;
+    out->bytes_used = used;
+    out->bytes_avail = avail;
+    out->bytes_total = used + avail;
+    out->inodes_used = st.ms_entries;
+    /* An inode costs about 512 bytes with its entry: the free estimate. */
+    out->inodes_total = st.ms_entries + avail / 512;
+    return 0;
+}
+
+/* ---- inode records ---- */
+
+static int put_rec(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, const void *val,
+                   size_t vlen, unsigned flags)
+{
+    MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
+    return mdb_err(mdb_put(txn, dbi, &k, &v, flags));
+}
+
+int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb}, v;
+    int rc = mdb_err(mdb_get(t->txn, t->store->inodes, &k, &v));
+    if (rc)
+        return rc;
+    struct proto_dec d;
+    proto_dec_init(&d, v.mv_data, v.mv_size);
+    uint8_t ver;
+    memset(out, 0, sizeof(*out));
+    proto_get_U8(&d, &ver);
+    proto_get_U64(&d, &out->ino);
+    proto_get_U32(&d, &out->mode);
+    proto_get_U32(&d, &out->uid);
+    proto_get_U32(&d, &out->gid);
+    proto_get_U32(&d, &out->nlink);
+    proto_get_U64(&d, &out->size);
+    proto_get_I64(&d, &out->atime_ns);
+    proto_get_I64(&d, &out->mtime_ns);
+    proto_get_I64(&d, &out->ctime_ns);
+    proto_get_U64(&d, &out->rdev);
+    proto_get_U32(&d, &out->flags);
+    proto_get_U64(&d, &out->parent);
+    proto_get_I32(&d, &out->dcount);
+    proto_get_U32(&d, &out->dsize);
+    proto_get_I32(&d, &out->doffset);
+    if (S_ISREG(out->mode))
+        proto_get_LAYOUT(&d, &out->layout);
+    if (d.err || ver != INODE_REC_VERSION || out->ino != ino) {
+        log_error("MDT%04x inode %llx: corrupt record", t->store->mdt, (unsigned long long)ino);
+        return -EUCLEAN;
+    }
+    return 0;
+}
+
+int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
+{
+    uint8_t buf[128 + sizeof(struct layout)], kb[8];
+    struct proto_enc e;
+    uint8_t ver = INODE_REC_VERSION;
+    proto_enc_init(&e, buf, sizeof(buf));
+    proto_put_U8(&e, &ver);
+    proto_put_U64(&e, &in->ino);
+    proto_put_U32(&e, &in->mode);
+    proto_put_U32(&e, &in->uid);
+    proto_put_U32(&e, &in->gid);
+    proto_put_U32(&e, &in->nlink);
+    proto_put_U64(&e, &in->size);
+    proto_put_I64(&e, &in->atime_ns);
+    proto_put_I64(&e, &in->mtime_ns);
+    proto_put_I64(&e, &in->ctime_ns);
+    proto_put_U64(&e, &in->rdev);
+    proto_put_U32(&e, &in->flags);
+    proto_put_U64(&e, &in->parent);
+    proto_put_I32(&e, &in->dcount);
+    proto_put_U32(&e, &in->dsize);
+    proto_put_I32(&e, &in->doffset);
+    if (S_ISREG(in->mode))
+        proto_put_LAYOUT(&e, &in->layout);
+    if (e.err)
+        return e.err;
+    be64(kb, in->ino);
+    return put_rec(t->txn, t->store->inodes, kb, 8, buf, e.len, 0);
+}
+
+int meta_inode_del(struct meta_txn *t, uint64_t ino)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb};
+    return mdb_err(mdb_del(t->txn, t->store->inodes, &k, NULL));
+}
+
+int meta_alloc_ino(struct meta_txn *t, uint64_t *ino)
+{
+    MDB_val k = {8, "next_ino"}, v;
+    uint64_t next = 2; /* 1 is the root of MDT 0 */
+    int rc = mdb_get(t->txn, t->store->info, &k, &v);
+    if (rc == 0 && v.mv_size == 8)
+        next = rd_be64(v.mv_data);
+    else if (rc != MDB_NOTFOUND)
+        return mdb_err(rc ? rc : MDB_CORRUPTED);
+    if (next >= (1ull << META_INO_BITS))
+        return -ENOSPC;
+    uint8_t b[8];
+    be64(b, next + 1);
+    if ((rc = put_rec(t->txn, t->store->info, "next_ino", 8, b, 8, 0)))
+        return rc;
+    *ino = (uint64_t)t->store->mdt << META_INO_BITS | next;
+    return 0;
+}
+
+/* ---- directory entries ---- */
+
+static size_t dentry_key(uint8_t *kb, uint64_t parent, const char *name, size_t len)
+{
+    be64(kb, parent);
+    be64(kb + 8, name_cookie(name, len));
+    memcpy(kb + 16, name, len);
+    return 16 + len;
+}
+
+int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint64_t *ino,
+                    uint8_t *type)
+{
+    uint8_t kb[16 + PROTO_MAX_NAME];
+    size_t len = strlen(name);
+    if (len > PROTO_MAX_NAME)
+        return -ENAMETOOLONG;
+    MDB_val k = {dentry_key(kb, parent, name, len), kb}, v;
+    int rc = mdb_err(mdb_get(t->txn, t->store->dentries, &k, &v));
+    if (rc)
+        return rc;
+    if (v.mv_size != 9)
+        return -EUCLEAN;
+    *ino = rd_be64(v.mv_data);
+    if (type)
+        *type = ((uint8_t *)v.mv_data)[8];
+    return 0;
+}
+
+static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
+                      uint8_t type, unsigned flags)
+{
+    uint8_t kb[16 + PROTO_MAX_NAME], vb[9];
+    size_t len = strlen(name);
+    if (len > PROTO_MAX_NAME)
+        return -ENAMETOOLONG;
+    be64(vb, ino);
+    vb[8] = type;
+    return put_rec(t->txn, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9,
+                   flags);
+}
+
+int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
+                    uint8_t type)
+{
+    return dentry_put(t, parent, name, ino, type, MDB_NOOVERWRITE);
+}
+
+int meta_dentry_set(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
+                    uint8_t type)
+{
+    return dentry_put(t, parent, name, ino, type, 0);
+}
+
+int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
+{
+    uint8_t kb[16 + PROTO_MAX_NAME];
+    size_t len = strlen(name);
+    if (len > PROTO_MAX_NAME)
+        return -ENAMETOOLONG;
+    MDB_val k = {dentry_key(kb, parent, name, len), kb};
+    return mdb_err(mdb_del(t->txn, t->store->dentries, &k, NULL));
+}
+
+int meta_dir_iterate(struct meta_txn *t, uint64_t dir, uint64_t cookie, meta_dirent_cb cb,
+                     void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->dentries, &cur));
+    if (rc)
+        return rc;
+    uint8_t kb[16];
+    be64(kb, dir);
+    be64(kb + 8, cookie);
+    MDB_val k = {16, kb}, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (mrc == 0) {
+        if (k.mv_size < 17 || rd_be64(k.mv_data) != dir)
+            break;
+        if (v.mv_size != 9) {
+            rc = -EUCLEAN;
+            break;
+        }
+        const uint8_t *kp = k.mv_data;
+        rc = cb(arg, rd_be64(v.mv_data), ((uint8_t *)v.mv_data)[8], (const char *)kp + 16,
+                k.mv_size - 16, rd_be64(kp + 8) + 1);
+        if (rc)
+            break;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    if (rc == 1)
+        rc = 0;
+    if (rc == 0 && mrc && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    return rc;
+}
+
+static int first_entry_cb(void *arg, uint64_t ino, uint8_t type, const char *name, size_t len,
+                          uint64_t next)
+{
+    (void)ino, (void)type, (void)name, (void)len, (void)next;
+    *(int *)arg = 0;
+    return 1;
+}
+
+int meta_dir_is_empty(struct meta_txn *t, uint64_t dir)
+{
+    int empty = 1;
+    int rc = meta_dir_iterate(t, dir, 0, first_entry_cb, &empty);
+    return rc ? rc : empty;
+}
+
+/* ---- xattrs and symlinks ---- */
+
+static size_t xattr_key(uint8_t *kb, uint64_t ino, const char *name)
+{
+    size_t len = strlen(name);
+    be64(kb, ino);
+    memcpy(kb + 8, name, len);
+    return 8 + len;
+}
+
+int meta_xattr_get(struct meta_txn *t, uint64_t ino, const char *name, MDB_val *val)
+{
+    uint8_t kb[8 + PROTO_MAX_NAME];
+    if (strlen(name) > PROTO_MAX_NAME)
+        return -ERANGE;
+    MDB_val k = {xattr_key(kb, ino, name), kb};
+    return mdb_err(mdb_get(t->txn, t->store->xattrs, &k, val));
+}
+
+int meta_xattr_put(struct meta_txn *t, uint64_t ino, const char *name, const void *v, size_t len)
+{
+    uint8_t kb[8 + PROTO_MAX_NAME];
+    if (strlen(name) > PROTO_MAX_NAME)
+        return -ERANGE;
+    return put_rec(t->txn, t->store->xattrs, kb, xattr_key(kb, ino, name), v, len, 0);
+}
+
+int meta_xattr_del(struct meta_txn *t, uint64_t ino, const char *name)
+{
+    uint8_t kb[8 + PROTO_MAX_NAME];
+    if (strlen(name) > PROTO_MAX_NAME)
+        return -ERANGE;
+    MDB_val k = {xattr_key(kb, ino, name), kb};
+    return mdb_err(mdb_del(t->txn, t->store->xattrs, &k, NULL));
+}
+
+static int xattr_walk(struct meta_txn *t, uint64_t ino, bool del,
+                      int (*cb)(void *arg, const char *name, size_t len), void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->xattrs, &cur));
+    if (rc)
+        return rc;
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb}, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (mrc == 0 && k.mv_size > 8 && rd_be64(k.mv_data) == ino) {
+        if (del) {
+            /* Re-seek after each delete rather than trust the cursor. */
+            if ((rc = mdb_err(mdb_cursor_del(cur, 0))))
+                break;
+            k.mv_size = 8;
+            k.mv_data = kb;
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+            continue;
+        }
+        if ((rc = cb(arg, (const char *)k.mv_data + 8, k.mv_size - 8)))
+            break;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    return rc;
+}
+
+int meta_xattr_list(struct meta_txn *t, uint64_t ino,
+                    int (*cb)(void *arg, const char *name, size_t len), void *arg)
+{
+    return xattr_walk(t, ino, false, cb, arg);
+}
+
+int meta_xattr_del_all(struct meta_txn *t, uint64_t ino)
+{
+    return xattr_walk(t, ino, true, NULL, NULL);
+}
+
+int meta_symlink_get(struct meta_txn *t, uint64_t ino, MDB_val *target)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb};
+    return mdb_err(mdb_get(t->txn, t->store->links, &k, target));
+}
+
+int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_t len)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    return put_rec(t->txn, t->store->links, kb, 8, target, len, 0);
+}
+
+int meta_symlink_del(struct meta_txn *t, uint64_t ino)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb};
+    int rc = mdb_err(mdb_del(t->txn, t->store->links, &k, NULL));
+    return rc == -ENOENT ? 0 : rc;
+}

@@ -1,0 +1,109 @@
+/*
+ * The metadata store of one MDT: an LMDB environment holding inodes,
+ * directory entries, xattrs and symlink targets (DESIGN §4).
+ *
+ * Writes go through meta_store_write(), which batches the writes of many
+ * concurrent requests into one LMDB transaction (group commit): the first
+ * waiting thread becomes the leader, runs every queued request in its own
+ * nested transaction (so one failing request never undoes another), and
+ * commits the batch once. The environment is opened MDB_NOSYNC: a commit
+ * reaches the kernel, so it survives the daemon's death at any moment;
+ * meta_store_sync() (and a periodic flusher) make it survive power loss.
+ */
+#ifndef STRIA_META_STORE_H
+#define STRIA_META_STORE_H
+
+#include "../proto/proto.h"
+
+#include <lmdb.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define META_INO_BITS 48
+#define META_ROOT_INO 1ull /* MDT 0, counter 1 */
+#define META_INO_MDT(ino) ((uint32_t)((ino) >> META_INO_BITS))
+
+struct meta_store;
+
+/* An open transaction: the LMDB txn and the store's databases. */
+struct meta_txn {
+    MDB_txn *txn;
+    struct meta_store *store;
+};
+
+/* Inode flags. */
+#define META_F_OBJECTS 1u /* data objects may exist on OSTs */
+
+/* One inode record as decoded from LMDB. */
+struct meta_inode {
+    uint64_t ino;
+    uint32_t mode, uid, gid, nlink;
+    uint64_t size;
+    int64_t atime_ns, mtime_ns, ctime_ns;
+    uint64_t rdev;
+    uint32_t flags;
+    uint64_t parent; /* directories: the parent directory, for ".." */
+    /* directories: default layout for new files (count -1 all, 0 inherit) */
+    int32_t dcount;
+    uint32_t dsize;
+    int32_t doffset;
+    struct layout layout; /* regular files */
+};
+
+int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size,
+                    struct meta_store **out);
+void meta_store_close(struct meta_store *s);
+uint32_t meta_store_mdt(const struct meta_store *s);
+
+typedef int (*meta_txn_fn)(struct meta_txn *t, void *arg);
+/* Run fn in the next group-committed write transaction; returns fn's
+ * result once the batch is committed (or the commit's error). */
+int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg);
+/* Run fn in a read-only snapshot. */
+int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg);
+/* Make every committed write durable (fsync of the environment). */
+int meta_store_sync(struct meta_store *s);
+/* Flush if anything was committed since the last flush. */
+int meta_store_flush_if_dirty(struct meta_store *s);
+
+/* Entries, used inodes and capacity figures for STATFS. */
+int meta_store_stats(struct meta_store *s, struct proto_tstat *out);
+
+/* Records. All return 0, -ENOENT when missing, or another negative errno. */
+int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out);
+int meta_inode_put(struct meta_txn *t, const struct meta_inode *in);
+int meta_inode_del(struct meta_txn *t, uint64_t ino);
+int meta_alloc_ino(struct meta_txn *t, uint64_t *ino);
+
+int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint64_t *ino,
+                    uint8_t *type);
+/* Add an entry; -EEXIST if the name is taken. */
+int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
+                    uint8_t type);
+/* Point an existing name at another inode. */
+int meta_dentry_set(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
+                    uint8_t type);
+int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name);
+/* 1 if the directory holds no entries, 0 if it does. */
+int meta_dir_is_empty(struct meta_txn *t, uint64_t dir);
+
+/* Directory iteration in cookie order. cb returns 0 to continue, 1 to stop
+ * (the entry was not consumed), or a negative errno. */
+typedef int (*meta_dirent_cb)(void *arg, uint64_t ino, uint8_t type, const char *name,
+                              size_t namelen, uint64_t next_cookie);
+int meta_dir_iterate(struct meta_txn *t, uint64_t dir, uint64_t cookie, meta_dirent_cb cb,
+                     void *arg);
+
+int meta_xattr_get(struct meta_txn *t, uint64_t ino, const char *name, MDB_val *val);
+int meta_xattr_put(struct meta_txn *t, uint64_t ino, const char *name, const void *v, size_t len);
+int meta_xattr_del(struct meta_txn *t, uint64_t ino, const char *name);
+/* Call cb for each xattr name of ino. */
+int meta_xattr_list(struct meta_txn *t, uint64_t ino,
+                    int (*cb)(void *arg, const char *name, size_t len), void *arg);
+int meta_xattr_del_all(struct meta_txn *t, uint64_t ino);
+
+int meta_symlink_get(struct meta_txn *t, uint64_t ino, MDB_val *target);
+int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_t len);
+int meta_symlink_del(struct meta_txn *t, uint64_t ino);
+
+#endif

@@ -1,0 +1,344 @@
+/*
+ * stria-mgmtd: the management service. It keeps the cluster map: every MDT
+ * and OST, the node serving it, its address, state and capacity, under an
+ * epoch that moves on every change so daemons and clients know when to
+ * fetch the map again.
+ *
+ * Daemons register by heartbeat; a target whose heartbeats stop for
+ * offline_after_ms is marked offline (and online again when they resume).
+ * The set of known targets and the epoch are saved in data_dir/targets, so
+ * after a restart a target that has not come back shows as offline rather
+ * than vanishing.
+ */
+#include "../common/config.h"
+#include "../common/log.h"
+#include "../common/util.h"
+#include "../net/net.h"
+#include "../proto/map.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct mgmtd_conf {
+    struct cfg_addr listen;
+    char *key_file;
+    char *data_dir;
+    char *fsname;
+    int64_t offline_after_ms;
+    int64_t max_connections;
+    char *log_level;
+};
+
+#define O(n, t, lo, hi, d, req, h) {#n, t, lo, hi, d, req, h, offsetof(struct mgmtd_conf, n)}
+static const struct cfg_option mgmtd_options[] = {
+    O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7400", false, "address and port to serve on"),
+    O(key_file, CFG_STR, 0, 0, NULL, true, "the cluster's shared key file (mode 0600)"),
+    O(data_dir, CFG_STR, 0, 0, NULL, true, "directory for the saved cluster map"),
+    O(fsname, CFG_STR, 0, 0, "stria", false, "file system name (shown by df, up to 31 chars)"),
+    O(offline_after_ms, CFG_INT, 500, 3600000, "5000", false,
+      "mark a target offline after this long without a heartbeat"),
+    O(max_connections, CFG_INT, 1, 1000000, "4096", false, "most connections at once"),
+    O(log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug"),
+};
+#undef O
+
+static const struct cfg_table mgmtd_table = {"stria-mgmtd",
+                                             "Stria management service: the cluster map",
+                                             mgmtd_options, ARRAY_SIZE(mgmtd_options)};
+
+struct tgt {
+    struct map_target m;
+    uint64_t last_seen_ns; /* monotonic; 0: never since start */
+    uint64_t incarnation;
+};
+
+struct mgmtd {
+    pthread_mutex_t lock;
+    struct tgt *t;
+    uint32_t n, cap;
+    uint64_t epoch;
+    char fsname[64];
+    char state_path[4200];
+    int64_t offline_after_ms;
+};
+
+static const char *kind_name(uint8_t k)
+{
+    return k == PROTO_NODE_META ? "MDT" : k == PROTO_NODE_STOR ? "OST" : "?";
+}
+
+/* Save the known targets (called with the lock held). */
+static void save_state(struct mgmtd *g)
+{
+    size_t cap = 128 + (size_t)g->n * 400, len = 0;
+    char *buf = malloc(cap);
+    if (!buf)
+        return;
+    len += (size_t)snprintf(buf + len, cap - len, "epoch %" PRIu64 "\n", g->epoch);
+    for (uint32_t i = 0; i < g->n; i++) {
+        const struct map_target *m = &g->t[i].m;
+        len += (size_t)snprintf(buf + len, cap - len, "target %u %u %s %s %u\n", m->kind,
+                                m->index, m->node, m->host, m->port);
+    }
+    int rc = util_write_file_atomic(g->state_path, buf, len, 0600);
+    if (rc)
+        log_error("cannot save cluster map to %s: %s", g->state_path, log_err(rc));
+    free(buf);
+}
+
+static struct tgt *add_target(struct mgmtd *g)
+{
+    if (g->n == g->cap) {
+        uint32_t cap = g->cap ? g->cap * 2 : 16;
+        if (cap > MAP_MAX_TARGETS)
+            return NULL;
+        struct tgt *t = realloc(g->t, cap * sizeof(*t));
+        if (!t)
+            return NULL;
+        g->t = t;
+        g->cap = cap;
+    }
+    struct tgt *t = &g->t[g->n++];
+    memset(t, 0, sizeof(*t));
+    return t;
+}
+
+static void load_state(struct mgmtd *g)
+{
+    char *text = NULL;
+    if (util_read_file(g->state_path, 16 << 20, &text, NULL))
+        return;
+    char *save = NULL;
+    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+        unsigned kind, index, port;
+        char node[64], host[256];
+        uint64_t epoch;
+        if (sscanf(line, "epoch %" SCNu64, &epoch) == 1) {
+            g->epoch = epoch;
+        } else if (sscanf(line, "target %u %u %63s %255s %u", &kind, &index, node, host, &port) ==
+                       5 &&
+                   (kind == PROTO_NODE_META || kind == PROTO_NODE_STOR) && port <= 65535) {
+            struct tgt *t = add_target(g);
+            if (!t)
+                break;
+            t->m.kind = (uint8_t)kind;
+            t->m.index = index;
+            t->m.state = MAP_OFFLINE;
+            t->m.port = (uint16_t)port;
+            snprintf(t->m.node, sizeof(t->m.node), "%s", node);
+            snprintf(t->m.host, sizeof(t->m.host), "%s", host);
+        } else {
+            log_warn("%s: ignoring unreadable line '%.60s'", g->state_path, line);
+        }
+    }
+    free(text);
+    /* Every target starts offline until it heartbeats: a new epoch. */
+    g->epoch++;
+    log_info("loaded cluster map: %u targets, epoch %" PRIu64, g->n, g->epoch);
+}
+
+static struct tgt *find(struct mgmtd *g, uint8_t kind, uint32_t index)
+{
+    for (uint32_t i = 0; i < g->n; i++)
+        if (g->t[i].m.kind == kind && g->t[i].m.index == index)
+            return &g->t[i];
+    return NULL;
+}
+
+static int h_heartbeat(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct mgmtd *g = p;
+    struct proto_heartbeat_req *q = malloc(sizeof(*q));
+    if (!q)
+        return -ENOMEM;
+    int rc = proto_dec_heartbeat_req(&req->dec, q) ? -EBADMSG : 0;
+    char node[64], host[256];
+    if (!rc && (q->kind != PROTO_NODE_META && q->kind != PROTO_NODE_STOR))
+        rc = -EINVAL;
+    if (!rc && (proto_str_copy(&q->node, node, sizeof(node)) ||
+                proto_str_copy(&q->host, host, sizeof(host)) || !node[0] || !host[0] ||
+                strchr(node, ' ') || strchr(host, ' ') || q->port == 0))
+        rc = -EINVAL;
+    if (rc) {
+        log_warn("bad heartbeat peer=%s: %s", req->peer, log_err(rc));
+        free(q);
+        return rc;
+    }
+    uint64_t now = util_now_mono_ns();
+    bool changed = false, save = false;
+    pthread_mutex_lock(&g->lock);
+    for (uint32_t i = 0; i < q->targets.n && !rc; i++) {
+        const struct proto_tstat *s = &q->targets.t[i];
+        struct tgt *t = find(g, q->kind, s->index);
+        if (t && strcmp(t->m.node, node) && t->m.state == MAP_ONLINE &&
+            t->incarnation != q->incarnation) {
+            log_warn("refusing %s%04x from node=%s peer=%s: node=%s serves it", kind_name(q->kind),
+                     s->index, node, req->peer, t->m.node);
+            rc = -EEXIST;
+            break;
+        }
+        if (!t) {
+            if (!(t = add_target(g))) {
+                rc = -ENOSPC;
+                break;
+            }
+            t->m.kind = q->kind;
+            t->m.index = s->index;
+            save = true;
+        }
+        if (strcmp(t->m.node, node) || strcmp(t->m.host, host) || t->m.port != q->port) {
+            snprintf(t->m.node, sizeof(t->m.node), "%s", node);
+            snprintf(t->m.host, sizeof(t->m.host), "%s", host);
+            t->m.port = q->port;
+            save = changed = true;
+        }
+        if (t->m.state != MAP_ONLINE) {
+            t->m.state = MAP_ONLINE;
+            changed = true;
+            log_info("%s%04x online node=%s addr=%s:%u", kind_name(q->kind), s->index, node, host,
+                     q->port);
+        }
+        t->m.stat = *s;
+        t->last_seen_ns = now;
+        t->incarnation = q->incarnation;
+    }
+    if (changed)
+        g->epoch++;
+    if (save)
+        save_state(g);
+    struct proto_heartbeat_rep r = {.epoch = g->epoch};
+    pthread_mutex_unlock(&g->lock);
+    free(q);
+    return rc ? rc : proto_enc_heartbeat_rep(&rep->enc, &r);
+}
+
+static int h_get_map(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct mgmtd *g = p;
+    uint32_t cap = PROTO_MAX_REP_PAYLOAD - 1024;
+    uint8_t *buf = net_scratch(req, cap);
+    if (!buf)
+        return -ENOMEM;
+    uint64_t now = util_now_mono_ns();
+    pthread_mutex_lock(&g->lock);
+    struct cluster_map m = {.epoch = g->epoch, .n = g->n};
+    struct map_target *snap = malloc(sizeof(*snap) * (g->n ? g->n : 1));
+    if (!snap) {
+        pthread_mutex_unlock(&g->lock);
+        return -ENOMEM;
+    }
+    for (uint32_t i = 0; i < g->n; i++) {
+        snap[i] = g->t[i].m;
+        snap[i].age_ms = g->t[i].last_seen_ns ? (now - g->t[i].last_seen_ns) / 1000000 : UINT64_MAX;
+    }
+    struct proto_get_map_rep r = {.epoch = g->epoch, .fsname = proto_str_c(g->fsname)};
+    pthread_mutex_unlock(&g->lock);
+    m.t = snap;
+    int len = map_encode(&m, buf, cap);
+    free(snap);
+    if (len < 0)
+        return len;
+    r.map.p = buf;
+    r.map.len = (uint32_t)len;
+    return proto_enc_get_map_rep(&rep->enc, &r);
+}
+
+static int h_ping(void *p, struct net_req *req, struct net_rep *rep)
+{
+    (void)p, (void)req, (void)rep;
+    return 0;
+}
+
+static void check_offline(struct mgmtd *g)
+{
+    uint64_t now = util_now_mono_ns(), limit = (uint64_t)g->offline_after_ms * 1000000ull;
+    pthread_mutex_lock(&g->lock);
+    for (uint32_t i = 0; i < g->n; i++) {
+        struct tgt *t = &g->t[i];
+        if (t->m.state == MAP_ONLINE && now - t->last_seen_ns > limit) {
+            t->m.state = MAP_OFFLINE;
+            g->epoch++;
+            log_warn("%s%04x offline node=%s: no heartbeat for %" PRId64 " ms",
+                     kind_name(t->m.kind), t->m.index, t->m.node, g->offline_after_ms);
+        }
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
+int main(int argc, char **argv)
+{
+    struct mgmtd_conf conf = {0};
+    int rc = cfg_main_args(&mgmtd_table, &conf, argc, argv);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    enum log_level lvl;
+    if (log_level_parse(conf.log_level, &lvl)) {
+        fprintf(stderr, "stria-mgmtd: log_level '%s' is not error/warn/info/debug\n",
+                conf.log_level);
+        return 2;
+    }
+    log_init("stria-mgmtd", lvl);
+    if (strlen(conf.fsname) == 0 || strlen(conf.fsname) > 31 || strchr(conf.fsname, ' ')) {
+        fprintf(stderr, "stria-mgmtd: fsname must be 1-31 characters without spaces\n");
+        return 2;
+    }
+    char err[512];
+    struct auth_key key;
+    if (auth_key_load(conf.key_file, &key, err, sizeof(err))) {
+        fprintf(stderr, "stria-mgmtd: %s\n", err);
+        return 2;
+    }
+    if ((rc = util_mkdir_p(conf.data_dir, 0700))) {
+        fprintf(stderr, "stria-mgmtd: cannot create %s: %s\n", conf.data_dir, strerror(-rc));
+        return 2;
+    }
+    util_block_signals();
+    struct mgmtd *g = calloc(1, sizeof(*g));
+    if (!g)
+        return 1;
+    pthread_mutex_init(&g->lock, NULL);
+    snprintf(g->fsname, sizeof(g->fsname), "%s", conf.fsname);
+    snprintf(g->state_path, sizeof(g->state_path), "%s/targets", conf.data_dir);
+    g->offline_after_ms = conf.offline_after_ms;
+    g->epoch = 1;
+    load_state(g);
+    struct net_server_opts so = {.host = conf.listen.host,
+                                 .port = conf.listen.port,
+                                 .key = &key,
+                                 .max_conns = (int)conf.max_connections,
+                                 .ctx = g};
+    so.handlers[PROTO_OP_PING] = h_ping;
+    so.handlers[PROTO_OP_HEARTBEAT] = h_heartbeat;
+    so.handlers[PROTO_OP_GET_MAP] = h_get_map;
+    struct net_server *srv;
+    if ((rc = net_server_start(&so, &srv)))
+        return 1;
+    log_info("serving fsname=%s listen=%s:%u data_dir=%s", g->fsname, conf.listen.host,
+             net_server_port(srv), conf.data_dir);
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    struct timespec tick = {0, 250 * 1000000};
+    int sig;
+    for (;;) {
+        sig = sigtimedwait(&set, NULL, &tick);
+        if (sig > 0)
+            break;
+        check_offline(g);
+    }
+    log_info("signal %d: stopping", sig);
+    net_server_stop(srv);
+    pthread_mutex_lock(&g->lock);
+    save_state(g);
+    pthread_mutex_unlock(&g->lock);
+    free(g->t);
+    free(g);
+    cfg_free(&mgmtd_table, &conf);
+    return 0;
+}

@@ -1,0 +1,650 @@
+/*
+ * TCP transport and RPC (net.h).
+ *
+ * Server: one accept thread, then one thread per connection. A connection
+ * thread owns a payload buffer and a bulk buffer that grows on demand up
+ * to PROTO_MAX_BULK, so steady-state requests allocate nothing. Lengths
+ * are checked in proto_hdr_decode before any read or allocation. A bad
+ * header (wrong magic, checksum, oversize) closes the connection: after
+ * it the byte stream has no trustworthy framing. A bad payload gets an
+ * error reply and the connection goes on.
+ */
+#include "net.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#define HANDSHAKE_TIMEOUT_MS 5000
+
+static int send_iov(int fd, struct iovec *iov, int n)
+{
+    while (n > 0) {
+        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
+        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        while (n > 0 && (size_t)w >= iov->iov_len) {
+            w -= (ssize_t)iov->iov_len;
+            iov++;
+            n--;
+        }
+        if (n > 0) {
+            iov->iov_base = (uint8_t *)iov->iov_base + w;
+            iov->iov_len -= (size_t)w;
+        }
+    }
+    return 0;
+}
+
+static int send_msg(int fd, struct proto_hdr *h, const void *payload, const void *bulk)
+{
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(h, hb);
+    struct iovec iov[3] = {{hb, PROTO_HDR_LEN}, {(void *)payload, h->payload_len},
+                           {(void *)bulk, h->bulk_len}};
+    return send_iov(fd, iov, 3);
+}
+
+static int drain(int fd, uint64_t len)
+{
+    uint8_t buf[8192];
+    while (len) {
+        size_t n = len > sizeof(buf) ? sizeof(buf) : (size_t)len;
+        int rc = util_read_full(fd, buf, n);
+        if (rc)
+            return rc;
+        len -= n;
+    }
+    return 0;
+}
+
+static void set_timeout(int fd, int ms)
+{
+    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+}
+
+static void tune_socket(int fd)
+{
+    int one = 1;
+    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
+}
+
+int net_tcp_connect(const char *host, uint16_t port, int timeout_ms)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%u", port);
+    int rc = getaddrinfo(host, portstr, &hints, &res);
+    if (rc)
+        return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
+    int fd = -1;
+    rc = -ECONNREFUSED;
+    for (ai = res; ai; ai = ai->ai_next) {
+        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+        if (fd < 0) {
+            rc = -errno;
+            continue;
+        }
+        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
+            rc = 0;
+        } else if (errno == EINPROGRESS) {
+            struct pollfd p = {.fd = fd, .events = POLLOUT};
+            int pr = poll(&p, 1, timeout_ms);
+            int err = 0;
+            socklen_t el = sizeof(err);
+            if (pr == 0)
+                rc = -ETIMEDOUT;
+            else if (pr < 0)
+                rc = -errno;
+            else {
+                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
+                rc = err ? -err : 0;
+            }
+        } else {
+            rc = -errno;
+        }
+        if (rc == 0)
+            break;
+        close(fd);
+        fd = -1;
+    }
+    freeaddrinfo(res);
+    if (rc)
+        return rc;
+    int fl = fcntl(fd, F_GETFL);
+    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
+    tune_socket(fd);
+    return fd;
+}
+
+/* ---- client ---- */
+
+static int recv_hdr(int fd, struct proto_hdr *h)
+{
+    uint8_t hb[PROTO_HDR_LEN];
+    int rc = util_read_full(fd, hb, PROTO_HDR_LEN);
+    if (rc)
+        return rc;
+    return proto_hdr_decode(hb, h);
+}
+
+int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
+                const char *name, int timeout_ms, struct net_conn **out)
+{
+    struct net_conn *c = calloc(1, sizeof(*c));
+    if (!c)
+        return -ENOMEM;
+    c->fd = -1;
+    c->client_id = client_id;
+    c->next_reqid = 1;
+    snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
+    int rc = -ENOMEM;
+    if (!(c->rx = malloc(PROTO_MAX_REP_PAYLOAD)))
+        goto fail;
+    c->fd = net_tcp_connect(host, port, timeout_ms);
+    if (c->fd < 0) {
+        rc = c->fd;
+        goto fail;
+    }
+    set_timeout(c->fd, timeout_ms);
+    /* The server speaks first: HELLO with the challenge. */
+    struct proto_hdr h;
+    if ((rc = recv_hdr(c->fd, &h)))
+        goto fail;
+    if (h.opcode != PROTO_OP_HELLO || h.bulk_len || h.payload_len > 1024) {
+        rc = -EPROTO;
+        goto fail;
+    }
+    if ((rc = util_read_full(c->fd, c->rx, h.payload_len)))
+        goto fail;
+    struct proto_dec d;
+    struct proto_hello_req hello;
+    proto_dec_init(&d, c->rx, h.payload_len);
+    if (proto_dec_hello_req(&d, &hello) || hello.nonce.len != AUTH_NONCE_LEN) {
+        rc = -EPROTO;
+        goto fail;
+    }
+    if (hello.min_version > PROTO_VERSION || hello.max_version < 1) {
+        rc = -EPROTONOSUPPORT;
+        goto fail;
+    }
+    c->version = hello.max_version < PROTO_VERSION ? hello.max_version : PROTO_VERSION;
+    uint8_t mac[AUTH_MAC_LEN];
+    auth_mac(key, hello.nonce.p, client_id, mac);
+    struct proto_auth_req a = {.version = c->version,
+                               .mac = {mac, AUTH_MAC_LEN},
+                               .name = proto_str_c(name ? name : "")};
+    struct proto_auth_rep ar;
+    bool transport = false;
+    rc = net_call_auth(c, &a, &ar, NULL, 0, NULL, 0, NULL, &transport);
+    if (rc)
+        goto fail;
+    set_timeout(c->fd, 0);
+    *out = c;
+    return 0;
+fail:
+    net_close(c);
+    return rc;
+}
+
+void net_close(struct net_conn *c)
+{
+    if (!c)
+        return;
+    if (c->fd >= 0)
+        close(c->fd);
+    free(c->rx);
+    free(c);
+}
+
+int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
+             const void *bulk, uint32_t blen, uint64_t *reqid)
+{
+    struct proto_hdr h = {.magic = PROTO_MAGIC,
+                          .version = c->version ? c->version : PROTO_VERSION,
+                          .opcode = op,
+                          .reqid = c->next_reqid++,
+                          .client_id = c->client_id,
+                          .payload_len = plen,
+                          .bulk_len = blen};
+    h.seq = h.reqid;
+    *reqid = h.reqid;
+    return send_msg(c->fd, &h, payload, bulk);
+}
+
+int net_recv(struct net_conn *c, uint64_t reqid, void *bulk_dst, uint32_t bulk_cap,
+             uint32_t *bulk_len, bool *transport)
+{
+    struct proto_hdr h;
+    int rc = recv_hdr(c->fd, &h);
+    if (rc)
+        goto broken;
+    if (!(h.flags & PROTO_FLAG_REPLY) || h.reqid != reqid || h.bulk_len > bulk_cap) {
+        rc = -EPROTO;
+        goto broken;
+    }
+    if ((rc = util_read_full(c->fd, c->rx, h.payload_len)))
+        goto broken;
+    if (h.bulk_len && (rc = util_read_full(c->fd, bulk_dst, h.bulk_len)))
+        goto broken;
+    c->rx_len = h.payload_len;
+    if (bulk_len)
+        *bulk_len = h.bulk_len;
+    if (h.status > 0)
+        return -EPROTO;
+    return h.status;
+broken:
+    if (transport)
+        *transport = true;
+    return rc;
+}
+
+int net_call_raw(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
+                 const void *bulk, uint32_t blen, void *bulk_dst, uint32_t bulk_cap,
+                 uint32_t *bulk_len, bool *transport)
+{
+    uint64_t reqid;
+    int rc = net_send(c, op, payload, plen, bulk, blen, &reqid);
+    if (rc) {
+        if (transport)
+            *transport = true;
+        return rc;
+    }
+    return net_recv(c, reqid, bulk_dst, bulk_cap, bulk_len, transport);
+}
+
+#define NET_X_CALL_IMPL(NAME, num, lname)                                                          \
+    int net_call_##lname(struct net_conn *c, const struct proto_##lname##_req *req,                \
+                         struct proto_##lname##_rep *rep, const void *bulk, uint32_t blen,         \
+                         void *bulk_dst, uint32_t bulk_cap, uint32_t *bulk_len, bool *transport)   \
+    {                                                                                              \
+        uint8_t buf[PROTO_MAX_REQ_PAYLOAD];                                                        \
+        struct proto_enc e;                                                                        \
+        proto_enc_init(&e, buf, sizeof(buf));                                                      \
+        int rc = proto_enc_##lname##_req(&e, req);                                                 \
+        if (rc)                                                                                    \
+            return rc;                                                                             \
+        rc = net_call_raw(c, PROTO_OP_##NAME, buf, (uint32_t)e.len, bulk, blen, bulk_dst,         \
+                          bulk_cap, bulk_len, transport);                                          \
+        if (rc)                                                                                    \
+            return rc;                                                                             \
+        struct proto_dec d;                                                                        \
+        proto_dec_init(&d, c->rx, c->rx_len);                                                      \
+        memset(rep, 0, sizeof(*rep));                                                              \
+        if (proto_dec_##lname##_rep(&d, rep)) {                                                    \
+            if (transport)                                                                         \
+                *transport = true;                                                                 \
+            return -EPROTO;                                                                        \
+        }                                                                                          \
+        return 0;                                                                                  \
+    }
+PROTO_MESSAGES(NET_X_CALL_IMPL)
+#undef NET_X_CALL_IMPL
+
+/* ---- server ---- */
+
+struct srv_conn {
+    struct net_server *srv;
+    int fd;
+    pthread_t thread;
+    char peer[64];
+    uint8_t *payload;
+    uint8_t *bulk;
+    uint32_t bulk_cap;
+    uint8_t *scratch;
+    uint32_t scratch_cap;
+    uint8_t *reply;
+    struct srv_conn *next, *prev;
+};
+
+struct net_server {
+    struct net_server_opts o;
+    int lfd;
+    uint16_t port;
+    pthread_t accept_thread;
+    pthread_mutex_t lock;
+    pthread_cond_t drained;
+    struct srv_conn *conns;
+    int nconns;
+    bool stopping;
+    uint64_t server_id;
+};
+
+void *net_scratch(struct net_req *req, uint32_t len)
+{
+    struct srv_conn *sc = req->conn;
+    if (len > PROTO_MAX_BULK)
+        return NULL;
+    if (sc->scratch_cap < len) {
+        void *p = realloc(sc->scratch, len);
+        if (!p)
+            return NULL;
+        sc->scratch = p;
+        sc->scratch_cap = len;
+    }
+    return sc->scratch;
+}
+
+static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, const void *payload,
+                 uint32_t plen, const void *bulk, uint32_t blen)
+{
+    struct proto_hdr h = {.magic = PROTO_MAGIC,
+                          .version = PROTO_VERSION,
+                          .opcode = req->opcode,
+                          .flags = PROTO_FLAG_REPLY,
+                          .status = status,
+                          .reqid = req->reqid,
+                          .client_id = req->client_id,
+                          .seq = req->seq,
+                          .payload_len = status ? 0 : plen,
+                          .bulk_len = status ? 0 : blen};
+    return send_msg(sc->fd, &h, payload, bulk);
+}
+
+static int handshake(struct srv_conn *sc)
+{
+    struct net_server *s = sc->srv;
+    uint8_t nonce[AUTH_NONCE_LEN], buf[1024];
+    int rc = auth_random(nonce, sizeof(nonce));
+    if (rc)
+        return rc;
+    struct proto_hello_req hello = {.min_version = 1,
+                                    .max_version = PROTO_VERSION,
+                                    .nonce = {nonce, AUTH_NONCE_LEN},
+                                    .server_id = s->server_id};
+    struct proto_enc e;
+    proto_enc_init(&e, buf, sizeof(buf));
+    proto_enc_hello_req(&e, &hello);
+    struct proto_hdr h = {.magic = PROTO_MAGIC,
+                          .version = PROTO_VERSION,
+                          .opcode = PROTO_OP_HELLO,
+                          .payload_len = (uint32_t)e.len};
+    if ((rc = send_msg(sc->fd, &h, buf, NULL)))
+        return rc;
+    rc = recv_hdr(sc->fd, &h);
+    if (rc) {
+        log_warn("auth refused peer=%s reason=\"%s\"", sc->peer,
+                 rc == -EBADMSG ? "not a stria message" : rc == -EMSGSIZE ? "oversized message"
+                 : rc == -EAGAIN ? "no answer to the challenge" : strerror(-rc));
+        return -EACCES;
+    }
+    if (h.opcode != PROTO_OP_AUTH || h.bulk_len || h.payload_len > sizeof(buf)) {
+        log_warn("auth refused peer=%s reason=\"%s opcode=%u before authenticating\"", sc->peer,
+                 "unexpected", h.opcode);
+        return -EACCES;
+    }
+    if ((rc = util_read_full(sc->fd, buf, h.payload_len)))
+        return rc;
+    struct proto_dec d;
+    struct proto_auth_req a;
+    proto_dec_init(&d, buf, h.payload_len);
+    if (proto_dec_auth_req(&d, &a) || a.mac.len != AUTH_MAC_LEN) {
+        log_warn("auth refused peer=%s reason=\"malformed AUTH\"", sc->peer);
+        reply(sc, &h, -EBADMSG, NULL, 0, NULL, 0);
+        return -EACCES;
+    }
+    if (auth_verify(s->o.key, nonce, h.client_id, a.mac.p)) {
+        log_warn("auth refused peer=%s reason=\"wrong cluster key\" client=%016llx", sc->peer,
+                 (unsigned long long)h.client_id);
+        reply(sc, &h, -EACCES, NULL, 0, NULL, 0);
+        return -EACCES;
+    }
+    struct proto_auth_rep ar = {.version = a.version < PROTO_VERSION ? a.version : PROTO_VERSION};
+    proto_enc_init(&e, buf, sizeof(buf));
+    proto_enc_auth_rep(&e, &ar);
+    return reply(sc, &h, 0, buf, (uint32_t)e.len, NULL, 0);
+}
+
+static void *conn_main(void *arg)
+{
+    struct srv_conn *sc = arg;
+    struct net_server *s = sc->srv;
+    set_timeout(sc->fd, HANDSHAKE_TIMEOUT_MS);
+    if (handshake(sc))
+        goto out;
+    set_timeout(sc->fd, 0);
+    sc->payload = malloc(PROTO_MAX_REQ_PAYLOAD);
+    sc->reply = malloc(PROTO_MAX_REP_PAYLOAD);
+    if (!sc->payload || !sc->reply)
+        goto out;
+    for (;;) {
+        struct proto_hdr h;
+        int rc = recv_hdr(sc->fd, &h);
+        if (rc) {
+            if (rc != -ECONNRESET)
+                log_warn("closing connection peer=%s reason=\"%s\"", sc->peer,
+                         rc == -EBADMSG ? "bad header (magic or checksum)"
+                         : rc == -EMSGSIZE ? "oversized message"
+                                           : log_err(rc));
+            break;
+        }
+        if (h.flags & PROTO_FLAG_REPLY) {
+            log_warn("closing connection peer=%s reason=\"reply sent as a request\"", sc->peer);
+            break;
+        }
+        if ((rc = util_read_full(sc->fd, sc->payload, h.payload_len)))
+            break;
+        net_handler_fn fn = h.opcode < PROTO_OP_MAX ? s->o.handlers[h.opcode] : NULL;
+        if (!fn) {
+            log_warn("unsupported request peer=%s opcode=%u", sc->peer, h.opcode);
+            if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0, NULL, 0))
+                break;
+            continue;
+        }
+        if (h.bulk_len > sc->bulk_cap) {
+            void *p = realloc(sc->bulk, h.bulk_len);
+            if (!p) {
+                if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0, NULL, 0))
+                    break;
+                continue;
+            }
+            sc->bulk = p;
+            sc->bulk_cap = h.bulk_len;
+        }
+        if (h.bulk_len && (rc = util_read_full(sc->fd, sc->bulk, h.bulk_len)))
+            break;
+        struct net_req req = {.hdr = h, .bulk = sc->bulk, .bulk_len = h.bulk_len,
+                              .peer = sc->peer, .conn = sc};
+        proto_dec_init(&req.dec, sc->payload, h.payload_len);
+        struct net_rep rep = {0};
+        proto_enc_init(&rep.enc, sc->reply, PROTO_MAX_REP_PAYLOAD);
+        int status = fn(s->o.ctx, &req, &rep);
+        if (status == 0 && rep.enc.err)
+            status = rep.enc.err;
+        if (status == -EBADMSG)
+            log_warn("malformed request peer=%s op=%s", sc->peer, proto_op_name(h.opcode));
+        if (status > 0)
+            status = -EIO;
+        if (reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len))
+            break;
+    }
+out:
+    pthread_mutex_lock(&s->lock);
+    if (sc->prev)
+        sc->prev->next = sc->next;
+    else
+        s->conns = sc->next;
+    if (sc->next)
+        sc->next->prev = sc->prev;
+    s->nconns--;
+    pthread_cond_broadcast(&s->drained);
+    pthread_mutex_unlock(&s->lock);
+    close(sc->fd);
+    free(sc->payload);
+    free(sc->bulk);
+    free(sc->scratch);
+    free(sc->reply);
+    free(sc);
+    return NULL;
+}
+
+static void *accept_main(void *arg)
+{
+    struct net_server *s = arg;
+    for (;;) {
+        struct sockaddr_storage ss;
+        socklen_t sl = sizeof(ss);
+        int fd = accept4(s->lfd, (struct sockaddr *)&ss, &sl, SOCK_CLOEXEC);
+        if (fd < 0) {
+            if (errno == EINTR || errno == ECONNABORTED)
+                continue;
+            pthread_mutex_lock(&s->lock);
+            bool stop = s->stopping;
+            pthread_mutex_unlock(&s->lock);
+            if (stop)
+                break;
+            if (errno == EMFILE || errno == ENFILE || errno == ENOBUFS || errno == ENOMEM) {
+                log_warn("accept: %s; pausing", strerror(errno));
+                usleep(100000);
+                continue;
+            }
+            log_error("accept: %s", strerror(errno));
+            break;
+        }
+        tune_socket(fd);
+        char peer[64] = "?";
+        char ip[INET6_ADDRSTRLEN] = "?";
+        if (ss.ss_family == AF_INET) {
+            struct sockaddr_in *a = (struct sockaddr_in *)&ss;
+            inet_ntop(AF_INET, &a->sin_addr, ip, sizeof(ip));
+            snprintf(peer, sizeof(peer), "%s:%u", ip, ntohs(a->sin_port));
+        } else if (ss.ss_family == AF_INET6) {
+            struct sockaddr_in6 *a = (struct sockaddr_in6 *)&ss;
+            inet_ntop(AF_INET6, &a->sin6_addr, ip, sizeof(ip));
+            snprintf(peer, sizeof(peer), "[%s]:%u", ip, ntohs(a->sin6_port));
+        }
+        pthread_mutex_lock(&s->lock);
+        if (s->stopping || s->nconns >= s->o.max_conns) {
+            pthread_mutex_unlock(&s->lock);
+            log_warn("refusing connection peer=%s reason=\"%s\"", peer,
+                     s->stopping ? "stopping" : "too many connections");
+            close(fd);
+            continue;
+        }
+        struct srv_conn *sc = calloc(1, sizeof(*sc));
+        if (!sc) {
+            pthread_mutex_unlock(&s->lock);
+            close(fd);
+            continue;
+        }
+        sc->srv = s;
+        sc->fd = fd;
+        snprintf(sc->peer, sizeof(sc->peer), "%s", peer);
+        sc->next = s->conns;
+        if (s->conns)
+            s->conns->prev = sc;
+        s->conns = sc;
+        s->nconns++;
+        pthread_attr_t attr;
+        pthread_attr_init(&attr);
+        pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+        pthread_attr_setstacksize(&attr, 512 << 10);
+        int rc = pthread_create(&sc->thread, &attr, conn_main, sc);
+        pthread_attr_destroy(&attr);
+        if (rc) {
+            s->conns = sc->next;
+            if (sc->next)
+                sc->next->prev = NULL;
+            s->nconns--;
+            close(fd);
+            free(sc);
+            log_warn("cannot start a connection thread: %s", strerror(rc));
+        }
+        pthread_mutex_unlock(&s->lock);
+    }
+    return NULL;
+}
+
+int net_server_start(const struct net_server_opts *o, struct net_server **out)
+{
+    struct net_server *s = calloc(1, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    s->o = *o;
+    if (s->o.max_conns <= 0)
+        s->o.max_conns = 1024;
+    auth_random(&s->server_id, sizeof(s->server_id));
+    pthread_mutex_init(&s->lock, NULL);
+    pthread_cond_init(&s->drained, NULL);
+    int rc;
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+                             .ai_flags = AI_PASSIVE},
+                    *res;
+    char portstr[8];
+    snprintf(portstr, sizeof(portstr), "%u", o->port);
+    if ((rc = getaddrinfo(o->host, portstr, &hints, &res))) {
+        log_error("cannot resolve listen address %s: %s", o->host, gai_strerror(rc));
+        free(s);
+        return -EINVAL;
+    }
+    s->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    int one = 1;
+    setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    if (s->lfd < 0 || bind(s->lfd, res->ai_addr, res->ai_addrlen) < 0 ||
+        listen(s->lfd, 1024) < 0) {
+        rc = -errno;
+        log_error("cannot listen on %s:%u: %s", o->host, o->port, strerror(errno));
+        freeaddrinfo(res);
+        if (s->lfd >= 0)
+            close(s->lfd);
+        free(s);
+        return rc;
+    }
+    freeaddrinfo(res);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    getsockname(s->lfd, (struct sockaddr *)&ss, &sl);
+    s->port = ntohs(ss.ss_family == AF_INET ? ((struct sockaddr_in *)&ss)->sin_port
+                                            : ((struct sockaddr_in6 *)&ss)->sin6_port);
+    if ((rc = pthread_create(&s->accept_thread, NULL, accept_main, s))) {
+        close(s->lfd);
+        free(s);
+        return -rc;
+    }
+    *out = s;
+    return 0;
+}
+
+uint16_t net_server_port(const struct net_server *s)
+{
+    return s->port;
+}
+
+void net_server_stop(struct net_server *s)
+{
+    if (!s)
+        return;
+    pthread_mutex_lock(&s->lock);
+    s->stopping = true;
+    pthread_mutex_unlock(&s->lock);
+    shutdown(s->lfd, SHUT_RDWR);
+    pthread_join(s->accept_thread, NULL);
+    close(s->lfd);
+    pthread_mutex_lock(&s->lock);
+    for (struct srv_conn *c = s->conns; c; c = c->next)
+        shutdown(c->fd, SHUT_RDWR);
+    while (s->nconns > 0)
+        pthread_cond_wait(&s->drained, &s->lock);
+    pthread_mutex_unlock(&s->lock);
+    free(s);
+}

@@ -1,0 +1,111 @@
+/*
+ * Connections and RPC over TCP (DESIGN §7).
+ *
+ * Client side: net_connect() opens an authenticated connection; requests
+ * on one connection are answered in order. A connection is used by one
+ * thread at a time (libstria pools them). Bulk data of a reply is read
+ * straight into the caller's buffer.
+ *
+ * Server side: net_server_start() accepts connections and runs each on its
+ * own thread: authenticate, then read a request, validate it, call the
+ * handler for its opcode and write the reply. Anything malformed gets an
+ * error reply, or the connection is closed when the byte stream cannot be
+ * trusted any more; the server carries on with everyone else.
+ */
+#ifndef STRIA_NET_H
+#define STRIA_NET_H
+
+#include "../common/auth.h"
+#include "../proto/proto.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- client ---- */
+
+struct net_conn {
+    int fd;
+    uint64_t client_id;
+    uint64_t next_reqid;
+    uint16_t version;
+    uint8_t *rx;     /* reply payload buffer, PROTO_MAX_REP_PAYLOAD bytes */
+    uint32_t rx_len; /* payload length of the last reply */
+    char peer[280];  /* "host:port" for messages */
+};
+
+/* Connect and authenticate. timeout_ms bounds connect and handshake.
+ * Returns 0 and *out (free with net_close), -EACCES if the server refused
+ * the key, or a negative errno. */
+int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
+                const char *name, int timeout_ms, struct net_conn **out);
+void net_close(struct net_conn *c);
+
+/* Send one request. Returns 0 or negative errno (the connection is then
+ * unusable). *reqid receives the id to match in net_recv. */
+int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
+             const void *bulk, uint32_t blen, uint64_t *reqid);
+/* Receive the reply to reqid: its payload lands in c->rx, its bulk (up to
+ * bulk_cap bytes) in bulk_dst. Returns the reply status (0 or the server's
+ * negative errno), or a negative errno for a transport failure, in which
+ * case *transport is set true and the connection must be closed. */
+int net_recv(struct net_conn *c, uint64_t reqid, void *bulk_dst, uint32_t bulk_cap,
+             uint32_t *bulk_len, bool *transport);
+
+/* Send a request and wait for its reply (see net_recv). */
+int net_call_raw(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
+                 const void *bulk, uint32_t blen, void *bulk_dst, uint32_t bulk_cap,
+                 uint32_t *bulk_len, bool *transport);
+
+/* Typed calls, one per message: encode req, call, decode the reply into
+ * rep (strings in rep point into c->rx until the next call on c). */
+#define NET_X_CALL(NAME, num, lname)                                                               \
+    int net_call_##lname(struct net_conn *c, const struct proto_##lname##_req *req,                \
+                         struct proto_##lname##_rep *rep, const void *bulk, uint32_t blen,         \
+                         void *bulk_dst, uint32_t bulk_cap, uint32_t *bulk_len, bool *transport);
+PROTO_MESSAGES(NET_X_CALL)
+#undef NET_X_CALL
+
+/* ---- server ---- */
+
+struct net_req {
+    struct proto_hdr hdr;
+    struct proto_dec dec; /* over the request payload */
+    const uint8_t *bulk;
+    uint32_t bulk_len;
+    const char *peer; /* "ip:port" */
+    void *conn;       /* the server connection, for net_scratch */
+};
+struct net_rep {
+    struct proto_enc enc; /* reply payload */
+    const void *bulk;     /* reply bulk, e.g. from net_scratch */
+    uint32_t bulk_len;
+};
+
+/* Handler: decode req->dec, do the work, encode into rep->enc. Returns 0 or
+ * a negative errno sent as the reply status (the payload is then dropped). */
+typedef int (*net_handler_fn)(void *ctx, struct net_req *req, struct net_rep *rep);
+
+struct net_server_opts {
+    const char *host;
+    uint16_t port;
+    const struct auth_key *key;
+    int max_conns;
+    net_handler_fn handlers[PROTO_OP_MAX];
+    void *ctx;
+};
+
+struct net_server;
+/* Bind, listen and start accepting. Returns 0 and *out, or negative errno. */
+int net_server_start(const struct net_server_opts *o, struct net_server **out);
+/* The port actually bound (useful with port 0). */
+uint16_t net_server_port(const struct net_server *s);
+/* Stop accepting, close every connection, join all threads, free. */
+void net_server_stop(struct net_server *s);
+/* A buffer of at least len bytes (len <= PROTO_MAX_BULK) owned by the
+ * connection, valid until the handler's reply is sent; NULL if no memory. */
+void *net_scratch(struct net_req *req, uint32_t len);
+
+/* Socket helpers shared with tests. */
+int net_tcp_connect(const char *host, uint16_t port, int timeout_ms);
+
+#endif

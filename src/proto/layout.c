@@ -1,0 +1,80 @@
+/* Layout arithmetic (layout.h). */
+#include "layout.h"
+
+#include <errno.h>
+#include <string.h>
+
+int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct layout_piece *p)
+{
+    for (uint16_t i = 0; i < l->ncomp; i++) {
+        const struct layout_comp *c = &l->comp[i];
+        if (off < c->start || off >= c->end)
+            continue;
+        uint64_t rel = off - c->start;
+        uint64_t unit = rel / c->stripe_size;
+        uint64_t in_unit = rel % c->stripe_size;
+        uint64_t len = c->stripe_size - in_unit;
+        if (len > c->end - off)
+            len = c->end - off;
+        if (len > maxlen)
+            len = maxlen;
+        p->file_off = off;
+        p->comp = i;
+        p->stripe = (uint16_t)(unit % c->stripe_count);
+        p->obj_off = (unit / c->stripe_count) * c->stripe_size + in_unit;
+        p->len = (uint32_t)len;
+        p->group = c->groups[p->stripe];
+        return 0;
+    }
+    return -ERANGE;
+}
+
+uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stripe, uint64_t size)
+{
+    if (comp >= l->ncomp)
+        return 0;
+    const struct layout_comp *c = &l->comp[comp];
+    if (size <= c->start || stripe >= c->stripe_count)
+        return 0;
+    uint64_t rel_end = (size < c->end ? size : c->end) - c->start;
+    uint64_t full = rel_end / c->stripe_size, rem = rel_end % c->stripe_size;
+    uint64_t obj = (full / c->stripe_count) * c->stripe_size;
+    uint64_t last = full % c->stripe_count;
+    if (stripe < last)
+        obj += c->stripe_size;
+    else if (stripe == last)
+        obj += rem;
+    return obj;
+}
+
+int layout_validate(const struct layout *l)
+{
+    if (l->ncomp == 0 || l->ncomp > LAYOUT_MAX_COMP)
+        return -EINVAL;
+    uint64_t expect = 0;
+    for (uint16_t i = 0; i < l->ncomp; i++) {
+        const struct layout_comp *c = &l->comp[i];
+        if (c->start != expect || c->end <= c->start || c->type != LAYOUT_TYPE_OST)
+            return -EINVAL;
+        if (c->stripe_count == 0 || c->stripe_count > LAYOUT_MAX_STRIPES)
+            return -EINVAL;
+        if (c->stripe_size < LAYOUT_MIN_STRIPE_SIZE || c->stripe_size > LAYOUT_MAX_STRIPE_SIZE ||
+            c->stripe_size % LAYOUT_MIN_STRIPE_SIZE)
+            return -EINVAL;
+        expect = c->end;
+    }
+    return expect == LAYOUT_END_EOF ? 0 : -EINVAL;
+}
+
+void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
+                        const uint32_t *groups)
+{
+    memset(l, 0, sizeof(*l));
+    l->ncomp = 1;
+    l->comp[0].start = 0;
+    l->comp[0].end = LAYOUT_END_EOF;
+    l->comp[0].stripe_size = stripe_size;
+    l->comp[0].stripe_count = count;
+    l->comp[0].type = LAYOUT_TYPE_OST;
+    memcpy(l->comp[0].groups, groups, sizeof(uint32_t) * count);
+}

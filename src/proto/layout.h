@@ -1,0 +1,44 @@
+/*
+ * Layout arithmetic: which object of which target holds a byte of a file.
+ * Pure functions over struct layout (proto.h); no I/O.
+ *
+ * Within a component [start, end) of stripe size S and count C, file offset
+ * off falls in stripe unit u = (off - start) / S, stored by stripe u % C at
+ * object offset (u / C) * S + (off - start) % S. Objects of different
+ * components are distinct, so components never share object bytes.
+ */
+#ifndef STRIA_LAYOUT_H
+#define STRIA_LAYOUT_H
+
+#include "proto.h"
+
+/* One contiguous piece of a file range, inside one stripe unit. */
+struct layout_piece {
+    uint64_t file_off; /* where the piece starts in the file */
+    uint64_t obj_off;  /* where it starts in its object */
+    uint32_t len;
+    uint16_t comp;
+    uint16_t stripe;
+    uint32_t group; /* target group holding the object */
+};
+
+/* Map one file offset. Returns 0 and fills p (len = bytes to the end of the
+ * stripe unit or component, capped at maxlen), or -ERANGE if no component
+ * covers off. */
+int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct layout_piece *p);
+
+/* Size object (comp, stripe) must have for the file to be size bytes long. */
+uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stripe, uint64_t size);
+
+/* Check a layout is well formed: components contiguous from 0, the last
+ * open-ended, counts within bounds, sizes multiples of 64 KiB. */
+int layout_validate(const struct layout *l);
+
+/* A one-component layout over groups[0..count). */
+void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
+                        const uint32_t *groups);
+
+#define LAYOUT_MIN_STRIPE_SIZE (64u << 10)
+#define LAYOUT_MAX_STRIPE_SIZE (1u << 30)
+
+#endif

@@ -1,0 +1,96 @@
+/* Cluster map codec (map.h). */
+#include "map.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void put_tgt(struct proto_enc *e, const struct map_target *t)
+{
+    struct proto_str node = proto_str_c(t->node), host = proto_str_c(t->host);
+    proto_put_U8(e, &t->kind);
+    proto_put_U32(e, &t->index);
+    proto_put_U8(e, &t->state);
+    proto_put_STR(e, &node);
+    proto_put_STR(e, &host);
+    proto_put_U16(e, &t->port);
+    proto_put_U64(e, &t->stat.bytes_total);
+    proto_put_U64(e, &t->stat.bytes_used);
+    proto_put_U64(e, &t->stat.bytes_avail);
+    proto_put_U64(e, &t->stat.inodes_total);
+    proto_put_U64(e, &t->stat.inodes_used);
+    proto_put_U64(e, &t->age_ms);
+}
+
+int map_encode(const struct cluster_map *m, uint8_t *buf, size_t cap)
+{
+    struct proto_enc e;
+    proto_enc_init(&e, buf, cap);
+    proto_put_U32(&e, &m->n);
+    for (uint32_t i = 0; i < m->n; i++)
+        put_tgt(&e, &m->t[i]);
+    return e.err ? e.err : (int)e.len;
+}
+
+int map_decode(const uint8_t *buf, size_t len, struct cluster_map *m)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, buf, len);
+    uint32_t n;
+    proto_get_U32(&d, &n);
+    if (d.err || n > MAP_MAX_TARGETS)
+        return -EBADMSG;
+    struct map_target *t = calloc(n ? n : 1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n && !d.err; i++) {
+        struct proto_str node, host;
+        proto_get_U8(&d, &t[i].kind);
+        proto_get_U32(&d, &t[i].index);
+        proto_get_U8(&d, &t[i].state);
+        proto_get_STR(&d, &node);
+        proto_get_STR(&d, &host);
+        proto_get_U16(&d, &t[i].port);
+        proto_get_U64(&d, &t[i].stat.bytes_total);
+        proto_get_U64(&d, &t[i].stat.bytes_used);
+        proto_get_U64(&d, &t[i].stat.bytes_avail);
+        proto_get_U64(&d, &t[i].stat.inodes_total);
+        proto_get_U64(&d, &t[i].stat.inodes_used);
+        proto_get_U64(&d, &t[i].age_ms);
+        t[i].stat.index = t[i].index;
+        if (!d.err && (proto_str_copy(&node, t[i].node, sizeof(t[i].node)) ||
+                       proto_str_copy(&host, t[i].host, sizeof(t[i].host))))
+            d.err = -EBADMSG;
+    }
+    if (d.err) {
+        free(t);
+        return -EBADMSG;
+    }
+    free(m->t);
+    m->t = t;
+    m->n = n;
+    return 0;
+}
+
+void map_free(struct cluster_map *m)
+{
+    free(m->t);
+    m->t = NULL;
+    m->n = 0;
+}
+
+const struct map_target *map_find(const struct cluster_map *m, uint8_t kind, uint32_t index)
+{
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->t[i].kind == kind && m->t[i].index == index)
+            return &m->t[i];
+    return NULL;
+}
+
+uint32_t map_count(const struct cluster_map *m, uint8_t kind)
+{
+    uint32_t c = 0;
+    for (uint32_t i = 0; i < m->n; i++)
+        c += m->t[i].kind == kind;
+    return c;
+}

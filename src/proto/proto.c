@@ -1,0 +1,389 @@
+/*
+ * Codecs for the wire protocol (proto.h). Integers are little-endian;
+ * strings carry a u16 length, blobs a u32 length, each checked against the
+ * bytes remaining and against a per-kind maximum before anything is used.
+ * Message codecs are generated from PROTO_MESSAGES, so a field is declared
+ * in exactly one place.
+ */
+#include "proto.h"
+
+#include "../common/crc.h"
+
+#include <errno.h>
+#include <string.h>
+
+static void put_le(uint8_t *p, uint64_t v, int n)
+{
+    for (int i = 0; i < n; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+static uint64_t get_le(const uint8_t *p, int n)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < n; i++)
+        v |= (uint64_t)p[i] << (8 * i);
+    return v;
+}
+
+void proto_hdr_encode(const struct proto_hdr *h, uint8_t out[PROTO_HDR_LEN])
+{
+    put_le(out + 0, h->magic, 4);
+    put_le(out + 4, h->version, 2);
+    put_le(out + 6, h->opcode, 2);
+    put_le(out + 8, h->flags, 4);
+    put_le(out + 12, (uint32_t)h->status, 4);
+    put_le(out + 16, h->reqid, 8);
+    put_le(out + 24, h->client_id, 8);
+    put_le(out + 32, h->seq, 8);
+    put_le(out + 40, h->payload_len, 4);
+    put_le(out + 44, h->bulk_len, 4);
+    put_le(out + 48, 0, 4);
+    put_le(out + 52, crc32c(0, out, 52), 4);
+}
+
+int proto_hdr_decode(const uint8_t in[PROTO_HDR_LEN], struct proto_hdr *h)
+{
+    h->magic = (uint32_t)get_le(in + 0, 4);
+    if (h->magic != PROTO_MAGIC)
+        return -EBADMSG;
+    if ((uint32_t)get_le(in + 52, 4) != crc32c(0, in, 52))
+        return -EBADMSG;
+    h->version = (uint16_t)get_le(in + 4, 2);
+    h->opcode = (uint16_t)get_le(in + 6, 2);
+    h->flags = (uint32_t)get_le(in + 8, 4);
+    h->status = (int32_t)(uint32_t)get_le(in + 12, 4);
+    h->reqid = get_le(in + 16, 8);
+    h->client_id = get_le(in + 24, 8);
+    h->seq = get_le(in + 32, 8);
+    h->payload_len = (uint32_t)get_le(in + 40, 4);
+    h->bulk_len = (uint32_t)get_le(in + 44, 4);
+    if (h->version == 0)
+        return -EPROTO;
+    uint32_t maxp = (h->flags & PROTO_FLAG_REPLY) ? PROTO_MAX_REP_PAYLOAD : PROTO_MAX_REQ_PAYLOAD;
+    if (h->payload_len > maxp || h->bulk_len > PROTO_MAX_BULK)
+        return -EMSGSIZE;
+    return 0;
+}
+
+int proto_str_copy(const struct proto_str *s, char *buf, size_t buflen)
+{
+    if (s->len >= buflen)
+        return -ENAMETOOLONG;
+    if (s->len && memchr(s->p, '\0', s->len))
+        return -EINVAL;
+    if (s->len)
+        memcpy(buf, s->p, s->len);
+    buf[s->len] = '\0';
+    return 0;
+}
+
+/* ---- primitive put/get ---- */
+
+static uint8_t *enc_reserve(struct proto_enc *e, size_t n)
+{
+    if (e->err)
+        return NULL;
+    if (n > e->cap - e->len) {
+        e->err = -EMSGSIZE;
+        return NULL;
+    }
+    uint8_t *p = e->buf + e->len;
+    e->len += n;
+    return p;
+}
+
+static const uint8_t *dec_take(struct proto_dec *d, size_t n)
+{
+    if (d->err)
+        return NULL;
+    if (n > d->len - d->off) {
+        d->err = -EBADMSG;
+        return NULL;
+    }
+    const uint8_t *p = d->buf + d->off;
+    d->off += n;
+    return p;
+}
+
+#define PUT_INT(KIND, T, N)                                                                        \
+    void proto_put_##KIND(struct proto_enc *e, const T *v)                                         \
+    {                                                                                              \
+        uint8_t *p = enc_reserve(e, N);                                                            \
+        if (p)                                                                                     \
+            put_le(p, (uint64_t)*v, N);                                                            \
+    }                                                                                              \
+    void proto_get_##KIND(struct proto_dec *d, T *v)                                               \
+    {                                                                                              \
+        const uint8_t *p = dec_take(d, N);                                                         \
+        *v = p ? (T)get_le(p, N) : 0;                                                              \
+    }
+PUT_INT(U8, uint8_t, 1)
+PUT_INT(U16, uint16_t, 2)
+PUT_INT(U32, uint32_t, 4)
+PUT_INT(U64, uint64_t, 8)
+PUT_INT(I64, int64_t, 8)
+#undef PUT_INT
+
+void proto_put_I32(struct proto_enc *e, const int32_t *v)
+{
+    uint32_t u = (uint32_t)*v;
+    proto_put_U32(e, &u);
+}
+
+void proto_get_I32(struct proto_dec *d, int32_t *v)
+{
+    uint32_t u;
+    proto_get_U32(d, &u);
+    *v = (int32_t)u;
+}
+
+void proto_put_STR(struct proto_enc *e, const struct proto_str *v)
+{
+    if (v->len > PROTO_MAX_STR) {
+        e->err = -ENAMETOOLONG;
+        return;
+    }
+    uint16_t n = (uint16_t)v->len;
+    proto_put_U16(e, &n);
+    uint8_t *p = enc_reserve(e, n);
+    if (p && n)
+        memcpy(p, v->p, n);
+}
+
+void proto_get_STR(struct proto_dec *d, struct proto_str *v)
+{
+    uint16_t n;
+    proto_get_U16(d, &n);
+    if (n > PROTO_MAX_STR && !d->err)
+        d->err = -EBADMSG;
+    const uint8_t *p = dec_take(d, n);
+    v->p = p ? (const char *)p : "";
+    v->len = p ? n : 0;
+}
+
+void proto_put_BLOB(struct proto_enc *e, const struct proto_blob *v)
+{
+    proto_put_U32(e, &v->len);
+    uint8_t *p = enc_reserve(e, v->len);
+    if (p && v->len)
+        memcpy(p, v->p, v->len);
+}
+
+void proto_get_BLOB(struct proto_dec *d, struct proto_blob *v)
+{
+    uint32_t n;
+    proto_get_U32(d, &n);
+    const uint8_t *p = dec_take(d, n);
+    v->p = p ? p : (const uint8_t *)"";
+    v->len = p ? n : 0;
+}
+
+void proto_put_CRED(struct proto_enc *e, const struct proto_cred *v)
+{
+    uint32_t n = v->ngroups;
+    if (n > PROTO_MAX_GROUPS) {
+        e->err = -EINVAL;
+        return;
+    }
+    proto_put_U32(e, &v->uid);
+    proto_put_U32(e, &v->gid);
+    proto_put_U32(e, &n);
+    for (uint32_t i = 0; i < n; i++)
+        proto_put_U32(e, &v->groups[i]);
+}
+
+void proto_get_CRED(struct proto_dec *d, struct proto_cred *v)
+{
+    proto_get_U32(d, &v->uid);
+    proto_get_U32(d, &v->gid);
+    proto_get_U32(d, &v->ngroups);
+    if (v->ngroups > PROTO_MAX_GROUPS) {
+        if (!d->err)
+            d->err = -EBADMSG;
+        v->ngroups = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < v->ngroups; i++)
+        proto_get_U32(d, &v->groups[i]);
+}
+
+void proto_put_ATTR(struct proto_enc *e, const struct proto_attr *v)
+{
+    proto_put_U64(e, &v->ino);
+    proto_put_U32(e, &v->mode);
+    proto_put_U32(e, &v->nlink);
+    proto_put_U32(e, &v->uid);
+    proto_put_U32(e, &v->gid);
+    proto_put_U64(e, &v->size);
+    proto_put_U64(e, &v->blocks);
+    proto_put_I64(e, &v->atime_ns);
+    proto_put_I64(e, &v->mtime_ns);
+    proto_put_I64(e, &v->ctime_ns);
+    proto_put_U64(e, &v->rdev);
+}
+
+void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v)
+{
+    proto_get_U64(d, &v->ino);
+    proto_get_U32(d, &v->mode);
+    proto_get_U32(d, &v->nlink);
+    proto_get_U32(d, &v->uid);
+    proto_get_U32(d, &v->gid);
+    proto_get_U64(d, &v->size);
+    proto_get_U64(d, &v->blocks);
+    proto_get_I64(d, &v->atime_ns);
+    proto_get_I64(d, &v->mtime_ns);
+    proto_get_I64(d, &v->ctime_ns);
+    proto_get_U64(d, &v->rdev);
+}
+
+void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
+{
+    if (v->ncomp > LAYOUT_MAX_COMP) {
+        e->err = -EINVAL;
+        return;
+    }
+    proto_put_U16(e, &v->ncomp);
+    for (uint16_t i = 0; i < v->ncomp; i++) {
+        const struct layout_comp *c = &v->comp[i];
+        if (c->stripe_count > LAYOUT_MAX_STRIPES) {
+            e->err = -EINVAL;
+            return;
+        }
+        proto_put_U64(e, &c->start);
+        proto_put_U64(e, &c->end);
+        proto_put_U32(e, &c->stripe_size);
+        proto_put_U16(e, &c->stripe_count);
+        proto_put_U16(e, &c->type);
+        for (uint16_t s = 0; s < c->stripe_count; s++)
+            proto_put_U32(e, &c->groups[s]);
+    }
+}
+
+void proto_get_LAYOUT(struct proto_dec *d, struct layout *v)
+{
+    proto_get_U16(d, &v->ncomp);
+    if (v->ncomp > LAYOUT_MAX_COMP) {
+        if (!d->err)
+            d->err = -EBADMSG;
+        v->ncomp = 0;
+        return;
+    }
+    for (uint16_t i = 0; i < v->ncomp; i++) {
+        struct layout_comp *c = &v->comp[i];
+        proto_get_U64(d, &c->start);
+        proto_get_U64(d, &c->end);
+        proto_get_U32(d, &c->stripe_size);
+        proto_get_U16(d, &c->stripe_count);
+        proto_get_U16(d, &c->type);
+        if (c->stripe_count > LAYOUT_MAX_STRIPES || c->stripe_count == 0 || c->stripe_size == 0 ||
+            c->start >= c->end) {
+            if (!d->err)
+                d->err = -EBADMSG;
+            v->ncomp = 0;
+            return;
+        }
+        for (uint16_t s = 0; s < c->stripe_count; s++)
+            proto_get_U32(d, &c->groups[s]);
+    }
+}
+
+static void put_tstat(struct proto_enc *e, const struct proto_tstat *t)
+{
+    proto_put_U32(e, &t->index);
+    proto_put_U64(e, &t->bytes_total);
+    proto_put_U64(e, &t->bytes_used);
+    proto_put_U64(e, &t->bytes_avail);
+    proto_put_U64(e, &t->inodes_total);
+    proto_put_U64(e, &t->inodes_used);
+}
+
+void proto_put_TSTATS(struct proto_enc *e, const struct proto_tstats *v)
+{
+    if (v->n > PROTO_MAX_TARGETS) {
+        e->err = -EINVAL;
+        return;
+    }
+    proto_put_U32(e, &v->n);
+    for (uint32_t i = 0; i < v->n; i++)
+        put_tstat(e, &v->t[i]);
+}
+
+void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v)
+{
+    proto_get_U32(d, &v->n);
+    if (v->n > PROTO_MAX_TARGETS) {
+        if (!d->err)
+            d->err = -EBADMSG;
+        v->n = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < v->n; i++) {
+        struct proto_tstat *t = &v->t[i];
+        proto_get_U32(d, &t->index);
+        proto_get_U64(d, &t->bytes_total);
+        proto_get_U64(d, &t->bytes_used);
+        proto_get_U64(d, &t->bytes_avail);
+        proto_get_U64(d, &t->inodes_total);
+        proto_get_U64(d, &t->inodes_used);
+    }
+}
+
+/* ---- generated message codecs ---- */
+
+#define ENC_FIELD(kind, fname) proto_put_##kind(e, &m->fname);
+#define DEC_FIELD(kind, fname) proto_get_##kind(d, &m->fname);
+#define GEN_CODEC(NAME, num, lname)                                                                \
+    int proto_enc_##lname##_req(struct proto_enc *e, const struct proto_##lname##_req *m)          \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        MSG_##NAME##_REQ(ENC_FIELD) return e->err;                                                 \
+    }                                                                                              \
+    int proto_dec_##lname##_req(struct proto_dec *d, struct proto_##lname##_req *m)                \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        MSG_##NAME##_REQ(DEC_FIELD) return d->err;                                                 \
+    }                                                                                              \
+    int proto_enc_##lname##_rep(struct proto_enc *e, const struct proto_##lname##_rep *m)          \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        MSG_##NAME##_REP(ENC_FIELD) return e->err;                                                 \
+    }                                                                                              \
+    int proto_dec_##lname##_rep(struct proto_dec *d, struct proto_##lname##_rep *m)                \
+    {                                                                                              \
+        (void)m;                                                                                   \
+        MSG_##NAME##_REP(DEC_FIELD) return d->err;                                                 \
+    }
+PROTO_MESSAGES(GEN_CODEC)
+#undef GEN_CODEC
+
+const char *proto_op_name(uint16_t opcode)
+{
+    switch (opcode) {
+#define NAME_CASE(NAME, num, lname)                                                                \
+    case num:                                                                                      \
+        return #NAME;
+        PROTO_MESSAGES(NAME_CASE)
+#undef NAME_CASE
+    }
+    return NULL;
+}
+
+void proto_put_dirent(struct proto_enc *e, const struct proto_dirent *v)
+{
+    proto_put_U64(e, &v->ino);
+    proto_put_U64(e, &v->next_cookie);
+    proto_put_U8(e, &v->type);
+    proto_put_STR(e, &v->name);
+}
+
+void proto_get_dirent(struct proto_dec *d, struct proto_dirent *v)
+{
+    proto_get_U64(d, &v->ino);
+    proto_get_U64(d, &v->next_cookie);
+    proto_get_U8(d, &v->type);
+    proto_get_STR(d, &v->name);
+    if (!d->err && (v->name.len == 0 || v->name.len > PROTO_MAX_NAME))
+        d->err = -EBADMSG;
+}

@@ -1,0 +1,387 @@
+/*
+ * The Stria wire protocol.
+ *
+ * Every message is a fixed 56-byte little-endian header, a payload encoded
+ * field by field with the bounds-checked cursors below, then raw bulk data
+ * (file contents) that receivers read straight into its destination.
+ *
+ * Header layout (offsets in bytes):
+ *   0 magic u32 "STRA"   4 version u16   6 opcode u16   8 flags u32
+ *  12 status i32 (negative errno in replies)            16 reqid u64
+ *  24 client_id u64      32 seq u64      40 payload_len u32
+ *  44 bulk_len u32       48 reserved u32 52 hdr_crc u32 (CRC32C of bytes 0..51)
+ *
+ * Every message is declared once, in PROTO_MESSAGES below, with its request
+ * and reply fields; the table generates opcodes, names, C structs and
+ * codecs. Fields are only ever appended: decoders ignore trailing bytes they
+ * do not know, so an older peer can read a newer peer's messages.
+ */
+#ifndef STRIA_PROTO_H
+#define STRIA_PROTO_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define PROTO_MAGIC 0x41525453u /* "STRA" little-endian */
+#define PROTO_VERSION 1
+#define PROTO_HDR_LEN 56
+#define PROTO_FLAG_REPLY 1u
+
+/* Per-direction maxima, checked before anything is allocated. */
+#define PROTO_MAX_REQ_PAYLOAD (64u << 10)
+#define PROTO_MAX_REP_PAYLOAD (1u << 20)
+#define PROTO_MAX_BULK (16u << 20)
+#define PROTO_MAX_STR 4096u    /* paths, symlink targets */
+#define PROTO_MAX_NAME 255u    /* one path component */
+#define PROTO_MAX_XATTR (64u << 10)
+#define PROTO_MAX_GROUPS 32u   /* supplementary groups carried in a credential */
+#define PROTO_MAX_TARGETS 256u /* targets per node in a heartbeat */
+
+struct proto_hdr {
+    uint32_t magic;
+    uint16_t version;
+    uint16_t opcode;
+    uint32_t flags;
+    int32_t status;
+    uint64_t reqid;
+    uint64_t client_id;
+    uint64_t seq;
+    uint32_t payload_len;
+    uint32_t bulk_len;
+};
+
+void proto_hdr_encode(const struct proto_hdr *h, uint8_t out[PROTO_HDR_LEN]);
+/* Returns 0, -EBADMSG (magic or checksum), -EPROTO (version) or -EMSGSIZE
+ * (payload or bulk above the maximum for that direction: replies may carry
+ * larger payloads than requests). */
+int proto_hdr_decode(const uint8_t in[PROTO_HDR_LEN], struct proto_hdr *h);
+
+/* Encoding cursor over a caller-owned buffer. The first failure sticks in
+ * err (-EMSGSIZE) and every later put is a no-op; check err once at the end. */
+struct proto_enc {
+    uint8_t *buf;
+    size_t cap, len;
+    int err;
+};
+/* Decoding cursor; a read past the end or an oversized length sets err
+ * (-EBADMSG) and yields zeros. Decoded strings and blobs point into buf. */
+struct proto_dec {
+    const uint8_t *buf;
+    size_t len, off;
+    int err;
+};
+
+static inline void proto_enc_init(struct proto_enc *e, void *buf, size_t cap)
+{
+    e->buf = buf;
+    e->cap = cap;
+    e->len = 0;
+    e->err = 0;
+}
+static inline void proto_dec_init(struct proto_dec *d, const void *buf, size_t len)
+{
+    d->buf = buf;
+    d->len = len;
+    d->off = 0;
+    d->err = 0;
+}
+
+/* A string or blob as decoded: not NUL-terminated, points into the message. */
+struct proto_str {
+    const char *p;
+    uint32_t len;
+};
+struct proto_blob {
+    const uint8_t *p;
+    uint32_t len;
+};
+
+/* Copy a decoded string into buf as a C string; -ENAMETOOLONG if it does not
+ * fit, -EINVAL if it holds a NUL byte. */
+int proto_str_copy(const struct proto_str *s, char *buf, size_t buflen);
+static inline struct proto_str proto_str_c(const char *s);
+
+/* The caller's identity, checked by the metadata service. */
+struct proto_cred {
+    uint32_t uid, gid;
+    uint32_t ngroups;
+    uint32_t groups[PROTO_MAX_GROUPS];
+};
+
+/* File attributes as the metadata service reports them. */
+struct proto_attr {
+    uint64_t ino;
+    uint32_t mode, nlink, uid, gid;
+    uint64_t size, blocks;
+    int64_t atime_ns, mtime_ns, ctime_ns;
+    uint64_t rdev;
+};
+
+/*
+ * A layout: a list of components (PFL), each covering [start, end) of the
+ * file with its own stripe size, count and ordered target groups. Objects
+ * are named (inode, component index, stripe index) on the OST of the group.
+ * This release creates one component covering the whole file.
+ */
+#define LAYOUT_MAX_COMP 4
+#define LAYOUT_MAX_STRIPES 256
+#define LAYOUT_TYPE_OST 0
+#define LAYOUT_END_EOF UINT64_MAX
+struct layout_comp {
+    uint64_t start, end;
+    uint32_t stripe_size;
+    uint16_t stripe_count;
+    uint16_t type;
+    uint32_t groups[LAYOUT_MAX_STRIPES];
+};
+struct layout {
+    uint16_t ncomp;
+    struct layout_comp comp[LAYOUT_MAX_COMP];
+};
+
+/* Statistics of one target (MDT or OST). */
+struct proto_tstat {
+    uint32_t index;
+    uint64_t bytes_total, bytes_used, bytes_avail;
+    uint64_t inodes_total, inodes_used;
+};
+struct proto_tstats {
+    uint32_t n;
+    struct proto_tstat t[PROTO_MAX_TARGETS];
+};
+
+/* Node kinds in the cluster map. */
+enum { PROTO_NODE_MGMT = 0, PROTO_NODE_META = 1, PROTO_NODE_STOR = 2 };
+
+/* Field kinds and their C types. */
+typedef uint8_t proto_ct_U8;
+typedef uint16_t proto_ct_U16;
+typedef uint32_t proto_ct_U32;
+typedef uint64_t proto_ct_U64;
+typedef int32_t proto_ct_I32;
+typedef int64_t proto_ct_I64;
+typedef struct proto_str proto_ct_STR;
+typedef struct proto_blob proto_ct_BLOB;
+typedef struct proto_cred proto_ct_CRED;
+typedef struct proto_attr proto_ct_ATTR;
+typedef struct layout proto_ct_LAYOUT;
+typedef struct proto_tstats proto_ct_TSTATS;
+
+void proto_put_U8(struct proto_enc *e, const uint8_t *v);
+void proto_put_U16(struct proto_enc *e, const uint16_t *v);
+void proto_put_U32(struct proto_enc *e, const uint32_t *v);
+void proto_put_U64(struct proto_enc *e, const uint64_t *v);
+void proto_put_I32(struct proto_enc *e, const int32_t *v);
+void proto_put_I64(struct proto_enc *e, const int64_t *v);
+void proto_put_STR(struct proto_enc *e, const struct proto_str *v);
+void proto_put_BLOB(struct proto_enc *e, const struct proto_blob *v);
+void proto_put_CRED(struct proto_enc *e, const struct proto_cred *v);
+void proto_put_ATTR(struct proto_enc *e, const struct proto_attr *v);
+void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v);
+void proto_put_TSTATS(struct proto_enc *e, const struct proto_tstats *v);
+void proto_get_U8(struct proto_dec *d, uint8_t *v);
+void proto_get_U16(struct proto_dec *d, uint16_t *v);
+void proto_get_U32(struct proto_dec *d, uint32_t *v);
+void proto_get_U64(struct proto_dec *d, uint64_t *v);
+void proto_get_I32(struct proto_dec *d, int32_t *v);
+void proto_get_I64(struct proto_dec *d, int64_t *v);
+void proto_get_STR(struct proto_dec *d, struct proto_str *v);
+void proto_get_BLOB(struct proto_dec *d, struct proto_blob *v);
+void proto_get_CRED(struct proto_dec *d, struct proto_cred *v);
+void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v);
+void proto_get_LAYOUT(struct proto_dec *d, struct layout *v);
+void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
+
+/* ---- The message table ----------------------------------------------- */
+
+/* HELLO: server -> client when a connection opens (no reply expected).
+ * nonce is the authentication challenge. */
+#define MSG_HELLO_REQ(F) F(U16, min_version) F(U16, max_version) F(BLOB, nonce) F(U64, server_id)
+#define MSG_HELLO_REP(F)
+/* AUTH: client -> server, the answer; a non-zero reply status closes it. */
+#define MSG_AUTH_REQ(F) F(U16, version) F(BLOB, mac) F(STR, name)
+#define MSG_AUTH_REP(F) F(U16, version)
+#define MSG_PING_REQ(F)
+#define MSG_PING_REP(F)
+
+/* HEARTBEAT: metad/stord -> mgmtd every heartbeat interval; registers the
+ * node on first contact. host:port is where the node serves. */
+#define MSG_HEARTBEAT_REQ(F)                                                                       \
+    F(U8, kind) F(STR, node) F(STR, host) F(U16, port) F(U64, incarnation) F(TSTATS, targets)
+#define MSG_HEARTBEAT_REP(F) F(U64, epoch)
+/* GET_MAP: the cluster map, encoded by map.h into a blob. */
+#define MSG_GET_MAP_REQ(F)
+#define MSG_GET_MAP_REP(F) F(U64, epoch) F(STR, fsname) F(BLOB, map)
+
+/* Metadata. Path-taking requests name a start directory and a relative
+ * path of one or more components; the MDT resolves all but the last
+ * (following symlinks inside the file system) with search permission
+ * checks, then applies the operation to the last component. */
+#define MSG_LOOKUP_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
+#define MSG_LOOKUP_REP(F) F(ATTR, attr)
+#define MSG_GETATTR_REQ(F) F(CRED, cred) F(U64, ino)
+#define MSG_GETATTR_REP(F) F(ATTR, attr)
+/* valid: SETATTR_* bits below. */
+#define MSG_SETATTR_REQ(F)                                                                         \
+    F(CRED, cred) F(U64, ino) F(U32, valid) F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size)      \
+    F(I64, atime_ns) F(I64, mtime_ns)
+#define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout)
+/* OPEN: open or create the last component; flags are Linux open(2) flags.
+ * stripe_*: the layout for a file created here (0 / -1: inherit). */
+#define MSG_OPEN_REQ(F)                                                                            \
+    F(CRED, cred) F(U64, parent) F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count)    \
+    F(U32, stripe_size) F(I32, stripe_offset)
+#define MSG_OPEN_REP(F) F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
+#define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
+#define MSG_MKDIR_REP(F) F(ATTR, attr)
+/* UNLINK: destroy != 0 when the last link went: the client then removes the
+ * file's objects listed by layout. */
+#define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
+#define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout)
+#define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
+#define MSG_RMDIR_REP(F)
+/* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
+#define MSG_RENAME_REQ(F)                                                                          \
+    F(CRED, cred) F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags)
+#define MSG_RENAME_REP(F) F(U64, replaced) F(U8, destroy) F(LAYOUT, layout)
+#define MSG_LINK_REQ(F) F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
+#define MSG_LINK_REP(F) F(ATTR, attr)
+#define MSG_SYMLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(STR, target)
+#define MSG_SYMLINK_REP(F) F(ATTR, attr)
+#define MSG_READLINK_REQ(F) F(CRED, cred) F(U64, ino)
+#define MSG_READLINK_REP(F) F(STR, target)
+/* READDIR: entries is a sequence of (U64 ino, U64 next_cookie, U8 type,
+ * STR name); cookie 0 starts; a cookie stays valid while entries come and go. */
+#define MSG_READDIR_REQ(F) F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes)
+#define MSG_READDIR_REP(F) F(U8, eof) F(U32, count) F(BLOB, entries)
+/* GETSTRIPE: a file's layout, or a directory's default (dir_* fields). */
+#define MSG_GETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino)
+#define MSG_GETSTRIPE_REP(F)                                                                       \
+    F(U8, is_dir) F(LAYOUT, layout) F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset)
+/* SETSTRIPE: on a directory its default; on a file that holds no data yet,
+ * a new layout. count -1: all OSTs; offset -1: allocator's choice. */
+#define MSG_SETSTRIPE_REQ(F)                                                                       \
+    F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
+#define MSG_SETSTRIPE_REP(F) F(LAYOUT, layout)
+#define MSG_SETXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
+#define MSG_SETXATTR_REP(F)
+#define MSG_GETXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_GETXATTR_REP(F) F(BLOB, value)
+#define MSG_LISTXATTR_REQ(F) F(CRED, cred) F(U64, ino)
+#define MSG_LISTXATTR_REP(F) F(BLOB, names)
+#define MSG_REMOVEXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_REMOVEXATTR_REP(F)
+/* SETSIZE: a writer reports the end of what it wrote; the MDT keeps the
+ * maximum and updates mtime. */
+#define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
+#define MSG_SETSIZE_REP(F) F(ATTR, attr)
+#define MSG_STATFS_REQ(F)
+#define MSG_STATFS_REP(F) F(TSTATS, targets)
+/* SYNC: make every acknowledged metadata change durable. */
+#define MSG_SYNC_REQ(F)
+#define MSG_SYNC_REP(F)
+
+/* Storage: one object of one file on one OST. */
+#define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
+#define MSG_WRITE_REP(F)
+#define MSG_READ_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U32, len)
+#define MSG_READ_REP(F)
+#define MSG_TRUNCATE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, size)
+#define MSG_TRUNCATE_REP(F)
+#define MSG_DESTROY_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)
+#define MSG_DESTROY_REP(F)
+#define MSG_OSYNC_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)
+#define MSG_OSYNC_REP(F)
+#define MSG_OSTATFS_REQ(F)
+#define MSG_OSTATFS_REP(F) F(TSTATS, targets)
+
+/* X(NAME, opcode, lower-case name) */
+#define PROTO_MESSAGES(X)                                                                          \
+    X(HELLO, 1, hello)                                                                             \
+    X(AUTH, 2, auth)                                                                               \
+    X(PING, 3, ping)                                                                               \
+    X(HEARTBEAT, 10, heartbeat)                                                                    \
+    X(GET_MAP, 11, get_map)                                                                        \
+    X(LOOKUP, 20, lookup)                                                                          \
+    X(GETATTR, 21, getattr)                                                                        \
+    X(SETATTR, 22, setattr)                                                                        \
+    X(OPEN, 23, open)                                                                              \
+    X(MKDIR, 24, mkdir)                                                                            \
+    X(UNLINK, 25, unlink)                                                                          \
+    X(RMDIR, 26, rmdir)                                                                            \
+    X(RENAME, 27, rename)                                                                          \
+    X(LINK, 28, link)                                                                              \
+    X(SYMLINK, 29, symlink)                                                                        \
+    X(READLINK, 30, readlink)                                                                      \
+    X(READDIR, 31, readdir)                                                                        \
+    X(GETSTRIPE, 32, getstripe)                                                                    \
+    X(SETSTRIPE, 33, setstripe)                                                                    \
+    X(SETXATTR, 34, setxattr)                                                                      \
+    X(GETXATTR, 35, getxattr)                                                                      \
+    X(LISTXATTR, 36, listxattr)                                                                    \
+    X(REMOVEXATTR, 37, removexattr)                                                                \
+    X(SETSIZE, 38, setsize)                                                                        \
+    X(STATFS, 39, statfs)                                                                          \
+    X(SYNC, 40, sync)                                                                              \
+    X(WRITE, 60, write)                                                                            \
+    X(READ, 61, read)                                                                              \
+    X(TRUNCATE, 62, truncate)                                                                      \
+    X(DESTROY, 63, destroy)                                                                        \
+    X(OSYNC, 64, osync)                                                                            \
+    X(OSTATFS, 65, ostatfs)
+
+#define SETATTR_MODE 1u
+#define SETATTR_UID 2u
+#define SETATTR_GID 4u
+#define SETATTR_SIZE 8u
+#define SETATTR_ATIME 16u
+#define SETATTR_MTIME 32u
+#define SETATTR_ATIME_NOW 64u
+#define SETATTR_MTIME_NOW 128u
+
+enum proto_op {
+#define PROTO_X_ENUM(NAME, num, lname) PROTO_OP_##NAME = num,
+    PROTO_MESSAGES(PROTO_X_ENUM)
+#undef PROTO_X_ENUM
+        PROTO_OP_MAX = 128
+};
+
+#define PROTO_X_FIELD(kind, fname) proto_ct_##kind fname;
+#define PROTO_X_STRUCT(NAME, num, lname)                                                           \
+    struct proto_##lname##_req {                                                                   \
+        MSG_##NAME##_REQ(PROTO_X_FIELD) uint8_t unused_;                                           \
+    };                                                                                             \
+    struct proto_##lname##_rep {                                                                   \
+        MSG_##NAME##_REP(PROTO_X_FIELD) uint8_t unused_;                                           \
+    };                                                                                             \
+    int proto_enc_##lname##_req(struct proto_enc *e, const struct proto_##lname##_req *m);         \
+    int proto_dec_##lname##_req(struct proto_dec *d, struct proto_##lname##_req *m);               \
+    int proto_enc_##lname##_rep(struct proto_enc *e, const struct proto_##lname##_rep *m);         \
+    int proto_dec_##lname##_rep(struct proto_dec *d, struct proto_##lname##_rep *m);
+PROTO_MESSAGES(PROTO_X_STRUCT)
+#undef PROTO_X_STRUCT
+
+/* "OPEN" for a known opcode, NULL otherwise. */
+const char *proto_op_name(uint16_t opcode);
+
+static inline struct proto_str proto_str_c(const char *s)
+{
+    struct proto_str r = {s, 0};
+    if (s)
+        while (s[r.len])
+            r.len++;
+    return r;
+}
+
+/* ---- READDIR entries ---- */
+struct proto_dirent {
+    uint64_t ino;
+    uint64_t next_cookie; /* pass back in READDIR to continue after this entry */
+    uint8_t type;         /* DT_REG, DT_DIR, DT_LNK, ... */
+    struct proto_str name;
+};
+void proto_put_dirent(struct proto_enc *e, const struct proto_dirent *v);
+void proto_get_dirent(struct proto_dec *d, struct proto_dirent *v);
+
+#endif

@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# The whole-cluster test of issue 2: a 1 GiB file striped -c 4 -S 4M lands a
+# quarter on each OST, reads back identical, and survives SIGKILL of every
+# daemon followed by `stria up`. Also: the CLI's namespace commands, config
+# discovery, idempotent `stria up`, refusing a different cluster, and the
+# management service marking a dead storage daemon offline.
+. "$(dirname "$0")/lib.sh"
+
+step "stria up"
+cluster_up --osts 4
+"$STRIA" up --dir "$DIR" | grep -q "running stria-stord" || fail "second stria up should find it running"
+"$STRIA" status | grep -q "OST0003.*online" || fail "status does not show OST0003 online"
+
+step "refuses a different cluster and a foreign directory"
+if "$STRIA" up --dir "$DIR" --osts 2 2>"$T/err"; then fail "accepted --osts 2 on a 4-OST cluster"; fi
+grep -q "holds a cluster with 1 MDT(s) and 4 OST(s)" "$T/err" || fail "unclear refusal: $(cat "$T/err")"
+mkdir -p "$T/foreign" && echo hi > "$T/foreign/file"
+if "$STRIA" up --dir "$T/foreign" 2>"$T/err"; then fail "accepted a non-empty foreign dir"; fi
+grep -q "holds no Stria cluster" "$T/err" || fail "unclear refusal: $(cat "$T/err")"
+
+step "config discovery: no flags, STRIA_CONF, --conf"
+"$STRIA" ls stria:/ >/dev/null || fail "stria ls without flags"
+STRIA_CONF="$CONF" "$STRIA" ls stria:/ >/dev/null || fail "STRIA_CONF"
+if STRIA_CONF="$T/nope.conf" "$STRIA" ls stria:/ 2>/dev/null; then fail "bogus STRIA_CONF accepted"; fi
+if "$STRIA" --conf "$T/nope.conf" ls stria:/ 2>/dev/null; then fail "bogus --conf accepted"; fi
+
+step "namespace commands"
+"$STRIA" mkdir -p stria:/a/b/c
+"$STRIA" ls stria:/a | grep -qx b || fail "ls"
+"$STRIA" mv stria:/a/b stria:/a/b2
+"$STRIA" stat stria:/a/b2/c | grep -q "directory" || fail "stat after mv"
+if "$STRIA" rm stria:/a 2>/dev/null; then fail "rm of a directory without -r"; fi
+"$STRIA" rm -r stria:/a
+if "$STRIA" stat stria:/a 2>/dev/null; then fail "rm -r left /a"; fi
+
+step "write 1 GiB striped -c 4 -S 4M"
+"$STRIA" mkdir stria:/ckpt
+"$STRIA" setstripe -c 4 -S 4M stria:/ckpt
+"$STRIA" getstripe stria:/ckpt | grep -q "stripe_count:  4" || fail "directory default"
+head -c 1073741824 /dev/urandom > "$T/big"
+used_before=$("$STRIA" df | awk '/OST/ {s += $3} END {print s}')
+"$STRIA" cp "$T/big" stria:/ckpt/shard0
+"$STRIA" getstripe stria:/ckpt/shard0 | tee "$T/gs"
+[ "$(grep -c '^[[:space:]]*[0-3][[:space:]]' "$T/gs")" -eq 4 ] || fail "getstripe shows 4 stripes"
+[ "$("$STRIA" stat stria:/ckpt/shard0 | awk '/Size:/ {print $2}')" = 1073741824 ] || fail "size"
+
+step "each OST received a quarter (stria df)"
+"$STRIA" df | tee "$T/df"
+awk -v before="$used_before" '/OST/ {
+        kib = $3; q = 262144;            # a quarter of 1 GiB in KiB
+        if (kib < q * 0.97 || kib > q * 1.03 + before) { print "OST " $1 " holds " kib " KiB"; bad = 1 }
+     } END { exit bad }' "$T/df" || fail "uneven distribution"
+
+step "read back identical"
+"$STRIA" cp stria:/ckpt/shard0 "$T/back"
+cmp "$T/big" "$T/back" || fail "data differs"
+rm -f "$T/back"
+
+step "kill -9 every daemon, stria up again, read again"
+for d in stord metad mgmtd; do kill -9 "$(daemon_pid $d)"; done
+sleep 0.5
+"$STRIA" up --dir "$DIR" | grep -q "started stria-metad" || fail "restart"
+"$STRIA" cp stria:/ckpt/shard0 "$T/back"
+cmp "$T/big" "$T/back" || fail "data differs after kill -9"
+rm -f "$T/back"
+
+step "a dead storage daemon is marked offline, and online again"
+kill -9 "$(daemon_pid stord)"
+wait_for 20 sh -c "'$STRIA' status | grep -q 'OST0000.*OFFLINE'" || fail "OST0000 never went offline"
+"$STRIA" df | grep -q "offline" || fail "df does not show the offline OSTs"
+"$STRIA" up --dir "$DIR" >/dev/null
+wait_for 20 sh -c "'$STRIA' status | grep -q 'OST0000.*online'" || fail "OST0000 never came back"
+
+step "rm frees the OSTs"
+"$STRIA" rm stria:/ckpt/shard0
+used_after=$("$STRIA" df | awk '/OST/ {s += $3} END {print s}')
+[ "$used_after" -le $((used_before + 1024)) ] || fail "objects not removed: $used_after KiB used"
+
+echo "PASS"

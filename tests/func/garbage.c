@@ -1,0 +1,221 @@
+/*
+ * Bad input to every daemon, then normal work that must still succeed.
+ *
+ * For each of mgmtd, metad and stord: random bytes instead of a handshake;
+ * a truncated header; a wrong cluster key; after a good handshake a header
+ * with a bad checksum, a payload length far above the maximum, an unknown
+ * opcode, and a well-framed request whose payload is garbage. Each must end
+ * in an error reply or a closed connection, never a crash, and a request on
+ * a fresh connection afterwards must be answered. Then a file is written
+ * and read back through libstria.
+ *
+ * Usage: garbage HOST MGMT_PORT META_PORT STOR_PORT CLIENT_CONF KEY_FILE
+ */
+#include "common/auth.h"
+#include "net/net.h"
+#include "stria/stria.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static const char *host;
+static struct auth_key key, bad_key;
+
+/* Wait (at most 10 s) for the server to close fd; true if it did. */
+static bool closed_by_peer(int fd)
+{
+    char buf[4096];
+    for (int i = 0; i < 100; i++) {
+        struct pollfd p = {fd, POLLIN, 0};
+        if (poll(&p, 1, 100) <= 0)
+            continue;
+        ssize_t n = read(fd, buf, sizeof(buf));
+        if (n <= 0)
+            return true;
+    }
+    return false;
+}
+
+static void raw_garbage(const char *name, uint16_t port)
+{
+    uint8_t junk[4096];
+    for (size_t i = 0; i < sizeof(junk); i++)
+        junk[i] = (uint8_t)(rand() & 0xff);
+    int fd = net_tcp_connect(host, port, 2000);
+    CHECK(fd >= 0, "%s: connect: %s", name, strerror(-fd));
+    if (fd < 0)
+        return;
+    ssize_t w = write(fd, junk, sizeof(junk));
+    (void)w;
+    CHECK(closed_by_peer(fd), "%s: garbage did not close the connection", name);
+    close(fd);
+
+    /* Half a header, then hang up. */
+    fd = net_tcp_connect(host, port, 2000);
+    if (fd >= 0) {
+        w = write(fd, "STRA\x01\x00", 6);
+        close(fd);
+    }
+}
+
+static void wrong_key(const char *name, uint16_t port)
+{
+    struct net_conn *c = NULL;
+    int rc = net_connect(host, port, &bad_key, 42, "intruder", 3000, &c);
+    CHECK(rc == -EACCES, "%s: wrong key gave %d, want -EACCES", name, rc);
+    net_close(c);
+}
+
+/* Send a raw header (and payload) on an authenticated connection. */
+static int send_raw(struct net_conn *c, struct proto_hdr *h, const void *payload)
+{
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(h, hb);
+    if (write(c->fd, hb, sizeof(hb)) != (ssize_t)sizeof(hb))
+        return -EIO;
+    if (h->payload_len && payload && write(c->fd, payload, h->payload_len) < 0)
+        return -EIO;
+    return 0;
+}
+
+static struct proto_hdr hdr(uint16_t op, uint32_t plen, uint64_t reqid)
+{
+    struct proto_hdr h = {.magic = PROTO_MAGIC, .version = PROTO_VERSION, .opcode = op,
+                          .reqid = reqid, .payload_len = plen};
+    return h;
+}
+
+static void after_auth(const char *name, uint16_t port, uint16_t real_op)
+{
+    struct net_conn *c = NULL;
+    int rc = net_connect(host, port, &key, 7, "tester", 3000, &c);
+    CHECK(rc == 0, "%s: good key refused: %d", name, rc);
+    if (rc)
+        return;
+    bool transport = false;
+
+    /* Unknown opcode: an error reply, and the connection keeps working. */
+    struct proto_hdr h = hdr(99, 0, 1000);
+    send_raw(c, &h, NULL);
+    rc = net_recv(c, 1000, NULL, 0, NULL, &transport);
+    CHECK(rc == -EOPNOTSUPP && !transport, "%s: unknown opcode gave %d", name, rc);
+
+    /* A known opcode with a garbage payload: -EBADMSG (or a semantic error). */
+    uint8_t junk[64];
+    memset(junk, 0xee, sizeof(junk));
+    h = hdr(real_op, sizeof(junk), 1001);
+    send_raw(c, &h, junk);
+    rc = net_recv(c, 1001, NULL, 0, NULL, &transport);
+    CHECK(rc < 0 && !transport, "%s: garbage payload gave %d transport=%d", name, rc, transport);
+    struct proto_ping_req pq = {0};
+    struct proto_ping_rep pr;
+    rc = net_call_ping(c, &pq, &pr, NULL, 0, NULL, 0, NULL, &transport);
+    CHECK(rc == 0, "%s: ping after a bad payload: %d", name, rc);
+
+    /* A payload length far above the maximum: the server hangs up. */
+    h = hdr(real_op, 100u << 20, 1002);
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(&h, hb);
+    /* proto_hdr_encode does not check lengths; the server must. */
+    ssize_t w = write(c->fd, hb, sizeof(hb));
+    (void)w;
+    CHECK(closed_by_peer(c->fd), "%s: oversized payload did not close the connection", name);
+    net_close(c);
+
+    /* A header with a flipped byte (bad checksum): the server hangs up. */
+    rc = net_connect(host, port, &key, 8, "tester", 3000, &c);
+    CHECK(rc == 0, "%s: reconnect: %d", name, rc);
+    if (rc)
+        return;
+    h = hdr(PROTO_OP_PING, 0, 1003);
+    proto_hdr_encode(&h, hb);
+    hb[20] ^= 0x40;
+    w = write(c->fd, hb, sizeof(hb));
+    CHECK(closed_by_peer(c->fd), "%s: bad checksum did not close the connection", name);
+    net_close(c);
+
+    /* And the daemon still serves a newcomer. */
+    rc = net_connect(host, port, &key, 9, "tester", 3000, &c);
+    CHECK(rc == 0, "%s: connect after abuse: %d", name, rc);
+    if (rc == 0) {
+        rc = net_call_ping(c, &pq, &pr, NULL, 0, NULL, 0, NULL, &transport);
+        CHECK(rc == 0, "%s: ping after abuse: %d", name, rc);
+        net_close(c);
+    }
+}
+
+static void normal_work(const char *conf)
+{
+    stria_fs_t *fs;
+    int rc = stria_connect(conf, &fs);
+    CHECK(rc == 0, "connect: %d", rc);
+    if (rc)
+        return;
+    size_t len = 9 << 20;
+    char *buf = malloc(len), *back = malloc(len);
+    for (size_t i = 0; i < len; i++)
+        buf[i] = (char)(i * 31 + 7);
+    stria_setstripe(fs, "/after-garbage", 4, 1 << 20, -1);
+    stria_file_t *f;
+    rc = stria_open(fs, "/after-garbage", O_RDWR, 0644, &f);
+    CHECK(rc == 0, "open: %d", rc);
+    if (rc == 0) {
+        CHECK(stria_pwrite(f, buf, len, 0) == (ssize_t)len, "write");
+        CHECK(stria_fsync(f) == 0, "fsync");
+        CHECK(stria_pread(f, back, len, 0) == (ssize_t)len, "read");
+        CHECK(memcmp(buf, back, len) == 0, "data differs");
+        stria_close(f);
+    }
+    CHECK(stria_unlink(fs, "/after-garbage") == 0, "unlink");
+    free(buf);
+    free(back);
+    stria_disconnect(fs);
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 7) {
+        fprintf(stderr, "usage: %s HOST MGMT_PORT META_PORT STOR_PORT CLIENT_CONF KEY_FILE\n",
+                argv[0]);
+        return 2;
+    }
+    host = argv[1];
+    char err[256];
+    if (auth_key_load(argv[6], &key, err, sizeof(err))) {
+        fprintf(stderr, "%s\n", err);
+        return 2;
+    }
+    bad_key = key;
+    bad_key.bytes[0] ^= 1;
+    srand(12345);
+    const char *names[3] = {"mgmtd", "metad", "stord"};
+    uint16_t ops[3] = {PROTO_OP_HEARTBEAT, PROTO_OP_OPEN, PROTO_OP_WRITE};
+    for (int i = 0; i < 3; i++) {
+        uint16_t port = (uint16_t)atoi(argv[2 + i]);
+        printf("== %s on port %u\n", names[i], port);
+        raw_garbage(names[i], port);
+        wrong_key(names[i], port);
+        after_auth(names[i], port, ops[i]);
+    }
+    printf("== normal work through libstria\n");
+    normal_work(argv[5]);
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}

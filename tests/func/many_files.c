@@ -1,0 +1,131 @@
+/*
+ * 100,000 files created, listed and removed in one directory through
+ * libstria. Creation runs on two threads, as a metadata storm would.
+ *
+ * Usage: many_files CLIENT_CONF [COUNT]
+ */
+#include "stria/stria.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define DIRPATH "/many"
+static stria_fs_t *fs;
+static int count;
+
+struct worker {
+    int first, n, rc;
+    int (*op)(int i);
+};
+
+static int create_one(int i)
+{
+    char p[64];
+    snprintf(p, sizeof(p), DIRPATH "/file-%07d", i);
+    stria_file_t *f;
+    int rc = stria_open(fs, p, O_CREAT | O_EXCL | O_WRONLY, 0644, &f);
+    return rc ? rc : stria_close(f);
+}
+
+static int unlink_one(int i)
+{
+    char p[64];
+    snprintf(p, sizeof(p), DIRPATH "/file-%07d", i);
+    return stria_unlink(fs, p);
+}
+
+static void *work(void *arg)
+{
+    struct worker *w = arg;
+    for (int i = w->first; i < w->first + w->n && !w->rc; i++)
+        w->rc = w->op(i);
+    return NULL;
+}
+
+static int run(int (*op)(int))
+{
+    struct worker w[2] = {{0, count / 2, 0, op}, {count / 2, count - count / 2, 0, op}};
+    pthread_t t[2];
+    for (int i = 0; i < 2; i++)
+        pthread_create(&t[i], NULL, work, &w[i]);
+    for (int i = 0; i < 2; i++)
+        pthread_join(t[i], NULL);
+    return w[0].rc ? w[0].rc : w[1].rc;
+}
+
+/* Count entries and check each name appears once. */
+static int list(int *seen_count)
+{
+    unsigned char *seen = calloc((size_t)count, 1);
+    stria_dir_t *d;
+    int rc = stria_opendir(fs, DIRPATH, &d), n = 0;
+    if (rc)
+        return rc;
+    struct stria_dirent de;
+    while ((rc = stria_readdir(d, &de)) == 1) {
+        int i;
+        if (sscanf(de.name, "file-%d", &i) != 1 || i < 0 || i >= count || seen[i]) {
+            fprintf(stderr, "unexpected or repeated entry '%s'\n", de.name);
+            rc = -1;
+            break;
+        }
+        seen[i] = 1;
+        n++;
+    }
+    stria_closedir(d);
+    free(seen);
+    *seen_count = n;
+    return rc < 0 ? rc : 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2) {
+        fprintf(stderr, "usage: %s CLIENT_CONF [COUNT]\n", argv[0]);
+        return 2;
+    }
+    count = argc > 2 ? atoi(argv[2]) : 100000;
+    int rc = stria_connect(argv[1], &fs), n = 0;
+    if (rc) {
+        fprintf(stderr, "connect: %s\n", strerror(-rc));
+        return 1;
+    }
+    if ((rc = stria_mkdir(fs, DIRPATH, 0755))) {
+        fprintf(stderr, "mkdir: %s\n", strerror(-rc));
+        return 1;
+    }
+    printf("creating %d files\n", count);
+    if ((rc = run(create_one))) {
+        fprintf(stderr, "create: %s\n", strerror(-rc));
+        return 1;
+    }
+    if ((rc = list(&n)) || n != count) {
+        fprintf(stderr, "listing: rc=%d, %d of %d entries\n", rc, n, count);
+        return 1;
+    }
+    printf("listed %d entries, each once\n", n);
+    if ((rc = stria_rmdir(fs, DIRPATH)) != -ENOTEMPTY) {
+        fprintf(stderr, "rmdir of a full directory gave %d, want -ENOTEMPTY\n", rc);
+        return 1;
+    }
+    if ((rc = run(unlink_one))) {
+        fprintf(stderr, "unlink: %s\n", strerror(-rc));
+        return 1;
+    }
+    if ((rc = list(&n)) || n != 0) {
+        fprintf(stderr, "after removal: rc=%d, %d entries left\n", rc, n);
+        return 1;
+    }
+    if ((rc = stria_rmdir(fs, DIRPATH))) {
+        fprintf(stderr, "rmdir: %s\n", strerror(-rc));
+        return 1;
+    }
+    stria_disconnect(fs);
+    printf("PASS\n");
+    return 0;
+}

@@ -253,7 +253,8 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
     struct proto_open_req q = {.parent = 1,
                                .path = proto_str_c(path),
                                .flags = (uint32_t)flags,
-                               .mode = mode};
+                               .mode = mode,
+                               .stripe_offset = -1};
     cl_cred(&q.cred);
     for (int attempt = 0; attempt < 2; attempt++) {
         struct lease l;

@@ -228,7 +228,8 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     F(I64, atime_ns) F(I64, mtime_ns)
 #define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout)
 /* OPEN: open or create the last component; flags are Linux open(2) flags.
- * stripe_*: the layout for a file created here (0 / -1: inherit). */
+ * stripe_*: the layout for a file created here: count and size 0 inherit
+ * the directory's default, offset -1 lets the allocator choose. */
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred) F(U64, parent) F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count)    \
     F(U32, stripe_size) F(I32, stripe_offset)

@@ -33,6 +33,14 @@ if "$STRIA" rm stria:/a 2>/dev/null; then fail "rm of a directory without -r"; f
 "$STRIA" rm -r stria:/a
 if "$STRIA" stat stria:/a 2>/dev/null; then fail "rm -r left /a"; fi
 
+step "new single-stripe files rotate over the OSTs"
+"$STRIA" mkdir stria:/spread
+echo sample > "$T/small"
+for i in 1 2 3 4 5 6 7 8; do "$STRIA" cp "$T/small" "stria:/spread/f$i"; done
+osts=$(for i in 1 2 3 4 5 6 7 8; do "$STRIA" getstripe "stria:/spread/f$i" | awk '/obdidx/ {getline; print $1}'; done | sort -u | wc -l)
+[ "$osts" -eq 4 ] || fail "8 new files landed on $osts OST(s), want all 4"
+"$STRIA" rm -r stria:/spread
+
 step "write 1 GiB striped -c 4 -S 4M"
 "$STRIA" mkdir stria:/ckpt
 "$STRIA" setstripe -c 4 -S 4M stria:/ckpt

@@ -24,7 +24,7 @@
 static stria_fs_t *fs;
 static int ranks = 4, shard_mib = 256, samples = 5000;
 #define SAMPLE_SIZE (64 << 10)
-#define BLOCK (4 << 20)
+#define BLOCK       (4 << 20)
 
 static double now(void)
 {
@@ -112,11 +112,10 @@ static int dataset(bool write, double *secs)
         snprintf(path, sizeof(path), "/demo/data/shard-%02d/sample-%06d.bin", i % 16, i);
         pattern(want, SAMPLE_SIZE, 0xda7a0000ull + (uint64_t)i);
         stria_file_t *f;
-        if ((rc = stria_open(fs, path, write ? O_CREAT | O_TRUNC | O_WRONLY : O_RDONLY, 0644,
-                             &f)))
+        if ((rc = stria_open(fs, path, write ? O_CREAT | O_TRUNC | O_WRONLY : O_RDONLY, 0644, &f)))
             break;
-        ssize_t n = write ? stria_pwrite(f, want, SAMPLE_SIZE, 0)
-                          : stria_pread(f, buf, SAMPLE_SIZE, 0);
+        ssize_t n =
+            write ? stria_pwrite(f, want, SAMPLE_SIZE, 0) : stria_pread(f, buf, SAMPLE_SIZE, 0);
         if (n != SAMPLE_SIZE)
             rc = n < 0 ? (int)n : -EIO;
         else if (!write && memcmp(buf, want, SAMPLE_SIZE))
@@ -151,8 +150,9 @@ int main(int argc, char **argv)
         else if (!strcmp(argv[i], "--samples") && i + 1 < argc)
             samples = atoi(argv[++i]);
         else {
-            fprintf(stderr, "usage: %s [--conf FILE] [--ranks N] [--shard-mib M] "
-                            "[--samples K]\n",
+            fprintf(stderr,
+                    "usage: %s [--conf FILE] [--ranks N] [--shard-mib M] "
+                    "[--samples K]\n",
                     argv[0]);
             return 2;
         }
@@ -180,8 +180,8 @@ int main(int argc, char **argv)
         stria_mkdir(fs, p, 0755);
     }
     double mib = (double)ranks * shard_mib, w, r, dw, dr;
-    printf("checkpoint: %d ranks each write a %d MiB shard at once, striped over all OSTs\n",
-           ranks, shard_mib);
+    printf("checkpoint: %d ranks each write a %d MiB shard at once, striped over all OSTs\n", ranks,
+           shard_mib);
     if ((rc = checkpoint(true, &w)))
         return fail("checkpoint write", rc);
     printf("  wrote    %7.0f MiB in %6.2f s  = %7.1f MiB/s (fsync included)\n", mib, w, mib / w);

@@ -98,8 +98,8 @@ STRIA_API int stria_readdir(stria_dir_t *d, struct stria_dirent *ent);
 STRIA_API void stria_closedir(stria_dir_t *d);
 
 /* ---- extended attributes (names as in setxattr(2), e.g. "user.x") ---- */
-STRIA_API int stria_setxattr(stria_fs_t *fs, const char *path, const char *name,
-                             const void *value, size_t size, int flags);
+STRIA_API int stria_setxattr(stria_fs_t *fs, const char *path, const char *name, const void *value,
+                             size_t size, int flags);
 /* With size 0 returns the value's size. */
 STRIA_API ssize_t stria_getxattr(stria_fs_t *fs, const char *path, const char *name, void *value,
                                  size_t size);
@@ -109,7 +109,7 @@ STRIA_API int stria_removexattr(stria_fs_t *fs, const char *path, const char *na
 
 /* ---- layouts ---- */
 
-#define STRIA_MAX_STRIPES 256
+#define STRIA_MAX_STRIPES    256
 #define STRIA_MAX_COMPONENTS 4
 struct stria_layout {
     int is_dir;

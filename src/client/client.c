@@ -23,7 +23,10 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define O(n, t, lo, hi, d, req, h) {#n, t, lo, hi, d, req, h, offsetof(struct client_conf, n)}
+#define O(n, t, lo, hi, d, req, h)                                                                 \
+    {                                                                                              \
+#n, t, lo, hi, d, req, h, offsetof(struct client_conf, n)                                  \
+    }
 static const struct cfg_option client_options[] = {
     O(mgmt, CFG_ADDR, 0, 0, NULL, true, "host:port of stria-mgmtd"),
     O(key_file, CFG_STR, 0, 0, NULL, true,
@@ -509,9 +512,8 @@ int stria_symlink(stria_fs_t *fs, const char *target, const char *linkpath)
     int rc = check_path(linkpath);
     if (rc || (rc = check_path(target)))
         return rc;
-    struct proto_symlink_req q = {.parent = ROOT_INO,
-                                  .path = proto_str_c(linkpath),
-                                  .target = proto_str_c(target)};
+    struct proto_symlink_req q = {
+        .parent = ROOT_INO, .path = proto_str_c(linkpath), .target = proto_str_c(target)};
     struct proto_symlink_rep r;
     cl_cred(&q.cred);
     return MDT_CALL(fs, 0, symlink, &q, &r, (void)0);
@@ -546,8 +548,7 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
     return rc;
 }
 
-static int setattr_path(stria_fs_t *fs, const char *path, bool follow,
-                        struct proto_setattr_req *q)
+static int setattr_path(stria_fs_t *fs, const char *path, bool follow, struct proto_setattr_req *q)
 {
     struct proto_attr a;
     int rc = lookup(fs, path, follow, &a);
@@ -711,8 +712,7 @@ int stria_setxattr(stria_fs_t *fs, const char *path, const char *name, const voi
     return MDT_CALL(fs, ino_mdt(a.ino), setxattr, &q, &r, (void)0);
 }
 
-ssize_t stria_getxattr(stria_fs_t *fs, const char *path, const char *name, void *value,
-                       size_t size)
+ssize_t stria_getxattr(stria_fs_t *fs, const char *path, const char *name, void *value, size_t size)
 {
     struct proto_attr a;
     int rc = lookup(fs, path, true, &a);
@@ -799,8 +799,7 @@ int stria_getstripe(stria_fs_t *fs, const char *path, struct stria_layout *out)
     return rc;
 }
 
-int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t size,
-                    int32_t offset)
+int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t size, int32_t offset)
 {
     struct proto_attr a;
     int rc = lookup(fs, path, true, &a);

@@ -76,8 +76,8 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
 
 /* Striped data I/O over a layout (io.c). write: buf -> objects; read:
  * objects -> buf, holes zero-filled. Returns 0 or negative errno. */
-int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
-          size_t len, uint64_t off);
+int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
+          uint64_t off);
 /* Send one small storage request to each object of the layout: TRUNCATE to
  * the object size that file size `size` implies, DESTROY, or OSYNC. */
 enum io_obj_op { IO_TRUNCATE, IO_DESTROY, IO_SYNC };

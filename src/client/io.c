@@ -51,13 +51,19 @@ static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln,
     int rc;
     uint16_t op;
     if (write) {
-        struct proto_write_req q = {.ost = ln->ost, .ino = ino, .comp = p->lp.comp,
-                                    .stripe = p->lp.stripe, .offset = p->lp.obj_off};
+        struct proto_write_req q = {.ost = ln->ost,
+                                    .ino = ino,
+                                    .comp = p->lp.comp,
+                                    .stripe = p->lp.stripe,
+                                    .offset = p->lp.obj_off};
         rc = proto_enc_write_req(&e, &q);
         op = PROTO_OP_WRITE;
     } else {
-        struct proto_read_req q = {.ost = ln->ost, .ino = ino, .comp = p->lp.comp,
-                                   .stripe = p->lp.stripe, .offset = p->lp.obj_off,
+        struct proto_read_req q = {.ost = ln->ost,
+                                   .ino = ino,
+                                   .comp = p->lp.comp,
+                                   .stripe = p->lp.stripe,
+                                   .offset = p->lp.obj_off,
                                    .len = p->lp.len};
         rc = proto_enc_read_req(&e, &q);
         op = PROTO_OP_READ;
@@ -96,8 +102,8 @@ static int recv_piece(struct lane *ln, bool write)
     return rc;
 }
 
-int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
-          size_t len, uint64_t off)
+int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
+          uint64_t off)
 {
     if (len == 0)
         return 0;
@@ -110,8 +116,8 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
         npieces++;
     }
     struct piece *pieces = malloc(npieces * sizeof(*pieces));
-    struct lane *lanes = calloc(MIN(npieces, (size_t)LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP) + 1,
-                                sizeof(*lanes));
+    struct lane *lanes =
+        calloc(MIN(npieces, (size_t)LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP) + 1, sizeof(*lanes));
     int nlanes = 0, rc = 0;
     if (!pieces || !lanes) {
         rc = -ENOMEM;
@@ -203,8 +209,8 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
             bool transport = false;
             if (rc == 0) {
                 if (op == IO_TRUNCATE) {
-                    struct proto_truncate_req q = {ost, ino, c, s,
-                                                   layout_object_size(l, c, s, size), 0};
+                    struct proto_truncate_req q = {
+                        ost, ino, c, s, layout_object_size(l, c, s, size), 0};
                     struct proto_truncate_rep r;
                     rc = net_call_truncate(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
                 } else if (op == IO_DESTROY) {
@@ -231,6 +237,7 @@ struct stria_file {
     stria_fs_t *fs;
     uint64_t ino;
     int flags;
+    bool is_dir;
     struct layout layout;
     pthread_mutex_t lock;
     uint64_t size;      /* as the MDT last said, or as we extended it */
@@ -276,6 +283,7 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
     f->fs = fs;
     f->ino = r->attr.ino;
     f->flags = flags;
+    f->is_dir = S_ISDIR(r->attr.mode);
     f->layout = r->layout;
     f->size = r->attr.size;
     pthread_mutex_init(&f->lock, NULL);
@@ -320,6 +328,8 @@ static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
 
 ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
 {
+    if (f->is_dir)
+        return -EISDIR;
     if ((f->flags & O_ACCMODE) == O_RDONLY)
         return -EBADF;
     if (off < 0)
@@ -374,6 +384,8 @@ static int refresh_size(stria_file_t *f)
 
 ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
 {
+    if (f->is_dir)
+        return -EISDIR;
     if ((f->flags & O_ACCMODE) == O_WRONLY)
         return -EBADF;
     if (off < 0)
@@ -440,6 +452,8 @@ int stria_ftruncate(stria_file_t *f, off_t size)
 {
     if (size < 0)
         return -EINVAL;
+    if (f->is_dir)
+        return -EISDIR;
     if ((f->flags & O_ACCMODE) == O_RDONLY)
         return -EBADF;
     int rc = report(f);

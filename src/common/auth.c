@@ -88,8 +88,8 @@ void auth_mac(const struct auth_key *key, const uint8_t nonce[AUTH_NONCE_LEN], u
     HMAC(EVP_sha256(), key->bytes, AUTH_KEY_LEN, msg, sizeof(msg), out, &len);
 }
 
-int auth_verify(const struct auth_key *key, const uint8_t nonce[AUTH_NONCE_LEN],
-                uint64_t client_id, const uint8_t mac[AUTH_MAC_LEN])
+int auth_verify(const struct auth_key *key, const uint8_t nonce[AUTH_NONCE_LEN], uint64_t client_id,
+                const uint8_t mac[AUTH_MAC_LEN])
 {
     uint8_t want[AUTH_MAC_LEN];
     auth_mac(key, nonce, client_id, want);

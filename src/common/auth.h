@@ -10,9 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define AUTH_KEY_LEN 32
+#define AUTH_KEY_LEN   32
 #define AUTH_NONCE_LEN 32
-#define AUTH_MAC_LEN 32
+#define AUTH_MAC_LEN   32
 
 struct auth_key {
     uint8_t bytes[AUTH_KEY_LEN];
@@ -29,7 +29,7 @@ int auth_random(void *buf, size_t len);
 void auth_mac(const struct auth_key *key, const uint8_t nonce[AUTH_NONCE_LEN], uint64_t client_id,
               uint8_t out[AUTH_MAC_LEN]);
 /* Constant-time comparison of the expected and received answers. */
-int auth_verify(const struct auth_key *key, const uint8_t nonce[AUTH_NONCE_LEN],
-                uint64_t client_id, const uint8_t mac[AUTH_MAC_LEN]);
+int auth_verify(const struct auth_key *key, const uint8_t nonce[AUTH_NONCE_LEN], uint64_t client_id,
+                const uint8_t mac[AUTH_MAC_LEN]);
 
 #endif

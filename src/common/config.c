@@ -44,8 +44,8 @@ static int set_value(const struct cfg_option *o, void *conf, const char *value, 
             return -EINVAL;
         }
         if (v < o->min || v > o->max) {
-            snprintf(err, errlen, "%s: %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]",
-                     o->name, v, o->min, o->max);
+            snprintf(err, errlen, "%s: %" PRId64 " is outside [%" PRId64 ", %" PRId64 "]", o->name,
+                     v, o->min, o->max);
             return -ERANGE;
         }
         *(int64_t *)f = v;
@@ -54,13 +54,12 @@ static int set_value(const struct cfg_option *o, void *conf, const char *value, 
     case CFG_SIZE: {
         uint64_t v;
         if (util_parse_size(value, &v)) {
-            snprintf(err, errlen, "%s: '%s' is not a size (e.g. 4096, 4K, 1M, 2G)", o->name,
-                     value);
+            snprintf(err, errlen, "%s: '%s' is not a size (e.g. 4096, 4K, 1M, 2G)", o->name, value);
             return -EINVAL;
         }
         if (v < (uint64_t)o->min || v > (uint64_t)o->max) {
-            snprintf(err, errlen, "%s: %" PRIu64 " is outside [%" PRId64 ", %" PRId64 "]",
-                     o->name, v, o->min, o->max);
+            snprintf(err, errlen, "%s: %" PRIu64 " is outside [%" PRId64 ", %" PRId64 "]", o->name,
+                     v, o->min, o->max);
             return -ERANGE;
         }
         *(uint64_t *)f = v;
@@ -143,8 +142,7 @@ static char *trim(char *s)
     return s;
 }
 
-int cfg_load_file(const struct cfg_table *t, void *conf, const char *path, char *err,
-                  size_t errlen)
+int cfg_load_file(const struct cfg_table *t, void *conf, const char *path, char *err, size_t errlen)
 {
     char *text = NULL;
     size_t len = 0;
@@ -154,13 +152,16 @@ int cfg_load_file(const struct cfg_table *t, void *conf, const char *path, char 
         return rc;
     }
     if (strlen(text) != len) {
-        snprintf(err, errlen, "%s: holds NUL bytes; not a config file", path);
+        int nul_line = 1;
+        for (const char *q = text; *q; q++)
+            nul_line += *q == '\n';
+        snprintf(err, errlen, "%s:%d: holds a NUL byte; not a config file", path, nul_line);
         rc = -EINVAL;
         goto out;
     }
     int lineno = 0;
-    char *save = NULL;
-    for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
+    /* strsep, not strtok: empty lines must count for line numbers. */
+    for (char *rest = text, *line; (line = strsep(&rest, "\n"));) {
         lineno++;
         char *s = trim(line);
         if (!*s || *s == '#' || *s == ';')
@@ -202,7 +203,7 @@ int cfg_check_required(const struct cfg_table *t, const void *conf, char *err, s
         const char *f = (const char *)conf + o->offset;
         bool set = true;
         if (o->type == CFG_STR)
-            set = *(char *const *)f != NULL;
+            set = *(char *const *)f != NULL && **(char *const *)f != '\0';
         else if (o->type == CFG_LIST)
             set = ((const struct cfg_list *)f)->count > 0;
         else if (o->type == CFG_ADDR)
@@ -223,8 +224,7 @@ static const char *type_name(enum cfg_type t)
 
 void cfg_print_help(const struct cfg_table *t, FILE *f)
 {
-    fprintf(f, "Usage: %s --config FILE [--set key=value ...]\n%s\n\n", t->program,
-            t->description);
+    fprintf(f, "Usage: %s --config FILE [--set key=value ...]\n%s\n\n", t->program, t->description);
     fprintf(f, "  --config FILE      load options from FILE (key = value lines)\n"
                "  --set key=value    override one option after the file\n"
                "  --print-template   print a commented config with every option\n"

@@ -36,9 +36,9 @@ struct cfg_list {
 struct cfg_option {
     const char *name;
     enum cfg_type type;
-    int64_t min, max;    /* CFG_INT and CFG_SIZE */
-    const char *def;     /* default in file syntax; NULL: no default */
-    bool required;       /* loading fails if never set */
+    int64_t min, max; /* CFG_INT and CFG_SIZE */
+    const char *def;  /* default in file syntax; NULL: no default */
+    bool required;    /* loading fails if never set */
     const char *help;
     size_t offset;
 };

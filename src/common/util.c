@@ -48,7 +48,7 @@ int util_parse_u64(const char *s, uint64_t *out)
         return -EINVAL;
     char *end;
     errno = 0;
-    unsigned long long v = strtoull(s, &end, 0);
+    unsigned long long v = strtoull(s, &end, 10);
     if (errno || *end)
         return -EINVAL;
     *out = v;
@@ -61,7 +61,7 @@ int util_parse_i64(const char *s, int64_t *out)
         return -EINVAL;
     char *end;
     errno = 0;
-    long long v = strtoll(s, &end, 0);
+    long long v = strtoll(s, &end, 10);
     if (errno || *end)
         return -EINVAL;
     *out = v;
@@ -80,11 +80,20 @@ int util_parse_size(const char *s, uint64_t *out)
     unsigned shift = 0;
     if (*end) {
         switch (toupper((unsigned char)*end)) {
-        case 'K': shift = 10; break;
-        case 'M': shift = 20; break;
-        case 'G': shift = 30; break;
-        case 'T': shift = 40; break;
-        default: return -EINVAL;
+        case 'K':
+            shift = 10;
+            break;
+        case 'M':
+            shift = 20;
+            break;
+        case 'G':
+            shift = 30;
+            break;
+        case 'T':
+            shift = 40;
+            break;
+        default:
+            return -EINVAL;
         }
         end++;
         if (*end == 'i' || *end == 'I')

@@ -11,8 +11,8 @@
 #include <sys/types.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
-#define MIN(a, b) ((a) < (b) ? (a) : (b))
-#define MAX(a, b) ((a) > (b) ? (a) : (b))
+#define MIN(a, b)     ((a) < (b) ? (a) : (b))
+#define MAX(a, b)     ((a) > (b) ? (a) : (b))
 
 /* Monotonic and wall-clock time in nanoseconds. */
 uint64_t util_now_mono_ns(void);
@@ -52,7 +52,6 @@ int util_write_full(int fd, const void *buf, size_t len);
 int util_read_file(const char *path, size_t max, char **out, size_t *outlen);
 /* Write a file atomically (temporary file, fsync, rename). */
 int util_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
-
 
 /* Daemons: block SIGINT/SIGTERM/SIGHUP in every thread (call before
  * starting any), ignore SIGPIPE, then wait in main for one of them.

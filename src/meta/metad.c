@@ -36,7 +36,10 @@ struct metad_conf {
     char *log_level;
 };
 
-#define O(n, t, lo, hi, d, req, h) {#n, t, lo, hi, d, req, h, offsetof(struct metad_conf, n)}
+#define O(n, t, lo, hi, d, req, h)                                                                 \
+    {                                                                                              \
+#n, t, lo, hi, d, req, h, offsetof(struct metad_conf, n)                                   \
+    }
 static const struct cfg_option metad_options[] = {
     O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7401", false, "address and port to serve on"),
     O(advertise, CFG_STR, 0, 0, NULL, false,
@@ -192,8 +195,9 @@ int main(int argc, char **argv)
     }
     log_init("stria-metad", lvl);
     if (conf.mdt.count != 1) {
-        fprintf(stderr, "stria-metad: this release serves exactly one MDT per daemon (got %d); "
-                        "more arrive with striped directories\n",
+        fprintf(stderr,
+                "stria-metad: this release serves exactly one MDT per daemon (got %d); "
+                "more arrive with striped directories\n",
                 conf.mdt.count);
         return 2;
     }
@@ -204,8 +208,9 @@ int main(int argc, char **argv)
         return 2;
     }
     if (mdt_index != 0) {
-        fprintf(stderr, "stria-metad: MDT %u: the namespace root lives on MDT 0, and this "
-                        "release has one MDT\n",
+        fprintf(stderr,
+                "stria-metad: MDT %u: the namespace root lives on MDT 0, and this "
+                "release has one MDT\n",
                 mdt_index);
         return 2;
     }

@@ -29,7 +29,7 @@
 #include <sys/xattr.h>
 
 #define MAX_SYMLINKS 40
-#define PATH_BUF (2 * PROTO_MAX_STR + 2)
+#define PATH_BUF     (2 * PROTO_MAX_STR + 2)
 
 /* ---- helpers ---- */
 
@@ -494,8 +494,8 @@ static int setattr_txn(struct meta_txn *t, void *arg)
     if (q->valid & (SETATTR_UID | SETATTR_GID)) {
         bool uid_change = (q->valid & SETATTR_UID) && q->uid != in.uid;
         bool gid_change = (q->valid & SETATTR_GID) && q->gid != in.gid;
-        if (c->uid != 0 && (uid_change || (gid_change && (c->uid != in.uid ||
-                                                          !in_group(c, q->gid)))))
+        if (c->uid != 0 &&
+            (uid_change || (gid_change && (c->uid != in.uid || !in_group(c, q->gid)))))
             return -EPERM;
         if (q->valid & SETATTR_UID)
             in.uid = q->uid;
@@ -733,8 +733,8 @@ static int mk_txn(struct meta_txn *t, void *arg)
 
 int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r)
 {
-    struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFDIR | (q->mode & 07777), NULL,
-                       &r->attr};
+    struct mk_arg a = {c,    &q->cred, q->parent, &q->path, S_IFDIR | (q->mode & 07777),
+                       NULL, &r->attr};
     return meta_store_write(c->store, mk_txn, &a);
 }
 
@@ -1204,8 +1204,7 @@ static int xattr_may(const struct meta_inode *in, const struct proto_cred *c, co
     if (!strncmp(name, "user.", 5)) {
         if (!S_ISREG(in->mode) && !S_ISDIR(in->mode))
             return write ? -EPERM : -ENODATA;
-        if ((in->mode & S_ISVTX) && S_ISDIR(in->mode) && write && c->uid != 0 &&
-            c->uid != in->uid)
+        if ((in->mode & S_ISVTX) && S_ISDIR(in->mode) && write && c->uid != 0 && c->uid != in->uid)
             return -EPERM;
         return may(in, c, write ? 2 : 4);
     }

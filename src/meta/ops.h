@@ -43,16 +43,19 @@ void meta_ctx_destroy(struct meta_ctx *ctx);
 /* Replace the allocator's view of the OSTs. */
 void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n);
 
-int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r);
+int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q,
+                   struct proto_lookup_rep *r);
 int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
                     struct proto_getattr_rep *r);
 int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
                     struct proto_setattr_rep *r);
 int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r);
 int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r);
-int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r);
+int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q,
+                   struct proto_unlink_rep *r);
 int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct proto_rmdir_rep *r);
-int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct proto_rename_rep *r);
+int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q,
+                   struct proto_rename_rep *r);
 int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r);
 int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
                     struct proto_symlink_rep *r);

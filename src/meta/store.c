@@ -23,7 +23,7 @@
 #include <stdio.h>
 #include <sys/statvfs.h>
 
-#define BATCH_MAX 512
+#define BATCH_MAX         512
 #define INODE_REC_VERSION 1
 
 struct wreq {
@@ -50,13 +50,20 @@ struct meta_store {
 static int mdb_err(int rc)
 {
     switch (rc) {
-    case 0: return 0;
-    case MDB_NOTFOUND: return -ENOENT;
-    case MDB_KEYEXIST: return -EEXIST;
-    case MDB_MAP_FULL: return -ENOSPC;
-    case MDB_TXN_FULL: return -ENOSPC;
-    case MDB_BAD_VALSIZE: return -ENAMETOOLONG;
-    default: return rc > 0 ? -rc : -EIO;
+    case 0:
+        return 0;
+    case MDB_NOTFOUND:
+        return -ENOENT;
+    case MDB_KEYEXIST:
+        return -EEXIST;
+    case MDB_MAP_FULL:
+        return -ENOSPC;
+    case MDB_TXN_FULL:
+        return -ENOSPC;
+    case MDB_BAD_VALSIZE:
+        return -ENAMETOOLONG;
+    default:
+        return rc > 0 ? -rc : -EIO;
     }
 }
 
@@ -80,8 +87,7 @@ static uint64_t name_cookie(const char *name, size_t len)
     return util_hash64(name, len) >> 1;
 }
 
-int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size,
-                    struct meta_store **out)
+int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, struct meta_store **out)
 {
     struct meta_store *s = calloc(1, sizeof(*s));
     if (!s)
@@ -450,8 +456,7 @@ static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uin
         return -ENAMETOOLONG;
     be64(vb, ino);
     vb[8] = type;
-    return put_rec(t->txn, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9,
-                   flags);
+    return put_rec(t->txn, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9, flags);
 }
 
 int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,

@@ -19,8 +19,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define META_INO_BITS 48
-#define META_ROOT_INO 1ull /* MDT 0, counter 1 */
+#define META_INO_BITS     48
+#define META_ROOT_INO     1ull /* MDT 0, counter 1 */
 #define META_INO_MDT(ino) ((uint32_t)((ino) >> META_INO_BITS))
 
 struct meta_store;

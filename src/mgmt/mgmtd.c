@@ -33,7 +33,10 @@ struct mgmtd_conf {
     char *log_level;
 };
 
-#define O(n, t, lo, hi, d, req, h) {#n, t, lo, hi, d, req, h, offsetof(struct mgmtd_conf, n)}
+#define O(n, t, lo, hi, d, req, h)                                                                 \
+    {                                                                                              \
+#n, t, lo, hi, d, req, h, offsetof(struct mgmtd_conf, n)                                   \
+    }
 static const struct cfg_option mgmtd_options[] = {
     O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7400", false, "address and port to serve on"),
     O(key_file, CFG_STR, 0, 0, NULL, true, "the cluster's shared key file (mode 0600)"),
@@ -81,8 +84,8 @@ static void save_state(struct mgmtd *g)
     len += (size_t)snprintf(buf + len, cap - len, "epoch %" PRIu64 "\n", g->epoch);
     for (uint32_t i = 0; i < g->n; i++) {
         const struct map_target *m = &g->t[i].m;
-        len += (size_t)snprintf(buf + len, cap - len, "target %u %u %s %s %u\n", m->kind,
-                                m->index, m->node, m->host, m->port);
+        len += (size_t)snprintf(buf + len, cap - len, "target %u %u %s %s %u\n", m->kind, m->index,
+                                m->node, m->host, m->port);
     }
     int rc = util_write_file_atomic(g->state_path, buf, len, 0600);
     if (rc)

@@ -50,8 +50,8 @@ static void *hb_main(void *arg)
         pthread_mutex_unlock(&h->lock);
         int rc = 0;
         if (!c)
-            rc = net_connect(h->o.mgmt_host, h->o.mgmt_port, h->o.key, h->incarnation,
-                             h->o.node, 2000, &c);
+            rc = net_connect(h->o.mgmt_host, h->o.mgmt_port, h->o.key, h->incarnation, h->o.node,
+                             2000, &c);
         if (rc == 0) {
             memset(ts, 0, sizeof(*ts));
             rc = h->o.stats(h->o.ctx, ts);

@@ -58,8 +58,8 @@ static int send_msg(int fd, struct proto_hdr *h, const void *payload, const void
 {
     uint8_t hb[PROTO_HDR_LEN];
     proto_hdr_encode(h, hb);
-    struct iovec iov[3] = {{hb, PROTO_HDR_LEN}, {(void *)payload, h->payload_len},
-                           {(void *)bulk, h->bulk_len}};
+    struct iovec iov[3] = {
+        {hb, PROTO_HDR_LEN}, {(void *)payload, h->payload_len}, {(void *)bulk, h->bulk_len}};
     return send_iov(fd, iov, 3);
 }
 
@@ -191,9 +191,8 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
     c->version = hello.max_version < PROTO_VERSION ? hello.max_version : PROTO_VERSION;
     uint8_t mac[AUTH_MAC_LEN];
     auth_mac(key, hello.nonce.p, client_id, mac);
-    struct proto_auth_req a = {.version = c->version,
-                               .mac = {mac, AUTH_MAC_LEN},
-                               .name = proto_str_c(name ? name : "")};
+    struct proto_auth_req a = {
+        .version = c->version, .mac = {mac, AUTH_MAC_LEN}, .name = proto_str_c(name ? name : "")};
     struct proto_auth_rep ar;
     bool transport = false;
     rc = net_call_auth(c, &a, &ar, NULL, 0, NULL, 0, NULL, &transport);
@@ -217,8 +216,8 @@ void net_close(struct net_conn *c)
     free(c);
 }
 
-int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
-             const void *bulk, uint32_t blen, uint64_t *reqid)
+int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen, const void *bulk,
+             uint32_t blen, uint64_t *reqid)
 {
     struct proto_hdr h = {.magic = PROTO_MAGIC,
                           .version = c->version ? c->version : PROTO_VERSION,
@@ -284,7 +283,7 @@ int net_call_raw(struct net_conn *c, uint16_t op, const void *payload, uint32_t 
         int rc = proto_enc_##lname##_req(&e, req);                                                 \
         if (rc)                                                                                    \
             return rc;                                                                             \
-        rc = net_call_raw(c, PROTO_OP_##NAME, buf, (uint32_t)e.len, bulk, blen, bulk_dst,         \
+        rc = net_call_raw(c, PROTO_OP_##NAME, buf, (uint32_t)e.len, bulk, blen, bulk_dst,          \
                           bulk_cap, bulk_len, transport);                                          \
         if (rc)                                                                                    \
             return rc;                                                                             \
@@ -384,8 +383,10 @@ static int handshake(struct srv_conn *sc)
     rc = recv_hdr(sc->fd, &h);
     if (rc) {
         log_warn("auth refused peer=%s reason=\"%s\"", sc->peer,
-                 rc == -EBADMSG ? "not a stria message" : rc == -EMSGSIZE ? "oversized message"
-                 : rc == -EAGAIN ? "no answer to the challenge" : strerror(-rc));
+                 rc == -EBADMSG    ? "not a stria message"
+                 : rc == -EMSGSIZE ? "oversized message"
+                 : rc == -EAGAIN   ? "no answer to the challenge"
+                                   : strerror(-rc));
         return -EACCES;
     }
     if (h.opcode != PROTO_OP_AUTH || h.bulk_len || h.payload_len > sizeof(buf)) {
@@ -433,7 +434,7 @@ static void *conn_main(void *arg)
         if (rc) {
             if (rc != -ECONNRESET)
                 log_warn("closing connection peer=%s reason=\"%s\"", sc->peer,
-                         rc == -EBADMSG ? "bad header (magic or checksum)"
+                         rc == -EBADMSG    ? "bad header (magic or checksum)"
                          : rc == -EMSGSIZE ? "oversized message"
                                            : log_err(rc));
             break;
@@ -463,8 +464,8 @@ static void *conn_main(void *arg)
         }
         if (h.bulk_len && (rc = util_read_full(sc->fd, sc->bulk, h.bulk_len)))
             break;
-        struct net_req req = {.hdr = h, .bulk = sc->bulk, .bulk_len = h.bulk_len,
-                              .peer = sc->peer, .conn = sc};
+        struct net_req req = {
+            .hdr = h, .bulk = sc->bulk, .bulk_len = h.bulk_len, .peer = sc->peer, .conn = sc};
         proto_dec_init(&req.dec, sc->payload, h.payload_len);
         struct net_rep rep = {0};
         proto_enc_init(&rep.enc, sc->reply, PROTO_MAX_REP_PAYLOAD);
@@ -587,7 +588,8 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->drained, NULL);
     int rc;
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM,
+    struct addrinfo hints = {.ai_family = AF_UNSPEC,
+                             .ai_socktype = SOCK_STREAM,
                              .ai_flags = AI_PASSIVE},
                     *res;
     char portstr[8];
@@ -600,8 +602,7 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     s->lfd = socket(res->ai_family, SOCK_STREAM | SOCK_CLOEXEC, 0);
     int one = 1;
     setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
-    if (s->lfd < 0 || bind(s->lfd, res->ai_addr, res->ai_addrlen) < 0 ||
-        listen(s->lfd, 1024) < 0) {
+    if (s->lfd < 0 || bind(s->lfd, res->ai_addr, res->ai_addrlen) < 0 || listen(s->lfd, 1024) < 0) {
         rc = -errno;
         log_error("cannot listen on %s:%u: %s", o->host, o->port, strerror(errno));
         freeaddrinfo(res);

@@ -42,8 +42,8 @@ void net_close(struct net_conn *c);
 
 /* Send one request. Returns 0 or negative errno (the connection is then
  * unusable). *reqid receives the id to match in net_recv. */
-int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
-             const void *bulk, uint32_t blen, uint64_t *reqid);
+int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen, const void *bulk,
+             uint32_t blen, uint64_t *reqid);
 /* Receive the reply to reqid: its payload lands in c->rx, its bulk (up to
  * bulk_cap bytes) in bulk_dst. Returns the reply status (0 or the server's
  * negative errno), or a negative errno for a transport failure, in which

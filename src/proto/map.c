@@ -38,7 +38,8 @@ int map_decode(const uint8_t *buf, size_t len, struct cluster_map *m)
     proto_dec_init(&d, buf, len);
     uint32_t n;
     proto_get_U32(&d, &n);
-    if (d.err || n > MAP_MAX_TARGETS)
+    /* Each entry takes at least 58 bytes: check before allocating. */
+    if (d.err || n > MAP_MAX_TARGETS || (uint64_t)n * 58 > len - d.off)
         return -EBADMSG;
     struct map_target *t = calloc(n ? n : 1, sizeof(*t));
     if (!t)

@@ -141,7 +141,8 @@ void proto_get_I32(struct proto_dec *d, int32_t *v)
 void proto_put_STR(struct proto_enc *e, const struct proto_str *v)
 {
     if (v->len > PROTO_MAX_STR) {
-        e->err = -ENAMETOOLONG;
+        if (!e->err)
+            e->err = -ENAMETOOLONG;
         return;
     }
     uint16_t n = (uint16_t)v->len;
@@ -183,7 +184,8 @@ void proto_put_CRED(struct proto_enc *e, const struct proto_cred *v)
 {
     uint32_t n = v->ngroups;
     if (n > PROTO_MAX_GROUPS) {
-        e->err = -EINVAL;
+        if (!e->err)
+            e->err = -EINVAL;
         return;
     }
     proto_put_U32(e, &v->uid);
@@ -241,14 +243,17 @@ void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v)
 void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
 {
     if (v->ncomp > LAYOUT_MAX_COMP) {
-        e->err = -EINVAL;
+        if (!e->err)
+            e->err = -EINVAL;
         return;
     }
     proto_put_U16(e, &v->ncomp);
     for (uint16_t i = 0; i < v->ncomp; i++) {
         const struct layout_comp *c = &v->comp[i];
-        if (c->stripe_count > LAYOUT_MAX_STRIPES) {
-            e->err = -EINVAL;
+        if (c->stripe_count > LAYOUT_MAX_STRIPES || c->stripe_count == 0 || c->stripe_size == 0 ||
+            c->start >= c->end) {
+            if (!e->err)
+                e->err = -EINVAL;
             return;
         }
         proto_put_U64(e, &c->start);
@@ -302,7 +307,8 @@ static void put_tstat(struct proto_enc *e, const struct proto_tstat *t)
 void proto_put_TSTATS(struct proto_enc *e, const struct proto_tstats *v)
 {
     if (v->n > PROTO_MAX_TARGETS) {
-        e->err = -EINVAL;
+        if (!e->err)
+            e->err = -EINVAL;
         return;
     }
     proto_put_U32(e, &v->n);
@@ -372,6 +378,11 @@ const char *proto_op_name(uint16_t opcode)
 
 void proto_put_dirent(struct proto_enc *e, const struct proto_dirent *v)
 {
+    if (v->name.len == 0 || v->name.len > PROTO_MAX_NAME) {
+        if (!e->err)
+            e->err = -EINVAL;
+        return;
+    }
     proto_put_U64(e, &v->ino);
     proto_put_U64(e, &v->next_cookie);
     proto_put_U8(e, &v->type);

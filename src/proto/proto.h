@@ -23,20 +23,21 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_MAGIC 0x41525453u /* "STRA" little-endian */
-#define PROTO_VERSION 1
-#define PROTO_HDR_LEN 56
+#define PROTO_MAGIC      0x41525453u /* "STRA" little-endian */
+#define PROTO_VERSION    1
+#define PROTO_HDR_LEN    56
 #define PROTO_FLAG_REPLY 1u
 
 /* Per-direction maxima, checked before anything is allocated. */
-#define PROTO_MAX_REQ_PAYLOAD (64u << 10)
+/* A request holds a whole xattr value (64 KiB) besides its other fields. */
+#define PROTO_MAX_REQ_PAYLOAD (128u << 10)
 #define PROTO_MAX_REP_PAYLOAD (1u << 20)
-#define PROTO_MAX_BULK (16u << 20)
-#define PROTO_MAX_STR 4096u    /* paths, symlink targets */
-#define PROTO_MAX_NAME 255u    /* one path component */
-#define PROTO_MAX_XATTR (64u << 10)
-#define PROTO_MAX_GROUPS 32u   /* supplementary groups carried in a credential */
-#define PROTO_MAX_TARGETS 256u /* targets per node in a heartbeat */
+#define PROTO_MAX_BULK        (16u << 20)
+#define PROTO_MAX_STR         4096u /* paths, symlink targets */
+#define PROTO_MAX_NAME        255u  /* one path component */
+#define PROTO_MAX_XATTR       (64u << 10)
+#define PROTO_MAX_GROUPS      32u  /* supplementary groups carried in a credential */
+#define PROTO_MAX_TARGETS     256u /* targets per node in a heartbeat */
 
 struct proto_hdr {
     uint32_t magic;
@@ -124,10 +125,10 @@ struct proto_attr {
  * are named (inode, component index, stripe index) on the OST of the group.
  * This release creates one component covering the whole file.
  */
-#define LAYOUT_MAX_COMP 4
+#define LAYOUT_MAX_COMP    4
 #define LAYOUT_MAX_STRIPES 256
-#define LAYOUT_TYPE_OST 0
-#define LAYOUT_END_EOF UINT64_MAX
+#define LAYOUT_TYPE_OST    0
+#define LAYOUT_END_EOF     UINT64_MAX
 struct layout_comp {
     uint64_t start, end;
     uint32_t stripe_size;
@@ -218,38 +219,40 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
  * path of one or more components; the MDT resolves all but the last
  * (following symlinks inside the file system) with search permission
  * checks, then applies the operation to the last component. */
-#define MSG_LOOKUP_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
-#define MSG_LOOKUP_REP(F) F(ATTR, attr)
+#define MSG_LOOKUP_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
+#define MSG_LOOKUP_REP(F)  F(ATTR, attr)
 #define MSG_GETATTR_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_GETATTR_REP(F) F(ATTR, attr)
 /* valid: SETATTR_* bits below. */
 #define MSG_SETATTR_REQ(F)                                                                         \
-    F(CRED, cred) F(U64, ino) F(U32, valid) F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size)      \
-    F(I64, atime_ns) F(I64, mtime_ns)
+    F(CRED, cred)                                                                                  \
+    F(U64, ino) F(U32, valid) F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size) F(I64, atime_ns)   \
+        F(I64, mtime_ns)
 #define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout)
 /* OPEN: open or create the last component; flags are Linux open(2) flags.
  * stripe_*: the layout for a file created here: count and size 0 inherit
  * the directory's default, offset -1 lets the allocator choose. */
 #define MSG_OPEN_REQ(F)                                                                            \
-    F(CRED, cred) F(U64, parent) F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count)    \
-    F(U32, stripe_size) F(I32, stripe_offset)
-#define MSG_OPEN_REP(F) F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
+    F(CRED, cred)                                                                                  \
+    F(U64, parent) F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count)                    \
+        F(U32, stripe_size) F(I32, stripe_offset)
+#define MSG_OPEN_REP(F)  F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
 #define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
 #define MSG_MKDIR_REP(F) F(ATTR, attr)
 /* UNLINK: destroy != 0 when the last link went: the client then removes the
  * file's objects listed by layout. */
 #define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout)
-#define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
+#define MSG_RMDIR_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
 #define MSG_RENAME_REQ(F)                                                                          \
     F(CRED, cred) F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags)
-#define MSG_RENAME_REP(F) F(U64, replaced) F(U8, destroy) F(LAYOUT, layout)
-#define MSG_LINK_REQ(F) F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
-#define MSG_LINK_REP(F) F(ATTR, attr)
-#define MSG_SYMLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(STR, target)
-#define MSG_SYMLINK_REP(F) F(ATTR, attr)
+#define MSG_RENAME_REP(F)   F(U64, replaced) F(U8, destroy) F(LAYOUT, layout)
+#define MSG_LINK_REQ(F)     F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
+#define MSG_LINK_REP(F)     F(ATTR, attr)
+#define MSG_SYMLINK_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(STR, target)
+#define MSG_SYMLINK_REP(F)  F(ATTR, attr)
 #define MSG_READLINK_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_READLINK_REP(F) F(STR, target)
 /* READDIR: entries is a sequence of (U64 ino, U64 next_cookie, U8 type,
@@ -262,15 +265,14 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     F(U8, is_dir) F(LAYOUT, layout) F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset)
 /* SETSTRIPE: on a directory its default; on a file that holds no data yet,
  * a new layout. count -1: all OSTs; offset -1: allocator's choice. */
-#define MSG_SETSTRIPE_REQ(F)                                                                       \
-    F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
+#define MSG_SETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
 #define MSG_SETSTRIPE_REP(F) F(LAYOUT, layout)
-#define MSG_SETXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
+#define MSG_SETXATTR_REQ(F)  F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
 #define MSG_SETXATTR_REP(F)
-#define MSG_GETXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
-#define MSG_GETXATTR_REP(F) F(BLOB, value)
-#define MSG_LISTXATTR_REQ(F) F(CRED, cred) F(U64, ino)
-#define MSG_LISTXATTR_REP(F) F(BLOB, names)
+#define MSG_GETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_GETXATTR_REP(F)    F(BLOB, value)
+#define MSG_LISTXATTR_REQ(F)   F(CRED, cred) F(U64, ino)
+#define MSG_LISTXATTR_REP(F)   F(BLOB, names)
 #define MSG_REMOVEXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
 #define MSG_REMOVEXATTR_REP(F)
 /* SETSIZE: a writer reports the end of what it wrote; the MDT keeps the
@@ -286,7 +288,8 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 /* Storage: one object of one file on one OST. */
 #define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
 #define MSG_WRITE_REP(F)
-#define MSG_READ_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U32, len)
+#define MSG_READ_REQ(F)                                                                            \
+    F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U32, len)
 #define MSG_READ_REP(F)
 #define MSG_TRUNCATE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, size)
 #define MSG_TRUNCATE_REP(F)
@@ -332,12 +335,12 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     X(OSYNC, 64, osync)                                                                            \
     X(OSTATFS, 65, ostatfs)
 
-#define SETATTR_MODE 1u
-#define SETATTR_UID 2u
-#define SETATTR_GID 4u
-#define SETATTR_SIZE 8u
-#define SETATTR_ATIME 16u
-#define SETATTR_MTIME 32u
+#define SETATTR_MODE      1u
+#define SETATTR_UID       2u
+#define SETATTR_GID       4u
+#define SETATTR_SIZE      8u
+#define SETATTR_ATIME     16u
+#define SETATTR_MTIME     32u
 #define SETATTR_ATIME_NOW 64u
 #define SETATTR_MTIME_NOW 128u
 

@@ -29,7 +29,7 @@
 #include <sys/statvfs.h>
 #include <unistd.h>
 
-#define MAX_OSTS 256
+#define MAX_OSTS        256
 #define MAX_OBJECT_SIZE (1ull << 50)
 
 struct stord_conf {
@@ -44,7 +44,10 @@ struct stord_conf {
     char *log_level;
 };
 
-#define O(n, t, lo, hi, d, req, h) {#n, t, lo, hi, d, req, h, offsetof(struct stord_conf, n)}
+#define O(n, t, lo, hi, d, req, h)                                                                 \
+    {                                                                                              \
+#n, t, lo, hi, d, req, h, offsetof(struct stord_conf, n)                                   \
+    }
 static const struct cfg_option stord_options[] = {
     O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7402", false, "address and port to serve on"),
     O(advertise, CFG_STR, 0, 0, NULL, false,
@@ -450,8 +453,8 @@ int main(int argc, char **argv)
     for (int i = 0; i < s->nosts; i++)
         log_info("serving OST%04x dir=%s objects=%" PRIu64 " used=%" PRIu64, s->osts[i]->index,
                  s->osts[i]->path, (uint64_t)s->osts[i]->objects, (uint64_t)s->osts[i]->used);
-    log_info("listening on %s:%u advertise=%s node=%s", conf.listen.host, net_server_port(srv),
-             adv, node);
+    log_info("listening on %s:%u advertise=%s node=%s", conf.listen.host, net_server_port(srv), adv,
+             node);
     int sig = util_wait_signal();
     log_info("signal %d: stopping", sig);
     hb_stop(hb);

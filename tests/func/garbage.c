@@ -97,8 +97,11 @@ static int send_raw(struct net_conn *c, struct proto_hdr *h, const void *payload
 
 static struct proto_hdr hdr(uint16_t op, uint32_t plen, uint64_t reqid)
 {
-    struct proto_hdr h = {.magic = PROTO_MAGIC, .version = PROTO_VERSION, .opcode = op,
-                          .reqid = reqid, .payload_len = plen};
+    struct proto_hdr h = {.magic = PROTO_MAGIC,
+                          .version = PROTO_VERSION,
+                          .opcode = op,
+                          .reqid = reqid,
+                          .payload_len = plen};
     return h;
 }
 

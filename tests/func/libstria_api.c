@@ -1,0 +1,259 @@
+/*
+ * The client API against a live cluster: what a program sees of file data.
+ * Striped writes and reads at odd offsets and lengths; holes read as zeros;
+ * truncate down and up; O_TRUNC; O_APPEND; reads past the end; two clients
+ * with close-to-open consistency; several threads writing one file;
+ * objects removed when the last link goes (seen in the OSTs' usage);
+ * xattrs, symlinks, hard links and rename through the API.
+ *
+ * Usage: libstria_api CLIENT_CONF
+ */
+#include "stria/stria.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
+
+static int failures;
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond)) {                                                                             \
+            fprintf(stderr, "FAIL %s:%d: ", __FILE__, __LINE__);                                   \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fputc('\n', stderr);                                                                   \
+            failures++;                                                                            \
+        }                                                                                          \
+    } while (0)
+
+static stria_fs_t *fs, *fs2;
+
+static uint8_t byte_at(uint64_t off, int seed)
+{
+    return (uint8_t)((off * 2654435761u) >> 13) ^ (uint8_t)seed;
+}
+
+static void fill(uint8_t *b, size_t len, uint64_t off, int seed)
+{
+    for (size_t i = 0; i < len; i++)
+        b[i] = byte_at(off + i, seed);
+}
+
+static uint64_t ost_used(void)
+{
+    struct stria_target *t;
+    size_t n;
+    uint64_t used = 0;
+    if (stria_targets(fs, &t, &n) == 0) {
+        for (size_t i = 0; i < n; i++)
+            if (t[i].kind[0] == 'O')
+                used += t[i].bytes_used;
+        free(t);
+    }
+    return used;
+}
+
+static void striped_io(void)
+{
+    /* 3 stripes of 64 KiB: odd offsets cross many stripe units. */
+    CHECK(stria_setstripe(fs, "/io", 3, 64 << 10, -1) == 0, "setstripe");
+    stria_file_t *f;
+    CHECK(stria_open(fs, "/io", O_RDWR, 0, &f) == 0, "open");
+    size_t len = (5 << 20) + 12345;
+    uint8_t *w = malloc(len), *r = malloc(len);
+    fill(w, len, 777, 1);
+    CHECK(stria_pwrite(f, w, len, 777) == (ssize_t)len, "pwrite");
+    memset(r, 0xaa, len);
+    CHECK(stria_pread(f, r, 777, 0) == 777, "read the leading hole");
+    for (int i = 0; i < 777; i++)
+        if (r[i]) {
+            CHECK(0, "hole byte %d = %d", i, r[i]);
+            break;
+        }
+    for (size_t off = 777, step = 65536 - 7; off < 777 + len; off += step) {
+        size_t n = MIN(step, 777 + len - off);
+        CHECK(stria_pread(f, r, n, (off_t)off) == (ssize_t)n, "pread at %zu", off);
+        CHECK(memcmp(r, w + (off - 777), n) == 0, "data at %zu", off);
+    }
+    CHECK(stria_pread(f, r, 100, (off_t)(777 + len)) == 0, "read at EOF gives 0");
+    CHECK(stria_pread(f, r, 100, (off_t)(777 + len - 10)) == 10, "short read at the end");
+    /* Truncate down into the middle of a stripe unit, then up: the cut
+     * bytes must read as zeros, not as the old data. */
+    CHECK(stria_ftruncate(f, 100000) == 0, "truncate down");
+    CHECK(stria_ftruncate(f, 300000) == 0, "truncate up");
+    struct stat st;
+    CHECK(stria_fstat(f, &st) == 0 && st.st_size == 300000, "size after truncates: %ld",
+          (long)st.st_size);
+    CHECK(stria_pread(f, r, 300000, 0) == 300000, "read after truncates");
+    bool ok = memcmp(r + 777, w, 100000 - 777) == 0;
+    for (int i = 100000; i < 300000 && ok; i++)
+        ok = r[i] == 0;
+    CHECK(ok, "truncated range does not read as zeros");
+    CHECK(stria_close(f) == 0, "close");
+    /* O_TRUNC empties it. */
+    CHECK(stria_open(fs, "/io", O_RDWR | O_TRUNC, 0, &f) == 0, "open O_TRUNC");
+    CHECK(stria_fstat(f, &st) == 0 && st.st_size == 0, "size after O_TRUNC");
+    CHECK(stria_pread(f, r, 100, 0) == 0, "read after O_TRUNC");
+    CHECK(stria_pwrite(f, "abc", 3, 0) == 3, "write after O_TRUNC");
+    CHECK(stria_close(f) == 0, "close");
+    CHECK(stria_open(fs, "/io", O_WRONLY | O_APPEND, 0, &f) == 0, "open O_APPEND");
+    CHECK(stria_pwrite(f, "def", 3, 0) == 3, "append");
+    CHECK(stria_close(f) == 0, "close");
+    CHECK(stria_open(fs, "/io", O_RDONLY, 0, &f) == 0, "reopen");
+    CHECK(stria_pread(f, r, 10, 0) == 6 && memcmp(r, "abcdef", 6) == 0, "append result");
+    CHECK(stria_pwrite(f, "x", 1, 0) == -EBADF, "write on O_RDONLY gives EBADF");
+    stria_close(f);
+    free(w);
+    free(r);
+}
+
+static void close_to_open(void)
+{
+    stria_file_t *a, *b;
+    CHECK(stria_open(fs, "/cto", O_CREAT | O_RDWR, 0644, &a) == 0, "create");
+    CHECK(stria_pwrite(a, "first", 5, 0) == 5, "write");
+    CHECK(stria_close(a) == 0, "close");
+    CHECK(stria_open(fs2, "/cto", O_RDONLY, 0, &b) == 0, "open on client 2");
+    char buf[16] = {0};
+    CHECK(stria_pread(b, buf, sizeof(buf), 0) == 5 && !memcmp(buf, "first", 5),
+          "client 2 sees the closed data");
+    stria_close(b);
+    struct stat st;
+    CHECK(stria_stat(fs2, "/cto", &st) == 0 && st.st_size == 5, "client 2 sees the size");
+}
+
+struct wr {
+    int id, rc;
+};
+
+static void *writer(void *arg)
+{
+    struct wr *w = arg;
+    stria_file_t *f;
+    uint8_t buf[100000];
+    if ((w->rc = stria_open(fs, "/mt", O_WRONLY, 0, &f)))
+        return NULL;
+    for (int k = 0; k < 8 && !w->rc; k++) {
+        uint64_t off = (uint64_t)(k * 4 + w->id) * sizeof(buf);
+        fill(buf, sizeof(buf), off, 5);
+        if (stria_pwrite(f, buf, sizeof(buf), (off_t)off) != (ssize_t)sizeof(buf))
+            w->rc = -EIO;
+    }
+    if (!w->rc)
+        w->rc = stria_close(f);
+    return NULL;
+}
+
+static void threads(void)
+{
+    CHECK(stria_setstripe(fs, "/mt", 2, 128 << 10, -1) == 0, "setstripe");
+    pthread_t t[4];
+    struct wr w[4];
+    for (int i = 0; i < 4; i++) {
+        w[i] = (struct wr){i, 0};
+        pthread_create(&t[i], NULL, writer, &w[i]);
+    }
+    for (int i = 0; i < 4; i++) {
+        pthread_join(t[i], NULL);
+        CHECK(w[i].rc == 0, "writer %d: %d", i, w[i].rc);
+    }
+    size_t len = 32 * 100000;
+    uint8_t *r = malloc(len), *want = malloc(len);
+    fill(want, len, 0, 5);
+    stria_file_t *f;
+    CHECK(stria_open(fs2, "/mt", O_RDONLY, 0, &f) == 0, "open");
+    CHECK(stria_pread(f, r, len, 0) == (ssize_t)len, "read all");
+    CHECK(memcmp(r, want, len) == 0, "4 threads' writes");
+    stria_close(f);
+    free(r);
+    free(want);
+}
+
+static void objects_removed(void)
+{
+    uint64_t before = ost_used();
+    CHECK(stria_setstripe(fs, "/big", 4, 1 << 20, -1) == 0, "setstripe");
+    stria_file_t *f;
+    size_t len = 16 << 20;
+    uint8_t *b = calloc(1, len);
+    memset(b, 1, len);
+    CHECK(stria_open(fs, "/big", O_WRONLY, 0, &f) == 0, "open");
+    CHECK(stria_pwrite(f, b, len, 0) == (ssize_t)len, "write");
+    CHECK(stria_close(f) == 0, "close");
+    uint64_t during = ost_used();
+    CHECK(during >= before + len, "OSTs hold the data: %lu -> %lu", (unsigned long)before,
+          (unsigned long)during);
+    CHECK(stria_link(fs, "/big", "/big-link") == 0, "link");
+    CHECK(stria_unlink(fs, "/big") == 0, "unlink one name");
+    CHECK(ost_used() >= before + len, "data kept while a link remains");
+    /* Rename over the last name frees the objects too. */
+    CHECK(stria_mkdir(fs, "/d", 0755) == 0, "mkdir");
+    stria_open(fs, "/d/small", O_CREAT | O_WRONLY, 0644, &f);
+    stria_close(f);
+    CHECK(stria_rename(fs, "/d/small", "/big-link", 0) == 0, "rename over");
+    CHECK(ost_used() < before + 1024 * 1024, "objects freed: %lu -> %lu", (unsigned long)before,
+          (unsigned long)ost_used());
+    CHECK(stria_rename(fs, "/big-link", "/d/x", RENAME_NOREPLACE) == 0, "rename noreplace");
+    CHECK(stria_unlink(fs, "/d/x") == 0 && stria_rmdir(fs, "/d") == 0, "cleanup");
+    free(b);
+}
+
+static void names(void)
+{
+    char buf[64];
+    CHECK(stria_symlink(fs, "cto", "/lnk") == 0, "symlink");
+    CHECK(stria_readlink(fs, "/lnk", buf, sizeof(buf)) == 3 && !memcmp(buf, "cto", 3), "readlink");
+    struct stat st;
+    CHECK(stria_stat(fs, "/lnk", &st) == 0 && S_ISREG(st.st_mode), "stat follows");
+    CHECK(stria_lstat(fs, "/lnk", &st) == 0 && S_ISLNK(st.st_mode), "lstat does not");
+    CHECK(stria_setxattr(fs, "/cto", "user.tag", "v1", 2, 0) == 0, "setxattr");
+    CHECK(stria_getxattr(fs, "/cto", "user.tag", buf, sizeof(buf)) == 2, "getxattr");
+    CHECK(stria_getxattr(fs, "/cto", "user.none", buf, sizeof(buf)) == -ENODATA, "ENODATA");
+    CHECK(stria_listxattr(fs, "/cto", buf, sizeof(buf)) == 9, "listxattr");
+    CHECK(stria_removexattr(fs, "/cto", "user.tag") == 0, "removexattr");
+    CHECK(stria_chmod(fs, "/cto", 0600) == 0 && stria_stat(fs, "/cto", &st) == 0 &&
+              (st.st_mode & 0777) == 0600,
+          "chmod");
+    struct timespec ts[2] = {{1000, 5}, {2000, 7}};
+    CHECK(stria_utimens(fs, "/cto", ts) == 0 && stria_stat(fs, "/cto", &st) == 0 &&
+              st.st_mtim.tv_sec == 2000 && st.st_atim.tv_sec == 1000,
+          "utimens");
+    CHECK(stria_mkdir(fs, "/cto/x", 0755) == -ENOTDIR, "ENOTDIR");
+    stria_dir_t *d;
+    CHECK(stria_opendir(fs, "/cto", &d) == -ENOTDIR, "opendir of a file");
+    stria_file_t *f;
+    CHECK(stria_open(fs, "/", O_RDONLY, 0, &f) == 0, "open /");
+    CHECK(stria_pread(f, buf, 1, 0) == -EISDIR, "read a directory");
+    stria_close(f);
+    struct statvfs sv;
+    CHECK(stria_statfs(fs, &sv) == 0 && sv.f_blocks > 0 && sv.f_files > 0, "statfs");
+}
+
+int main(int argc, char **argv)
+{
+    if (argc != 2)
+        return fprintf(stderr, "usage: %s CLIENT_CONF\n", argv[0]), 2;
+    if (stria_connect(argv[1], &fs) || stria_connect(argv[1], &fs2))
+        return fprintf(stderr, "connect failed\n"), 1;
+    printf("== striped I/O, holes, truncate, O_TRUNC, O_APPEND\n");
+    striped_io();
+    printf("== close-to-open between two clients\n");
+    close_to_open();
+    printf("== four threads writing one file\n");
+    threads();
+    printf("== objects removed with the last link\n");
+    objects_removed();
+    printf("== names, xattrs, attributes\n");
+    names();
+    stria_disconnect(fs);
+    stria_disconnect(fs2);
+    printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);
+    return failures ? 1 : 0;
+}

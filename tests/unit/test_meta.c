@@ -1,0 +1,1754 @@
+/*
+ * Unit tests of the namespace operations of one MDT (meta/ops.h) over a real
+ * LMDB store (meta/store.h).
+ *
+ * Each test opens a fresh store in its own mkdtemp directory with four
+ * online OSTs and drives the namespace through the meta_op_* functions, the
+ * way metad does after decoding a request. Paths are relative to the root
+ * (inode 1). The expected results are what Linux on ext4 returns for the
+ * same sequence of system calls: a client that sees a different errno, a
+ * stale ".." or a lost directory entry sees a different file system.
+ * Every test tears the store down and removes its directory, pass or fail.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/log.h"
+#include "meta/ops.h"
+#include "proto/proto.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+
+#define ROOT     META_ROOT_INO
+#define MAP_SIZE (64ull << 20)
+#define NOST     4
+#define MIB      (1u << 20)
+
+/* ---- fixture ---------------------------------------------------------- */
+
+struct fx {
+    char dir[64];
+    struct meta_store *s;
+    struct meta_ctx ctx;
+    bool ctx_live;
+};
+
+static const struct proto_cred root_cred;
+
+static struct proto_cred user(uint32_t uid, uint32_t gid)
+{
+    struct proto_cred c;
+    memset(&c, 0, sizeof(c));
+    c.uid = uid;
+    c.gid = gid;
+    return c;
+}
+
+/* Replace the allocator's view: n OSTs, online where mask has the bit. */
+static void set_osts(struct fx *f, uint32_t n, uint32_t online_mask)
+{
+    struct meta_ost o[NOST];
+    for (uint32_t i = 0; i < n; i++) {
+        o[i].index = i;
+        o[i].online = (online_mask >> i) & 1;
+        o[i].avail = 1ull << 40;
+        o[i].total = 1ull << 41;
+    }
+    meta_ctx_set_osts(&f->ctx, o, n);
+}
+
+/* Open the store as MDT 0 and a context over it with four online OSTs. */
+static int fx_open(struct fx *f)
+{
+    int rc = meta_store_open(f->dir, 0, MAP_SIZE, &f->s);
+    if (rc)
+        return rc;
+    if ((rc = meta_ctx_init(&f->ctx, f->s, 1, MIB))) {
+        meta_store_close(f->s);
+        f->s = NULL;
+        return rc;
+    }
+    f->ctx_live = true;
+    set_osts(f, NOST, 0xf);
+    return 0;
+}
+
+static void fx_close(struct fx *f)
+{
+    if (f->ctx_live)
+        meta_ctx_destroy(&f->ctx);
+    f->ctx_live = false;
+    meta_store_close(f->s);
+    f->s = NULL;
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static void rm_rf(const char *dir)
+{
+    nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof(f->dir), "/tmp/stria_test_meta.XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    if (fx_open(f)) {
+        rm_rf(f->dir);
+        free(f);
+        return -1;
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    if (!f)
+        return 0;
+    fx_close(f);
+    rm_rf(f->dir);
+    free(f);
+    return 0;
+}
+
+/* ---- operation helpers: return the op's result, fill optional outputs ---- */
+
+static int op_open_at(struct fx *f, const struct proto_cred *c, uint64_t parent, const char *path,
+                      uint32_t flags, uint32_t mode, struct proto_open_rep *rep)
+{
+    struct proto_open_req q;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.parent = parent;
+    q.path = proto_str_c(path);
+    q.flags = flags;
+    q.mode = mode;
+    q.stripe_count = 0;
+    q.stripe_size = 0;
+    q.stripe_offset = -1;
+    static __thread struct proto_open_rep scratch;
+    if (!rep)
+        rep = &scratch;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_open(&f->ctx, &q, rep);
+}
+
+static int op_open(struct fx *f, const struct proto_cred *c, const char *path, uint32_t flags,
+                   uint32_t mode, struct proto_open_rep *rep)
+{
+    return op_open_at(f, c, ROOT, path, flags, mode, rep);
+}
+
+/* Create a regular file that must not fail; returns its inode. */
+static uint64_t mk_file(struct fx *f, const struct proto_cred *c, const char *path, uint32_t mode)
+{
+    struct proto_open_rep r;
+    assert_int_equal(op_open(f, c, path, O_CREAT | O_WRONLY | O_EXCL, mode, &r), 0);
+    assert_int_equal(r.created, 1);
+    assert_true(S_ISREG(r.attr.mode));
+    return r.attr.ino;
+}
+
+static int op_mkdir(struct fx *f, const struct proto_cred *c, const char *path, uint32_t mode,
+                    struct proto_attr *attr)
+{
+    struct proto_mkdir_req q;
+    struct proto_mkdir_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.parent = ROOT;
+    q.path = proto_str_c(path);
+    q.mode = mode;
+    int rc = meta_op_mkdir(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static uint64_t mk_dir(struct fx *f, const struct proto_cred *c, const char *path, uint32_t mode)
+{
+    struct proto_attr a;
+    assert_int_equal(op_mkdir(f, c, path, mode, &a), 0);
+    assert_true(S_ISDIR(a.mode));
+    assert_int_equal(a.nlink, 2);
+    return a.ino;
+}
+
+static int op_unlink(struct fx *f, const struct proto_cred *c, const char *path,
+                     struct proto_unlink_rep *rep)
+{
+    struct proto_unlink_req q;
+    struct proto_unlink_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.parent = ROOT;
+    q.path = proto_str_c(path);
+    if (!rep)
+        rep = &r;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_unlink(&f->ctx, &q, rep);
+}
+
+static int op_rmdir(struct fx *f, const struct proto_cred *c, const char *path)
+{
+    struct proto_rmdir_req q;
+    struct proto_rmdir_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.parent = ROOT;
+    q.path = proto_str_c(path);
+    return meta_op_rmdir(&f->ctx, &q, &r);
+}
+
+static int op_rename(struct fx *f, const struct proto_cred *c, const char *from, const char *to,
+                     uint32_t flags, struct proto_rename_rep *rep)
+{
+    struct proto_rename_req q;
+    struct proto_rename_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.sparent = ROOT;
+    q.spath = proto_str_c(from);
+    q.dparent = ROOT;
+    q.dpath = proto_str_c(to);
+    q.flags = flags;
+    if (!rep)
+        rep = &r;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_rename(&f->ctx, &q, rep);
+}
+
+static int op_link(struct fx *f, const struct proto_cred *c, uint64_t ino, const char *to,
+                   struct proto_attr *attr)
+{
+    struct proto_link_req q;
+    struct proto_link_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.ino = ino;
+    q.dparent = ROOT;
+    q.dpath = proto_str_c(to);
+    int rc = meta_op_link(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static int op_symlink(struct fx *f, const struct proto_cred *c, const char *path,
+                      const char *target, struct proto_attr *attr)
+{
+    struct proto_symlink_req q;
+    struct proto_symlink_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.parent = ROOT;
+    q.path = proto_str_c(path);
+    q.target = proto_str_c(target);
+    int rc = meta_op_symlink(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static int op_lookup_at(struct fx *f, const struct proto_cred *c, uint64_t parent, const char *path,
+                        bool follow, struct proto_attr *attr)
+{
+    struct proto_lookup_req q;
+    struct proto_lookup_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.parent = parent;
+    q.path = proto_str_c(path);
+    q.follow = follow;
+    int rc = meta_op_lookup(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static int op_lookup(struct fx *f, const struct proto_cred *c, const char *path, bool follow,
+                     struct proto_attr *attr)
+{
+    return op_lookup_at(f, c, ROOT, path, follow, attr);
+}
+
+/* The inode a path names (as root, not following a final symlink). */
+static uint64_t ino_of(struct fx *f, const char *path)
+{
+    struct proto_attr a;
+    assert_int_equal(op_lookup(f, &root_cred, path, false, &a), 0);
+    return a.ino;
+}
+
+static int op_getattr(struct fx *f, uint64_t ino, struct proto_attr *attr)
+{
+    struct proto_getattr_req q;
+    struct proto_getattr_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.ino = ino;
+    int rc = meta_op_getattr(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static struct proto_attr attr_of(struct fx *f, uint64_t ino)
+{
+    struct proto_attr a;
+    assert_int_equal(op_getattr(f, ino, &a), 0);
+    return a;
+}
+
+static int op_setsize(struct fx *f, uint64_t ino, uint64_t size, struct proto_attr *attr)
+{
+    struct proto_setsize_req q;
+    struct proto_setsize_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.ino = ino;
+    q.size = size;
+    int rc = meta_op_setsize(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static int op_setattr(struct fx *f, const struct proto_cred *c, uint64_t ino, uint32_t valid,
+                      uint32_t mode, uint32_t uid, uint32_t gid, uint64_t size,
+                      struct proto_setattr_rep *rep)
+{
+    struct proto_setattr_req q;
+    struct proto_setattr_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.ino = ino;
+    q.valid = valid;
+    q.mode = mode;
+    q.uid = uid;
+    q.gid = gid;
+    q.size = size;
+    if (!rep)
+        rep = &r;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_setattr(&f->ctx, &q, rep);
+}
+
+static int op_chmod(struct fx *f, const struct proto_cred *c, uint64_t ino, uint32_t mode)
+{
+    return op_setattr(f, c, ino, SETATTR_MODE, mode, 0, 0, 0, NULL);
+}
+
+static int op_chown(struct fx *f, const struct proto_cred *c, uint64_t ino, uint32_t uid,
+                    uint32_t gid)
+{
+    return op_setattr(f, c, ino, SETATTR_UID | SETATTR_GID, 0, uid, gid, 0, NULL);
+}
+
+/* readlink into buf (NUL-terminated on success). */
+static int op_readlink(struct fx *f, uint64_t ino, char *buf, size_t len)
+{
+    struct proto_readlink_req q;
+    struct proto_readlink_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.ino = ino;
+    int rc = meta_op_readlink(&f->ctx, &q, &r, buf, len - 1);
+    if (rc == 0) {
+        assert_ptr_equal(r.target.p, buf);
+        buf[r.target.len] = '\0';
+    }
+    return rc;
+}
+
+static int op_readdir(struct fx *f, const struct proto_cred *c, uint64_t ino, uint64_t cookie,
+                      uint32_t max_bytes, uint8_t *buf, size_t buflen,
+                      struct proto_readdir_rep *rep)
+{
+    struct proto_readdir_req q;
+    memset(&q, 0, sizeof(q));
+    memset(rep, 0, sizeof(*rep));
+    q.cred = *c;
+    q.ino = ino;
+    q.cookie = cookie;
+    q.max_bytes = max_bytes;
+    return meta_op_readdir(&f->ctx, &q, rep, buf, buflen);
+}
+
+typedef void (*dirent_fn)(void *arg, const struct proto_dirent *de);
+
+/* Read a whole directory in batches of at most max_bytes, calling fn for
+ * each entry and between(arg, batch) after every batch but the last.
+ * Returns the number of batches. */
+static int read_dir(struct fx *f, uint64_t ino, uint32_t max_bytes, dirent_fn fn,
+                    void (*between)(void *arg, int batch), void *arg)
+{
+    uint8_t *buf = malloc(max_bytes);
+    assert_non_null(buf);
+    uint64_t cookie = 0;
+    int batches = 0;
+    for (;;) {
+        struct proto_readdir_rep r;
+        assert_int_equal(op_readdir(f, &root_cred, ino, cookie, max_bytes, buf, max_bytes, &r), 0);
+        batches++;
+        assert_true(batches < 100000);
+        assert_true(r.entries.len <= max_bytes);
+        struct proto_dec d;
+        proto_dec_init(&d, r.entries.p, r.entries.len);
+        for (uint32_t i = 0; i < r.count; i++) {
+            struct proto_dirent de;
+            proto_get_dirent(&d, &de);
+            assert_int_equal(d.err, 0);
+            fn(arg, &de);
+            cookie = de.next_cookie;
+        }
+        assert_int_equal(d.off, d.len);
+        if (r.eof)
+            break;
+        /* A batch that is not the end must make progress. */
+        assert_true(r.count > 0);
+        if (between)
+            between(arg, batches);
+    }
+    free(buf);
+    return batches;
+}
+
+static int op_getstripe(struct fx *f, uint64_t ino, struct proto_getstripe_rep *rep)
+{
+    struct proto_getstripe_req q;
+    memset(&q, 0, sizeof(q));
+    memset(rep, 0, sizeof(*rep));
+    q.ino = ino;
+    return meta_op_getstripe(&f->ctx, &q, rep);
+}
+
+static int op_setstripe(struct fx *f, const struct proto_cred *c, uint64_t ino, int32_t count,
+                        uint32_t size, int32_t offset, struct proto_setstripe_rep *rep)
+{
+    struct proto_setstripe_req q;
+    struct proto_setstripe_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.ino = ino;
+    q.count = count;
+    q.size = size;
+    q.offset = offset;
+    if (!rep)
+        rep = &r;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_setstripe(&f->ctx, &q, rep);
+}
+
+static int op_setxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, const char *name,
+                       const char *value, uint32_t flags)
+{
+    struct proto_setxattr_req q;
+    struct proto_setxattr_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.ino = ino;
+    q.name = proto_str_c(name);
+    q.value.p = (const uint8_t *)value;
+    q.value.len = (uint32_t)strlen(value);
+    q.flags = flags;
+    return meta_op_setxattr(&f->ctx, &q, &r);
+}
+
+/* getxattr into buf as a C string. */
+static int op_getxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, const char *name,
+                       char *buf, size_t len)
+{
+    struct proto_getxattr_req q;
+    struct proto_getxattr_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.ino = ino;
+    q.name = proto_str_c(name);
+    int rc = meta_op_getxattr(&f->ctx, &q, &r, (uint8_t *)buf, len - 1);
+    if (rc == 0)
+        buf[r.value.len] = '\0';
+    return rc;
+}
+
+/* listxattr: the NUL-separated names in buf; returns their length or an error. */
+static int op_listxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, char *buf,
+                        size_t len)
+{
+    struct proto_listxattr_req q;
+    struct proto_listxattr_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.ino = ino;
+    int rc = meta_op_listxattr(&f->ctx, &q, &r, (uint8_t *)buf, len);
+    return rc ? rc : (int)r.names.len;
+}
+
+static int op_removexattr(struct fx *f, const struct proto_cred *c, uint64_t ino, const char *name)
+{
+    struct proto_removexattr_req q;
+    struct proto_removexattr_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.ino = ino;
+    q.name = proto_str_c(name);
+    return meta_op_removexattr(&f->ctx, &q, &r);
+}
+
+/* Is name among the NUL-separated names of list[0..len)? */
+static bool list_has(const char *list, int len, const char *name)
+{
+    for (int off = 0; off < len; off += (int)strlen(list + off) + 1)
+        if (!strcmp(list + off, name))
+            return true;
+    return false;
+}
+
+/* A layout of one component, count stripes of size bytes on distinct OSTs
+ * below NOST, none of them in the bad mask. */
+static void check_layout(const struct layout *l, uint16_t count, uint32_t size, uint32_t bad)
+{
+    assert_int_equal(l->ncomp, 1);
+    assert_int_equal(l->comp[0].start, 0);
+    assert_true(l->comp[0].end == LAYOUT_END_EOF);
+    assert_int_equal(l->comp[0].stripe_count, count);
+    assert_int_equal(l->comp[0].stripe_size, size);
+    uint32_t seen = 0;
+    for (uint16_t i = 0; i < count; i++) {
+        uint32_t g = l->comp[0].groups[i];
+        assert_true(g < NOST);
+        assert_false(seen & (1u << g));
+        assert_false(bad & (1u << g));
+        seen |= 1u << g;
+    }
+}
+
+/* ---- open and create -------------------------------------------------- */
+
+static void test_create_and_open(void **state)
+{
+    struct fx *f = *state;
+    struct proto_open_rep r;
+    assert_int_equal(op_open(f, &root_cred, "f", O_CREAT | O_WRONLY, 0644, &r), 0);
+    assert_int_equal(r.created, 1);
+    assert_int_equal(r.attr.mode, S_IFREG | 0644);
+    assert_int_equal(r.attr.nlink, 1);
+    assert_int_equal(r.attr.size, 0);
+    uint64_t ino = r.attr.ino;
+    assert_int_equal(ino_of(f, "f"), ino);
+
+    /* O_CREAT without O_EXCL opens what is there. */
+    assert_int_equal(op_open(f, &root_cred, "f", O_CREAT | O_WRONLY, 0600, &r), 0);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(r.attr.ino, ino);
+    assert_int_equal(r.attr.mode, S_IFREG | 0644);
+    assert_int_equal(op_open(f, &root_cred, "f", O_RDONLY, 0, &r), 0);
+    assert_int_equal(r.attr.ino, ino);
+
+    assert_int_equal(op_open(f, &root_cred, "f", O_CREAT | O_EXCL | O_WRONLY, 0644, NULL), -EEXIST);
+    assert_int_equal(op_open(f, &root_cred, "missing", O_RDONLY, 0, NULL), -ENOENT);
+    assert_int_equal(op_open(f, &root_cred, "missing", O_WRONLY, 0, NULL), -ENOENT);
+    assert_int_equal(op_lookup(f, &root_cred, "missing", true, NULL), -ENOENT);
+    /* A missing intermediate directory: ENOENT, even with O_CREAT. */
+    assert_int_equal(op_open(f, &root_cred, "nodir/x", O_CREAT | O_WRONLY, 0644, NULL), -ENOENT);
+    /* A regular file in the middle of a path. */
+    assert_int_equal(op_open(f, &root_cred, "f/x", O_CREAT | O_WRONLY, 0644, NULL), -ENOTDIR);
+    assert_int_equal(op_open(f, &root_cred, "f/x", O_RDONLY, 0, NULL), -ENOTDIR);
+    assert_int_equal(op_lookup(f, &root_cred, "f/x", false, NULL), -ENOTDIR);
+    assert_int_equal(op_lookup(f, &root_cred, "f/", false, NULL), -ENOTDIR);
+
+    /* Paths relative to a directory other than the root. */
+    uint64_t d = mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(op_open_at(f, &root_cred, d, "g", O_CREAT | O_WRONLY, 0644, &r), 0);
+    assert_int_equal(ino_of(f, "d/g"), r.attr.ino);
+    struct proto_attr a;
+    assert_int_equal(op_lookup_at(f, &root_cred, d, "../f", false, &a), 0);
+    assert_int_equal(a.ino, ino);
+    assert_int_equal(op_lookup_at(f, &root_cred, d, "/f", false, &a), 0);
+    assert_int_equal(a.ino, ino);
+}
+
+static void test_name_too_long(void **state)
+{
+    struct fx *f = *state;
+    char name[300];
+    memset(name, 'n', 255);
+    name[255] = '\0';
+    /* 255 bytes is the limit, as NAME_MAX. */
+    mk_file(f, &root_cred, name, 0644);
+    memset(name, 'm', 256);
+    name[256] = '\0';
+    assert_int_equal(op_open(f, &root_cred, name, O_CREAT | O_WRONLY, 0644, NULL), -ENAMETOOLONG);
+    assert_int_equal(op_mkdir(f, &root_cred, name, 0755, NULL), -ENAMETOOLONG);
+    assert_int_equal(op_lookup(f, &root_cred, name, false, NULL), -ENAMETOOLONG);
+
+    /* A whole path longer than PROTO_MAX_STR, every component short. */
+    char *path = malloc(PROTO_MAX_STR + 64);
+    assert_non_null(path);
+    size_t n = 0;
+    while (n < PROTO_MAX_STR + 10) {
+        memcpy(path + n, "aa/", 3);
+        n += 3;
+    }
+    memcpy(path + n, "x", 2);
+    int rc = op_open(f, &root_cred, path, O_CREAT | O_WRONLY, 0644, NULL);
+    int rc2 = op_lookup(f, &root_cred, path, false, NULL);
+    int rc3 = op_mkdir(f, &root_cred, path, 0755, NULL);
+    free(path);
+    assert_int_equal(rc, -ENAMETOOLONG);
+    assert_int_equal(rc2, -ENAMETOOLONG);
+    assert_int_equal(rc3, -ENAMETOOLONG);
+}
+
+static void test_open_directory(void **state)
+{
+    struct fx *f = *state;
+    mk_dir(f, &root_cred, "d", 0755);
+    struct proto_open_rep r;
+    assert_int_equal(op_open(f, &root_cred, "d", O_RDONLY, 0, &r), 0);
+    assert_true(S_ISDIR(r.attr.mode));
+    assert_int_equal(op_open(f, &root_cred, "d", O_WRONLY, 0, NULL), -EISDIR);
+    assert_int_equal(op_open(f, &root_cred, "d", O_RDWR, 0, NULL), -EISDIR);
+    assert_int_equal(op_open(f, &root_cred, "d", O_CREAT | O_WRONLY, 0644, NULL), -EISDIR);
+    assert_int_equal(op_open(f, &root_cred, "", O_WRONLY, 0, NULL), -EISDIR);
+    assert_int_equal(op_open(f, &root_cred, "d", O_CREAT | O_EXCL | O_WRONLY, 0644, NULL), -EEXIST);
+}
+
+static void test_open_trunc(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ino = mk_file(f, &root_cred, "f", 0644);
+    assert_int_equal(op_setsize(f, ino, 5000, NULL), 0);
+    assert_int_equal(attr_of(f, ino).size, 5000);
+    struct proto_open_rep r;
+    assert_int_equal(op_open(f, &root_cred, "f", O_WRONLY | O_TRUNC, 0, &r), 0);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(r.old_size, 5000);
+    assert_int_equal(r.attr.size, 0);
+    assert_int_equal(attr_of(f, ino).size, 0);
+    /* The layout comes back so the client can truncate the objects. */
+    check_layout(&r.layout, 1, MIB, 0);
+}
+
+/* ---- mkdir, rmdir, unlink --------------------------------------------- */
+
+static void test_mkdir_rmdir(void **state)
+{
+    struct fx *f = *state;
+    uint64_t d = mk_dir(f, &root_cred, "d", 0750);
+    assert_int_equal(attr_of(f, d).mode, S_IFDIR | 0750);
+    assert_int_equal(op_mkdir(f, &root_cred, "d", 0755, NULL), -EEXIST);
+    mk_file(f, &root_cred, "f", 0644);
+    assert_int_equal(op_mkdir(f, &root_cred, "f", 0755, NULL), -EEXIST);
+    assert_int_equal(op_mkdir(f, &root_cred, "", 0755, NULL), -EEXIST);
+    assert_int_equal(op_mkdir(f, &root_cred, "nodir/x", 0755, NULL), -ENOENT);
+    assert_int_equal(op_mkdir(f, &root_cred, "f/x", 0755, NULL), -ENOTDIR);
+
+    mk_file(f, &root_cred, "d/x", 0644);
+    assert_int_equal(op_rmdir(f, &root_cred, "d"), -ENOTEMPTY);
+    assert_int_equal(op_rmdir(f, &root_cred, "f"), -ENOTDIR);
+    assert_int_equal(op_rmdir(f, &root_cred, "missing"), -ENOENT);
+    assert_int_equal(op_unlink(f, &root_cred, "d", NULL), -EISDIR);
+    assert_int_equal(op_rmdir(f, &root_cred, ""), -EBUSY);
+    assert_int_equal(op_rmdir(f, &root_cred, "/"), -EBUSY);
+    assert_int_equal(op_rmdir(f, &root_cred, "d/."), -EINVAL);
+
+    assert_int_equal(op_unlink(f, &root_cred, "d/x", NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "d/x", false, NULL), -ENOENT);
+    assert_int_equal(op_rmdir(f, &root_cred, "d"), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "d", false, NULL), -ENOENT);
+    assert_int_equal(op_getattr(f, d, NULL), -ENOENT);
+    assert_int_equal(op_unlink(f, &root_cred, "f", NULL), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "f", NULL), -ENOENT);
+}
+
+static void test_dir_nlink(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(attr_of(f, ROOT).nlink, 2);
+    uint64_t p = mk_dir(f, &root_cred, "p", 0755);
+    assert_int_equal(attr_of(f, ROOT).nlink, 3);
+    char name[32];
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "p/s%d", i);
+        mk_dir(f, &root_cred, name, 0755);
+        assert_int_equal(attr_of(f, p).nlink, 2 + i + 1);
+    }
+    /* Files do not count. */
+    mk_file(f, &root_cred, "p/file", 0644);
+    assert_int_equal(attr_of(f, p).nlink, 7);
+    for (int i = 0; i < 5; i++) {
+        snprintf(name, sizeof(name), "p/s%d", i);
+        assert_int_equal(op_rmdir(f, &root_cred, name), 0);
+        assert_int_equal(attr_of(f, p).nlink, 7 - i - 1);
+    }
+    assert_int_equal(attr_of(f, ROOT).nlink, 3);
+}
+
+/* ---- permissions ------------------------------------------------------ */
+
+static void test_perm_create_in_root_owned_dir(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    /* The root directory is 0755 root:root. */
+    assert_int_equal(op_open(f, &u, "f", O_CREAT | O_WRONLY, 0644, NULL), -EACCES);
+    assert_int_equal(op_mkdir(f, &u, "d", 0755, NULL), -EACCES);
+    assert_int_equal(op_symlink(f, &u, "l", "x", NULL), -EACCES);
+    assert_int_equal(op_lookup(f, &root_cred, "f", false, NULL), -ENOENT);
+    /* Root may. */
+    mk_file(f, &root_cred, "f", 0644);
+    mk_dir(f, &root_cred, "d", 0755);
+    /* Nor may the user remove or link what root created there. */
+    assert_int_equal(op_unlink(f, &u, "f", NULL), -EACCES);
+    assert_int_equal(op_rmdir(f, &u, "d"), -EACCES);
+    assert_int_equal(op_link(f, &u, ino_of(f, "f"), "g", NULL), -EACCES);
+    assert_int_equal(op_rename(f, &u, "f", "g", 0, NULL), -EACCES);
+    /* In a directory the user owns, the user may. */
+    assert_int_equal(op_chown(f, &root_cred, ino_of(f, "d"), 1000, 1000), 0);
+    struct proto_open_rep r;
+    assert_int_equal(op_open(f, &u, "d/mine", O_CREAT | O_WRONLY, 0644, &r), 0);
+    assert_int_equal(r.attr.uid, 1000);
+    assert_int_equal(r.attr.gid, 1000);
+}
+
+static void test_perm_read_private_file(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    mk_file(f, &root_cred, "secret", 0600);
+    assert_int_equal(op_open(f, &u, "secret", O_RDONLY, 0, NULL), -EACCES);
+    assert_int_equal(op_open(f, &u, "secret", O_WRONLY, 0, NULL), -EACCES);
+    assert_int_equal(op_open(f, &u, "secret", O_RDWR, 0, NULL), -EACCES);
+    /* Stat needs no permission on the file itself. */
+    assert_int_equal(op_lookup(f, &u, "secret", false, NULL), 0);
+    assert_int_equal(op_open(f, &root_cred, "secret", O_RDWR, 0, NULL), 0);
+
+    /* 0644: others read, not write. */
+    mk_file(f, &root_cred, "pub", 0644);
+    assert_int_equal(op_open(f, &u, "pub", O_RDONLY, 0, NULL), 0);
+    assert_int_equal(op_open(f, &u, "pub", O_WRONLY, 0, NULL), -EACCES);
+    assert_int_equal(op_open(f, &u, "pub", O_RDONLY | O_TRUNC, 0, NULL), -EACCES);
+    /* The owner class decides for the owner, even when others have more. */
+    uint64_t o = mk_file(f, &root_cred, "odd", 0047);
+    assert_int_equal(op_chown(f, &root_cred, o, 1000, 0), 0);
+    assert_int_equal(op_open(f, &u, "odd", O_RDONLY, 0, NULL), -EACCES);
+}
+
+static void test_perm_search(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    mk_dir(f, &root_cred, "priv", 0700);
+    uint64_t ino = mk_file(f, &root_cred, "priv/f", 0644);
+    assert_int_equal(op_lookup(f, &u, "priv/f", false, NULL), -EACCES);
+    assert_int_equal(op_open(f, &u, "priv/f", O_RDONLY, 0, NULL), -EACCES);
+    assert_int_equal(op_open(f, &u, "priv/g", O_CREAT | O_WRONLY, 0644, NULL), -EACCES);
+    struct proto_attr a;
+    assert_int_equal(op_lookup(f, &root_cred, "priv/f", false, &a), 0);
+    assert_int_equal(a.ino, ino);
+    /* Read without search (0744) is not enough to walk through. */
+    assert_int_equal(op_chmod(f, &root_cred, ino_of(f, "priv"), 0744), 0);
+    assert_int_equal(op_lookup(f, &u, "priv/f", false, NULL), -EACCES);
+    /* Search without read (0711) is enough to reach a known name. */
+    assert_int_equal(op_chmod(f, &root_cred, ino_of(f, "priv"), 0711), 0);
+    assert_int_equal(op_lookup(f, &u, "priv/f", false, &a), 0);
+    assert_int_equal(a.ino, ino);
+}
+
+static void test_perm_sticky(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred a = user(1000, 1000), b = user(1001, 1001);
+    uint64_t tmp = mk_dir(f, &root_cred, "tmp", 01777);
+    assert_int_equal(attr_of(f, tmp).mode, S_IFDIR | 01777);
+    assert_int_equal(op_open(f, &a, "tmp/f", O_CREAT | O_WRONLY, 0666, NULL), 0);
+    assert_int_equal(op_unlink(f, &b, "tmp/f", NULL), -EPERM);
+    assert_int_equal(op_rename(f, &b, "tmp/f", "tmp/g", 0, NULL), -EPERM);
+    /* Nor may b replace a's file by renaming over it. */
+    assert_int_equal(op_open(f, &b, "tmp/bfile", O_CREAT | O_WRONLY, 0666, NULL), 0);
+    assert_int_equal(op_rename(f, &b, "tmp/bfile", "tmp/f", 0, NULL), -EPERM);
+    assert_int_equal(op_lookup(f, &root_cred, "tmp/f", false, NULL), 0);
+    /* The owner may; so may root. */
+    assert_int_equal(op_unlink(f, &a, "tmp/f", NULL), 0);
+    assert_int_equal(op_open(f, &a, "tmp/f", O_CREAT | O_WRONLY, 0666, NULL), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "tmp/f", NULL), 0);
+    /* Without the sticky bit, anyone with write permission may. */
+    assert_int_equal(op_chmod(f, &root_cred, tmp, 0777), 0);
+    assert_int_equal(op_open(f, &a, "tmp/f", O_CREAT | O_WRONLY, 0666, NULL), 0);
+    assert_int_equal(op_unlink(f, &b, "tmp/f", NULL), 0);
+}
+
+static void test_perm_chmod_chown(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred a = user(1000, 1000), b = user(1001, 1001);
+    uint64_t d = mk_dir(f, &root_cred, "d", 0777);
+    (void)d;
+    struct proto_open_rep r;
+    assert_int_equal(op_open(f, &a, "d/f", O_CREAT | O_WRONLY, 0644, &r), 0);
+    uint64_t ino = r.attr.ino;
+
+    assert_int_equal(op_chmod(f, &b, ino, 0777), -EPERM);
+    assert_int_equal(attr_of(f, ino).mode, S_IFREG | 0644);
+    assert_int_equal(op_chmod(f, &a, ino, 0600), 0);
+    assert_int_equal(attr_of(f, ino).mode, S_IFREG | 0600);
+    assert_int_equal(op_chmod(f, &root_cred, ino, 0640), 0);
+    assert_int_equal(attr_of(f, ino).mode, S_IFREG | 0640);
+
+    /* Giving a file away takes root; keeping the same owner is allowed. */
+    assert_int_equal(op_chown(f, &a, ino, 1001, 1000), -EPERM);
+    assert_int_equal(op_chown(f, &b, ino, 1001, 1001), -EPERM);
+    assert_int_equal(attr_of(f, ino).uid, 1000);
+    assert_int_equal(op_chown(f, &a, ino, 1000, 1000), 0);
+    /* The owner may change the group only to one of its own groups. */
+    assert_int_equal(op_chown(f, &a, ino, 1000, 2000), -EPERM);
+    struct proto_cred a2 = a;
+    a2.ngroups = 1;
+    a2.groups[0] = 2000;
+    assert_int_equal(op_chown(f, &a2, ino, 1000, 2000), 0);
+    assert_int_equal(attr_of(f, ino).gid, 2000);
+    assert_int_equal(op_chown(f, &root_cred, ino, 1001, 1001), 0);
+    struct proto_attr at = attr_of(f, ino);
+    assert_int_equal(at.uid, 1001);
+    assert_int_equal(at.gid, 1001);
+    /* Now a is no longer the owner. */
+    assert_int_equal(op_chmod(f, &a, ino, 0777), -EPERM);
+    assert_int_equal(op_chmod(f, &b, ino, 0600), 0);
+}
+
+static void test_perm_groups(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ino = mk_file(f, &root_cred, "g", 0640);
+    assert_int_equal(op_chown(f, &root_cred, ino, 0, 500), 0);
+    struct proto_cred u = user(1000, 1000);
+    assert_int_equal(op_open(f, &u, "g", O_RDONLY, 0, NULL), -EACCES);
+    u.ngroups = 3;
+    u.groups[0] = 42;
+    u.groups[1] = 43;
+    u.groups[2] = 500;
+    assert_int_equal(op_open(f, &u, "g", O_RDONLY, 0, NULL), 0);
+    assert_int_equal(op_open(f, &u, "g", O_WRONLY, 0, NULL), -EACCES);
+    /* The primary group counts too. */
+    struct proto_cred p = user(1000, 500);
+    assert_int_equal(op_open(f, &p, "g", O_RDONLY, 0, NULL), 0);
+
+    /* Group write and search on a directory let a member create in it. */
+    uint64_t d = mk_dir(f, &root_cred, "shared", 0770);
+    assert_int_equal(op_chown(f, &root_cred, d, 0, 500), 0);
+    assert_int_equal(op_open(f, &u, "shared/x", O_CREAT | O_WRONLY, 0644, NULL), 0);
+    struct proto_cred outsider = user(1000, 1000);
+    assert_int_equal(op_open(f, &outsider, "shared/y", O_CREAT | O_WRONLY, 0644, NULL), -EACCES);
+}
+
+/* ---- rename ----------------------------------------------------------- */
+
+static void test_rename_plain(void **state)
+{
+    struct fx *f = *state;
+    uint64_t a = mk_file(f, &root_cred, "a", 0644);
+    mk_dir(f, &root_cred, "d", 0755);
+    struct proto_rename_rep r;
+    assert_int_equal(op_rename(f, &root_cred, "a", "b", 0, &r), 0);
+    assert_int_equal(r.replaced, 0);
+    assert_int_equal(r.destroy, 0);
+    assert_int_equal(op_lookup(f, &root_cred, "a", false, NULL), -ENOENT);
+    assert_int_equal(ino_of(f, "b"), a);
+    assert_int_equal(op_rename(f, &root_cred, "b", "d/c", 0, NULL), 0);
+    assert_int_equal(ino_of(f, "d/c"), a);
+    assert_int_equal(attr_of(f, a).nlink, 1);
+    assert_int_equal(op_rename(f, &root_cred, "missing", "x", 0, NULL), -ENOENT);
+    /* Renaming a name onto itself does nothing. */
+    assert_int_equal(op_rename(f, &root_cred, "d/c", "d/c", 0, NULL), 0);
+    assert_int_equal(ino_of(f, "d/c"), a);
+}
+
+static void test_rename_over_file(void **state)
+{
+    struct fx *f = *state;
+    uint64_t src = mk_file(f, &root_cred, "src", 0644);
+    uint64_t dst = mk_file(f, &root_cred, "dst", 0644);
+    assert_int_equal(op_link(f, &root_cred, dst, "dst2", NULL), 0);
+    assert_int_equal(attr_of(f, dst).nlink, 2);
+
+    /* dst still has another name: only its link count drops. */
+    struct proto_rename_rep r;
+    assert_int_equal(op_rename(f, &root_cred, "src", "dst", 0, &r), 0);
+    assert_int_equal(r.replaced, dst);
+    assert_int_equal(r.destroy, 0);
+    assert_int_equal(ino_of(f, "dst"), src);
+    assert_int_equal(op_lookup(f, &root_cred, "src", false, NULL), -ENOENT);
+    assert_int_equal(attr_of(f, dst).nlink, 1);
+
+    /* The last link of a file with data: the client must destroy its objects. */
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "dst2", O_RDONLY, 0, &o), 0);
+    assert_int_equal(op_setsize(f, dst, 4096, NULL), 0);
+    uint64_t s2 = mk_file(f, &root_cred, "src2", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "src2", "dst2", 0, &r), 0);
+    assert_int_equal(r.replaced, dst);
+    assert_int_equal(r.destroy, 1);
+    assert_memory_equal(&r.layout.comp[0], &o.layout.comp[0], sizeof(o.layout.comp[0]));
+    assert_int_equal(r.layout.ncomp, o.layout.ncomp);
+    assert_int_equal(op_getattr(f, dst, NULL), -ENOENT);
+    assert_int_equal(ino_of(f, "dst2"), s2);
+
+    /* A file that never had data has no objects to destroy. */
+    uint64_t e = mk_file(f, &root_cred, "empty", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "dst2", "empty", 0, &r), 0);
+    assert_int_equal(r.replaced, e);
+    assert_int_equal(r.destroy, 0);
+    assert_int_equal(op_getattr(f, e, NULL), -ENOENT);
+}
+
+static void test_rename_type_errors(void **state)
+{
+    struct fx *f = *state;
+    mk_dir(f, &root_cred, "d1", 0755);
+    mk_dir(f, &root_cred, "full", 0755);
+    mk_file(f, &root_cred, "full/x", 0644);
+    mk_file(f, &root_cred, "file", 0644);
+    mk_dir(f, &root_cred, "d1/sub", 0755);
+
+    assert_int_equal(op_rename(f, &root_cred, "d1", "full", 0, NULL), -ENOTEMPTY);
+    assert_int_equal(op_rename(f, &root_cred, "d1", "file", 0, NULL), -ENOTDIR);
+    assert_int_equal(op_rename(f, &root_cred, "file", "full", 0, NULL), -EISDIR);
+    assert_int_equal(op_rename(f, &root_cred, "d1", "d1/sub/d1", 0, NULL), -EINVAL);
+    assert_int_equal(op_rename(f, &root_cred, "d1", "d1/x", 0, NULL), -EINVAL);
+    assert_int_equal(op_rename(f, &root_cred, "d1", "d1/sub", 0, NULL), -EINVAL);
+    assert_int_equal(op_rename(f, &root_cred, "file", "nodir/x", 0, NULL), -ENOENT);
+    /* Nothing moved. */
+    assert_int_equal(op_lookup(f, &root_cred, "d1/sub", false, NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "full/x", false, NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "file", false, NULL), 0);
+
+    /* A directory over an empty directory replaces it. */
+    uint64_t d1 = ino_of(f, "d1");
+    uint64_t e = mk_dir(f, &root_cred, "empty", 0755);
+    uint32_t nl = attr_of(f, ROOT).nlink;
+    struct proto_rename_rep r;
+    assert_int_equal(op_rename(f, &root_cred, "d1", "empty", 0, &r), 0);
+    assert_int_equal(r.replaced, e);
+    assert_int_equal(r.destroy, 0);
+    assert_int_equal(ino_of(f, "empty"), d1);
+    assert_int_equal(op_getattr(f, e, NULL), -ENOENT);
+    assert_int_equal(attr_of(f, ROOT).nlink, nl - 1);
+}
+
+static void test_rename_noreplace(void **state)
+{
+    struct fx *f = *state;
+    uint64_t a = mk_file(f, &root_cred, "a", 0644);
+    uint64_t b = mk_file(f, &root_cred, "b", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "a", "b", RENAME_NOREPLACE, NULL), -EEXIST);
+    assert_int_equal(ino_of(f, "a"), a);
+    assert_int_equal(ino_of(f, "b"), b);
+    assert_int_equal(op_rename(f, &root_cred, "a", "c", RENAME_NOREPLACE, NULL), 0);
+    assert_int_equal(ino_of(f, "c"), a);
+    assert_int_equal(op_rename(f, &root_cred, "c", "b", RENAME_NOREPLACE | RENAME_EXCHANGE, NULL),
+                     -EINVAL);
+}
+
+static void test_rename_exchange(void **state)
+{
+    struct fx *f = *state;
+    uint64_t a = mk_file(f, &root_cred, "a", 0644);
+    uint64_t b = mk_file(f, &root_cred, "b", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "a", "b", RENAME_EXCHANGE, NULL), 0);
+    assert_int_equal(ino_of(f, "a"), b);
+    assert_int_equal(ino_of(f, "b"), a);
+    assert_int_equal(attr_of(f, a).nlink, 1);
+    assert_int_equal(attr_of(f, b).nlink, 1);
+    assert_int_equal(op_rename(f, &root_cred, "a", "none", RENAME_EXCHANGE, NULL), -ENOENT);
+
+    /* Across directories, a file with a directory. */
+    uint64_t A = mk_dir(f, &root_cred, "A", 0755);
+    uint64_t B = mk_dir(f, &root_cred, "B", 0755);
+    uint64_t file = mk_file(f, &root_cred, "A/f", 0644);
+    uint64_t dir = mk_dir(f, &root_cred, "B/d", 0755);
+    mk_file(f, &root_cred, "B/d/inside", 0644);
+    assert_int_equal(attr_of(f, A).nlink, 2);
+    assert_int_equal(attr_of(f, B).nlink, 3);
+    assert_int_equal(op_rename(f, &root_cred, "A/f", "B/d", RENAME_EXCHANGE, NULL), 0);
+    assert_int_equal(ino_of(f, "A/f"), dir);
+    assert_int_equal(ino_of(f, "B/d"), file);
+    assert_int_equal(attr_of(f, A).nlink, 3);
+    assert_int_equal(attr_of(f, B).nlink, 2);
+    /* The directory's ".." follows it, and its contents come along. */
+    assert_int_equal(ino_of(f, "A/f/.."), A);
+    assert_int_equal(op_lookup(f, &root_cred, "A/f/inside", false, NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "B/d/inside", false, NULL), -ENOTDIR);
+
+    /* A directory may not be exchanged with something inside itself. */
+    mk_file(f, &root_cred, "A/f/g", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "A", "A/f/g", RENAME_EXCHANGE, NULL), -EINVAL);
+    assert_int_equal(op_rename(f, &root_cred, "A/f/g", "A", RENAME_EXCHANGE, NULL), -EINVAL);
+}
+
+static void test_rename_dir_parent(void **state)
+{
+    struct fx *f = *state;
+    uint64_t p1 = mk_dir(f, &root_cred, "p1", 0755);
+    uint64_t p2 = mk_dir(f, &root_cred, "p2", 0755);
+    uint64_t d = mk_dir(f, &root_cred, "p1/dir", 0755);
+    mk_file(f, &root_cred, "p1/dir/f", 0644);
+    assert_int_equal(ino_of(f, "p1/dir/.."), p1);
+    assert_int_equal(attr_of(f, p1).nlink, 3);
+    assert_int_equal(op_rename(f, &root_cred, "p1/dir", "p2/dir", 0, NULL), 0);
+    assert_int_equal(ino_of(f, "p2/dir"), d);
+    assert_int_equal(ino_of(f, "p2/dir/.."), p2);
+    assert_int_equal(ino_of(f, "p2/dir/../dir/f"), ino_of(f, "p2/dir/f"));
+    struct proto_attr a;
+    assert_int_equal(op_lookup_at(f, &root_cred, d, "..", false, &a), 0);
+    assert_int_equal(a.ino, p2);
+    assert_int_equal(attr_of(f, p1).nlink, 2);
+    assert_int_equal(attr_of(f, p2).nlink, 3);
+    assert_int_equal(attr_of(f, d).nlink, 2);
+    /* p1 is empty again and can go. */
+    assert_int_equal(op_rmdir(f, &root_cred, "p1"), 0);
+    /* Up to the root and down. */
+    assert_int_equal(op_rename(f, &root_cred, "p2/dir", "top", 0, NULL), 0);
+    assert_int_equal(ino_of(f, "top/.."), ROOT);
+    assert_int_equal(attr_of(f, p2).nlink, 2);
+}
+
+/* ---- link ------------------------------------------------------------- */
+
+static void test_link(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ino = mk_file(f, &root_cred, "f", 0644);
+    mk_dir(f, &root_cred, "d", 0755);
+    struct proto_attr a;
+    assert_int_equal(op_link(f, &root_cred, ino, "d/g", &a), 0);
+    assert_int_equal(a.ino, ino);
+    assert_int_equal(a.nlink, 2);
+    assert_int_equal(ino_of(f, "d/g"), ino);
+    assert_int_equal(op_link(f, &root_cred, ino, "h", NULL), 0);
+    assert_int_equal(attr_of(f, ino).nlink, 3);
+    assert_int_equal(op_link(f, &root_cred, ino, "h", NULL), -EEXIST);
+    assert_int_equal(op_link(f, &root_cred, ino, "nodir/x", NULL), -ENOENT);
+
+    struct proto_unlink_rep u;
+    assert_int_equal(op_unlink(f, &root_cred, "f", &u), 0);
+    assert_int_equal(u.ino, ino);
+    assert_int_equal(u.destroy, 0);
+    assert_int_equal(attr_of(f, ino).nlink, 2);
+    assert_int_equal(op_unlink(f, &root_cred, "d/g", &u), 0);
+    assert_int_equal(u.destroy, 0);
+    assert_int_equal(attr_of(f, ino).nlink, 1);
+    assert_int_equal(ino_of(f, "h"), ino);
+
+    /* The last link goes with the inode; its objects must be destroyed. */
+    assert_int_equal(op_setsize(f, ino, 100, NULL), 0);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "h", O_RDONLY, 0, &o), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "h", &u), 0);
+    assert_int_equal(u.ino, ino);
+    assert_int_equal(u.destroy, 1);
+    assert_int_equal(u.layout.ncomp, 1);
+    assert_memory_equal(&u.layout.comp[0], &o.layout.comp[0], sizeof(o.layout.comp[0]));
+    assert_int_equal(op_getattr(f, ino, NULL), -ENOENT);
+
+    uint64_t d = ino_of(f, "d");
+    assert_int_equal(op_link(f, &root_cred, d, "d2", NULL), -EPERM);
+    assert_int_equal(attr_of(f, d).nlink, 2);
+}
+
+/* ---- symlinks --------------------------------------------------------- */
+
+static void test_symlink(void **state)
+{
+    struct fx *f = *state;
+    uint64_t file = mk_file(f, &root_cred, "f", 0644);
+    uint64_t dir = mk_dir(f, &root_cred, "dir", 0755);
+    uint64_t x = mk_file(f, &root_cred, "dir/x", 0644);
+
+    struct proto_attr a;
+    assert_int_equal(op_symlink(f, &root_cred, "lnk", "dir", &a), 0);
+    assert_true(S_ISLNK(a.mode));
+    assert_int_equal(a.size, 3);
+    uint64_t lnk = a.ino;
+    assert_int_equal(op_symlink(f, &root_cred, "lnk", "other", NULL), -EEXIST);
+    assert_int_equal(op_symlink(f, &root_cred, "flnk", "f", NULL), 0);
+
+    char buf[PROTO_MAX_STR + 1];
+    assert_int_equal(op_readlink(f, lnk, buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "dir");
+    assert_int_equal(op_readlink(f, file, buf, sizeof(buf)), -EINVAL);
+    assert_int_equal(op_readlink(f, dir, buf, sizeof(buf)), -EINVAL);
+
+    /* lstat sees the link; stat sees the file. */
+    assert_int_equal(op_lookup(f, &root_cred, "flnk", false, &a), 0);
+    assert_true(S_ISLNK(a.mode));
+    assert_int_equal(op_lookup(f, &root_cred, "flnk", true, &a), 0);
+    assert_int_equal(a.ino, file);
+    assert_true(S_ISREG(a.mode));
+    /* open follows. */
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "flnk", O_RDONLY, 0, &o), 0);
+    assert_int_equal(o.attr.ino, file);
+
+    /* A symlink inside a path always resolves. */
+    assert_int_equal(op_lookup(f, &root_cred, "lnk/x", false, &a), 0);
+    assert_int_equal(a.ino, x);
+    assert_int_equal(op_lookup(f, &root_cred, "lnk", true, &a), 0);
+    assert_int_equal(a.ino, dir);
+    assert_int_equal(op_lookup(f, &root_cred, "lnk/", false, &a), 0);
+    assert_int_equal(a.ino, dir);
+    assert_int_equal(op_open(f, &root_cred, "lnk/new", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(ino_of(f, "dir/new"), o.attr.ino);
+    /* Relative targets resolve from the link's directory, absolute from the root. */
+    assert_int_equal(op_symlink(f, &root_cred, "dir/up", "../f", NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "dir/up", true, &a), 0);
+    assert_int_equal(a.ino, file);
+    assert_int_equal(op_symlink(f, &root_cred, "dir/abs", "/dir/x", NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "lnk/abs", true, &a), 0);
+    assert_int_equal(a.ino, x);
+
+    /* Loops. */
+    assert_int_equal(op_symlink(f, &root_cred, "a", "b", NULL), 0);
+    assert_int_equal(op_symlink(f, &root_cred, "b", "a", NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "a", true, NULL), -ELOOP);
+    assert_int_equal(op_lookup(f, &root_cred, "a/x", false, NULL), -ELOOP);
+    assert_int_equal(op_open(f, &root_cred, "a", O_RDONLY, 0, NULL), -ELOOP);
+    assert_int_equal(op_lookup(f, &root_cred, "a", false, &a), 0);
+    assert_true(S_ISLNK(a.mode));
+    /* A dangling link is there, its target is not. */
+    assert_int_equal(op_symlink(f, &root_cred, "dang", "nowhere", NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "dang", false, NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "dang", true, NULL), -ENOENT);
+    /* An empty target is refused, as Linux. */
+    assert_int_equal(op_symlink(f, &root_cred, "empty", "", NULL), -ENOENT);
+
+    /* Removing the link leaves the target. */
+    assert_int_equal(op_unlink(f, &root_cred, "flnk", NULL), 0);
+    assert_int_equal(op_getattr(f, file, NULL), 0);
+}
+
+/* stat("flnk/") with flnk -> regular file: ENOTDIR on Linux, because the
+ * trailing slash demands a directory after the link is followed. */
+static void test_symlink_trailing_slash(void **state)
+{
+    struct fx *f = *state;
+    mk_file(f, &root_cred, "f", 0644);
+    assert_int_equal(op_symlink(f, &root_cred, "flnk", "f", NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "f/", false, NULL), -ENOTDIR);
+    assert_int_equal(op_lookup(f, &root_cred, "flnk/", false, NULL), -ENOTDIR);
+    assert_int_equal(op_lookup(f, &root_cred, "flnk/", true, NULL), -ENOTDIR);
+}
+
+/* open("dang", O_CREAT) where dang -> "target" does not exist: Linux
+ * creates "target" through the link. */
+static void test_symlink_create_through_dangling(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_symlink(f, &root_cred, "dang", "target", NULL), 0);
+    struct proto_open_rep o;
+    int rc = op_open(f, &root_cred, "dang", O_CREAT | O_WRONLY, 0644, &o);
+    assert_int_equal(rc, 0);
+    assert_int_equal(o.created, 1);
+    assert_int_equal(ino_of(f, "target"), o.attr.ino);
+    /* O_EXCL never follows. */
+    assert_int_equal(op_symlink(f, &root_cred, "dang2", "target2", NULL), 0);
+    assert_int_equal(op_open(f, &root_cred, "dang2", O_CREAT | O_EXCL | O_WRONLY, 0644, NULL),
+                     -EEXIST);
+}
+
+/* ---- readdir ---------------------------------------------------------- */
+
+#define NDIR 1000
+#define NADD 50
+
+struct dir_seen {
+    uint64_t ino[NDIR];
+    int seen[NDIR];
+    bool removed[NDIR];
+    int added_seen[NADD];
+    int nadded;
+    int other;
+    uint32_t total;
+    struct fx *f;
+};
+
+static void seen_entry(void *arg, const struct proto_dirent *de)
+{
+    struct dir_seen *s = arg;
+    char name[PROTO_MAX_NAME + 1];
+    assert_int_equal(proto_str_copy(&de->name, name, sizeof(name)), 0);
+    assert_int_equal(de->type, DT_REG);
+    int i;
+    char tail;
+    s->total++;
+    if (sscanf(name, "n%d%c", &i, &tail) == 1 && i >= 0 && i < NDIR) {
+        assert_int_equal(de->ino, s->ino[i]);
+        s->seen[i]++;
+    } else if (sscanf(name, "new%d%c", &i, &tail) == 1 && i >= 0 && i < NADD) {
+        s->added_seen[i]++;
+    } else {
+        s->other++;
+    }
+}
+
+static void make_big_dir(struct fx *f, struct dir_seen *s)
+{
+    mk_dir(f, &root_cred, "big", 0755);
+    char name[64];
+    for (int i = 0; i < NDIR; i++) {
+        snprintf(name, sizeof(name), "big/n%04d", i);
+        s->ino[i] = mk_file(f, &root_cred, name, 0644);
+    }
+}
+
+static void test_readdir_batches(void **state)
+{
+    struct fx *f = *state;
+    struct dir_seen *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    make_big_dir(f, s);
+    int batches = read_dir(f, ino_of(f, "big"), 4096, seen_entry, NULL, s);
+    assert_true(batches > 3);
+    uint32_t total = s->total;
+    int other = s->other;
+    int missing = 0, twice = 0;
+    for (int i = 0; i < NDIR; i++) {
+        missing += s->seen[i] == 0;
+        twice += s->seen[i] > 1;
+    }
+    free(s);
+    assert_int_equal(missing, 0);
+    assert_int_equal(twice, 0);
+    assert_int_equal(other, 0);
+    assert_int_equal(total, NDIR);
+}
+
+/* Between batches: remove a few originals (some already read, some not) and
+ * add new names. */
+static void churn(void *arg, int batch)
+{
+    struct dir_seen *s = arg;
+    char name[64];
+    for (int k = 0; k < 5; k++) {
+        int i = (batch * 97 + k * 211) % NDIR;
+        if (s->removed[i])
+            continue;
+        snprintf(name, sizeof(name), "big/n%04d", i);
+        assert_int_equal(op_unlink(s->f, &root_cred, name, NULL), 0);
+        s->removed[i] = true;
+    }
+    for (int k = 0; k < 5 && s->nadded < NADD; k++) {
+        snprintf(name, sizeof(name), "big/new%d", s->nadded++);
+        mk_file(s->f, &root_cred, name, 0644);
+    }
+}
+
+static void test_readdir_stable_under_changes(void **state)
+{
+    struct fx *f = *state;
+    struct dir_seen *s = calloc(1, sizeof(*s));
+    assert_non_null(s);
+    s->f = f;
+    make_big_dir(f, s);
+    uint8_t small[4096];
+    struct proto_readdir_rep r;
+    /* A buffer that cannot hold one maximal entry is refused. */
+    assert_int_equal(op_readdir(f, &root_cred, ino_of(f, "big"), 0, 64, small, sizeof(small), &r),
+                     -EINVAL);
+    int batches = read_dir(f, ino_of(f, "big"), 4096, seen_entry, churn, s);
+    int missing = 0, twice = 0, nremoved = 0, added_twice = 0;
+    for (int i = 0; i < NDIR; i++) {
+        if (s->removed[i]) {
+            nremoved++;
+            twice += s->seen[i] > 1;
+        } else {
+            missing += s->seen[i] != 1;
+            twice += s->seen[i] > 1;
+        }
+    }
+    for (int i = 0; i < NADD; i++)
+        added_twice += s->added_seen[i] > 1;
+    int other = s->other;
+    free(s);
+    assert_true(batches > 3);
+    assert_true(nremoved > 0);
+    assert_int_equal(missing, 0);
+    assert_int_equal(twice, 0);
+    assert_int_equal(added_twice, 0);
+    assert_int_equal(other, 0);
+}
+
+static void test_readdir_errors(void **state)
+{
+    struct fx *f = *state;
+    uint64_t file = mk_file(f, &root_cred, "f", 0644);
+    uint64_t d = mk_dir(f, &root_cred, "d", 0711);
+    uint8_t buf[4096];
+    struct proto_readdir_rep r;
+    assert_int_equal(op_readdir(f, &root_cred, file, 0, 4096, buf, sizeof(buf), &r), -ENOTDIR);
+    struct proto_readdir_req q;
+    memset(&q, 0, sizeof(q));
+    q.cred = user(1000, 1000);
+    q.ino = d;
+    q.max_bytes = 4096;
+    assert_int_equal(meta_op_readdir(&f->ctx, &q, &r, buf, sizeof(buf)), -EACCES);
+    /* An empty directory: no entries, at the end. */
+    assert_int_equal(op_readdir(f, &root_cred, d, 0, 4096, buf, sizeof(buf), &r), 0);
+    assert_int_equal(r.count, 0);
+    assert_int_equal(r.eof, 1);
+}
+
+/* ---- xattrs ----------------------------------------------------------- */
+
+static void test_xattr(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ino = mk_file(f, &root_cred, "f", 0644);
+    char buf[256];
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "user.a", buf, sizeof(buf)), -ENODATA);
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "user.a", "one", 0), 0);
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "user.a", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "one");
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "user.a", "two", XATTR_CREATE), -EEXIST);
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "user.a", "two", XATTR_REPLACE), 0);
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "user.a", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "two");
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "user.b", "x", XATTR_REPLACE), -ENODATA);
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "user.b", "bee", XATTR_CREATE), 0);
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "user.empty", "", 0), 0);
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "user.empty", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "");
+
+    char list[1024];
+    int n = op_listxattr(f, &root_cred, ino, list, sizeof(list));
+    assert_int_equal(n, (int)(sizeof("user.a") + sizeof("user.b") + sizeof("user.empty")));
+    assert_true(list_has(list, n, "user.a"));
+    assert_true(list_has(list, n, "user.b"));
+    assert_true(list_has(list, n, "user.empty"));
+
+    assert_int_equal(op_removexattr(f, &root_cred, ino, "user.a"), 0);
+    assert_int_equal(op_removexattr(f, &root_cred, ino, "user.a"), -ENODATA);
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "user.a", buf, sizeof(buf)), -ENODATA);
+    n = op_listxattr(f, &root_cred, ino, list, sizeof(list));
+    assert_false(list_has(list, n, "user.a"));
+    assert_true(list_has(list, n, "user.b"));
+
+    /* An xattr belongs to its inode only. */
+    uint64_t other = mk_file(f, &root_cred, "g", 0644);
+    assert_int_equal(op_getxattr(f, &root_cred, other, "user.b", buf, sizeof(buf)), -ENODATA);
+    assert_int_equal(op_listxattr(f, &root_cred, other, list, sizeof(list)), 0);
+
+    /* user.* follows the file's permission bits. */
+    struct proto_cred u = user(1000, 1000);
+    assert_int_equal(op_getxattr(f, &u, ino, "user.b", buf, sizeof(buf)), 0);
+    assert_int_equal(op_setxattr(f, &u, ino, "user.c", "x", 0), -EACCES);
+    assert_int_equal(op_removexattr(f, &u, ino, "user.b"), -EACCES);
+
+    /* trusted.* is root's; system.* is not supported. */
+    assert_int_equal(op_setxattr(f, &u, ino, "trusted.t", "x", 0), -EPERM);
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "trusted.t", "root", 0), 0);
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "trusted.t", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "root");
+    n = op_listxattr(f, &root_cred, ino, list, sizeof(list));
+    assert_true(list_has(list, n, "trusted.t"));
+    n = op_listxattr(f, &u, ino, list, sizeof(list));
+    assert_true(n >= 0);
+    assert_false(list_has(list, n, "trusted.t"));
+    assert_true(list_has(list, n, "user.b"));
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "system.posix_acl_access", "x", 0),
+                     -EOPNOTSUPP);
+    assert_int_equal(op_setxattr(f, &u, ino, "system.posix_acl_access", "x", 0), -EOPNOTSUPP);
+
+    /* xattrs go with the inode. */
+    assert_int_equal(op_unlink(f, &root_cred, "f", NULL), 0);
+    uint64_t again = mk_file(f, &root_cred, "f", 0644);
+    assert_int_equal(op_listxattr(f, &root_cred, again, list, sizeof(list)), 0);
+}
+
+/* ---- layouts ---------------------------------------------------------- */
+
+static void test_stripe_inherit(void **state)
+{
+    struct fx *f = *state;
+    uint64_t sd = mk_dir(f, &root_cred, "sd", 0755);
+    assert_int_equal(op_setstripe(f, &root_cred, sd, 2, 4 * MIB, -1, NULL), 0);
+    struct proto_getstripe_rep g;
+    assert_int_equal(op_getstripe(f, sd, &g), 0);
+    assert_int_equal(g.is_dir, 1);
+    assert_int_equal(g.dir_count, 2);
+    assert_int_equal(g.dir_size, 4 * MIB);
+
+    for (int i = 0; i < 8; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "sd/f%d", i);
+        struct proto_open_rep o;
+        assert_int_equal(op_open(f, &root_cred, name, O_CREAT | O_WRONLY, 0644, &o), 0);
+        check_layout(&o.layout, 2, 4 * MIB, 0);
+        assert_int_equal(op_getstripe(f, o.attr.ino, &g), 0);
+        assert_int_equal(g.is_dir, 0);
+        check_layout(&g.layout, 2, 4 * MIB, 0);
+        assert_memory_equal(&g.layout.comp[0], &o.layout.comp[0], sizeof(g.layout.comp[0]));
+    }
+
+    /* A new subdirectory inherits the default, and passes it on. */
+    uint64_t sub = mk_dir(f, &root_cred, "sd/sub", 0755);
+    assert_int_equal(op_getstripe(f, sub, &g), 0);
+    assert_int_equal(g.is_dir, 1);
+    assert_int_equal(g.dir_count, 2);
+    assert_int_equal(g.dir_size, 4 * MIB);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "sd/sub/x", O_CREAT | O_WRONLY, 0644, &o), 0);
+    check_layout(&o.layout, 2, 4 * MIB, 0);
+
+    /* Outside, the file system default (1 x 1 MiB). */
+    assert_int_equal(op_open(f, &root_cred, "plain", O_CREAT | O_WRONLY, 0644, &o), 0);
+    check_layout(&o.layout, 1, MIB, 0);
+
+    /* Only the owner (or root) sets a directory's default. */
+    struct proto_cred u = user(1000, 1000);
+    assert_int_equal(op_setstripe(f, &u, sd, 1, MIB, -1, NULL), -EPERM);
+}
+
+static void test_stripe_errors(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ino = mk_file(f, &root_cred, "f", 0644);
+    uint64_t d = mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(op_setstripe(f, &root_cred, ino, 1, 100000, -1, NULL), -EINVAL);
+    assert_int_equal(op_setstripe(f, &root_cred, ino, 1, (64u << 10) + 4096, -1, NULL), -EINVAL);
+    assert_int_equal(op_setstripe(f, &root_cred, d, 1, 100000, -1, NULL), -EINVAL);
+    assert_int_equal(op_setstripe(f, &root_cred, ino, -2, MIB, -1, NULL), -EINVAL);
+
+    /* A file without data may change layout; count -1 is every OST. */
+    struct proto_setstripe_rep s;
+    assert_int_equal(op_setstripe(f, &root_cred, ino, -1, 3 * (64u << 10), -1, &s), 0);
+    check_layout(&s.layout, NOST, 3 * (64u << 10), 0);
+    struct proto_getstripe_rep g;
+    assert_int_equal(op_getstripe(f, ino, &g), 0);
+    check_layout(&g.layout, NOST, 3 * (64u << 10), 0);
+
+    /* Once it holds data, never. */
+    assert_int_equal(op_setsize(f, ino, 1, NULL), 0);
+    assert_int_equal(op_setstripe(f, &root_cred, ino, 2, MIB, -1, NULL), -EEXIST);
+    assert_int_equal(op_getstripe(f, ino, &g), 0);
+    check_layout(&g.layout, NOST, 3 * (64u << 10), 0);
+
+    /* A directory default of -1 gives new files every OST. */
+    assert_int_equal(op_setstripe(f, &root_cred, d, -1, 0, -1, NULL), 0);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "d/all", O_CREAT | O_WRONLY, 0644, &o), 0);
+    check_layout(&o.layout, NOST, MIB, 0);
+    /* More stripes than OSTs: as many as there are. */
+    struct proto_open_req q;
+    memset(&q, 0, sizeof(q));
+    q.parent = ROOT;
+    q.path = proto_str_c("wide");
+    q.flags = O_CREAT | O_WRONLY;
+    q.mode = 0644;
+    q.stripe_count = 16;
+    q.stripe_offset = -1;
+    assert_int_equal(meta_op_open(&f->ctx, &q, &o), 0);
+    check_layout(&o.layout, NOST, MIB, 0);
+}
+
+static void test_stripe_offline_osts(void **state)
+{
+    struct fx *f = *state;
+    /* OSTs 1 and 3 offline. */
+    set_osts(f, NOST, 0x5);
+    uint64_t d = mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(op_setstripe(f, &root_cred, d, 2, MIB, -1, NULL), 0);
+    char name[32];
+    struct proto_open_rep o;
+    for (int i = 0; i < 40; i++) {
+        snprintf(name, sizeof(name), "d/f%d", i);
+        assert_int_equal(op_open(f, &root_cred, name, O_CREAT | O_WRONLY, 0644, &o), 0);
+        check_layout(&o.layout, 2, MIB, 0xa);
+        snprintf(name, sizeof(name), "one%d", i);
+        assert_int_equal(op_open(f, &root_cred, name, O_CREAT | O_WRONLY, 0644, &o), 0);
+        check_layout(&o.layout, 1, MIB, 0xa);
+    }
+    uint64_t e = mk_file(f, &root_cred, "all", 0644);
+    struct proto_setstripe_rep s;
+    assert_int_equal(op_setstripe(f, &root_cred, e, -1, MIB, -1, &s), 0);
+    check_layout(&s.layout, 2, MIB, 0xa);
+
+    /* None online: no file can be created, and nothing is left behind. */
+    set_osts(f, NOST, 0);
+    assert_int_equal(op_open(f, &root_cred, "nospace", O_CREAT | O_WRONLY, 0644, NULL), -ENOSPC);
+    assert_int_equal(op_lookup(f, &root_cred, "nospace", false, NULL), -ENOENT);
+    /* Directories need no OST. */
+    mk_dir(f, &root_cred, "stilldir", 0755);
+    /* Online but full is no better. */
+    struct meta_ost full[NOST];
+    for (uint32_t i = 0; i < NOST; i++) {
+        full[i].index = i;
+        full[i].online = true;
+        full[i].avail = 1 << 20;
+        full[i].total = 1ull << 40;
+    }
+    meta_ctx_set_osts(&f->ctx, full, NOST);
+    assert_int_equal(op_open(f, &root_cred, "nospace", O_CREAT | O_WRONLY, 0644, NULL), -ENOSPC);
+    set_osts(f, NOST, 0xf);
+    mk_file(f, &root_cred, "nospace", 0644);
+}
+
+/* ---- sizes ------------------------------------------------------------ */
+
+static void test_setsize_setattr(void **state)
+{
+    struct fx *f = *state;
+    uint64_t ino = mk_file(f, &root_cred, "f", 0644);
+    struct proto_attr a;
+    assert_int_equal(op_setsize(f, ino, 1000, &a), 0);
+    assert_int_equal(a.size, 1000);
+    /* A writer that wrote less does not shrink the file. */
+    assert_int_equal(op_setsize(f, ino, 500, &a), 0);
+    assert_int_equal(a.size, 1000);
+    assert_int_equal(attr_of(f, ino).size, 1000);
+    assert_int_equal(op_setsize(f, ino, 1 << 20, &a), 0);
+    assert_int_equal(attr_of(f, ino).size, 1 << 20);
+
+    /* truncate(2) does. */
+    struct proto_setattr_rep r;
+    assert_int_equal(op_setattr(f, &root_cred, ino, SETATTR_SIZE, 0, 0, 0, 10, &r), 0);
+    assert_int_equal(r.old_size, 1 << 20);
+    assert_int_equal(r.attr.size, 10);
+    check_layout(&r.layout, 1, MIB, 0);
+    assert_int_equal(attr_of(f, ino).size, 10);
+    /* And may grow it. */
+    assert_int_equal(op_setattr(f, &root_cred, ino, SETATTR_SIZE, 0, 0, 0, 3000, &r), 0);
+    assert_int_equal(r.old_size, 10);
+    assert_int_equal(attr_of(f, ino).size, 3000);
+
+    /* Not on a directory; not without write permission. */
+    uint64_t d = mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(op_setattr(f, &root_cred, d, SETATTR_SIZE, 0, 0, 0, 0, NULL), -EISDIR);
+    struct proto_cred u = user(1000, 1000);
+    assert_int_equal(op_setattr(f, &u, ino, SETATTR_SIZE, 0, 0, 0, 0, NULL), -EACCES);
+    assert_int_equal(attr_of(f, ino).size, 3000);
+    assert_int_equal(op_setsize(f, d, 10, NULL), -EINVAL);
+}
+
+/* ---- group commit ----------------------------------------------------- */
+
+#define NTHREADS   4
+#define PER_THREAD 2000
+
+struct worker {
+    struct fx *f;
+    int idx;
+    pthread_barrier_t *go;
+    int failures;
+    int first_rc;
+};
+
+static void *create_many(void *arg)
+{
+    struct worker *w = arg;
+    char name[64];
+    struct proto_open_rep *r = malloc(sizeof(*r));
+    if (!r) {
+        w->failures = PER_THREAD;
+        return NULL;
+    }
+    pthread_barrier_wait(w->go);
+    for (int i = 0; i < PER_THREAD; i++) {
+        snprintf(name, sizeof(name), "t%d/f%d", w->idx, i);
+        int rc = op_open(w->f, &root_cred, name, O_CREAT | O_EXCL | O_WRONLY, 0644, r);
+        if (rc || !r->created) {
+            if (!w->failures)
+                w->first_rc = rc;
+            w->failures++;
+        }
+    }
+    free(r);
+    return NULL;
+}
+
+struct ino_list {
+    uint64_t *ino;
+    size_t n, cap;
+};
+
+static void collect_ino(void *arg, const struct proto_dirent *de)
+{
+    struct ino_list *l = arg;
+    assert_true(l->n < l->cap);
+    l->ino[l->n++] = de->ino;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static void test_group_commit_concurrent(void **state)
+{
+    struct fx *f = *state;
+    struct worker w[NTHREADS];
+    pthread_t th[NTHREADS];
+    pthread_barrier_t go;
+    uint64_t dir[NTHREADS];
+    pthread_barrier_init(&go, NULL, NTHREADS);
+    for (int i = 0; i < NTHREADS; i++) {
+        char name[16];
+        snprintf(name, sizeof(name), "t%d", i);
+        dir[i] = mk_dir(f, &root_cred, name, 0755);
+        w[i] = (struct worker){.f = f, .idx = i, .go = &go};
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(pthread_create(&th[i], NULL, create_many, &w[i]), 0);
+    for (int i = 0; i < NTHREADS; i++)
+        pthread_join(th[i], NULL);
+    pthread_barrier_destroy(&go);
+    for (int i = 0; i < NTHREADS; i++) {
+        if (w[i].failures)
+            print_error("thread %d: %d failures, first rc %d\n", i, w[i].failures, w[i].first_rc);
+        assert_int_equal(w[i].failures, 0);
+    }
+
+    struct ino_list l = {.cap = NTHREADS * PER_THREAD + NTHREADS + 1};
+    l.ino = calloc(l.cap, sizeof(uint64_t));
+    assert_non_null(l.ino);
+    for (int i = 0; i < NTHREADS; i++) {
+        size_t before = l.n;
+        read_dir(f, dir[i], 64 << 10, collect_ino, NULL, &l);
+        if (l.n - before != PER_THREAD)
+            free(l.ino);
+        assert_int_equal(l.n - before, PER_THREAD);
+    }
+    for (int i = 0; i < NTHREADS; i++)
+        l.ino[l.n++] = dir[i];
+    l.ino[l.n++] = ROOT;
+    qsort(l.ino, l.n, sizeof(uint64_t), cmp_u64);
+    size_t dups = 0;
+    for (size_t i = 1; i < l.n; i++)
+        dups += l.ino[i] == l.ino[i - 1];
+    free(l.ino);
+    assert_int_equal(dups, 0);
+    /* Every entry leads to a live inode. */
+    assert_int_equal(op_lookup(f, &root_cred, "t3/f1999", false, NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "t0/f0", false, NULL), 0);
+}
+
+/* ---- persistence ------------------------------------------------------ */
+
+static void test_persistence(void **state)
+{
+    struct fx *f = *state;
+    uint64_t d = mk_dir(f, &root_cred, "keep", 0755);
+    uint64_t file = mk_file(f, &root_cred, "keep/f", 0640);
+    assert_int_equal(op_setsize(f, file, 12345, NULL), 0);
+    assert_int_equal(op_setxattr(f, &root_cred, file, "user.k", "v", 0), 0);
+    assert_int_equal(op_symlink(f, &root_cred, "keep/l", "f", NULL), 0);
+    assert_int_equal(op_setstripe(f, &root_cred, d, 2, 2 * MIB, -1, NULL), 0);
+    struct proto_getstripe_rep g0;
+    assert_int_equal(op_getstripe(f, file, &g0), 0);
+
+    fx_close(f);
+    struct meta_store *wrong = NULL;
+    int rc = meta_store_open(f->dir, 1, MAP_SIZE, &wrong);
+    if (rc == 0)
+        meta_store_close(wrong);
+    assert_true(rc < 0);
+    assert_int_equal(fx_open(f), 0);
+
+    assert_int_equal(ino_of(f, "keep"), d);
+    assert_int_equal(ino_of(f, "keep/f"), file);
+    struct proto_attr a = attr_of(f, file);
+    assert_int_equal(a.size, 12345);
+    assert_int_equal(a.mode, S_IFREG | 0640);
+    assert_int_equal(attr_of(f, d).nlink, 2);
+    char buf[64];
+    assert_int_equal(op_getxattr(f, &root_cred, file, "user.k", buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "v");
+    assert_int_equal(op_readlink(f, ino_of(f, "keep/l"), buf, sizeof(buf)), 0);
+    assert_string_equal(buf, "f");
+    struct proto_getstripe_rep g;
+    assert_int_equal(op_getstripe(f, file, &g), 0);
+    assert_memory_equal(&g.layout.comp[0], &g0.layout.comp[0], sizeof(g.layout.comp[0]));
+    assert_int_equal(op_getstripe(f, d, &g), 0);
+    assert_int_equal(g.dir_count, 2);
+    assert_int_equal(g.dir_size, 2 * MIB);
+    /* New inodes do not reuse numbers handed out before the restart. */
+    uint64_t n = mk_file(f, &root_cred, "keep/new", 0644);
+    assert_true(n != d && n != file && n != ino_of(f, "keep/l"));
+    assert_true(n > file);
+}
+
+int main(void)
+{
+    log_init("test_meta", LOG_ERROR);
+    const struct CMUnitTest tests[] = {
+#define T(fn) cmocka_unit_test_setup_teardown(fn, setup, teardown)
+        T(test_create_and_open),
+        T(test_name_too_long),
+        T(test_open_directory),
+        T(test_open_trunc),
+        T(test_mkdir_rmdir),
+        T(test_dir_nlink),
+        T(test_perm_create_in_root_owned_dir),
+        T(test_perm_read_private_file),
+        T(test_perm_search),
+        T(test_perm_sticky),
+        T(test_perm_chmod_chown),
+        T(test_perm_groups),
+        T(test_rename_plain),
+        T(test_rename_over_file),
+        T(test_rename_type_errors),
+        T(test_rename_noreplace),
+        T(test_rename_exchange),
+        T(test_rename_dir_parent),
+        T(test_link),
+        T(test_symlink),
+        T(test_symlink_trailing_slash),
+        T(test_symlink_create_through_dangling),
+        T(test_readdir_batches),
+        T(test_readdir_stable_under_changes),
+        T(test_readdir_errors),
+        T(test_xattr),
+        T(test_stripe_inherit),
+        T(test_stripe_errors),
+        T(test_stripe_offline_osts),
+        T(test_setsize_setattr),
+        T(test_group_commit_concurrent),
+        T(test_persistence),
+#undef T
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -245,6 +245,10 @@ void cl_put(struct lease *l, bool broken)
     if (!broken && l->gen == t->gen && t->nidle < CT_IDLE_MAX) {
         t->idle[t->nidle++] = l->c;
         l->c = NULL;
+    } else if (broken) {
+        /* The server likely restarted: its other idle connections are as
+         * dead as this one, and a retry must not pick one of them. */
+        ct_drain(t);
     }
     pthread_mutex_unlock(&t->lock);
     net_close(l->c);
@@ -333,31 +337,6 @@ int cl_refresh_map(stria_fs_t *fs)
 }
 
 /* ---- metadata calls ---- */
-
-/*
- * Call an MDT: borrow a connection, run the typed call, let `use` copy
- * what it needs out of the reply, return the connection. Retries once on
- * a fresh connection when a pooled one turns out dead.
- */
-#define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
-    ({                                                                                             \
-        int rc_ = 0;                                                                               \
-        for (int try_ = 0; try_ < 2; try_++) {                                                     \
-            struct lease l_;                                                                       \
-            if ((rc_ = cl_get(fs, PROTO_NODE_META, mdt, &l_)))                                     \
-                break;                                                                             \
-            bool tr_ = false;                                                                      \
-            rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                      \
-            if (rc_ == 0) {                                                                        \
-                use;                                                                               \
-            }                                                                                      \
-            bool again_ = tr_ && l_.reused;                                                        \
-            cl_put(&l_, tr_);                                                                      \
-            if (!again_)                                                                           \
-                break;                                                                             \
-        }                                                                                          \
-        rc_;                                                                                       \
-    })
 
 /* The MDT holding an inode (the top 16 bits of its number). */
 static uint32_t ino_mdt(uint64_t ino)

@@ -66,6 +66,31 @@ void cl_put(struct lease *l, bool broken);
 /* Fetch the cluster map from mgmt and update targets. */
 int cl_refresh_map(stria_fs_t *fs);
 
+/*
+ * Call an MDT: borrow a connection, run the typed call, let `use` copy
+ * what it needs out of the reply, return the connection. Retries once on
+ * a fresh connection when a pooled one turns out dead.
+ */
+#define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
+    ({                                                                                             \
+        int rc_ = 0;                                                                               \
+        for (int try_ = 0; try_ < 2; try_++) {                                                     \
+            struct lease l_;                                                                       \
+            if ((rc_ = cl_get(fs, PROTO_NODE_META, mdt, &l_)))                                     \
+                break;                                                                             \
+            bool tr_ = false;                                                                      \
+            rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                      \
+            if (rc_ == 0) {                                                                        \
+                use;                                                                               \
+            }                                                                                      \
+            bool again_ = tr_ && l_.reused;                                                        \
+            cl_put(&l_, tr_);                                                                      \
+            if (!again_)                                                                           \
+                break;                                                                             \
+        }                                                                                          \
+        rc_;                                                                                       \
+    })
+
 /* The calling thread's credentials (stria_set_thread_cred, else the
  * process's). */
 void cl_cred(struct proto_cred *c);

@@ -102,11 +102,10 @@ static int recv_piece(struct lane *ln, bool write)
     return rc;
 }
 
-int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
-          uint64_t off)
+/* One attempt; *stale says a pooled connection failed under us. */
+static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
+                      size_t len, uint64_t off, bool *stale)
 {
-    if (len == 0)
-        return 0;
     size_t npieces = 0;
     for (uint64_t o = off; o < off + len;) {
         struct layout_piece lp;
@@ -186,6 +185,8 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
     /* On failure, collect what is still in flight so connections stay usable. */
     for (int k = 0; k < nlanes; k++) {
         struct lane *ln = &lanes[k];
+        if (ln->broken && ln->lease.reused)
+            *stale = true;
         while (ln->have && ln->ninflight && !ln->broken)
             recv_piece(ln, write);
         if (ln->have)
@@ -197,6 +198,39 @@ out:
     return rc;
 }
 
+int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
+          uint64_t off)
+{
+    if (len == 0)
+        return 0;
+    /* Reads and writes of whole pieces are idempotent: after a storage
+     * server restart, repeat once on fresh connections. */
+    bool stale = false;
+    int rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale);
+    if (rc && stale)
+        rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale);
+    return rc;
+}
+
+static int object_call(struct lease *ls, enum io_obj_op op, uint64_t ino, const struct layout *l,
+                       uint16_t c, uint16_t s, uint64_t size, bool *transport)
+{
+    uint32_t ost = map_group_ost(l->comp[c].groups[s]);
+    if (op == IO_TRUNCATE) {
+        struct proto_truncate_req q = {ost, ino, c, s, layout_object_size(l, c, s, size), 0};
+        struct proto_truncate_rep r;
+        return net_call_truncate(ls->c, &q, &r, NULL, 0, NULL, 0, NULL, transport);
+    }
+    if (op == IO_DESTROY) {
+        struct proto_destroy_req q = {ost, ino, c, s, 0};
+        struct proto_destroy_rep r;
+        return net_call_destroy(ls->c, &q, &r, NULL, 0, NULL, 0, NULL, transport);
+    }
+    struct proto_osync_req q = {ost, ino, c, s, 0};
+    struct proto_osync_rep r;
+    return net_call_osync(ls->c, &q, &r, NULL, 0, NULL, 0, NULL, transport);
+}
+
 int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                uint64_t size)
 {
@@ -204,25 +238,17 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
     for (uint16_t c = 0; c < l->ncomp; c++) {
         for (uint16_t s = 0; s < l->comp[c].stripe_count; s++) {
             uint32_t ost = map_group_ost(l->comp[c].groups[s]);
-            struct lease ls;
-            int rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls);
-            bool transport = false;
-            if (rc == 0) {
-                if (op == IO_TRUNCATE) {
-                    struct proto_truncate_req q = {
-                        ost, ino, c, s, layout_object_size(l, c, s, size), 0};
-                    struct proto_truncate_rep r;
-                    rc = net_call_truncate(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-                } else if (op == IO_DESTROY) {
-                    struct proto_destroy_req q = {ost, ino, c, s, 0};
-                    struct proto_destroy_rep r;
-                    rc = net_call_destroy(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-                } else {
-                    struct proto_osync_req q = {ost, ino, c, s, 0};
-                    struct proto_osync_rep r;
-                    rc = net_call_osync(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-                }
+            int rc = 0;
+            for (int attempt = 0; attempt < 2; attempt++) {
+                struct lease ls;
+                bool transport = false;
+                if ((rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls)))
+                    break;
+                rc = object_call(&ls, op, ino, l, c, s, size, &transport);
+                bool again = transport && ls.reused;
                 cl_put(&ls, transport);
+                if (!again)
+                    break;
             }
             if (rc && !first)
                 first = rc;
@@ -263,17 +289,7 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
                                .mode = mode,
                                .stripe_offset = -1};
     cl_cred(&q.cred);
-    for (int attempt = 0; attempt < 2; attempt++) {
-        struct lease l;
-        if ((rc = cl_get(fs, PROTO_NODE_META, 0, &l)))
-            break;
-        bool transport = false;
-        rc = net_call_open(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport);
-        bool again = transport && l.reused;
-        cl_put(&l, transport);
-        if (!again)
-            break;
-    }
+    rc = MDT_CALL(fs, 0, open, &q, r, (void)0);
     if (rc)
         goto fail;
     if (S_ISDIR(r->attr.mode) && (flags & O_ACCMODE) != O_RDONLY) {
@@ -305,18 +321,7 @@ static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
     struct proto_setsize_req q = {.ino = f->ino, .size = size, .mtime_ns = mtime};
     struct proto_setsize_rep r;
     cl_cred(&q.cred);
-    int rc = 0;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        struct lease l;
-        if ((rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l)))
-            break;
-        bool transport = false;
-        rc = net_call_setsize(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-        bool again = transport && l.reused;
-        cl_put(&l, transport);
-        if (!again)
-            break;
-    }
+    int rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), setsize, &q, &r, (void)0);
     if (rc == 0) {
         pthread_mutex_lock(&f->lock);
         if (r.attr.size > f->size)
@@ -367,13 +372,7 @@ static int refresh_size(stria_file_t *f)
     struct proto_getattr_req q = {.ino = f->ino};
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
-    struct lease l;
-    int rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l);
-    if (rc)
-        return rc;
-    bool transport = false;
-    rc = net_call_getattr(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-    cl_put(&l, transport);
+    int rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), getattr, &q, &r, (void)0);
     if (rc == 0) {
         pthread_mutex_lock(&f->lock);
         f->size = MAX(f->size, r.attr.size);
@@ -439,12 +438,7 @@ int stria_fsync(stria_file_t *f)
         return rc;
     struct proto_sync_req q = {0};
     struct proto_sync_rep r;
-    struct lease l;
-    if ((rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l)))
-        return rc;
-    bool transport = false;
-    rc = net_call_sync(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-    cl_put(&l, transport);
+    rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), sync, &q, &r, (void)0);
     return rc;
 }
 
@@ -482,12 +476,7 @@ int stria_fstat(stria_file_t *f, struct stat *st)
     struct proto_getattr_req q = {.ino = f->ino};
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
-    struct lease l;
-    if ((rc = cl_get(f->fs, PROTO_NODE_META, (uint32_t)(f->ino >> 48), &l)))
-        return rc;
-    bool transport = false;
-    rc = net_call_getattr(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-    cl_put(&l, transport);
+    rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), getattr, &q, &r, (void)0);
     if (rc)
         return rc;
     cl_to_stat(&r.attr, st);

@@ -4,9 +4,11 @@
  * truncate down and up; O_TRUNC; O_APPEND; reads past the end; two clients
  * with close-to-open consistency; several threads writing one file;
  * objects removed when the last link goes (seen in the OSTs' usage);
- * xattrs, symlinks, hard links and rename through the API.
+ * xattrs, symlinks, hard links and rename through the API. With a second
+ * argument, that shell command (which restarts daemons) runs while both
+ * clients hold pooled connections, and both must carry on.
  *
- * Usage: libstria_api CLIENT_CONF
+ * Usage: libstria_api CLIENT_CONF [RESTART_COMMAND]
  */
 #include "stria/stria.h"
 
@@ -151,6 +153,24 @@ static void *writer(void *arg)
     return NULL;
 }
 
+/* After the daemons restart, clients with stale pooled connections carry on. */
+static void survive_restart(const char *cmd)
+{
+    stria_file_t *f;
+    char buf[8] = {0};
+    CHECK(stria_setstripe(fs, "/restart", 4, 64 << 10, -1) == 0, "setstripe");
+    CHECK(stria_open(fs, "/restart", O_RDWR, 0, &f) == 0, "open");
+    CHECK(stria_pwrite(f, "before", 6, 0) == 6 && stria_fsync(f) == 0, "write");
+    CHECK(system(cmd) == 0, "restart command failed: %s", cmd);
+    CHECK(stria_pread(f, buf, 6, 0) == 6 && !memcmp(buf, "before", 6), "read after restart");
+    CHECK(stria_pwrite(f, "after!", 6, 6) == 6, "write after restart");
+    int frc = stria_fsync(f), crc = stria_close(f);
+    CHECK(frc == 0 && crc == 0, "fsync and close after restart: %d %d", frc, crc);
+    struct stat st;
+    CHECK(stria_stat(fs2, "/restart", &st) == 0 && st.st_size == 12, "size via the other client");
+    CHECK(stria_unlink(fs2, "/restart") == 0, "unlink via the other client");
+}
+
 static void threads(void)
 {
     CHECK(stria_setstripe(fs, "/mt", 2, 128 << 10, -1) == 0, "setstripe");
@@ -238,8 +258,8 @@ static void names(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2)
-        return fprintf(stderr, "usage: %s CLIENT_CONF\n", argv[0]), 2;
+    if (argc != 2 && argc != 3)
+        return fprintf(stderr, "usage: %s CLIENT_CONF [RESTART_COMMAND]\n", argv[0]), 2;
     if (stria_connect(argv[1], &fs) || stria_connect(argv[1], &fs2))
         return fprintf(stderr, "connect failed\n"), 1;
     printf("== striped I/O, holes, truncate, O_TRUNC, O_APPEND\n");
@@ -252,6 +272,10 @@ int main(int argc, char **argv)
     objects_removed();
     printf("== names, xattrs, attributes\n");
     names();
+    if (argc == 3) {
+        printf("== daemons restarted under two live clients\n");
+        survive_restart(argv[2]);
+    }
     stria_disconnect(fs);
     stria_disconnect(fs2);
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

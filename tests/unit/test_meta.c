@@ -1202,6 +1202,7 @@ struct dir_seen {
     int nadded;
     int other;
     uint32_t total;
+    char last[PROTO_MAX_NAME + 1]; /* the entry the next batch continues after */
     struct fx *f;
 };
 
@@ -1214,6 +1215,7 @@ static void seen_entry(void *arg, const struct proto_dirent *de)
     int i;
     char tail;
     s->total++;
+    memcpy(s->last, name, sizeof(name));
     if (sscanf(name, "n%d%c", &i, &tail) == 1 && i >= 0 && i < NDIR) {
         assert_int_equal(de->ino, s->ino[i]);
         s->seen[i]++;
@@ -1256,14 +1258,21 @@ static void test_readdir_batches(void **state)
     assert_int_equal(total, NDIR);
 }
 
-/* Between batches: remove a few originals (some already read, some not) and
- * add new names. */
+/* Between batches: remove the entry the cookie points after, a few other
+ * originals (some already read, some not), and add new names. */
 static void churn(void *arg, int batch)
 {
     struct dir_seen *s = arg;
-    char name[64];
+    char name[PROTO_MAX_NAME + 8];
+    int i;
+    char tail;
+    if (sscanf(s->last, "n%d%c", &i, &tail) == 1 && i >= 0 && i < NDIR && !s->removed[i]) {
+        snprintf(name, sizeof(name), "big/%s", s->last);
+        assert_int_equal(op_unlink(s->f, &root_cred, name, NULL), 0);
+        s->removed[i] = true;
+    }
     for (int k = 0; k < 5; k++) {
-        int i = (batch * 97 + k * 211) % NDIR;
+        i = (batch * 97 + k * 211) % NDIR;
         if (s->removed[i])
             continue;
         snprintf(name, sizeof(name), "big/n%04d", i);
@@ -1567,6 +1576,8 @@ static void test_setsize_setattr(void **state)
 
 #define NTHREADS   4
 #define PER_THREAD 2000
+#define NSHARED    200 /* names every thread races to create */
+#define NSUBDIR    100 /* subdirectories each thread adds to the shared directory */
 
 struct worker {
     struct fx *f;
@@ -1574,26 +1585,47 @@ struct worker {
     pthread_barrier_t *go;
     int failures;
     int first_rc;
+    int won; /* shared names this thread created */
 };
+
+static void worker_fail(struct worker *w, int rc)
+{
+    if (!w->failures)
+        w->first_rc = rc;
+    w->failures++;
+}
 
 static void *create_many(void *arg)
 {
     struct worker *w = arg;
     char name[64];
     struct proto_open_rep *r = malloc(sizeof(*r));
+    pthread_barrier_wait(w->go);
     if (!r) {
-        w->failures = PER_THREAD;
+        worker_fail(w, -ENOMEM);
         return NULL;
     }
-    pthread_barrier_wait(w->go);
+    /* One directory for all: exactly one O_EXCL create of a name wins, and
+     * no subdirectory is lost from the parent's link count. */
+    for (int i = 0; i < NSHARED; i++) {
+        snprintf(name, sizeof(name), "shared/s%d", i);
+        int rc = op_open(w->f, &root_cred, name, O_CREAT | O_EXCL | O_WRONLY, 0644, r);
+        if (rc == 0)
+            w->won++;
+        else if (rc != -EEXIST)
+            worker_fail(w, rc);
+        if (i < NSUBDIR) {
+            snprintf(name, sizeof(name), "shared/d%d_%d", w->idx, i);
+            if ((rc = op_mkdir(w->f, &root_cred, name, 0755, NULL)))
+                worker_fail(w, rc);
+        }
+    }
+    /* Then each its own directory. */
     for (int i = 0; i < PER_THREAD; i++) {
         snprintf(name, sizeof(name), "t%d/f%d", w->idx, i);
         int rc = op_open(w->f, &root_cred, name, O_CREAT | O_EXCL | O_WRONLY, 0644, r);
-        if (rc || !r->created) {
-            if (!w->failures)
-                w->first_rc = rc;
-            w->failures++;
-        }
+        if (rc || !r->created)
+            worker_fail(w, rc);
     }
     free(r);
     return NULL;
@@ -1625,6 +1657,7 @@ static void test_group_commit_concurrent(void **state)
     pthread_barrier_t go;
     uint64_t dir[NTHREADS];
     pthread_barrier_init(&go, NULL, NTHREADS);
+    uint64_t shared = mk_dir(f, &root_cred, "shared", 0755);
     for (int i = 0; i < NTHREADS; i++) {
         char name[16];
         snprintf(name, sizeof(name), "t%d", i);

@@ -1,0 +1,73 @@
+/*
+ * libFuzzer target: every message decoder (requests and replies, generated
+ * from PROTO_MESSAGES), the header decoder, READDIR entries and the cluster
+ * map. The first input byte picks the decoder; the rest is the payload.
+ * Anything a decoder accepts is re-encoded, which must succeed.
+ */
+#include "proto/map.h"
+#include "proto/proto.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define ROUNDTRIP(NAME, num, lname)                                                                \
+    static void rt_##lname(const uint8_t *p, size_t n)                                             \
+    {                                                                                              \
+        static uint8_t out[PROTO_MAX_REP_PAYLOAD];                                                 \
+        struct proto_dec d;                                                                        \
+        struct proto_enc e;                                                                        \
+        struct proto_##lname##_req *q = malloc(sizeof(*q));                                        \
+        struct proto_##lname##_rep *r = malloc(sizeof(*r));                                        \
+        proto_dec_init(&d, p, n);                                                                  \
+        if (proto_dec_##lname##_req(&d, q) == 0) {                                                 \
+            proto_enc_init(&e, out, sizeof(out));                                                  \
+            if (proto_enc_##lname##_req(&e, q))                                                    \
+                abort();                                                                           \
+        }                                                                                          \
+        proto_dec_init(&d, p, n);                                                                  \
+        if (proto_dec_##lname##_rep(&d, r) == 0) {                                                 \
+            proto_enc_init(&e, out, sizeof(out));                                                  \
+            if (proto_enc_##lname##_rep(&e, r))                                                    \
+                abort();                                                                           \
+        }                                                                                          \
+        free(q);                                                                                   \
+        free(r);                                                                                   \
+    }
+PROTO_MESSAGES(ROUNDTRIP)
+#undef ROUNDTRIP
+
+typedef void (*rt_fn)(const uint8_t *, size_t);
+static const rt_fn fns[] = {
+#define ENTRY(NAME, num, lname) rt_##lname,
+    PROTO_MESSAGES(ENTRY)
+#undef ENTRY
+};
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    if (size < 1)
+        return 0;
+    size_t nfns = sizeof(fns) / sizeof(fns[0]);
+    unsigned pick = data[0] % (nfns + 3);
+    const uint8_t *p = data + 1;
+    size_t n = size - 1;
+    if (pick < nfns) {
+        fns[pick](p, n);
+    } else if (pick == nfns) {
+        struct proto_hdr h;
+        if (n >= PROTO_HDR_LEN)
+            proto_hdr_decode(p, &h);
+    } else if (pick == nfns + 1) {
+        struct proto_dec d;
+        struct proto_dirent de;
+        proto_dec_init(&d, p, n);
+        while (d.off < d.len && !d.err)
+            proto_get_dirent(&d, &de);
+    } else {
+        struct cluster_map m = {0};
+        if (map_decode(p, n, &m) == 0)
+            map_free(&m);
+    }
+    return 0;
+}

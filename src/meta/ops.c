@@ -115,6 +115,7 @@ struct walk {
     struct meta_inode din; /* its inode */
     char name[PROTO_MAX_NAME + 1];
     bool self;      /* the path names dir itself ("", "/", ".", "..") */
+    int dots;       /* with self: 1 if it ended in ".", 2 if in "..", else 0 */
     bool must_dir;  /* the path ended in '/' */
     int links_left; /* symlinks that may still be followed */
 };
@@ -137,6 +138,7 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
         return -ENOTDIR;
     w->self = false;
     w->must_dir = false;
+    w->dots = 0;
     for (;;) {
         while (*p == '/')
             p++;
@@ -166,9 +168,10 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
             return 0;
         }
         uint64_t ino;
-        if (!strcmp(comp, "."))
+        w->dots = !strcmp(comp, ".") ? 1 : !strcmp(comp, "..") ? 2 : 0;
+        if (w->dots == 1)
             ino = cur;
-        else if (!strcmp(comp, ".."))
+        else if (w->dots == 2)
             ino = w->din.parent ? w->din.parent : cur;
         else if ((rc = meta_dentry_get(t, cur, comp, &ino, NULL)))
             return rc;
@@ -210,11 +213,13 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
 {
     struct walk w = {.links_left = MAX_SYMLINKS};
     char buf[PATH_BUF];
+    bool need_dir = false; /* a trailing '/' anywhere along the way */
     snprintf(buf, sizeof(buf), "%s", path);
     for (;;) {
         int rc = walk_parent(t, c, start, buf, &w);
         if (rc)
             return rc;
+        need_dir |= w.must_dir;
         if (w.self) {
             *out = w.din;
             return 0;
@@ -224,7 +229,7 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             return rc;
         if ((rc = meta_inode_get(t, ino, out)))
             return rc == -ENOENT ? -EUCLEAN : rc;
-        if (S_ISLNK(out->mode) && (follow || w.must_dir)) {
+        if (S_ISLNK(out->mode) && (follow || need_dir)) {
             if (w.links_left-- <= 0)
                 return -ELOOP;
             MDB_val tv;
@@ -237,7 +242,7 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             start = w.dir;
             continue;
         }
-        if (w.must_dir && !S_ISDIR(out->mode))
+        if (need_dir && !S_ISDIR(out->mode))
             return -ENOTDIR;
         return 0;
     }
@@ -609,29 +614,46 @@ static int open_txn(struct meta_txn *t, void *arg)
 {
     struct open_arg *a = arg;
     const struct proto_open_req *q = a->q;
-    char path[PROTO_MAX_STR + 1];
-    int rc = path_arg(&q->path, path, sizeof(path));
+    char path[PATH_BUF];
+    int rc = path_arg(&q->path, path, PROTO_MAX_STR + 1);
     if (rc)
         return rc;
-    struct walk w = {.links_left = MAX_SYMLINKS};
-    if ((rc = walk_parent(t, &q->cred, q->parent, path, &w)))
-        return rc;
-    if (w.self) {
-        if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
-            return -EEXIST;
-        return open_existing(t, a, &w.din);
-    }
-    uint64_t ino;
-    rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
-    if (rc == 0) {
+    uint64_t start = q->parent, ino;
+    int links = MAX_SYMLINKS;
+    struct walk w;
+    /* Each turn opens path from start; a final symlink sends us round again
+     * with its target, so O_CREAT through a dangling link creates the
+     * target, as Linux does. */
+    for (;;) {
+        w = (struct walk){.links_left = links};
+        if ((rc = walk_parent(t, &q->cred, start, path, &w)))
+            return rc;
+        links = w.links_left;
+        if (w.self) {
+            if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
+                return -EEXIST;
+            return open_existing(t, a, &w.din);
+        }
+        rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
+        if (rc)
+            break;
         if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
             return -EEXIST;
         struct meta_inode in;
         if ((rc = meta_inode_get(t, ino, &in)))
             return rc;
         if (S_ISLNK(in.mode) && !(q->flags & O_NOFOLLOW)) {
-            if ((rc = walk_full(t, &q->cred, q->parent, path, true, &in)))
+            MDB_val tv;
+            if (links-- <= 0)
+                return -ELOOP;
+            if ((rc = meta_symlink_get(t, ino, &tv)))
                 return rc;
+            if (tv.mv_size > PROTO_MAX_STR)
+                return -ENAMETOOLONG;
+            memcpy(path, tv.mv_data, tv.mv_size);
+            path[tv.mv_size] = '\0';
+            start = w.dir;
+            continue;
         }
         if (w.must_dir && !S_ISDIR(in.mode))
             return -ENOTDIR;
@@ -789,8 +811,13 @@ static int rm_txn(struct meta_txn *t, void *arg)
     struct walk w = {.links_left = MAX_SYMLINKS};
     if ((rc = walk_parent(t, a->cred, a->parent, path, &w)))
         return rc;
-    if (w.self)
-        return a->dir ? (w.dir == META_ROOT_INO ? -EBUSY : -EINVAL) : -EISDIR;
+    if (w.self) {
+        /* As Linux: rmdir of "x/." is EINVAL, of "x/.." ENOTEMPTY (the
+         * parent holds x), of the root EBUSY. */
+        if (!a->dir)
+            return -EISDIR;
+        return w.dots == 1 ? -EINVAL : w.dots == 2 ? -ENOTEMPTY : -EBUSY;
+    }
     uint64_t ino;
     if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)))
         return rc;
@@ -915,6 +942,9 @@ static int rename_txn(struct meta_txn *t, void *arg)
     }
     /* Moving a directory rewrites its ".."; that needs write permission on it. */
     if (S_ISDIR(sin.mode) && s.dir != d.dir && (rc = may(&sin, c, 2)))
+        return rc;
+    if ((q->flags & RENAME_EXCHANGE) && S_ISDIR(din.mode) && s.dir != d.dir &&
+        (rc = may(&din, c, 2)))
         return rc;
     bool same_dir = s.dir == d.dir;
     if (q->flags & RENAME_EXCHANGE) {

@@ -643,7 +643,8 @@ static void test_open_directory(void **state)
     assert_int_equal(op_open(f, &root_cred, "d", O_WRONLY, 0, NULL), -EISDIR);
     assert_int_equal(op_open(f, &root_cred, "d", O_RDWR, 0, NULL), -EISDIR);
     assert_int_equal(op_open(f, &root_cred, "d", O_CREAT | O_WRONLY, 0644, NULL), -EISDIR);
-    assert_int_equal(op_open(f, &root_cred, "", O_WRONLY, 0, NULL), -EISDIR);
+    assert_int_equal(op_open(f, &root_cred, ".", O_WRONLY, 0, NULL), -EISDIR);
+    assert_int_equal(op_open(f, &root_cred, "d/.", O_RDWR, 0, NULL), -EISDIR);
     assert_int_equal(op_open(f, &root_cred, "d", O_CREAT | O_EXCL | O_WRONLY, 0644, NULL), -EEXIST);
 }
 
@@ -673,7 +674,8 @@ static void test_mkdir_rmdir(void **state)
     assert_int_equal(op_mkdir(f, &root_cred, "d", 0755, NULL), -EEXIST);
     mk_file(f, &root_cred, "f", 0644);
     assert_int_equal(op_mkdir(f, &root_cred, "f", 0755, NULL), -EEXIST);
-    assert_int_equal(op_mkdir(f, &root_cred, "", 0755, NULL), -EEXIST);
+    assert_int_equal(op_mkdir(f, &root_cred, ".", 0755, NULL), -EEXIST);
+    assert_int_equal(op_mkdir(f, &root_cred, "d/..", 0755, NULL), -EEXIST);
     assert_int_equal(op_mkdir(f, &root_cred, "nodir/x", 0755, NULL), -ENOENT);
     assert_int_equal(op_mkdir(f, &root_cred, "f/x", 0755, NULL), -ENOTDIR);
 
@@ -950,6 +952,8 @@ static void test_rename_type_errors(void **state)
     assert_int_equal(op_rename(f, &root_cred, "d1", "d1/sub/d1", 0, NULL), -EINVAL);
     assert_int_equal(op_rename(f, &root_cred, "d1", "d1/x", 0, NULL), -EINVAL);
     assert_int_equal(op_rename(f, &root_cred, "d1", "d1/sub", 0, NULL), -EINVAL);
+    /* The target an ancestor of the source: it cannot be empty. */
+    assert_int_equal(op_rename(f, &root_cred, "d1/sub", "d1", 0, NULL), -ENOTEMPTY);
     assert_int_equal(op_rename(f, &root_cred, "file", "nodir/x", 0, NULL), -ENOENT);
     /* Nothing moved. */
     assert_int_equal(op_lookup(f, &root_cred, "d1/sub", false, NULL), 0);
@@ -1044,6 +1048,47 @@ static void test_rename_dir_parent(void **state)
     assert_int_equal(op_rename(f, &root_cred, "p2/dir", "top", 0, NULL), 0);
     assert_int_equal(ino_of(f, "top/.."), ROOT);
     assert_int_equal(attr_of(f, p2).nlink, 2);
+
+    /* Over an empty directory in another parent: that parent keeps its
+     * count (one subdirectory out, one in), the source parent loses one. */
+    uint64_t q1 = mk_dir(f, &root_cred, "q1", 0755);
+    uint64_t q2 = mk_dir(f, &root_cred, "q2", 0755);
+    uint64_t mover = mk_dir(f, &root_cred, "q1/m", 0755);
+    uint64_t victim = mk_dir(f, &root_cred, "q2/v", 0755);
+    struct proto_rename_rep r;
+    assert_int_equal(op_rename(f, &root_cred, "q1/m", "q2/v", 0, &r), 0);
+    assert_int_equal(r.replaced, victim);
+    assert_int_equal(op_getattr(f, victim, NULL), -ENOENT);
+    assert_int_equal(ino_of(f, "q2/v"), mover);
+    assert_int_equal(ino_of(f, "q2/v/.."), q2);
+    assert_int_equal(attr_of(f, q1).nlink, 2);
+    assert_int_equal(attr_of(f, q2).nlink, 3);
+
+    /* Two directories exchanged across parents: counts stay, ".." swap. */
+    uint64_t other = mk_dir(f, &root_cred, "q1/o", 0755);
+    assert_int_equal(op_rename(f, &root_cred, "q1/o", "q2/v", RENAME_EXCHANGE, NULL), 0);
+    assert_int_equal(ino_of(f, "q1/o"), mover);
+    assert_int_equal(ino_of(f, "q2/v"), other);
+    assert_int_equal(ino_of(f, "q1/o/.."), q1);
+    assert_int_equal(ino_of(f, "q2/v/.."), q2);
+    assert_int_equal(attr_of(f, q1).nlink, 3);
+    assert_int_equal(attr_of(f, q2).nlink, 3);
+    assert_int_equal(op_rmdir(f, &root_cred, "q1/o"), 0);
+    assert_int_equal(op_rmdir(f, &root_cred, "q2/v"), 0);
+    assert_int_equal(attr_of(f, q1).nlink, 2);
+    assert_int_equal(attr_of(f, q2).nlink, 2);
+}
+
+/* rmdir of a path ending in "..": ENOTEMPTY on Linux (the directory it
+ * names holds at least the one the path came through). */
+static void test_rmdir_dotdot(void **state)
+{
+    struct fx *f = *state;
+    mk_dir(f, &root_cred, "a", 0755);
+    mk_dir(f, &root_cred, "a/b", 0755);
+    assert_int_equal(op_rmdir(f, &root_cred, "a/b/.."), -ENOTEMPTY);
+    assert_int_equal(op_rmdir(f, &root_cred, "a/.."), -ENOTEMPTY);
+    assert_int_equal(op_lookup(f, &root_cred, "a/b", false, NULL), 0);
 }
 
 /* ---- link ------------------------------------------------------------- */
@@ -1669,30 +1714,37 @@ static void test_group_commit_concurrent(void **state)
     for (int i = 0; i < NTHREADS; i++)
         pthread_join(th[i], NULL);
     pthread_barrier_destroy(&go);
+    int won = 0;
     for (int i = 0; i < NTHREADS; i++) {
         if (w[i].failures)
             print_error("thread %d: %d failures, first rc %d\n", i, w[i].failures, w[i].first_rc);
         assert_int_equal(w[i].failures, 0);
+        won += w[i].won;
     }
+    assert_int_equal(won, NSHARED);
+    assert_int_equal(attr_of(f, shared).nlink, 2 + NTHREADS * NSUBDIR);
 
-    struct ino_list l = {.cap = NTHREADS * PER_THREAD + NTHREADS + 1};
+    struct ino_list l = {.cap = NTHREADS * PER_THREAD + NSHARED + NTHREADS * NSUBDIR + 16};
     l.ino = calloc(l.cap, sizeof(uint64_t));
     assert_non_null(l.ino);
-    for (int i = 0; i < NTHREADS; i++) {
+    size_t counts[NTHREADS + 1];
+    for (int i = 0; i <= NTHREADS; i++) {
         size_t before = l.n;
-        read_dir(f, dir[i], 64 << 10, collect_ino, NULL, &l);
-        if (l.n - before != PER_THREAD)
-            free(l.ino);
-        assert_int_equal(l.n - before, PER_THREAD);
+        read_dir(f, i < NTHREADS ? dir[i] : shared, 64 << 10, collect_ino, NULL, &l);
+        counts[i] = l.n - before;
     }
     for (int i = 0; i < NTHREADS; i++)
         l.ino[l.n++] = dir[i];
+    l.ino[l.n++] = shared;
     l.ino[l.n++] = ROOT;
     qsort(l.ino, l.n, sizeof(uint64_t), cmp_u64);
     size_t dups = 0;
     for (size_t i = 1; i < l.n; i++)
         dups += l.ino[i] == l.ino[i - 1];
     free(l.ino);
+    for (int i = 0; i < NTHREADS; i++)
+        assert_int_equal(counts[i], PER_THREAD);
+    assert_int_equal(counts[NTHREADS], NSHARED + NTHREADS * NSUBDIR);
     assert_int_equal(dups, 0);
     /* Every entry leads to a live inode. */
     assert_int_equal(op_lookup(f, &root_cred, "t3/f1999", false, NULL), 0);
@@ -1767,6 +1819,7 @@ int main(void)
         T(test_rename_noreplace),
         T(test_rename_exchange),
         T(test_rename_dir_parent),
+        T(test_rmdir_dotdot),
         T(test_link),
         T(test_symlink),
         T(test_symlink_trailing_slash),

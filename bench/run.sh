@@ -1,0 +1,131 @@
+#!/usr/bin/env bash
+# bench/run.sh BUILD_DIR: run every Stria benchmark against a fresh local cluster.
+#
+# Starts a 4-OST cluster in a temporary directory (removed with the cluster
+# on any exit), runs bench_io and bench_meta with their local-disk
+# baselines in the same temporary directory (so on the same disk as the
+# OSTs), adds fio as a second local baseline when it is installed, and
+# writes everything to stdout and to bench/results/last-run.txt.
+set -euo pipefail
+
+if [ $# -ne 1 ]; then
+    echo "usage: bench/run.sh BUILD_DIR" >&2
+    exit 2
+fi
+BUILD=$(cd "$1" && pwd)
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+RESULTS="$SRC/bench/results"
+for bin in stria bench/bench_io bench/bench_meta; do
+    if [ ! -x "$BUILD/$bin" ]; then
+        echo "run.sh: $BUILD/$bin is missing; build first (make build)" >&2
+        exit 2
+    fi
+done
+
+# The standard run; the environment may shrink it for a quick look.
+IO_SIZE=${IO_SIZE:-2G}
+IO_BLOCK=${IO_BLOCK:-4M}
+IO_COUNT=${IO_COUNT:-4}
+IO_STRIPE=${IO_STRIPE:-4M}
+META_FILES=${META_FILES:-100000}
+META_THREADS=${META_THREADS:-1,2}
+
+# Only clean pages are dropped, hence the sync. Says what it did.
+drop_caches() {
+    sync
+    if { echo 3 >/proc/sys/vm/drop_caches; } 2>/dev/null; then
+        echo "  (page cache dropped before reading)"
+    else
+        echo "  (page cache NOT dropped: not root; reads may come from memory)"
+    fi
+}
+
+# The bandwidth of fio's one job, in MiB/s, from --output-format=terse
+# (version 3: read KiB/s is field 7, write KiB/s field 48).
+fio_mibs() { # DIRECTION FILE
+    awk -F';' -v d="$1" '$1 == "3" { printf "%.1f", (d == "read" ? $7 : $48) / 1024 }' "$2"
+}
+
+# A column of bench_io's table: stria (2) or local (3) MiB/s of a test.
+io_col() { # TEST COLUMN FILE
+    awk -v t="$1" -v c="$2" '$1 == t && NF == 4 { print $c }' "$3"
+}
+
+ratio() {
+    awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else printf "-" }'
+}
+
+# On any exit of run: stop the cluster, remove everything it made.
+cleanup() {
+    local rc=$?
+    if [ -d "$CL" ] && ! "$BUILD/stria" down --dir "$CL" >"$TMP/down.out" 2>&1; then
+        echo "run.sh: stria down --dir $CL failed:" >&2
+        cat "$TMP/down.out" >&2
+    fi
+    rm -rf "$TMP"
+    return "$rc"
+}
+
+run() {
+    TMP=$(mktemp -d "${TMPDIR:-/tmp}/stria-bench.XXXXXX")
+    CL="$TMP/cluster"
+    # `stria up` links ~/.config/stria/client.conf to the new cluster: keep
+    # that away from the user's own.
+    export HOME="$TMP/home"
+    mkdir -p "$HOME" "$TMP/local" "$TMP/fio"
+    trap cleanup EXIT
+    trap 'exit 130' INT
+    trap 'exit 143' TERM
+
+    echo "== Stria benchmarks, $(date -u '+%Y-%m-%d %H:%M:%S UTC')"
+    echo "commit:  $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)"
+    echo "machine: $(uname -sr), $(nproc) cores, $(awk '/MemTotal/ { printf "%.0f GiB", $2 / 1048576 }' /proc/meminfo)," \
+        "load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    echo "disk:    $TMP on $(df -PT "$TMP" | awk 'NR == 2 { print $1 " (" $2 ")" }')" \
+        "- the OSTs, the MDT and every local baseline"
+    echo
+
+    "$BUILD/stria" up --dir "$CL" --osts 4
+    echo
+
+    echo "== bench_io: sequential $IO_SIZE in $IO_BLOCK blocks, stripe count $IO_COUNT," \
+        "stripe size $IO_STRIPE"
+    "$BUILD/bench/bench_io" --conf "$CL/client.conf" --path /bench/big --size "$IO_SIZE" \
+        --block "$IO_BLOCK" --count "$IO_COUNT" --stripe-size "$IO_STRIPE" \
+        --local "$TMP/local" | tee "$TMP/bench_io.out"
+    echo
+
+    if command -v fio >/dev/null 2>&1; then
+        echo "== fio: the same sequential pattern on the local disk (second baseline)"
+        local fio_args=(--name=seq --bs="$IO_BLOCK" --size="$IO_SIZE" --end_fsync=1
+            --directory="$TMP/fio" --output-format=terse --terse-version=3)
+        fio "${fio_args[@]}" --rw=write >"$TMP/fio-write.out"
+        drop_caches
+        fio "${fio_args[@]}" --rw=read >"$TMP/fio-read.out"
+        rm -f "$TMP"/fio/*
+        local fw fr sw sr lw lr
+        fw=$(fio_mibs write "$TMP/fio-write.out")
+        fr=$(fio_mibs read "$TMP/fio-read.out")
+        sw=$(io_col write 2 "$TMP/bench_io.out")
+        sr=$(io_col read 2 "$TMP/bench_io.out")
+        lw=$(io_col write 3 "$TMP/bench_io.out")
+        lr=$(io_col read 3 "$TMP/bench_io.out")
+        printf '\n%-8s %14s %14s %14s %12s\n' test "stria MiB/s" "local MiB/s" "fio MiB/s" "stria/fio"
+        printf '%-8s %14s %14s %14s %12s\n' write "$sw" "$lw" "$fw" "$(ratio "$sw" "$fw")"
+        printf '%-8s %14s %14s %14s %12s\n' read "$sr" "$lr" "$fr" "$(ratio "$sr" "$fr")"
+        echo "(fio: one job, psync engine, buffered, end_fsync=1)"
+    else
+        echo "== fio: not installed, second baseline skipped"
+    fi
+    echo
+
+    echo "== bench_meta: $META_FILES empty files, threads $META_THREADS"
+    "$BUILD/bench/bench_meta" --conf "$CL/client.conf" --files "$META_FILES" \
+        --threads "$META_THREADS" --local "$TMP/local"
+    echo
+    echo "== done, $(date -u '+%H:%M:%S UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+}
+
+mkdir -p "$RESULTS"
+# The subshell keeps run's traps and HOME to itself; tee keeps a copy.
+(run) 2>&1 | tee "$RESULTS/last-run.txt"

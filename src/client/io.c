@@ -22,7 +22,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define IO_PIECE_MAX (8u << 20)
+#define IO_PIECE_MAX (1u << 20)
 
 struct piece {
     struct layout_piece lp;
@@ -212,46 +212,90 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
     return rc;
 }
 
-static int object_call(struct lease *ls, enum io_obj_op op, uint64_t ino, const struct layout *l,
-                       uint16_t c, uint16_t s, uint64_t size, bool *transport)
+static int encode_object_op(enum io_obj_op op, uint64_t ino, const struct layout *l, uint16_t c,
+                            uint16_t s, uint64_t size, struct proto_enc *e, uint16_t *opcode)
 {
     uint32_t ost = map_group_ost(l->comp[c].groups[s]);
     if (op == IO_TRUNCATE) {
         struct proto_truncate_req q = {ost, ino, c, s, layout_object_size(l, c, s, size), 0};
-        struct proto_truncate_rep r;
-        return net_call_truncate(ls->c, &q, &r, NULL, 0, NULL, 0, NULL, transport);
+        *opcode = PROTO_OP_TRUNCATE;
+        return proto_enc_truncate_req(e, &q);
     }
     if (op == IO_DESTROY) {
         struct proto_destroy_req q = {ost, ino, c, s, 0};
-        struct proto_destroy_rep r;
-        return net_call_destroy(ls->c, &q, &r, NULL, 0, NULL, 0, NULL, transport);
+        *opcode = PROTO_OP_DESTROY;
+        return proto_enc_destroy_req(e, &q);
     }
     struct proto_osync_req q = {ost, ino, c, s, 0};
-    struct proto_osync_rep r;
-    return net_call_osync(ls->c, &q, &r, NULL, 0, NULL, 0, NULL, transport);
+    *opcode = PROTO_OP_OSYNC;
+    return proto_enc_osync_req(e, &q);
+}
+
+#define OBJ_WINDOW 32
+
+struct obj_call {
+    uint16_t comp, stripe;
+    struct lease lease;
+    bool sent, transport;
+    uint64_t reqid;
+    int rc;
+};
+
+/* Send one request per object of a window, then collect the replies, so
+ * every OST flushes (or truncates, or removes) at the same time. */
+static void object_window(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+                          uint64_t size, struct obj_call *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct obj_call *o = &v[i];
+        uint8_t buf[64];
+        struct proto_enc e;
+        uint16_t opcode;
+        proto_enc_init(&e, buf, sizeof(buf));
+        uint32_t ost = map_group_ost(l->comp[o->comp].groups[o->stripe]);
+        o->rc = encode_object_op(op, ino, l, o->comp, o->stripe, size, &e, &opcode);
+        if (!o->rc && !(o->rc = cl_get(fs, PROTO_NODE_STOR, ost, &o->lease))) {
+            o->rc = net_send(o->lease.c, opcode, buf, (uint32_t)e.len, NULL, 0, &o->reqid);
+            o->sent = o->rc == 0;
+            o->transport = !o->sent;
+            if (!o->sent)
+                cl_put(&o->lease, true);
+        }
+    }
+    for (int i = 0; i < n; i++) {
+        struct obj_call *o = &v[i];
+        if (!o->sent)
+            continue;
+        o->rc = net_recv(o->lease.c, o->reqid, NULL, 0, NULL, &o->transport);
+        cl_put(&o->lease, o->transport);
+    }
 }
 
 int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                uint64_t size)
 {
-    int first = 0;
+    struct obj_call v[OBJ_WINDOW];
+    int n = 0, first = 0;
     for (uint16_t c = 0; c < l->ncomp; c++) {
         for (uint16_t s = 0; s < l->comp[c].stripe_count; s++) {
-            uint32_t ost = map_group_ost(l->comp[c].groups[s]);
-            int rc = 0;
-            for (int attempt = 0; attempt < 2; attempt++) {
-                struct lease ls;
-                bool transport = false;
-                if ((rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls)))
-                    break;
-                rc = object_call(&ls, op, ino, l, c, s, size, &transport);
-                bool again = transport && ls.reused;
-                cl_put(&ls, transport);
-                if (!again)
-                    break;
-            }
-            if (rc && !first)
-                first = rc;
+            v[n++] = (struct obj_call){.comp = c, .stripe = s};
+            bool last = c + 1 == l->ncomp && s + 1 == l->comp[c].stripe_count;
+            if (n < OBJ_WINDOW && !last)
+                continue;
+            object_window(fs, ino, l, op, size, v, n);
+            /* A server restarted under a pooled connection: once more, fresh. */
+            int again = 0;
+            for (int i = 0; i < n; i++)
+                if (v[i].rc && v[i].transport && v[i].lease.reused)
+                    v[again++] = (struct obj_call){.comp = v[i].comp, .stripe = v[i].stripe};
+                else if (v[i].rc && !first)
+                    first = v[i].rc;
+            if (again)
+                object_window(fs, ino, l, op, size, v, again);
+            for (int i = 0; i < again; i++)
+                if (v[i].rc && !first)
+                    first = v[i].rc;
+            n = 0;
         }
     }
     return first;

@@ -44,6 +44,9 @@ struct meta_store {
     struct wreq *head, *tail;
     bool leader;
     bool dirty;
+    /* Inode numbers [ino_next, ino_limit) are reserved on disk already; only
+     * the batch leader touches them. ino_limit 0: reload from disk. */
+    uint64_t ino_next, ino_limit;
     pthread_mutex_t sync_lock;
 };
 
@@ -168,11 +171,46 @@ uint32_t meta_store_mdt(const struct meta_store *s)
     return s->mdt;
 }
 
+#define INO_RESERVE 65536
+
+/* Make sure the batch can hand out BATCH_MAX inode numbers without touching
+ * the counter record: reserve a range in the parent transaction. Creates
+ * then cost no write to the info database, and a child that aborts merely
+ * skips a number. */
+static int reserve_inos(struct meta_store *s, MDB_txn *txn)
+{
+    if (s->ino_limit && s->ino_limit - s->ino_next >= BATCH_MAX)
+        return 0;
+    MDB_val k = {8, "next_ino"}, v;
+    uint64_t next = 2; /* 1 is the root of MDT 0 */
+    int rc = mdb_get(txn, s->info, &k, &v);
+    if (rc == 0 && v.mv_size == 8)
+        next = rd_be64(v.mv_data);
+    else if (rc != MDB_NOTFOUND)
+        return mdb_err(rc ? rc : MDB_CORRUPTED);
+    if (!s->ino_limit)
+        s->ino_next = next;
+    uint64_t limit = MAX(next, s->ino_limit) + INO_RESERVE;
+    if (limit >= (1ull << META_INO_BITS))
+        limit = 1ull << META_INO_BITS;
+    uint8_t b[8];
+    be64(b, limit);
+    v.mv_size = 8;
+    v.mv_data = b;
+    if ((rc = mdb_err(mdb_put(txn, s->info, &k, &v, 0))))
+        return rc;
+    s->ino_limit = limit;
+    return 0;
+}
+
 static void run_batch(struct meta_store *s, struct wreq *batch)
 {
     MDB_txn *parent;
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, &parent));
+    if (rc == 0 && (rc = reserve_inos(s, parent)))
+        mdb_txn_abort(parent);
     if (rc) {
+        s->ino_limit = 0;
         for (struct wreq *w = batch; w; w = w->next)
             w->rc = rc;
         return;
@@ -196,11 +234,14 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             any = true;
     }
     if (!any) {
-        mdb_txn_abort(parent);
+        /* Nothing to keep but perhaps a new reservation: commit that. */
+        if (mdb_txn_commit(parent))
+            s->ino_limit = 0;
         return;
     }
     rc = mdb_err(mdb_txn_commit(parent));
     if (rc) {
+        s->ino_limit = 0; /* the reservation may not have reached the disk */
         log_error("MDT%04x batch commit failed: %s", s->mdt, log_err(rc));
         for (struct wreq *w = batch; w; w = w->next)
             if (w->rc >= 0)
@@ -401,20 +442,11 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
 
 int meta_alloc_ino(struct meta_txn *t, uint64_t *ino)
 {
-    MDB_val k = {8, "next_ino"}, v;
-    uint64_t next = 2; /* 1 is the root of MDT 0 */
-    int rc = mdb_get(t->txn, t->store->info, &k, &v);
-    if (rc == 0 && v.mv_size == 8)
-        next = rd_be64(v.mv_data);
-    else if (rc != MDB_NOTFOUND)
-        return mdb_err(rc ? rc : MDB_CORRUPTED);
-    if (next >= (1ull << META_INO_BITS))
+    struct meta_store *s = t->store;
+    /* Only write transactions of a batch allocate; reserve_inos ran. */
+    if (s->ino_next >= s->ino_limit)
         return -ENOSPC;
-    uint8_t b[8];
-    be64(b, next + 1);
-    if ((rc = put_rec(t->txn, t->store->info, "next_ino", 8, b, 8, 0)))
-        return rc;
-    *ino = (uint64_t)t->store->mdt << META_INO_BITS | next;
+    *ino = (uint64_t)s->mdt << META_INO_BITS | s->ino_next++;
     return 0;
 }
 

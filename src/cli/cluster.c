@@ -456,7 +456,7 @@ int cmd_up(int argc, char **argv)
         }
         if (strlen(fsname) > 31 || !*fsname || strchr(fsname, ' ') || strchr(fsname, '/'))
             return cli_usage_error("up", "--fsname wants 1-31 characters, no spaces or '/'");
-        snprintf(cl.dir, sizeof(cl.dir), "%s", dbuf);
+        memcpy(cl.dir, dbuf, strlen(dbuf) + 1); /* shorter than CL_DIR_MAX: checked above */
         snprintf(cl.fsname, sizeof(cl.fsname), "%s", fsname);
         cl.mdts = 1;
         cl.osts = osts ? osts : 4;

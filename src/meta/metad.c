@@ -183,7 +183,7 @@ static void hb_map(void *p, const struct cluster_map *map)
 
 int main(int argc, char **argv)
 {
-    struct metad_conf conf = {0};
+    static struct metad_conf conf; /* lives as long as the process */
     int rc = cfg_main_args(&metad_table, &conf, argc, argv);
     if (rc)
         return rc > 0 ? 0 : 2;

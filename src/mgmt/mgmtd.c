@@ -274,7 +274,7 @@ static void check_offline(struct mgmtd *g)
 
 int main(int argc, char **argv)
 {
-    struct mgmtd_conf conf = {0};
+    static struct mgmtd_conf conf; /* lives as long as the process */
     int rc = cfg_main_args(&mgmtd_table, &conf, argc, argv);
     if (rc)
         return rc > 0 ? 0 : 2;

@@ -370,7 +370,7 @@ static int hb_stats(void *p, struct proto_tstats *out)
 
 int main(int argc, char **argv)
 {
-    struct stord_conf conf = {0};
+    static struct stord_conf conf; /* lives as long as the process */
     int rc = cfg_main_args(&stord_table, &conf, argc, argv);
     if (rc)
         return rc > 0 ? 0 : 2;

@@ -21,6 +21,11 @@ teardown() {
     for f in "$DIR"/run/*.pid; do
         [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true
     done
+    # Sanitizer builds: a daemon's report goes to its log, and fails the test.
+    if [ -d "$DIR/log" ] && grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$DIR"/log/*.log 2>/dev/null; then
+        echo "FAIL: sanitizer report in a daemon log"
+        rc=1
+    fi
     if [ $rc -ne 0 ] && [ -d "$DIR/log" ]; then
         echo "---- daemon logs (test failed) ----"
         tail -n 30 "$DIR"/log/*.log || true

@@ -292,19 +292,6 @@ void util_block_signals(void)
     signal(SIGPIPE, SIG_IGN);
 }
 
-int util_wait_signal(void)
-{
-    sigset_t set;
-    int sig = 0;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    while (sigwait(&set, &sig) != 0)
-        ;
-    return sig;
-}
-
 void util_hostname(char *buf, size_t len)
 {
     if (gethostname(buf, len) < 0 || !buf[0])

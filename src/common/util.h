@@ -54,10 +54,8 @@ int util_read_file(const char *path, size_t max, char **out, size_t *outlen);
 int util_write_file_atomic(const char *path, const void *data, size_t len, mode_t mode);
 
 /* Daemons: block SIGINT/SIGTERM/SIGHUP in every thread (call before
- * starting any), ignore SIGPIPE, then wait in main for one of them.
- * Returns the signal number. */
+ * starting any; daemon_wait then takes them) and ignore SIGPIPE. */
 void util_block_signals(void);
-int util_wait_signal(void);
 /* This machine's host name (for node names). */
 void util_hostname(char *buf, size_t len);
 /* Parse "INDEX:PATH" (a target line in a daemon config). */

@@ -8,6 +8,7 @@
  * makes committed metadata durable every sync_interval_ms.
  */
 #include "../common/config.h"
+#include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
 #include "../net/hb.h"
@@ -21,19 +22,12 @@
 #include <time.h>
 
 struct metad_conf {
-    struct cfg_addr listen;
-    char *advertise;
-    struct cfg_addr mgmt;
-    char *key_file;
+    struct daemon_conf d;
     struct cfg_list mdt;
-    char *node;
-    int64_t heartbeat_ms;
     int64_t sync_interval_ms;
     uint64_t lmdb_map_size;
     int64_t default_stripe_count;
     uint64_t default_stripe_size;
-    int64_t max_connections;
-    char *log_level;
 };
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -41,16 +35,10 @@ struct metad_conf {
 #n, t, lo, hi, d, req, h, offsetof(struct metad_conf, n)                                   \
     }
 static const struct cfg_option metad_options[] = {
-    O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7401", false, "address and port to serve on"),
-    O(advertise, CFG_STR, 0, 0, NULL, false,
-      "host name or address clients use to reach this daemon (default: the listen host, or "
-      "this machine's host name when listening on 0.0.0.0)"),
-    O(mgmt, CFG_ADDR, 0, 0, NULL, true, "host:port of stria-mgmtd"),
-    O(key_file, CFG_STR, 0, 0, NULL, true, "the cluster's shared key file (mode 0600)"),
+    DAEMON_BASE_OPTIONS(struct metad_conf, "7401"),
+    DAEMON_NODE_OPTIONS(struct metad_conf),
     O(mdt, CFG_LIST, 0, 0, NULL, true,
       "a metadata target to serve, as INDEX:DIRECTORY (this release: exactly one)"),
-    O(node, CFG_STR, 0, 0, NULL, false, "node name shown in `stria status` (default: host name)"),
-    O(heartbeat_ms, CFG_INT, 100, 60000, "1000", false, "interval between heartbeats to mgmt"),
     O(sync_interval_ms, CFG_INT, 10, 60000, "1000", false,
       "flush committed metadata to disk at least this often (fsync forces it at once)"),
     O(lmdb_map_size, CFG_SIZE, 16 << 20, INT64_MAX, "16G", false,
@@ -59,8 +47,6 @@ static const struct cfg_option metad_options[] = {
       "stripe count of new files where no directory says otherwise (-1: all OSTs)"),
     O(default_stripe_size, CFG_SIZE, 65536, 1 << 30, "1M", false,
       "stripe size of new files where no directory says otherwise (multiple of 64K)"),
-    O(max_connections, CFG_INT, 1, 1000000, "4096", false, "most client connections at once"),
-    O(log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug"),
 };
 #undef O
 
@@ -181,19 +167,18 @@ static void hb_map(void *p, const struct cluster_map *map)
     free(osts);
 }
 
+static void flush_tick(void *store)
+{
+    meta_store_flush_if_dirty(store);
+}
+
 int main(int argc, char **argv)
 {
     static struct metad_conf conf; /* lives as long as the process */
-    int rc = cfg_main_args(&metad_table, &conf, argc, argv);
+    struct auth_key key;
+    int rc = daemon_start(&metad_table, &conf, &conf.d, argc, argv, &key);
     if (rc)
         return rc > 0 ? 0 : 2;
-    enum log_level lvl;
-    if (log_level_parse(conf.log_level, &lvl)) {
-        fprintf(stderr, "stria-metad: log_level '%s' is not error/warn/info/debug\n",
-                conf.log_level);
-        return 2;
-    }
-    log_init("stria-metad", lvl);
     if (conf.mdt.count != 1) {
         fprintf(stderr,
                 "stria-metad: this release serves exactly one MDT per daemon (got %d); "
@@ -218,25 +203,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "stria-metad: default_stripe_size must be a multiple of 64K\n");
         return 2;
     }
-    char err[512];
-    struct auth_key key;
-    if (auth_key_load(conf.key_file, &key, err, sizeof(err))) {
-        fprintf(stderr, "stria-metad: %s\n", err);
-        return 2;
-    }
     char node[256], adv[256];
-    if (conf.node)
-        snprintf(node, sizeof(node), "%s", conf.node);
-    else
-        util_hostname(node, sizeof(node));
-    if (conf.advertise)
-        snprintf(adv, sizeof(adv), "%s", conf.advertise);
-    else if (strcmp(conf.listen.host, "0.0.0.0") && strcmp(conf.listen.host, "::"))
-        snprintf(adv, sizeof(adv), "%s", conf.listen.host);
-    else
-        util_hostname(adv, sizeof(adv));
-
-    util_block_signals();
+    daemon_names(&conf.d, node, sizeof(node), adv, sizeof(adv));
     struct metad *m = calloc(1, sizeof(*m));
     if (!m)
         return 1;
@@ -249,10 +217,10 @@ int main(int argc, char **argv)
         log_error("cannot initialise MDT%04x: %s", mdt_index, log_err(rc));
         return 1;
     }
-    struct net_server_opts so = {.host = conf.listen.host,
-                                 .port = conf.listen.port,
+    struct net_server_opts so = {.host = conf.d.listen.host,
+                                 .port = conf.d.listen.port,
                                  .key = &key,
-                                 .max_conns = (int)conf.max_connections,
+                                 .max_conns = (int)conf.d.max_connections,
                                  .ctx = m};
 #define H(OP, fn) so.handlers[PROTO_OP_##OP] = fn
     H(PING, h_ping);
@@ -281,14 +249,14 @@ int main(int argc, char **argv)
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;
-    struct hb_opts ho = {.mgmt_host = conf.mgmt.host,
-                         .mgmt_port = conf.mgmt.port,
+    struct hb_opts ho = {.mgmt_host = conf.d.mgmt.host,
+                         .mgmt_port = conf.d.mgmt.port,
                          .key = &key,
                          .kind = PROTO_NODE_META,
                          .node = node,
                          .host = adv,
                          .port = net_server_port(srv),
-                         .interval_ms = (int)conf.heartbeat_ms,
+                         .interval_ms = (int)conf.d.heartbeat_ms,
                          .stats = hb_stats,
                          .on_map = hb_map,
                          .ctx = m};
@@ -296,21 +264,9 @@ int main(int argc, char **argv)
     if ((rc = hb_start(&ho, &hb)))
         return 1;
     log_info("serving MDT%04x dir=%s listen=%s:%u advertise=%s node=%s", mdt_index, mdt_path,
-             conf.listen.host, net_server_port(srv), adv, node);
+             conf.d.listen.host, net_server_port(srv), adv, node);
     /* Flush on the main thread's clock while waiting for a signal. */
-    int sig = 0;
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    struct timespec tick = {conf.sync_interval_ms / 1000, (conf.sync_interval_ms % 1000) * 1000000};
-    for (;;) {
-        sig = sigtimedwait(&set, NULL, &tick);
-        if (sig > 0)
-            break;
-        meta_store_flush_if_dirty(m->store);
-    }
+    int sig = daemon_wait((int)conf.sync_interval_ms, flush_tick, m->store);
     log_info("signal %d: stopping", sig);
     hb_stop(hb);
     net_server_stop(srv);

@@ -11,6 +11,7 @@
  * than vanishing.
  */
 #include "../common/config.h"
+#include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
 #include "../net/net.h"
@@ -24,13 +25,10 @@
 #include <string.h>
 
 struct mgmtd_conf {
-    struct cfg_addr listen;
-    char *key_file;
+    struct daemon_conf d;
     char *data_dir;
     char *fsname;
     int64_t offline_after_ms;
-    int64_t max_connections;
-    char *log_level;
 };
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -38,14 +36,11 @@ struct mgmtd_conf {
 #n, t, lo, hi, d, req, h, offsetof(struct mgmtd_conf, n)                                   \
     }
 static const struct cfg_option mgmtd_options[] = {
-    O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7400", false, "address and port to serve on"),
-    O(key_file, CFG_STR, 0, 0, NULL, true, "the cluster's shared key file (mode 0600)"),
+    DAEMON_BASE_OPTIONS(struct mgmtd_conf, "7400"),
     O(data_dir, CFG_STR, 0, 0, NULL, true, "directory for the saved cluster map"),
     O(fsname, CFG_STR, 0, 0, "stria", false, "file system name (shown by df, up to 31 chars)"),
     O(offline_after_ms, CFG_INT, 500, 3600000, "5000", false,
       "mark a target offline after this long without a heartbeat"),
-    O(max_connections, CFG_INT, 1, 1000000, "4096", false, "most connections at once"),
-    O(log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug"),
 };
 #undef O
 
@@ -256,8 +251,9 @@ static int h_ping(void *p, struct net_req *req, struct net_rep *rep)
     return 0;
 }
 
-static void check_offline(struct mgmtd *g)
+static void check_offline(void *arg)
 {
+    struct mgmtd *g = arg;
     uint64_t now = util_now_mono_ns(), limit = (uint64_t)g->offline_after_ms * 1000000ull;
     pthread_mutex_lock(&g->lock);
     for (uint32_t i = 0; i < g->n; i++) {
@@ -275,31 +271,18 @@ static void check_offline(struct mgmtd *g)
 int main(int argc, char **argv)
 {
     static struct mgmtd_conf conf; /* lives as long as the process */
-    int rc = cfg_main_args(&mgmtd_table, &conf, argc, argv);
+    struct auth_key key;
+    int rc = daemon_start(&mgmtd_table, &conf, &conf.d, argc, argv, &key);
     if (rc)
         return rc > 0 ? 0 : 2;
-    enum log_level lvl;
-    if (log_level_parse(conf.log_level, &lvl)) {
-        fprintf(stderr, "stria-mgmtd: log_level '%s' is not error/warn/info/debug\n",
-                conf.log_level);
-        return 2;
-    }
-    log_init("stria-mgmtd", lvl);
     if (strlen(conf.fsname) == 0 || strlen(conf.fsname) > 31 || strchr(conf.fsname, ' ')) {
         fprintf(stderr, "stria-mgmtd: fsname must be 1-31 characters without spaces\n");
-        return 2;
-    }
-    char err[512];
-    struct auth_key key;
-    if (auth_key_load(conf.key_file, &key, err, sizeof(err))) {
-        fprintf(stderr, "stria-mgmtd: %s\n", err);
         return 2;
     }
     if ((rc = util_mkdir_p(conf.data_dir, 0700))) {
         fprintf(stderr, "stria-mgmtd: cannot create %s: %s\n", conf.data_dir, strerror(-rc));
         return 2;
     }
-    util_block_signals();
     struct mgmtd *g = calloc(1, sizeof(*g));
     if (!g)
         return 1;
@@ -309,10 +292,10 @@ int main(int argc, char **argv)
     g->offline_after_ms = conf.offline_after_ms;
     g->epoch = 1;
     load_state(g);
-    struct net_server_opts so = {.host = conf.listen.host,
-                                 .port = conf.listen.port,
+    struct net_server_opts so = {.host = conf.d.listen.host,
+                                 .port = conf.d.listen.port,
                                  .key = &key,
-                                 .max_conns = (int)conf.max_connections,
+                                 .max_conns = (int)conf.d.max_connections,
                                  .ctx = g};
     so.handlers[PROTO_OP_PING] = h_ping;
     so.handlers[PROTO_OP_HEARTBEAT] = h_heartbeat;
@@ -320,21 +303,9 @@ int main(int argc, char **argv)
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;
-    log_info("serving fsname=%s listen=%s:%u data_dir=%s", g->fsname, conf.listen.host,
+    log_info("serving fsname=%s listen=%s:%u data_dir=%s", g->fsname, conf.d.listen.host,
              net_server_port(srv), conf.data_dir);
-    sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
-    struct timespec tick = {0, 250 * 1000000};
-    int sig;
-    for (;;) {
-        sig = sigtimedwait(&set, NULL, &tick);
-        if (sig > 0)
-            break;
-        check_offline(g);
-    }
+    int sig = daemon_wait(250, check_offline, g);
     log_info("signal %d: stopping", sig);
     net_server_stop(srv);
     pthread_mutex_lock(&g->lock);

@@ -226,7 +226,8 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 /* valid: SETATTR_* bits below. */
 #define MSG_SETATTR_REQ(F)                                                                         \
     F(CRED, cred)                                                                                  \
-    F(U64, ino) F(U32, valid) F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size) F(I64, atime_ns)   \
+    F(U64, ino)                                                                                    \
+    F(U32, valid) F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size) F(I64, atime_ns)               \
         F(I64, mtime_ns)
 #define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout)
 /* OPEN: open or create the last component; flags are Linux open(2) flags.
@@ -234,8 +235,9 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
  * the directory's default, offset -1 lets the allocator choose. */
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred)                                                                                  \
-    F(U64, parent) F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count)                    \
-        F(U32, stripe_size) F(I32, stripe_offset)
+    F(U64, parent)                                                                                 \
+    F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size)               \
+        F(I32, stripe_offset)
 #define MSG_OPEN_REP(F)  F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
 #define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
 #define MSG_MKDIR_REP(F) F(ATTR, attr)

@@ -12,6 +12,7 @@
  * what each OST holds even when several OSTs share one disk.
  */
 #include "../common/config.h"
+#include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
 #include "../net/hb.h"
@@ -33,36 +34,17 @@
 #define MAX_OBJECT_SIZE (1ull << 50)
 
 struct stord_conf {
-    struct cfg_addr listen;
-    char *advertise;
-    struct cfg_addr mgmt;
-    char *key_file;
+    struct daemon_conf d;
     struct cfg_list ost;
-    char *node;
-    int64_t heartbeat_ms;
-    int64_t max_connections;
-    char *log_level;
 };
 
-#define O(n, t, lo, hi, d, req, h)                                                                 \
-    {                                                                                              \
-#n, t, lo, hi, d, req, h, offsetof(struct stord_conf, n)                                   \
-    }
 static const struct cfg_option stord_options[] = {
-    O(listen, CFG_ADDR, 0, 0, "0.0.0.0:7402", false, "address and port to serve on"),
-    O(advertise, CFG_STR, 0, 0, NULL, false,
-      "host name or address clients use to reach this daemon (default: the listen host, or "
-      "this machine's host name when listening on 0.0.0.0)"),
-    O(mgmt, CFG_ADDR, 0, 0, NULL, true, "host:port of stria-mgmtd"),
-    O(key_file, CFG_STR, 0, 0, NULL, true, "the cluster's shared key file (mode 0600)"),
-    O(ost, CFG_LIST, 0, 0, NULL, true,
-      "an object storage target to serve, as INDEX:DIRECTORY; repeat for each OST"),
-    O(node, CFG_STR, 0, 0, NULL, false, "node name shown in `stria status` (default: host name)"),
-    O(heartbeat_ms, CFG_INT, 100, 60000, "1000", false, "interval between heartbeats to mgmt"),
-    O(max_connections, CFG_INT, 1, 1000000, "4096", false, "most client connections at once"),
-    O(log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug"),
+    DAEMON_BASE_OPTIONS(struct stord_conf, "7402"),
+    DAEMON_NODE_OPTIONS(struct stord_conf),
+    {"ost", CFG_LIST, 0, 0, NULL, true,
+     "an object storage target to serve, as INDEX:DIRECTORY; repeat for each OST",
+     offsetof(struct stord_conf, ost)},
 };
-#undef O
 
 static const struct cfg_table stord_table = {"stria-stord",
                                              "Stria storage service: serves object storage targets",
@@ -371,24 +353,12 @@ static int hb_stats(void *p, struct proto_tstats *out)
 int main(int argc, char **argv)
 {
     static struct stord_conf conf; /* lives as long as the process */
-    int rc = cfg_main_args(&stord_table, &conf, argc, argv);
+    struct auth_key key;
+    int rc = daemon_start(&stord_table, &conf, &conf.d, argc, argv, &key);
     if (rc)
         return rc > 0 ? 0 : 2;
-    enum log_level lvl;
-    if (log_level_parse(conf.log_level, &lvl)) {
-        fprintf(stderr, "stria-stord: log_level '%s' is not error/warn/info/debug\n",
-                conf.log_level);
-        return 2;
-    }
-    log_init("stria-stord", lvl);
     if (conf.ost.count > MAX_OSTS) {
         fprintf(stderr, "stria-stord: at most %d OSTs per daemon\n", MAX_OSTS);
-        return 2;
-    }
-    char err[512];
-    struct auth_key key;
-    if (auth_key_load(conf.key_file, &key, err, sizeof(err))) {
-        fprintf(stderr, "stria-stord: %s\n", err);
         return 2;
     }
     struct stord *s = calloc(1, sizeof(*s));
@@ -410,22 +380,11 @@ int main(int argc, char **argv)
         s->nosts++;
     }
     char node[256], adv[256];
-    if (conf.node)
-        snprintf(node, sizeof(node), "%s", conf.node);
-    else
-        util_hostname(node, sizeof(node));
-    if (conf.advertise)
-        snprintf(adv, sizeof(adv), "%s", conf.advertise);
-    else if (strcmp(conf.listen.host, "0.0.0.0") && strcmp(conf.listen.host, "::"))
-        snprintf(adv, sizeof(adv), "%s", conf.listen.host);
-    else
-        util_hostname(adv, sizeof(adv));
-
-    util_block_signals();
-    struct net_server_opts so = {.host = conf.listen.host,
-                                 .port = conf.listen.port,
+    daemon_names(&conf.d, node, sizeof(node), adv, sizeof(adv));
+    struct net_server_opts so = {.host = conf.d.listen.host,
+                                 .port = conf.d.listen.port,
                                  .key = &key,
-                                 .max_conns = (int)conf.max_connections,
+                                 .max_conns = (int)conf.d.max_connections,
                                  .ctx = s};
     so.handlers[PROTO_OP_PING] = h_ping;
     so.handlers[PROTO_OP_WRITE] = h_write;
@@ -437,14 +396,14 @@ int main(int argc, char **argv)
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;
-    struct hb_opts ho = {.mgmt_host = conf.mgmt.host,
-                         .mgmt_port = conf.mgmt.port,
+    struct hb_opts ho = {.mgmt_host = conf.d.mgmt.host,
+                         .mgmt_port = conf.d.mgmt.port,
                          .key = &key,
                          .kind = PROTO_NODE_STOR,
                          .node = node,
                          .host = adv,
                          .port = net_server_port(srv),
-                         .interval_ms = (int)conf.heartbeat_ms,
+                         .interval_ms = (int)conf.d.heartbeat_ms,
                          .stats = hb_stats,
                          .ctx = s};
     struct hb *hb;
@@ -453,9 +412,9 @@ int main(int argc, char **argv)
     for (int i = 0; i < s->nosts; i++)
         log_info("serving OST%04x dir=%s objects=%" PRIu64 " used=%" PRIu64, s->osts[i]->index,
                  s->osts[i]->path, (uint64_t)s->osts[i]->objects, (uint64_t)s->osts[i]->used);
-    log_info("listening on %s:%u advertise=%s node=%s", conf.listen.host, net_server_port(srv), adv,
-             node);
-    int sig = util_wait_signal();
+    log_info("listening on %s:%u advertise=%s node=%s", conf.d.listen.host, net_server_port(srv),
+             adv, node);
+    int sig = daemon_wait(0, NULL, NULL);
     log_info("signal %d: stopping", sig);
     hb_stop(hb);
     net_server_stop(srv);

@@ -72,20 +72,64 @@ void cli_error(const char *cmd, const char *path, int rc);
 /*
  * Parse a path argument. "stria:/a/b" and "stria:a/b" name the cluster
  * path /a/b: *is_stria is set to 1 and out gets the path made absolute,
- * with "//", "." and ".." resolved. Any other argument is copied to out
- * unchanged with *is_stria 0; whether a bare path means the cluster (most
- * commands, see cli_stria_path) or the local disk (cp) is the caller's
- * choice. Returns 0 or -ENAMETOOLONG.
+ * with "//", "." and ".." resolved. A local path inside a stria mount
+ * (absolute, or relative to the working directory) is a cluster path too:
+ * *is_stria 1 and out gets the path below the mount point ("/" at the
+ * mount point itself). Any other argument is copied to out unchanged with
+ * *is_stria 0; whether such a bare path means the cluster (most commands,
+ * see cli_stria_path) or the local disk (cp) is the caller's choice.
+ * Returns 0 or -ENAMETOOLONG.
  */
 int cli_path(const char *arg, char *out, size_t len, int *is_stria);
 
 /*
- * A path argument of a command that only works on the cluster: "stria:..."
- * or a bare path starting with '/'. Writes the normalised cluster path to
- * out. On a bad argument prints "stria CMD: ..." and returns a negative
- * errno.
+ * A path argument of a command that only works on the cluster: "stria:...",
+ * a path inside a stria mount, or a bare path starting with '/' (which,
+ * outside every stria mount, is a cluster path). Writes the normalised
+ * cluster path to out. On a bad argument prints "stria CMD: ..." and
+ * returns a negative errno.
  */
 int cli_stria_path(const char *cmd, const char *arg, char *out, size_t len);
+
+/*
+ * The client.conf of the stria mount that the local path arg lies in (the
+ * mount's source in mountinfo), or NULL when arg is a "stria:" path or not
+ * inside a stria mount. The string lives until the process exits.
+ */
+const char *cli_mount_conf(const char *arg);
+
+/* ---- stria mounts (namespace.c) ---- */
+
+/* One line of /proc/self/mountinfo, with its octal escapes (\040) decoded. */
+struct cli_mount {
+    const char *point;  /* where it is mounted */
+    const char *root;   /* the directory of the file system seen there, "/" usually */
+    const char *fstype; /* "fuse.stria" for a stria mount */
+    const char *source; /* a stria mount's client.conf */
+};
+
+struct cli_mounts {
+    struct cli_mount *v; /* in mountinfo order: of two at one point, the later is on top */
+    size_t n;
+    char *text; /* what the strings point into */
+};
+
+/* The type a stria FUSE mount has in mountinfo. */
+#define CLI_MOUNT_TYPE "fuse.stria"
+
+/*
+ * Read every mount of this process's mount namespace from
+ * /proc/self/mountinfo (or from the file $STRIA_MOUNTINFO names, for
+ * tests). Returns 0 or a negative errno; free m with cli_mounts_free.
+ */
+int cli_mounts_read(struct cli_mounts *m);
+void cli_mounts_free(struct cli_mounts *m);
+
+/*
+ * The mount on top at exactly point (absolute, canonical) if it is a
+ * stria mount, else NULL. The result points into m.
+ */
+const struct cli_mount *cli_mount_at(const struct cli_mounts *m, const char *point);
 
 /* Join a directory and a name into out; returns 0 or -ENAMETOOLONG. */
 int cli_path_join(const char *dir, const char *name, char *out, size_t len);

@@ -8,6 +8,17 @@
  * with its next argument after a failure, reports it as
  * "stria CMD: PATH: reason" and exits 1 at the end.
  *
+ * A local path inside a stria FUSE mount names the same file as the part
+ * below the mount point does in the cluster, so it is translated here and
+ * the command still talks to the cluster directly (striped I/O, layouts)
+ * rather than through the mount. The mount is found in mountinfo by the
+ * longest mount point holding the path, with the path resolved by
+ * realpath(3) up to its last component (which may not exist yet, and
+ * which is not followed if it is a symlink); when the mount does not
+ * answer (its stria-fuse is gone), the path is matched as written. Only
+ * when some stria mount exists is anything resolved, so without one bare
+ * paths behave exactly as before.
+ *
  * cp moves data in 8 MiB chunks with pread/pwrite on both sides (libstria
  * spreads each chunk over the file's stripes in parallel) and fsyncs the
  * destination before it returns, so a copy that exits 0 is durable. It
@@ -22,7 +33,9 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pwd.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -67,13 +80,243 @@ static int path_normalize(const char *in, char *out, size_t len)
     return 0;
 }
 
+/* ---- stria mounts ---- */
+
+/* Decode mountinfo's octal escapes ("\040" for a space) in place. */
+static void mountinfo_unescape(char *s)
+{
+    char *w = s;
+    for (; *s; s++) {
+        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
+            s[3] >= '0' && s[3] <= '7') {
+            *w++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
+            s += 3;
+        } else {
+            *w++ = *s;
+        }
+    }
+    *w = '\0';
+}
+
+/* Split one mountinfo line in place; false if it is not one.
+ * "36 35 98:0 /root /point opts - fstype source superopts" */
+static bool mountinfo_parse(char *line, struct cli_mount *m)
+{
+    char *save = NULL, *f[5];
+    for (int i = 0; i < 5; i++)
+        if (!(f[i] = strtok_r(i ? NULL : line, " ", &save)))
+            return false;
+    char *tok;
+    while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-") != 0)
+        ; /* optional fields, up to the separator */
+    char *fstype = tok ? strtok_r(NULL, " ", &save) : NULL;
+    char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
+    if (!source)
+        return false;
+    mountinfo_unescape(f[3]);
+    mountinfo_unescape(f[4]);
+    mountinfo_unescape(fstype);
+    mountinfo_unescape(source);
+    *m = (struct cli_mount){.point = f[4], .root = f[3], .fstype = fstype, .source = source};
+    return true;
+}
+
+int cli_mounts_read(struct cli_mounts *m)
+{
+    const char *path = getenv("STRIA_MOUNTINFO");
+    int rc = 0;
+    size_t cap = 0, len = 0, lines = 0;
+    char buf[4096];
+
+    *m = (struct cli_mounts){0};
+    /* /proc files have no size: read until EOF. */
+    FILE *f = fopen(path && *path ? path : "/proc/self/mountinfo", "re");
+    if (!f)
+        return -errno;
+    for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;) {
+        if (len + n + 1 > cap) {
+            cap = 2 * (len + n + 1);
+            char *t = realloc(m->text, cap);
+            if (!t) {
+                rc = -ENOMEM;
+                goto out;
+            }
+            m->text = t;
+        }
+        memcpy(m->text + len, buf, n);
+        len += n;
+    }
+    if (ferror(f)) {
+        rc = -EIO;
+        goto out;
+    }
+    if (!m->text)
+        goto out;
+    m->text[len] = '\0';
+    for (size_t i = 0; i < len; i++)
+        lines += m->text[i] == '\n';
+    if (!(m->v = calloc(lines + 1, sizeof(*m->v)))) {
+        rc = -ENOMEM;
+        goto out;
+    }
+    char *save = NULL;
+    for (char *l = strtok_r(m->text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        if (m->n <= lines && mountinfo_parse(l, &m->v[m->n]))
+            m->n++;
+out:
+    fclose(f);
+    if (rc < 0)
+        cli_mounts_free(m);
+    return rc;
+}
+
+void cli_mounts_free(struct cli_mounts *m)
+{
+    free(m->v);
+    free(m->text);
+    *m = (struct cli_mounts){0};
+}
+
+const struct cli_mount *cli_mount_at(const struct cli_mounts *m, const char *point)
+{
+    const struct cli_mount *top = NULL;
+    for (size_t i = 0; i < m->n; i++)
+        if (strcmp(m->v[i].point, point) == 0)
+            top = &m->v[i];
+    return top && strcmp(top->fstype, CLI_MOUNT_TYPE) == 0 ? top : NULL;
+}
+
+/* This process's mounts, read once: they do not change under a command. */
+static const struct cli_mounts *mounts(void)
+{
+    static struct cli_mounts m;
+    static bool loaded, any_stria;
+    if (!loaded) {
+        loaded = true;
+        if (cli_mounts_read(&m) < 0)
+            m = (struct cli_mounts){0};
+        for (size_t i = 0; i < m.n; i++)
+            any_stria |= strcmp(m.v[i].fstype, CLI_MOUNT_TYPE) == 0;
+    }
+    return any_stria ? &m : NULL;
+}
+
+/* The file system on top at canonical path p, if it is a stria mount;
+ * *rest is then the part of p below its mount point ("" or "/..."). */
+static const struct cli_mount *stria_mount_of(const struct cli_mounts *m, const char *p,
+                                              const char **rest)
+{
+    const struct cli_mount *best = NULL;
+    size_t best_len = 0;
+    for (size_t i = 0; i < m->n; i++) {
+        size_t l = strlen(m->v[i].point);
+        if (strcmp(m->v[i].point, "/") == 0)
+            l = 0;
+        else if (strncmp(p, m->v[i].point, l) != 0 || (p[l] != '\0' && p[l] != '/'))
+            continue;
+        /* ">=": of two mounts at one point the later one is on top. */
+        if (!best || l >= best_len) {
+            best = &m->v[i];
+            best_len = l;
+        }
+    }
+    if (!best || strcmp(best->fstype, CLI_MOUNT_TYPE) != 0)
+        return NULL;
+    *rest = p + best_len;
+    return best;
+}
+
+/* realpath(3) of abs's directory with its last component appended as it
+ * is: that name may not exist yet, and a symlink there is the file meant. */
+static bool resolve_parent(const char *abs, char *out)
+{
+    char dir[CLI_PATH_MAX];
+    size_t n = strlen(abs);
+    if (n >= sizeof(dir))
+        return false;
+    memcpy(dir, abs, n + 1);
+    char *slash = strrchr(dir, '/');
+    const char *base = slash + 1;
+    if (!*base || !strcmp(base, ".") || !strcmp(base, ".."))
+        return realpath(abs, out) != NULL;
+    if (slash == dir)
+        dir[1] = '\0';
+    else
+        *slash = '\0';
+    if (!realpath(dir, out))
+        return false;
+    size_t dl = strlen(out);
+    if (dl + 1 + strlen(base) + 1 > PATH_MAX)
+        return false;
+    snprintf(out + dl, PATH_MAX - dl, "%s%s", dl > 1 ? "/" : "", base);
+    return true;
+}
+
+/*
+ * If the local path arg lies inside a stria mount, write its cluster path
+ * to out, set *mount and return 1; return 0 if it does not, or a negative
+ * errno.
+ */
+static int mount_path(const char *arg, char *out, size_t len, const struct cli_mount **mount)
+{
+    const struct cli_mounts *m = mounts();
+    char abs[CLI_PATH_MAX], canon[PATH_MAX], cwd[CLI_PATH_MAX], joined[2 * CLI_PATH_MAX];
+    const struct cli_mount *mt = NULL;
+    const char *rest = "";
+
+    if (!m || !*arg)
+        return 0;
+    if (arg[0] == '/') {
+        if (strlen(arg) >= sizeof(abs))
+            return -ENAMETOOLONG;
+        strcpy(abs, arg);
+    } else {
+        if (!getcwd(cwd, sizeof(cwd)))
+            return 0;
+        if (cli_path_join(cwd, arg, abs, sizeof(abs)) < 0)
+            return -ENAMETOOLONG;
+    }
+    /* The name itself; else a symlink's target, if that is in a mount;
+     * else the path as written (a mount whose stria-fuse is gone, or
+     * missing directories for mkdir -p). */
+    if (resolve_parent(abs, canon))
+        mt = stria_mount_of(m, canon, &rest);
+    if (!mt && realpath(abs, canon))
+        mt = stria_mount_of(m, canon, &rest);
+    if (!mt && path_normalize(abs, canon, sizeof(canon)) == 0)
+        mt = stria_mount_of(m, canon, &rest);
+    if (!mt)
+        return 0;
+    snprintf(joined, sizeof(joined), "%s/%s", mt->root, rest);
+    int rc = path_normalize(joined, out, len);
+    if (rc < 0)
+        return rc;
+    if (mount)
+        *mount = mt;
+    return 1;
+}
+
+const char *cli_mount_conf(const char *arg)
+{
+    char path[CLI_PATH_MAX];
+    const struct cli_mount *mt;
+    if (strncmp(arg, "stria:", 6) == 0 || mount_path(arg, path, sizeof(path), &mt) <= 0)
+        return NULL;
+    return mt->source;
+}
+
+/* ---- path arguments ---- */
+
 int cli_path(const char *arg, char *out, size_t len, int *is_stria)
 {
     if (strncmp(arg, "stria:", 6) == 0) {
         *is_stria = 1;
         return path_normalize(arg + 6, out, len);
     }
-    *is_stria = 0;
+    int rc = mount_path(arg, out, len, NULL);
+    *is_stria = rc > 0;
+    if (rc != 0)
+        return rc < 0 ? rc : 0;
     if (strlen(arg) >= len)
         return -ENAMETOOLONG;
     strcpy(out, arg);
@@ -86,8 +329,10 @@ int cli_stria_path(const char *cmd, const char *arg, char *out, size_t len)
     int rc = cli_path(arg, out, len, &is_stria);
     if (rc == 0 && !is_stria) {
         if (arg[0] != '/') {
-            fprintf(stderr, "stria %s: %s: not a cluster path; write /%s or stria:/%s\n", cmd, arg,
-                    arg, arg);
+            fprintf(stderr,
+                    "stria %s: %s: not a cluster path; write /%s or stria:/%s, or a path "
+                    "inside a stria mount\n",
+                    cmd, arg, arg, arg);
             return -EINVAL;
         }
         rc = path_normalize(arg, out, len);

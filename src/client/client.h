@@ -99,6 +99,72 @@ void cl_to_stat(const struct proto_attr *a, struct stat *st);
 int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
                struct proto_setattr_rep *r);
 
+/* ---- inode-level namespace calls (ns.c); the FUSE mount's interface ----
+ * parent/ino are Stria inode numbers; paths are relative to parent (one
+ * name for the mount). Each returns 0 or a negative errno. */
+
+/* What removing a name left to do: when destroy is set, the file's last
+ * link went and its objects (layout) should go with its last close. */
+struct cl_removed {
+    uint64_t ino;
+    uint8_t destroy;
+    struct layout layout;
+};
+struct cl_dirbatch {
+    uint32_t len, count;
+    bool eof;
+};
+
+int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
+              struct proto_attr *out);
+int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out);
+int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode,
+             struct proto_attr *out);
+int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path);
+int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_removed *rm);
+int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,
+              const char *dpath, unsigned flags, struct cl_removed *rm);
+int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
+            struct proto_attr *out);
+int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
+               struct proto_attr *out);
+ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len);
+/* One READDIR batch into buf (entries as proto_get_dirent reads them, each
+ * followed by its ATTR when plus). */
+int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
+               struct cl_dirbatch *out);
+int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *value, size_t size,
+                int flags);
+ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size);
+ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
+int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name);
+int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
+int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset);
+/* Remove the objects of a file whose last link went (if rm->destroy). */
+void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm);
+/* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */
+void cl_set_time(struct proto_setattr_req *q, const struct timespec *ts, bool atime);
+/* The process's umask, read without changing it. */
+mode_t cl_umask(void);
+
+/* Open (or create) path under parent; an empty path opens parent itself.
+ * count/size/offset choose a new file's layout (0, 0, -1: inherit). attr,
+ * if not NULL, receives the attributes the MDT returned. */
+int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
+            int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
+            struct proto_attr *attr);
+uint64_t cl_file_ino(const stria_file_t *f);
+/* Report the size this handle wrote, if anything changed (close-to-open). */
+int cl_file_flush(stria_file_t *f);
+/* The size as this handle knows it (at least what it wrote). */
+uint64_t cl_file_size(stria_file_t *f);
+/* Grow the file to at least size (fallocate without KEEP_SIZE). */
+int cl_file_extend(stria_file_t *f, uint64_t size);
+/* Deallocate [off, off + len): reads as zeros afterwards. */
+int cl_file_punch(stria_file_t *f, uint64_t off, uint64_t len);
+/* The file's last link is gone (unlinked while open): stop reporting sizes. */
+void cl_file_orphan(stria_file_t *f);
+
 /* Striped data I/O over a layout (io.c). write: buf -> objects; read:
  * objects -> buf, holes zero-filled. Returns 0 or negative errno. */
 int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
@@ -108,5 +174,7 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
 enum io_obj_op { IO_TRUNCATE, IO_DESTROY, IO_SYNC };
 int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                uint64_t size);
+/* Deallocate a file range on every object it touches. */
+int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
 
 #endif

@@ -301,6 +301,60 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
     return first;
 }
 
+static int punch_one(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint16_t c, uint16_t s,
+                     uint64_t ostart, uint64_t oend)
+{
+    uint32_t ost = map_group_ost(l->comp[c].groups[s]);
+    int rc = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct lease ls;
+        bool transport = false;
+        if ((rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls)))
+            break;
+        struct proto_punch_req q = {ost, ino, c, s, ostart, oend - ostart, 0};
+        struct proto_punch_rep r;
+        rc = net_call_punch(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+        bool again = transport && ls.reused;
+        cl_put(&ls, transport);
+        if (!again)
+            break;
+    }
+    return rc;
+}
+
+int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
+{
+    /* A file range lands on each object as one contiguous extent: gather
+     * it per stripe, then one PUNCH per object. */
+    uint64_t ostart[LAYOUT_MAX_STRIPES], oend[LAYOUT_MAX_STRIPES];
+    int first = 0, comp = -1;
+    for (uint64_t o = off; o < off + len;) {
+        struct layout_piece p;
+        if (layout_map(l, o, off + len - o, &p))
+            break;
+        if (p.comp != comp) {
+            for (int s = 0; comp >= 0 && s < l->comp[comp].stripe_count; s++)
+                if (oend[s] > ostart[s]) {
+                    int rc = punch_one(fs, ino, l, (uint16_t)comp, (uint16_t)s, ostart[s], oend[s]);
+                    first = first ? first : rc;
+                }
+            comp = p.comp;
+            for (int s = 0; s < LAYOUT_MAX_STRIPES; s++)
+                ostart[s] = oend[s] = 0;
+        }
+        if (oend[p.stripe] == ostart[p.stripe])
+            ostart[p.stripe] = p.obj_off;
+        oend[p.stripe] = p.obj_off + p.len;
+        o += p.len;
+    }
+    for (int s = 0; comp >= 0 && s < l->comp[comp].stripe_count; s++)
+        if (oend[s] > ostart[s]) {
+            int rc = punch_one(fs, ino, l, (uint16_t)comp, (uint16_t)s, ostart[s], oend[s]);
+            first = first ? first : rc;
+        }
+    return first;
+}
+
 /* ---- file handles ---- */
 
 struct stria_file {
@@ -314,9 +368,12 @@ struct stria_file {
     uint64_t wrote_end; /* end of the furthest byte this handle wrote */
     bool marked;        /* the MDT knows objects may exist */
     bool dirty;         /* written since the last size report */
+    bool orphan;        /* unlinked while open: the MDT has no inode any more */
 };
 
-int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_file_t **out)
+int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
+            int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
+            struct proto_attr *attr)
 {
     if (!path)
         return -EFAULT;
@@ -327,13 +384,15 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
     int rc = -ENOMEM;
     if (!f || !r)
         goto fail;
-    struct proto_open_req q = {.parent = 1,
+    struct proto_open_req q = {.parent = parent,
                                .path = proto_str_c(path),
                                .flags = (uint32_t)flags,
                                .mode = mode,
-                               .stripe_offset = -1};
+                               .stripe_count = count,
+                               .stripe_size = size,
+                               .stripe_offset = offset};
     cl_cred(&q.cred);
-    rc = MDT_CALL(fs, 0, open, &q, r, (void)0);
+    rc = MDT_CALL(fs, (uint32_t)(parent >> 48), open, &q, r, (void)0);
     if (rc)
         goto fail;
     if (S_ISDIR(r->attr.mode) && (flags & O_ACCMODE) != O_RDONLY) {
@@ -351,6 +410,8 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
     if ((flags & O_TRUNC) && r->old_size && f->layout.ncomp &&
         (rc = io_objects(fs, f->ino, &f->layout, IO_TRUNCATE, 0)))
         goto fail;
+    if (attr)
+        *attr = r->attr;
     free(r);
     *out = f;
     return 0;
@@ -360,8 +421,38 @@ fail:
     return rc;
 }
 
+int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_file_t **out)
+{
+    return cl_open(fs, 1, path, flags, mode, 0, 0, -1, out, NULL);
+}
+
+uint64_t cl_file_ino(const stria_file_t *f)
+{
+    return f->ino;
+}
+
+uint64_t cl_file_size(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    uint64_t size = MAX(f->size, f->wrote_end);
+    pthread_mutex_unlock(&f->lock);
+    return size;
+}
+
+void cl_file_orphan(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->orphan = true;
+    pthread_mutex_unlock(&f->lock);
+}
+
 static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
 {
+    pthread_mutex_lock(&f->lock);
+    bool orphan = f->orphan;
+    pthread_mutex_unlock(&f->lock);
+    if (orphan)
+        return 0; /* nobody can see its size any more */
     struct proto_setsize_req q = {.ino = f->ino, .size = size, .mtime_ns = mtime};
     struct proto_setsize_rep r;
     cl_cred(&q.cred);
@@ -439,7 +530,7 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
     uint64_t size = MAX(f->size, f->wrote_end);
     pthread_mutex_unlock(&f->lock);
     /* Past what we know: another client may have grown the file. */
-    if ((uint64_t)off + len > size) {
+    if ((uint64_t)off + len > size && !f->orphan) {
         int rc = refresh_size(f);
         if (rc)
             return rc;
@@ -510,6 +601,32 @@ int stria_ftruncate(stria_file_t *f, off_t size)
         pthread_mutex_unlock(&f->lock);
     }
     return rc;
+}
+
+int cl_file_extend(stria_file_t *f, uint64_t size)
+{
+    pthread_mutex_lock(&f->lock);
+    bool grow = size > MAX(f->size, f->wrote_end);
+    if (grow) {
+        f->wrote_end = size;
+        f->dirty = true;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return grow ? report(f) : 0;
+}
+
+int cl_file_punch(stria_file_t *f, uint64_t off, uint64_t len)
+{
+    if (len == 0)
+        return 0;
+    if (off + len < off)
+        return -EINVAL;
+    return io_punch(f->fs, f->ino, &f->layout, off, len);
+}
+
+int cl_file_flush(stria_file_t *f)
+{
+    return report(f);
 }
 
 int stria_fstat(stria_file_t *f, struct stat *st)

@@ -133,7 +133,17 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
     uint64_t cur = (*p == '/') ? META_ROOT_INO : start;
     int rc = meta_inode_get(t, cur, &w->din);
     if (rc)
-        return rc == -ENOENT ? -ESTALE : rc;
+        return rc;
+    /* An empty path names the start inode itself, of any type: this is how
+     * a client that knows an inode (the FUSE mount) opens or looks it up. */
+    if (!*p) {
+        w->dir = cur;
+        w->self = true;
+        w->must_dir = false;
+        w->dots = 0;
+        w->name[0] = '\0';
+        return 0;
+    }
     if (!S_ISDIR(w->din.mode))
         return -ENOTDIR;
     w->self = false;
@@ -1096,9 +1106,14 @@ int meta_op_readlink(struct meta_ctx *c, const struct proto_readlink_req *q,
 /* ---- readdir ---- */
 
 struct readdir_state {
+    struct meta_txn *t;
+    bool plus;
     struct proto_enc e;
     uint32_t count;
 };
+
+/* An entry's bytes at most: dirent, name, and its attributes with plus. */
+#define DIRENT_MAX (8 + 8 + 1 + 2 + PROTO_MAX_NAME + 96)
 
 static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, size_t len,
                       uint64_t next)
@@ -1107,6 +1122,15 @@ static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, s
     struct proto_dirent de = {ino, next, type, {name, (uint32_t)len}};
     size_t before = s->e.len;
     proto_put_dirent(&s->e, &de);
+    if (s->plus) {
+        struct meta_inode in;
+        struct proto_attr attr;
+        int rc = meta_inode_get(s->t, ino, &in);
+        if (rc)
+            return rc == -ENOENT ? -EUCLEAN : rc;
+        to_attr(&in, &attr);
+        proto_put_ATTR(&s->e, &attr);
+    }
     if (s->e.err) {
         s->e.len = before;
         s->e.err = 0;
@@ -1130,9 +1154,9 @@ static int readdir_txn(struct meta_txn *t, void *arg)
     if ((rc = may(&in, &q->cred, 4)))
         return rc;
     size_t cap = MIN(a->buflen, (size_t)q->max_bytes);
-    if (cap < 16 + 1 + 2 + PROTO_MAX_NAME + 8)
+    if (cap < DIRENT_MAX)
         return -EINVAL;
-    struct readdir_state s = {.count = 0};
+    struct readdir_state s = {.t = t, .plus = q->plus, .count = 0};
     proto_enc_init(&s.e, a->buf, cap);
     if ((rc = meta_dir_iterate(t, q->ino, q->cookie, readdir_cb, &s)))
         return rc;
@@ -1140,7 +1164,7 @@ static int readdir_txn(struct meta_txn *t, void *arg)
     r->entries.p = a->buf;
     r->entries.len = (uint32_t)s.e.len;
     /* Not full means the iteration reached the end. */
-    r->eof = s.e.len + 16 + 1 + 2 + PROTO_MAX_NAME + 8 <= cap;
+    r->eof = s.e.len + DIRENT_MAX <= cap;
     return 0;
 }
 

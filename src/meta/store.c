@@ -7,7 +7,7 @@
  *   xattrs   key ino + name                          value: the xattr value
  *   links    key ino                                 value: symlink target
  *   info     "next_ino", "mdt"                       counters and identity
- * A directory's entries sort by cookie, a 63-bit hash of the name, so a
+ * A directory's entries sort by cookie, a 62-bit hash of the name, so a
  * READDIR cookie stays valid while other entries are added and removed.
  */
 #include "store.h"
@@ -86,8 +86,9 @@ static uint64_t rd_be64(const uint8_t *p)
 
 static uint64_t name_cookie(const char *name, size_t len)
 {
-    /* 63 bits, so cookies stay positive as FUSE directory offsets. */
-    return util_hash64(name, len) >> 1;
+    /* 62 bits: cookie + 1 stays positive as a FUSE directory offset, with
+     * room below for the offsets of "." and "..". */
+    return util_hash64(name, len) >> 2;
 }
 
 int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, struct meta_store **out)

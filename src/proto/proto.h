@@ -258,8 +258,10 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 #define MSG_READLINK_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_READLINK_REP(F) F(STR, target)
 /* READDIR: entries is a sequence of (U64 ino, U64 next_cookie, U8 type,
- * STR name); cookie 0 starts; a cookie stays valid while entries come and go. */
-#define MSG_READDIR_REQ(F) F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes)
+ * STR name), each followed by its ATTR when plus is set; cookie 0 starts; a
+ * cookie stays valid while entries come and go. Cookies are below 2^62. */
+#define MSG_READDIR_REQ(F)                                                                         \
+    F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes) F(U8, plus)
 #define MSG_READDIR_REP(F) F(U8, eof) F(U32, count) F(BLOB, entries)
 /* GETSTRIPE: a file's layout, or a directory's default (dir_* fields). */
 #define MSG_GETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino)
@@ -299,6 +301,10 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 #define MSG_DESTROY_REP(F)
 #define MSG_OSYNC_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)
 #define MSG_OSYNC_REP(F)
+/* PUNCH: deallocate [offset, offset + len) of an object (reads as zeros). */
+#define MSG_PUNCH_REQ(F)                                                                           \
+    F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U64, len)
+#define MSG_PUNCH_REP(F)
 #define MSG_OSTATFS_REQ(F)
 #define MSG_OSTATFS_REP(F) F(TSTATS, targets)
 
@@ -335,7 +341,8 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     X(TRUNCATE, 62, truncate)                                                                      \
     X(DESTROY, 63, destroy)                                                                        \
     X(OSYNC, 64, osync)                                                                            \
-    X(OSTATFS, 65, ostatfs)
+    X(OSTATFS, 65, ostatfs)                                                                        \
+    X(PUNCH, 66, punch)
 
 #define SETATTR_MODE      1u
 #define SETATTR_UID       2u

@@ -21,6 +21,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <linux/falloc.h>
 #include <inttypes.h>
 #include <signal.h>
 #include <stdatomic.h>
@@ -301,6 +302,30 @@ static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
     return 0;
 }
 
+static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct stord *s = p;
+    (void)rep;
+    DECODE(punch);
+    if (q.offset > MAX_OBJECT_SIZE || q.len > MAX_OBJECT_SIZE)
+        return -EFBIG;
+    if (q.len == 0)
+        return 0;
+    int fd = openat(o->dirfd, name, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return errno == ENOENT ? 0 : -errno; /* nothing there: already a hole */
+    struct stat st;
+    uint64_t before = fstat(fd, &st) == 0 ? obj_bytes(&st) : 0;
+    int rc = 0;
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q.offset,
+                  (off_t)q.len) < 0)
+        rc = -errno;
+    if (fstat(fd, &st) == 0)
+        account(o, before, obj_bytes(&st));
+    close(fd);
+    return rc;
+}
+
 static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct stord *s = p;
@@ -392,6 +417,7 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_TRUNCATE] = h_truncate;
     so.handlers[PROTO_OP_DESTROY] = h_destroy;
     so.handlers[PROTO_OP_OSYNC] = h_osync;
+    so.handlers[PROTO_OP_PUNCH] = h_punch;
     so.handlers[PROTO_OP_OSTATFS] = h_ostatfs;
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))

@@ -1,0 +1,593 @@
+/*
+ * The namespace calls of libstria, at two levels.
+ *
+ * The inode level (cl_*, declared in client.h) names things as the
+ * protocol does: a start inode and a relative path, or an inode. The FUSE
+ * mount, which only ever knows inodes, uses it directly. The public path
+ * API (stria_*, stria.h) is the same calls started at the root.
+ *
+ * Removing the last link of a file returns its layout (struct cl_removed)
+ * instead of destroying its objects here, so a caller with the file still
+ * open (the mount) can keep the data until the last close.
+ */
+#include "client.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+#define ROOT_INO 1ull
+
+static uint32_t ino_mdt(uint64_t ino)
+{
+    return (uint32_t)(ino >> 48);
+}
+
+static int check_path(const char *path)
+{
+    if (!path)
+        return -EFAULT;
+    if (strlen(path) > PROTO_MAX_STR)
+        return -ENAMETOOLONG;
+    return 0;
+}
+
+void cl_to_stat(const struct proto_attr *a, struct stat *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_ino = a->ino;
+    st->st_mode = a->mode;
+    st->st_nlink = a->nlink;
+    st->st_uid = a->uid;
+    st->st_gid = a->gid;
+    st->st_size = (off_t)a->size;
+    st->st_blocks = (blkcnt_t)a->blocks;
+    st->st_blksize = 1 << 20;
+    st->st_rdev = a->rdev;
+    st->st_atim.tv_sec = a->atime_ns / 1000000000;
+    st->st_atim.tv_nsec = a->atime_ns % 1000000000;
+    st->st_mtim.tv_sec = a->mtime_ns / 1000000000;
+    st->st_mtim.tv_nsec = a->mtime_ns % 1000000000;
+    st->st_ctim.tv_sec = a->ctime_ns / 1000000000;
+    st->st_ctim.tv_nsec = a->ctime_ns % 1000000000;
+}
+
+/* ---- inode level ---- */
+
+int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
+              struct proto_attr *out)
+{
+    int rc = check_path(path);
+    if (rc)
+        return rc;
+    struct proto_lookup_req q = {.parent = parent, .path = proto_str_c(path), .follow = follow};
+    struct proto_lookup_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(parent), lookup, &q, &r, *out = r.attr);
+}
+
+int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
+{
+    struct proto_getattr_req q = {.ino = ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(ino), getattr, &q, &r, *out = r.attr);
+}
+
+int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, struct proto_attr *out)
+{
+    int rc = check_path(path);
+    if (rc)
+        return rc;
+    struct proto_mkdir_req q = {.parent = parent, .path = proto_str_c(path), .mode = mode};
+    struct proto_mkdir_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr);
+}
+
+int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
+{
+    int rc = check_path(path);
+    if (rc)
+        return rc;
+    struct proto_rmdir_req q = {.parent = parent, .path = proto_str_c(path)};
+    struct proto_rmdir_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(parent), rmdir, &q, &r, (void)0);
+}
+
+int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_removed *rm)
+{
+    int rc = check_path(path);
+    if (rc)
+        return rc;
+    struct proto_unlink_req q = {.parent = parent, .path = proto_str_c(path)};
+    struct proto_unlink_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r, ({
+                      rm->ino = r->ino;
+                      rm->destroy = r->destroy;
+                      rm->layout = r->layout;
+                  }));
+    free(r);
+    return rc;
+}
+
+int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,
+              const char *dpath, unsigned flags, struct cl_removed *rm)
+{
+    int rc = check_path(spath);
+    if (rc || (rc = check_path(dpath)))
+        return rc;
+    struct proto_rename_req q = {.sparent = sparent,
+                                 .spath = proto_str_c(spath),
+                                 .dparent = dparent,
+                                 .dpath = proto_str_c(dpath),
+                                 .flags = flags};
+    struct proto_rename_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r, ({
+                      rm->ino = r->replaced;
+                      rm->destroy = r->destroy;
+                      rm->layout = r->layout;
+                  }));
+    free(r);
+    return rc;
+}
+
+int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
+            struct proto_attr *out)
+{
+    int rc = check_path(dpath);
+    if (rc)
+        return rc;
+    struct proto_link_req q = {.ino = ino, .dparent = dparent, .dpath = proto_str_c(dpath)};
+    struct proto_link_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(ino), link, &q, &r, if (out) * out = r.attr);
+}
+
+int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
+               struct proto_attr *out)
+{
+    int rc = check_path(path);
+    if (rc || (rc = check_path(target)))
+        return rc;
+    struct proto_symlink_req q = {
+        .parent = parent, .path = proto_str_c(path), .target = proto_str_c(target)};
+    struct proto_symlink_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(parent), symlink, &q, &r, if (out) * out = r.attr);
+}
+
+ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
+{
+    struct proto_readlink_req q = {.ino = ino};
+    struct proto_readlink_rep r;
+    size_t n = 0;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), readlink, &q, &r, ({
+                          n = MIN(len, (size_t)r.target.len);
+                          memcpy(buf, r.target.p, n);
+                      }));
+    return rc ? rc : (ssize_t)n;
+}
+
+int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
+               struct proto_setattr_rep *r)
+{
+    q->ino = ino;
+    cl_cred(&q->cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), setattr, q, r, (void)0);
+    /* Shrinking: cut the objects to what the new size implies. */
+    if (rc == 0 && (q->valid & SETATTR_SIZE) && q->size < r->old_size && r->layout.ncomp)
+        rc = io_objects(fs, ino, &r->layout, IO_TRUNCATE, q->size);
+    return rc;
+}
+
+int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
+               struct cl_dirbatch *out)
+{
+    struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
+    struct proto_readdir_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(ino), readdir, &q, &r, ({
+                        uint32_t n = MIN(r.entries.len, cap);
+                        memcpy(buf, r.entries.p, n);
+                        out->len = n;
+                        out->count = r.count;
+                        out->eof = r.eof;
+                    }));
+}
+
+int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *value, size_t size,
+                int flags)
+{
+    if (size > PROTO_MAX_XATTR)
+        return -E2BIG;
+    struct proto_setxattr_req q = {.ino = ino,
+                                   .name = proto_str_c(name),
+                                   .value = {value, (uint32_t)size},
+                                   .flags = (uint32_t)flags};
+    struct proto_setxattr_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(ino), setxattr, &q, &r, (void)0);
+}
+
+ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size)
+{
+    struct proto_getxattr_req q = {.ino = ino, .name = proto_str_c(name)};
+    struct proto_getxattr_rep r;
+    ssize_t n = 0;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), getxattr, &q, &r, ({
+                          n = r.value.len;
+                          if (size && r.value.len > size)
+                              n = -ERANGE;
+                          else if (size)
+                              memcpy(value, r.value.p, r.value.len);
+                      }));
+    return rc ? rc : n;
+}
+
+ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size)
+{
+    struct proto_listxattr_req q = {.ino = ino};
+    struct proto_listxattr_rep r;
+    ssize_t n = 0;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), listxattr, &q, &r, ({
+                          n = r.names.len;
+                          if (size && r.names.len > size)
+                              n = -ERANGE;
+                          else if (size)
+                              memcpy(list, r.names.p, r.names.len);
+                      }));
+    return rc ? rc : n;
+}
+
+int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name)
+{
+    struct proto_removexattr_req q = {.ino = ino, .name = proto_str_c(name)};
+    struct proto_removexattr_rep r;
+    cl_cred(&q.cred);
+    return MDT_CALL(fs, ino_mdt(ino), removexattr, &q, &r, (void)0);
+}
+
+int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
+{
+    struct proto_getstripe_req q = {.ino = ino};
+    struct proto_getstripe_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), getstripe, &q, r, (void)0);
+    if (rc == 0) {
+        memset(out, 0, sizeof(*out));
+        out->is_dir = r->is_dir;
+        out->dir_stripe_count = r->dir_count;
+        out->dir_stripe_size = r->dir_size;
+        out->dir_stripe_offset = r->dir_offset;
+        out->ncomp = r->layout.ncomp;
+        for (uint32_t i = 0; i < r->layout.ncomp && i < STRIA_MAX_COMPONENTS; i++) {
+            const struct layout_comp *c = &r->layout.comp[i];
+            out->comp[i].start = c->start;
+            out->comp[i].end = c->end;
+            out->comp[i].stripe_size = c->stripe_size;
+            out->comp[i].stripe_count = c->stripe_count;
+            for (uint32_t s = 0; s < c->stripe_count; s++)
+                out->comp[i].ost[s] = map_group_ost(c->groups[s]);
+        }
+    }
+    free(r);
+    return rc;
+}
+
+int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset)
+{
+    struct proto_setstripe_req q = {.ino = ino, .count = count, .size = size, .offset = offset};
+    struct proto_setstripe_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), setstripe, &q, r, (void)0);
+    free(r);
+    return rc;
+}
+
+void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)
+{
+    if (!rm->destroy)
+        return;
+    /* A failure leaves orphan objects (space, not data, is lost). */
+    int rc = io_objects(fs, rm->ino, &rm->layout, IO_DESTROY, 0);
+    if (rc)
+        log_warn("inode %llx: could not remove all objects: %s", (unsigned long long)rm->ino,
+                 log_err(rc));
+}
+
+mode_t cl_umask(void)
+{
+    /* umask(2) can only be read by changing it, which races other threads;
+     * Linux shows it in /proc/self/status. */
+    mode_t um = 022;
+    char *text = NULL;
+    if (util_read_file("/proc/self/status", 1 << 16, &text, NULL) == 0) {
+        char *u = strstr(text, "\nUmask:");
+        if (u)
+            um = (mode_t)strtoul(u + 7, NULL, 8) & 0777;
+        free(text);
+    }
+    return um;
+}
+
+/* ---- the public path API: the same calls, from the root ---- */
+
+static int lookup(stria_fs_t *fs, const char *path, bool follow, struct proto_attr *attr)
+{
+    return cl_lookup(fs, ROOT_INO, path, follow, attr);
+}
+
+int stria_stat(stria_fs_t *fs, const char *path, struct stat *st)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    if (rc == 0)
+        cl_to_stat(&a, st);
+    return rc;
+}
+
+int stria_lstat(stria_fs_t *fs, const char *path, struct stat *st)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, false, &a);
+    if (rc == 0)
+        cl_to_stat(&a, st);
+    return rc;
+}
+
+int stria_mkdir(stria_fs_t *fs, const char *path, mode_t mode)
+{
+    return cl_mkdir(fs, ROOT_INO, path, mode, NULL);
+}
+
+int stria_rmdir(stria_fs_t *fs, const char *path)
+{
+    return cl_rmdir(fs, ROOT_INO, path);
+}
+
+int stria_unlink(stria_fs_t *fs, const char *path)
+{
+    struct cl_removed *rm = calloc(1, sizeof(*rm));
+    if (!rm)
+        return -ENOMEM;
+    int rc = cl_unlink(fs, ROOT_INO, path, rm);
+    if (rc == 0)
+        cl_destroy(fs, rm);
+    free(rm);
+    return rc;
+}
+
+int stria_rename(stria_fs_t *fs, const char *from, const char *to, unsigned flags)
+{
+    struct cl_removed *rm = calloc(1, sizeof(*rm));
+    if (!rm)
+        return -ENOMEM;
+    int rc = cl_rename(fs, ROOT_INO, from, ROOT_INO, to, flags, rm);
+    if (rc == 0)
+        cl_destroy(fs, rm);
+    free(rm);
+    return rc;
+}
+
+int stria_link(stria_fs_t *fs, const char *existing, const char *newpath)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, existing, false, &a);
+    return rc ? rc : cl_link(fs, a.ino, ROOT_INO, newpath, NULL);
+}
+
+int stria_symlink(stria_fs_t *fs, const char *target, const char *linkpath)
+{
+    return cl_symlink(fs, ROOT_INO, linkpath, target, NULL);
+}
+
+ssize_t stria_readlink(stria_fs_t *fs, const char *path, char *buf, size_t len)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, false, &a);
+    return rc ? rc : cl_readlink(fs, a.ino, buf, len);
+}
+
+static int setattr_path(stria_fs_t *fs, const char *path, bool follow, struct proto_setattr_req *q)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, follow, &a);
+    if (rc)
+        return rc;
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    rc = cl_setattr(fs, a.ino, q, r);
+    free(r);
+    return rc;
+}
+
+int stria_truncate(stria_fs_t *fs, const char *path, off_t size)
+{
+    if (size < 0)
+        return -EINVAL;
+    struct proto_setattr_req q = {.valid = SETATTR_SIZE, .size = (uint64_t)size};
+    return setattr_path(fs, path, true, &q);
+}
+
+int stria_chmod(stria_fs_t *fs, const char *path, mode_t mode)
+{
+    struct proto_setattr_req q = {.valid = SETATTR_MODE, .mode = mode};
+    return setattr_path(fs, path, true, &q);
+}
+
+int stria_chown(stria_fs_t *fs, const char *path, uid_t uid, gid_t gid)
+{
+    struct proto_setattr_req q = {0};
+    if (uid != (uid_t)-1) {
+        q.valid |= SETATTR_UID;
+        q.uid = uid;
+    }
+    if (gid != (gid_t)-1) {
+        q.valid |= SETATTR_GID;
+        q.gid = gid;
+    }
+    return setattr_path(fs, path, true, &q);
+}
+
+void cl_set_time(struct proto_setattr_req *q, const struct timespec *ts, bool atime)
+{
+    uint32_t bit = atime ? SETATTR_ATIME : SETATTR_MTIME;
+    uint32_t now_bit = atime ? SETATTR_ATIME_NOW : SETATTR_MTIME_NOW;
+    int64_t *field = atime ? &q->atime_ns : &q->mtime_ns;
+    if (!ts || ts->tv_nsec == UTIME_NOW) {
+        q->valid |= now_bit;
+    } else if (ts->tv_nsec != UTIME_OMIT) {
+        q->valid |= bit;
+        *field = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+    }
+}
+
+int stria_utimens(stria_fs_t *fs, const char *path, const struct timespec times[2])
+{
+    struct proto_setattr_req q = {0};
+    cl_set_time(&q, times ? &times[0] : NULL, true);
+    cl_set_time(&q, times ? &times[1] : NULL, false);
+    if (!q.valid)
+        return 0;
+    return setattr_path(fs, path, true, &q);
+}
+
+#define DIR_BATCH (256u << 10)
+
+struct stria_dir {
+    stria_fs_t *fs;
+    uint64_t ino;
+    uint64_t cookie;
+    uint8_t *buf;
+    struct cl_dirbatch b;
+    uint32_t off, left;
+};
+
+int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    if (rc)
+        return rc;
+    if (!S_ISDIR(a.mode))
+        return -ENOTDIR;
+    stria_dir_t *d = calloc(1, sizeof(*d));
+    if (!d || !(d->buf = malloc(DIR_BATCH))) {
+        free(d);
+        return -ENOMEM;
+    }
+    d->fs = fs;
+    d->ino = a.ino;
+    *out = d;
+    return 0;
+}
+
+int stria_readdir(stria_dir_t *d, struct stria_dirent *ent)
+{
+    while (d->left == 0) {
+        if (d->b.eof)
+            return 0;
+        int rc = cl_readdir(d->fs, d->ino, d->cookie, false, d->buf, DIR_BATCH, &d->b);
+        if (rc)
+            return rc;
+        d->off = 0;
+        d->left = d->b.count;
+        if (d->left == 0 && !d->b.eof)
+            return -EIO; /* the server made no progress */
+    }
+    struct proto_dec dec;
+    struct proto_dirent de;
+    proto_dec_init(&dec, d->buf + d->off, d->b.len - d->off);
+    proto_get_dirent(&dec, &de);
+    if (dec.err)
+        return -EPROTO;
+    d->off += (uint32_t)dec.off;
+    d->left--;
+    d->cookie = de.next_cookie;
+    ent->ino = de.ino;
+    ent->type = de.type;
+    memcpy(ent->name, de.name.p, de.name.len);
+    ent->name[de.name.len] = '\0';
+    return 1;
+}
+
+void stria_closedir(stria_dir_t *d)
+{
+    if (!d)
+        return;
+    free(d->buf);
+    free(d);
+}
+
+int stria_setxattr(stria_fs_t *fs, const char *path, const char *name, const void *value,
+                   size_t size, int flags)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    return rc ? rc : cl_setxattr(fs, a.ino, name, value, size, flags);
+}
+
+ssize_t stria_getxattr(stria_fs_t *fs, const char *path, const char *name, void *value, size_t size)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    return rc ? rc : cl_getxattr(fs, a.ino, name, value, size);
+}
+
+ssize_t stria_listxattr(stria_fs_t *fs, const char *path, char *list, size_t size)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    return rc ? rc : cl_listxattr(fs, a.ino, list, size);
+}
+
+int stria_removexattr(stria_fs_t *fs, const char *path, const char *name)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    return rc ? rc : cl_removexattr(fs, a.ino, name);
+}
+
+int stria_getstripe(stria_fs_t *fs, const char *path, struct stria_layout *out)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    return rc ? rc : cl_getstripe(fs, a.ino, out);
+}
+
+int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t size, int32_t offset)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    if (rc == -ENOENT) {
+        /* A new, empty file with this layout. */
+        stria_file_t *f;
+        rc = cl_open(fs, ROOT_INO, path, O_CREAT | O_EXCL | O_WRONLY, 0666 & ~cl_umask(), count,
+                     size, offset, &f, NULL);
+        return rc ? rc : stria_close(f);
+    }
+    return rc ? rc : cl_setstripe(fs, a.ino, count, size, offset);
+}

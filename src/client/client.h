@@ -158,6 +158,8 @@ uint64_t cl_file_ino(const stria_file_t *f);
 int cl_file_flush(stria_file_t *f);
 /* The size as this handle knows it (at least what it wrote). */
 uint64_t cl_file_size(stria_file_t *f);
+/* Someone truncated the file to size: forget what this handle wrote past it. */
+void cl_file_truncated(stria_file_t *f, uint64_t size);
 /* Grow the file to at least size (fallocate without KEEP_SIZE). */
 int cl_file_extend(stria_file_t *f, uint64_t size);
 /* Deallocate [off, off + len): reads as zeros afterwards. */

@@ -624,6 +624,14 @@ int cl_file_punch(stria_file_t *f, uint64_t off, uint64_t len)
     return io_punch(f->fs, f->ino, &f->layout, off, len);
 }
 
+void cl_file_truncated(stria_file_t *f, uint64_t size)
+{
+    pthread_mutex_lock(&f->lock);
+    f->size = size;
+    f->wrote_end = MIN(f->wrote_end, size);
+    pthread_mutex_unlock(&f->lock);
+}
+
 int cl_file_flush(stria_file_t *f)
 {
     return report(f);

@@ -1,0 +1,185 @@
+/*
+ * File data: create, open, read, write, flush, release, fsync, fallocate.
+ *
+ * A FUSE file handle is a libstria handle. The kernel supplies write
+ * offsets (also for O_APPEND), so O_APPEND never reaches libstria. At open
+ * the fresh attributes from the MDT are compared with what the kernel was
+ * last told: unchanged, the page cache is kept (a dataset file read every
+ * epoch stays in memory); changed, the kernel drops its cached data and
+ * attributes, which is what makes opens see what other mounts closed.
+ */
+#include "fuse_int.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/falloc.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define READ_BUF (1u << 20)
+
+static stria_file_t *fh(struct fuse_file_info *fi)
+{
+    return (stria_file_t *)(uintptr_t)fi->fh;
+}
+
+/* Flags libstria should see: the kernel handles O_APPEND offsets itself. */
+static int open_flags(int flags)
+{
+    return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_DIRECTORY);
+}
+
+static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
+                      struct fuse_file_info *fi)
+{
+    stria_file_t *f;
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = cl_open(sf.fs, parent, name, open_flags(fi->flags) | O_CREAT, mode, 0, 0, -1, &f, &a);
+    if (rc) {
+        sf_reply_err(req, rc);
+        return;
+    }
+    struct fuse_entry_param e;
+    sf_entry(&a, &e);
+    tab_open(a.ino, f);
+    fi->fh = (uintptr_t)f;
+    fi->keep_cache = 0;
+    if (fuse_reply_create(req, &e, fi) == -ENOENT) {
+        /* The caller was interrupted: nobody will release this handle. */
+        tab_close(a.ino, f);
+        stria_close(f);
+    }
+}
+
+static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    stria_file_t *f;
+    struct proto_attr a;
+    sf_cred(req);
+    int flags = open_flags(fi->flags) & ~(O_CREAT | O_EXCL);
+    int rc = cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a);
+    if (rc) {
+        sf_reply_err(req, rc);
+        return;
+    }
+    /* Writes of this mount's other handles count as known, not as change. */
+    bool open;
+    uint64_t local = tab_local_size(ino, &open);
+    bool keep = tab_unchanged(&a) || (open && local >= a.size);
+    if (!keep)
+        fuse_lowlevel_notify_inval_inode(sf.se, ino, -1, 0); /* attributes only */
+    tab_open(ino, f);
+    fi->fh = (uintptr_t)f;
+    fi->keep_cache = keep;
+    if (fuse_reply_open(req, fi) == -ENOENT) {
+        tab_close(ino, f);
+        stria_close(f);
+    }
+}
+
+static __thread char *read_buf;
+
+static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
+                    struct fuse_file_info *fi)
+{
+    (void)ino;
+    if (!read_buf && !(read_buf = malloc(READ_BUF))) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    if (size > READ_BUF)
+        size = READ_BUF;
+    sf_cred(req);
+    ssize_t n = stria_pread(fh(fi), read_buf, size, off);
+    if (n < 0)
+        sf_reply_err(req, (int)n);
+    else
+        fuse_reply_buf(req, read_buf, (size_t)n);
+}
+
+static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
+                     struct fuse_file_info *fi)
+{
+    (void)ino;
+    sf_cred(req);
+    ssize_t n = stria_pwrite(fh(fi), buf, size, off);
+    if (n < 0)
+        sf_reply_err(req, (int)n);
+    else
+        fuse_reply_write(req, (size_t)n);
+}
+
+/* Every close(2): report the size, so the next opener anywhere sees it. */
+static void sf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)ino;
+    sf_cred(req);
+    sf_reply_err(req, cl_file_flush(fh(fi)));
+}
+
+static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    stria_file_t *f = fh(fi);
+    struct cl_removed *rm = tab_close(ino, f);
+    int rc = stria_close(f);
+    if (rm) {
+        cl_destroy(sf.fs, rm); /* unlinked while open: the data goes now */
+        free(rm);
+    }
+    sf_reply_err(req, rc);
+}
+
+static void sf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
+{
+    (void)ino, (void)datasync;
+    sf_cred(req);
+    sf_reply_err(req, stria_fsync(fh(fi)));
+}
+
+static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
+                         struct fuse_file_info *fi)
+{
+    (void)ino;
+    stria_file_t *f = fh(fi);
+    int rc;
+    if (off < 0 || len <= 0) {
+        fuse_reply_err(req, EINVAL);
+        return;
+    }
+    sf_cred(req);
+    uint64_t end = (uint64_t)off + (uint64_t)len;
+    switch (mode) {
+    case 0:
+        /* Space is not reserved on the OSTs; the size and zeros are right. */
+        rc = cl_file_extend(f, end);
+        break;
+    case FALLOC_FL_KEEP_SIZE:
+        rc = 0;
+        break;
+    case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
+        rc = cl_file_punch(f, (uint64_t)off, (uint64_t)len);
+        break;
+    case FALLOC_FL_ZERO_RANGE:
+    case FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE:
+        rc = cl_file_punch(f, (uint64_t)off, (uint64_t)len);
+        if (rc == 0 && !(mode & FALLOC_FL_KEEP_SIZE))
+            rc = cl_file_extend(f, end);
+        break;
+    default:
+        rc = -EOPNOTSUPP;
+    }
+    sf_reply_err(req, rc);
+}
+
+void sf_ops_file(struct fuse_lowlevel_ops *ops)
+{
+    ops->create = sf_create;
+    ops->open = sf_open;
+    ops->read = sf_read;
+    ops->write = sf_write;
+    ops->flush = sf_flush;
+    ops->release = sf_release;
+    ops->fsync = sf_fsync;
+    ops->fallocate = sf_fallocate;
+}

@@ -1,0 +1,69 @@
+/*
+ * stria-fuse internals: the POSIX mount on libfuse3's low-level API.
+ *
+ * FUSE inode numbers are Stria inode numbers (the root is 1 in both), so
+ * the mount needs no inode translation and forget is a no-op. Each request
+ * runs with its caller's uid, gid and groups (stria_set_thread_cred), and
+ * the metadata service checks permissions as a local file system would.
+ *
+ * The inode table (fuse_tab.c) remembers, per inode, the open handles of
+ * this mount, the size and mtime the kernel was last told (to decide at
+ * open whether the page cache may be kept), and the objects of a file
+ * unlinked while open, destroyed at its last close.
+ */
+#ifndef STRIA_FUSE_INT_H
+#define STRIA_FUSE_INT_H
+
+#define FUSE_USE_VERSION 314
+#include "../client/client.h"
+
+#include <fuse_lowlevel.h>
+
+struct sfuse {
+    stria_fs_t *fs;
+    struct fuse_session *se;
+    double attr_timeout, entry_timeout;
+    char conf[4096];
+};
+extern struct sfuse sf;
+
+/* Run the rest of this request as its caller. */
+void sf_cred(fuse_req_t req);
+/* Reply an entry for attributes the MDT returned (and note them). */
+void sf_reply_entry(fuse_req_t req, const struct proto_attr *a);
+/* Fill a fuse_entry_param for a; notes the attributes. */
+void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
+/* Reply with a negative errno (or 0). */
+void sf_reply_err(fuse_req_t req, int rc);
+/* The attributes of ino, merged with what this mount's open handles wrote. */
+int sf_getattr(uint64_t ino, struct proto_attr *a);
+
+/* ---- the inode table ---- */
+void tab_init(void);
+/* The kernel has been told these attributes. */
+void tab_note(const struct proto_attr *a);
+/* Whether the kernel's picture of ino still matches a (then the page cache
+ * may be kept across this open); notes a either way. */
+bool tab_unchanged(const struct proto_attr *a);
+void tab_open(uint64_t ino, stria_file_t *f);
+/* Forget handle f of ino; returns the removal to finish (objects to
+ * destroy) if this was the last handle of an unlinked file, else NULL.
+ * The caller frees it. */
+struct cl_removed *tab_close(uint64_t ino, stria_file_t *f);
+/* The largest size any open handle of ino knows; 0 if none. */
+uint64_t tab_local_size(uint64_t ino, bool *open);
+/* ino lost its last link: if handles are open here, keep rm for the last
+ * close and return true (the caller must not destroy now). */
+bool tab_orphan(const struct cl_removed *rm);
+/* Attributes of an unlinked-but-open inode (nlink 0), if it is one. */
+bool tab_orphan_attr(uint64_t ino, struct proto_attr *a);
+/* Call fn on every open handle of ino (e.g. to flush before a truncate). */
+void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
+
+/* ---- operation groups ---- */
+void sf_ops_ns(struct fuse_lowlevel_ops *ops);
+void sf_ops_file(struct fuse_lowlevel_ops *ops);
+void sf_ops_dir(struct fuse_lowlevel_ops *ops);
+void sf_ops_xattr(struct fuse_lowlevel_ops *ops);
+
+#endif

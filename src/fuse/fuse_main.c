@@ -1,0 +1,254 @@
+/*
+ * stria-fuse: mount a Stria cluster.
+ *
+ *   stria-fuse [-f] [-d] [-o conf=FILE,attr_timeout=S,entry_timeout=S,...] MOUNTPOINT
+ *
+ * The cluster is reached before mounting, so a wrong conf, key or address
+ * is reported to whoever ran the command; then the mount is made, the
+ * process daemonizes (unless -f) and serves requests on a pool of threads
+ * with 1 MiB reads and writes.
+ */
+#include "fuse_int.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+struct sfuse sf;
+
+#define MAX_IO (1u << 20)
+
+/* ---- per-request identity ---- */
+
+/* Groups come from /proc (fuse_req_getgroups): cache them per thread for a
+ * second, keyed by pid, uid and gid, since one process makes many calls. */
+struct cred_cache {
+    pid_t pid;
+    uid_t uid;
+    gid_t gid;
+    uint64_t at_ns;
+    int n;
+    gid_t groups[32];
+};
+static __thread struct cred_cache cc;
+
+void sf_cred(fuse_req_t req)
+{
+    const struct fuse_ctx *ctx = fuse_req_ctx(req);
+    uint64_t now = util_now_mono_ns();
+    if (ctx->pid != cc.pid || ctx->uid != cc.uid || ctx->gid != cc.gid ||
+        now - cc.at_ns > 1000000000ull) {
+        int n = ctx->uid == 0 ? 0 : fuse_req_getgroups(req, 32, cc.groups);
+        cc.n = n < 0 ? 0 : n > 32 ? 32 : n;
+        cc.pid = ctx->pid;
+        cc.uid = ctx->uid;
+        cc.gid = ctx->gid;
+        cc.at_ns = now;
+    }
+    stria_set_thread_cred(ctx->uid, ctx->gid, cc.n, cc.groups);
+}
+
+void sf_reply_err(fuse_req_t req, int rc)
+{
+    fuse_reply_err(req, rc < 0 ? -rc : rc);
+}
+
+void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e)
+{
+    memset(e, 0, sizeof(*e));
+    e->ino = a->ino;
+    e->generation = 1; /* inode numbers are never reused */
+    cl_to_stat(a, &e->attr);
+    e->attr_timeout = sf.attr_timeout;
+    e->entry_timeout = sf.entry_timeout;
+    tab_note(a);
+}
+
+void sf_reply_entry(fuse_req_t req, const struct proto_attr *a)
+{
+    struct fuse_entry_param e;
+    sf_entry(a, &e);
+    fuse_reply_entry(req, &e);
+}
+
+int sf_getattr(uint64_t ino, struct proto_attr *a)
+{
+    int rc = cl_getattr(sf.fs, ino, a);
+    if (rc == -ENOENT && tab_orphan_attr(ino, a))
+        rc = 0;
+    if (rc)
+        return rc;
+    /* Writes of this mount not yet reported to the MDT still count. */
+    bool open;
+    uint64_t local = tab_local_size(ino, &open);
+    if (open && local > a->size) {
+        a->size = local;
+        a->blocks = (local + 511) / 512;
+    }
+    return 0;
+}
+
+/* ---- session ---- */
+
+static void sf_init(void *userdata, struct fuse_conn_info *conn)
+{
+    (void)userdata;
+    conn->max_write = MAX_IO;
+    conn->max_readahead = MAX_IO;
+    conn->want |= conn->capable &
+                  (FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
+                   FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_READ);
+#ifdef FUSE_CAP_HANDLE_KILLPRIV_V2
+    /* Otherwise the kernel asks for security.capability before every write. */
+    conn->want |= conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2;
+#endif
+    /* Consistency is close-to-open across mounts: no writeback cache. */
+    conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+}
+
+static void sf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
+{
+    (void)ino, (void)nlookup;
+    fuse_reply_none(req); /* inode numbers need no table to resolve */
+}
+
+static void sf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_data *forgets)
+{
+    (void)count, (void)forgets;
+    fuse_reply_none(req);
+}
+
+struct sf_opts {
+    char *conf;
+    double attr_timeout, entry_timeout;
+    int help;
+};
+
+#define SF_OPT(t, p)                                                                               \
+    {                                                                                              \
+        t, offsetof(struct sf_opts, p), 1                                                          \
+    }
+static const struct fuse_opt sf_opt_spec[] = {
+    SF_OPT("conf=%s", conf),
+    SF_OPT("attr_timeout=%lf", attr_timeout),
+    SF_OPT("entry_timeout=%lf", entry_timeout),
+    SF_OPT("--help", help),
+    SF_OPT("-h", help),
+    FUSE_OPT_END,
+};
+
+static void usage(const char *prog)
+{
+    printf("Usage: %s [-f] [-d] [-o OPTIONS] MOUNTPOINT\n\n"
+           "Mount a Stria cluster.\n\n"
+           "Stria options (-o):\n"
+           "  conf=FILE           client.conf of the cluster (default: $STRIA_CONF,\n"
+           "                      ~/.config/stria/client.conf, /etc/stria/client.conf)\n"
+           "  attr_timeout=SECS   how long the kernel trusts attributes (default 1.0)\n"
+           "  entry_timeout=SECS  how long the kernel trusts names (default 1.0)\n"
+           "Files are consistent close-to-open between mounts: data written and closed\n"
+           "on one mount is seen by an open on another. Within the timeouts above a stat\n"
+           "or a name on another mount may still show the older state.\n\n"
+           "General options:\n"
+           "  -f                  stay in the foreground\n"
+           "  -d                  debug output (implies -f)\n"
+           "  -o allow_other,default_permissions,ro,...   as for any FUSE file system\n"
+           "\nUnmount with `fusermount3 -u MOUNTPOINT` (or `umount`, as root).\n",
+           prog);
+}
+
+int main(int argc, char **argv)
+{
+    struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
+    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0};
+    struct fuse_cmdline_opts co = {0};
+    struct fuse_loop_config *lc = NULL;
+    int rc = 1;
+    log_init("stria-fuse", LOG_WARN);
+    if (fuse_opt_parse(&args, &o, sf_opt_spec, NULL) == -1)
+        return 2;
+    if (o.help) {
+        usage(argv[0]);
+        return 0;
+    }
+    if (fuse_parse_cmdline(&args, &co) != 0)
+        return 2;
+    if (!co.mountpoint) {
+        fprintf(stderr, "stria-fuse: no mount point (try --help)\n");
+        return 2;
+    }
+    if (o.attr_timeout < 0 || o.entry_timeout < 0 || o.attr_timeout > 3600 ||
+        o.entry_timeout > 3600) {
+        fprintf(stderr, "stria-fuse: timeouts are seconds in 0..3600\n");
+        return 2;
+    }
+    char found[4096];
+    const char *conf = o.conf;
+    if (!conf) {
+        if (stria_conf_find(found, sizeof(found))) {
+            fprintf(stderr, "stria-fuse: no client.conf (looked for %s); use -o conf=FILE\n",
+                    found);
+            return 2;
+        }
+        conf = found;
+    }
+    if (!realpath(conf, sf.conf)) {
+        fprintf(stderr, "stria-fuse: %s: %s\n", conf, strerror(errno));
+        return 2;
+    }
+    sf.attr_timeout = o.attr_timeout;
+    sf.entry_timeout = o.entry_timeout;
+    if ((rc = stria_connect(sf.conf, &sf.fs))) {
+        fprintf(stderr, "stria-fuse: cannot reach the cluster of %s: %s\n", sf.conf, strerror(-rc));
+        return 1;
+    }
+    rc = 1;
+    /* The mount shows as type fuse.stria with the conf as its source, which
+     * is how `stria` finds the cluster behind a path inside the mount. */
+    char fsopt[4200];
+    snprintf(fsopt, sizeof(fsopt), "-osubtype=stria,fsname=%s", sf.conf);
+    fuse_opt_add_arg(&args, fsopt);
+    struct fuse_lowlevel_ops ops = {
+        .init = sf_init, .forget = sf_forget, .forget_multi = sf_forget_multi};
+    sf_ops_ns(&ops);
+    sf_ops_file(&ops);
+    sf_ops_dir(&ops);
+    sf_ops_xattr(&ops);
+    tab_init();
+    sf.se = fuse_session_new(&args, &ops, sizeof(ops), NULL);
+    if (!sf.se)
+        goto out;
+    if (fuse_set_signal_handlers(sf.se) != 0)
+        goto out_session;
+    if (fuse_session_mount(sf.se, co.mountpoint) != 0)
+        goto out_signals;
+    fuse_daemonize(co.foreground);
+    lc = fuse_loop_cfg_create();
+    fuse_loop_cfg_set_max_threads(lc, 16);
+    fuse_loop_cfg_set_idle_threads(lc, 8);
+    if (co.singlethread)
+        rc = fuse_session_loop(sf.se);
+    else
+        rc = fuse_session_loop_mt(sf.se, lc);
+    fuse_loop_cfg_destroy(lc);
+    fuse_session_unmount(sf.se);
+out_signals:
+    fuse_remove_signal_handlers(sf.se);
+out_session:
+    fuse_session_destroy(sf.se);
+out:
+    stria_disconnect(sf.fs);
+    free(co.mountpoint);
+    free(o.conf);
+    fuse_opt_free_args(&args);
+    return rc ? 1 : 0;
+}

@@ -1,0 +1,227 @@
+/*
+ * Names and attributes: lookup, getattr, setattr, readlink, mkdir, unlink,
+ * rmdir, symlink, rename, link, statfs. Each is one metadata RPC; a name's
+ * last link going away destroys the file's objects now, or at the last
+ * close when this mount still has it open.
+ */
+#include "fuse_int.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+static void sf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = cl_lookup(sf.fs, parent, name, false, &a);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        sf_reply_entry(req, &a);
+}
+
+static void reply_attr(fuse_req_t req, const struct proto_attr *a)
+{
+    struct stat st;
+    cl_to_stat(a, &st);
+    tab_note(a);
+    fuse_reply_attr(req, &st, sf.attr_timeout);
+}
+
+static void sf_getattr_op(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
+{
+    (void)fi;
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = sf_getattr(ino, &a);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        reply_attr(req, &a);
+}
+
+static void flush_one(stria_file_t *f, void *arg)
+{
+    (void)arg;
+    cl_file_flush(f);
+}
+
+static void truncated_one(stria_file_t *f, void *arg)
+{
+    cl_file_truncated(f, *(uint64_t *)arg);
+}
+
+static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_set,
+                       struct fuse_file_info *fi)
+{
+    (void)fi;
+    struct proto_setattr_req q = {0};
+    if (to_set & FUSE_SET_ATTR_MODE) {
+        q.valid |= SETATTR_MODE;
+        q.mode = st->st_mode;
+    }
+    if (to_set & FUSE_SET_ATTR_UID) {
+        q.valid |= SETATTR_UID;
+        q.uid = st->st_uid;
+    }
+    if (to_set & FUSE_SET_ATTR_GID) {
+        q.valid |= SETATTR_GID;
+        q.gid = st->st_gid;
+    }
+    if (to_set & FUSE_SET_ATTR_SIZE) {
+        q.valid |= SETATTR_SIZE;
+        q.size = (uint64_t)st->st_size;
+    }
+    if (to_set & FUSE_SET_ATTR_ATIME_NOW)
+        q.valid |= SETATTR_ATIME_NOW;
+    else if (to_set & FUSE_SET_ATTR_ATIME)
+        cl_set_time(&q, &st->st_atim, true);
+    if (to_set & FUSE_SET_ATTR_MTIME_NOW)
+        q.valid |= SETATTR_MTIME_NOW;
+    else if (to_set & FUSE_SET_ATTR_MTIME)
+        cl_set_time(&q, &st->st_mtim, false);
+    sf_cred(req);
+    /* Sizes this mount wrote but has not reported would re-grow the file
+     * after the truncate: report them first, and cut them after. */
+    if (q.valid & SETATTR_SIZE)
+        tab_each(ino, flush_one, NULL);
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    int rc = r ? cl_setattr(sf.fs, ino, &q, r) : -ENOMEM;
+    if (rc == 0 && (q.valid & SETATTR_SIZE))
+        tab_each(ino, truncated_one, &q.size);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        reply_attr(req, &r->attr);
+    free(r);
+}
+
+static void sf_readlink(fuse_req_t req, fuse_ino_t ino)
+{
+    char buf[PROTO_MAX_STR + 1];
+    sf_cred(req);
+    ssize_t n = cl_readlink(sf.fs, ino, buf, sizeof(buf) - 1);
+    if (n < 0) {
+        sf_reply_err(req, (int)n);
+        return;
+    }
+    buf[n] = '\0';
+    fuse_reply_readlink(req, buf);
+}
+
+static void sf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode)
+{
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = cl_mkdir(sf.fs, parent, name, mode, &a);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        sf_reply_entry(req, &a);
+}
+
+static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
+{
+    (void)rdev;
+    if (!S_ISREG(mode)) {
+        fuse_reply_err(req, EPERM); /* no device nodes, FIFOs or sockets */
+        return;
+    }
+    stria_file_t *f;
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = cl_open(sf.fs, parent, name, O_CREAT | O_EXCL | O_WRONLY, mode, 0, 0, -1, &f, &a);
+    if (rc == 0)
+        stria_close(f);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        sf_reply_entry(req, &a);
+}
+
+/* The last link went: objects now, or at the last close here. */
+static void finish_removal(struct cl_removed *rm)
+{
+    if (rm->destroy && !tab_orphan(rm))
+        cl_destroy(sf.fs, rm);
+}
+
+static void sf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    struct cl_removed *rm = calloc(1, sizeof(*rm));
+    sf_cred(req);
+    int rc = rm ? cl_unlink(sf.fs, parent, name, rm) : -ENOMEM;
+    if (rc == 0)
+        finish_removal(rm);
+    free(rm);
+    sf_reply_err(req, rc);
+}
+
+static void sf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
+{
+    sf_cred(req);
+    sf_reply_err(req, cl_rmdir(sf.fs, parent, name));
+}
+
+static void sf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
+{
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = cl_symlink(sf.fs, parent, name, link, &a);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        sf_reply_entry(req, &a);
+}
+
+static void sf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags)
+{
+    struct cl_removed *rm = calloc(1, sizeof(*rm));
+    sf_cred(req);
+    int rc = rm ? cl_rename(sf.fs, parent, name, newparent, newname, flags, rm) : -ENOMEM;
+    if (rc == 0)
+        finish_removal(rm);
+    free(rm);
+    sf_reply_err(req, rc);
+}
+
+static void sf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const char *newname)
+{
+    struct proto_attr a;
+    sf_cred(req);
+    int rc = cl_link(sf.fs, ino, newparent, newname, &a);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        sf_reply_entry(req, &a);
+}
+
+static void sf_statfs(fuse_req_t req, fuse_ino_t ino)
+{
+    (void)ino;
+    struct statvfs st;
+    int rc = stria_statfs(sf.fs, &st);
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        fuse_reply_statfs(req, &st);
+}
+
+void sf_ops_ns(struct fuse_lowlevel_ops *ops)
+{
+    ops->lookup = sf_lookup;
+    ops->getattr = sf_getattr_op;
+    ops->setattr = sf_setattr;
+    ops->readlink = sf_readlink;
+    ops->mkdir = sf_mkdir;
+    ops->mknod = sf_mknod;
+    ops->unlink = sf_unlink;
+    ops->rmdir = sf_rmdir;
+    ops->symlink = sf_symlink;
+    ops->rename = sf_rename;
+    ops->link = sf_link;
+    ops->statfs = sf_statfs;
+}

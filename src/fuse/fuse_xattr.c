@@ -1,0 +1,151 @@
+/*
+ * Extended attributes, and the virtual attribute stria.layout (as CephFS
+ * offers ceph.file.layout):
+ *
+ *   getfattr -n stria.layout FILE   stripe_count=4 stripe_size=4194304 osts=0,1,2,3
+ *   getfattr -n stria.layout DIR    stripe_count=4 stripe_size=4194304 stripe_offset=-1
+ *   setfattr -n stria.layout -v "stripe_count=4 stripe_size=4M" DIR (or an empty file)
+ *
+ * stria.layout is not listed by listxattr, so copying tools do not carry
+ * one cluster's placement to another file system.
+ */
+#include "fuse_int.h"
+
+#include "../common/util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define LAYOUT_XATTR "stria.layout"
+
+static int format_layout(uint64_t ino, char *buf, size_t len)
+{
+    struct stria_layout *l = malloc(sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    int rc = cl_getstripe(sf.fs, ino, l), n = 0;
+    if (rc == 0 && l->is_dir) {
+        n = snprintf(buf, len, "stripe_count=%d stripe_size=%u stripe_offset=%d",
+                     l->dir_stripe_count, l->dir_stripe_size, l->dir_stripe_offset);
+    } else if (rc == 0) {
+        n = snprintf(buf, len, "stripe_count=%u stripe_size=%u osts=", l->comp[0].stripe_count,
+                     l->comp[0].stripe_size);
+        for (uint32_t i = 0; i < l->comp[0].stripe_count && n < (int)len; i++)
+            n += snprintf(buf + n, len - (size_t)n, "%s%u", i ? "," : "", l->comp[0].ost[i]);
+    }
+    free(l);
+    return rc ? rc : MIN(n, (int)len - 1);
+}
+
+/* "stripe_count=N stripe_size=S[KMG] stripe_offset=O", any subset, any order. */
+static int parse_layout(const char *value, size_t size, int32_t *count, uint32_t *ssize,
+                        int32_t *offset)
+{
+    char buf[256];
+    if (size >= sizeof(buf))
+        return -EINVAL;
+    memcpy(buf, value, size);
+    buf[size] = '\0';
+    *count = 0, *ssize = 0, *offset = -1;
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " \t\n,", &save); tok; tok = strtok_r(NULL, " \t\n,", &save)) {
+        char *eq = strchr(tok, '=');
+        if (!eq)
+            return -EINVAL;
+        *eq = '\0';
+        const char *v = eq + 1;
+        int64_t i;
+        uint64_t z;
+        if (!strcmp(tok, "stripe_count") && util_parse_i64(v, &i) == 0 && i >= -1 && i <= 256)
+            *count = (int32_t)i;
+        else if (!strcmp(tok, "stripe_size") && util_parse_size(v, &z) == 0 && z < (1ull << 32))
+            *ssize = (uint32_t)z;
+        else if (!strcmp(tok, "stripe_offset") && util_parse_i64(v, &i) == 0 && i >= -1 &&
+                 i < 65536)
+            *offset = (int32_t)i;
+        else
+            return -EINVAL;
+    }
+    return 0;
+}
+
+static void sf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
+                        size_t size, int flags)
+{
+    sf_cred(req);
+    if (!strcmp(name, LAYOUT_XATTR)) {
+        int32_t count, offset;
+        uint32_t ssize;
+        int rc = parse_layout(value, size, &count, &ssize, &offset);
+        if (rc == 0)
+            rc = cl_setstripe(sf.fs, ino, count, ssize, offset);
+        sf_reply_err(req, rc);
+        return;
+    }
+    sf_reply_err(req, cl_setxattr(sf.fs, ino, name, value, size, flags));
+}
+
+static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
+{
+    char small[4096];
+    char *buf = small;
+    ssize_t n;
+    sf_cred(req);
+    if (!strcmp(name, LAYOUT_XATTR)) {
+        n = format_layout(ino, small, sizeof(small));
+    } else {
+        if (size > sizeof(small) && !(buf = malloc(size))) {
+            fuse_reply_err(req, ENOMEM);
+            return;
+        }
+        n = cl_getxattr(sf.fs, ino, name, buf, size);
+    }
+    if (n < 0)
+        sf_reply_err(req, (int)n);
+    else if (size == 0)
+        fuse_reply_xattr(req, (size_t)n);
+    else if ((size_t)n > size)
+        fuse_reply_err(req, ERANGE);
+    else
+        fuse_reply_buf(req, buf, (size_t)n);
+    if (buf != small)
+        free(buf);
+}
+
+static void sf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
+{
+    char *buf = size ? malloc(size) : NULL;
+    if (size && !buf) {
+        fuse_reply_err(req, ENOMEM);
+        return;
+    }
+    sf_cred(req);
+    ssize_t n = cl_listxattr(sf.fs, ino, buf, size);
+    if (n < 0)
+        sf_reply_err(req, (int)n);
+    else if (size == 0)
+        fuse_reply_xattr(req, (size_t)n);
+    else
+        fuse_reply_buf(req, buf, (size_t)n);
+    free(buf);
+}
+
+static void sf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
+{
+    sf_cred(req);
+    if (!strcmp(name, LAYOUT_XATTR)) {
+        fuse_reply_err(req, EPERM); /* a layout can be changed, not removed */
+        return;
+    }
+    sf_reply_err(req, cl_removexattr(sf.fs, ino, name));
+}
+
+void sf_ops_xattr(struct fuse_lowlevel_ops *ops)
+{
+    ops->setxattr = sf_setxattr;
+    ops->getxattr = sf_getxattr;
+    ops->listxattr = sf_listxattr;
+    ops->removexattr = sf_removexattr;
+}

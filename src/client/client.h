@@ -103,11 +103,12 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
  * parent/ino are Stria inode numbers; paths are relative to parent (one
  * name for the mount). Each returns 0 or a negative errno. */
 
-/* What removing a name left to do: when destroy is set, the file's last
- * link went and its objects (layout) should go with its last close. */
+/* What removing a name left to do: when gone is set, the inode's last link
+ * went; a regular file's objects (layout) go with its last close. */
 struct cl_removed {
     uint64_t ino;
-    uint8_t destroy;
+    uint8_t gone;    /* the inode's last link went */
+    uint8_t destroy; /* and it may have objects */
     struct layout layout;
 };
 struct cl_dirbatch {
@@ -154,6 +155,10 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr);
 uint64_t cl_file_ino(const stria_file_t *f);
+/* Let a write-only handle read too: the kernel's writeback cache fills
+ * partial pages through it. Permission was checked at open with the
+ * caller's own flags. Call before the handle is shared. */
+void cl_file_allow_read(stria_file_t *f);
 /* Report the size this handle wrote, if anything changed (close-to-open). */
 int cl_file_flush(stria_file_t *f);
 /* The size as this handle knows it (at least what it wrote). */

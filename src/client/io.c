@@ -426,6 +426,12 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
     return cl_open(fs, 1, path, flags, mode, 0, 0, -1, out, NULL);
 }
 
+void cl_file_allow_read(stria_file_t *f)
+{
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        f->flags = (f->flags & ~O_ACCMODE) | O_RDWR;
+}
+
 uint64_t cl_file_ino(const stria_file_t *f)
 {
     return f->ino;

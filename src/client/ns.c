@@ -115,6 +115,7 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
     cl_cred(&q.cred);
     rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r, ({
                       rm->ino = r->ino;
+                      rm->gone = r->gone;
                       rm->destroy = r->destroy;
                       rm->layout = r->layout;
                   }));
@@ -139,6 +140,7 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
     cl_cred(&q.cred);
     rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r, ({
                       rm->ino = r->replaced;
+                      rm->gone = r->gone;
                       rm->destroy = r->destroy;
                       rm->layout = r->layout;
                   }));

@@ -42,6 +42,8 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     }
     struct fuse_entry_param e;
     sf_entry(&a, &e);
+    if (sf.writeback)
+        cl_file_allow_read(f);
     tab_open(a.ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = 0;
@@ -69,6 +71,8 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     bool keep = tab_unchanged(&a) || (open && local >= a.size);
     if (!keep)
         fuse_lowlevel_notify_inval_inode(sf.se, ino, -1, 0); /* attributes only */
+    if (sf.writeback)
+        cl_file_allow_read(f);
     tab_open(ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = keep;

@@ -23,6 +23,7 @@ struct sfuse {
     stria_fs_t *fs;
     struct fuse_session *se;
     double attr_timeout, entry_timeout;
+    bool writeback;
     char conf[4096];
 };
 extern struct sfuse sf;

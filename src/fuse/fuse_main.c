@@ -111,8 +111,13 @@ static void sf_init(void *userdata, struct fuse_conn_info *conn)
     /* Otherwise the kernel asks for security.capability before every write. */
     conn->want |= conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2;
 #endif
-    /* Consistency is close-to-open across mounts: no writeback cache. */
-    conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+    /* Writeback caching: the kernel gathers writes and keeps several WRITE
+     * requests in flight; it writes dirty data back before every flush
+     * (close), so close-to-open across mounts holds. */
+    if (sf.writeback)
+        conn->want |= conn->capable & FUSE_CAP_WRITEBACK_CACHE;
+    else
+        conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
 }
 
 static void sf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
@@ -130,6 +135,7 @@ static void sf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 struct sf_opts {
     char *conf;
     double attr_timeout, entry_timeout;
+    int writeback;
     int help;
 };
 
@@ -141,6 +147,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("conf=%s", conf),
     SF_OPT("attr_timeout=%lf", attr_timeout),
     SF_OPT("entry_timeout=%lf", entry_timeout),
+    SF_OPT("writeback_cache=%d", writeback),
     SF_OPT("--help", help),
     SF_OPT("-h", help),
     FUSE_OPT_END,
@@ -155,6 +162,7 @@ static void usage(const char *prog)
            "                      ~/.config/stria/client.conf, /etc/stria/client.conf)\n"
            "  attr_timeout=SECS   how long the kernel trusts attributes (default 1.0)\n"
            "  entry_timeout=SECS  how long the kernel trusts names (default 1.0)\n"
+           "  writeback_cache=0|1 let the kernel gather writes (default 1)\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
            "on one mount is seen by an open on another. Within the timeouts above a stat\n"
            "or a name on another mount may still show the older state.\n\n"
@@ -169,7 +177,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0};
+    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 1};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -207,6 +215,7 @@ int main(int argc, char **argv)
     }
     sf.attr_timeout = o.attr_timeout;
     sf.entry_timeout = o.entry_timeout;
+    sf.writeback = o.writeback != 0;
     if ((rc = stria_connect(sf.conf, &sf.fs))) {
         fprintf(stderr, "stria-fuse: cannot reach the cluster of %s: %s\n", sf.conf, strerror(-rc));
         return 1;

@@ -89,6 +89,13 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
         tab_each(ino, flush_one, NULL);
     struct proto_setattr_rep *r = malloc(sizeof(*r));
     int rc = r ? cl_setattr(sf.fs, ino, &q, r) : -ENOMEM;
+    /* Unlinked but open here: the MDT has forgotten it; the handles and
+     * the kernel still hold it. Times and sizes apply locally. */
+    if (rc == -ENOENT && tab_orphan_attr(ino, &r->attr)) {
+        if (q.valid & SETATTR_SIZE)
+            r->attr.size = q.size;
+        rc = 0;
+    }
     if (rc == 0 && (q.valid & SETATTR_SIZE))
         tab_each(ino, truncated_one, &q.size);
     if (rc)
@@ -141,10 +148,12 @@ static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
         sf_reply_entry(req, &a);
 }
 
-/* The last link went: objects now, or at the last close here. */
+/* The last link went: objects now, or at the last close here (when this
+ * mount still has it open; writes may still come, so they go then even if
+ * none existed yet). */
 static void finish_removal(struct cl_removed *rm)
 {
-    if (rm->destroy && !tab_orphan(rm))
+    if (rm->gone && !tab_orphan(rm))
         cl_destroy(sf.fs, rm);
 }
 

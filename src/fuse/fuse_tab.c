@@ -173,6 +173,9 @@ bool tab_orphan(const struct cl_removed *rm)
         struct cl_removed *copy = malloc(sizeof(*copy));
         if (copy) {
             *copy = *rm;
+            /* Writes after the unlink may create objects: remove them at the
+             * last close whatever the MDT knew. */
+            copy->destroy = copy->layout.ncomp > 0;
             free(e->pending);
             e->pending = copy;
             e->last.nlink = 0;

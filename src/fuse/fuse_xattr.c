@@ -19,6 +19,9 @@
 #include <string.h>
 
 #define LAYOUT_XATTR "stria.layout"
+/* File capabilities are not supported: the kernel asks for this before
+ * writes, and the answer needs no round trip. */
+#define CAPS_XATTR "security.capability"
 
 static int format_layout(uint64_t ino, char *buf, size_t len)
 {
@@ -75,6 +78,10 @@ static void sf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
                         size_t size, int flags)
 {
     sf_cred(req);
+    if (!strcmp(name, CAPS_XATTR)) {
+        fuse_reply_err(req, EOPNOTSUPP);
+        return;
+    }
     if (!strcmp(name, LAYOUT_XATTR)) {
         int32_t count, offset;
         uint32_t ssize;
@@ -92,6 +99,10 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     char small[4096];
     char *buf = small;
     ssize_t n;
+    if (!strcmp(name, CAPS_XATTR)) {
+        fuse_reply_err(req, ENODATA);
+        return;
+    }
     sf_cred(req);
     if (!strcmp(name, LAYOUT_XATTR)) {
         n = format_layout(ino, small, sizeof(small));

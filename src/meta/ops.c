@@ -779,15 +779,16 @@ int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
 
 /* ---- removal ---- */
 
-/* Drop one link of in; when the last goes, delete the inode and say
- * whether its objects must be destroyed. */
+/* Drop one link of in; when the last goes, delete the inode, say so (gone)
+ * with its layout, and whether objects may exist (destroy). */
 static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
-                     struct layout *layout)
+                     struct layout *layout, uint8_t *gone)
 {
     int rc;
-    uint32_t gone = S_ISDIR(in->mode) ? in->nlink : 1;
-    if (in->nlink > gone) {
-        in->nlink -= gone;
+    /* A directory goes with all its links ("." and the parent's entry). */
+    uint32_t drop = S_ISDIR(in->mode) ? in->nlink : 1;
+    if (in->nlink > drop) {
+        in->nlink -= drop;
         in->ctime_ns = now_ns();
         return meta_inode_put(t, in);
     }
@@ -795,9 +796,10 @@ static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;
-    if (S_ISREG(in->mode) && (in->flags & META_F_OBJECTS)) {
-        *destroy = 1;
+    *gone = 1;
+    if (S_ISREG(in->mode)) {
         *layout = in->layout;
+        *destroy = (in->flags & META_F_OBJECTS) != 0;
     }
     return 0;
 }
@@ -849,7 +851,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
     }
     if ((rc = meta_dentry_del(t, w.dir, w.name)))
         return rc;
-    if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout)))
+    if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone)))
         return rc;
     a->r->ino = ino;
     return touch_dir(t, &w.din, a->dir ? -1 : 0);
@@ -998,7 +1000,7 @@ static int rename_txn(struct meta_txn *t, void *arg)
     int ddelta = 0, sdelta = 0;
     if (dexists) {
         a->r->replaced = dino;
-        if ((rc = drop_link(t, &din, &a->r->destroy, &a->r->layout)))
+        if ((rc = drop_link(t, &din, &a->r->destroy, &a->r->layout, &a->r->gone)))
             return rc;
         if (S_ISDIR(din.mode))
             ddelta -= 1;

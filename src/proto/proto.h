@@ -227,8 +227,8 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 #define MSG_SETATTR_REQ(F)                                                                         \
     F(CRED, cred)                                                                                  \
     F(U64, ino)                                                                                    \
-    F(U32, valid) F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size) F(I64, atime_ns)               \
-        F(I64, mtime_ns)
+    F(U32, valid)                                                                                  \
+    F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size) F(I64, atime_ns) F(I64, mtime_ns)
 #define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout)
 /* OPEN: open or create the last component; flags are Linux open(2) flags.
  * stripe_*: the layout for a file created here: count and size 0 inherit
@@ -236,21 +236,22 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred)                                                                                  \
     F(U64, parent)                                                                                 \
-    F(STR, path) F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size)               \
-        F(I32, stripe_offset)
+    F(STR, path)                                                                                   \
+    F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset)
 #define MSG_OPEN_REP(F)  F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
 #define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
 #define MSG_MKDIR_REP(F) F(ATTR, attr)
-/* UNLINK: destroy != 0 when the last link went: the client then removes the
- * file's objects listed by layout. */
+/* UNLINK: gone != 0 when the last link went (layout then holds a regular
+ * file's layout); destroy != 0 when objects may exist: the client then
+ * removes them, at once or after the file's last close. */
 #define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
-#define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout)
+#define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone)
 #define MSG_RMDIR_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
 #define MSG_RENAME_REQ(F)                                                                          \
     F(CRED, cred) F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags)
-#define MSG_RENAME_REP(F)   F(U64, replaced) F(U8, destroy) F(LAYOUT, layout)
+#define MSG_RENAME_REP(F)   F(U64, replaced) F(U8, destroy) F(LAYOUT, layout) F(U8, gone)
 #define MSG_LINK_REQ(F)     F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
 #define MSG_LINK_REP(F)     F(ATTR, attr)
 #define MSG_SYMLINK_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(STR, target)
@@ -260,8 +261,7 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 /* READDIR: entries is a sequence of (U64 ino, U64 next_cookie, U8 type,
  * STR name), each followed by its ATTR when plus is set; cookie 0 starts; a
  * cookie stays valid while entries come and go. Cookies are below 2^62. */
-#define MSG_READDIR_REQ(F)                                                                         \
-    F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes) F(U8, plus)
+#define MSG_READDIR_REQ(F) F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes) F(U8, plus)
 #define MSG_READDIR_REP(F) F(U8, eof) F(U32, count) F(BLOB, entries)
 /* GETSTRIPE: a file's layout, or a directory's default (dir_* fields). */
 #define MSG_GETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino)

@@ -45,9 +45,12 @@ int cmd_df(int argc, char **argv);
 /* ---- helpers (main.c) ---- */
 
 /*
- * Connect with cli_conf, or with libstria's default search when it is NULL.
- * On failure prints why and what to do to stderr and returns the negative
- * errno. Free *fs with stria_disconnect.
+ * Connect with cli_conf; without it, with the client.conf of the stria
+ * mount that the command's path operands lie in, or with libstria's default
+ * search when they lie in none. Call it after option parsing: the operands
+ * are argv[optind..] of the running command. On failure (or operands in
+ * mounts of two clusters) prints why and what to do to stderr and returns
+ * the negative errno. Free *fs with stria_disconnect.
  */
 int cli_connect(stria_fs_t **fs);
 

@@ -8,6 +8,14 @@
  * and after a crash it restarts exactly what died), waits until every
  * target is online, and points ~/.config/stria/client.conf at DIR's
  * client.conf so that later commands find the cluster without flags.
+ *
+ * Then it mounts the cluster with stria-fuse (at DIR/mnt unless told
+ * otherwise) and writes the mount point to DIR/run/mount; `stria down`
+ * unmounts what that file names before it stops the daemons, since a
+ * mount whose daemons are gone only returns errors. A mount is optional
+ * unless asked for: without stria-fuse or /dev/fuse the cluster still
+ * comes up. Every wait on a child (stria-fuse, fusermount3) is bounded,
+ * so a stuck mount never hangs `stria up` or `stria down`.
  */
 #include "cli.h"
 
@@ -19,12 +27,14 @@
 #include <fcntl.h>
 #include <getopt.h>
 #include <libgen.h>
+#include <limits.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/mount.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -32,6 +42,14 @@
 
 #define MARKER     "stria.cluster"
 #define UP_WAIT_MS 20000
+
+#define FUSE_BIN       "stria-fuse"
+#define MOUNT_RECORD   "run/mount" /* mount points, one per line */
+#define FUSE_LOG       "log/stria-fuse.log"
+#define MOUNT_WAIT_MS  30000 /* stria-fuse returns once the mount is ready */
+#define UMOUNT_WAIT_MS 10000
+#define FUSE_EXIT_MS   5000 /* for stria-fuse to exit after the unmount */
+#define FUSE_PIDS_MAX  16
 
 /* Cluster directories are kept short enough for every path built from them. */
 #define CL_DIR_MAX 1024
@@ -358,6 +376,458 @@ static bool dir_is_empty(const char *dir)
     return empty;
 }
 
+/* ---- the FUSE mount ---- */
+
+/* A program next to this binary, else in $PATH; its path into buf. */
+static bool find_prog(const char *name, char *buf, size_t len)
+{
+    char dir[CLI_PATH_MAX];
+    bin_dir(dir, sizeof(dir));
+    if (snprintf(buf, len, "%s/%s", dir, name) < (int)len && access(buf, X_OK) == 0)
+        return true;
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        if (n && snprintf(buf, len, "%.*s/%s", (int)n, path, name) < (int)len &&
+            access(buf, X_OK) == 0)
+            return true;
+        path += n + (path[n] == ':');
+    }
+    return false;
+}
+
+/*
+ * Run argv[0] (a path) with stdin from /dev/null and stdout and stderr to
+ * out_fd, and wait at most ms for it. Returns its exit status, 128+N if
+ * signal N killed it, 127 if it could not be run, -ETIMEDOUT (after
+ * killing it) or a negative errno.
+ */
+static int run_bounded(char *const argv[], int out_fd, int ms)
+{
+    fflush(NULL);
+    pid_t pid = fork();
+    if (pid < 0)
+        return -errno;
+    if (pid == 0) {
+        setsid();
+        int in = open("/dev/null", O_RDONLY);
+        if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+            _exit(127);
+        /* A daemon (stria-fuse) must not hold our caller's pipes open. */
+        close_range(3, ~0u, 0);
+        execv(argv[0], argv);
+        _exit(127);
+    }
+    int st;
+    uint64_t deadline = util_now_mono_ns() + (uint64_t)ms * 1000000ull;
+    for (;;) {
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            break;
+        if (r < 0 && errno != EINTR)
+            return -errno;
+        if (util_now_mono_ns() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -ETIMEDOUT;
+        }
+        usleep(20 * 1000);
+    }
+    return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/* DIR/client.conf, canonical when it can be: what a mount's source shows. */
+static void client_conf(const struct cluster *c, char *buf, size_t len)
+{
+    char path[CL_DIR_MAX + 32], real[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/client.conf", c->dir);
+    snprintf(buf, len, "%s", realpath(path, real) ? real : path);
+}
+
+static bool same_file(const char *a, const char *b)
+{
+    char ra[PATH_MAX], rb[PATH_MAX];
+    if (strcmp(a, b) == 0)
+        return true;
+    return realpath(a, ra) && realpath(b, rb) && strcmp(ra, rb) == 0;
+}
+
+/* A mount point made absolute and canonical, without touching the mount
+ * itself (whose stria-fuse may be gone): realpath of its parent. */
+static int canon_mount_point(const char *given, char *out)
+{
+    char abs[CLI_PATH_MAX], cwd[CLI_PATH_MAX];
+    if (strlen(given) >= sizeof(abs))
+        return -ENAMETOOLONG;
+    if (given[0] == '/')
+        memcpy(abs, given, strlen(given) + 1);
+    else if (!getcwd(cwd, sizeof(cwd)) || cli_path_join(cwd, given, abs, sizeof(abs)) < 0)
+        return -ENAMETOOLONG;
+    size_t n = strlen(abs);
+    while (n > 1 && abs[n - 1] == '/')
+        abs[--n] = '\0';
+    char *slash = strrchr(abs, '/');
+    char base[NAME_MAX + 1];
+    if (strlen(slash + 1) > NAME_MAX)
+        return -ENAMETOOLONG;
+    snprintf(base, sizeof(base), "%s", slash + 1);
+    if (slash == abs)
+        abs[1] = '\0';
+    else
+        *slash = '\0';
+    if (!realpath(abs, out))
+        return -errno;
+    if (!base[0] || !strcmp(base, ".") || !strcmp(base, "..")) {
+        if (cli_path_join(out, base, abs, sizeof(abs)) < 0)
+            return -ENAMETOOLONG;
+        return realpath(abs, out) ? 0 : -errno;
+    }
+    size_t dl = strlen(out);
+    if (dl + 1 + strlen(base) >= PATH_MAX)
+        return -ENAMETOOLONG;
+    snprintf(out + dl, PATH_MAX - dl, "%s%s", dl > 1 ? "/" : "", base);
+    /* A symlink to the mount point: the kernel mounts on its target. */
+    struct stat st;
+    if (lstat(out, &st) == 0 && S_ISLNK(st.st_mode)) {
+        snprintf(abs, sizeof(abs), "%s", out);
+        if (!realpath(abs, out))
+            return -errno;
+    }
+    return 0;
+}
+
+/* The stria-fuse processes serving mnt (run with mnt as an argument). */
+static int fuse_pids(const char *mnt, pid_t *pids, int max)
+{
+    DIR *d = opendir("/proc");
+    struct dirent *de;
+    int n = 0;
+    if (!d)
+        return 0;
+    while (n < max && (de = readdir(d))) {
+        char path[300], cmd[8192];
+        pid_t pid = (pid_t)atoi(de->d_name);
+        if (pid <= 0 || pid == getpid())
+            continue;
+        snprintf(path, sizeof(path), "/proc/%s/cmdline", de->d_name);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            continue;
+        ssize_t len = read(fd, cmd, sizeof(cmd) - 1);
+        close(fd);
+        if (len <= 0)
+            continue;
+        cmd[len] = '\0';
+        const char *arg0 = strrchr(cmd, '/') ? strrchr(cmd, '/') + 1 : cmd;
+        if (strcmp(arg0, FUSE_BIN) != 0)
+            continue;
+        for (const char *a = cmd + strlen(cmd) + 1; a < cmd + len; a += strlen(a) + 1) {
+            if (strcmp(a, mnt) == 0) {
+                pids[n++] = pid;
+                break;
+            }
+        }
+    }
+    closedir(d);
+    return n;
+}
+
+/* Whether pid is gone (or a zombie, which no longer serves anything). */
+static bool pid_gone(pid_t pid)
+{
+    char path[64], st[256] = "";
+    if (kill(pid, 0) < 0 && errno == ESRCH)
+        return true;
+    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return true;
+    if (!fgets(st, sizeof(st), f))
+        st[0] = '\0';
+    fclose(f);
+    char *rp = strrchr(st, ')');
+    return rp && rp[1] == ' ' && (rp[2] == 'Z' || rp[2] == 'X');
+}
+
+/* Wait (bounded) for the stria-fuse processes of an unmounted mount to
+ * exit, as they do once the kernel lets go; then make them. */
+static void reap_fuse(const char *who, const pid_t *pids, int n)
+{
+    for (int round = 0; round < 3; round++) {
+        int ms = round == 0 ? FUSE_EXIT_MS : 2000;
+        uint64_t deadline = util_now_mono_ns() + (uint64_t)ms * 1000000ull;
+        bool all_gone;
+        do {
+            all_gone = true;
+            for (int i = 0; i < n; i++)
+                all_gone &= pid_gone(pids[i]);
+            if (all_gone)
+                return;
+            usleep(50 * 1000);
+        } while (util_now_mono_ns() < deadline);
+        for (int i = 0; i < n; i++) {
+            if (pid_gone(pids[i]))
+                continue;
+            if (round < 2)
+                fprintf(stderr,
+                        "stria %s: %s (pid %d) still running %d s after the unmount; "
+                        "sending %s\n",
+                        who, FUSE_BIN, (int)pids[i], ms / 1000, round == 0 ? "SIGTERM" : "SIGKILL");
+            kill(pids[i], round == 0 ? SIGTERM : SIGKILL);
+        }
+    }
+}
+
+/* fusermount3 -u[z] mnt, its messages into msg; umount2(2) without it. */
+static int fusermount(const char *mnt, bool lazy, char *msg, size_t len)
+{
+    char prog[CLI_PATH_MAX], flag[4];
+    msg[0] = '\0';
+    if (!find_prog("fusermount3", prog, sizeof(prog))) {
+        if (umount2(mnt, lazy ? MNT_DETACH : 0) == 0)
+            return 0;
+        snprintf(msg, len, "umount: %s: %s", mnt, strerror(errno));
+        return errno == EBUSY ? -EBUSY : -errno;
+    }
+    snprintf(flag, sizeof(flag), "-u%s", lazy ? "z" : "");
+    char *argv[] = {prog, flag, (char *)mnt, NULL};
+    FILE *out = tmpfile();
+    if (!out)
+        return -errno;
+    int rc = run_bounded(argv, fileno(out), UMOUNT_WAIT_MS);
+    rewind(out);
+    size_t n = fread(msg, 1, len - 1, out);
+    msg[n] = '\0';
+    while (n > 0 && msg[n - 1] == '\n')
+        msg[--n] = '\0';
+    fclose(out);
+    if (rc == -ETIMEDOUT)
+        snprintf(msg, len, "fusermount3 -u %s did not finish in %d s", mnt, UMOUNT_WAIT_MS / 1000);
+    if (rc == 0)
+        return 0;
+    return strstr(msg, "busy") ? -EBUSY : rc < 0 ? rc : -EIO;
+}
+
+/* Unmount a stria mount, lazily if it is busy, and see its stria-fuse exit. */
+static int unmount_one(const char *who, const char *mnt)
+{
+    pid_t pids[FUSE_PIDS_MAX];
+    char msg[1024];
+    int n = fuse_pids(mnt, pids, FUSE_PIDS_MAX);
+    int rc = fusermount(mnt, false, msg, sizeof(msg));
+    bool lazy = rc == -EBUSY;
+    if (lazy) {
+        printf("%s is busy (open files or a shell inside it); unmounted lazily: it disappears "
+               "when the last user lets go\n",
+               mnt);
+        rc = fusermount(mnt, true, msg, sizeof(msg));
+    }
+    if (rc < 0)
+        fprintf(stderr, "stria %s: cannot unmount %s: %s\n", who, mnt,
+                msg[0] ? msg : strerror(-rc));
+    else
+        printf("unmounted %s%s\n", mnt, lazy ? " (lazily)" : "");
+    reap_fuse(who, pids, n);
+    return rc;
+}
+
+/* The mount points recorded in DIR/run/mount, as one string of lines;
+ * NULL if none. Free with free(). */
+static char *recorded_mounts(const struct cluster *c)
+{
+    char path[CLI_PATH_MAX + 32], *text = NULL;
+    snprintf(path, sizeof(path), "%s/%s", c->dir, MOUNT_RECORD);
+    if (util_read_file(path, 1 << 20, &text, NULL) < 0)
+        return NULL;
+    return text;
+}
+
+/* Whether mnt is a line of the recorded text. */
+static bool recorded(const char *text, const char *mnt)
+{
+    size_t ml = strlen(mnt);
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL)
+        if (strncmp(l, mnt, ml) == 0 && (l[ml] == '\n' || l[ml] == '\0'))
+            return true;
+    return false;
+}
+
+static void record_mount(const struct cluster *c, const char *mnt)
+{
+    char path[CLI_PATH_MAX + 32];
+    char *text = recorded_mounts(c);
+    if (!recorded(text, mnt)) {
+        size_t tl = text ? strlen(text) : 0, ml = strlen(mnt);
+        char *all = malloc(tl + ml + 2);
+        if (all) {
+            memcpy(all, text ? text : "", tl);
+            memcpy(all + tl, mnt, ml);
+            memcpy(all + tl + ml, "\n", 2);
+            snprintf(path, sizeof(path), "%s/%s", c->dir, MOUNT_RECORD);
+            int rc = util_write_file_atomic(path, all, tl + ml + 1, 0644);
+            if (rc < 0)
+                fprintf(stderr, "stria up: cannot record the mount in %s: %s\n", path,
+                        strerror(-rc));
+            free(all);
+        }
+    }
+    free(text);
+}
+
+/* Whether a stria mount still answers: a dead one (its stria-fuse gone)
+ * fails with ENOTCONN. Only looked at when no stria-fuse of ours serves it,
+ * so a live but slow mount is never waited on. */
+static bool mount_alive(const char *mnt)
+{
+    pid_t pid;
+    struct stat st;
+    if (fuse_pids(mnt, &pid, 1) > 0)
+        return true;
+    return !(stat(mnt, &st) < 0 && errno == ENOTCONN);
+}
+
+/* Print what stria-fuse wrote to its log since offset, indented. */
+static void show_log(const char *log, off_t from)
+{
+    char buf[2048];
+    int fd = open(log, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    off_t end = lseek(fd, 0, SEEK_END);
+    if (end - from > (off_t)sizeof(buf) - 1)
+        from = end - (off_t)sizeof(buf) + 1;
+    ssize_t n = pread(fd, buf, sizeof(buf) - 1, from);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = '\0';
+    char *save = NULL;
+    for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+        fprintf(stderr, "  %s\n", l);
+}
+
+/*
+ * Mount the cluster at given (NULL: DIR/mnt) with stria-fuse, unless a
+ * live stria mount of it is there already, and record the mount point.
+ * Returns 0, or a negative errno after saying why on stderr.
+ */
+static int mount_cluster(const struct cluster *c, const char *given)
+{
+    char want[CLI_PATH_MAX + 8], mnt[PATH_MAX], conf[PATH_MAX], prog[CLI_PATH_MAX];
+    char log[CLI_PATH_MAX + 32], opts[PATH_MAX + 64], msg[1024];
+    struct cli_mounts ms;
+    int rc;
+
+    snprintf(want, sizeof(want), "%s/mnt", c->dir);
+    if (given)
+        snprintf(want, sizeof(want), "%s", given);
+    if ((rc = util_mkdir_p(want, 0755)) < 0 || (rc = canon_mount_point(want, mnt)) < 0) {
+        fprintf(stderr, "stria up: cannot mount at %s: %s\n", want, strerror(-rc));
+        return rc;
+    }
+    client_conf(c, conf, sizeof(conf));
+    if (cli_mounts_read(&ms) == 0) {
+        const struct cli_mount *m = cli_mount_at(&ms, mnt);
+        bool ours = m && same_file(m->source, conf), alive = ours && mount_alive(mnt);
+        if (m && !ours)
+            fprintf(stderr,
+                    "stria up: cannot mount at %s: it is a stria mount of another "
+                    "cluster (%s) already\n",
+                    mnt, m->source);
+        cli_mounts_free(&ms);
+        if (m && !ours)
+            return -EBUSY;
+        if (alive) {
+            printf("mounted   %s (already)\n", mnt);
+            record_mount(c, mnt);
+            return 0;
+        }
+        if (ours) {
+            printf("%s is a dead stria mount (its %s is gone); mounting it again\n", mnt, FUSE_BIN);
+            if (fusermount(mnt, true, msg, sizeof(msg)) < 0) {
+                fprintf(stderr, "stria up: cannot unmount the dead mount %s: %s\n", mnt, msg);
+                return -EBUSY;
+            }
+        }
+    }
+    if (!find_prog(FUSE_BIN, prog, sizeof(prog))) {
+        fprintf(stderr,
+                "stria up: cannot mount at %s: %s is not installed (not next to stria, not in "
+                "$PATH); it is built when libfuse3 (libfuse3-dev) is installed\n",
+                mnt, FUSE_BIN);
+        return -ENOENT;
+    }
+    int fd = open("/dev/fuse", O_RDWR | O_CLOEXEC);
+    if (fd >= 0) {
+        close(fd);
+    } else if (errno != EACCES || geteuid() == 0) {
+        /* A user may still mount through the setuid fusermount3. */
+        rc = -errno;
+        fprintf(stderr,
+                "stria up: cannot mount at %s: /dev/fuse: %s (load the module: modprobe fuse; "
+                "in a container, run it with --device /dev/fuse --cap-add SYS_ADMIN)\n",
+                mnt, strerror(-rc));
+        return rc;
+    }
+    if (strchr(conf, ',')) {
+        fprintf(stderr, "stria up: cannot mount: the path %s has a ',', which -o cannot carry\n",
+                conf);
+        return -EINVAL;
+    }
+    snprintf(opts, sizeof(opts), "conf=%s%s", conf,
+             geteuid() == 0 ? ",allow_other,default_permissions" : "");
+    snprintf(log, sizeof(log), "%s/%s", c->dir, FUSE_LOG);
+    int logfd = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (logfd < 0) {
+        rc = -errno;
+        fprintf(stderr, "stria up: cannot open %s: %s\n", log, strerror(-rc));
+        return rc;
+    }
+    off_t from = lseek(logfd, 0, SEEK_END);
+    char opt_flag[] = "-o";
+    char *argv[] = {prog, opt_flag, opts, mnt, NULL};
+    rc = run_bounded(argv, logfd, MOUNT_WAIT_MS);
+    close(logfd);
+    if (rc != 0) {
+        if (rc == -ETIMEDOUT)
+            fprintf(stderr, "stria up: %s did not mount %s within %d s; stopped it\n", FUSE_BIN,
+                    mnt, MOUNT_WAIT_MS / 1000);
+        else if (rc == 127)
+            fprintf(stderr, "stria up: cannot run %s\n", prog);
+        else
+            fprintf(stderr, "stria up: %s could not mount %s (exit %d); it said:\n", FUSE_BIN, mnt,
+                    rc);
+        show_log(log, from);
+        /* Half-done (a timeout): leave nothing mounted behind. */
+        if (cli_mounts_read(&ms) == 0) {
+            if (cli_mount_at(&ms, mnt))
+                unmount_one("up", mnt);
+            cli_mounts_free(&ms);
+        }
+        return rc < 0 ? rc : -EIO;
+    }
+    bool there = false;
+    if (cli_mounts_read(&ms) == 0) {
+        there = cli_mount_at(&ms, mnt) != NULL;
+        cli_mounts_free(&ms);
+    }
+    if (!there) {
+        fprintf(stderr, "stria up: %s exited 0 but %s is not a %s mount; it said:\n", FUSE_BIN, mnt,
+                CLI_MOUNT_TYPE);
+        show_log(log, from);
+        return -EIO;
+    }
+    record_mount(c, mnt);
+    pid_t pid;
+    if (fuse_pids(mnt, &pid, 1) > 0)
+        printf("mounted   %s with %s pid %d  log %s\n", mnt, FUSE_BIN, (int)pid, log);
+    else
+        printf("mounted   %s with %s  log %s\n", mnt, FUSE_BIN, log);
+    return 0;
+}
+
 int cmd_up(int argc, char **argv)
 {
     static const struct option opts[] = {
@@ -365,8 +835,9 @@ int cmd_up(int argc, char **argv)
         {"osts", required_argument, NULL, 'o'}, {"fsname", required_argument, NULL, 'f'},
         {"no-mount", no_argument, NULL, 'n'},   {"mount", required_argument, NULL, 'M'},
         {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
-    const char *dir = NULL, *fsname = "stria";
+    const char *dir = NULL, *fsname = "stria", *mount_at = NULL;
     int mdts = 0, osts = 0, c;
+    bool no_mount = false;
     optind = 1;
     opterr = 1;
     while ((c = getopt_long(argc, argv, "", opts, NULL)) != -1) {
@@ -388,24 +859,32 @@ int cmd_up(int argc, char **argv)
             fsname = optarg;
             break;
         case 'n':
+            no_mount = true;
             break;
         case 'M':
-            fprintf(stderr, "stria up: --mount needs the FUSE client stria-fuse, which this "
-                            "release does not have yet; use libstria or the stria commands\n");
-            return CLI_USAGE;
+            if (!*optarg)
+                return cli_usage_error("up", "--mount wants a directory");
+            mount_at = optarg;
+            break;
         case 'h':
-            printf("Usage: stria up [--dir DIR] [--mdts N] [--osts M] [--fsname NAME] "
-                   "[--no-mount]\n\n"
+            printf("Usage: stria up [--dir DIR] [--mdts N] [--osts M] [--fsname NAME]\n"
+                   "                [--mount MNT | --no-mount]\n\n"
                    "Start a cluster on this machine: one stria-mgmtd, one stria-metad serving\n"
                    "the MDTs and one stria-stord serving the OSTs, all on 127.0.0.1, all state\n"
                    "under DIR (default $XDG_DATA_HOME/stria/local or "
                    "~/.local/share/stria/local).\n"
                    "Runs again safely: it starts only what is not running. Writes DIR/client.conf\n"
                    "and links ~/.config/stria/client.conf to it, so later commands need no flags.\n"
+                   "Once the targets are online it mounts the cluster with stria-fuse (as root\n"
+                   "with allow_other,default_permissions) and records the mount point in\n"
+                   "DIR/run/mount for `stria down`; a mount already there is left alone. Without\n"
+                   "stria-fuse or /dev/fuse it says so and carries on unmounted.\n"
                    "  --mdts N     metadata targets (this release: 1)\n"
                    "  --osts M     object storage targets (default 4, at most 64)\n"
                    "  --fsname N   file system name (default stria)\n"
-                   "  --no-mount   do not mount (this release has no FUSE mount yet)\n");
+                   "  --mount MNT  mount at MNT (default DIR/mnt), created if missing; failing\n"
+                   "               to mount is then an error (exit 1)\n"
+                   "  --no-mount   do not mount\n");
             return CLI_OK;
         default:
             return cli_usage_error("up", NULL);
@@ -413,6 +892,8 @@ int cmd_up(int argc, char **argv)
     }
     if (optind < argc)
         return cli_usage_error("up", "unexpected argument '%s'", argv[optind]);
+    if (mount_at && no_mount)
+        return cli_usage_error("up", "--mount and --no-mount exclude each other");
     struct cluster cl = {0};
     char dbuf[CLI_PATH_MAX];
     if (dir)
@@ -485,10 +966,98 @@ int cmd_up(int argc, char **argv)
     if ((rc = wait_online(&cl)))
         return CLI_FAIL;
     link_conf(&cl);
+    if (!no_mount && (rc = mount_cluster(&cl, mount_at)) < 0) {
+        if (mount_at)
+            return CLI_FAIL;
+        fprintf(stderr, "stria up: carrying on without a mount (--no-mount skips it); the "
+                        "cluster is usable with the stria commands and libstria\n");
+    }
     printf("cluster '%s' is up: %d MDT, %d OSTs, mgmt 127.0.0.1:%d\n"
            "client config: %s/client.conf (linked from ~/.config/stria/client.conf)\n",
            cl.fsname, cl.mdts, cl.osts, cl.mgmt_port, cl.dir);
     return CLI_OK;
+}
+
+/*
+ * Call fn for every mount point of the cluster: those recorded in
+ * DIR/run/mount (mounted or not) and any other stria mount of its
+ * client.conf (made by hand or by mount(8)), each once. m is the stria
+ * mount there now, NULL if none is.
+ */
+static void for_each_mount(const struct cluster *c,
+                           void (*fn)(const struct cluster *c, const char *mnt,
+                                      const struct cli_mount *m))
+{
+    char conf[PATH_MAX];
+    struct cli_mounts ms = {0};
+    char *text = recorded_mounts(c), *save = NULL;
+    client_conf(c, conf, sizeof(conf));
+    cli_mounts_read(&ms);
+    char *copy = text ? strdup(text) : NULL;
+    for (char *l = copy ? strtok_r(copy, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
+        const struct cli_mount *m = cli_mount_at(&ms, l);
+        fn(c, l, m && same_file(m->source, conf) ? m : NULL);
+    }
+    for (size_t i = 0; i < ms.n; i++) {
+        const struct cli_mount *m = &ms.v[i];
+        if (strcmp(m->fstype, CLI_MOUNT_TYPE) == 0 && cli_mount_at(&ms, m->point) == m &&
+            !recorded(text, m->point) && same_file(m->source, conf))
+            fn(c, m->point, m);
+    }
+    free(copy);
+    free(text);
+    cli_mounts_free(&ms);
+}
+
+static void unmount_cb(const struct cluster *c, const char *mnt, const struct cli_mount *m)
+{
+    (void)c;
+    if (m)
+        unmount_one("down", mnt);
+}
+
+/* Unmount every mount of the cluster and forget them. */
+static void unmount_all(const struct cluster *c)
+{
+    char path[CLI_PATH_MAX + 32];
+    for_each_mount(c, unmount_cb);
+    snprintf(path, sizeof(path), "%s/%s", c->dir, MOUNT_RECORD);
+    unlink(path);
+}
+
+static void status_cb(const struct cluster *c, const char *mnt, const struct cli_mount *m)
+{
+    pid_t pid;
+    (void)c;
+    if (!m)
+        printf("  %-12s %s  not mounted\n", "mount", mnt);
+    else if (fuse_pids(mnt, &pid, 1) > 0)
+        printf("  %-12s %s  mounted  %s pid %d\n", "mount", mnt, FUSE_BIN, (int)pid);
+    else if (mount_alive(mnt))
+        printf("  %-12s %s  mounted\n", "mount", mnt);
+    else
+        printf("  %-12s %s  DEAD: its %s is gone; `stria up` mounts it again\n", "mount", mnt,
+               FUSE_BIN);
+}
+
+/* The lines of `stria status` about the cluster's mounts. */
+static void show_mounts(const struct cluster *c)
+{
+    char *text = recorded_mounts(c);
+    bool any = text && *text;
+    struct cli_mounts ms;
+    char conf[PATH_MAX];
+    client_conf(c, conf, sizeof(conf));
+    if (!any && cli_mounts_read(&ms) == 0) {
+        for (size_t i = 0; i < ms.n; i++)
+            any |= strcmp(ms.v[i].fstype, CLI_MOUNT_TYPE) == 0 && same_file(ms.v[i].source, conf);
+        cli_mounts_free(&ms);
+    }
+    free(text);
+    if (any)
+        for_each_mount(c, status_cb);
+    else
+        printf("  %-12s none (`stria up --dir %s` mounts it at %s/mnt)\n", "mount", c->dir, c->dir);
 }
 
 static int stop_service(const struct cluster *c, enum svc s)
@@ -530,7 +1099,10 @@ int cmd_down(int argc, char **argv)
         else if (c == 'h') {
             printf("Usage: stria down [--dir DIR]\n\nStop the cluster `stria up` started in DIR "
                    "(default: the one ~/.config/stria/client.conf points at). Data stays in "
-                   "DIR;\n`stria up --dir DIR` starts it again.\n");
+                   "DIR;\n`stria up --dir DIR` starts it again.\n"
+                   "First it unmounts the cluster's stria mounts (those in DIR/run/mount and any\n"
+                   "other of DIR/client.conf) with fusermount3 -u; a busy mount is unmounted\n"
+                   "lazily (fusermount3 -uz) and disappears when its last user lets go.\n");
             return CLI_OK;
         } else
             return cli_usage_error("down", NULL);
@@ -543,6 +1115,7 @@ int cmd_down(int argc, char **argv)
         fprintf(stderr, "stria down: no Stria cluster in %s (%s)\n", dbuf, strerror(-rc));
         return CLI_FAIL;
     }
+    unmount_all(&cl);
     stop_service(&cl, SVC_STOR);
     stop_service(&cl, SVC_META);
     stop_service(&cl, SVC_MGMT);
@@ -565,7 +1138,7 @@ int cmd_status(int argc, char **argv)
         else if (c == 'h') {
             printf("Usage: stria status [--dir DIR]\n\nShow the cluster's targets as the "
                    "management service sees them (node, address, state, last heartbeat)\nand, "
-                   "for a cluster started by `stria up`, its local processes.\n");
+                   "for a cluster started by `stria up`, its local processes and mounts.\n");
             return CLI_OK;
         } else
             return cli_usage_error("status", NULL);
@@ -586,6 +1159,7 @@ int cmd_status(int argc, char **argv)
             else
                 printf("  %-12s stopped\n", svc_bin[s]);
         }
+        show_mounts(&cl);
     }
     stria_fs_t *fs;
     int rc;

@@ -14,15 +14,21 @@
 
 #include <errno.h>
 #include <getopt.h>
+#include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #ifndef STRIA_VERSION
 #define STRIA_VERSION "0.1.0"
 #endif
 
 const char *cli_conf;
+
+/* The running command's arguments, for cli_connect to find its mount. */
+static int cmd_argc;
+static char **cmd_argv;
 
 struct command {
     const char *name;
@@ -35,9 +41,9 @@ struct command {
 static int cmd_help(int argc, char **argv);
 
 static const struct command commands[] = {
-    {"up", cmd_up, NULL, "start a cluster on this machine and write its client.conf", NULL},
-    {"down", cmd_down, NULL, "stop the cluster started by `stria up`", NULL},
-    {"status", cmd_status, NULL, "show the cluster's services and targets", NULL},
+    {"up", cmd_up, NULL, "start a cluster on this machine, write its client.conf, mount it", NULL},
+    {"down", cmd_down, NULL, "unmount and stop the cluster started by `stria up`", NULL},
+    {"status", cmd_status, NULL, "show the cluster's services, mount and targets", NULL},
     {"mkdir", cmd_mkdir, "[-p] [-m MODE] PATH...", "create directories",
      "  -p       create missing parents; no error if the directory exists\n"
      "  -m MODE  permissions in octal (default 0777 less the umask)\n"},
@@ -54,9 +60,11 @@ static const struct command commands[] = {
      "  -c COUNT  stripe count of a new cluster destination (-1: all OSTs)\n"
      "  -S SIZE   stripe size of a new cluster destination (K/M/G, multiple of 64K)\n"
      "  -v        print what was copied, and how fast, to stderr\n"
-     "Bare paths are local here; write cluster paths as stria:/PATH. If DST is a\n"
-     "directory the file is copied into it under its own name. Only the data is\n"
-     "copied, and the destination is fsynced before cp exits.\n"},
+     "Bare paths are local here, except inside a stria mount: write cluster paths\n"
+     "as stria:/PATH or as paths in the mount (either way cp does striped I/O and\n"
+     "honours -c and -S). If DST is a directory the file is copied into it under\n"
+     "its own name. Only the data is copied, and the destination is fsynced\n"
+     "before cp exits.\n"},
     {"setstripe", cmd_setstripe, "[-c COUNT] [-S SIZE] [-i OFFSET] PATH...",
      "set a directory's default layout, or create an empty file with a layout",
      "  -c COUNT   number of OSTs to stripe over (-1: all, 0: the default)\n"
@@ -90,9 +98,11 @@ static void print_help(FILE *out)
                  "Commands:\n");
     for (size_t i = 0; i < sizeof(commands) / sizeof(commands[0]); i++)
         fprintf(out, "  %-10s %s\n", commands[i].name, commands[i].summary);
-    fprintf(out, "\nPaths: stria:/a/b (or stria:a/b) is /a/b in the cluster. A bare path\n"
-                 "starting with / is a cluster path too, except for cp, where bare paths\n"
-                 "are local files and the cluster side must be written stria:/PATH.\n\n"
+    fprintf(out, "\nPaths: stria:/a/b (or stria:a/b) is /a/b in the cluster. So is a path\n"
+                 "inside a stria mount (MNT/a/b, or a/b with the working directory at MNT);\n"
+                 "without --conf the command then uses that mount's cluster. Any other bare\n"
+                 "path starting with / is a cluster path too, except for cp, where such\n"
+                 "paths are local files.\n\n"
                  "Exit status: 0 success, 1 an operation failed, 2 bad usage.\n"
                  "Run 'stria COMMAND --help' for a command's options.\n");
 }
@@ -181,14 +191,61 @@ int cli_getopt(int argc, char **argv, const char *optstring)
     return c;
 }
 
+static bool same_file(const char *a, const char *b)
+{
+    struct stat sa, sb;
+    if (strcmp(a, b) == 0)
+        return true;
+    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
+           sa.st_ino == sb.st_ino;
+}
+
+/*
+ * The client.conf of the stria mount the running command's path operands
+ * lie in, into *conf (NULL if none). Option parsing has permuted the
+ * operands to argv[optind..]. Returns -EXDEV, having said why, when they
+ * lie in mounts of different clusters.
+ */
+static int operands_conf(const char **conf)
+{
+    const char *first = NULL;
+    *conf = NULL;
+    for (int i = optind; i < cmd_argc; i++) {
+        const char *c = cli_mount_conf(cmd_argv[i]);
+        if (!c)
+            continue;
+        if (*conf && strcmp(c, *conf) != 0) {
+            fprintf(stderr,
+                    "stria %s: %s and %s are in mounts of different clusters (%s, %s); one "
+                    "command works on one cluster\n",
+                    cmd_argv[0], first, cmd_argv[i], *conf, c);
+            return -EXDEV;
+        }
+        *conf = c;
+        first = first ? first : cmd_argv[i];
+    }
+    return 0;
+}
+
 int cli_connect(stria_fs_t **fs)
 {
     char path[CLI_PATH_MAX];
-    int rc = stria_connect(cli_conf, fs);
+    const char *mconf = NULL;
+    int rc = operands_conf(&mconf);
+    if (rc < 0)
+        return rc;
+    const char *conf = cli_conf ? cli_conf : mconf;
+    if (cli_conf && mconf && !same_file(cli_conf, mconf))
+        fprintf(stderr,
+                "stria %s: note: using --conf %s, not %s, the client.conf of the stria "
+                "mount the paths are in\n",
+                cmd_argv[0], cli_conf, mconf);
+    rc = stria_connect(conf, fs);
     if (rc == 0)
         return 0;
-    if (cli_conf) {
-        snprintf(path, sizeof(path), "%s", cli_conf);
+    if (conf) {
+        snprintf(path, sizeof(path), "%s%s", conf,
+                 conf == mconf ? " (the client.conf of the stria mount)" : "");
     } else if (stria_conf_find(path, sizeof(path)) < 0) {
         fprintf(stderr, "stria: no client.conf found ($STRIA_CONF, ~/.config/stria/client.conf, "
                         "/etc/stria/client.conf); run `stria up` or pass --conf FILE\n");
@@ -252,5 +309,7 @@ int main(int argc, char **argv)
     }
     if (c->args && wants_help(argc - i, argv + i))
         return command_help(c);
+    cmd_argc = argc - i;
+    cmd_argv = argv + i;
     return c->fn(argc - i, argv + i);
 }

@@ -277,13 +277,18 @@ static int mount_path(const char *arg, char *out, size_t len, const struct cli_m
             return -ENAMETOOLONG;
     }
     /* The name itself; else a symlink's target, if that is in a mount;
-     * else the path as written (a mount whose stria-fuse is gone, or
-     * missing directories for mkdir -p). */
-    if (resolve_parent(abs, canon))
+     * else, if neither resolves, the path as written (a mount whose
+     * stria-fuse is gone, or missing directories for mkdir -p). */
+    bool resolved = false;
+    if (resolve_parent(abs, canon)) {
+        resolved = true;
         mt = stria_mount_of(m, canon, &rest);
-    if (!mt && realpath(abs, canon))
+    }
+    if (!mt && realpath(abs, canon)) {
+        resolved = true;
         mt = stria_mount_of(m, canon, &rest);
-    if (!mt && path_normalize(abs, canon, sizeof(canon)) == 0)
+    }
+    if (!mt && !resolved && path_normalize(abs, canon, sizeof(canon)) == 0)
         mt = stria_mount_of(m, canon, &rest);
     if (!mt)
         return 0;
@@ -348,6 +353,13 @@ int cli_path_join(const char *dir, const char *name, char *out, size_t len)
     int slash = dl > 0 && dir[dl - 1] != '/';
     int n = snprintf(out, len, "%s%s%s", dir, slash ? "/" : "", name);
     return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
+}
+
+/* How output names an argument: as written when it is a path in a stria
+ * mount, else by its cluster path. */
+static const char *shown_name(const char *arg, const char *path)
+{
+    return cli_mount_conf(arg) ? arg : path;
 }
 
 /* The last component of path, ignoring trailing slashes, into buf. */
@@ -607,25 +619,25 @@ static int ls_dir(stria_fs_t *fs, const char *path, const struct ls_opts *o)
  * are several arguments, after a blank line if anything came before), or
  * just the file itself. With -l a symlink to a directory is shown as the
  * link, as ls(1) does. */
-static int ls_arg(stria_fs_t *fs, const char *path, const struct ls_opts *o, int header,
-                  int *printed)
+static int ls_arg(stria_fs_t *fs, const char *path, const char *shown, const struct ls_opts *o,
+                  int header, int *printed)
 {
     struct stat st;
     int rc = o->lng ? stria_lstat(fs, path, &st) : stria_stat(fs, path, &st);
     if (rc < 0) {
-        cli_error("ls", path, rc);
+        cli_error("ls", shown, rc);
         return CLI_FAIL;
     }
     if (!S_ISDIR(st.st_mode)) {
         *printed = 1;
         if (o->lng)
-            print_long(fs, path, path, &st);
+            print_long(fs, path, shown, &st);
         else
-            puts(path);
+            puts(shown);
         return CLI_OK;
     }
     if (header)
-        printf("%s%s:\n", *printed ? "\n" : "", path);
+        printf("%s%s:\n", *printed ? "\n" : "", shown);
     *printed = 1;
     return ls_dir(fs, path, o);
 }
@@ -651,14 +663,14 @@ int cmd_ls(int argc, char **argv)
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
     if (optind == argc)
-        ret = ls_arg(fs, "/", &o, 0, &printed);
+        ret = ls_arg(fs, "/", "/", &o, 0, &printed);
     for (int i = optind; i < argc; i++) {
         char path[CLI_PATH_MAX];
         if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0) {
             ret = CLI_FAIL;
             continue;
         }
-        ret |= ls_arg(fs, path, &o, argc - optind > 1, &printed);
+        ret |= ls_arg(fs, path, shown_name(argv[i], path), &o, argc - optind > 1, &printed);
     }
     stria_disconnect(fs);
     return ret;
@@ -697,16 +709,16 @@ static void print_time(const char *label, const struct timespec *ts)
     printf("%s: %s.%09ld %s\n", label, date, (long)ts->tv_nsec, zone);
 }
 
-static void print_stat(stria_fs_t *fs, const char *path, const struct stat *st)
+static void print_stat(stria_fs_t *fs, const char *path, const char *shown, const struct stat *st)
 {
     char mode[11], target[CLI_PATH_MAX];
     const struct passwd *pw = getpwuid(st->st_uid);
     const struct group *gr = getgrgid(st->st_gid);
 
     if (S_ISLNK(st->st_mode))
-        printf("  File: %s -> %s\n", path, link_target(fs, path, target, sizeof(target)));
+        printf("  File: %s -> %s\n", shown, link_target(fs, path, target, sizeof(target)));
     else
-        printf("  File: %s\n", path);
+        printf("  File: %s\n", shown);
     printf("  Size: %-10lld\tBlocks: %-10lld IO Block: %-6ld %s\n", (long long)st->st_size,
            (long long)st->st_blocks, (long)st->st_blksize, type_name(st));
     printf(" Inode: %-10llu\tLinks: %lu\n", (unsigned long long)st->st_ino,
@@ -741,7 +753,7 @@ int cmd_stat(int argc, char **argv)
             ret = CLI_FAIL;
             continue;
         }
-        print_stat(fs, path, &st);
+        print_stat(fs, path, shown_name(argv[i], path), &st);
     }
     stria_disconnect(fs);
     return ret;
@@ -1020,9 +1032,10 @@ static int cp_parse(int argc, char **argv, struct cp_opts *o, struct cp_end *src
         return cli_usage_error(argv[0], "path too long");
     if (!src->is_stria && !dst->is_stria)
         return cli_usage_error(argv[0], "both paths are local; write the cluster side as "
-                                        "stria:/PATH (use cp(1) for local copies)");
+                                        "stria:/PATH or as a path inside a stria mount "
+                                        "(use cp(1) for local copies)");
     if (o->set_layout && !dst->is_stria)
-        return cli_usage_error(argv[0], "-c and -S apply only to a stria: destination");
+        return cli_usage_error(argv[0], "-c and -S apply only to a cluster destination");
     return CLI_OK;
 }
 

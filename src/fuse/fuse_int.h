@@ -32,6 +32,8 @@ extern struct sfuse sf;
 void sf_cred(fuse_req_t req);
 /* Reply an entry for attributes the MDT returned (and note them). */
 void sf_reply_entry(fuse_req_t req, const struct proto_attr *a);
+/* sf_reply_entry when rc is 0, else the error. */
+void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a);
 /* Fill a fuse_entry_param for a; notes the attributes. */
 void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 /* Reply with a negative errno (or 0). */

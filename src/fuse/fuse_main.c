@@ -80,6 +80,14 @@ void sf_reply_entry(fuse_req_t req, const struct proto_attr *a)
     fuse_reply_entry(req, &e);
 }
 
+void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a)
+{
+    if (rc)
+        sf_reply_err(req, rc);
+    else
+        sf_reply_entry(req, a);
+}
+
 int sf_getattr(uint64_t ino, struct proto_attr *a)
 {
     int rc = cl_getattr(sf.fs, ino, a);

@@ -16,10 +16,7 @@ static void sf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     struct proto_attr a;
     sf_cred(req);
     int rc = cl_lookup(sf.fs, parent, name, false, &a);
-    if (rc)
-        sf_reply_err(req, rc);
-    else
-        sf_reply_entry(req, &a);
+    sf_reply_entry_rc(req, rc, &a);
 }
 
 static void reply_attr(fuse_req_t req, const struct proto_attr *a)
@@ -123,10 +120,7 @@ static void sf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     struct proto_attr a;
     sf_cred(req);
     int rc = cl_mkdir(sf.fs, parent, name, mode, &a);
-    if (rc)
-        sf_reply_err(req, rc);
-    else
-        sf_reply_entry(req, &a);
+    sf_reply_entry_rc(req, rc, &a);
 }
 
 static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
@@ -142,10 +136,7 @@ static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     int rc = cl_open(sf.fs, parent, name, O_CREAT | O_EXCL | O_WRONLY, mode, 0, 0, -1, &f, &a);
     if (rc == 0)
         stria_close(f);
-    if (rc)
-        sf_reply_err(req, rc);
-    else
-        sf_reply_entry(req, &a);
+    sf_reply_entry_rc(req, rc, &a);
 }
 
 /* The last link went: objects now, or at the last close here (when this
@@ -179,10 +170,7 @@ static void sf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, cons
     struct proto_attr a;
     sf_cred(req);
     int rc = cl_symlink(sf.fs, parent, name, link, &a);
-    if (rc)
-        sf_reply_err(req, rc);
-    else
-        sf_reply_entry(req, &a);
+    sf_reply_entry_rc(req, rc, &a);
 }
 
 static void sf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
@@ -202,10 +190,7 @@ static void sf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
     struct proto_attr a;
     sf_cred(req);
     int rc = cl_link(sf.fs, ino, newparent, newname, &a);
-    if (rc)
-        sf_reply_err(req, rc);
-    else
-        sf_reply_entry(req, &a);
+    sf_reply_entry_rc(req, rc, &a);
 }
 
 static void sf_statfs(fuse_req_t req, fuse_ino_t ino)

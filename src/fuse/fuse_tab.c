@@ -82,20 +82,9 @@ static struct ent *find(uint64_t ino, bool create)
     return e;
 }
 
-void tab_note(const struct proto_attr *a)
-{
-    pthread_mutex_lock(&tab_lock);
-    struct ent *e = find(a->ino, true);
-    if (e) {
-        e->size = a->size;
-        e->mtime = a->mtime_ns;
-        e->known = true;
-        e->last = *a;
-    }
-    pthread_mutex_unlock(&tab_lock);
-}
-
-bool tab_unchanged(const struct proto_attr *a)
+/* Record what the kernel is told about a; returns whether it matched what
+ * it was told before. */
+static bool note(const struct proto_attr *a)
 {
     pthread_mutex_lock(&tab_lock);
     struct ent *e = find(a->ino, true);
@@ -108,6 +97,16 @@ bool tab_unchanged(const struct proto_attr *a)
     }
     pthread_mutex_unlock(&tab_lock);
     return same;
+}
+
+void tab_note(const struct proto_attr *a)
+{
+    note(a);
+}
+
+bool tab_unchanged(const struct proto_attr *a)
+{
+    return note(a);
 }
 
 void tab_open(uint64_t ino, stria_file_t *f)

@@ -109,6 +109,7 @@ struct cl_removed {
     uint64_t ino;
     uint8_t gone;    /* the inode's last link went */
     uint8_t destroy; /* and it may have objects */
+    uint64_t size;   /* its size then, as the MDT knew it */
     struct layout layout;
 };
 struct cl_dirbatch {
@@ -165,6 +166,12 @@ int cl_file_flush(stria_file_t *f);
 uint64_t cl_file_size(stria_file_t *f);
 /* Someone truncated the file to size: forget what this handle wrote past it. */
 void cl_file_truncated(stria_file_t *f, uint64_t size);
+/* Read exactly [off, off + len), whatever size this handle knows: bytes no
+ * object holds read as zeros. For the mount, whose kernel knows the size
+ * and never asks past it. */
+ssize_t cl_file_read_range(stria_file_t *f, void *buf, size_t len, uint64_t off);
+/* Other handles of this process wrote up to size: reads may go that far. */
+void cl_file_know_size(stria_file_t *f, uint64_t size);
 /* Grow the file to at least size (fallocate without KEEP_SIZE). */
 int cl_file_extend(stria_file_t *f, uint64_t size);
 /* Deallocate [off, off + len): reads as zeros afterwards. */

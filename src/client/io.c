@@ -406,8 +406,9 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     f->layout = r->layout;
     f->size = r->attr.size;
     pthread_mutex_init(&f->lock, NULL);
-    /* O_TRUNC of a file that held data: cut its objects too. */
-    if ((flags & O_TRUNC) && r->old_size && f->layout.ncomp &&
+    /* O_TRUNC of an existing file: cut its objects too, also when the MDT
+     * thought it empty (another handle may have written unreported data). */
+    if ((flags & O_TRUNC) && !r->created && f->layout.ncomp &&
         (rc = io_objects(fs, f->ino, &f->layout, IO_TRUNCATE, 0)))
         goto fail;
     if (attr)
@@ -443,6 +444,14 @@ uint64_t cl_file_size(stria_file_t *f)
     uint64_t size = MAX(f->size, f->wrote_end);
     pthread_mutex_unlock(&f->lock);
     return size;
+}
+
+void cl_file_know_size(stria_file_t *f, uint64_t size)
+{
+    pthread_mutex_lock(&f->lock);
+    if (size > f->size)
+        f->size = size;
+    pthread_mutex_unlock(&f->lock);
 }
 
 void cl_file_orphan(stria_file_t *f)
@@ -548,6 +557,16 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
         return 0;
     len = MIN(len, size - (uint64_t)off);
     int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    return rc ? rc : (ssize_t)len;
+}
+
+ssize_t cl_file_read_range(stria_file_t *f, void *buf, size_t len, uint64_t off)
+{
+    if (f->is_dir)
+        return -EISDIR;
+    if (len > SSIZE_MAX)
+        len = SSIZE_MAX;
+    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, off);
     return rc ? rc : (ssize_t)len;
 }
 

@@ -116,6 +116,7 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
     rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r, ({
                       rm->ino = r->ino;
                       rm->gone = r->gone;
+                      rm->size = r->size;
                       rm->destroy = r->destroy;
                       rm->layout = r->layout;
                   }));
@@ -141,6 +142,7 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
     rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r, ({
                       rm->ino = r->replaced;
                       rm->gone = r->gone;
+                      rm->size = r->size;
                       rm->destroy = r->destroy;
                       rm->layout = r->layout;
                   }));

@@ -54,17 +54,35 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     }
 }
 
+static void flush_one(stria_file_t *f, void *arg)
+{
+    (void)arg;
+    cl_file_flush(f);
+}
+
+static void emptied_one(stria_file_t *f, void *arg)
+{
+    (void)arg;
+    cl_file_truncated(f, 0);
+}
+
 static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     stria_file_t *f;
     struct proto_attr a;
     sf_cred(req);
     int flags = open_flags(fi->flags) & ~(O_CREAT | O_EXCL);
+    /* O_TRUNC under other handles of this mount: what they wrote goes too,
+     * and must not be reported back as a size afterwards. */
+    if (flags & O_TRUNC)
+        tab_each(ino, flush_one, NULL);
     int rc = cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a);
     if (rc) {
         sf_reply_err(req, rc);
         return;
     }
+    if (flags & O_TRUNC)
+        tab_each(ino, emptied_one, NULL);
     /* Writes of this mount's other handles count as known, not as change. */
     bool open;
     uint64_t local = tab_local_size(ino, &open);
@@ -95,7 +113,10 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     if (size > READ_BUF)
         size = READ_BUF;
     sf_cred(req);
-    ssize_t n = stria_pread(fh(fi), read_buf, size, off);
+    /* The kernel knows this mount's size exactly (its own writes and what
+     * we told it) and asks only below it; a short reply would tell it the
+     * file ended. So read the whole range, holes as zeros. */
+    ssize_t n = cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off);
     if (n < 0)
         sf_reply_err(req, (int)n);
     else

@@ -24,6 +24,7 @@ struct sfuse {
     struct fuse_session *se;
     double attr_timeout, entry_timeout;
     bool writeback;
+    bool kernel_checks; /* mounted with default_permissions */
     char conf[4096];
 };
 extern struct sfuse sf;
@@ -38,6 +39,8 @@ void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a);
 void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 /* Reply with a negative errno (or 0). */
 void sf_reply_err(fuse_req_t req, int rc);
+/* Raise a->size to what this mount's open handles wrote (unreported yet). */
+void sf_merge_local(struct proto_attr *a);
 /* The attributes of ino, merged with what this mount's open handles wrote. */
 int sf_getattr(uint64_t ino, struct proto_attr *a);
 
@@ -60,6 +63,8 @@ uint64_t tab_local_size(uint64_t ino, bool *open);
 bool tab_orphan(const struct cl_removed *rm);
 /* Attributes of an unlinked-but-open inode (nlink 0), if it is one. */
 bool tab_orphan_attr(uint64_t ino, struct proto_attr *a);
+/* Its layout, if it is one (to truncate its objects). */
+bool tab_orphan_layout(uint64_t ino, struct layout *l);
 /* Call fn on every open handle of ino (e.g. to flush before a truncate). */
 void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
 

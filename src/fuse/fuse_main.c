@@ -62,8 +62,10 @@ void sf_reply_err(fuse_req_t req, int rc)
     fuse_reply_err(req, rc < 0 ? -rc : rc);
 }
 
-void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e)
+void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
 {
+    struct proto_attr m = *attr, *a = &m;
+    sf_merge_local(a);
     memset(e, 0, sizeof(*e));
     e->ino = a->ino;
     e->generation = 1; /* inode numbers are never reused */
@@ -88,21 +90,26 @@ void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a)
         sf_reply_entry(req, a);
 }
 
+void sf_merge_local(struct proto_attr *a)
+{
+    /* Writes of this mount not yet reported to the MDT still count: the
+     * kernel takes the size we give it, whichever call carries it. */
+    bool open;
+    uint64_t local = tab_local_size(a->ino, &open);
+    if (open && local > a->size) {
+        a->size = local;
+        a->blocks = (local + 511) / 512;
+    }
+}
+
 int sf_getattr(uint64_t ino, struct proto_attr *a)
 {
     int rc = cl_getattr(sf.fs, ino, a);
     if (rc == -ENOENT && tab_orphan_attr(ino, a))
         rc = 0;
-    if (rc)
-        return rc;
-    /* Writes of this mount not yet reported to the MDT still count. */
-    bool open;
-    uint64_t local = tab_local_size(ino, &open);
-    if (open && local > a->size) {
-        a->size = local;
-        a->blocks = (local + 511) / 512;
-    }
-    return 0;
+    if (rc == 0)
+        sf_merge_local(a);
+    return rc;
 }
 
 /* ---- session ---- */
@@ -170,7 +177,9 @@ static void usage(const char *prog)
            "                      ~/.config/stria/client.conf, /etc/stria/client.conf)\n"
            "  attr_timeout=SECS   how long the kernel trusts attributes (default 1.0)\n"
            "  entry_timeout=SECS  how long the kernel trusts names (default 1.0)\n"
-           "  writeback_cache=0|1 let the kernel gather writes (default 1)\n"
+           "  writeback_cache=0|1 let the kernel gather writes (default 0): faster writes,\n"
+           "                      but the kernel then keeps its own file sizes, and size\n"
+           "                      changes made through other mounts go unseen\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
            "on one mount is seen by an open on another. Within the timeouts above a stat\n"
            "or a name on another mount may still show the older state.\n\n"
@@ -185,7 +194,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 1};
+    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -224,6 +233,11 @@ int main(int argc, char **argv)
     sf.attr_timeout = o.attr_timeout;
     sf.entry_timeout = o.entry_timeout;
     sf.writeback = o.writeback != 0;
+    /* With default_permissions the kernel checks like a local file system
+     * before asking us (e.g. a touch by a writer who is not the owner). */
+    for (int i = 1; i < argc; i++)
+        if (strstr(argv[i], "default_permissions"))
+            sf.kernel_checks = true;
     if ((rc = stria_connect(sf.conf, &sf.fs))) {
         fprintf(stderr, "stria-fuse: cannot reach the cluster of %s: %s\n", sf.conf, strerror(-rc));
         return 1;

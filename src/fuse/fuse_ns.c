@@ -19,9 +19,11 @@ static void sf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
     sf_reply_entry_rc(req, rc, &a);
 }
 
-static void reply_attr(fuse_req_t req, const struct proto_attr *a)
+static void reply_attr(fuse_req_t req, const struct proto_attr *attr)
 {
+    struct proto_attr m = *attr, *a = &m;
     struct stat st;
+    sf_merge_local(a);
     cl_to_stat(a, &st);
     tab_note(a);
     fuse_reply_attr(req, &st, sf.attr_timeout);
@@ -79,6 +81,8 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
         q.valid |= SETATTR_MTIME_NOW;
     else if (to_set & FUSE_SET_ATTR_MTIME)
         cl_set_time(&q, &st->st_mtim, false);
+    if (sf.kernel_checks && (q.valid & (SETATTR_ATIME | SETATTR_MTIME)))
+        q.valid |= SETATTR_TIMES_CHECKED;
     sf_cred(req);
     /* Sizes this mount wrote but has not reported would re-grow the file
      * after the truncate: report them first, and cut them after. */
@@ -89,9 +93,12 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
     /* Unlinked but open here: the MDT has forgotten it; the handles and
      * the kernel still hold it. Times and sizes apply locally. */
     if (rc == -ENOENT && tab_orphan_attr(ino, &r->attr)) {
-        if (q.valid & SETATTR_SIZE)
-            r->attr.size = q.size;
         rc = 0;
+        if (q.valid & SETATTR_SIZE) {
+            r->attr.size = q.size;
+            if (tab_orphan_layout(ino, &r->layout))
+                rc = io_objects(sf.fs, ino, &r->layout, IO_TRUNCATE, q.size);
+        }
     }
     if (rc == 0 && (q.valid & SETATTR_SIZE))
         tab_each(ino, truncated_one, &q.size);

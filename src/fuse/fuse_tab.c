@@ -178,8 +178,14 @@ bool tab_orphan(const struct cl_removed *rm)
             free(e->pending);
             e->pending = copy;
             e->last.nlink = 0;
-            for (struct handle *h = e->open; h; h = h->next)
+            if (rm->size > e->last.size)
+                e->last.size = rm->size;
+            /* From now on no one can tell the handles the size: give them
+             * the last the MDT knew. */
+            for (struct handle *h = e->open; h; h = h->next) {
+                cl_file_know_size(h->f, rm->size);
                 cl_file_orphan(h->f);
+            }
             kept = true;
         }
     }
@@ -195,6 +201,19 @@ bool tab_orphan_attr(uint64_t ino, struct proto_attr *a)
     if (e && e->pending) {
         *a = e->last;
         a->nlink = 0;
+        found = true;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return found;
+}
+
+bool tab_orphan_layout(uint64_t ino, struct layout *l)
+{
+    bool found = false;
+    pthread_mutex_lock(&tab_lock);
+    struct ent *e = find(ino, false);
+    if (e && e->pending && e->pending->layout.ncomp) {
+        *l = e->pending->layout;
         found = true;
     }
     pthread_mutex_unlock(&tab_lock);

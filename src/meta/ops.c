@@ -535,7 +535,10 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             in.flags |= META_F_OBJECTS;
     }
     if (q->valid & (SETATTR_ATIME | SETATTR_MTIME | SETATTR_ATIME_NOW | SETATTR_MTIME_NOW)) {
-        bool explicit_time = q->valid & (SETATTR_ATIME | SETATTR_MTIME);
+        /* Explicit times need ownership, "now" only write access; a kernel
+         * that checked already sends touch as explicit times. */
+        bool explicit_time =
+            (q->valid & (SETATTR_ATIME | SETATTR_MTIME)) && !(q->valid & SETATTR_TIMES_CHECKED);
         if (!owner && (explicit_time || may(&in, c, 2)))
             return explicit_time ? -EPERM : -EACCES;
         if (q->valid & SETATTR_ATIME_NOW)
@@ -782,7 +785,7 @@ int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
 /* Drop one link of in; when the last goes, delete the inode, say so (gone)
  * with its layout, and whether objects may exist (destroy). */
 static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
-                     struct layout *layout, uint8_t *gone)
+                     struct layout *layout, uint8_t *gone, uint64_t *size)
 {
     int rc;
     /* A directory goes with all its links ("." and the parent's entry). */
@@ -799,6 +802,7 @@ static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy
     *gone = 1;
     if (S_ISREG(in->mode)) {
         *layout = in->layout;
+        *size = in->size;
         *destroy = (in->flags & META_F_OBJECTS) != 0;
     }
     return 0;
@@ -851,7 +855,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
     }
     if ((rc = meta_dentry_del(t, w.dir, w.name)))
         return rc;
-    if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone)))
+    if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
         return rc;
     a->r->ino = ino;
     return touch_dir(t, &w.din, a->dir ? -1 : 0);
@@ -1000,7 +1004,7 @@ static int rename_txn(struct meta_txn *t, void *arg)
     int ddelta = 0, sdelta = 0;
     if (dexists) {
         a->r->replaced = dino;
-        if ((rc = drop_link(t, &din, &a->r->destroy, &a->r->layout, &a->r->gone)))
+        if ((rc = drop_link(t, &din, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
             return rc;
         if (S_ISDIR(din.mode))
             ddelta -= 1;

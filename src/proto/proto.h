@@ -241,17 +241,17 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 #define MSG_OPEN_REP(F)  F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
 #define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
 #define MSG_MKDIR_REP(F) F(ATTR, attr)
-/* UNLINK: gone != 0 when the last link went (layout then holds a regular
- * file's layout); destroy != 0 when objects may exist: the client then
+/* UNLINK: gone != 0 when the last link went (layout and size then hold a
+ * regular file's layout and size); destroy != 0 when objects may exist: the client then
  * removes them, at once or after the file's last close. */
 #define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
-#define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone)
+#define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size)
 #define MSG_RMDIR_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
 #define MSG_RENAME_REQ(F)                                                                          \
     F(CRED, cred) F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags)
-#define MSG_RENAME_REP(F)   F(U64, replaced) F(U8, destroy) F(LAYOUT, layout) F(U8, gone)
+#define MSG_RENAME_REP(F)   F(U64, replaced) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size)
 #define MSG_LINK_REQ(F)     F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
 #define MSG_LINK_REP(F)     F(ATTR, attr)
 #define MSG_SYMLINK_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(STR, target)
@@ -352,6 +352,9 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 #define SETATTR_MTIME     32u
 #define SETATTR_ATIME_NOW 64u
 #define SETATTR_MTIME_NOW 128u
+/* The caller's kernel already checked the times change (a FUSE mount with
+ * default_permissions): a writer may set them, as for "now" (touch). */
+#define SETATTR_TIMES_CHECKED 256u
 
 enum proto_op {
 #define PROTO_X_ENUM(NAME, num, lname) PROTO_OP_##NAME = num,

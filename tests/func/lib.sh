@@ -14,6 +14,7 @@ unset STRIA_CONF
 
 teardown() {
     local rc=$?
+    unmount_stria_all # before the daemons stop and before rm -rf walks into a mount
     if [ -f "$DIR/stria.cluster" ]; then
         "$STRIA" down --dir "$DIR" >/dev/null 2>&1 || true
     fi
@@ -55,4 +56,78 @@ wait_for() {
         [ $SECONDS -lt $end ] || return 1
         sleep 0.2
     done
+}
+
+# ---- FUSE mounts (stria-fuse) ----
+# Mounts made by mount_stria; teardown unmounts them (lazily, so a busy one
+# cannot stop it) before anything else and sees their stria-fuse exit.
+STRIA_MOUNTS=()
+
+# fuse_usable: true if stria-fuse can mount here; otherwise false with the
+# reason in FUSE_WHY. Tests skip with exit 77 when it is false.
+fuse_usable() {
+    FUSE_WHY=""
+    if [ ! -e /dev/fuse ]; then
+        FUSE_WHY="/dev/fuse is missing"
+    elif ! (: <>/dev/fuse) 2>/dev/null; then
+        FUSE_WHY="/dev/fuse cannot be opened for reading and writing"
+    elif ! command -v fusermount3 >/dev/null 2>&1; then
+        FUSE_WHY="fusermount3 is missing (package fuse3)"
+    elif [ ! -x "$BUILD/stria-fuse" ]; then
+        FUSE_WHY="$BUILD/stria-fuse is not built (it needs libfuse3-dev)"
+    fi
+    [ -z "$FUSE_WHY" ]
+}
+
+# mount_stria MNT [EXTRA_OPTS]: mount the cluster (after cluster_up) at MNT
+# with stria-fuse -o conf=$CONF[,EXTRA_OPTS]. stria-fuse returns once the
+# mount is ready; what it says goes to $DIR/log/stria-fuse-N.log.
+mount_stria() {
+    local mnt=$1 extra=${2:-} log
+    mkdir -p "$mnt" "$DIR/log"
+    mnt=$(realpath "$mnt")
+    log="$DIR/log/stria-fuse-${#STRIA_MOUNTS[@]}.log"
+    STRIA_MOUNTS+=("$mnt")
+    if ! timeout -k 5 60 "$BUILD/stria-fuse" -o "conf=$CONF${extra:+,$extra}" "$mnt" >"$log" 2>&1; then
+        cat "$log" >&2
+        fail "stria-fuse -o conf=$CONF${extra:+,$extra} $mnt failed"
+    fi
+    is_stria_mount "$mnt" || fail "stria-fuse returned but $mnt is not a fuse.stria mount"
+}
+
+# is_stria_mount MNT: whether MNT (absolute, canonical) is a stria mount now.
+is_stria_mount() {
+    awk -v m="$1" '$2 == m && $3 == "fuse.stria" { found = 1 } END { exit !found }' /proc/self/mounts
+}
+
+# stria_fuse_pids MNT: the stria-fuse processes serving MNT (by their arguments).
+stria_fuse_pids() {
+    local p args
+    for p in /proc/[0-9]*; do
+        args=$(tr '\0' '\n' 2>/dev/null <"$p/cmdline") || continue
+        if [ "$(head -n 1 <<<"$args")" = "$BUILD/stria-fuse" ] && grep -qxF -- "$1" <<<"$args"; then
+            echo "${p#/proc/}"
+        fi
+    done
+    return 0
+}
+
+# Unmount (lazily) every mount_stria mount and make its stria-fuse exit.
+unmount_stria_all() {
+    local m pids i
+    for m in ${STRIA_MOUNTS[@]+"${STRIA_MOUNTS[@]}"}; do
+        if is_stria_mount "$m"; then
+            timeout -k 2 10 fusermount3 -uz "$m" >/dev/null 2>&1 || true
+        fi
+        for i in $(seq 50); do
+            pids=$(stria_fuse_pids "$m")
+            [ -n "$pids" ] || break
+            sleep 0.1
+        done
+        if [ -n "$pids" ]; then
+            echo "teardown: stria-fuse for $m still running after the unmount; killing $pids" >&2
+            kill -9 $pids 2>/dev/null || true
+        fi
+    done
+    STRIA_MOUNTS=()
 }

@@ -1,0 +1,138 @@
+#!/usr/bin/env bash
+# Two mounts of one cluster: data written and closed on one is what an open
+# on the other reads (close-to-open), after a rewrite of the same size and
+# after a truncate too; a rename on one is seen on the other once the entry
+# timeout has passed.
+. "$(dirname "$0")/lib.sh"
+if ! fuse_usable; then
+    echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
+    exit 77
+fi
+
+# Every command that touches a mount is bounded: a hung mount fails the test.
+t() { timeout -k 5 60 "$@"; }
+# A failed check is reported and counted; the test goes on (each step sets
+# the file's content afresh on mount 1), so one run shows every failure.
+failures=0
+bad() {
+    echo "FAIL: $*"
+    failures=$((failures + 1))
+}
+# same_bytes WANT GOT WHAT: GOT (on a mount) holds exactly the bytes of WANT.
+same_bytes() { t cmp "$1" "$2" || bad "$2 differs from what was written ($3)"; }
+# size_is FILE SIZE WHAT: stat shows SIZE, at once or within the attribute
+# timeout (a stat may lag that long, as documented); later is a failure.
+size_is() {
+    local got
+    got=$(t stat -c %s "$1") || { bad "stat $1 failed ($3)"; return; }
+    [ "$got" != "$2" ] || return 0
+    sleep 1.2
+    got=$(t stat -c %s "$1") || { bad "stat $1 failed ($3)"; return; }
+    if [ "$got" = "$2" ]; then
+        echo "note: stat $1 showed the new size only after the attribute timeout ($3)"
+    else
+        bad "stat $1 gives size $got, want $2, also after the 1 s attribute timeout ($3)"
+    fi
+}
+
+cluster_up --no-mount
+# Both with stria-fuse's default cache times (attr_timeout=1, entry_timeout=1
+# seconds): those are the documented times within which a stat or a name on
+# one mount may lag behind the other. Data must not lag: close-to-open holds
+# whatever the timeouts are, so the checks below do not wait.
+mount_stria "$T/m1"
+mount_stria "$T/m2"
+M1=$(realpath "$T/m1")
+M2=$(realpath "$T/m2")
+
+step "write and close on mount 1, open and read on mount 2"
+head -c 3000000 /dev/urandom >"$T/a"
+t cp "$T/a" "$M1/f"
+same_bytes "$T/a" "$M2/f" "new file"
+size_is "$M2/f" 3000000 "new file"
+
+step "rewritten in place with other bytes of the same size"
+head -c 3000000 /dev/urandom >"$T/b"
+t dd if="$T/b" of="$M1/f" bs=1M conv=notrunc status=none
+same_bytes "$T/b" "$M2/f" "same size, rewritten in place (no truncate)"
+size_is "$M2/f" 3000000 "same size, rewritten in place"
+
+step "rewritten by cp (truncate, write) with other bytes of the same size"
+head -c 3000000 /dev/urandom >"$T/c"
+t cp "$T/c" "$M1/f"
+same_bytes "$T/c" "$M2/f" "same size, rewritten by cp"
+size_is "$M2/f" 3000000 "same size, rewritten by cp"
+
+step "a few bytes changed in the middle"
+printf 'XXXXXXXX' | t dd of="$M1/f" bs=1 seek=1500000 conv=notrunc status=none
+printf 'XXXXXXXX' | dd of="$T/c" bs=1 seek=1500000 conv=notrunc status=none
+same_bytes "$T/c" "$M2/f" "8 bytes rewritten at 1500000"
+
+step "truncated on mount 1"
+t truncate -s 1000000 "$M1/f"
+head -c 1000000 "$T/c" >"$T/c1"
+same_bytes "$T/c1" "$M2/f" "truncated to 1000000"
+size_is "$M2/f" 1000000 "truncated to 1000000"
+t truncate -s 2000000 "$M1/f"
+cp "$T/c1" "$T/c2" && truncate -s 2000000 "$T/c2"
+same_bytes "$T/c2" "$M2/f" "extended by truncate to 2000000 (zeros after 1000000)"
+size_is "$M2/f" 2000000 "extended by truncate to 2000000"
+
+step "grown on mount 1 (cp of a larger file)"
+head -c 4000000 /dev/urandom >"$T/c4"
+t cp "$T/c4" "$M1/f"
+same_bytes "$T/c4" "$M2/f" "grown to 4000000 by cp"
+size_is "$M2/f" 4000000 "grown to 4000000 by cp"
+
+step "and the other way: write on mount 2, read on mount 1"
+head -c 777777 /dev/urandom >"$T/d"
+t cp "$T/d" "$M2/g"
+same_bytes "$T/d" "$M1/g" "written on mount 2"
+size_is "$M1/g" 777777 "written on mount 2"
+
+step "a rename on mount 1 is seen on mount 2 after the entry timeout"
+# For this part only, mount 2 again with 0.1 s timeouts so the test need not
+# wait out the 1 s defaults.
+t fusermount3 -u "$M2" || fail "fusermount3 -u $M2 (not busy) failed"
+mount_stria "$T/m2" entry_timeout=0.1,attr_timeout=0.1
+t mkdir "$M1/dir1" "$M1/dir2"
+t cp "$T/a" "$M1/dir1/h"
+t cp "$T/b" "$M1/e"
+# Mount 2 looks the names up first, so it has them cached.
+t stat "$M2/f" "$M2/dir1/h" "$M2/e" >/dev/null || bad "mount 2 does not see the new files"
+if t stat "$M2/renamed" >/dev/null 2>&1; then bad "mount 2 sees 'renamed' before it exists"; fi
+t mv "$M1/f" "$M1/renamed"
+t mv "$M1/dir1/h" "$M1/dir2/h"
+t mv "$M1/g" "$M1/e" # over an existing name mount 2 has cached
+sleep 0.3
+seen_after() { # NAME: seen now, or only later, or never
+    if t stat "$1" >/dev/null 2>&1; then return 0; fi
+    if wait_for 5 t stat "$1"; then
+        bad "$1 appeared on mount 2 only after more than 0.3 s (entry_timeout=0.1)"
+    else
+        bad "$1 never appeared on mount 2 (waited 5 s)"
+    fi
+}
+gone_after() {
+    if ! t stat "$1" >/dev/null 2>&1; then return 0; fi
+    if wait_for 5 sh -c "! stat '$1'"; then
+        bad "$1 vanished from mount 2 only after more than 0.3 s (entry_timeout=0.1)"
+    else
+        bad "$1 still there on mount 2 after 5 s"
+    fi
+}
+seen_after "$M2/renamed"
+gone_after "$M2/f"
+same_bytes "$T/c4" "$M2/renamed" "renamed on mount 1"
+seen_after "$M2/dir2/h"
+gone_after "$M2/dir1/h"
+same_bytes "$T/a" "$M2/dir2/h" "moved across directories on mount 1"
+gone_after "$M2/g"
+same_bytes "$T/d" "$M2/e" "renamed over a name mount 2 had looked up"
+size_is "$M2/e" 777777 "renamed over a name mount 2 had looked up"
+t ls "$M2" >"$T/ls2" || bad "ls $M2 failed"
+grep -qx renamed "$T/ls2" || bad "ls on mount 2 does not list 'renamed': $(tr '\n' ' ' <"$T/ls2")"
+if grep -qx f "$T/ls2"; then bad "ls on mount 2 still lists 'f': $(tr '\n' ' ' <"$T/ls2")"; fi
+
+[ $failures -eq 0 ] || fail "$failures check(s) failed"
+echo PASS

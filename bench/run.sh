@@ -5,7 +5,10 @@
 # on any exit), runs bench_io and bench_meta with their local-disk
 # baselines in the same temporary directory (so on the same disk as the
 # OSTs), adds fio as a second local baseline when it is installed, and
-# writes everything to stdout and to bench/results/last-run.txt.
+# writes everything to stdout and to bench/results/last-run.txt. Then, as a
+# second part, bench_fuse.sh (stria-fuse against a FUSE passthrough and the
+# local disk, on a cluster of its own) when this machine can mount FUSE file
+# systems; otherwise it says why the part was skipped.
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -85,7 +88,8 @@ run() {
         "- the OSTs, the MDT and every local baseline"
     echo
 
-    "$BUILD/stria" up --dir "$CL" --osts 4
+    # libstria only: no FUSE mount beside it.
+    "$BUILD/stria" up --dir "$CL" --osts 4 --no-mount
     echo
 
     echo "== bench_io: sequential $IO_SIZE in $IO_BLOCK blocks, stripe count $IO_COUNT," \
@@ -126,6 +130,32 @@ run() {
     echo "== done, $(date -u '+%H:%M:%S UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
 }
 
+# Why the FUSE part cannot run here, or nothing if it can.
+fuse_skip_reason() {
+    if [ "${BENCH_FUSE:-1}" = 0 ]; then
+        echo "BENCH_FUSE=0"
+    elif [ ! -x "$BUILD/stria-fuse" ]; then
+        echo "$BUILD/stria-fuse is not built"
+    elif [ ! -x "$BUILD/bench/bench_passthrough" ] || [ ! -x "$BUILD/bench/bench_fsops" ]; then
+        echo "$BUILD/bench/bench_passthrough or bench_fsops is not built"
+    elif ! command -v fusermount3 >/dev/null 2>&1; then
+        echo "fusermount3 is not installed (package fuse3)"
+    elif ! { : <>/dev/fuse; } 2>/dev/null; then
+        echo "/dev/fuse cannot be opened for reading and writing (no FUSE here, or no permission)"
+    fi
+}
+
 mkdir -p "$RESULTS"
 # The subshell keeps run's traps and HOME to itself; tee keeps a copy.
 (run) 2>&1 | tee "$RESULTS/last-run.txt"
+
+# The FUSE part starts once the first cluster is down and its files are gone.
+echo
+skip=$(fuse_skip_reason)
+if [ -z "$skip" ]; then
+    echo "== FUSE part: bench/bench_fuse.sh (output also in bench/results/last-run-fuse.txt)" |
+        tee -a "$RESULTS/last-run.txt"
+    "$SRC/bench/bench_fuse.sh" "$BUILD"
+else
+    echo "== FUSE part skipped: $skip" | tee -a "$RESULTS/last-run.txt"
+fi

@@ -317,8 +317,8 @@ static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
     struct stat st;
     uint64_t before = fstat(fd, &st) == 0 ? obj_bytes(&st) : 0;
     int rc = 0;
-    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q.offset,
-                  (off_t)q.len) < 0)
+    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q.offset, (off_t)q.len) <
+        0)
         rc = -errno;
     if (fstat(fd, &st) == 0)
         account(o, before, obj_bytes(&st));

@@ -5,7 +5,7 @@ BUILD ?= build
 JOBS ?= $(shell nproc)
 DEMO_DIR ?= $(CURDIR)/demo/cluster
 
-.PHONY: all build bootstrap demo test bench asan clean format
+.PHONY: all build bootstrap demo test bench asan fuzz clean format
 
 all: build
 
@@ -28,6 +28,20 @@ asan: bootstrap
 	@cmake --build build-asan -j $(JOBS)
 	@cd build-asan && ctest --output-on-failure -j 2 --timeout 1800
 
+# Every libFuzzer target for FUZZ_SECONDS over a copy of its seed corpus
+# (clang; ASan and UBSan on). A crash fails and leaves the input in build-fuzz.
+FUZZ_SECONDS ?= 30
+fuzz: bootstrap
+	@CC=clang cmake -S . -B build-fuzz -DSTRIA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_proto fuzz_config
+	@for t in proto config; do \
+		rm -rf build-fuzz/corpus-$$t && cp -r tests/fuzz/corpus/$$t build-fuzz/corpus-$$t && \
+		echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
+		(cd build-fuzz && ./tests/fuzz/fuzz_$$t corpus-$$t -max_total_time=$(FUZZ_SECONDS) \
+			-print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)") \
+		&& test -z "$$(ls build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* 2>/dev/null)" || exit 1; \
+	done
+
 bench: build
 	@bench/run.sh $(BUILD)
 
@@ -35,4 +49,4 @@ format:
 	@clang-format -i $$(git ls-files '*.c' '*.h')
 
 clean:
-	rm -rf $(BUILD) build-asan
+	rm -rf $(BUILD) build-asan build-fuzz

@@ -142,6 +142,8 @@ ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
 int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name);
 int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
 int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset);
+/* Tell the MDT that ino is at least size bytes long (written, unreported). */
+int cl_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size);
 /* Remove the objects of a file whose last link went (if rm->destroy). */
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm);
 /* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */
@@ -162,6 +164,8 @@ uint64_t cl_file_ino(const stria_file_t *f);
 void cl_file_allow_read(stria_file_t *f);
 /* Report the size this handle wrote, if anything changed (close-to-open). */
 int cl_file_flush(stria_file_t *f);
+/* The end of what this handle wrote and has not reported yet; 0 if none. */
+uint64_t cl_file_unreported_end(stria_file_t *f);
 /* The size as this handle knows it (at least what it wrote). */
 uint64_t cl_file_size(stria_file_t *f);
 /* Someone truncated the file to size: forget what this handle wrote past it. */

@@ -324,34 +324,24 @@ static int punch_one(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint1
 
 int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
 {
-    /* A file range lands on each object as one contiguous extent: gather
-     * it per stripe, then one PUNCH per object. */
-    uint64_t ostart[LAYOUT_MAX_STRIPES], oend[LAYOUT_MAX_STRIPES];
-    int first = 0, comp = -1;
-    for (uint64_t o = off; o < off + len;) {
-        struct layout_piece p;
-        if (layout_map(l, o, off + len - o, &p))
-            break;
-        if (p.comp != comp) {
-            for (int s = 0; comp >= 0 && s < l->comp[comp].stripe_count; s++)
-                if (oend[s] > ostart[s]) {
-                    int rc = punch_one(fs, ino, l, (uint16_t)comp, (uint16_t)s, ostart[s], oend[s]);
-                    first = first ? first : rc;
-                }
-            comp = p.comp;
-            for (int s = 0; s < LAYOUT_MAX_STRIPES; s++)
-                ostart[s] = oend[s] = 0;
+    /* A file range lands on each object as one contiguous extent, found by
+     * arithmetic: one PUNCH per object however long the range. */
+    uint64_t end = len > UINT64_MAX - off ? UINT64_MAX : off + len;
+    int first = 0;
+    for (uint16_t ci = 0; ci < l->ncomp; ci++) {
+        const struct layout_comp *c = &l->comp[ci];
+        uint64_t a = MAX(off, c->start), b = MIN(end, c->end);
+        if (a >= b)
+            continue;
+        for (uint16_t s = 0; s < c->stripe_count; s++) {
+            uint64_t os = layout_stripe_bytes_before(c, s, a - c->start);
+            uint64_t oe = layout_stripe_bytes_before(c, s, b - c->start);
+            if (oe > os) {
+                int rc = punch_one(fs, ino, l, ci, s, os, oe);
+                first = first ? first : rc;
+            }
         }
-        if (oend[p.stripe] == ostart[p.stripe])
-            ostart[p.stripe] = p.obj_off;
-        oend[p.stripe] = p.obj_off + p.len;
-        o += p.len;
     }
-    for (int s = 0; comp >= 0 && s < l->comp[comp].stripe_count; s++)
-        if (oend[s] > ostart[s]) {
-            int rc = punch_one(fs, ino, l, (uint16_t)comp, (uint16_t)s, ostart[s], oend[s]);
-            first = first ? first : rc;
-        }
     return first;
 }
 
@@ -368,6 +358,7 @@ struct stria_file {
     uint64_t wrote_end; /* end of the furthest byte this handle wrote */
     bool marked;        /* the MDT knows objects may exist */
     bool dirty;         /* written since the last size report */
+    uint64_t write_gen; /* bumped by every write: a report covers those before it */
     bool orphan;        /* unlinked while open: the MDT has no inode any more */
 };
 
@@ -436,6 +427,14 @@ void cl_file_allow_read(stria_file_t *f)
 uint64_t cl_file_ino(const stria_file_t *f)
 {
     return f->ino;
+}
+
+uint64_t cl_file_unreported_end(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    uint64_t end = f->dirty ? f->wrote_end : 0;
+    pthread_mutex_unlock(&f->lock);
+    return end;
 }
 
 uint64_t cl_file_size(stria_file_t *f)
@@ -513,6 +512,7 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     pthread_mutex_lock(&f->lock);
     f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
     f->dirty = true;
+    f->write_gen++;
     pthread_mutex_unlock(&f->lock);
     return (ssize_t)len;
 }
@@ -575,17 +575,17 @@ static int report(stria_file_t *f)
 {
     pthread_mutex_lock(&f->lock);
     bool dirty = f->dirty;
-    uint64_t end = f->wrote_end;
-    f->dirty = false;
+    uint64_t end = f->wrote_end, gen = f->write_gen;
     pthread_mutex_unlock(&f->lock);
     if (!dirty)
         return 0;
+    /* dirty stays set until the MDT has the size, so a concurrent flush
+     * cannot return early; reports are max-merged, so two are harmless. */
     int rc = call_setsize(f, end, (int64_t)util_now_real_ns());
-    if (rc) {
-        pthread_mutex_lock(&f->lock);
-        f->dirty = true;
-        pthread_mutex_unlock(&f->lock);
-    }
+    pthread_mutex_lock(&f->lock);
+    if (rc == 0 && f->write_gen == gen)
+        f->dirty = false;
+    pthread_mutex_unlock(&f->lock);
     return rc;
 }
 
@@ -594,7 +594,9 @@ int stria_fsync(stria_file_t *f)
     int rc = report(f);
     if (rc)
         return rc;
-    if (f->marked && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
+    /* fsync covers the file, not the handle: data written through other
+     * handles (or by the kernel's writeback) must be flushed too. */
+    if (f->layout.ncomp && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
         return rc;
     struct proto_sync_req q = {0};
     struct proto_sync_rep r;
@@ -635,6 +637,7 @@ int cl_file_extend(stria_file_t *f, uint64_t size)
     if (grow) {
         f->wrote_end = size;
         f->dirty = true;
+        f->write_gen++;
     }
     pthread_mutex_unlock(&f->lock);
     return grow ? report(f) : 0;

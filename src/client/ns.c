@@ -310,6 +310,16 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
     return rc;
 }
 
+int cl_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size)
+{
+    struct proto_setsize_req q = {
+        .ino = ino, .size = size, .mtime_ns = (int64_t)util_now_real_ns()};
+    struct proto_setsize_rep r;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, ino_mdt(ino), setsize, &q, &r, (void)0);
+    return rc == -ENOENT ? 0 : rc; /* unlinked: nobody can see its size */
+}
+
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)
 {
     if (!rm->destroy)

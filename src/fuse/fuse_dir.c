@@ -134,9 +134,9 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
         name[de.name.len] = '\0';
         off_t next = (off_t)(de.next_cookie + 2);
         size_t n;
+        struct fuse_entry_param e;
         if (plus) {
-            struct fuse_entry_param e;
-            sf_entry(&a, &e);
+            sf_fill_entry(&a, &e);
             n = fuse_add_direntry_plus(req, out + used, size - used, name, &e, next);
         } else {
             struct stat st = {.st_ino = de.ino, .st_mode = (mode_t)DTTOIF(de.type)};
@@ -144,6 +144,8 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
         }
         if (n > size - used)
             break; /* full: this entry starts the next reply */
+        if (plus)
+            sf_entry(&a, &e); /* the kernel gets it: note it */
         used += n;
         d->pos += (uint32_t)dec.off;
         d->left--;

@@ -13,6 +13,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -27,6 +28,18 @@ static stria_file_t *fh(struct fuse_file_info *fi)
 static int open_flags(int flags)
 {
     return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_DIRECTORY);
+}
+
+/* Close a handle whose open the caller never saw (interrupted), finishing
+ * an unlink that waited for it. */
+static void drop_unreplied(uint64_t ino, stria_file_t *f)
+{
+    struct cl_removed *rm = tab_close(ino, f);
+    stria_close(f);
+    if (rm) {
+        cl_destroy(sf.fs, rm);
+        free(rm);
+    }
 }
 
 static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -47,17 +60,8 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     tab_open(a.ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = 0;
-    if (fuse_reply_create(req, &e, fi) == -ENOENT) {
-        /* The caller was interrupted: nobody will release this handle. */
-        tab_close(a.ino, f);
-        stria_close(f);
-    }
-}
-
-static void flush_one(stria_file_t *f, void *arg)
-{
-    (void)arg;
-    cl_file_flush(f);
+    if (fuse_reply_create(req, &e, fi) == -ENOENT)
+        drop_unreplied(a.ino, f); /* interrupted: nobody will release it */
 }
 
 static void emptied_one(stria_file_t *f, void *arg)
@@ -75,7 +79,7 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     /* O_TRUNC under other handles of this mount: what they wrote goes too,
      * and must not be reported back as a size afterwards. */
     if (flags & O_TRUNC)
-        tab_each(ino, flush_one, NULL);
+        sf_report_local(ino);
     int rc = cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a);
     if (rc) {
         sf_reply_err(req, rc);
@@ -94,19 +98,34 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     tab_open(ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = keep;
-    if (fuse_reply_open(req, fi) == -ENOENT) {
-        tab_close(ino, f);
-        stria_close(f);
-    }
+    if (fuse_reply_open(req, fi) == -ENOENT)
+        drop_unreplied(ino, f);
 }
 
-static __thread char *read_buf;
+/* One read buffer per worker thread, freed when libfuse retires the thread. */
+static pthread_key_t read_key;
+static pthread_once_t read_once = PTHREAD_ONCE_INIT;
+
+static void read_key_init(void)
+{
+    pthread_key_create(&read_key, free);
+}
+
+static char *thread_read_buf(void)
+{
+    pthread_once(&read_once, read_key_init);
+    char *buf = pthread_getspecific(read_key);
+    if (!buf && (buf = malloc(READ_BUF)))
+        pthread_setspecific(read_key, buf);
+    return buf;
+}
 
 static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
     (void)ino;
-    if (!read_buf && !(read_buf = malloc(READ_BUF))) {
+    char *read_buf = thread_read_buf();
+    if (!read_buf) {
         fuse_reply_err(req, ENOMEM);
         return;
     }
@@ -157,9 +176,11 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 
 static void sf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
-    (void)ino, (void)datasync;
+    (void)datasync;
     sf_cred(req);
-    sf_reply_err(req, stria_fsync(fh(fi)));
+    /* fsync is of the file: what other handles here wrote counts too. */
+    int rc = sf_report_local(ino);
+    sf_reply_err(req, rc ? rc : stria_fsync(fh(fi)));
 }
 
 static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

@@ -35,6 +35,11 @@ void sf_cred(fuse_req_t req);
 void sf_reply_entry(fuse_req_t req, const struct proto_attr *a);
 /* sf_reply_entry when rc is 0, else the error. */
 void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a);
+/* Report to the MDT what this mount's handles of ino wrote and have not
+ * reported (before a truncate or an fsync). */
+int sf_report_local(uint64_t ino);
+/* Fill a fuse_entry_param for a, without noting it (see sf_entry). */
+void sf_fill_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 /* Fill a fuse_entry_param for a; notes the attributes. */
 void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 /* Reply with a negative errno (or 0). */
@@ -56,7 +61,8 @@ void tab_open(uint64_t ino, stria_file_t *f);
  * destroy) if this was the last handle of an unlinked file, else NULL.
  * The caller frees it. */
 struct cl_removed *tab_close(uint64_t ino, stria_file_t *f);
-/* The largest size any open handle of ino knows; 0 if none. */
+/* The furthest end any open handle of ino wrote without reporting it to
+ * the MDT yet; 0 if none (open says whether any handle is open). */
 uint64_t tab_local_size(uint64_t ino, bool *open);
 /* ino lost its last link: if handles are open here, keep rm for the last
  * close and return true (the caller must not destroy now). */
@@ -65,7 +71,8 @@ bool tab_orphan(const struct cl_removed *rm);
 bool tab_orphan_attr(uint64_t ino, struct proto_attr *a);
 /* Its layout, if it is one (to truncate its objects). */
 bool tab_orphan_layout(uint64_t ino, struct layout *l);
-/* Call fn on every open handle of ino (e.g. to flush before a truncate). */
+/* Call fn on every open handle of ino, under the table lock: fn must not
+ * block (no RPCs). */
 void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
 
 /* ---- operation groups ---- */

@@ -62,7 +62,7 @@ void sf_reply_err(fuse_req_t req, int rc)
     fuse_reply_err(req, rc < 0 ? -rc : rc);
 }
 
-void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
+void sf_fill_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
 {
     struct proto_attr m = *attr, *a = &m;
     sf_merge_local(a);
@@ -72,7 +72,21 @@ void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
     cl_to_stat(a, &e->attr);
     e->attr_timeout = sf.attr_timeout;
     e->entry_timeout = sf.entry_timeout;
-    tab_note(a);
+}
+
+void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
+{
+    sf_fill_entry(attr, e);
+    struct proto_attr a = *attr;
+    a.size = (uint64_t)e->attr.st_size;
+    tab_note(&a);
+}
+
+int sf_report_local(uint64_t ino)
+{
+    bool open;
+    uint64_t end = tab_local_size(ino, &open);
+    return end ? cl_report_size(sf.fs, ino, end) : 0;
 }
 
 void sf_reply_entry(fuse_req_t req, const struct proto_attr *a)
@@ -122,9 +136,11 @@ static void sf_init(void *userdata, struct fuse_conn_info *conn)
     conn->want |= conn->capable &
                   (FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
                    FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_READ);
+    /* Not HANDLE_KILLPRIV(_V2): the kernel clears setuid/setgid on
+     * write and truncate itself (a mode SETATTR the MDT allows writers). */
+    conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV;
 #ifdef FUSE_CAP_HANDLE_KILLPRIV_V2
-    /* Otherwise the kernel asks for security.capability before every write. */
-    conn->want |= conn->capable & FUSE_CAP_HANDLE_KILLPRIV_V2;
+    conn->want &= ~(unsigned)FUSE_CAP_HANDLE_KILLPRIV_V2;
 #endif
     /* Writeback caching: the kernel gathers writes and keeps several WRITE
      * requests in flight; it writes dirty data back before every flush

@@ -41,12 +41,6 @@ static void sf_getattr_op(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
         reply_attr(req, &a);
 }
 
-static void flush_one(stria_file_t *f, void *arg)
-{
-    (void)arg;
-    cl_file_flush(f);
-}
-
 static void truncated_one(stria_file_t *f, void *arg)
 {
     cl_file_truncated(f, *(uint64_t *)arg);
@@ -87,7 +81,7 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
     /* Sizes this mount wrote but has not reported would re-grow the file
      * after the truncate: report them first, and cut them after. */
     if (q.valid & SETATTR_SIZE)
-        tab_each(ino, flush_one, NULL);
+        sf_report_local(ino);
     struct proto_setattr_rep *r = malloc(sizeof(*r));
     int rc = r ? cl_setattr(sf.fs, ino, &q, r) : -ENOMEM;
     /* Unlinked but open here: the MDT has forgotten it; the handles and

@@ -155,7 +155,7 @@ uint64_t tab_local_size(uint64_t ino, bool *open)
     pthread_mutex_lock(&tab_lock);
     struct ent *e = find(ino, false);
     for (struct handle *h = e ? e->open : NULL; h; h = h->next) {
-        uint64_t s = cl_file_size(h->f);
+        uint64_t s = cl_file_unreported_end(h->f);
         size = s > size ? s : size;
         *open = true;
     }

@@ -498,11 +498,16 @@ static int setattr_txn(struct meta_txn *t, void *arg)
     bool owner = c->uid == 0 || c->uid == in.uid;
     int64_t now = now_ns();
     if (q->valid & SETATTR_MODE) {
-        if (!owner)
+        /* A writer's kernel clears setuid/setgid when it writes or
+         * truncates: a change that only drops those bits is allowed to
+         * anyone who may write the file. */
+        uint32_t privs = S_ISUID | S_ISGID, cur = in.mode & 07777;
+        bool drops_privs = (q->mode & 07777) == (cur & ~privs) && (cur & privs);
+        if (!owner && !(drops_privs && may(&in, c, 2) == 0))
             return -EPERM;
         uint32_t mode = q->mode & 07777;
         /* A non-owner group may not keep setgid (as Linux). */
-        if (c->uid != 0 && !in_group(c, in.gid))
+        if (c->uid != 0 && owner && !in_group(c, in.gid))
             mode &= ~(uint32_t)S_ISGID;
         in.mode = (in.mode & S_IFMT) | mode;
     }

@@ -47,6 +47,17 @@ uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stri
     return obj;
 }
 
+uint64_t layout_stripe_bytes_before(const struct layout_comp *c, uint16_t s, uint64_t rel)
+{
+    uint64_t unit = rel / c->stripe_size, row = unit / c->stripe_count;
+    uint64_t pos = unit % c->stripe_count;
+    if (pos > s)
+        return (row + 1) * c->stripe_size;
+    if (pos == s)
+        return row * c->stripe_size + rel % c->stripe_size;
+    return row * c->stripe_size;
+}
+
 int layout_validate(const struct layout *l)
 {
     if (l->ncomp == 0 || l->ncomp > LAYOUT_MAX_COMP)

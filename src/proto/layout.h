@@ -30,6 +30,12 @@ int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct lay
 /* Size object (comp, stripe) must have for the file to be size bytes long. */
 uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stripe, uint64_t size);
 
+/* How many bytes of stripe s lie before offset rel (relative to the
+ * component's start): the object offset at which file byte rel, or the
+ * next byte of stripe s after it, is stored. Turns a file range into one
+ * object extent per stripe without walking stripe units. */
+uint64_t layout_stripe_bytes_before(const struct layout_comp *c, uint16_t s, uint64_t rel);
+
 /* Check a layout is well formed: components contiguous from 0, the last
  * open-ended, counts within bounds, sizes multiples of 64 KiB. */
 int layout_validate(const struct layout *l);

@@ -307,10 +307,11 @@ static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
     struct stord *s = p;
     (void)rep;
     DECODE(punch);
-    if (q.offset > MAX_OBJECT_SIZE || q.len > MAX_OBJECT_SIZE)
-        return -EFBIG;
-    if (q.len == 0)
+    /* Nothing can live past the largest object: clamp there. */
+    if (q.len == 0 || q.offset >= MAX_OBJECT_SIZE)
         return 0;
+    if (q.len > MAX_OBJECT_SIZE - q.offset)
+        q.len = MAX_OBJECT_SIZE - q.offset;
     int fd = openat(o->dirfd, name, O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return errno == ENOENT ? 0 : -errno; /* nothing there: already a hole */

@@ -539,13 +539,46 @@ static void test_make_simple(void **state)
     assert_int_equal(p.obj_off, 4 * MIB);
 }
 
+/* layout_stripe_bytes_before against counting bytes one by one, for every
+ * stripe and every offset over a few rows of small and odd shapes. */
+static void test_stripe_bytes_before(void **state)
+{
+    (void)state;
+    static const uint32_t counts[] = {1, 2, 3, 5};
+    for (size_t ci = 0; ci < sizeof(counts) / sizeof(counts[0]); ci++) {
+        struct layout_comp c = {.start = 0,
+                                .end = LAYOUT_END_EOF,
+                                .stripe_size = 7,
+                                .stripe_count = (uint16_t)counts[ci]};
+        uint64_t span = (uint64_t)c.stripe_size * c.stripe_count * 4;
+        for (uint16_t s = 0; s < c.stripe_count; s++) {
+            uint64_t seen = 0;
+            for (uint64_t x = 0; x <= span; x++) {
+                assert_int_equal(layout_stripe_bytes_before(&c, s, x), seen);
+                if ((x / c.stripe_size) % c.stripe_count == s)
+                    seen++;
+            }
+        }
+    }
+    /* Near the top of the offset space: no overflow. */
+    struct layout_comp big = {
+        .start = 0, .end = LAYOUT_END_EOF, .stripe_size = 1 << 20, .stripe_count = 4};
+    uint64_t top = UINT64_MAX - (1 << 20);
+    assert_true(layout_stripe_bytes_before(&big, 3, top) <= top / 4 + (1 << 20));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_map_matches_model),  cmocka_unit_test(test_map_far_offsets),
-        cmocka_unit_test(test_range_covered_once), cmocka_unit_test(test_object_size_matches_model),
-        cmocka_unit_test(test_object_size_far),    cmocka_unit_test(test_map_uncovered),
-        cmocka_unit_test(test_validate_accepts),   cmocka_unit_test(test_validate_rejects),
+        cmocka_unit_test(test_stripe_bytes_before),
+        cmocka_unit_test(test_map_matches_model),
+        cmocka_unit_test(test_map_far_offsets),
+        cmocka_unit_test(test_range_covered_once),
+        cmocka_unit_test(test_object_size_matches_model),
+        cmocka_unit_test(test_object_size_far),
+        cmocka_unit_test(test_map_uncovered),
+        cmocka_unit_test(test_validate_accepts),
+        cmocka_unit_test(test_validate_rejects),
         cmocka_unit_test(test_make_simple),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

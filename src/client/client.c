@@ -396,6 +396,8 @@ int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
         return -ENOMEM;
     }
     size_t k = 0;
+    const struct map_target *asked = NULL; /* the server ts came from */
+    bool have = false;
     /* MDTs first, then OSTs, each by index, as lfs df lists them. */
     for (int pass = 0; pass < 2; pass++) {
         uint8_t kind = pass == 0 ? PROTO_NODE_META : PROTO_NODE_STOR;
@@ -413,7 +415,14 @@ int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
             o->port = t->port;
             o->heartbeat_age_ms = t->age_ms;
             struct proto_tstat s = t->stat;
-            if (o->online && fresh_stats(fs, t, ts) == 0) {
+            /* One server answers for all its targets: ask it once. */
+            bool same = asked && asked->kind == t->kind && asked->port == t->port &&
+                        !strcmp(asked->host, t->host);
+            if (o->online && !same) {
+                asked = t;
+                have = fresh_stats(fs, t, ts) == 0;
+            }
+            if (o->online && have) {
                 for (uint32_t j = 0; j < ts->n; j++)
                     if (ts->t[j].index == t->index)
                         s = ts->t[j];

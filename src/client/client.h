@@ -142,8 +142,10 @@ ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
 int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name);
 int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
 int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset);
-/* Tell the MDT that ino is at least size bytes long (written, unreported). */
-int cl_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size);
+/* Tell the MDT that ino is at least size bytes long (the MDT keeps the
+ * maximum) and, if mtime_ns, its mtime; out (if not NULL) gets the result. */
+int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
+               struct proto_attr *out);
 /* Remove the objects of a file whose last link went (if rm->destroy). */
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm);
 /* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */
@@ -157,7 +159,6 @@ mode_t cl_umask(void);
 int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr);
-uint64_t cl_file_ino(const stria_file_t *f);
 /* Let a write-only handle read too: the kernel's writeback cache fills
  * partial pages through it. Permission was checked at open with the
  * caller's own flags. Call before the handle is shared. */
@@ -166,8 +167,6 @@ void cl_file_allow_read(stria_file_t *f);
 int cl_file_flush(stria_file_t *f);
 /* The end of what this handle wrote and has not reported yet; 0 if none. */
 uint64_t cl_file_unreported_end(stria_file_t *f);
-/* The size as this handle knows it (at least what it wrote). */
-uint64_t cl_file_size(stria_file_t *f);
 /* Someone truncated the file to size: forget what this handle wrote past it. */
 void cl_file_truncated(stria_file_t *f, uint64_t size);
 /* Read exactly [off, off + len), whatever size this handle knows: bytes no

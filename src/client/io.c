@@ -424,25 +424,12 @@ void cl_file_allow_read(stria_file_t *f)
         f->flags = (f->flags & ~O_ACCMODE) | O_RDWR;
 }
 
-uint64_t cl_file_ino(const stria_file_t *f)
-{
-    return f->ino;
-}
-
 uint64_t cl_file_unreported_end(stria_file_t *f)
 {
     pthread_mutex_lock(&f->lock);
     uint64_t end = f->dirty ? f->wrote_end : 0;
     pthread_mutex_unlock(&f->lock);
     return end;
-}
-
-uint64_t cl_file_size(stria_file_t *f)
-{
-    pthread_mutex_lock(&f->lock);
-    uint64_t size = MAX(f->size, f->wrote_end);
-    pthread_mutex_unlock(&f->lock);
-    return size;
 }
 
 void cl_file_know_size(stria_file_t *f, uint64_t size)
@@ -467,14 +454,12 @@ static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
     pthread_mutex_unlock(&f->lock);
     if (orphan)
         return 0; /* nobody can see its size any more */
-    struct proto_setsize_req q = {.ino = f->ino, .size = size, .mtime_ns = mtime};
-    struct proto_setsize_rep r;
-    cl_cred(&q.cred);
-    int rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), setsize, &q, &r, (void)0);
+    struct proto_attr a;
+    int rc = cl_setsize(f->fs, f->ino, size, mtime, &a);
     if (rc == 0) {
         pthread_mutex_lock(&f->lock);
-        if (r.attr.size > f->size)
-            f->size = r.attr.size;
+        if (a.size > f->size)
+            f->size = a.size;
         pthread_mutex_unlock(&f->lock);
     }
     return rc;
@@ -519,13 +504,11 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
 
 static int refresh_size(stria_file_t *f)
 {
-    struct proto_getattr_req q = {.ino = f->ino};
-    struct proto_getattr_rep r;
-    cl_cred(&q.cred);
-    int rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), getattr, &q, &r, (void)0);
+    struct proto_attr a;
+    int rc = cl_getattr(f->fs, f->ino, &a);
     if (rc == 0) {
         pthread_mutex_lock(&f->lock);
-        f->size = MAX(f->size, r.attr.size);
+        f->size = MAX(f->size, a.size);
         pthread_mutex_unlock(&f->lock);
     }
     return rc;
@@ -670,13 +653,10 @@ int stria_fstat(stria_file_t *f, struct stat *st)
     int rc = report(f);
     if (rc)
         return rc;
-    struct proto_getattr_req q = {.ino = f->ino};
-    struct proto_getattr_rep r;
-    cl_cred(&q.cred);
-    rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), getattr, &q, &r, (void)0);
-    if (rc)
+    struct proto_attr a;
+    if ((rc = cl_getattr(f->fs, f->ino, &a)))
         return rc;
-    cl_to_stat(&r.attr, st);
+    cl_to_stat(&a, st);
     return 0;
 }
 

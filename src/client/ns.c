@@ -103,6 +103,17 @@ int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
     return MDT_CALL(fs, ino_mdt(parent), rmdir, &q, &r, (void)0);
 }
 
+/* What an UNLINK or RENAME reply says was removed. */
+static void removed(struct cl_removed *rm, uint64_t ino, uint8_t gone, uint8_t destroy,
+                    uint64_t size, const struct layout *l)
+{
+    rm->ino = ino;
+    rm->gone = gone;
+    rm->destroy = destroy;
+    rm->size = size;
+    rm->layout = *l;
+}
+
 int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_removed *rm)
 {
     int rc = check_path(path);
@@ -113,13 +124,8 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
-    rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r, ({
-                      rm->ino = r->ino;
-                      rm->gone = r->gone;
-                      rm->size = r->size;
-                      rm->destroy = r->destroy;
-                      rm->layout = r->layout;
-                  }));
+    rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r,
+                  removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout));
     free(r);
     return rc;
 }
@@ -139,13 +145,8 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
-    rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r, ({
-                      rm->ino = r->replaced;
-                      rm->gone = r->gone;
-                      rm->size = r->size;
-                      rm->destroy = r->destroy;
-                      rm->layout = r->layout;
-                  }));
+    rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r,
+                  removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout));
     free(r);
     return rc;
 }
@@ -310,14 +311,13 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
     return rc;
 }
 
-int cl_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size)
+int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
+               struct proto_attr *out)
 {
-    struct proto_setsize_req q = {
-        .ino = ino, .size = size, .mtime_ns = (int64_t)util_now_real_ns()};
+    struct proto_setsize_req q = {.ino = ino, .size = size, .mtime_ns = mtime_ns};
     struct proto_setsize_rep r;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), setsize, &q, &r, (void)0);
-    return rc == -ENOENT ? 0 : rc; /* unlinked: nobody can see its size */
+    return MDT_CALL(fs, ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr);
 }
 
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)

@@ -145,7 +145,7 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
         if (n > size - used)
             break; /* full: this entry starts the next reply */
         if (plus)
-            sf_entry(&a, &e); /* the kernel gets it: note it */
+            sf_note_entry(&a, &e); /* the kernel gets it */
         used += n;
         d->pos += (uint32_t)dec.off;
         d->left--;

@@ -40,6 +40,8 @@ void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a);
 int sf_report_local(uint64_t ino);
 /* Fill a fuse_entry_param for a, without noting it (see sf_entry). */
 void sf_fill_entry(const struct proto_attr *a, struct fuse_entry_param *e);
+/* Note that the kernel was given entry e (filled from a). */
+void sf_note_entry(const struct proto_attr *a, const struct fuse_entry_param *e);
 /* Fill a fuse_entry_param for a; notes the attributes. */
 void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 /* Reply with a negative errno (or 0). */

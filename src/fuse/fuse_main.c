@@ -74,19 +74,27 @@ void sf_fill_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
     e->entry_timeout = sf.entry_timeout;
 }
 
+void sf_note_entry(const struct proto_attr *attr, const struct fuse_entry_param *e)
+{
+    struct proto_attr a = *attr;
+    a.size = (uint64_t)e->attr.st_size; /* as filled: with local writes */
+    tab_note(&a);
+}
+
 void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
 {
     sf_fill_entry(attr, e);
-    struct proto_attr a = *attr;
-    a.size = (uint64_t)e->attr.st_size;
-    tab_note(&a);
+    sf_note_entry(attr, e);
 }
 
 int sf_report_local(uint64_t ino)
 {
     bool open;
     uint64_t end = tab_local_size(ino, &open);
-    return end ? cl_report_size(sf.fs, ino, end) : 0;
+    if (!end)
+        return 0;
+    int rc = cl_setsize(sf.fs, ino, end, (int64_t)util_now_real_ns(), NULL);
+    return rc == -ENOENT ? 0 : rc; /* unlinked: nobody can see its size */
 }
 
 void sf_reply_entry(fuse_req_t req, const struct proto_attr *a)

@@ -258,12 +258,6 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
     }
 }
 
-static int path_arg(const struct proto_str *s, char *buf, size_t len)
-{
-    int rc = proto_str_copy(s, buf, len);
-    return rc == -EINVAL ? -EINVAL : rc;
-}
-
 /* ---- allocation ---- */
 
 static uint64_t rng_next(uint64_t *s)
@@ -442,7 +436,7 @@ static int lookup_txn(struct meta_txn *t, void *arg)
 {
     struct lookup_arg *a = arg;
     char path[PROTO_MAX_STR + 1];
-    int rc = path_arg(&a->q->path, path, sizeof(path));
+    int rc = proto_str_copy(&a->q->path, path, sizeof(path));
     if (rc)
         return rc;
     struct meta_inode in;
@@ -633,7 +627,7 @@ static int open_txn(struct meta_txn *t, void *arg)
     struct open_arg *a = arg;
     const struct proto_open_req *q = a->q;
     char path[PATH_BUF];
-    int rc = path_arg(&q->path, path, PROTO_MAX_STR + 1);
+    int rc = proto_str_copy(&q->path, path, PROTO_MAX_STR + 1);
     if (rc)
         return rc;
     uint64_t start = q->parent, ino;
@@ -722,7 +716,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
 {
     struct mk_arg *a = arg;
     char path[PROTO_MAX_STR + 1];
-    int rc = path_arg(a->path, path, sizeof(path));
+    int rc = proto_str_copy(a->path, path, sizeof(path));
     if (rc)
         return rc;
     struct walk w = {.links_left = MAX_SYMLINKS};
@@ -826,7 +820,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
 {
     struct rm_arg *a = arg;
     char path[PROTO_MAX_STR + 1];
-    int rc = path_arg(a->path, path, sizeof(path));
+    int rc = proto_str_copy(a->path, path, sizeof(path));
     if (rc)
         return rc;
     struct walk w = {.links_left = MAX_SYMLINKS};
@@ -916,7 +910,8 @@ static int rename_txn(struct meta_txn *t, void *arg)
     if (q->flags & ~(uint32_t)(RENAME_NOREPLACE | RENAME_EXCHANGE) ||
         ((q->flags & RENAME_NOREPLACE) && (q->flags & RENAME_EXCHANGE)))
         return -EINVAL;
-    if ((rc = path_arg(&q->spath, sp, sizeof(sp))) || (rc = path_arg(&q->dpath, dp, sizeof(dp))))
+    if ((rc = proto_str_copy(&q->spath, sp, sizeof(sp))) ||
+        (rc = proto_str_copy(&q->dpath, dp, sizeof(dp))))
         return rc;
     struct walk s = {.links_left = MAX_SYMLINKS}, d = {.links_left = MAX_SYMLINKS};
     if ((rc = walk_parent(t, c, q->sparent, sp, &s)) ||
@@ -1052,7 +1047,7 @@ static int link_txn(struct meta_txn *t, void *arg)
     struct link_arg *a = arg;
     const struct proto_link_req *q = a->q;
     char path[PROTO_MAX_STR + 1];
-    int rc = path_arg(&q->dpath, path, sizeof(path));
+    int rc = proto_str_copy(&q->dpath, path, sizeof(path));
     if (rc)
         return rc;
     struct meta_inode in;

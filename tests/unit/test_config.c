@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "common/config.h"
 #include "common/util.h"
 
@@ -56,37 +58,18 @@ static const struct cfg_option req_opts[] = {
 static const struct cfg_table req_table = {"stria-test", "required options", req_opts,
                                            ARRAY_SIZE(req_opts)};
 
-/* Short enough that every path built from it fits in PATH_MAX. */
-static char tmpdir[512];
 static int nfiles;
 
 static int setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    int n = snprintf(tmpdir, sizeof(tmpdir), "%s/stria-test-config-XXXXXX",
-                     base && *base ? base : "/tmp");
-    if (n < 0 || (size_t)n >= sizeof(tmpdir))
-        return -1;
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tmpdir_make("config");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(tmpdir);
-    if (d) {
-        struct dirent *e;
-        char p[PATH_MAX + 256];
-        while ((e = readdir(d))) {
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
-                unlink(p);
-            }
-        }
-        closedir(d);
-    }
-    return rmdir(tmpdir);
+    return tmpdir_remove();
 }
 
 /* Write len bytes to a new file in tmpdir; its path goes into path. */

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "common/auth.h"
 #include "common/crc.h"
 #include "common/util.h"
@@ -28,36 +30,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Short enough that every path built from it fits in PATH_MAX. */
-static char tmpdir[512];
-
 static int setup(void **state)
 {
     (void)state;
-    const char *base = getenv("TMPDIR");
-    int n = snprintf(tmpdir, sizeof(tmpdir), "%s/stria-test-auth-XXXXXX",
-                     base && *base ? base : "/tmp");
-    if (n < 0 || (size_t)n >= sizeof(tmpdir))
-        return -1;
-    return mkdtemp(tmpdir) ? 0 : -1;
+    return tmpdir_make("auth");
 }
 
 static int teardown(void **state)
 {
     (void)state;
-    DIR *d = opendir(tmpdir);
-    if (d) {
-        struct dirent *e;
-        char p[PATH_MAX + 256];
-        while ((e = readdir(d))) {
-            if (strcmp(e->d_name, ".") && strcmp(e->d_name, "..")) {
-                snprintf(p, sizeof(p), "%s/%s", tmpdir, e->d_name);
-                unlink(p);
-            }
-        }
-        closedir(d);
-    }
-    return rmdir(tmpdir);
+    return tmpdir_remove();
 }
 
 static void tmp_path(const char *name, char *path, size_t len)

@@ -16,6 +16,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "proto/layout.h"
 
 #include <errno.h>
@@ -24,28 +26,6 @@
 
 #define K64 (64u << 10)
 #define MIB (1u << 20)
-
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t seed)
-{
-    rng_state = seed ? seed : 1;
-}
-
-static uint64_t rng_next(void)
-{
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545f4914f6cdd1dull;
-}
-
-static uint64_t rng_below(uint64_t n)
-{
-    return rng_next() % n;
-}
 
 /* ---- the reference model ---------------------------------------------- */
 

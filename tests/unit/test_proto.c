@@ -14,6 +14,8 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "testutil.h"
+
 #include "common/crc.h"
 #include "common/util.h"
 #include "proto/map.h"
@@ -27,29 +29,6 @@
 #include <string.h>
 
 /* ---- helpers ---------------------------------------------------------- */
-
-/* xorshift64*: the same sequence on every platform and libc. */
-static uint64_t rng_state;
-
-static void rng_seed(uint64_t seed)
-{
-    rng_state = seed ? seed : 1;
-}
-
-static uint64_t rng_next(void)
-{
-    uint64_t x = rng_state;
-    x ^= x >> 12;
-    x ^= x << 25;
-    x ^= x >> 27;
-    rng_state = x;
-    return x * 0x2545f4914f6cdd1dull;
-}
-
-static uint64_t rng_below(uint64_t n)
-{
-    return rng_next() % n;
-}
 
 /* Large enough for any message the tests build. */
 static uint8_t wire[PROTO_MAX_REP_PAYLOAD];

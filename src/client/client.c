@@ -182,6 +182,7 @@ void stria_disconnect(stria_fs_t *fs)
 {
     if (!fs)
         return;
+    mdc_stop(fs);
     ct_drain(&fs->mgmt);
     free_slots(fs->mdt, fs->nmdt_slots);
     free_slots(fs->ost, fs->nost_slots);

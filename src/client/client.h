@@ -10,6 +10,7 @@
 #include "../net/net.h"
 #include "../proto/layout.h"
 #include "../proto/map.h"
+#include "mdcache.h"
 #include "stria/stria.h"
 
 #include <pthread.h>
@@ -48,6 +49,7 @@ struct stria_fs {
     struct ctarget **mdt, **ost; /* by index; never freed while fs lives */
     uint32_t nmdt_slots, nost_slots;
     uint32_t ost_count; /* OSTs in the map */
+    struct mdc *mdc;    /* metadata cache (mdcache.h); NULL unless the mount turned it on */
 };
 
 /* A connection lent by a target's pool. */
@@ -85,6 +87,8 @@ int cl_refresh_map(stria_fs_t *fs);
             }                                                                                      \
             bool again_ = tr_ && l_.reused;                                                        \
             cl_put(&l_, tr_);                                                                      \
+            if (tr_ && (fs)->mdc)                                                                  \
+                mdc_forget_all((fs)->mdc); /* a change may or may not have happened */             \
             if (!again_)                                                                           \
                 break;                                                                             \
         }                                                                                          \
@@ -146,6 +150,12 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
  * maximum) and, if mtime_ns, its mtime; out (if not NULL) gets the result. */
 int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
                struct proto_attr *out);
+/* Let the metadata cache (if on) follow a reply (struct mdc_update): a
+ * name in parent now holds child (0: removed or unknown); the name in
+ * parent2 changed too; attr: the attributes of attr->ino now. */
+void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
+             const char *name, uint64_t child, uint64_t parent2, const char *name2,
+             const struct proto_attr *attr);
 /* Remove the objects of a file whose last link went (if rm->destroy). */
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm);
 /* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */

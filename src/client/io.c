@@ -383,7 +383,9 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
                                .stripe_size = size,
                                .stripe_offset = offset};
     cl_cred(&q.cred);
-    rc = MDT_CALL(fs, (uint32_t)(parent >> 48), open, &q, r, (void)0);
+    int64_t sent = mdc_clock_ms();
+    rc = MDT_CALL(fs, (uint32_t)(parent >> 48), open, &q, r,
+                  cl_note(fs, sent, &r->leases, parent, path, r->attr.ino, 0, NULL, &r->attr));
     if (rc)
         goto fail;
     if (S_ISDIR(r->attr.mode) && (flags & O_ACCMODE) != O_RDONLY) {

@@ -61,6 +61,30 @@ void cl_to_stat(const struct proto_attr *a, struct stat *st)
 
 /* ---- inode level ---- */
 
+/* One name, not a path: what the metadata cache can follow. */
+static bool one_name(const char *path)
+{
+    return path[0] && !strchr(path, '/');
+}
+
+/* Let the metadata cache (if on) follow a reply: see struct mdc_update. */
+void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
+             const char *name, uint64_t child, uint64_t parent2, const char *name2,
+             const struct proto_attr *attr)
+{
+    if (!fs->mdc)
+        return;
+    struct mdc_update u = {.sent_ms = sent,
+                           .leases = leases,
+                           .parent = parent && one_name(name) ? parent : 0,
+                           .name = name,
+                           .child = child,
+                           .parent2 = parent2 && one_name(name2) ? parent2 : 0,
+                           .name2 = name2,
+                           .attr = attr};
+    mdc_update(fs->mdc, &u);
+}
+
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out)
 {
@@ -70,15 +94,24 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     struct proto_lookup_req q = {.parent = parent, .path = proto_str_c(path), .follow = follow};
     struct proto_lookup_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(parent), lookup, &q, &r, *out = r.attr);
+    if (fs->mdc && !follow && one_name(path) && mdc_lookup(fs->mdc, parent, path, &q.cred, out))
+        return 0;
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(
+        fs, ino_mdt(parent), lookup, &q, &r, *out = r.attr;
+        cl_note(fs, sent, &r.leases, follow ? 0 : parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
 int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
 {
+    if (fs->mdc && mdc_getattr(fs->mdc, ino, out))
+        return 0;
     struct proto_getattr_req q = {.ino = ino};
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(ino), getattr, &q, &r, *out = r.attr);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(ino), getattr, &q, &r, *out = r.attr;
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
 }
 
 int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, struct proto_attr *out)
@@ -89,7 +122,9 @@ int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, str
     struct proto_mkdir_req q = {.parent = parent, .path = proto_str_c(path), .mode = mode};
     struct proto_mkdir_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr;
+                    cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
@@ -100,7 +135,9 @@ int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
     struct proto_rmdir_req q = {.parent = parent, .path = proto_str_c(path)};
     struct proto_rmdir_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(parent), rmdir, &q, &r, (void)0);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(parent), rmdir, &q, &r,
+                    cl_note(fs, sent, &r.leases, parent, path, 0, 0, NULL, NULL));
 }
 
 /* What an UNLINK or RENAME reply says was removed. */
@@ -124,8 +161,10 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
     rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r,
-                  removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout));
+                  removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout);
+                  cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL));
     free(r);
     return rc;
 }
@@ -145,8 +184,10 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
     rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r,
-                  removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout));
+                  removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout);
+                  cl_note(fs, sent, &r->leases, sparent, spath, 0, dparent, dpath, NULL));
     free(r);
     return rc;
 }
@@ -160,7 +201,9 @@ int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
     struct proto_link_req q = {.ino = ino, .dparent = dparent, .dpath = proto_str_c(dpath)};
     struct proto_link_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(ino), link, &q, &r, if (out) * out = r.attr);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(ino), link, &q, &r, if (out) * out = r.attr;
+                    cl_note(fs, sent, &r.leases, dparent, dpath, r.attr.ino, 0, NULL, &r.attr));
 }
 
 int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
@@ -173,7 +216,9 @@ int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *ta
         .parent = parent, .path = proto_str_c(path), .target = proto_str_c(target)};
     struct proto_symlink_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(parent), symlink, &q, &r, if (out) * out = r.attr);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(parent), symlink, &q, &r, if (out) * out = r.attr;
+                    cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
 ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
@@ -194,7 +239,9 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
 {
     q->ino = ino;
     cl_cred(&q->cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), setattr, q, r, (void)0);
+    int64_t sent = mdc_clock_ms();
+    int rc = MDT_CALL(fs, ino_mdt(ino), setattr, q, r,
+                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
     /* Shrinking: cut the objects to what the new size implies. */
     if (rc == 0 && (q->valid & SETATTR_SIZE) && q->size < r->old_size && r->layout.ncomp)
         rc = io_objects(fs, ino, &r->layout, IO_TRUNCATE, q->size);
@@ -227,7 +274,9 @@ int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *valu
                                    .flags = (uint32_t)flags};
     struct proto_setxattr_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(ino), setxattr, &q, &r, (void)0);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(ino), setxattr, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
 ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size)
@@ -267,7 +316,9 @@ int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name)
     struct proto_removexattr_req q = {.ino = ino, .name = proto_str_c(name)};
     struct proto_removexattr_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(ino), removexattr, &q, &r, (void)0);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(ino), removexattr, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
 int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
@@ -306,7 +357,9 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), setstripe, &q, r, (void)0);
+    int64_t sent = mdc_clock_ms();
+    int rc = MDT_CALL(fs, ino_mdt(ino), setstripe, &q, r,
+                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
     free(r);
     return rc;
 }
@@ -317,7 +370,9 @@ int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
     struct proto_setsize_req q = {.ino = ino, .size = size, .mtime_ns = mtime_ns};
     struct proto_setsize_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
 }
 
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)

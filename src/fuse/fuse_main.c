@@ -175,6 +175,7 @@ struct sf_opts {
     char *conf;
     double attr_timeout, entry_timeout;
     int writeback;
+    int mdcache;
     int help;
 };
 
@@ -187,6 +188,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("attr_timeout=%lf", attr_timeout),
     SF_OPT("entry_timeout=%lf", entry_timeout),
     SF_OPT("writeback_cache=%d", writeback),
+    SF_OPT("mdcache=%d", mdcache),
     SF_OPT("--help", help),
     SF_OPT("-h", help),
     FUSE_OPT_END,
@@ -204,6 +206,9 @@ static void usage(const char *prog)
            "  writeback_cache=0|1 let the kernel gather writes (default 0): faster writes,\n"
            "                      but the kernel then keeps its own file sizes, and size\n"
            "                      changes made through other mounts go unseen\n"
+           "  mdcache=0|1         answer lookups and stats from names and attributes\n"
+           "                      the MDT leased to this mount (default 1); a change\n"
+           "                      anywhere revokes the lease before it is acknowledged\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
            "on one mount is seen by an open on another. Within the timeouts above a stat\n"
            "or a name on another mount may still show the older state.\n\n"
@@ -218,7 +223,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0};
+    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0, .mdcache = 1};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -287,6 +292,9 @@ int main(int argc, char **argv)
     if (fuse_session_mount(sf.se, co.mountpoint) != 0)
         goto out_signals;
     fuse_daemonize(co.foreground);
+    /* After the fork: the cache's thread must live in the daemon. */
+    if (o.mdcache && (rc = mdc_start(sf.fs)))
+        log_warn("metadata cache off: %s", log_err(rc));
     lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, 16);
     fuse_loop_cfg_set_idle_threads(lc, 8);

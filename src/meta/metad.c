@@ -13,6 +13,7 @@
 #include "../common/util.h"
 #include "../net/hb.h"
 #include "../net/net.h"
+#include "lease.h"
 #include "ops.h"
 
 #include <errno.h>
@@ -28,6 +29,7 @@ struct metad_conf {
     uint64_t lmdb_map_size;
     int64_t default_stripe_count;
     uint64_t default_stripe_size;
+    int64_t lease_ms;
 };
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -47,6 +49,9 @@ static const struct cfg_option metad_options[] = {
       "stripe count of new files where no directory says otherwise (-1: all OSTs)"),
     O(default_stripe_size, CFG_SIZE, 65536, 1 << 30, "1M", false,
       "stripe size of new files where no directory says otherwise (multiple of 64K)"),
+    O(lease_ms, CFG_INT, 0, 600000, "10000", false,
+      "how long a client may cache names and attributes without hearing from the MDT "
+      "(0: no caching); a change waits at most this long for an unreachable client"),
 };
 #undef O
 
@@ -57,9 +62,104 @@ static const struct cfg_table metad_table = {"stria-metad",
 struct metad {
     struct meta_ctx ctx;
     struct meta_store *store;
+    struct lease_tab *leases;
 };
 
-#define CTX(p) (&((struct metad *)(p))->ctx)
+#define CTX(p)    (&((struct metad *)(p))->ctx)
+#define LEASES(p) (((struct metad *)(p))->leases)
+
+/* Which inodes a read reply grants leases on: a lookup of one name, not
+ * through a symlink, leases the directory (its names) and what the name
+ * holds; a getattr the inode. */
+static uint32_t grants_lookup(const struct proto_lookup_req *q, const struct proto_lookup_rep *r,
+                              uint64_t *inos)
+{
+    if (q->follow || q->path.len == 0 || memchr(q->path.p, '/', q->path.len))
+        return 0;
+    inos[0] = q->parent;
+    inos[1] = r->attr.ino;
+    return 2;
+}
+
+static uint32_t grants_getattr(const struct proto_getattr_req *q, const struct proto_getattr_rep *r,
+                               uint64_t *inos)
+{
+    (void)r;
+    inos[0] = q->ino;
+    return 1;
+}
+
+/* The changer keeps answering from its cache: tell it the attributes of
+ * what it changed and still holds a lease on (read after the change; a
+ * later change revokes them anyway). */
+static void attrs_of_changed(void *p, struct proto_leases *ls)
+{
+    for (uint32_t i = 0; i < ls->n; i++) {
+        struct proto_lease *l = &ls->l[i];
+        struct proto_getattr_req q = {.ino = l->ino};
+        struct proto_getattr_rep r;
+        if (l->ms && meta_op_getattr(CTX(p), &q, &r) == 0) {
+            l->has_attr = 1;
+            l->attr = r.attr;
+        }
+    }
+}
+
+/* Reads whose reply grants leases. */
+#define LEASED_READ(lname)                                                                         \
+    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
+    {                                                                                              \
+        struct proto_##lname##_req q;                                                              \
+        struct proto_##lname##_rep r;                                                              \
+        memset(&r, 0, sizeof(r));                                                                  \
+        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
+            return -EBADMSG;                                                                       \
+        uint64_t mark = lease_read_begin(LEASES(p));                                               \
+        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
+        if (rc)                                                                                    \
+            return rc;                                                                             \
+        uint64_t inos[PROTO_MAX_LEASES];                                                           \
+        uint32_t n = grants_##lname(&q, &r, inos);                                                 \
+        lease_grant(LEASES(p), mark, req->hdr.client_id, inos, n, &r.leases);                      \
+        return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
+    }
+LEASED_READ(lookup)
+LEASED_READ(getattr)
+#undef LEASED_READ
+
+/* Operations that may change inodes: leases on what they changed are
+ * revoked before the reply, which tells the changer the new generations. */
+#define CHANGE(lname)                                                                              \
+    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
+    {                                                                                              \
+        struct proto_##lname##_req q;                                                              \
+        struct proto_##lname##_rep r;                                                              \
+        memset(&r, 0, sizeof(r));                                                                  \
+        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
+            return -EBADMSG;                                                                       \
+        struct meta_touched touched = {0};                                                         \
+        meta_store_note_to(&touched);                                                              \
+        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
+        meta_store_note_to(NULL);                                                                  \
+        lease_changed(LEASES(p), req->hdr.client_id, &touched, rc == 0, &r.leases);                \
+        if (rc)                                                                                    \
+            return rc;                                                                             \
+        attrs_of_changed(p, &r.leases);                                                            \
+        return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
+    }
+CHANGE(setattr)
+CHANGE(open)
+CHANGE(mkdir)
+CHANGE(unlink)
+CHANGE(rmdir)
+CHANGE(rename)
+CHANGE(link)
+CHANGE(symlink)
+CHANGE(setstripe)
+CHANGE(setxattr)
+CHANGE(removexattr)
+CHANGE(setsize)
+#undef CHANGE
 
 /* Handlers whose operation needs no buffer beyond the reply struct. */
 #define SIMPLE(lname)                                                                              \
@@ -75,21 +175,7 @@ struct metad {
             return rc;                                                                             \
         return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
     }
-SIMPLE(lookup)
-SIMPLE(getattr)
-SIMPLE(setattr)
-SIMPLE(open)
-SIMPLE(mkdir)
-SIMPLE(unlink)
-SIMPLE(rmdir)
-SIMPLE(rename)
-SIMPLE(link)
-SIMPLE(symlink)
 SIMPLE(getstripe)
-SIMPLE(setstripe)
-SIMPLE(setxattr)
-SIMPLE(removexattr)
-SIMPLE(setsize)
 #undef SIMPLE
 
 /* Handlers whose reply carries bytes copied out of the store. */
@@ -132,6 +218,30 @@ static int h_sync(void *p, struct net_req *req, struct net_rep *rep)
     return meta_store_sync(((struct metad *)p)->store);
 }
 
+/* A client's revocation channel: answers within a second. */
+static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_lease_poll_req q;
+    struct proto_lease_poll_rep r;
+    memset(&r, 0, sizeof(r));
+    if (proto_dec_lease_poll_req(&req->dec, &q))
+        return -EBADMSG;
+    uint32_t cap = PROTO_MAX_REVOKES * 16;
+    uint8_t *buf = net_scratch(req, cap);
+    if (!buf)
+        return -ENOMEM;
+    uint32_t n = lease_poll(LEASES(p), req->hdr.client_id, req->conn, q.acked, q.bye != 0, 1000,
+                            buf, cap, &r.first);
+    r.instance = lease_instance(LEASES(p));
+    r.revokes = (struct proto_blob){buf, n * 16};
+    return proto_enc_lease_poll_rep(&rep->enc, &r);
+}
+
+static void conn_closed(void *p, void *conn)
+{
+    lease_conn_closed(LEASES(p), conn);
+}
+
 static int h_ping(void *p, struct net_req *req, struct net_rep *rep)
 {
     (void)p, (void)req, (void)rep;
@@ -167,9 +277,11 @@ static void hb_map(void *p, const struct cluster_map *map)
     free(osts);
 }
 
-static void flush_tick(void *store)
+static void tick(void *p)
 {
-    meta_store_flush_if_dirty(store);
+    struct metad *m = p;
+    meta_store_flush_if_dirty(m->store);
+    lease_sweep(m->leases);
 }
 
 int main(int argc, char **argv)
@@ -217,11 +329,16 @@ int main(int argc, char **argv)
         log_error("cannot initialise MDT%04x: %s", mdt_index, log_err(rc));
         return 1;
     }
+    if ((rc = lease_tab_create((uint32_t)conf.lease_ms, &m->leases))) {
+        log_error("cannot set up leases: %s", log_err(rc));
+        return 1;
+    }
     struct net_server_opts so = {.host = conf.d.listen.host,
                                  .port = conf.d.listen.port,
                                  .key = &key,
                                  .max_conns = (int)conf.d.max_connections,
-                                 .ctx = m};
+                                 .ctx = m,
+                                 .on_close = conn_closed};
 #define H(OP, fn) so.handlers[PROTO_OP_##OP] = fn
     H(PING, h_ping);
     H(LOOKUP, h_lookup);
@@ -245,6 +362,7 @@ int main(int argc, char **argv)
     H(SETSIZE, h_setsize);
     H(STATFS, h_statfs);
     H(SYNC, h_sync);
+    H(LEASE_POLL, h_lease_poll);
 #undef H
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
@@ -266,10 +384,12 @@ int main(int argc, char **argv)
     log_info("serving MDT%04x dir=%s listen=%s:%u advertise=%s node=%s", mdt_index, mdt_path,
              conf.d.listen.host, net_server_port(srv), adv, node);
     /* Flush on the main thread's clock while waiting for a signal. */
-    int sig = daemon_wait((int)conf.sync_interval_ms, flush_tick, m->store);
+    int sig = daemon_wait((int)conf.sync_interval_ms, tick, m);
     log_info("signal %d: stopping", sig);
     hb_stop(hb);
+    lease_tab_stop(m->leases);
     net_server_stop(srv);
+    lease_tab_destroy(m->leases);
     meta_store_close(m->store);
     meta_ctx_destroy(&m->ctx);
     cfg_free(&metad_table, &conf);

@@ -29,6 +29,7 @@
 struct wreq {
     meta_txn_fn fn;
     void *arg;
+    struct meta_touched *touched;
     int rc;
     bool done;
     struct wreq *next;
@@ -49,6 +50,10 @@ struct meta_store {
     uint64_t ino_next, ino_limit;
     pthread_mutex_t sync_lock;
 };
+
+/* The touched list of the request the calling thread serves (store.h). */
+static _Thread_local struct meta_touched *note_to;
+static void note(struct meta_txn *t, uint64_t ino);
 
 static int mdb_err(int rc)
 {
@@ -222,7 +227,7 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         w->rc = mdb_err(mdb_txn_begin(s->env, parent, 0, &child));
         if (w->rc)
             continue;
-        struct meta_txn t = {child, s};
+        struct meta_txn t = {child, s, w->touched};
         w->rc = w->fn(&t, w->arg);
         if (w->rc < 0) {
             mdb_txn_abort(child);
@@ -250,9 +255,28 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
     }
 }
 
+void meta_store_note_to(struct meta_touched *touched)
+{
+    note_to = touched;
+}
+
+static void note(struct meta_txn *t, uint64_t ino)
+{
+    struct meta_touched *m = t->touched;
+    if (!m)
+        return;
+    for (uint32_t i = 0; i < m->n; i++)
+        if (m->ino[i] == ino)
+            return;
+    if (m->n < META_TOUCHED_MAX)
+        m->ino[m->n++] = ino;
+    else
+        m->overflow = true;
+}
+
 int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
 {
-    struct wreq w = {.fn = fn, .arg = arg};
+    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to};
     pthread_mutex_lock(&s->lock);
     if (s->tail)
         s->tail->next = &w;
@@ -295,7 +319,7 @@ int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
     if (rc)
         return rc;
-    struct meta_txn t = {txn, s};
+    struct meta_txn t = {txn, s, NULL};
     rc = fn(&t, arg);
     mdb_txn_abort(txn);
     return rc;
@@ -430,6 +454,7 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
     if (e.err)
         return e.err;
     be64(kb, in->ino);
+    note(t, in->ino);
     return put_rec(t->txn, t->store->inodes, kb, 8, buf, e.len, 0);
 }
 
@@ -438,6 +463,7 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
     uint8_t kb[8];
     be64(kb, ino);
     MDB_val k = {8, kb};
+    note(t, ino);
     return mdb_err(mdb_del(t->txn, t->store->inodes, &k, NULL));
 }
 
@@ -489,6 +515,7 @@ static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uin
         return -ENAMETOOLONG;
     be64(vb, ino);
     vb[8] = type;
+    note(t, parent);
     return put_rec(t->txn, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9, flags);
 }
 
@@ -511,6 +538,7 @@ int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
     if (len > PROTO_MAX_NAME)
         return -ENAMETOOLONG;
     MDB_val k = {dentry_key(kb, parent, name, len), kb};
+    note(t, parent);
     return mdb_err(mdb_del(t->txn, t->store->dentries, &k, NULL));
 }
 

@@ -25,10 +25,22 @@
 
 struct meta_store;
 
-/* An open transaction: the LMDB txn and the store's databases. */
+/* The inodes one request changed: every inode record it wrote or removed
+ * and every directory whose entries it changed, in order, without repeats
+ * (leases on them are revoked, lease.h). overflow: more than fit. */
+#define META_TOUCHED_MAX 8
+struct meta_touched {
+    uint32_t n;
+    bool overflow;
+    uint64_t ino[META_TOUCHED_MAX];
+};
+
+/* An open transaction: the LMDB txn, the store's databases, and where the
+ * request's changes are noted (NULL: nowhere). */
 struct meta_txn {
     MDB_txn *txn;
     struct meta_store *store;
+    struct meta_touched *touched;
 };
 
 /* Inode flags. */
@@ -57,8 +69,11 @@ uint32_t meta_store_mdt(const struct meta_store *s);
 
 typedef int (*meta_txn_fn)(struct meta_txn *t, void *arg);
 /* Run fn in the next group-committed write transaction; returns fn's
- * result once the batch is committed (or the commit's error). */
+ * result once the batch is committed (or the commit's error). The inodes
+ * fn changes are noted in the calling thread's meta_touched, if it set one
+ * with meta_store_note_to (the handler does, around each request). */
 int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg);
+void meta_store_note_to(struct meta_touched *touched);
 /* Run fn in a read-only snapshot. */
 int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg);
 /* Make every committed write durable (fsync of the environment). */

@@ -313,6 +313,7 @@ struct srv_conn {
     uint8_t *scratch;
     uint32_t scratch_cap;
     uint8_t *reply;
+    uint64_t client_id; /* as authenticated */
     struct srv_conn *next, *prev;
 };
 
@@ -410,6 +411,7 @@ static int handshake(struct srv_conn *sc)
         reply(sc, &h, -EACCES, NULL, 0, NULL, 0);
         return -EACCES;
     }
+    sc->client_id = h.client_id;
     struct proto_auth_rep ar = {.version = a.version < PROTO_VERSION ? a.version : PROTO_VERSION};
     proto_enc_init(&e, buf, sizeof(buf));
     proto_enc_auth_rep(&e, &ar);
@@ -464,6 +466,7 @@ static void *conn_main(void *arg)
         }
         if (h.bulk_len && (rc = util_read_full(sc->fd, sc->bulk, h.bulk_len)))
             break;
+        h.client_id = sc->client_id; /* a request speaks for whom it authenticated as */
         struct net_req req = {
             .hdr = h, .bulk = sc->bulk, .bulk_len = h.bulk_len, .peer = sc->peer, .conn = sc};
         proto_dec_init(&req.dec, sc->payload, h.payload_len);
@@ -480,6 +483,8 @@ static void *conn_main(void *arg)
             break;
     }
 out:
+    if (s->o.on_close)
+        s->o.on_close(s->o.ctx, sc);
     pthread_mutex_lock(&s->lock);
     if (sc->prev)
         sc->prev->next = sc->next;

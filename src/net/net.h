@@ -92,6 +92,8 @@ struct net_server_opts {
     int max_conns;
     net_handler_fn handlers[PROTO_OP_MAX];
     void *ctx;
+    /* Called (if set) when a connection ends, with net_req.conn's value. */
+    void (*on_close)(void *ctx, void *conn);
 };
 
 struct net_server;

@@ -336,6 +336,50 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v)
     }
 }
 
+void proto_put_LEASES(struct proto_enc *e, const struct proto_leases *v)
+{
+    if (v->n > PROTO_MAX_LEASES) {
+        if (!e->err)
+            e->err = -EINVAL;
+        return;
+    }
+    proto_put_U64(e, &v->instance);
+    proto_put_U32(e, &v->n);
+    for (uint32_t i = 0; i < v->n; i++) {
+        proto_put_U64(e, &v->l[i].ino);
+        proto_put_U64(e, &v->l[i].gen_before);
+        proto_put_U64(e, &v->l[i].gen);
+        proto_put_U32(e, &v->l[i].ms);
+        uint8_t has = v->l[i].has_attr != 0;
+        proto_put_U8(e, &has);
+        if (has)
+            proto_put_ATTR(e, &v->l[i].attr);
+    }
+}
+
+void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v)
+{
+    proto_get_U64(d, &v->instance);
+    proto_get_U32(d, &v->n);
+    if (v->n > PROTO_MAX_LEASES) {
+        if (!d->err)
+            d->err = -EBADMSG;
+        v->n = 0;
+        return;
+    }
+    for (uint32_t i = 0; i < v->n; i++) {
+        proto_get_U64(d, &v->l[i].ino);
+        proto_get_U64(d, &v->l[i].gen_before);
+        proto_get_U64(d, &v->l[i].gen);
+        proto_get_U32(d, &v->l[i].ms);
+        proto_get_U8(d, &v->l[i].has_attr);
+        if (v->l[i].has_attr > 1 && !d->err)
+            d->err = -EBADMSG;
+        if (v->l[i].has_attr)
+            proto_get_ATTR(d, &v->l[i].attr);
+    }
+}
+
 /* ---- generated message codecs ---- */
 
 #define ENC_FIELD(kind, fname) proto_put_##kind(e, &m->fname);

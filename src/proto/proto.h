@@ -36,8 +36,10 @@
 #define PROTO_MAX_STR         4096u /* paths, symlink targets */
 #define PROTO_MAX_NAME        255u  /* one path component */
 #define PROTO_MAX_XATTR       (64u << 10)
-#define PROTO_MAX_GROUPS      32u  /* supplementary groups carried in a credential */
-#define PROTO_MAX_TARGETS     256u /* targets per node in a heartbeat */
+#define PROTO_MAX_GROUPS      32u   /* supplementary groups carried in a credential */
+#define PROTO_MAX_TARGETS     256u  /* targets per node in a heartbeat */
+#define PROTO_MAX_LEASES      8u    /* lease entries in one metadata reply */
+#define PROTO_MAX_REVOKES     4096u /* revocations in one LEASE_POLL reply */
 
 struct proto_hdr {
     uint32_t magic;
@@ -152,6 +154,30 @@ struct proto_tstats {
     struct proto_tstat t[PROTO_MAX_TARGETS];
 };
 
+/*
+ * Metadata leases (docs/architecture.md, "Metadata leases"). A lease on an
+ * inode lets one client cache the inode's attributes and, for a directory,
+ * its names, until the MDT revokes it or ms milliseconds after the client
+ * sent the request. gen numbers the inode's state: every change moves it
+ * forward; a reply to a change says the state before (gen_before) and after
+ * (gen), so the client that made the change can update its cache instead
+ * of dropping it. ms 0: no lease (forget what is cached for ino). instance
+ * names the MDT process that granted: leases die with it. A change's reply
+ * also carries the attributes of what it changed (has_attr), so that the
+ * changer can go on answering from its cache.
+ */
+struct proto_lease {
+    uint64_t ino, gen_before, gen;
+    uint32_t ms;
+    uint8_t has_attr;
+    struct proto_attr attr;
+};
+struct proto_leases {
+    uint64_t instance;
+    uint32_t n;
+    struct proto_lease l[PROTO_MAX_LEASES];
+};
+
 /* Node kinds in the cluster map. */
 enum { PROTO_NODE_MGMT = 0, PROTO_NODE_META = 1, PROTO_NODE_STOR = 2 };
 
@@ -168,6 +194,7 @@ typedef struct proto_cred proto_ct_CRED;
 typedef struct proto_attr proto_ct_ATTR;
 typedef struct layout proto_ct_LAYOUT;
 typedef struct proto_tstats proto_ct_TSTATS;
+typedef struct proto_leases proto_ct_LEASES;
 
 void proto_put_U8(struct proto_enc *e, const uint8_t *v);
 void proto_put_U16(struct proto_enc *e, const uint16_t *v);
@@ -181,6 +208,7 @@ void proto_put_CRED(struct proto_enc *e, const struct proto_cred *v);
 void proto_put_ATTR(struct proto_enc *e, const struct proto_attr *v);
 void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v);
 void proto_put_TSTATS(struct proto_enc *e, const struct proto_tstats *v);
+void proto_put_LEASES(struct proto_enc *e, const struct proto_leases *v);
 void proto_get_U8(struct proto_dec *d, uint8_t *v);
 void proto_get_U16(struct proto_dec *d, uint16_t *v);
 void proto_get_U32(struct proto_dec *d, uint32_t *v);
@@ -193,6 +221,7 @@ void proto_get_CRED(struct proto_dec *d, struct proto_cred *v);
 void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v);
 void proto_get_LAYOUT(struct proto_dec *d, struct layout *v);
 void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
+void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 
 /* ---- The message table ----------------------------------------------- */
 
@@ -220,16 +249,16 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
  * (following symlinks inside the file system) with search permission
  * checks, then applies the operation to the last component. */
 #define MSG_LOOKUP_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
-#define MSG_LOOKUP_REP(F)  F(ATTR, attr)
+#define MSG_LOOKUP_REP(F)  F(ATTR, attr) F(LEASES, leases)
 #define MSG_GETATTR_REQ(F) F(CRED, cred) F(U64, ino)
-#define MSG_GETATTR_REP(F) F(ATTR, attr)
+#define MSG_GETATTR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* valid: SETATTR_* bits below. */
 #define MSG_SETATTR_REQ(F)                                                                         \
     F(CRED, cred)                                                                                  \
     F(U64, ino)                                                                                    \
     F(U32, valid)                                                                                  \
     F(U32, mode) F(U32, uid) F(U32, gid) F(U64, size) F(I64, atime_ns) F(I64, mtime_ns)
-#define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout)
+#define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout) F(LEASES, leases)
 /* OPEN: open or create the last component; flags are Linux open(2) flags.
  * stripe_*: the layout for a file created here: count and size 0 inherit
  * the directory's default, offset -1 lets the allocator choose. */
@@ -238,24 +267,27 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     F(U64, parent)                                                                                 \
     F(STR, path)                                                                                   \
     F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset)
-#define MSG_OPEN_REP(F)  F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size)
+#define MSG_OPEN_REP(F)                                                                            \
+    F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size) F(LEASES, leases)
 #define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
-#define MSG_MKDIR_REP(F) F(ATTR, attr)
+#define MSG_MKDIR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* UNLINK: gone != 0 when the last link went (layout and size then hold a
  * regular file's layout and size); destroy != 0 when objects may exist: the client then
  * removes them, at once or after the file's last close. */
 #define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
-#define MSG_UNLINK_REP(F) F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size)
-#define MSG_RMDIR_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path)
-#define MSG_RMDIR_REP(F)
+#define MSG_UNLINK_REP(F)                                                                          \
+    F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases)
+#define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
+#define MSG_RMDIR_REP(F) F(LEASES, leases)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
 #define MSG_RENAME_REQ(F)                                                                          \
     F(CRED, cred) F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags)
-#define MSG_RENAME_REP(F)   F(U64, replaced) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size)
+#define MSG_RENAME_REP(F)                                                                          \
+    F(U64, replaced) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases)
 #define MSG_LINK_REQ(F)     F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
-#define MSG_LINK_REP(F)     F(ATTR, attr)
+#define MSG_LINK_REP(F)     F(ATTR, attr) F(LEASES, leases)
 #define MSG_SYMLINK_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(STR, target)
-#define MSG_SYMLINK_REP(F)  F(ATTR, attr)
+#define MSG_SYMLINK_REP(F)  F(ATTR, attr) F(LEASES, leases)
 #define MSG_READLINK_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_READLINK_REP(F) F(STR, target)
 /* READDIR: entries is a sequence of (U64 ino, U64 next_cookie, U8 type,
@@ -269,25 +301,33 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     F(U8, is_dir) F(LAYOUT, layout) F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset)
 /* SETSTRIPE: on a directory its default; on a file that holds no data yet,
  * a new layout. count -1: all OSTs; offset -1: allocator's choice. */
-#define MSG_SETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
-#define MSG_SETSTRIPE_REP(F) F(LAYOUT, layout)
-#define MSG_SETXATTR_REQ(F)  F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
-#define MSG_SETXATTR_REP(F)
+#define MSG_SETSTRIPE_REQ(F)   F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
+#define MSG_SETSTRIPE_REP(F)   F(LAYOUT, layout) F(LEASES, leases)
+#define MSG_SETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
+#define MSG_SETXATTR_REP(F)    F(LEASES, leases)
 #define MSG_GETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name)
 #define MSG_GETXATTR_REP(F)    F(BLOB, value)
 #define MSG_LISTXATTR_REQ(F)   F(CRED, cred) F(U64, ino)
 #define MSG_LISTXATTR_REP(F)   F(BLOB, names)
 #define MSG_REMOVEXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
-#define MSG_REMOVEXATTR_REP(F)
+#define MSG_REMOVEXATTR_REP(F) F(LEASES, leases)
 /* SETSIZE: a writer reports the end of what it wrote; the MDT keeps the
  * maximum and updates mtime. */
 #define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
-#define MSG_SETSIZE_REP(F) F(ATTR, attr)
+#define MSG_SETSIZE_REP(F) F(ATTR, attr) F(LEASES, leases)
 #define MSG_STATFS_REQ(F)
 #define MSG_STATFS_REP(F) F(TSTATS, targets)
 /* SYNC: make every acknowledged metadata change durable. */
 #define MSG_SYNC_REQ(F)
 #define MSG_SYNC_REP(F)
+/* LEASE_POLL: a client's revocation channel (one connection per MDT).
+ * acked: the sequence number of the last revocation the client has
+ * applied (its cache no longer uses those leases). The MDT answers when it
+ * has revocations for the client, or after about a second with none:
+ * revokes holds (U64 ino, U64 gen) pairs numbered from first. bye: the
+ * client drops every lease it holds and leaves. */
+#define MSG_LEASE_POLL_REQ(F) F(U64, acked) F(U8, bye)
+#define MSG_LEASE_POLL_REP(F) F(U64, instance) F(U64, first) F(BLOB, revokes)
 
 /* Storage: one object of one file on one OST. */
 #define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
@@ -336,6 +376,7 @@ void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
     X(SETSIZE, 38, setsize)                                                                        \
     X(STATFS, 39, statfs)                                                                          \
     X(SYNC, 40, sync)                                                                              \
+    X(LEASE_POLL, 41, lease_poll)                                                                  \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \

@@ -781,6 +781,35 @@ static void fill_TSTATS(struct proto_tstats *v)
     }
 }
 
+static void fill_LEASES(struct proto_leases *v)
+{
+    v->instance = rng_next();
+    v->n = (uint32_t)rng_below(PROTO_MAX_LEASES + 1);
+    for (uint32_t i = 0; i < v->n; i++) {
+        v->l[i].ino = rng_next();
+        v->l[i].gen_before = rng_next();
+        v->l[i].gen = rng_next();
+        v->l[i].ms = (uint32_t)rng_next();
+        v->l[i].has_attr = (uint8_t)rng_below(2);
+        if (v->l[i].has_attr)
+            fill_ATTR(&v->l[i].attr);
+    }
+}
+static void same_LEASES(const struct proto_leases *a, const struct proto_leases *b)
+{
+    assert_int_equal(a->instance, b->instance);
+    assert_int_equal(a->n, b->n);
+    for (uint32_t i = 0; i < a->n; i++) {
+        assert_int_equal(a->l[i].ino, b->l[i].ino);
+        assert_int_equal(a->l[i].gen_before, b->l[i].gen_before);
+        assert_int_equal(a->l[i].gen, b->l[i].gen);
+        assert_int_equal(a->l[i].ms, b->l[i].ms);
+        assert_int_equal(a->l[i].has_attr, b->l[i].has_attr);
+        if (a->l[i].has_attr)
+            assert_attr_same(&a->l[i].attr, &b->l[i].attr);
+    }
+}
+
 static void same_U8(const uint8_t *a, const uint8_t *b)
 {
     assert_int_equal(*a, *b);
@@ -859,6 +888,11 @@ static void check_LAYOUT(const struct layout *v, const uint8_t *buf, size_t len)
         assert_true(v->comp[i].stripe_size > 0);
         assert_true(v->comp[i].start < v->comp[i].end);
     }
+}
+static void check_LEASES(const struct proto_leases *v, const uint8_t *buf, size_t len)
+{
+    (void)buf, (void)len;
+    assert_true(v->n <= PROTO_MAX_LEASES);
 }
 static void check_TSTATS(const struct proto_tstats *v, const uint8_t *buf, size_t len)
 {

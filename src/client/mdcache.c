@@ -1,0 +1,451 @@
+/*
+ * The client's metadata cache under MDT leases (mdcache.h).
+ *
+ * Two hash tables under one mutex: inode records (generation, lease expiry,
+ * attributes) and names (parent, name -> inode). A name counts only while
+ * its parent's record is valid and in the same epoch as when the name was
+ * stored; dropping a directory's names is a new epoch, not a walk.
+ *
+ * A record is valid while its lease has time left, its generation is past
+ * every revocation heard for the inode, and the revocation channel is up
+ * (instance non-zero). A revocation heard before the grant it revokes (the
+ * two travel on different connections) is remembered in `revoked`, so the
+ * late grant is refused.
+ */
+#include "mdcache.h"
+
+#include "../common/log.h"
+#include "client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <time.h>
+#include <unistd.h>
+
+#define BUCKETS    (1u << 16)
+#define MAX_ITEMS  (1u << 18) /* of each kind; past it everything is dropped */
+#define RECV_LIMIT 5000       /* ms without an answer from the channel: broken */
+
+struct crec {
+    uint64_t ino, gen, revoked, epoch;
+    int64_t expiry_ms;
+    bool have_attr; /* attr is current */
+    bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
+    struct proto_attr attr;
+    struct crec *next;
+};
+
+struct cname {
+    uint64_t parent, epoch, child;
+    struct cname *next;
+    uint32_t len;
+    char name[];
+};
+
+struct mdc {
+    stria_fs_t *fs;
+    pthread_mutex_t lock;
+    uint64_t instance; /* the MDT process the channel talks to; 0: none */
+    uint64_t next_epoch;
+    struct crec *rec[BUCKETS];
+    struct cname *names[BUCKETS];
+    uint32_t nrec, nnames;
+    /* The channel. */
+    pthread_t thread;
+    bool stop;
+    struct net_conn *conn;
+};
+
+int64_t mdc_clock_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint32_t hash_ino(uint64_t v)
+{
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    v ^= v >> 33;
+    return (uint32_t)v % BUCKETS;
+}
+
+static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
+{
+    uint64_t h = parent * 0x9e3779b97f4a7c15ull;
+    for (size_t i = 0; i < len; i++)
+        h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
+    return hash_ino(h);
+}
+
+/* ---- tables (under lock) ---- */
+
+static void drop_all(struct mdc *m)
+{
+    for (uint32_t b = 0; b < BUCKETS; b++) {
+        for (struct crec *r = m->rec[b], *n; r; r = n) {
+            n = r->next;
+            free(r);
+        }
+        for (struct cname *c = m->names[b], *n; c; c = n) {
+            n = c->next;
+            free(c);
+        }
+        m->rec[b] = NULL;
+        m->names[b] = NULL;
+    }
+    m->nrec = m->nnames = 0;
+}
+
+static struct crec *rec_find(struct mdc *m, uint64_t ino)
+{
+    for (struct crec *r = m->rec[hash_ino(ino)]; r; r = r->next)
+        if (r->ino == ino)
+            return r;
+    return NULL;
+}
+
+static struct crec *rec_get(struct mdc *m, uint64_t ino)
+{
+    struct crec *r = rec_find(m, ino);
+    if (r)
+        return r;
+    if (m->nrec >= MAX_ITEMS)
+        drop_all(m);
+    if (!(r = calloc(1, sizeof(*r))))
+        return NULL;
+    uint32_t b = hash_ino(ino);
+    r->ino = ino;
+    r->epoch = ++m->next_epoch;
+    r->next = m->rec[b];
+    m->rec[b] = r;
+    m->nrec++;
+    return r;
+}
+
+static bool rec_valid(const struct mdc *m, const struct crec *r, int64_t now)
+{
+    return r && m->instance && r->expiry_ms > now && r->gen > r->revoked;
+}
+
+/* Forget what r held: attributes and, for a directory, its names. */
+static void rec_drop(struct mdc *m, struct crec *r)
+{
+    r->expiry_ms = 0;
+    r->have_attr = r->have_perm = false;
+    r->epoch = ++m->next_epoch;
+}
+
+static struct cname **name_slot(struct mdc *m, uint64_t parent, const char *name, size_t len)
+{
+    struct cname **p = &m->names[hash_name(parent, name, len)];
+    for (; *p; p = &(*p)->next)
+        if ((*p)->parent == parent && (*p)->len == len && memcmp((*p)->name, name, len) == 0)
+            break;
+    return p;
+}
+
+static void name_forget(struct mdc *m, uint64_t parent, const char *name)
+{
+    if (!parent || !name)
+        return;
+    struct cname **p = name_slot(m, parent, name, strlen(name));
+    struct cname *c = *p;
+    if (c) {
+        *p = c->next;
+        free(c);
+        m->nnames--;
+    }
+}
+
+static void name_set(struct mdc *m, const struct crec *parent, const char *name, uint64_t child)
+{
+    size_t len = strlen(name);
+    struct cname **p = name_slot(m, parent->ino, name, len);
+    struct cname *c = *p;
+    if (!c) {
+        if (m->nnames >= MAX_ITEMS || !(c = malloc(sizeof(*c) + len)))
+            return;
+        c->parent = parent->ino;
+        c->len = (uint32_t)len;
+        memcpy(c->name, name, len);
+        c->next = NULL;
+        *p = c;
+        m->nnames++;
+    }
+    c->epoch = parent->epoch;
+    c->child = child;
+}
+
+/* ---- answers ---- */
+
+/* May cred search directory a? As the MDT decides (ops.c). */
+static bool may_search(const struct proto_attr *a, const struct proto_cred *c)
+{
+    if (c->uid == 0)
+        return true;
+    unsigned bits = a->mode & 7;
+    if (c->uid == a->uid) {
+        bits = (a->mode >> 6) & 7;
+    } else {
+        bool member = c->gid == a->gid;
+        for (uint32_t i = 0; i < c->ngroups && !member; i++)
+            member = c->groups[i] == a->gid;
+        if (member)
+            bits = (a->mode >> 3) & 7;
+    }
+    return bits & 1;
+}
+
+bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+                struct proto_attr *out)
+{
+    bool hit = false;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *p = rec_find(m, parent);
+    if (rec_valid(m, p, now) && p->have_perm && may_search(&p->attr, cred)) {
+        struct cname *c = *name_slot(m, parent, name, strlen(name));
+        if (c && c->epoch == p->epoch && c->child) {
+            struct crec *r = rec_find(m, c->child);
+            if (rec_valid(m, r, now) && r->have_attr) {
+                *out = r->attr;
+                hit = true;
+            }
+        }
+    }
+    pthread_mutex_unlock(&m->lock);
+    return hit;
+}
+
+bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
+{
+    bool hit = false;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, ino);
+    if (rec_valid(m, r, now) && r->have_attr) {
+        *out = r->attr;
+        hit = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return hit;
+}
+
+/* ---- following replies ---- */
+
+/* Take in one lease entry; returns the record if what the reply says about
+ * the inode may be cached, NULL if not. delta: the caller will apply the
+ * change to the directory's names itself, so they may stay. */
+static struct crec *take_lease(struct mdc *m, const struct proto_lease *l, bool delta, int64_t sent,
+                               int64_t now)
+{
+    struct crec *r = l->ms ? rec_get(m, l->ino) : rec_find(m, l->ino);
+    if (!r)
+        return NULL;
+    if (!l->ms || l->gen <= r->revoked) {
+        rec_drop(m, r);
+        return NULL;
+    }
+    int64_t expiry = sent + l->ms - l->ms / 8;
+    bool valid = rec_valid(m, r, now);
+    if (valid && r->gen == l->gen) {
+        /* The same state again: a renewal. */
+    } else if (valid && delta && l->gen_before == r->gen) {
+        /* Our own change, with nothing between: the names follow it. */
+        r->gen = l->gen;
+        r->have_attr = false; /* times changed; mode and owner did not */
+    } else if (!valid || l->gen > r->gen) {
+        rec_drop(m, r);
+        r->gen = l->gen;
+    } else {
+        return NULL; /* an older state than the one cached */
+    }
+    if (expiry > r->expiry_ms)
+        r->expiry_ms = expiry;
+    return r;
+}
+
+void mdc_update(struct mdc *m, const struct mdc_update *u)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    name_forget(m, u->parent, u->name);
+    name_forget(m, u->parent2, u->name2);
+    bool ours = u->leases->instance == m->instance && m->instance;
+    struct crec *parent = NULL, *attr_rec = NULL;
+    for (uint32_t i = 0; i < u->leases->n && i < PROTO_MAX_LEASES; i++) {
+        struct proto_lease l = u->leases->l[i];
+        if (!ours)
+            l.ms = 0;
+        bool is_parent = u->parent && l.ino == u->parent;
+        struct crec *r =
+            take_lease(m, &l, is_parent || (u->parent2 && l.ino == u->parent2), u->sent_ms, now);
+        if (is_parent)
+            parent = r;
+        if (u->attr && l.ino == u->attr->ino)
+            attr_rec = r;
+        else if (r && l.has_attr && l.attr.ino == l.ino) {
+            r->attr = l.attr;
+            r->have_attr = r->have_perm = true;
+        }
+    }
+    if (parent && u->child && u->name)
+        name_set(m, parent, u->name, u->child);
+    if (attr_rec) {
+        attr_rec->attr = *u->attr;
+        attr_rec->have_attr = attr_rec->have_perm = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+void mdc_forget_all(struct mdc *m)
+{
+    pthread_mutex_lock(&m->lock);
+    drop_all(m);
+    pthread_mutex_unlock(&m->lock);
+}
+
+/* ---- the revocation channel ---- */
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+static void heard_revoke(struct mdc *m, uint64_t ino, uint64_t gen)
+{
+    struct crec *r = rec_get(m, ino);
+    if (!r)
+        return;
+    if (gen > r->revoked)
+        r->revoked = gen;
+    if (r->gen <= gen)
+        rec_drop(m, r);
+}
+
+/* Nothing cached may be used any more: the channel is gone. */
+static void channel_lost(struct mdc *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->instance = 0;
+    drop_all(m);
+    struct net_conn *c = m->conn;
+    m->conn = NULL;
+    pthread_mutex_unlock(&m->lock);
+    net_close(c);
+}
+
+static int channel_open(struct mdc *m)
+{
+    struct lease l;
+    int rc = cl_get(m->fs, PROTO_NODE_META, 0, &l);
+    if (rc)
+        return rc;
+    /* The connection is ours from now on: it never goes back to the pool. */
+    struct timeval tv = {RECV_LIMIT / 1000, 0};
+    setsockopt(l.c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    pthread_mutex_lock(&m->lock);
+    bool stop = m->stop;
+    if (!stop)
+        m->conn = l.c;
+    pthread_mutex_unlock(&m->lock);
+    if (stop) {
+        net_close(l.c);
+        return -ECANCELED;
+    }
+    return 0;
+}
+
+static void *channel_main(void *arg)
+{
+    struct mdc *m = arg;
+    uint64_t acked = 0;
+    int failures = 0;
+    for (;;) {
+        pthread_mutex_lock(&m->lock);
+        bool stop = m->stop;
+        struct net_conn *c = m->conn;
+        pthread_mutex_unlock(&m->lock);
+        if (stop)
+            break;
+        if (!c) {
+            if (channel_open(m)) {
+                /* Bounded back-off: 50 ms doubling to 1 s. */
+                int ms = failures < 5 ? 50 << failures : 1000;
+                failures++;
+                for (int i = 0; i < ms / 50 && !__atomic_load_n(&m->stop, __ATOMIC_RELAXED); i++)
+                    usleep(50 * 1000);
+            }
+            acked = 0;
+            continue;
+        }
+        struct proto_lease_poll_req q = {.acked = acked};
+        struct proto_lease_poll_rep r;
+        bool transport = false;
+        int rc = net_call_lease_poll(c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+        if (rc) {
+            if (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED))
+                log_warn("metadata cache: revocation channel to MDT0000 lost (%s); "
+                         "cache dropped",
+                         log_err(rc));
+            channel_lost(m);
+            continue;
+        }
+        failures = 0;
+        pthread_mutex_lock(&m->lock);
+        if (r.instance != m->instance) {
+            drop_all(m);
+            m->instance = r.instance;
+        }
+        uint32_t n = r.revokes.len / 16;
+        for (uint32_t i = 0; i < n; i++)
+            heard_revoke(m, get64(r.revokes.p + i * 16), get64(r.revokes.p + i * 16 + 8));
+        if (n)
+            acked = r.first + n - 1;
+        pthread_mutex_unlock(&m->lock);
+    }
+    channel_lost(m);
+    return NULL;
+}
+
+int mdc_start(stria_fs_t *fs)
+{
+    struct mdc *m = calloc(1, sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    m->fs = fs;
+    pthread_mutex_init(&m->lock, NULL);
+    int rc = pthread_create(&m->thread, NULL, channel_main, m);
+    if (rc) {
+        pthread_mutex_destroy(&m->lock);
+        free(m);
+        return -rc;
+    }
+    fs->mdc = m;
+    return 0;
+}
+
+void mdc_stop(stria_fs_t *fs)
+{
+    struct mdc *m = fs->mdc;
+    if (!m)
+        return;
+    pthread_mutex_lock(&m->lock);
+    m->stop = true;
+    if (m->conn)
+        shutdown(m->conn->fd, SHUT_RDWR); /* wakes the channel's wait */
+    pthread_mutex_unlock(&m->lock);
+    pthread_join(m->thread, NULL);
+    fs->mdc = NULL;
+    drop_all(m);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}

@@ -1,0 +1,61 @@
+/*
+ * The client's metadata cache under MDT leases (docs/architecture.md,
+ * "Metadata leases"). Never installed.
+ *
+ * While a lease on an inode is valid, lookups of names in it (a directory)
+ * and its attributes are answered here without asking the MDT. A lease is
+ * valid until the MDT revokes it over the revocation channel (a thread per
+ * cache running LEASE_POLL), until its time runs out (counted from when the
+ * request that got it was sent), and only while that channel is up: when it
+ * breaks, or the MDT's instance changes, everything cached is dropped
+ * before anything else happens.
+ *
+ * A cached lookup checks search permission on the directory as the MDT
+ * would. Only the mount turns the cache on: it talks to the MDT on behalf
+ * of one machine's kernel, where caching pays. This release keeps one
+ * channel, to MDT 0.
+ */
+#ifndef STRIA_CLIENT_MDCACHE_H
+#define STRIA_CLIENT_MDCACHE_H
+
+#include "../proto/proto.h"
+#include "stria/stria.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct mdc;
+
+/* Start caching for fs (its revocation channel connects in the background). */
+int mdc_start(stria_fs_t *fs);
+/* Stop the channel and free the cache; fs->mdc becomes NULL. */
+void mdc_stop(stria_fs_t *fs);
+
+/* The clock leases are counted on: take it before sending the request. */
+int64_t mdc_clock_ms(void);
+
+/* Answer from the cache: true and *out if parent holds name, both leases
+ * are valid and cred may search parent. name is one component. */
+bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+                struct proto_attr *out);
+bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
+
+/* What a reply said, for the cache to follow. */
+struct mdc_update {
+    int64_t sent_ms;                   /* mdc_clock_ms() before sending */
+    const struct proto_leases *leases; /* the reply's */
+    /* A name in parent that now holds child (0: removed, or unknown);
+     * parent 0 when the request named more than one component. */
+    uint64_t parent;
+    const char *name;
+    uint64_t child;
+    /* A second name that changed (rename's target), forgotten. */
+    uint64_t parent2;
+    const char *name2;
+    const struct proto_attr *attr; /* attributes of attr->ino, or NULL */
+};
+void mdc_update(struct mdc *m, const struct mdc_update *u);
+/* A change's outcome is unknown (its connection broke): forget everything. */
+void mdc_forget_all(struct mdc *m);
+
+#endif

@@ -1,0 +1,499 @@
+/*
+ * Metadata leases of one MDT (lease.h).
+ *
+ * One mutex guards the table: a record per inode someone holds a lease on
+ * (its generation and holders), a record per client that opened a
+ * revocation channel (its queue of revocations and how far it acknowledged),
+ * and a ring of the inodes the last RING changes touched, against which
+ * grants check that what they read is still current.
+ *
+ * Generations come from one counter, so an inode's generation only ever
+ * grows, even when its record is dropped and made again.
+ */
+#include "lease.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define REC_BUCKETS (1u << 16)
+#define CLI_BUCKETS 1024u
+#define RING        1024u
+#define MAX_RECORDS (1u << 20)
+#define MAX_CLIENTS 65536u
+#define RING_ALL    0 /* a change too big to list: every inode */
+
+struct revoke {
+    uint64_t ino, gen, seq;
+};
+
+struct lclient {
+    uint64_t id;
+    void *conn;        /* its LEASE_POLL channel; NULL when it has none */
+    bool gone;         /* no channel: it holds nothing */
+    uint64_t next_seq; /* number of its next revocation (from 1) */
+    uint64_t acked;
+    struct revoke *q; /* sent or to send, not yet acknowledged */
+    uint32_t qn, qcap;
+    pthread_cond_t cond; /* its poller waits here */
+    struct lclient *next;
+};
+
+struct holder {
+    struct lclient *c;
+    int64_t expiry_ms;
+};
+
+struct lrec {
+    uint64_t ino, gen;
+    struct holder *h;
+    uint32_t nh, caph;
+    struct lrec *next;
+};
+
+/* A revocation a change waits for. */
+struct wait {
+    struct lclient *c;
+    uint64_t seq;
+    int64_t expiry_ms;
+};
+
+struct lease_tab {
+    pthread_mutex_t lock;
+    pthread_cond_t acked; /* an acknowledgement came or a channel closed */
+    uint32_t term_ms;
+    uint64_t instance;
+    uint64_t gen;  /* the last generation handed out */
+    uint64_t done; /* changes finished; change k touched ring[k % RING] */
+    uint64_t ring[RING];
+    struct lrec *rec[REC_BUCKETS];
+    uint32_t nrec;
+    struct lclient *cli[CLI_BUCKETS];
+    uint32_t ncli;
+    bool stopping;
+};
+
+static int64_t now_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static uint32_t hash64(uint64_t v)
+{
+    v ^= v >> 33;
+    v *= 0xff51afd7ed558ccdull;
+    v ^= v >> 33;
+    return (uint32_t)v;
+}
+
+int lease_tab_create(uint32_t term_ms, struct lease_tab **out)
+{
+    struct lease_tab *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    pthread_mutex_init(&t->lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&t->acked, &ca);
+    pthread_condattr_destroy(&ca);
+    t->term_ms = term_ms;
+    /* Unique enough to tell one process from the next. */
+    t->instance = util_hash64(&(uint64_t[2]){util_now_real_ns(), (uint64_t)getpid()}, 16) | 1;
+    *out = t;
+    return 0;
+}
+
+void lease_tab_stop(struct lease_tab *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->stopping = true;
+    for (uint32_t b = 0; b < CLI_BUCKETS; b++)
+        for (struct lclient *c = t->cli[b]; c; c = c->next)
+            pthread_cond_broadcast(&c->cond);
+    pthread_cond_broadcast(&t->acked);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void lease_tab_destroy(struct lease_tab *t)
+{
+    if (!t)
+        return;
+    for (uint32_t b = 0; b < REC_BUCKETS; b++)
+        for (struct lrec *r = t->rec[b], *n; r; r = n) {
+            n = r->next;
+            free(r->h);
+            free(r);
+        }
+    for (uint32_t b = 0; b < CLI_BUCKETS; b++)
+        for (struct lclient *c = t->cli[b], *n; c; c = n) {
+            n = c->next;
+            pthread_cond_destroy(&c->cond);
+            free(c->q);
+            free(c);
+        }
+    pthread_cond_destroy(&t->acked);
+    pthread_mutex_destroy(&t->lock);
+    free(t);
+}
+
+uint64_t lease_instance(const struct lease_tab *t)
+{
+    return t->instance;
+}
+
+/* ---- records and clients (under lock) ---- */
+
+static struct lrec *rec_find(struct lease_tab *t, uint64_t ino)
+{
+    for (struct lrec *r = t->rec[hash64(ino) % REC_BUCKETS]; r; r = r->next)
+        if (r->ino == ino)
+            return r;
+    return NULL;
+}
+
+static struct lrec *rec_get(struct lease_tab *t, uint64_t ino)
+{
+    struct lrec *r = rec_find(t, ino);
+    if (r || t->nrec >= MAX_RECORDS || !(r = calloc(1, sizeof(*r))))
+        return r;
+    uint32_t b = hash64(ino) % REC_BUCKETS;
+    r->ino = ino;
+    r->gen = ++t->gen;
+    r->next = t->rec[b];
+    t->rec[b] = r;
+    t->nrec++;
+    return r;
+}
+
+static struct lclient *cli_find(struct lease_tab *t, uint64_t id)
+{
+    for (struct lclient *c = t->cli[hash64(id) % CLI_BUCKETS]; c; c = c->next)
+        if (c->id == id)
+            return c;
+    return NULL;
+}
+
+static struct lclient *cli_get(struct lease_tab *t, uint64_t id)
+{
+    struct lclient *c = cli_find(t, id);
+    if (c || t->ncli >= MAX_CLIENTS || !(c = calloc(1, sizeof(*c))))
+        return c;
+    uint32_t b = hash64(id) % CLI_BUCKETS;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&c->cond, &ca);
+    pthread_condattr_destroy(&ca);
+    c->id = id;
+    c->gone = true;
+    c->next_seq = 1;
+    c->next = t->cli[b];
+    t->cli[b] = c;
+    t->ncli++;
+    return c;
+}
+
+/* A client's channel closed or it left: nothing it held counts any more. */
+static void cli_gone(struct lease_tab *t, struct lclient *c)
+{
+    c->gone = true;
+    c->conn = NULL;
+    c->qn = 0;
+    pthread_cond_broadcast(&c->cond);
+    pthread_cond_broadcast(&t->acked);
+}
+
+/* Give c a lease on r until expiry; false if out of memory. */
+static bool hold(struct lrec *r, struct lclient *c, int64_t expiry)
+{
+    for (uint32_t i = 0; i < r->nh; i++)
+        if (r->h[i].c == c) {
+            r->h[i].expiry_ms = expiry;
+            return true;
+        }
+    if (r->nh == r->caph) {
+        uint32_t cap = r->caph ? r->caph * 2 : 2;
+        struct holder *h = realloc(r->h, cap * sizeof(*h));
+        if (!h)
+            return false;
+        r->h = h;
+        r->caph = cap;
+    }
+    r->h[r->nh++] = (struct holder){c, expiry};
+    return true;
+}
+
+/* Whether a change finished after mark touched ino. */
+static bool changed_since(const struct lease_tab *t, uint64_t mark, uint64_t ino)
+{
+    if (t->done - mark >= RING)
+        return true;
+    for (uint64_t k = mark + 1; k <= t->done; k++) {
+        uint64_t x = t->ring[k % RING];
+        if (x == ino || x == RING_ALL)
+            return true;
+    }
+    return false;
+}
+
+static void ring_add(struct lease_tab *t, uint64_t ino)
+{
+    t->done++;
+    t->ring[t->done % RING] = ino;
+}
+
+/* What a change waits for: acknowledgements, and (when a revocation could
+ * not be queued or recorded for lack of memory) the end of leases. */
+struct waits {
+    struct wait *w;
+    uint32_t n, cap;
+    int64_t until_ms;
+};
+
+static void wait_on(struct waits *ws, struct lclient *c, uint64_t seq, int64_t expiry)
+{
+    if (ws->n == ws->cap) {
+        uint32_t cap = ws->cap ? ws->cap * 2 : 8;
+        struct wait *w = realloc(ws->w, cap * sizeof(*w));
+        if (!w) {
+            if (expiry > ws->until_ms)
+                ws->until_ms = expiry;
+            return;
+        }
+        ws->w = w;
+        ws->cap = cap;
+    }
+    ws->w[ws->n++] = (struct wait){c, seq, expiry};
+}
+
+/* Queue a revocation for every live holder of r but keep (the changer) and
+ * note what to wait for; those holders are removed. */
+static void revoke_holders(struct lrec *r, uint64_t gen_before, struct lclient *keep, int64_t now,
+                           struct waits *ws)
+{
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < r->nh; i++) {
+        struct holder h = r->h[i];
+        struct lclient *c = h.c;
+        if (c == keep) {
+            r->h[kept++] = h;
+            continue;
+        }
+        if (c->gone || h.expiry_ms <= now)
+            continue;
+        if (c->qn == c->qcap) {
+            uint32_t cap = c->qcap ? c->qcap * 2 : 16;
+            struct revoke *q = realloc(c->q, cap * sizeof(*q));
+            if (!q) {
+                if (h.expiry_ms > ws->until_ms)
+                    ws->until_ms = h.expiry_ms; /* cannot tell it: outwait it */
+                continue;
+            }
+            c->q = q;
+            c->qcap = cap;
+        }
+        c->q[c->qn++] = (struct revoke){r->ino, gen_before, c->next_seq++};
+        pthread_cond_broadcast(&c->cond);
+        wait_on(ws, c, c->next_seq - 1, h.expiry_ms);
+    }
+    r->nh = kept;
+}
+
+static void deadline(struct timespec *ts, int64_t ms)
+{
+    clock_gettime(CLOCK_MONOTONIC, ts);
+    ts->tv_sec += ms / 1000;
+    ts->tv_nsec += (long)(ms % 1000) * 1000000;
+    if (ts->tv_nsec >= 1000000000) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000;
+    }
+}
+
+/* ---- grants and changes ---- */
+
+uint64_t lease_read_begin(struct lease_tab *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint64_t mark = t->done;
+    pthread_mutex_unlock(&t->lock);
+    return mark;
+}
+
+void lease_grant(struct lease_tab *t, uint64_t mark, uint64_t client, const uint64_t *inos,
+                 uint32_t n, struct proto_leases *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->instance = t->instance;
+    if (n > PROTO_MAX_LEASES)
+        n = PROTO_MAX_LEASES;
+    out->n = n;
+    pthread_mutex_lock(&t->lock);
+    struct lclient *c = t->term_ms ? cli_find(t, client) : NULL;
+    int64_t expiry = now_ms() + t->term_ms;
+    for (uint32_t i = 0; i < n; i++) {
+        struct proto_lease *l = &out->l[i];
+        l->ino = inos[i];
+        if (!c || c->gone || changed_since(t, mark, inos[i]))
+            continue;
+        struct lrec *r = rec_get(t, inos[i]);
+        if (!r || !hold(r, c, expiry))
+            continue;
+        l->gen_before = l->gen = r->gen;
+        l->ms = t->term_ms;
+    }
+    pthread_mutex_unlock(&t->lock);
+}
+
+void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touched *touched,
+                   bool ok, struct proto_leases *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->instance = t->instance;
+    if (!ok || (touched->n == 0 && !touched->overflow))
+        return;
+    struct waits ws = {0};
+    pthread_mutex_lock(&t->lock);
+    int64_t now = now_ms();
+    struct lclient *c = t->term_ms ? cli_find(t, client) : NULL;
+    if (c && c->gone)
+        c = NULL;
+    if (touched->overflow) {
+        /* Not every inode is known: every lease but the changer's goes. */
+        for (uint32_t b = 0; b < REC_BUCKETS; b++)
+            for (struct lrec *r = t->rec[b]; r; r = r->next) {
+                uint64_t before = r->gen;
+                r->gen = ++t->gen;
+                revoke_holders(r, before, NULL, now, &ws);
+            }
+        ring_add(t, RING_ALL);
+    }
+    for (uint32_t i = 0; i < touched->n && i < PROTO_MAX_LEASES; i++) {
+        uint64_t ino = touched->ino[i];
+        struct lrec *r = c ? rec_get(t, ino) : rec_find(t, ino);
+        struct proto_lease *l = &out->l[out->n++];
+        l->ino = ino;
+        ring_add(t, ino);
+        if (!r)
+            continue;
+        l->gen_before = r->gen;
+        l->gen = r->gen = ++t->gen;
+        revoke_holders(r, l->gen_before, c, now, &ws);
+        if (c && !touched->overflow && hold(r, c, now + t->term_ms))
+            l->ms = t->term_ms;
+    }
+    /* The change is acknowledged once nobody else can still use what was. */
+    for (uint32_t i = 0; i < ws.n; i++) {
+        struct wait *x = &ws.w[i];
+        while (!t->stopping && !x->c->gone && x->c->acked < x->seq) {
+            int64_t left = x->expiry_ms - now_ms();
+            if (left <= 0)
+                break;
+            struct timespec ts;
+            deadline(&ts, left);
+            pthread_cond_timedwait(&t->acked, &t->lock, &ts);
+        }
+    }
+    while (!t->stopping && now_ms() < ws.until_ms) {
+        struct timespec ts;
+        deadline(&ts, ws.until_ms - now_ms());
+        pthread_cond_timedwait(&t->acked, &t->lock, &ts);
+    }
+    pthread_mutex_unlock(&t->lock);
+    free(ws.w);
+}
+
+/* ---- the revocation channel ---- */
+
+uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
+                    int wait_ms, uint8_t *buf, uint32_t cap, uint64_t *first)
+{
+    *first = 0;
+    pthread_mutex_lock(&t->lock);
+    struct lclient *c = cli_get(t, client);
+    if (!c) {
+        pthread_mutex_unlock(&t->lock);
+        return 0;
+    }
+    if (bye) {
+        cli_gone(t, c);
+        pthread_mutex_unlock(&t->lock);
+        return 0;
+    }
+    /* A new channel hears at once which instance it talks to. */
+    bool fresh = c->gone || c->conn != conn;
+    c->conn = conn;
+    c->gone = false;
+    if (acked >= c->next_seq)
+        acked = c->next_seq - 1;
+    if (acked > c->acked) {
+        c->acked = acked;
+        uint32_t keep = 0;
+        for (uint32_t i = 0; i < c->qn; i++)
+            if (c->q[i].seq > acked)
+                c->q[keep++] = c->q[i];
+        c->qn = keep;
+        pthread_cond_broadcast(&t->acked);
+    }
+    struct timespec dl;
+    deadline(&dl, wait_ms);
+    while (!fresh && c->qn == 0 && !t->stopping && c->conn == conn)
+        if (pthread_cond_timedwait(&c->cond, &t->lock, &dl))
+            break;
+    uint32_t n = c->conn == conn ? c->qn : 0;
+    if (n > cap / 16)
+        n = cap / 16;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t v[2] = {c->q[i].ino, c->q[i].gen};
+        for (int k = 0; k < 2; k++)
+            for (int b = 0; b < 8; b++)
+                buf[i * 16 + (uint32_t)k * 8 + (uint32_t)b] = (uint8_t)(v[k] >> (8 * b));
+    }
+    if (n)
+        *first = c->q[0].seq;
+    pthread_mutex_unlock(&t->lock);
+    return n;
+}
+
+void lease_conn_closed(struct lease_tab *t, void *conn)
+{
+    pthread_mutex_lock(&t->lock);
+    for (uint32_t b = 0; b < CLI_BUCKETS; b++)
+        for (struct lclient *c = t->cli[b]; c; c = c->next)
+            if (c->conn == conn)
+                cli_gone(t, c);
+    pthread_mutex_unlock(&t->lock);
+}
+
+void lease_sweep(struct lease_tab *t)
+{
+    pthread_mutex_lock(&t->lock);
+    int64_t now = now_ms();
+    for (uint32_t b = 0; b < REC_BUCKETS; b++)
+        for (struct lrec **p = &t->rec[b]; *p;) {
+            struct lrec *r = *p;
+            uint32_t kept = 0;
+            for (uint32_t i = 0; i < r->nh; i++)
+                if (!r->h[i].c->gone && r->h[i].expiry_ms > now)
+                    r->h[kept++] = r->h[i];
+            r->nh = kept;
+            if (kept) {
+                p = &r->next;
+                continue;
+            }
+            *p = r->next;
+            free(r->h);
+            free(r);
+            t->nrec--;
+        }
+    pthread_mutex_unlock(&t->lock);
+}

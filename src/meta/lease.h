@@ -1,0 +1,61 @@
+/*
+ * Metadata leases of one MDT (docs/architecture.md, "Metadata leases").
+ *
+ * A client holding a lease on an inode may answer lookups and getattrs
+ * from its cache. Before a change to an inode is acknowledged, every other
+ * client holding a lease on it is told to drop it (over its LEASE_POLL
+ * channel) and the change's reply waits for that client's acknowledgement,
+ * for the client's channel to close, or for the lease to run out, whichever
+ * comes first. The client that made the change keeps its lease and updates
+ * its cache from the reply.
+ *
+ * Nothing here is persistent: leases die with the process, and clients,
+ * whose revocation channel then breaks, drop everything they cached.
+ *
+ * Grants race with changes: a reply may carry state read before a change
+ * that finished before the grant. lease_read_begin() numbers the changes
+ * finished so far; lease_grant() refuses an inode changed since.
+ */
+#ifndef STRIA_META_LEASE_H
+#define STRIA_META_LEASE_H
+
+#include "../proto/proto.h"
+#include "store.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct lease_tab;
+
+/* term_ms 0 disables leases (every grant says ms 0). */
+int lease_tab_create(uint32_t term_ms, struct lease_tab **out);
+/* Wake every poller (they return at once) before the server stops. */
+void lease_tab_stop(struct lease_tab *t);
+void lease_tab_destroy(struct lease_tab *t);
+uint64_t lease_instance(const struct lease_tab *t);
+
+/* Before reading state a reply will grant leases on. */
+uint64_t lease_read_begin(struct lease_tab *t);
+/* Grant client leases on inos (n <= PROTO_MAX_LEASES) read after mark;
+ * fills out (ms 0 where refused). */
+void lease_grant(struct lease_tab *t, uint64_t mark, uint64_t client, const uint64_t *inos,
+                 uint32_t n, struct proto_leases *out);
+/* After a change by client committed (or failed: ok false) touching
+ * inodes: move their generations on, revoke other clients' leases and wait
+ * for that, and fill out with the before/after generations and the
+ * changer's renewed leases. */
+void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touched *touched,
+                   bool ok, struct proto_leases *out);
+
+/* LEASE_POLL: record acked, wait up to wait_ms for revocations and encode
+ * them into buf (cap bytes, 16 per revocation). conn identifies the
+ * channel for lease_conn_closed. Returns the count; *first the number of
+ * the first. */
+uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
+                    int wait_ms, uint8_t *buf, uint32_t cap, uint64_t *first);
+/* A connection closed: if it was a client's channel, its leases end. */
+void lease_conn_closed(struct lease_tab *t, void *conn);
+/* Drop expired leases and unused records. */
+void lease_sweep(struct lease_tab *t);
+
+#endif

@@ -134,5 +134,41 @@ t ls "$M2" >"$T/ls2" || bad "ls $M2 failed"
 grep -qx renamed "$T/ls2" || bad "ls on mount 2 does not list 'renamed': $(tr '\n' ' ' <"$T/ls2")"
 if grep -qx f "$T/ls2"; then bad "ls on mount 2 still lists 'f': $(tr '\n' ' ' <"$T/ls2")"; fi
 
+step "with the kernel's caches off, each mount's lease cache is coherent at once"
+# entry_timeout=0,attr_timeout=0: every stat reaches stria-fuse, which
+# answers from the names and attributes the MDT leased to it. A change on
+# the other mount revokes those leases before it returns, so no check here
+# waits at all.
+for m in "$M1" "$M2"; do t fusermount3 -u "$m" || fail "fusermount3 -u $m failed"; done
+mount_stria "$T/m1" entry_timeout=0,attr_timeout=0
+mount_stria "$T/m2" entry_timeout=0,attr_timeout=0
+t mkdir "$M1/lease"
+t touch "$M1/lease/x"
+mode_is() { # FILE MODE WHAT
+    local got
+    got=$(t stat -c %a "$1") || { bad "stat $1 failed ($3)"; return; }
+    [ "$got" = "$2" ] || bad "$1 has mode $got, want $2 ($3)"
+}
+for round in 1 2 3; do
+    t stat "$M2/lease/x" >/dev/null || bad "mount 2 does not see lease/x (round $round)"
+    t chmod 60$round "$M1/lease/x"
+    mode_is "$M2/lease/x" 60$round "chmod on mount 1, round $round"
+    t chmod 64$round "$M2/lease/x"
+    mode_is "$M1/lease/x" 64$round "chmod on mount 2, round $round"
+done
+t stat "$M2/lease/x" >/dev/null
+t rm "$M1/lease/x"
+if t stat "$M2/lease/x" >/dev/null 2>&1; then bad "lease/x removed on mount 1, still there on mount 2"; fi
+t touch "$M1/lease/x"
+t stat "$M2/lease/x" >/dev/null 2>&1 || bad "lease/x made again on mount 1, not there on mount 2"
+t mv "$M1/lease/x" "$M1/lease/y"
+if t stat "$M2/lease/x" >/dev/null 2>&1; then bad "lease/x renamed on mount 1, still there on mount 2"; fi
+t stat "$M2/lease/y" >/dev/null 2>&1 || bad "lease/y (renamed on mount 1) not there on mount 2"
+t chmod 700 "$M2/lease"
+mode_is "$M1/lease" 700 "chmod of a directory on mount 2"
+t rm "$M2/lease/y"
+t rmdir "$M2/lease"
+if t stat "$M1/lease" >/dev/null 2>&1; then bad "lease/ removed on mount 2, still there on mount 1"; fi
+
 [ $failures -eq 0 ] || fail "$failures check(s) failed"
 echo PASS

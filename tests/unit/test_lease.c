@@ -1,0 +1,243 @@
+/*
+ * Unit tests of the MDT's lease table (meta/lease.h): grants, revocation
+ * before a change is acknowledged, the changer keeping its lease, grants
+ * refused for state read before a change, and the two ways a wait ends
+ * without an acknowledgement (the holder's channel closes; its lease runs
+ * out). Clients are numbers and channels are addresses, as metad passes
+ * them; a change by another client runs on its own thread, since it
+ * blocks until the holder answers.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "meta/lease.h"
+
+#include <pthread.h>
+#include <string.h>
+
+#define A 0xaaull /* a client with a revocation channel */
+#define B 0xbbull /* another client */
+
+static int chan_a, chan_b; /* their channels' identities */
+static uint8_t buf[PROTO_MAX_REVOKES * 16];
+
+static uint64_t get64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Open (or poll) A's channel without waiting; returns the revocations. */
+static uint32_t poll_a(struct lease_tab *t, uint64_t acked, uint64_t *first)
+{
+    return lease_poll(t, A, &chan_a, acked, false, 0, buf, sizeof(buf), first);
+}
+
+static struct proto_lease grant(struct lease_tab *t, uint64_t client, uint64_t ino, uint64_t mark)
+{
+    struct proto_leases out;
+    lease_grant(t, mark, client, &ino, 1, &out);
+    assert_int_equal(out.n, 1);
+    assert_int_equal(out.l[0].ino, ino);
+    return out.l[0];
+}
+
+struct change {
+    struct lease_tab *t;
+    uint64_t client;
+    struct meta_touched touched;
+    struct proto_leases out;
+    int done; /* atomically set when lease_changed returned */
+};
+
+static void *change_main(void *arg)
+{
+    struct change *c = arg;
+    lease_changed(c->t, c->client, &c->touched, true, &c->out);
+    __atomic_store_n(&c->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+static void change_one(struct change *c, struct lease_tab *t, uint64_t client, uint64_t ino)
+{
+    memset(c, 0, sizeof(*c));
+    c->t = t;
+    c->client = client;
+    c->touched.n = 1;
+    c->touched.ino[0] = ino;
+}
+
+static void test_revoked_before_change_is_acknowledged(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(600000, &t), 0);
+    uint64_t first;
+    assert_int_equal(poll_a(t, 0, &first), 0);
+    struct proto_lease l = grant(t, A, 10, lease_read_begin(t));
+    assert_int_equal(l.ms, 600000);
+    assert_true(l.gen > 0);
+
+    struct change c;
+    change_one(&c, t, B, 10);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, change_main, &c), 0);
+    /* A hears of it on its channel; until it acknowledges, the change waits
+     * (its lease has ten minutes left). */
+    uint32_t n = lease_poll(t, A, &chan_a, 0, false, 60000, buf, sizeof(buf), &first);
+    assert_int_equal(n, 1);
+    assert_int_equal(get64(buf), 10);
+    assert_int_equal(get64(buf + 8), l.gen);
+    assert_int_equal(__atomic_load_n(&c.done, __ATOMIC_SEQ_CST), 0);
+    assert_int_equal(poll_a(t, first, &first), 0);
+    pthread_join(th, NULL);
+    /* B has no channel: it learns the generations but gets no lease. */
+    assert_int_equal(c.out.n, 1);
+    assert_int_equal(c.out.l[0].gen_before, l.gen);
+    assert_true(c.out.l[0].gen > l.gen);
+    assert_int_equal(c.out.l[0].ms, 0);
+    assert_int_equal(c.out.instance, lease_instance(t));
+    lease_tab_destroy(t);
+}
+
+static void test_changer_keeps_its_lease(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(600000, &t), 0);
+    uint64_t first;
+    poll_a(t, 0, &first);
+    struct proto_lease l = grant(t, A, 10, lease_read_begin(t));
+    struct change c;
+    change_one(&c, t, A, 10);
+    change_main(&c); /* nobody else holds it: returns at once */
+    assert_int_equal(c.out.l[0].gen_before, l.gen);
+    assert_true(c.out.l[0].gen > l.gen);
+    assert_int_equal(c.out.l[0].ms, 600000);
+    assert_int_equal(poll_a(t, 0, &first), 0); /* and nothing to drop */
+    /* A failed change changes nothing and says nothing. */
+    struct proto_leases out;
+    lease_changed(t, A, &c.touched, false, &out);
+    assert_int_equal(out.n, 0);
+    lease_tab_destroy(t);
+}
+
+static void test_grant_refused_for_state_read_before_a_change(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(600000, &t), 0);
+    uint64_t first;
+    poll_a(t, 0, &first);
+    uint64_t mark = lease_read_begin(t);
+    struct change c;
+    change_one(&c, t, B, 10);
+    change_main(&c);
+    assert_int_equal(grant(t, A, 10, mark).ms, 0);
+    assert_int_equal(grant(t, A, 12, mark).ms, 600000); /* another inode: fine */
+    struct proto_lease l11 = grant(t, A, 11, lease_read_begin(t));
+    struct proto_lease l = grant(t, A, 10, lease_read_begin(t));
+    assert_int_equal(l.ms, 600000);
+    assert_true(l.gen > l11.gen); /* generations only grow */
+    /* A client without a channel gets nothing. */
+    assert_int_equal(grant(t, B, 10, lease_read_begin(t)).ms, 0);
+    lease_tab_destroy(t);
+}
+
+static void test_closed_channel_is_not_waited_for(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(600000, &t), 0);
+    uint64_t first;
+    poll_a(t, 0, &first);
+    grant(t, A, 10, lease_read_begin(t));
+    lease_conn_closed(t, &chan_b); /* not A's channel: nothing happens */
+    lease_conn_closed(t, &chan_a);
+    struct change c;
+    change_one(&c, t, B, 10);
+    change_main(&c); /* would wait ten minutes if A still counted */
+    assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 0);
+    assert_int_equal(poll_a(t, 0, &first), 0); /* a new channel starts clean */
+    assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 600000);
+    lease_tab_destroy(t);
+}
+
+static void test_unanswered_revocation_waits_out_the_lease(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(200, &t), 0);
+    uint64_t first;
+    poll_a(t, 0, &first);
+    grant(t, A, 10, lease_read_begin(t));
+    struct change c;
+    change_one(&c, t, B, 10);
+    change_main(&c); /* A never answers: returns when A's lease ran out */
+    assert_int_equal(c.out.n, 1);
+    lease_sweep(t);
+    lease_tab_destroy(t);
+}
+
+static void test_overflow_revokes_everything(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(600000, &t), 0);
+    uint64_t first;
+    poll_a(t, 0, &first);
+    grant(t, A, 10, lease_read_begin(t));
+    grant(t, A, 20, lease_read_begin(t));
+    uint64_t mark = lease_read_begin(t);
+    struct change c;
+    memset(&c, 0, sizeof(c));
+    c.t = t;
+    c.client = B;
+    c.touched.overflow = true;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, change_main, &c), 0);
+    uint32_t got = 0;
+    uint64_t acked = 0;
+    for (int i = 0; i < 100 && got < 2; i++) {
+        uint32_t n = lease_poll(t, A, &chan_a, acked, false, 1000, buf, sizeof(buf), &first);
+        if (n) {
+            got += n;
+            acked = first + n - 1;
+        }
+    }
+    assert_int_equal(got, 2);
+    poll_a(t, acked, &first);
+    pthread_join(th, NULL);
+    assert_int_equal(grant(t, A, 30, mark).ms, 0); /* every inode counts as changed */
+    lease_tab_destroy(t);
+}
+
+static void test_disabled(void **state)
+{
+    (void)state;
+    struct lease_tab *t;
+    assert_int_equal(lease_tab_create(0, &t), 0);
+    uint64_t first;
+    poll_a(t, 0, &first);
+    assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 0);
+    lease_tab_destroy(t);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_revoked_before_change_is_acknowledged),
+        cmocka_unit_test(test_changer_keeps_its_lease),
+        cmocka_unit_test(test_grant_refused_for_state_read_before_a_change),
+        cmocka_unit_test(test_closed_channel_is_not_waited_for),
+        cmocka_unit_test(test_unanswered_revocation_waits_out_the_lease),
+        cmocka_unit_test(test_overflow_revokes_everything),
+        cmocka_unit_test(test_disabled),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -19,6 +19,7 @@ if [ $# -ne 1 ]; then
 fi
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/bench/lib.sh"
 RESULTS="$SRC/bench/results"
 for bin in stria stria-fuse bench/bench_passthrough bench/bench_fsops; do
     if [ ! -x "$BUILD/$bin" ]; then
@@ -48,10 +49,6 @@ CHECK_BYTES=$(numfmt --from=iec "$FUSE_CHECK_SIZE")
 NAME=(local passthrough stria)
 declare -a DIR FAILED
 declare -A RATE
-
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else printf "-" }'
-}
 
 # The bandwidth of fio's one job, in MiB/s, from --output-format=terse
 # (version 3: read KiB/s is field 7, write KiB/s field 48).
@@ -183,22 +180,14 @@ cleanup() {
     if [ -n "$pids" ]; then
         echo "bench_fuse.sh: still running 10 s after unmount: $(ps -o pid=,args= -p "${pids//$'\n'/,}")" >&2
     fi
-    if [ -d "$CL" ] && ! "$BUILD/stria" down --dir "$CL" >"$TMP/down.out" 2>&1; then
-        echo "bench_fuse.sh: stria down --dir $CL failed:" >&2
-        cat "$TMP/down.out" >&2
-    fi
-    rm -rf "$TMP"
+    bench_remove bench_fuse.sh
     return "$rc"
 }
 
 run() {
-    TMP=$(mktemp -d "${TMPDIR:-/tmp}/stria-bench-fuse.XXXXXX")
-    CL="$TMP/cluster"
+    bench_dir stria-bench-fuse
     local L="$TMP/local" PTSRC="$TMP/pt-source" M1="$TMP/mnt-stria" M2="$TMP/mnt-pt"
-    # `stria up` links ~/.config/stria/client.conf to the new cluster: keep
-    # that away from the user's own.
-    export HOME="$TMP/home"
-    mkdir -p "$HOME" "$L" "$PTSRC" "$M1" "$M2"
+    mkdir -p "$L" "$PTSRC" "$M1" "$M2"
     trap cleanup EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM

@@ -18,6 +18,8 @@
  */
 #include <stria/stria.h>
 
+#include "common/util.h"
+
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -65,45 +67,6 @@ static double now_s(void)
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
-/* "2G", "256M", "4k", "4096": bytes, binary units. Returns 0 or -EINVAL. */
-static int parse_size(const char *s, uint64_t *out)
-{
-    char *end = NULL;
-    errno = 0;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (errno || end == s)
-        return -EINVAL;
-    unsigned shift = 0;
-    switch (*end) {
-    case '\0':
-        break;
-    case 'k':
-    case 'K':
-        shift = 10;
-        break;
-    case 'm':
-    case 'M':
-        shift = 20;
-        break;
-    case 'g':
-    case 'G':
-        shift = 30;
-        break;
-    case 't':
-    case 'T':
-        shift = 40;
-        break;
-    default:
-        return -EINVAL;
-    }
-    if (*end && strcmp(end + 1, "") != 0 && strcmp(end + 1, "B") != 0 && strcmp(end + 1, "iB") != 0)
-        return -EINVAL;
-    if (v > (UINT64_MAX >> shift))
-        return -EINVAL;
-    *out = (uint64_t)v << shift;
-    return 0;
 }
 
 static void fill_pattern(uint8_t *buf, size_t len)
@@ -391,13 +354,13 @@ int main(int argc, char **argv)
             o.path = optarg;
             break;
         case 's':
-            if (parse_size(optarg, &o.size) || o.size == 0) {
+            if (util_parse_size(optarg, &o.size) || o.size == 0) {
                 fprintf(stderr, "bench_io: bad --size %s\n", optarg);
                 return 2;
             }
             break;
         case 'b':
-            if (parse_size(optarg, &o.block) || o.block == 0 || o.block > (1u << 30)) {
+            if (util_parse_size(optarg, &o.block) || o.block == 0 || o.block > (1u << 30)) {
                 fprintf(stderr, "bench_io: bad --block %s (1 byte to 1G)\n", optarg);
                 return 2;
             }
@@ -410,7 +373,7 @@ int main(int argc, char **argv)
             }
             break;
         case 'S':
-            if (parse_size(optarg, &v) || v == 0 || v > UINT32_MAX || v % (64u << 10)) {
+            if (util_parse_size(optarg, &v) || v == 0 || v > UINT32_MAX || v % (64u << 10)) {
                 fprintf(stderr, "bench_io: bad --stripe-size %s (a multiple of 64K)\n", optarg);
                 return 2;
             }

@@ -17,6 +17,7 @@ if [ $# -ne 1 ]; then
 fi
 BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/bench/lib.sh"
 RESULTS="$SRC/bench/results"
 for bin in stria bench/bench_io bench/bench_meta; do
     if [ ! -x "$BUILD/$bin" ]; then
@@ -54,28 +55,16 @@ io_col() { # TEST COLUMN FILE
     awk -v t="$1" -v c="$2" '$1 == t && NF == 4 { print $c }' "$3"
 }
 
-ratio() {
-    awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else printf "-" }'
-}
-
 # On any exit of run: stop the cluster, remove everything it made.
 cleanup() {
     local rc=$?
-    if [ -d "$CL" ] && ! "$BUILD/stria" down --dir "$CL" >"$TMP/down.out" 2>&1; then
-        echo "run.sh: stria down --dir $CL failed:" >&2
-        cat "$TMP/down.out" >&2
-    fi
-    rm -rf "$TMP"
+    bench_remove run.sh
     return "$rc"
 }
 
 run() {
-    TMP=$(mktemp -d "${TMPDIR:-/tmp}/stria-bench.XXXXXX")
-    CL="$TMP/cluster"
-    # `stria up` links ~/.config/stria/client.conf to the new cluster: keep
-    # that away from the user's own.
-    export HOME="$TMP/home"
-    mkdir -p "$HOME" "$TMP/local" "$TMP/fio"
+    bench_dir stria-bench
+    mkdir -p "$TMP/local" "$TMP/fio"
     trap cleanup EXIT
     trap 'exit 130' INT
     trap 'exit 143' TERM

@@ -241,6 +241,24 @@ static pid_t running_pid(const struct cluster *c, enum svc s)
     return pid;
 }
 
+/* Start argv[0] (a path) in a session of its own, with stdin from
+ * /dev/null, stdout and stderr to out_fd and no other descriptor (a daemon
+ * must not hold our caller's pipes open). Returns its pid or a negative
+ * errno; 127 is its exit status if it could not be run. */
+static pid_t spawn(char *const argv[], int out_fd)
+{
+    pid_t pid = fork();
+    if (pid != 0)
+        return pid < 0 ? -errno : pid;
+    setsid();
+    int in = open("/dev/null", O_RDONLY);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+        _exit(127);
+    close_range(3, ~0u, 0);
+    execv(argv[0], argv);
+    _exit(127);
+}
+
 static int start_service(const struct cluster *c, enum svc s, const char *bindir)
 {
     char bin[CLI_PATH_MAX + 64], conf[CLI_PATH_MAX + 64], log[CLI_PATH_MAX + 64],
@@ -253,21 +271,16 @@ static int start_service(const struct cluster *c, enum svc s, const char *bindir
         fprintf(stderr, "stria up: cannot run %s: %s\n", bin, strerror(errno));
         return -errno;
     }
-    pid_t pid = fork();
-    if (pid < 0)
+    int out = open(log, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+    if (out < 0) {
+        fprintf(stderr, "stria up: cannot open %s: %s\n", log, strerror(errno));
         return -errno;
-    if (pid == 0) {
-        setsid();
-        int in = open("/dev/null", O_RDONLY);
-        int out = open(log, O_WRONLY | O_CREAT | O_APPEND, 0644);
-        if (in < 0 || out < 0)
-            _exit(127);
-        dup2(in, 0);
-        dup2(out, 1);
-        dup2(out, 2);
-        execl(bin, bin, "--config", conf, (char *)NULL);
-        _exit(127);
     }
+    char *const argv[] = {bin, "--config", conf, NULL};
+    pid_t pid = spawn(argv, out);
+    close(out);
+    if (pid < 0)
+        return pid;
     char text[32];
     snprintf(text, sizeof(text), "%d\n", (int)pid);
     int rc = util_write_file_atomic(pidf, text, strlen(text), 0644);
@@ -385,17 +398,7 @@ static bool find_prog(const char *name, char *buf, size_t len)
     bin_dir(dir, sizeof(dir));
     if (snprintf(buf, len, "%s/%s", dir, name) < (int)len && access(buf, X_OK) == 0)
         return true;
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    while (*path) {
-        size_t n = strcspn(path, ":");
-        if (n && snprintf(buf, len, "%.*s/%s", (int)n, path, name) < (int)len &&
-            access(buf, X_OK) == 0)
-            return true;
-        path += n + (path[n] == ':');
-    }
-    return false;
+    return util_find_in_path(name, buf, len);
 }
 
 /*
@@ -406,20 +409,10 @@ static bool find_prog(const char *name, char *buf, size_t len)
  */
 static int run_bounded(char *const argv[], int out_fd, int ms)
 {
-    fflush(NULL);
-    pid_t pid = fork();
+    fflush(NULL); /* what we printed comes before what it prints to out_fd */
+    pid_t pid = spawn(argv, out_fd);
     if (pid < 0)
-        return -errno;
-    if (pid == 0) {
-        setsid();
-        int in = open("/dev/null", O_RDONLY);
-        if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
-            _exit(127);
-        /* A daemon (stria-fuse) must not hold our caller's pipes open. */
-        close_range(3, ~0u, 0);
-        execv(argv[0], argv);
-        _exit(127);
-    }
+        return pid;
     int st;
     uint64_t deadline = util_now_mono_ns() + (uint64_t)ms * 1000000ull;
     for (;;) {

@@ -15,6 +15,7 @@
 #include "mdcache.h"
 
 #include "../common/log.h"
+#include "../common/util.h"
 #include "client.h"
 
 #include <errno.h>
@@ -61,25 +62,17 @@ struct mdc {
 
 int64_t mdc_clock_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(util_now_mono_ns() / 1000000);
 }
 
-static uint32_t hash_ino(uint64_t v)
+static uint32_t hash_ino(uint64_t ino)
 {
-    v ^= v >> 33;
-    v *= 0xff51afd7ed558ccdull;
-    v ^= v >> 33;
-    return (uint32_t)v % BUCKETS;
+    return (uint32_t)(util_mix64(ino) % BUCKETS);
 }
 
 static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
 {
-    uint64_t h = parent * 0x9e3779b97f4a7c15ull;
-    for (size_t i = 0; i < len; i++)
-        h = (h ^ (uint8_t)name[i]) * 0x100000001b3ull;
-    return hash_ino(h);
+    return hash_ino(util_hash64(name, len) ^ parent);
 }
 
 /* ---- tables (under lock) ---- */
@@ -270,12 +263,16 @@ static struct crec *take_lease(struct mdc *m, const struct proto_lease *l, bool 
     return r;
 }
 
+static void set_attr(struct crec *r, const struct proto_attr *a)
+{
+    r->attr = *a;
+    r->have_attr = r->have_perm = true;
+}
+
 void mdc_update(struct mdc *m, const struct mdc_update *u)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    name_forget(m, u->parent, u->name);
-    name_forget(m, u->parent2, u->name2);
     bool ours = u->leases->instance == m->instance && m->instance;
     struct crec *parent = NULL, *attr_rec = NULL;
     for (uint32_t i = 0; i < u->leases->n && i < PROTO_MAX_LEASES; i++) {
@@ -289,17 +286,18 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
             parent = r;
         if (u->attr && l.ino == u->attr->ino)
             attr_rec = r;
-        else if (r && l.has_attr && l.attr.ino == l.ino) {
-            r->attr = l.attr;
-            r->have_attr = r->have_perm = true;
-        }
+        else if (r && l.has_attr && l.attr.ino == l.ino)
+            set_attr(r, &l.attr);
     }
+    /* A name that now holds a known inode is stored over the old entry;
+     * any other name the reply speaks of is forgotten. */
     if (parent && u->child && u->name)
         name_set(m, parent, u->name, u->child);
-    if (attr_rec) {
-        attr_rec->attr = *u->attr;
-        attr_rec->have_attr = attr_rec->have_perm = true;
-    }
+    else
+        name_forget(m, u->parent, u->name);
+    name_forget(m, u->parent2, u->name2);
+    if (attr_rec)
+        set_attr(attr_rec, u->attr);
     pthread_mutex_unlock(&m->lock);
 }
 

@@ -18,6 +18,21 @@ uint64_t util_now_mono_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+bool util_find_in_path(const char *name, char *buf, size_t len)
+{
+    const char *path = getenv("PATH");
+    if (!path || !*path)
+        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
+    while (*path) {
+        size_t n = strcspn(path, ":");
+        if (n && snprintf(buf, len, "%.*s/%s", (int)n, path, name) < (int)len &&
+            access(buf, X_OK) == 0)
+            return true;
+        path += n + (path[n] == ':');
+    }
+    return false;
+}
+
 uint64_t util_now_real_ns(void)
 {
     struct timespec ts;
@@ -33,7 +48,13 @@ uint64_t util_hash64(const void *data, size_t len)
         h ^= p[i];
         h *= 0x100000001b3ull;
     }
-    /* FNV alone clusters short similar names; mix (splitmix64 finaliser). */
+    /* FNV alone clusters short similar names; mix. */
+    return util_mix64(h);
+}
+
+uint64_t util_mix64(uint64_t h)
+{
+    /* The splitmix64 finaliser. */
     h ^= h >> 30;
     h *= 0xbf58476d1ce4e5b9ull;
     h ^= h >> 27;

@@ -21,6 +21,14 @@ uint64_t util_now_real_ns(void);
 /* 64-bit hash of a byte string (FNV-1a with a final avalanche). Stable across
  * releases: directory cookies and, later, directory striping depend on it. */
 uint64_t util_hash64(const void *data, size_t len);
+/* Its final avalanche alone: spreads a 64-bit key (an inode number) over
+ * hash buckets. */
+uint64_t util_mix64(uint64_t h);
+
+/* An executable called name in $PATH (or, when PATH is unset or empty, as
+ * mount(8) may run helpers, the usual system directories): its path into
+ * buf. */
+bool util_find_in_path(const char *name, char *buf, size_t len);
 
 /* Parse a decimal integer or a size with an optional K/M/G/T suffix (powers
  * of 1024). Returns 0 or -EINVAL; nothing is written on failure. */

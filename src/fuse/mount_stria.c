@@ -14,6 +14,8 @@
  * which FUSE would refuse, and passes everything else on. It never links
  * libfuse and never mounts anything itself.
  */
+#include "../common/util.h"
+
 #include <errno.h>
 #include <getopt.h>
 #include <libgen.h>
@@ -112,18 +114,7 @@ static bool find_fuse(char *buf, size_t size)
             access(buf, X_OK) == 0)
             return true;
     }
-    /* mount(8) may run helpers with no PATH at all. */
-    const char *path = getenv("PATH");
-    if (!path || !*path)
-        path = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin";
-    while (*path) {
-        size_t len = strcspn(path, ":");
-        if (len && snprintf(buf, size, "%.*s/%s", (int)len, path, FUSE_BIN) < (int)size &&
-            access(buf, X_OK) == 0)
-            return true;
-        path += len + (path[len] == ':');
-    }
-    return false;
+    return util_find_in_path(FUSE_BIN, buf, size);
 }
 
 int main(int argc, char **argv)

@@ -81,17 +81,17 @@ struct lease_tab {
 
 static int64_t now_ms(void)
 {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    return (int64_t)(util_now_mono_ns() / 1000000);
 }
 
-static uint32_t hash64(uint64_t v)
+/* Conditions wait on the monotonic clock, as deadline() counts. */
+static void cond_init(pthread_cond_t *c)
 {
-    v ^= v >> 33;
-    v *= 0xff51afd7ed558ccdull;
-    v ^= v >> 33;
-    return (uint32_t)v;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(c, &ca);
+    pthread_condattr_destroy(&ca);
 }
 
 int lease_tab_create(uint32_t term_ms, struct lease_tab **out)
@@ -100,11 +100,7 @@ int lease_tab_create(uint32_t term_ms, struct lease_tab **out)
     if (!t)
         return -ENOMEM;
     pthread_mutex_init(&t->lock, NULL);
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&t->acked, &ca);
-    pthread_condattr_destroy(&ca);
+    cond_init(&t->acked);
     t->term_ms = term_ms;
     /* Unique enough to tell one process from the next. */
     t->instance = util_hash64(&(uint64_t[2]){util_now_real_ns(), (uint64_t)getpid()}, 16) | 1;
@@ -154,7 +150,7 @@ uint64_t lease_instance(const struct lease_tab *t)
 
 static struct lrec *rec_find(struct lease_tab *t, uint64_t ino)
 {
-    for (struct lrec *r = t->rec[hash64(ino) % REC_BUCKETS]; r; r = r->next)
+    for (struct lrec *r = t->rec[util_mix64(ino) % REC_BUCKETS]; r; r = r->next)
         if (r->ino == ino)
             return r;
     return NULL;
@@ -165,7 +161,7 @@ static struct lrec *rec_get(struct lease_tab *t, uint64_t ino)
     struct lrec *r = rec_find(t, ino);
     if (r || t->nrec >= MAX_RECORDS || !(r = calloc(1, sizeof(*r))))
         return r;
-    uint32_t b = hash64(ino) % REC_BUCKETS;
+    uint32_t b = util_mix64(ino) % REC_BUCKETS;
     r->ino = ino;
     r->gen = ++t->gen;
     r->next = t->rec[b];
@@ -176,7 +172,7 @@ static struct lrec *rec_get(struct lease_tab *t, uint64_t ino)
 
 static struct lclient *cli_find(struct lease_tab *t, uint64_t id)
 {
-    for (struct lclient *c = t->cli[hash64(id) % CLI_BUCKETS]; c; c = c->next)
+    for (struct lclient *c = t->cli[util_mix64(id) % CLI_BUCKETS]; c; c = c->next)
         if (c->id == id)
             return c;
     return NULL;
@@ -187,12 +183,8 @@ static struct lclient *cli_get(struct lease_tab *t, uint64_t id)
     struct lclient *c = cli_find(t, id);
     if (c || t->ncli >= MAX_CLIENTS || !(c = calloc(1, sizeof(*c))))
         return c;
-    uint32_t b = hash64(id) % CLI_BUCKETS;
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&c->cond, &ca);
-    pthread_condattr_destroy(&ca);
+    uint32_t b = util_mix64(id) % CLI_BUCKETS;
+    cond_init(&c->cond);
     c->id = id;
     c->gone = true;
     c->next_seq = 1;

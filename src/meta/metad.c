@@ -68,9 +68,9 @@ struct metad {
 #define CTX(p)    (&((struct metad *)(p))->ctx)
 #define LEASES(p) (((struct metad *)(p))->leases)
 
-/* Which inodes a read reply grants leases on: a lookup of one name, not
- * through a symlink, leases the directory (its names) and what the name
- * holds; a getattr the inode. */
+/* Which inodes a lookup leases: for one name, not through a symlink, the
+ * directory (its names) and what the name holds. (A getattr leases its
+ * inode.) */
 static uint32_t grants_lookup(const struct proto_lookup_req *q, const struct proto_lookup_rep *r,
                               uint64_t *inos)
 {
@@ -81,32 +81,39 @@ static uint32_t grants_lookup(const struct proto_lookup_req *q, const struct pro
     return 2;
 }
 
-static uint32_t grants_getattr(const struct proto_getattr_req *q, const struct proto_getattr_rep *r,
-                               uint64_t *inos)
+/* Around each request whose reply carries leases: the mark for grants
+ * and where the operation notes the inodes it writes. */
+struct leasing {
+    uint64_t mark;
+    struct meta_touched touched;
+};
+
+static void leasing_begin(void *p, struct leasing *ls)
 {
-    (void)r;
-    inos[0] = q->ino;
-    return 1;
+    memset(ls, 0, sizeof(*ls));
+    ls->mark = lease_read_begin(LEASES(p));
+    meta_store_note_to(&ls->touched);
 }
 
-/* The changer keeps answering from its cache: tell it the attributes of
- * what it changed and still holds a lease on (read after the change; a
- * later change revokes them anyway). */
-static void attrs_of_changed(void *p, struct proto_leases *ls)
+/* A request that wrote inodes revokes other clients' leases on them and
+ * tells the changer the new generations and attributes (which it then
+ * answers from); one that only read grants leases on inos. */
+static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, const uint64_t *inos,
+                        uint32_t n, struct proto_leases *out)
 {
-    for (uint32_t i = 0; i < ls->n; i++) {
-        struct proto_lease *l = &ls->l[i];
-        struct proto_getattr_req q = {.ino = l->ino};
-        struct proto_getattr_rep r;
-        if (l->ms && meta_op_getattr(CTX(p), &q, &r) == 0) {
-            l->has_attr = 1;
-            l->attr = r.attr;
-        }
+    meta_store_note_to(NULL);
+    if (ls->touched.n || ls->touched.overflow) {
+        lease_changed(LEASES(p), client, &ls->touched, rc == 0, out);
+        if (rc == 0)
+            meta_op_lease_attrs(CTX(p), out);
+    } else if (rc == 0) {
+        lease_grant(LEASES(p), ls->mark, client, inos, n, out);
     }
 }
 
-/* Reads whose reply grants leases. */
-#define LEASED_READ(lname)                                                                         \
+/* Handlers of requests whose reply carries leases; GRANTS: how many inodes
+ * a read leases, put in inos (from q and r). */
+#define LEASED(lname, GRANTS)                                                                      \
     static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
     {                                                                                              \
         struct proto_##lname##_req q;                                                              \
@@ -114,52 +121,31 @@ static void attrs_of_changed(void *p, struct proto_leases *ls)
         memset(&r, 0, sizeof(r));                                                                  \
         if (proto_dec_##lname##_req(&req->dec, &q))                                                \
             return -EBADMSG;                                                                       \
-        uint64_t mark = lease_read_begin(LEASES(p));                                               \
+        struct leasing ls;                                                                         \
+        leasing_begin(p, &ls);                                                                     \
         int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
-        if (rc)                                                                                    \
-            return rc;                                                                             \
         uint64_t inos[PROTO_MAX_LEASES];                                                           \
-        uint32_t n = grants_##lname(&q, &r, inos);                                                 \
-        lease_grant(LEASES(p), mark, req->hdr.client_id, inos, n, &r.leases);                      \
-        return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
-    }
-LEASED_READ(lookup)
-LEASED_READ(getattr)
-#undef LEASED_READ
-
-/* Operations that may change inodes: leases on what they changed are
- * revoked before the reply, which tells the changer the new generations. */
-#define CHANGE(lname)                                                                              \
-    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
-    {                                                                                              \
-        struct proto_##lname##_req q;                                                              \
-        struct proto_##lname##_rep r;                                                              \
-        memset(&r, 0, sizeof(r));                                                                  \
-        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
-            return -EBADMSG;                                                                       \
-        struct meta_touched touched = {0};                                                         \
-        meta_store_note_to(&touched);                                                              \
-        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
-        meta_store_note_to(NULL);                                                                  \
-        lease_changed(LEASES(p), req->hdr.client_id, &touched, rc == 0, &r.leases);                \
+        uint32_t n = rc == 0 ? (GRANTS) : 0;                                                       \
+        leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, &r.leases);                           \
         if (rc)                                                                                    \
             return rc;                                                                             \
-        attrs_of_changed(p, &r.leases);                                                            \
         return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
     }
-CHANGE(setattr)
-CHANGE(open)
-CHANGE(mkdir)
-CHANGE(unlink)
-CHANGE(rmdir)
-CHANGE(rename)
-CHANGE(link)
-CHANGE(symlink)
-CHANGE(setstripe)
-CHANGE(setxattr)
-CHANGE(removexattr)
-CHANGE(setsize)
-#undef CHANGE
+LEASED(lookup, grants_lookup(&q, &r, inos))
+LEASED(getattr, (inos[0] = q.ino, 1))
+LEASED(setattr, 0)
+LEASED(open, 0)
+LEASED(mkdir, 0)
+LEASED(unlink, 0)
+LEASED(rmdir, 0)
+LEASED(rename, 0)
+LEASED(link, 0)
+LEASED(symlink, 0)
+LEASED(setstripe, 0)
+LEASED(setxattr, 0)
+LEASED(removexattr, 0)
+LEASED(setsize, 0)
+#undef LEASED
 
 /* Handlers whose operation needs no buffer beyond the reply struct. */
 #define SIMPLE(lname)                                                                              \

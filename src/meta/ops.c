@@ -479,6 +479,25 @@ int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
     return meta_store_read(c->store, getattr_txn, &a);
 }
 
+static int lease_attrs_txn(struct meta_txn *t, void *arg)
+{
+    struct proto_leases *ls = arg;
+    for (uint32_t i = 0; i < ls->n; i++) {
+        struct proto_lease *l = &ls->l[i];
+        struct meta_inode in;
+        if (l->ms && meta_inode_get(t, l->ino, &in) == 0) {
+            to_attr(&in, &l->attr);
+            l->has_attr = 1;
+        }
+    }
+    return 0;
+}
+
+void meta_op_lease_attrs(struct meta_ctx *c, struct proto_leases *ls)
+{
+    meta_store_read(c->store, lease_attrs_txn, ls);
+}
+
 static int setattr_txn(struct meta_txn *t, void *arg)
 {
     struct ino_arg *a = arg;

@@ -38,6 +38,16 @@ static uint32_t poll_a(struct lease_tab *t, uint64_t acked, uint64_t *first)
     return lease_poll(t, A, &chan_a, acked, false, 0, buf, sizeof(buf), first);
 }
 
+/* A table whose leases last term_ms, with A's channel open. */
+static struct lease_tab *table_with_a(uint32_t term_ms)
+{
+    struct lease_tab *t;
+    uint64_t first;
+    assert_int_equal(lease_tab_create(term_ms, &t), 0);
+    poll_a(t, 0, &first);
+    return t;
+}
+
 static struct proto_lease grant(struct lease_tab *t, uint64_t client, uint64_t ino, uint64_t mark)
 {
     struct proto_leases out;
@@ -75,9 +85,8 @@ static void change_one(struct change *c, struct lease_tab *t, uint64_t client, u
 static void test_revoked_before_change_is_acknowledged(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(600000, &t), 0);
     uint64_t first;
+    struct lease_tab *t = table_with_a(600000);
     assert_int_equal(poll_a(t, 0, &first), 0);
     struct proto_lease l = grant(t, A, 10, lease_read_begin(t));
     assert_int_equal(l.ms, 600000);
@@ -108,10 +117,8 @@ static void test_revoked_before_change_is_acknowledged(void **state)
 static void test_changer_keeps_its_lease(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(600000, &t), 0);
     uint64_t first;
-    poll_a(t, 0, &first);
+    struct lease_tab *t = table_with_a(600000);
     struct proto_lease l = grant(t, A, 10, lease_read_begin(t));
     struct change c;
     change_one(&c, t, A, 10);
@@ -130,10 +137,7 @@ static void test_changer_keeps_its_lease(void **state)
 static void test_grant_refused_for_state_read_before_a_change(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(600000, &t), 0);
-    uint64_t first;
-    poll_a(t, 0, &first);
+    struct lease_tab *t = table_with_a(600000);
     uint64_t mark = lease_read_begin(t);
     struct change c;
     change_one(&c, t, B, 10);
@@ -152,10 +156,8 @@ static void test_grant_refused_for_state_read_before_a_change(void **state)
 static void test_closed_channel_is_not_waited_for(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(600000, &t), 0);
     uint64_t first;
-    poll_a(t, 0, &first);
+    struct lease_tab *t = table_with_a(600000);
     grant(t, A, 10, lease_read_begin(t));
     lease_conn_closed(t, &chan_b); /* not A's channel: nothing happens */
     lease_conn_closed(t, &chan_a);
@@ -171,10 +173,7 @@ static void test_closed_channel_is_not_waited_for(void **state)
 static void test_unanswered_revocation_waits_out_the_lease(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(200, &t), 0);
-    uint64_t first;
-    poll_a(t, 0, &first);
+    struct lease_tab *t = table_with_a(200);
     grant(t, A, 10, lease_read_begin(t));
     struct change c;
     change_one(&c, t, B, 10);
@@ -187,10 +186,8 @@ static void test_unanswered_revocation_waits_out_the_lease(void **state)
 static void test_overflow_revokes_everything(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(600000, &t), 0);
     uint64_t first;
-    poll_a(t, 0, &first);
+    struct lease_tab *t = table_with_a(600000);
     grant(t, A, 10, lease_read_begin(t));
     grant(t, A, 20, lease_read_begin(t));
     uint64_t mark = lease_read_begin(t);
@@ -220,10 +217,7 @@ static void test_overflow_revokes_everything(void **state)
 static void test_disabled(void **state)
 {
     (void)state;
-    struct lease_tab *t;
-    assert_int_equal(lease_tab_create(0, &t), 0);
-    uint64_t first;
-    poll_a(t, 0, &first);
+    struct lease_tab *t = table_with_a(0);
     assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 0);
     lease_tab_destroy(t);
 }

@@ -182,6 +182,7 @@ void stria_disconnect(stria_fs_t *fs)
 {
     if (!fs)
         return;
+    wb_stop(fs); /* sends what is queued */
     mdc_stop(fs);
     ct_drain(&fs->mgmt);
     free_slots(fs->mdt, fs->nmdt_slots);

@@ -11,6 +11,7 @@
 #include "../proto/layout.h"
 #include "../proto/map.h"
 #include "mdcache.h"
+#include "wb.h"
 #include "stria/stria.h"
 
 #include <pthread.h>
@@ -50,7 +51,14 @@ struct stria_fs {
     uint32_t nmdt_slots, nost_slots;
     uint32_t ost_count; /* OSTs in the map */
     struct mdc *mdc;    /* metadata cache (mdcache.h); NULL unless the mount turned it on */
+    struct wb *wb;      /* write-behind unlink (wb.h); NULL unless the mount turned it on */
 };
+
+/* The MDT an inode lives on: the top 16 bits of its number. */
+static inline uint32_t cl_ino_mdt(uint64_t ino)
+{
+    return (uint32_t)(ino >> 48);
+}
 
 /* A connection lent by a target's pool. */
 struct lease {
@@ -76,6 +84,8 @@ int cl_refresh_map(stria_fs_t *fs);
 #define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
     ({                                                                                             \
         int rc_ = 0;                                                                               \
+        if ((fs)->wb)                                                                              \
+            wb_flush(fs); /* this client's operations stay in order */                             \
         for (int try_ = 0; try_ < 2; try_++) {                                                     \
             struct lease l_;                                                                       \
             if ((rc_ = cl_get(fs, PROTO_NODE_META, mdt, &l_)))                                     \

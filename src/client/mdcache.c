@@ -301,6 +301,21 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     pthread_mutex_unlock(&m->lock);
 }
 
+void mdc_unlinked(struct mdc *m, uint64_t parent, const char *name, uint64_t child)
+{
+    int64_t now_ns = (int64_t)util_now_real_ns();
+    pthread_mutex_lock(&m->lock);
+    name_forget(m, parent, name);
+    struct crec *r = rec_find(m, child);
+    if (r)
+        rec_drop(m, r);
+    /* The directory's times move as the MDT will move them; its reply
+     * brings the MDT's own. */
+    if ((r = rec_find(m, parent)) && r->have_attr)
+        r->attr.mtime_ns = r->attr.ctime_ns = now_ns;
+    pthread_mutex_unlock(&m->lock);
+}
+
 void mdc_forget_all(struct mdc *m)
 {
     pthread_mutex_lock(&m->lock);
@@ -339,6 +354,7 @@ static void channel_lost(struct mdc *m)
     m->conn = NULL;
     pthread_mutex_unlock(&m->lock);
     net_close(c);
+    wb_revoked(m->fs, 0);
 }
 
 static int channel_open(struct mdc *m)
@@ -404,11 +420,20 @@ static void *channel_main(void *arg)
             m->instance = r.instance;
         }
         uint32_t n = r.revokes.len / 16;
-        for (uint32_t i = 0; i < n; i++)
-            heard_revoke(m, get64(r.revokes.p + i * 16), get64(r.revokes.p + i * 16 + 8));
+        uint64_t wb_revoke = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            uint64_t ino = get64(r.revokes.p + i * 16), gen = get64(r.revokes.p + i * 16 + 8);
+            if (ino == 0)
+                wb_revoke = gen > wb_revoke ? gen : wb_revoke; /* the write-behind grant */
+            else
+                heard_revoke(m, ino, gen);
+        }
+        pthread_mutex_unlock(&m->lock);
+        /* Acknowledged (by the next poll) only once the queue is sent. */
+        if (wb_revoke)
+            wb_revoked(m->fs, wb_revoke);
         if (n)
             acked = r.first + n - 1;
-        pthread_mutex_unlock(&m->lock);
     }
     channel_lost(m);
     return NULL;

@@ -55,6 +55,9 @@ struct mdc_update {
     const struct proto_attr *attr; /* attributes of attr->ino, or NULL */
 };
 void mdc_update(struct mdc *m, const struct mdc_update *u);
+/* This client unlinked name (holding child) from parent and has not told
+ * the MDT yet (wb.h): the name goes, and the directory's times move. */
+void mdc_unlinked(struct mdc *m, uint64_t parent, const char *name, uint64_t child);
 /* A change's outcome is unknown (its connection broke): forget everything. */
 void mdc_forget_all(struct mdc *m);
 

@@ -25,11 +25,6 @@
 
 #define ROOT_INO 1ull
 
-static uint32_t ino_mdt(uint64_t ino)
-{
-    return (uint32_t)(ino >> 48);
-}
-
 static int check_path(const char *path)
 {
     if (!path)
@@ -98,7 +93,7 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
         return 0;
     int64_t sent = mdc_clock_ms();
     return MDT_CALL(
-        fs, ino_mdt(parent), lookup, &q, &r, *out = r.attr;
+        fs, cl_ino_mdt(parent), lookup, &q, &r, *out = r.attr;
         cl_note(fs, sent, &r.leases, follow ? 0 : parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
@@ -110,7 +105,7 @@ int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(ino), getattr, &q, &r, *out = r.attr;
+    return MDT_CALL(fs, cl_ino_mdt(ino), getattr, &q, &r, *out = r.attr;
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
 }
 
@@ -123,7 +118,7 @@ int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, str
     struct proto_mkdir_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr;
+    return MDT_CALL(fs, cl_ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr;
                     cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
@@ -136,7 +131,7 @@ int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
     struct proto_rmdir_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(parent), rmdir, &q, &r,
+    return MDT_CALL(fs, cl_ino_mdt(parent), rmdir, &q, &r,
                     cl_note(fs, sent, &r.leases, parent, path, 0, 0, NULL, NULL));
 }
 
@@ -156,15 +151,17 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
     int rc = check_path(path);
     if (rc)
         return rc;
-    struct proto_unlink_req q = {.parent = parent, .path = proto_str_c(path)};
+    struct proto_unlink_req q = {
+        .parent = parent, .path = proto_str_c(path), .want_wb = wb_want(fs)};
     struct proto_unlink_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    rc = MDT_CALL(fs, ino_mdt(parent), unlink, &q, r,
+    rc = MDT_CALL(fs, cl_ino_mdt(parent), unlink, &q, r,
                   removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout);
-                  cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL));
+                  cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL);
+                  wb_granted(fs, r->wb_id, r->wb_ms, sent));
     free(r);
     return rc;
 }
@@ -185,7 +182,7 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    rc = MDT_CALL(fs, ino_mdt(sparent), rename, &q, r,
+    rc = MDT_CALL(fs, cl_ino_mdt(sparent), rename, &q, r,
                   removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout);
                   cl_note(fs, sent, &r->leases, sparent, spath, 0, dparent, dpath, NULL));
     free(r);
@@ -202,7 +199,7 @@ int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
     struct proto_link_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(ino), link, &q, &r, if (out) * out = r.attr;
+    return MDT_CALL(fs, cl_ino_mdt(ino), link, &q, &r, if (out) * out = r.attr;
                     cl_note(fs, sent, &r.leases, dparent, dpath, r.attr.ino, 0, NULL, &r.attr));
 }
 
@@ -217,7 +214,7 @@ int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *ta
     struct proto_symlink_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(parent), symlink, &q, &r, if (out) * out = r.attr;
+    return MDT_CALL(fs, cl_ino_mdt(parent), symlink, &q, &r, if (out) * out = r.attr;
                     cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
@@ -227,7 +224,7 @@ ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
     struct proto_readlink_rep r;
     size_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), readlink, &q, &r, ({
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), readlink, &q, &r, ({
                           n = MIN(len, (size_t)r.target.len);
                           memcpy(buf, r.target.p, n);
                       }));
@@ -240,7 +237,7 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
     q->ino = ino;
     cl_cred(&q->cred);
     int64_t sent = mdc_clock_ms();
-    int rc = MDT_CALL(fs, ino_mdt(ino), setattr, q, r,
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), setattr, q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
     /* Shrinking: cut the objects to what the new size implies. */
     if (rc == 0 && (q->valid & SETATTR_SIZE) && q->size < r->old_size && r->layout.ncomp)
@@ -254,7 +251,7 @@ int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t
     struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
     struct proto_readdir_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, ino_mdt(ino), readdir, &q, &r, ({
+    return MDT_CALL(fs, cl_ino_mdt(ino), readdir, &q, &r, ({
                         uint32_t n = MIN(r.entries.len, cap);
                         memcpy(buf, r.entries.p, n);
                         out->len = n;
@@ -275,7 +272,7 @@ int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *valu
     struct proto_setxattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(ino), setxattr, &q, &r,
+    return MDT_CALL(fs, cl_ino_mdt(ino), setxattr, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
@@ -285,7 +282,7 @@ ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value,
     struct proto_getxattr_rep r;
     ssize_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), getxattr, &q, &r, ({
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), getxattr, &q, &r, ({
                           n = r.value.len;
                           if (size && r.value.len > size)
                               n = -ERANGE;
@@ -301,7 +298,7 @@ ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size)
     struct proto_listxattr_rep r;
     ssize_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), listxattr, &q, &r, ({
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), listxattr, &q, &r, ({
                           n = r.names.len;
                           if (size && r.names.len > size)
                               n = -ERANGE;
@@ -317,7 +314,7 @@ int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name)
     struct proto_removexattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(ino), removexattr, &q, &r,
+    return MDT_CALL(fs, cl_ino_mdt(ino), removexattr, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
@@ -328,7 +325,7 @@ int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, ino_mdt(ino), getstripe, &q, r, (void)0);
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), getstripe, &q, r, (void)0);
     if (rc == 0) {
         memset(out, 0, sizeof(*out));
         out->is_dir = r->is_dir;
@@ -358,7 +355,7 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    int rc = MDT_CALL(fs, ino_mdt(ino), setstripe, &q, r,
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), setstripe, &q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
     free(r);
     return rc;
@@ -371,7 +368,7 @@ int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
     struct proto_setsize_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
+    return MDT_CALL(fs, cl_ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
 }
 

@@ -44,6 +44,8 @@ void sf_fill_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 void sf_note_entry(const struct proto_attr *a, const struct fuse_entry_param *e);
 /* Fill a fuse_entry_param for a; notes the attributes. */
 void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
+/* What follows the MDT's answer to a write-behind unlink (wb.h). */
+void sf_wb_removed(stria_fs_t *fs, struct cl_removed *rm);
 /* Reply with a negative errno (or 0). */
 void sf_reply_err(fuse_req_t req, int rc);
 /* Raise a->size to what this mount's open handles wrote (unreported yet). */

@@ -176,6 +176,7 @@ struct sf_opts {
     double attr_timeout, entry_timeout;
     int writeback;
     int mdcache;
+    int wb;
     int help;
 };
 
@@ -189,6 +190,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("entry_timeout=%lf", entry_timeout),
     SF_OPT("writeback_cache=%d", writeback),
     SF_OPT("mdcache=%d", mdcache),
+    SF_OPT("wb_unlink=%d", wb),
     SF_OPT("--help", help),
     SF_OPT("-h", help),
     FUSE_OPT_END,
@@ -209,6 +211,9 @@ static void usage(const char *prog)
            "  mdcache=0|1         answer lookups and stats from names and attributes\n"
            "                      the MDT leased to this mount (default 1); a change\n"
            "                      anywhere revokes the lease before it is acknowledged\n"
+           "  wb_unlink=0|1       with mdcache, acknowledge unlinks of files at once and\n"
+           "                      send them behind, while no other client uses the MDT\n"
+           "                      (default 1); one still queued is lost if this mount dies"
            "Files are consistent close-to-open between mounts: data written and closed\n"
            "on one mount is seen by an open on another. Within the timeouts above a stat\n"
            "or a name on another mount may still show the older state.\n\n"
@@ -223,7 +228,7 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0, .mdcache = 1};
+    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0, .mdcache = 1, .wb = 1};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -295,6 +300,8 @@ int main(int argc, char **argv)
     /* After the fork: the cache's thread must live in the daemon. */
     if (o.mdcache && (rc = mdc_start(sf.fs)))
         log_warn("metadata cache off: %s", log_err(rc));
+    if (sf.fs->mdc && o.wb && (rc = wb_start(sf.fs, sf_wb_removed)))
+        log_warn("write-behind unlink off: %s", log_err(rc));
     lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, 16);
     fuse_loop_cfg_set_idle_threads(lc, 8);

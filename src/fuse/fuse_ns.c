@@ -149,10 +149,45 @@ static void finish_removal(struct cl_removed *rm)
         cl_destroy(sf.fs, rm);
 }
 
+/* The MDT's answer to a write-behind unlink (wb.h). */
+void sf_wb_removed(stria_fs_t *fs, struct cl_removed *rm)
+{
+    (void)fs;
+    finish_removal(rm);
+}
+
+/* Acknowledge the unlink now and send it later (wb.h), when this mount
+ * holds the write-behind grant and can decide alone: the kernel checked
+ * permission on the directory (default_permissions), and the cache knows
+ * the name holds a file or symlink with one link that nobody here has open.
+ * Anything else goes the ordinary way. */
+static bool unlink_behind(fuse_ino_t parent, const char *name)
+{
+    struct mdc *m = sf.fs->mdc;
+    struct proto_cred cred;
+    struct proto_attr a;
+    bool open = false;
+    if (!m || !sf.fs->wb || !sf.kernel_checks)
+        return false;
+    cl_cred(&cred);
+    if (!mdc_lookup(m, parent, name, &cred, &a) || a.nlink != 1 ||
+        !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
+        return false;
+    tab_local_size(a.ino, &open);
+    if (open)
+        return false;
+    mdc_unlinked(m, parent, name, a.ino);
+    return wb_unlink(sf.fs, parent, name, &cred) == 0;
+}
+
 static void sf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-    struct cl_removed *rm = calloc(1, sizeof(*rm));
     sf_cred(req);
+    if (unlink_behind(parent, name)) {
+        fuse_reply_err(req, 0);
+        return;
+    }
+    struct cl_removed *rm = calloc(1, sizeof(*rm));
     int rc = rm ? cl_unlink(sf.fs, parent, name, rm) : -ENOMEM;
     if (rc == 0)
         finish_removal(rm);

@@ -77,6 +77,13 @@ struct lease_tab {
     struct lclient *cli[CLI_BUCKETS];
     uint32_t ncli;
     bool stopping;
+    /* The write-behind grant (lease.h): its holder, the grant's number, the
+     * number of its revocation (0 before one is queued) and its end; the
+     * requests past lease_enter() and those waiting in it. */
+    struct lclient *wb;
+    uint64_t wb_id, wb_seq;
+    int64_t wb_expiry_ms;
+    uint32_t inflight, waiting;
 };
 
 static int64_t now_ms(void)
@@ -194,9 +201,17 @@ static struct lclient *cli_get(struct lease_tab *t, uint64_t id)
     return c;
 }
 
+static void wb_clear(struct lease_tab *t)
+{
+    t->wb = NULL;
+    t->wb_seq = 0;
+}
+
 /* A client's channel closed or it left: nothing it held counts any more. */
 static void cli_gone(struct lease_tab *t, struct lclient *c)
 {
+    if (t->wb == c)
+        wb_clear(t);
     c->gone = true;
     c->conn = NULL;
     c->qn = 0;
@@ -267,6 +282,22 @@ static void wait_on(struct waits *ws, struct lclient *c, uint64_t seq, int64_t e
     ws->w[ws->n++] = (struct wait){c, seq, expiry};
 }
 
+/* Queue a revocation of (ino, gen) for c; its number, or 0 without memory. */
+static uint64_t tell(struct lclient *c, uint64_t ino, uint64_t gen)
+{
+    if (c->qn == c->qcap) {
+        uint32_t cap = c->qcap ? c->qcap * 2 : 16;
+        struct revoke *q = realloc(c->q, cap * sizeof(*q));
+        if (!q)
+            return 0;
+        c->q = q;
+        c->qcap = cap;
+    }
+    c->q[c->qn++] = (struct revoke){ino, gen, c->next_seq++};
+    pthread_cond_broadcast(&c->cond);
+    return c->next_seq - 1;
+}
+
 /* Queue a revocation for every live holder of r but keep (the changer) and
  * note what to wait for; those holders are removed. */
 static void revoke_holders(struct lrec *r, uint64_t gen_before, struct lclient *keep, int64_t now,
@@ -282,20 +313,11 @@ static void revoke_holders(struct lrec *r, uint64_t gen_before, struct lclient *
         }
         if (c->gone || h.expiry_ms <= now)
             continue;
-        if (c->qn == c->qcap) {
-            uint32_t cap = c->qcap ? c->qcap * 2 : 16;
-            struct revoke *q = realloc(c->q, cap * sizeof(*q));
-            if (!q) {
-                if (h.expiry_ms > ws->until_ms)
-                    ws->until_ms = h.expiry_ms; /* cannot tell it: outwait it */
-                continue;
-            }
-            c->q = q;
-            c->qcap = cap;
-        }
-        c->q[c->qn++] = (struct revoke){r->ino, gen_before, c->next_seq++};
-        pthread_cond_broadcast(&c->cond);
-        wait_on(ws, c, c->next_seq - 1, h.expiry_ms);
+        uint64_t seq = tell(c, r->ino, gen_before);
+        if (seq)
+            wait_on(ws, c, seq, h.expiry_ms);
+        else if (h.expiry_ms > ws->until_ms)
+            ws->until_ms = h.expiry_ms; /* cannot tell it: outwait it */
     }
     r->nh = kept;
 }
@@ -404,6 +426,62 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
     free(ws.w);
 }
 
+/* ---- the write-behind grant ---- */
+
+void lease_enter(struct lease_tab *t, uint64_t client)
+{
+    pthread_mutex_lock(&t->lock);
+    while (t->wb && t->wb->id != client && !t->stopping) {
+        struct lclient *h = t->wb;
+        int64_t left = t->wb_expiry_ms - now_ms();
+        if (h->gone || left <= 0 || (t->wb_seq && h->acked >= t->wb_seq)) {
+            wb_clear(t);
+            break;
+        }
+        /* Without memory for the revocation, the grant is outwaited. */
+        if (!t->wb_seq)
+            t->wb_seq = tell(h, 0, t->wb_id);
+        struct timespec ts;
+        deadline(&ts, left);
+        t->waiting++;
+        pthread_cond_timedwait(&t->acked, &t->lock, &ts);
+        t->waiting--;
+    }
+    t->inflight++;
+    pthread_mutex_unlock(&t->lock);
+}
+
+void lease_leave(struct lease_tab *t)
+{
+    pthread_mutex_lock(&t->lock);
+    t->inflight--;
+    pthread_mutex_unlock(&t->lock);
+}
+
+uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id)
+{
+    uint32_t ms = 0;
+    *id = 0;
+    pthread_mutex_lock(&t->lock);
+    struct lclient *c = t->term_ms && !t->stopping ? cli_find(t, client) : NULL;
+    if (c && !c->gone && t->waiting == 0) {
+        if (t->wb == c && !t->wb_seq) {
+            ms = t->term_ms; /* a renewal */
+        } else if (!t->wb && t->inflight == 1) {
+            t->wb = c;
+            t->wb_id = ++t->gen;
+            t->wb_seq = 0;
+            ms = t->term_ms;
+        }
+    }
+    if (ms) {
+        t->wb_expiry_ms = now_ms() + ms;
+        *id = t->wb_id;
+    }
+    pthread_mutex_unlock(&t->lock);
+    return ms;
+}
+
 /* ---- the revocation channel ---- */
 
 uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
@@ -470,6 +548,8 @@ void lease_sweep(struct lease_tab *t)
 {
     pthread_mutex_lock(&t->lock);
     int64_t now = now_ms();
+    if (t->wb && t->wb_expiry_ms <= now)
+        wb_clear(t);
     for (uint32_t b = 0; b < REC_BUCKETS; b++)
         for (struct lrec **p = &t->rec[b]; *p;) {
             struct lrec *r = *p;

@@ -47,6 +47,21 @@ void lease_grant(struct lease_tab *t, uint64_t mark, uint64_t client, const uint
 void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touched *touched,
                    bool ok, struct proto_leases *out);
 
+/* The write-behind grant (docs/architecture.md, "Write-behind unlink").
+ * One client at a time may hold it; while it does, it may acknowledge
+ * unlinks to its applications before it sends them. That is safe because
+ * every request but LEASE_POLL passes lease_enter() first, and a request
+ * from any other client revokes the grant there (a revocation of inode 0
+ * whose generation is the grant's number) and waits until the holder has
+ * sent what it queued and acknowledged, its channel closed, or the grant
+ * ran out. lease_leave() ends what lease_enter() began. */
+void lease_enter(struct lease_tab *t, uint64_t client);
+void lease_leave(struct lease_tab *t);
+/* Asked by a request of client between enter and leave: the grant's term in
+ * ms and *id its number, or 0 when refused. It is given only to a request
+ * running alone, and renewed for its holder until revoked. */
+uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id);
+
 /* LEASE_POLL: record acked, wait up to wait_ms for revocations and encode
  * them into buf (cap bytes, 16 per revocation). conn identifies the
  * channel for lease_conn_closed. Returns the count; *first the number of

@@ -112,8 +112,8 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
 }
 
 /* Handlers of requests whose reply carries leases; GRANTS: how many inodes
- * a read leases, put in inos (from q and r). */
-#define LEASED(lname, GRANTS)                                                                      \
+ * a read leases, put in inos (from q and r); AFTER runs on success. */
+#define LEASED(lname, GRANTS, AFTER)                                                               \
     static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
     {                                                                                              \
         struct proto_##lname##_req q;                                                              \
@@ -129,22 +129,24 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
         leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, &r.leases);                           \
         if (rc)                                                                                    \
             return rc;                                                                             \
+        AFTER;                                                                                     \
         return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
     }
-LEASED(lookup, grants_lookup(&q, &r, inos))
-LEASED(getattr, (inos[0] = q.ino, 1))
-LEASED(setattr, 0)
-LEASED(open, 0)
-LEASED(mkdir, 0)
-LEASED(unlink, 0)
-LEASED(rmdir, 0)
-LEASED(rename, 0)
-LEASED(link, 0)
-LEASED(symlink, 0)
-LEASED(setstripe, 0)
-LEASED(setxattr, 0)
-LEASED(removexattr, 0)
-LEASED(setsize, 0)
+LEASED(lookup, grants_lookup(&q, &r, inos), (void)0)
+LEASED(getattr, (inos[0] = q.ino, 1), (void)0)
+LEASED(setattr, 0, (void)0)
+LEASED(open, 0, (void)0)
+LEASED(mkdir, 0, (void)0)
+LEASED(unlink, 0,
+       if (q.want_wb) r.wb_ms = lease_wb_grant(LEASES(p), req->hdr.client_id, &r.wb_id))
+LEASED(rmdir, 0, (void)0)
+LEASED(rename, 0, (void)0)
+LEASED(link, 0, (void)0)
+LEASED(symlink, 0, (void)0)
+LEASED(setstripe, 0, (void)0)
+LEASED(setxattr, 0, (void)0)
+LEASED(removexattr, 0, (void)0)
+LEASED(setsize, 0, (void)0)
 #undef LEASED
 
 /* Handlers whose operation needs no buffer beyond the reply struct. */
@@ -221,6 +223,20 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
     r.instance = lease_instance(LEASES(p));
     r.revokes = (struct proto_blob){buf, n * 16};
     return proto_enc_lease_poll_rep(&rep->enc, &r);
+}
+
+/* Every request but a revocation channel's long poll passes the
+ * write-behind grant's gate (lease.h). */
+static void request_enter(void *p, const struct net_req *req)
+{
+    if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
+        lease_enter(LEASES(p), req->hdr.client_id);
+}
+
+static void request_leave(void *p, const struct net_req *req)
+{
+    if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
+        lease_leave(LEASES(p));
 }
 
 static void conn_closed(void *p, void *conn)
@@ -324,7 +340,9 @@ int main(int argc, char **argv)
                                  .key = &key,
                                  .max_conns = (int)conf.d.max_connections,
                                  .ctx = m,
-                                 .on_close = conn_closed};
+                                 .on_close = conn_closed,
+                                 .on_enter = request_enter,
+                                 .on_leave = request_leave};
 #define H(OP, fn) so.handlers[PROTO_OP_##OP] = fn
     H(PING, h_ping);
     H(LOOKUP, h_lookup);

@@ -472,7 +472,11 @@ static void *conn_main(void *arg)
         proto_dec_init(&req.dec, sc->payload, h.payload_len);
         struct net_rep rep = {0};
         proto_enc_init(&rep.enc, sc->reply, PROTO_MAX_REP_PAYLOAD);
+        if (s->o.on_enter)
+            s->o.on_enter(s->o.ctx, &req);
         int status = fn(s->o.ctx, &req, &rep);
+        if (s->o.on_leave)
+            s->o.on_leave(s->o.ctx, &req);
         if (status == 0 && rep.enc.err)
             status = rep.enc.err;
         if (status == -EBADMSG)

@@ -94,6 +94,9 @@ struct net_server_opts {
     void *ctx;
     /* Called (if set) when a connection ends, with net_req.conn's value. */
     void (*on_close)(void *ctx, void *conn);
+    /* Called (if set) around every handler, before and after it runs. */
+    void (*on_enter)(void *ctx, const struct net_req *req);
+    void (*on_leave)(void *ctx, const struct net_req *req);
 };
 
 struct net_server;

@@ -273,10 +273,13 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_MKDIR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* UNLINK: gone != 0 when the last link went (layout and size then hold a
  * regular file's layout and size); destroy != 0 when objects may exist: the client then
- * removes them, at once or after the file's last close. */
-#define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
+ * removes them, at once or after the file's last close. want_wb asks for the
+ * write-behind grant (docs/architecture.md, "Write-behind unlink"): wb_ms is
+ * its term (0: refused) and wb_id its number, which its revocation names. */
+#define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, want_wb)
 #define MSG_UNLINK_REP(F)                                                                          \
-    F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases)
+    F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases)        \
+    F(U32, wb_ms) F(U64, wb_id)
 #define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F) F(LEASES, leases)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */

@@ -1,0 +1,304 @@
+/*
+ * Write-behind unlink (wb.h).
+ *
+ * A queue under one mutex, the grant's state beside it, and one thread that
+ * sends the queue in batches: up to WB_BATCH requests written back to back
+ * on one connection, then their replies read in order. `pending` counts
+ * what is queued or in flight; wb_flush waits for it to reach zero.
+ *
+ * Queuing and revocation meet under the mutex: once wb_revoked has marked
+ * the grant lost, nothing more is queued, and it returns only when what was
+ * queued before has been answered, so the MDT hears everything before it
+ * lets another client in.
+ */
+#include "wb.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+#include "client.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define WB_BATCH   64
+#define WB_MAX     4096 /* queued at most; past it, unlinks wait */
+#define WB_BACKOFF 1000 /* ms not to ask for the grant after losing it */
+
+struct wb_item {
+    struct wb_item *next;
+    uint64_t parent;
+    struct proto_cred cred;
+    char name[PROTO_MAX_STR + 1];
+};
+
+struct wb {
+    stria_fs_t *fs;
+    wb_removed_fn removed;
+    pthread_mutex_t lock;
+    pthread_cond_t work; /* the thread waits for items or stop */
+    pthread_cond_t done; /* pending fell or room was made */
+    struct wb_item *head, *tail;
+    uint32_t queued;  /* in the list */
+    uint32_t pending; /* in the list or in flight */
+    /* The grant: held while id > revoked and now < until_ms. */
+    uint64_t id, revoked;
+    int64_t until_ms, backoff_until_ms;
+    int64_t lost_ms; /* when the channel last broke: older grants are void */
+    bool stop;
+    pthread_t thread;
+};
+
+/* ---- the sender ---- */
+
+/* What the MDT answered to one unlink of a batch. */
+static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
+                     const struct proto_unlink_rep *r)
+{
+    stria_fs_t *fs = w->fs;
+    cl_note(fs, sent, &r->leases, it->parent, it->name, 0, 0, NULL, NULL);
+    if (r->wb_ms)
+        wb_granted(fs, r->wb_id, r->wb_ms, sent);
+    if (r->gone) {
+        struct cl_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};
+        w->removed(fs, &rm);
+    }
+}
+
+static void failed(const struct wb_item *it, int rc)
+{
+    /* The application was told it worked; the name stays. */
+    log_warn("write-behind unlink of '%s' in directory %llx failed: %s", it->name,
+             (unsigned long long)it->parent, log_err(rc));
+}
+
+/* Send n items (one MDT) pipelined; returns how many were answered (the
+ * rest met a broken connection). */
+static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
+{
+    stria_fs_t *fs = w->fs;
+    struct lease l;
+    int rc = cl_get(fs, PROTO_NODE_META, cl_ino_mdt(items[0]->parent), &l);
+    if (rc) {
+        for (uint32_t i = 0; i < n; i++)
+            failed(items[i], rc);
+        return n;
+    }
+    uint64_t reqid[WB_BATCH];
+    int64_t sent = mdc_clock_ms();
+    uint32_t nsent = 0;
+    bool broken = false;
+    for (; nsent < n; nsent++) {
+        struct wb_item *it = items[nsent];
+        struct proto_unlink_req q = {
+            .cred = it->cred, .parent = it->parent, .path = proto_str_c(it->name), .want_wb = 1};
+        uint8_t buf[PROTO_MAX_REQ_PAYLOAD];
+        struct proto_enc e;
+        proto_enc_init(&e, buf, sizeof(buf));
+        if ((rc = proto_enc_unlink_req(&e, &q)) ||
+            (rc = net_send(l.c, PROTO_OP_UNLINK, buf, (uint32_t)e.len, NULL, 0, &reqid[nsent]))) {
+            broken = rc != -ENAMETOOLONG && rc != -EMSGSIZE;
+            break;
+        }
+    }
+    uint32_t done = 0;
+    for (; done < nsent; done++) {
+        bool transport = false;
+        struct proto_unlink_rep r;
+        memset(&r, 0, sizeof(r));
+        rc = net_recv(l.c, reqid[done], NULL, 0, NULL, &transport);
+        if (rc == 0) {
+            struct proto_dec d;
+            proto_dec_init(&d, l.c->rx, l.c->rx_len);
+            if (proto_dec_unlink_rep(&d, &r))
+                rc = -EPROTO, transport = true;
+        }
+        if (transport) {
+            broken = true;
+            break;
+        }
+        if (rc)
+            failed(items[done], rc);
+        else
+            answered(w, items[done], sent, &r);
+    }
+    cl_put(&l, broken);
+    if (broken && fs->mdc)
+        mdc_forget_all(fs->mdc); /* what happened to the rest is unknown */
+    return broken ? done : n;
+}
+
+static void *sender_main(void *arg)
+{
+    struct wb *w = arg;
+    struct wb_item *items[WB_BATCH];
+    pthread_mutex_lock(&w->lock);
+    for (;;) {
+        while (!w->head && !w->stop)
+            pthread_cond_wait(&w->work, &w->lock);
+        if (!w->head)
+            break;
+        /* One batch: consecutive items for one MDT. */
+        uint32_t n = 0;
+        uint32_t mdt = cl_ino_mdt(w->head->parent);
+        while (w->head && n < WB_BATCH && cl_ino_mdt(w->head->parent) == mdt) {
+            items[n++] = w->head;
+            w->head = w->head->next;
+        }
+        if (!w->head)
+            w->tail = NULL;
+        w->queued -= n;
+        pthread_cond_broadcast(&w->done); /* room in the queue */
+        pthread_mutex_unlock(&w->lock);
+        uint32_t ok = send_batch(w, items, n);
+        if (ok < n) /* once more on a new connection; a repeat may say ENOENT */
+            ok += send_batch(w, items + ok, n - ok);
+        for (uint32_t i = ok; i < n; i++)
+            failed(items[i], -ECONNRESET);
+        for (uint32_t i = 0; i < n; i++)
+            free(items[i]);
+        pthread_mutex_lock(&w->lock);
+        w->pending -= n;
+        pthread_cond_broadcast(&w->done);
+    }
+    pthread_mutex_unlock(&w->lock);
+    return NULL;
+}
+
+/* ---- the interface ---- */
+
+static bool held(const struct wb *w, int64_t now)
+{
+    return w->id > w->revoked && now < w->until_ms;
+}
+
+int wb_unlink(stria_fs_t *fs, uint64_t parent, const char *name, const struct proto_cred *cred)
+{
+    struct wb *w = fs->wb;
+    size_t len = strlen(name);
+    if (!w || len > PROTO_MAX_STR)
+        return -EAGAIN;
+    struct wb_item *it = malloc(sizeof(*it));
+    if (!it)
+        return -EAGAIN;
+    it->next = NULL;
+    it->parent = parent;
+    it->cred = *cred;
+    memcpy(it->name, name, len + 1);
+    pthread_mutex_lock(&w->lock);
+    while (w->queued >= WB_MAX && held(w, mdc_clock_ms()) && !w->stop)
+        pthread_cond_wait(&w->done, &w->lock);
+    if (w->stop || !held(w, mdc_clock_ms())) {
+        pthread_mutex_unlock(&w->lock);
+        free(it);
+        return -EAGAIN;
+    }
+    if (w->tail)
+        w->tail->next = it;
+    else
+        w->head = it;
+    w->tail = it;
+    w->queued++;
+    w->pending++;
+    pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->lock);
+    return 0;
+}
+
+void wb_flush(stria_fs_t *fs)
+{
+    struct wb *w = fs->wb;
+    if (!w || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE) == 0)
+        return;
+    pthread_mutex_lock(&w->lock);
+    while (w->pending)
+        pthread_cond_wait(&w->done, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
+bool wb_want(stria_fs_t *fs)
+{
+    struct wb *w = fs->wb;
+    if (!w)
+        return false;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&w->lock);
+    bool want = !held(w, now) && now >= w->backoff_until_ms;
+    pthread_mutex_unlock(&w->lock);
+    return want;
+}
+
+void wb_granted(stria_fs_t *fs, uint64_t id, uint32_t ms, int64_t sent_ms)
+{
+    struct wb *w = fs->wb;
+    if (!w || !ms)
+        return;
+    pthread_mutex_lock(&w->lock);
+    /* A grant whose revocation was heard first stays dead. */
+    if (id > w->revoked && id >= w->id && sent_ms > w->lost_ms) {
+        w->id = id;
+        w->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+void wb_revoked(stria_fs_t *fs, uint64_t id)
+{
+    struct wb *w = fs->wb;
+    if (!w)
+        return;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&w->lock);
+    if (id == 0) {
+        /* A new channel may meet a new MDT process, whose numbers restart. */
+        w->id = w->revoked = 0;
+        w->until_ms = 0;
+        w->lost_ms = now;
+    } else if (id > w->revoked) {
+        w->revoked = id;
+    }
+    w->backoff_until_ms = now + WB_BACKOFF;
+    while (w->pending)
+        pthread_cond_wait(&w->done, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
+int wb_start(stria_fs_t *fs, wb_removed_fn removed)
+{
+    struct wb *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    w->fs = fs;
+    w->removed = removed;
+    pthread_mutex_init(&w->lock, NULL);
+    pthread_cond_init(&w->work, NULL);
+    pthread_cond_init(&w->done, NULL);
+    int rc = pthread_create(&w->thread, NULL, sender_main, w);
+    if (rc) {
+        pthread_cond_destroy(&w->done);
+        pthread_cond_destroy(&w->work);
+        pthread_mutex_destroy(&w->lock);
+        free(w);
+        return -rc;
+    }
+    fs->wb = w;
+    return 0;
+}
+
+void wb_stop(stria_fs_t *fs)
+{
+    struct wb *w = fs->wb;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->stop = true; /* the thread sends what is queued, then ends */
+    pthread_cond_signal(&w->work);
+    pthread_mutex_unlock(&w->lock);
+    pthread_join(w->thread, NULL);
+    fs->wb = NULL;
+    pthread_cond_destroy(&w->done);
+    pthread_cond_destroy(&w->work);
+    pthread_mutex_destroy(&w->lock);
+    free(w);
+}

@@ -1,0 +1,52 @@
+/*
+ * Write-behind unlink (docs/architecture.md, "Write-behind unlink"). Never
+ * installed.
+ *
+ * While this client holds its MDT's write-behind grant, an unlink the cache
+ * can decide alone (the name and its inode are leased, the inode is a file
+ * with one link that nobody here has open) is acknowledged at once and sent
+ * later, in order, by one thread that keeps up to WB_BATCH requests in
+ * flight on its connection. The MDT revokes the grant before it runs any
+ * other client's request and waits for this client to send everything it
+ * queued, so no one else ever sees the name before the unlink. Every other
+ * metadata request of this client waits for the queue to empty first
+ * (MDT_CALL), so this client's own operations stay in order.
+ *
+ * The price: an acknowledged unlink that was still queued is lost if the
+ * client dies (the file stays), as with CephFS's asynchronous unlink; fsync
+ * on the directory waits until the queue is empty.
+ */
+#ifndef STRIA_CLIENT_WB_H
+#define STRIA_CLIENT_WB_H
+
+#include "../proto/proto.h"
+#include "stria/stria.h"
+
+#include <stdint.h>
+
+struct cl_removed;
+
+/* What the caller does once the MDT removed a file's last link (destroy
+ * its objects now, or at its last close). */
+typedef void (*wb_removed_fn)(stria_fs_t *fs, struct cl_removed *rm);
+
+/* Start write-behind for fs (fs->wb); the mount does, with its cache. */
+int wb_start(stria_fs_t *fs, wb_removed_fn removed);
+/* Send what is queued, stop the thread, free; fs->wb becomes NULL. */
+void wb_stop(stria_fs_t *fs);
+
+/* Queue the unlink of name in parent on behalf of cred: 0, or -EAGAIN when
+ * the grant is not held (then unlink the ordinary way). Waits while the
+ * queue is full. */
+int wb_unlink(stria_fs_t *fs, uint64_t parent, const char *name, const struct proto_cred *cred);
+/* Return once everything queued so far has been answered by the MDT. */
+void wb_flush(stria_fs_t *fs);
+/* Whether an unlink should ask for the grant (not held, not just lost). */
+bool wb_want(stria_fs_t *fs);
+/* A reply granted (or renewed) grant id for ms, counted from sent_ms. */
+void wb_granted(stria_fs_t *fs, uint64_t id, uint32_t ms, int64_t sent_ms);
+/* The MDT revoked grant id (0: the channel broke, whatever is held or on
+ * its way is void): stop queuing and return once the queue is empty. */
+void wb_revoked(stria_fs_t *fs, uint64_t id);
+
+#endif

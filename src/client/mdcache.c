@@ -176,36 +176,23 @@ static void name_set(struct mdc *m, const struct crec *parent, const char *name,
 
 /* ---- answers ---- */
 
-/* May cred search directory a? As the MDT decides (ops.c). */
-static bool may_search(const struct proto_attr *a, const struct proto_cred *c)
-{
-    if (c->uid == 0)
-        return true;
-    unsigned bits = a->mode & 7;
-    if (c->uid == a->uid) {
-        bits = (a->mode >> 6) & 7;
-    } else {
-        bool member = c->gid == a->gid;
-        for (uint32_t i = 0; i < c->ngroups && !member; i++)
-            member = c->groups[i] == a->gid;
-        if (member)
-            bits = (a->mode >> 3) & 7;
-    }
-    return bits & 1;
-}
-
-bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-                struct proto_attr *out)
+/* The child of name in parent, if parent's lease lets cred search it (and,
+ * with victim, remove names from it), and both leases are valid. */
+static bool lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+                   bool victim, struct proto_attr *out)
 {
     bool hit = false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *p = rec_find(m, parent);
-    if (rec_valid(m, p, now) && p->have_perm && may_search(&p->attr, cred)) {
+    if (rec_valid(m, p, now) && p->have_perm &&
+        proto_cred_may(cred, p->attr.mode, p->attr.uid, p->attr.gid, 1)) {
         struct cname *c = *name_slot(m, parent, name, strlen(name));
         if (c && c->epoch == p->epoch && c->child) {
             struct crec *r = rec_find(m, c->child);
-            if (rec_valid(m, r, now) && r->have_attr) {
+            if (rec_valid(m, r, now) && r->have_attr &&
+                (!victim || proto_cred_may_delete(cred, p->attr.mode, p->attr.uid, p->attr.gid,
+                                                  r->attr.uid))) {
                 *out = r->attr;
                 hit = true;
             }
@@ -213,6 +200,18 @@ bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct p
     }
     pthread_mutex_unlock(&m->lock);
     return hit;
+}
+
+bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+                struct proto_attr *out)
+{
+    return lookup(m, parent, name, cred, false, out);
+}
+
+bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
+                       const struct proto_cred *cred, struct proto_attr *out)
+{
+    return lookup(m, parent, name, cred, true, out);
 }
 
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)

@@ -38,6 +38,9 @@ int64_t mdc_clock_ms(void);
  * are valid and cred may search parent. name is one component. */
 bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
                 struct proto_attr *out);
+/* mdc_lookup, and cred may also remove the name (proto_cred_may_delete). */
+bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
+                       const struct proto_cred *cred, struct proto_attr *out);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
 
 /* What a reply said, for the cache to follow. */

@@ -21,6 +21,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define WB_BATCH   64
 #define WB_MAX     4096 /* queued at most; past it, unlinks wait */
@@ -48,6 +49,8 @@ struct wb {
     int64_t lost_ms; /* when the channel last broke: older grants are void */
     bool stop;
     pthread_t thread;
+    struct wb_stats stats;
+    unsigned delay_ms; /* STRIA_TEST_WB_DELAY_MS: hold each batch back (tests) */
 };
 
 /* ---- the sender ---- */
@@ -66,8 +69,9 @@ static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
     }
 }
 
-static void failed(const struct wb_item *it, int rc)
+static void failed(struct wb *w, const struct wb_item *it, int rc)
 {
+    __atomic_add_fetch(&w->stats.failed, 1, __ATOMIC_RELAXED);
     /* The application was told it worked; the name stays. */
     log_warn("write-behind unlink of '%s' in directory %llx failed: %s", it->name,
              (unsigned long long)it->parent, log_err(rc));
@@ -82,7 +86,7 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
     int rc = cl_get(fs, PROTO_NODE_META, cl_ino_mdt(items[0]->parent), &l);
     if (rc) {
         for (uint32_t i = 0; i < n; i++)
-            failed(items[i], rc);
+            failed(w, items[i], rc);
         return n;
     }
     uint64_t reqid[WB_BATCH];
@@ -119,7 +123,7 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
             break;
         }
         if (rc)
-            failed(items[done], rc);
+            failed(w, items[done], rc);
         else
             answered(w, items[done], sent, &r);
     }
@@ -151,14 +155,17 @@ static void *sender_main(void *arg)
         w->queued -= n;
         pthread_cond_broadcast(&w->done); /* room in the queue */
         pthread_mutex_unlock(&w->lock);
+        if (w->delay_ms)
+            usleep(w->delay_ms * 1000u);
         uint32_t ok = send_batch(w, items, n);
         if (ok < n) /* once more on a new connection; a repeat may say ENOENT */
             ok += send_batch(w, items + ok, n - ok);
         for (uint32_t i = ok; i < n; i++)
-            failed(items[i], -ECONNRESET);
+            failed(w, items[i], -ECONNRESET);
         for (uint32_t i = 0; i < n; i++)
             free(items[i]);
         pthread_mutex_lock(&w->lock);
+        w->stats.sent += n;
         w->pending -= n;
         pthread_cond_broadcast(&w->done);
     }
@@ -201,6 +208,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, const char *name, const struct pr
     w->tail = it;
     w->queued++;
     w->pending++;
+    w->stats.queued++;
     pthread_cond_signal(&w->work);
     pthread_mutex_unlock(&w->lock);
     return 0;
@@ -237,6 +245,8 @@ void wb_granted(stria_fs_t *fs, uint64_t id, uint32_t ms, int64_t sent_ms)
     pthread_mutex_lock(&w->lock);
     /* A grant whose revocation was heard first stays dead. */
     if (id > w->revoked && id >= w->id && sent_ms > w->lost_ms) {
+        if (id > w->id)
+            w->stats.grants++;
         w->id = id;
         w->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
     }
@@ -264,6 +274,18 @@ void wb_revoked(stria_fs_t *fs, uint64_t id)
     pthread_mutex_unlock(&w->lock);
 }
 
+void wb_get_stats(stria_fs_t *fs, struct wb_stats *out)
+{
+    struct wb *w = fs->wb;
+    memset(out, 0, sizeof(*out));
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    *out = w->stats;
+    out->failed = __atomic_load_n(&w->stats.failed, __ATOMIC_RELAXED);
+    pthread_mutex_unlock(&w->lock);
+}
+
 int wb_start(stria_fs_t *fs, wb_removed_fn removed)
 {
     struct wb *w = calloc(1, sizeof(*w));
@@ -271,6 +293,10 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
         return -ENOMEM;
     w->fs = fs;
     w->removed = removed;
+    /* Tests hold the queue back to show that other clients wait for it. */
+    const char *d = getenv("STRIA_TEST_WB_DELAY_MS");
+    if (d)
+        w->delay_ms = (unsigned)strtoul(d, NULL, 10) % 60000u;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->work, NULL);
     pthread_cond_init(&w->done, NULL);

@@ -49,4 +49,13 @@ void wb_granted(stria_fs_t *fs, uint64_t id, uint32_t ms, int64_t sent_ms);
  * its way is void): stop queuing and return once the queue is empty. */
 void wb_revoked(stria_fs_t *fs, uint64_t id);
 
+/* What this client's write-behind did since it started. */
+struct wb_stats {
+    uint64_t queued; /* unlinks acknowledged before they were sent */
+    uint64_t sent;   /* of those, answered by the MDT (failures included) */
+    uint64_t failed; /* of those, refused by the MDT or lost with a connection */
+    uint64_t grants; /* grants received (renewals not counted) */
+};
+void wb_get_stats(stria_fs_t *fs, struct wb_stats *out);
+
 #endif

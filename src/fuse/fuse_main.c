@@ -228,7 +228,8 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct sf_opts o = {.attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0, .mdcache = 1, .wb = 1};
+    struct sf_opts o = {
+        .attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0, .mdcache = 1, .wb = 1};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;

@@ -157,20 +157,19 @@ void sf_wb_removed(stria_fs_t *fs, struct cl_removed *rm)
 }
 
 /* Acknowledge the unlink now and send it later (wb.h), when this mount
- * holds the write-behind grant and can decide alone: the kernel checked
- * permission on the directory (default_permissions), and the cache knows
- * the name holds a file or symlink with one link that nobody here has open.
- * Anything else goes the ordinary way. */
+ * holds the write-behind grant and can decide alone: the cache knows the
+ * caller may remove the name, which holds a file or symlink with one link
+ * that nobody here has open. Anything else goes the ordinary way. */
 static bool unlink_behind(fuse_ino_t parent, const char *name)
 {
     struct mdc *m = sf.fs->mdc;
     struct proto_cred cred;
     struct proto_attr a;
     bool open = false;
-    if (!m || !sf.fs->wb || !sf.kernel_checks)
+    if (!m || !sf.fs->wb)
         return false;
     cl_cred(&cred);
-    if (!mdc_lookup(m, parent, name, &cred, &a) || a.nlink != 1 ||
+    if (!mdc_lookup_victim(m, parent, name, &cred, &a) || a.nlink != 1 ||
         !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
         return false;
     tab_local_size(a.ino, &open);

@@ -8,6 +8,12 @@
  *
  * stria.layout is not listed by listxattr, so copying tools do not carry
  * one cluster's placement to another file system.
+ *
+ * stria.mount.stats, read on any path of a mount, gives that mount's own
+ * counters (not listed either):
+ *
+ *   getfattr -n stria.mount.stats /mnt/stria
+ *     unlinks_behind=N unlinks_sent=N unlinks_failed=N wb_grants=N
  */
 #include "fuse_int.h"
 
@@ -19,6 +25,7 @@
 #include <string.h>
 
 #define LAYOUT_XATTR "stria.layout"
+#define STATS_XATTR  "stria.mount.stats"
 /* File capabilities are not supported: the kernel asks for this before
  * writes, and the answer needs no round trip. */
 #define CAPS_XATTR "security.capability"
@@ -106,6 +113,13 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     sf_cred(req);
     if (!strcmp(name, LAYOUT_XATTR)) {
         n = format_layout(ino, small, sizeof(small));
+    } else if (!strcmp(name, STATS_XATTR)) {
+        struct wb_stats w;
+        wb_get_stats(sf.fs, &w);
+        n = snprintf(small, sizeof(small),
+                     "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu",
+                     (unsigned long long)w.queued, (unsigned long long)w.sent,
+                     (unsigned long long)w.failed, (unsigned long long)w.grants);
     } else {
         if (size > sizeof(small) && !(buf = malloc(size))) {
             fuse_reply_err(req, ENOMEM);

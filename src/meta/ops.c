@@ -38,32 +38,10 @@ static int64_t now_ns(void)
     return (int64_t)util_now_real_ns();
 }
 
-static bool in_group(const struct proto_cred *c, uint32_t gid)
-{
-    if (c->gid == gid)
-        return true;
-    for (uint32_t i = 0; i < c->ngroups; i++)
-        if (c->groups[i] == gid)
-            return true;
-    return false;
-}
-
 /* mask: 4 read, 2 write, 1 execute/search. */
 static int may(const struct meta_inode *in, const struct proto_cred *c, unsigned mask)
 {
-    if (c->uid == 0) {
-        if ((mask & 1) && !S_ISDIR(in->mode) && !(in->mode & 0111))
-            return -EACCES;
-        return 0;
-    }
-    unsigned bits;
-    if (c->uid == in->uid)
-        bits = (in->mode >> 6) & 7;
-    else if (in_group(c, in->gid))
-        bits = (in->mode >> 3) & 7;
-    else
-        bits = in->mode & 7;
-    return (bits & mask) == mask ? 0 : -EACCES;
+    return proto_cred_may(c, in->mode, in->uid, in->gid, mask) ? 0 : -EACCES;
 }
 
 /* Removing or renaming victim out of dir: write+search, and the sticky bit. */
@@ -73,9 +51,7 @@ static int may_delete(const struct meta_inode *dir, const struct meta_inode *vic
     int rc = may(dir, c, 3);
     if (rc)
         return rc;
-    if ((dir->mode & S_ISVTX) && c->uid != 0 && c->uid != dir->uid && c->uid != victim->uid)
-        return -EPERM;
-    return 0;
+    return proto_cred_may_delete(c, dir->mode, dir->uid, dir->gid, victim->uid) ? 0 : -EPERM;
 }
 
 static uint8_t dtype(uint32_t mode)
@@ -520,7 +496,7 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             return -EPERM;
         uint32_t mode = q->mode & 07777;
         /* A non-owner group may not keep setgid (as Linux). */
-        if (c->uid != 0 && owner && !in_group(c, in.gid))
+        if (c->uid != 0 && owner && !proto_cred_in_group(c, in.gid))
             mode &= ~(uint32_t)S_ISGID;
         in.mode = (in.mode & S_IFMT) | mode;
     }
@@ -528,7 +504,7 @@ static int setattr_txn(struct meta_txn *t, void *arg)
         bool uid_change = (q->valid & SETATTR_UID) && q->uid != in.uid;
         bool gid_change = (q->valid & SETATTR_GID) && q->gid != in.gid;
         if (c->uid != 0 &&
-            (uid_change || (gid_change && (c->uid != in.uid || !in_group(c, q->gid)))))
+            (uid_change || (gid_change && (c->uid != in.uid || !proto_cred_in_group(c, q->gid)))))
             return -EPERM;
         if (q->valid & SETATTR_UID)
             in.uid = q->uid;

@@ -11,6 +11,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/stat.h>
 
 static void put_le(uint8_t *p, uint64_t v, int n)
 {
@@ -64,6 +65,39 @@ int proto_hdr_decode(const uint8_t in[PROTO_HDR_LEN], struct proto_hdr *h)
     if (h->payload_len > maxp || h->bulk_len > PROTO_MAX_BULK)
         return -EMSGSIZE;
     return 0;
+}
+
+bool proto_cred_in_group(const struct proto_cred *c, uint32_t gid)
+{
+    if (c->gid == gid)
+        return true;
+    for (uint32_t i = 0; i < c->ngroups && i < PROTO_MAX_GROUPS; i++)
+        if (c->groups[i] == gid)
+            return true;
+    return false;
+}
+
+bool proto_cred_may(const struct proto_cred *c, uint32_t mode, uint32_t uid, uint32_t gid,
+                    unsigned mask)
+{
+    if (c->uid == 0)
+        return !((mask & 1) && !S_ISDIR(mode) && !(mode & 0111));
+    unsigned bits;
+    if (c->uid == uid)
+        bits = (mode >> 6) & 7;
+    else if (proto_cred_in_group(c, gid))
+        bits = (mode >> 3) & 7;
+    else
+        bits = mode & 7;
+    return (bits & mask) == mask;
+}
+
+bool proto_cred_may_delete(const struct proto_cred *c, uint32_t dmode, uint32_t duid, uint32_t dgid,
+                           uint32_t victim_uid)
+{
+    if (!proto_cred_may(c, dmode, duid, dgid, 3))
+        return false;
+    return !((dmode & S_ISVTX) && c->uid != 0 && c->uid != duid && c->uid != victim_uid);
 }
 
 int proto_str_copy(const struct proto_str *s, char *buf, size_t buflen)

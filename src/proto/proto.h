@@ -112,6 +112,19 @@ struct proto_cred {
     uint32_t groups[PROTO_MAX_GROUPS];
 };
 
+/* Whether c is gid or has it among its groups. */
+bool proto_cred_in_group(const struct proto_cred *c, uint32_t gid);
+/* The permission rule of the MDT, which a client's cache applies too: may
+ * c access an inode of mode, uid and gid for mask (4 read, 2 write, 1
+ * execute or search)? Root may do anything but execute a file no one may. */
+bool proto_cred_may(const struct proto_cred *c, uint32_t mode, uint32_t uid, uint32_t gid,
+                    unsigned mask);
+/* May c remove (or rename away) a name holding an inode owned by
+ * victim_uid from the directory of dmode, duid and dgid? Write and search
+ * on it, and with its sticky bit set, c owns it or the victim (or is root). */
+bool proto_cred_may_delete(const struct proto_cred *c, uint32_t dmode, uint32_t duid, uint32_t dgid,
+                           uint32_t victim_uid);
+
 /* File attributes as the metadata service reports them. */
 struct proto_attr {
     uint64_t ino;
@@ -278,8 +291,9 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * its term (0: refused) and wb_id its number, which its revocation names. */
 #define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, want_wb)
 #define MSG_UNLINK_REP(F)                                                                          \
-    F(U64, ino) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases)        \
-    F(U32, wb_ms) F(U64, wb_id)
+    F(U64, ino)                                                                                    \
+    F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases) F(U32, wb_ms)      \
+        F(U64, wb_id)
 #define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F) F(LEASES, leases)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */

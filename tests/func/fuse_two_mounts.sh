@@ -170,5 +170,35 @@ t rm "$M2/lease/y"
 t rmdir "$M2/lease"
 if t stat "$M1/lease" >/dev/null 2>&1; then bad "lease/ removed on mount 2, still there on mount 1"; fi
 
+step "unlinks mount 1 sends behind are seen by mount 2 at once"
+# A burst of unlinks on mount 1: the first asks the MDT for the write-behind
+# grant, the rest are acknowledged before they are sent. Any request of
+# mount 2 revokes the grant first and waits until mount 1 has sent them.
+# Mount 1 holds each batch back for a second (STRIA_TEST_WB_DELAY_MS), so
+# mount 2's look comes while the unlinks are still queued.
+t fusermount3 -u "$M1" || fail "fusermount3 -u $M1 failed"
+STRIA_TEST_WB_DELAY_MS=1000 mount_stria "$T/m1" entry_timeout=0,attr_timeout=0
+t mkdir "$M1/wb"
+(cd "$M1/wb" && t touch $(seq -f 'f%g' 1 200)) || bad "touch of 200 files in wb/ failed"
+[ "$(t ls "$M2/wb" | wc -l)" = 200 ] || bad "mount 2 does not list the 200 files of wb/"
+# Mount 2's requests just took the grant from mount 1, which does not ask
+# for it again for a second (wb.c, WB_BACKOFF).
+sleep 1.1
+(cd "$M1/wb" && t rm $(seq -f 'f%g' 1 200)) || bad "rm of 200 files in wb/ failed"
+left=$(t ls "$M2/wb" | wc -l)
+[ "$left" = 0 ] || bad "mount 2 still lists $left of the 200 files mount 1 removed"
+stats=$(t getfattr --only-values -n stria.mount.stats "$M1") || bad "no stria.mount.stats on mount 1"
+behind=$(sed -n 's/.*unlinks_behind=\([0-9]*\).*/\1/p' <<<"$stats")
+failed=$(sed -n 's/.*unlinks_failed=\([0-9]*\).*/\1/p' <<<"$stats")
+[ "${behind:-0}" -gt 0 ] || bad "mount 1 sent no unlink behind ($stats)"
+[ "${failed:-1}" = 0 ] || bad "the MDT refused unlinks mount 1 had acknowledged ($stats)"
+# Mount 1's own later operations come after its queued unlinks.
+(cd "$M1/wb" && t touch $(seq -f 'g%g' 1 50) && t rm $(seq -f 'g%g' 1 50) && t touch g7) ||
+    bad "touch, rm and touch again of 50 files in wb/ failed on mount 1"
+[ "$(t ls "$M1/wb")" = g7 ] || bad "mount 1 lists $(t ls "$M1/wb" | tr '\n' ' ')in wb/, want g7 only"
+[ "$(t ls "$M2/wb")" = g7 ] || bad "mount 2 lists $(t ls "$M2/wb" | tr '\n' ' ')in wb/, want g7 only"
+t rm "$M2/wb/g7"
+t rmdir "$M1/wb" || bad "rmdir wb/ on mount 1 failed after mount 2 emptied it"
+
 [ $failures -eq 0 ] || fail "$failures check(s) failed"
 echo PASS

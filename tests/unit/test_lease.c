@@ -3,7 +3,10 @@
  * before a change is acknowledged, the changer keeping its lease, grants
  * refused for state read before a change, and the two ways a wait ends
  * without an acknowledgement (the holder's channel closes; its lease runs
- * out). Clients are numbers and channels are addresses, as metad passes
+ * out); and the write-behind grant: given only to a request running
+ * alone, renewed for its holder, and revoked by any other client's request,
+ * which waits until the holder acknowledges (or its channel closes, or the
+ * grant runs out). Clients are numbers and channels are addresses, as metad passes
  * them; a change by another client runs on its own thread, since it
  * blocks until the holder answers.
  */
@@ -214,11 +217,120 @@ static void test_overflow_revokes_everything(void **state)
     lease_tab_destroy(t);
 }
 
+/* ---- the write-behind grant ---- */
+
+struct entry {
+    struct lease_tab *t;
+    uint64_t client;
+    int done; /* atomically set when lease_enter returned */
+};
+
+static void *enter_main(void *arg)
+{
+    struct entry *e = arg;
+    lease_enter(e->t, e->client);
+    __atomic_store_n(&e->done, 1, __ATOMIC_SEQ_CST);
+    return NULL;
+}
+
+/* A asks for the grant from a request of its own. */
+static uint32_t wb_ask(struct lease_tab *t, uint64_t client, uint64_t *id)
+{
+    lease_enter(t, client);
+    uint32_t ms = lease_wb_grant(t, client, id);
+    lease_leave(t);
+    return ms;
+}
+
+static void test_wb_only_to_a_request_running_alone(void **state)
+{
+    (void)state;
+    uint64_t id, id2;
+    struct lease_tab *t = table_with_a(600000);
+    /* B's request is in flight: A gets nothing. */
+    lease_enter(t, B);
+    lease_enter(t, A);
+    assert_int_equal(lease_wb_grant(t, A, &id), 0);
+    assert_int_equal(id, 0);
+    lease_leave(t);
+    lease_leave(t);
+    /* Alone, it does; asked again, it is renewed under the same number. */
+    assert_int_equal(wb_ask(t, A, &id), 600000);
+    assert_true(id > 0);
+    assert_int_equal(wb_ask(t, A, &id2), 600000);
+    assert_int_equal(id2, id);
+    /* A client without a channel could not be told to give it back. */
+    lease_tab_destroy(t);
+    assert_int_equal(lease_tab_create(600000, &t), 0);
+    assert_int_equal(wb_ask(t, B, &id), 0);
+    lease_tab_destroy(t);
+}
+
+static void test_wb_revoked_by_another_clients_request(void **state)
+{
+    (void)state;
+    uint64_t id, first;
+    struct lease_tab *t = table_with_a(600000);
+    assert_int_equal(wb_ask(t, A, &id), 600000);
+    /* The holder's own requests pass at once. */
+    lease_enter(t, A);
+    lease_leave(t);
+
+    struct entry e = {t, B, 0};
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, enter_main, &e), 0);
+    /* A hears inode 0 with the grant's number, and B waits for the ack
+     * (the grant has ten minutes left); A's requests (its queue being sent)
+     * still pass meanwhile, and the grant is not renewed. */
+    uint32_t n = lease_poll(t, A, &chan_a, 0, false, 60000, buf, sizeof(buf), &first);
+    assert_int_equal(n, 1);
+    assert_int_equal(get64(buf), 0);
+    assert_int_equal(get64(buf + 8), id);
+    uint64_t renewed;
+    lease_enter(t, A);
+    assert_int_equal(lease_wb_grant(t, A, &renewed), 0);
+    lease_leave(t);
+    assert_int_equal(__atomic_load_n(&e.done, __ATOMIC_SEQ_CST), 0);
+    uint64_t none;
+    assert_int_equal(poll_a(t, first, &none), 0);
+    pthread_join(th, NULL);
+    assert_int_equal(__atomic_load_n(&e.done, __ATOMIC_SEQ_CST), 1);
+    /* B's request now runs: nobody gets the grant until it leaves. */
+    assert_int_equal(lease_wb_grant(t, B, &id), 0);
+    lease_leave(t);
+    lease_tab_destroy(t);
+}
+
+static void test_wb_holder_gone_or_expired_is_not_waited_for(void **state)
+{
+    (void)state;
+    uint64_t id;
+    /* The holder's channel closes: B enters at once. */
+    struct lease_tab *t = table_with_a(600000);
+    assert_int_equal(wb_ask(t, A, &id), 600000);
+    lease_conn_closed(t, &chan_a);
+    lease_enter(t, B);
+    lease_leave(t);
+    lease_tab_destroy(t);
+    /* The holder never answers: B waits out the grant's 200 ms, and the
+     * grant is gone: A's next one has a new number. */
+    t = table_with_a(200);
+    assert_int_equal(wb_ask(t, A, &id), 200);
+    lease_enter(t, B);
+    lease_leave(t);
+    uint64_t id2;
+    assert_int_equal(wb_ask(t, A, &id2), 200);
+    assert_true(id2 > id);
+    lease_tab_destroy(t);
+}
+
 static void test_disabled(void **state)
 {
     (void)state;
     struct lease_tab *t = table_with_a(0);
     assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 0);
+    uint64_t id;
+    assert_int_equal(wb_ask(t, A, &id), 0);
     lease_tab_destroy(t);
 }
 
@@ -231,6 +343,9 @@ int main(void)
         cmocka_unit_test(test_closed_channel_is_not_waited_for),
         cmocka_unit_test(test_unanswered_revocation_waits_out_the_lease),
         cmocka_unit_test(test_overflow_revokes_everything),
+        cmocka_unit_test(test_wb_only_to_a_request_running_alone),
+        cmocka_unit_test(test_wb_revoked_by_another_clients_request),
+        cmocka_unit_test(test_wb_holder_gone_or_expired_is_not_waited_for),
         cmocka_unit_test(test_disabled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

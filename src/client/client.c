@@ -182,8 +182,9 @@ void stria_disconnect(stria_fs_t *fs)
 {
     if (!fs)
         return;
-    wb_stop(fs); /* sends what is queued */
-    mdc_stop(fs);
+    wb_stop(fs);  /* sends what is queued */
+    mdc_stop(fs); /* its channel may still be waiting in wb_revoked */
+    wb_destroy(fs);
     ct_drain(&fs->mgmt);
     free_slots(fs->mdt, fs->nmdt_slots);
     free_slots(fs->ost, fs->nost_slots);

@@ -322,6 +322,13 @@ void wb_stop(stria_fs_t *fs)
     pthread_cond_signal(&w->work);
     pthread_mutex_unlock(&w->lock);
     pthread_join(w->thread, NULL);
+}
+
+void wb_destroy(stria_fs_t *fs)
+{
+    struct wb *w = fs->wb;
+    if (!w)
+        return;
     fs->wb = NULL;
     pthread_cond_destroy(&w->done);
     pthread_cond_destroy(&w->work);

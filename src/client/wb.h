@@ -32,8 +32,11 @@ typedef void (*wb_removed_fn)(stria_fs_t *fs, struct cl_removed *rm);
 
 /* Start write-behind for fs (fs->wb); the mount does, with its cache. */
 int wb_start(stria_fs_t *fs, wb_removed_fn removed);
-/* Send what is queued, stop the thread, free; fs->wb becomes NULL. */
+/* Send what is queued and stop the thread; nothing more is queued. */
 void wb_stop(stria_fs_t *fs);
+/* Free it (after wb_stop, once the revocation channel is stopped too);
+ * fs->wb becomes NULL. */
+void wb_destroy(stria_fs_t *fs);
 
 /* Queue the unlink of name in parent on behalf of cred: 0, or -EAGAIN when
  * the grant is not held (then unlink the ordinary way). Waits while the

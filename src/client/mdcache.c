@@ -19,6 +19,7 @@
 #include "client.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -32,6 +33,7 @@
 
 struct crec {
     uint64_t ino, gen, revoked, epoch;
+    uint64_t complete_epoch; /* = epoch: every name of this directory is cached */
     int64_t expiry_ms;
     bool have_attr; /* attr is current */
     bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
@@ -155,14 +157,16 @@ static void name_forget(struct mdc *m, uint64_t parent, const char *name)
     }
 }
 
-static void name_set(struct mdc *m, const struct crec *parent, const char *name, uint64_t child)
+static void name_set(struct mdc *m, struct crec *parent, const char *name, uint64_t child)
 {
     size_t len = strlen(name);
     struct cname **p = name_slot(m, parent->ino, name, len);
     struct cname *c = *p;
     if (!c) {
-        if (m->nnames >= MAX_ITEMS || !(c = malloc(sizeof(*c) + len)))
+        if (m->nnames >= MAX_ITEMS || !(c = malloc(sizeof(*c) + len))) {
+            parent->complete_epoch = 0; /* a name is missing now */
             return;
+        }
         c->parent = parent->ino;
         c->len = (uint32_t)len;
         memcpy(c->name, name, len);
@@ -176,12 +180,22 @@ static void name_set(struct mdc *m, const struct crec *parent, const char *name,
 
 /* ---- answers ---- */
 
-/* The child of name in parent, if parent's lease lets cred search it (and,
- * with victim, remove names from it), and both leases are valid. */
-static bool lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-                   bool victim, struct proto_attr *out)
+/* Whether the MDT would answer a lookup of name by its entries alone: not
+ * "." or "..", and short enough (else it says ENAMETOOLONG). */
+static bool ordinary_name(const char *name)
 {
-    bool hit = false;
+    size_t len = strlen(name);
+    return len <= NAME_MAX && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+}
+
+/* The child of name in parent (0), or -ENOENT if parent is complete and
+ * has no such name, when parent's lease lets cred search it (and, with
+ * victim, remove names from it) and the leases involved are valid; else
+ * -EAGAIN. */
+static int lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+                  bool victim, struct proto_attr *out)
+{
+    int rc = -EAGAIN;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *p = rec_find(m, parent);
@@ -194,16 +208,18 @@ static bool lookup(struct mdc *m, uint64_t parent, const char *name, const struc
                 (!victim || proto_cred_may_delete(cred, p->attr.mode, p->attr.uid, p->attr.gid,
                                                   r->attr.uid))) {
                 *out = r->attr;
-                hit = true;
+                rc = 0;
             }
+        } else if (p->complete_epoch == p->epoch && !victim && ordinary_name(name)) {
+            rc = -ENOENT;
         }
     }
     pthread_mutex_unlock(&m->lock);
-    return hit;
+    return rc;
 }
 
-bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-                struct proto_attr *out)
+int mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+               struct proto_attr *out)
 {
     return lookup(m, parent, name, cred, false, out);
 }
@@ -211,7 +227,17 @@ bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct p
 bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out)
 {
-    return lookup(m, parent, name, cred, true, out);
+    return lookup(m, parent, name, cred, true, out) == 0;
+}
+
+void mdc_new_dir(struct mdc *m, uint64_t ino)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, ino);
+    if (rec_valid(m, r, now))
+        r->complete_epoch = r->epoch;
+    pthread_mutex_unlock(&m->lock);
 }
 
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
@@ -293,8 +319,18 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     if (parent && u->child && u->name)
         name_set(m, parent, u->name, u->child);
     else
-        name_forget(m, u->parent, u->name);
-    name_forget(m, u->parent2, u->name2);
+        name_forget(m, u->parent, u->name); /* removed, or not cached */
+    if (u->parent2 && u->name2) {
+        /* A rename: what the second name holds now is not known here, nor,
+         * after an exchange, the first. */
+        struct crec *p2 = rec_find(m, u->parent2);
+        if (p2)
+            p2->complete_epoch = 0;
+        struct crec *p1 = rec_find(m, u->parent);
+        if (p1)
+            p1->complete_epoch = 0;
+        name_forget(m, u->parent2, u->name2);
+    }
     if (attr_rec)
         set_attr(attr_rec, u->attr);
     pthread_mutex_unlock(&m->lock);

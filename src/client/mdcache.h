@@ -34,14 +34,20 @@ void mdc_stop(stria_fs_t *fs);
 /* The clock leases are counted on: take it before sending the request. */
 int64_t mdc_clock_ms(void);
 
-/* Answer from the cache: true and *out if parent holds name, both leases
- * are valid and cred may search parent. name is one component. */
-bool mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-                struct proto_attr *out);
+/* Answer from the cache, when cred may search parent and its lease is
+ * valid: 0 and *out if parent holds name (whose lease is valid too);
+ * -ENOENT if it does not and every name of parent is cached (a directory
+ * this client made, changed since only by this client); else -EAGAIN (ask
+ * the MDT). name is one component. */
+int mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
+               struct proto_attr *out);
 /* mdc_lookup, and cred may also remove the name (proto_cred_may_delete). */
 bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
+/* This client just made directory ino: it is empty, so every name of it is
+ * cached (until the lease on it goes). */
+void mdc_new_dir(struct mdc *m, uint64_t ino);
 
 /* What a reply said, for the cache to follow. */
 struct mdc_update {

@@ -89,8 +89,9 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     struct proto_lookup_req q = {.parent = parent, .path = proto_str_c(path), .follow = follow};
     struct proto_lookup_rep r;
     cl_cred(&q.cred);
-    if (fs->mdc && !follow && one_name(path) && mdc_lookup(fs->mdc, parent, path, &q.cred, out))
-        return 0;
+    if (fs->mdc && !follow && one_name(path) &&
+        (rc = mdc_lookup(fs->mdc, parent, path, &q.cred, out)) != -EAGAIN)
+        return rc;
     int64_t sent = mdc_clock_ms();
     return MDT_CALL(
         fs, cl_ino_mdt(parent), lookup, &q, &r, *out = r.attr;
@@ -119,7 +120,8 @@ int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, str
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
     return MDT_CALL(fs, cl_ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr;
-                    cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
+                    cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
+                    if (fs->mdc) mdc_new_dir(fs->mdc, r.attr.ino));
 }
 
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)

@@ -143,6 +143,19 @@ for m in "$M1" "$M2"; do t fusermount3 -u "$m" || fail "fusermount3 -u $m failed
 mount_stria "$T/m1" entry_timeout=0,attr_timeout=0
 mount_stria "$T/m2" entry_timeout=0,attr_timeout=0
 t mkdir "$M1/lease"
+# Mount 1 made lease/ and knows all its names, so it answers that a name is
+# absent without asking; a name made on mount 2 must still show at once.
+if t stat "$M1/lease/n" >/dev/null 2>&1; then bad "lease/n exists before anyone made it"; fi
+t touch "$M2/lease/n"
+t stat "$M1/lease/n" >/dev/null 2>&1 || bad "lease/n made on mount 2, absent on mount 1"
+t rm "$M1/lease/n"
+# And one that mount 1 renames into a directory it made, over an exchange.
+t mkdir "$M1/lease/sub"
+t touch "$M1/lease/y"
+t mv "$M1/lease/y" "$M1/lease/sub/z"
+t stat "$M1/lease/sub/z" >/dev/null 2>&1 || bad "lease/sub/z (renamed there on mount 1) absent on mount 1"
+t rm "$M1/lease/sub/z"
+t rmdir "$M1/lease/sub"
 t touch "$M1/lease/x"
 mode_is() { # FILE MODE WHAT
     local got

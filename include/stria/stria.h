@@ -157,6 +157,23 @@ struct stria_target {
  * the management service's last report for one that does not answer).
  * *out is malloc'd; free() it. */
 STRIA_API int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n);
+/* What one kind of request cost a metadata target since it started
+ * (`stria stats`). Times are the server's, from the decoded request to the
+ * encoded reply. */
+#define STRIA_STAT_BUCKETS 24
+struct stria_op_stats {
+    char op[16]; /* the request's name, as protocol.md gives it */
+    uint64_t count, errors;
+    uint64_t total_ns, max_ns;
+    /* hist[i]: requests served in [2^(i-1), 2^i) us; hist[0] under 1 us,
+     * the last bucket unbounded. */
+    uint64_t hist[STRIA_STAT_BUCKETS];
+};
+/* The counters of MDT mdt, one entry per kind of request it served at
+ * least once; *ops is malloc'd (free() it), *uptime_ns how long the
+ * server has run. */
+STRIA_API int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
+                              uint64_t *uptime_ns);
 /* The file system name and map epoch of the management service. */
 STRIA_API int stria_cluster_info(stria_fs_t *fs, char *fsname, size_t len, uint64_t *epoch);
 

@@ -41,6 +41,7 @@ int cmd_cp(int argc, char **argv);
 int cmd_setstripe(int argc, char **argv);
 int cmd_getstripe(int argc, char **argv);
 int cmd_df(int argc, char **argv);
+int cmd_stats(int argc, char **argv);
 
 /* ---- helpers (main.c) ---- */
 

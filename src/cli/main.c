@@ -76,6 +76,12 @@ static const struct command commands[] = {
     {"df", cmd_df, "[-h] [-i]", "show the space (or inodes) of every target, as lfs df",
      "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
      "  -i  inodes instead of space\n"},
+    {"stats", cmd_stats, "[-i SECONDS]",
+     "show what each MDT's requests cost: counts, rates, errors, latency",
+     "  -i SECONDS  counters over the next SECONDS (1 to 3600) instead of since\n"
+     "              each MDT started\n"
+     "Latencies are the MDT's service times in microseconds: mean, median (p50),\n"
+     "99th percentile (upper bound of its power-of-two bucket) and largest.\n"},
     {"help", cmd_help, "[COMMAND]", "show this help, or a command's", ""},
 };
 

@@ -384,6 +384,57 @@ static int fresh_stats(stria_fs_t *fs, const struct map_target *m, struct proto_
     return rc;
 }
 
+static uint64_t get_le64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--)
+        v = v << 8 | p[i];
+    return v;
+}
+
+int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    _Static_assert(STRIA_STAT_BUCKETS == PROTO_STAT_BUCKETS, "one histogram on both sides");
+    *ops = NULL;
+    *n = 0;
+    struct lease l;
+    int rc = cl_get(fs, PROTO_NODE_META, mdt, &l);
+    if (rc)
+        return rc;
+    struct proto_stats_req q;
+    struct proto_stats_rep r;
+    bool transport = false;
+    rc = net_call_stats(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+    size_t count = rc ? 0 : r.ops.len / PROTO_STAT_LEN;
+    struct stria_op_stats *v = rc ? NULL : calloc(count ? count : 1, sizeof(*v));
+    if (!rc && !v)
+        rc = -ENOMEM;
+    if (!rc && r.ops.len % PROTO_STAT_LEN)
+        rc = -EPROTO;
+    for (size_t i = 0; !rc && i < count; i++) {
+        const uint8_t *p = r.ops.p + i * PROTO_STAT_LEN;
+        uint16_t op = (uint16_t)(p[0] | p[1] << 8);
+        snprintf(v[i].op, sizeof(v[i].op), "%s", proto_op_name(op));
+        v[i].count = get_le64(p + 2);
+        v[i].errors = get_le64(p + 10);
+        v[i].total_ns = get_le64(p + 18);
+        v[i].max_ns = get_le64(p + 26);
+        for (unsigned b = 0; b < PROTO_STAT_BUCKETS; b++)
+            v[i].hist[b] = get_le64(p + 34 + 8 * b);
+    }
+    if (!rc)
+        *uptime_ns = r.uptime_ns;
+    cl_put(&l, transport);
+    if (rc) {
+        free(v);
+        return rc;
+    }
+    *ops = v;
+    *n = count;
+    return 0;
+}
+
 int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
 {
     struct cluster_map m = {0};

@@ -317,6 +317,13 @@ struct srv_conn {
     struct srv_conn *next, *prev;
 };
 
+/* What one kind of request cost (STATS), updated with relaxed atomics by
+ * whichever connection thread served it. */
+struct op_stat {
+    uint64_t count, errors, total_ns, max_ns;
+    uint64_t hist[PROTO_STAT_BUCKETS];
+};
+
 struct net_server {
     struct net_server_opts o;
     int lfd;
@@ -328,7 +335,73 @@ struct net_server {
     int nconns;
     bool stopping;
     uint64_t server_id;
+    uint64_t started_ns;
+    struct op_stat stats[PROTO_OP_MAX];
 };
+
+/* The STATS bucket of a service time: 0 under 1 us, i for [2^(i-1), 2^i). */
+static unsigned stat_bucket(uint64_t ns)
+{
+    uint64_t us = ns / 1000;
+    unsigned b = 0;
+    while (us && b < PROTO_STAT_BUCKETS - 1) {
+        us >>= 1;
+        b++;
+    }
+    return b;
+}
+
+static void stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns)
+{
+    struct op_stat *st = &s->stats[op];
+    __atomic_fetch_add(&st->count, 1, __ATOMIC_RELAXED);
+    if (status < 0)
+        __atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->total_ns, ns, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->hist[stat_bucket(ns)], 1, __ATOMIC_RELAXED);
+    uint64_t max = __atomic_load_n(&st->max_ns, __ATOMIC_RELAXED);
+    while (ns > max && !__atomic_compare_exchange_n(&st->max_ns, &max, ns, true, __ATOMIC_RELAXED,
+                                                    __ATOMIC_RELAXED))
+        ;
+}
+
+static void put_le64(uint8_t *p, uint64_t v)
+{
+    for (int i = 0; i < 8; i++)
+        p[i] = (uint8_t)(v >> (8 * i));
+}
+
+/* STATS, answered by every server unless its own table says otherwise. */
+static int h_stats(struct net_server *s, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_stats_req q;
+    if (proto_dec_stats_req(&req->dec, &q))
+        return -EBADMSG;
+    uint8_t *buf = net_scratch(req, PROTO_OP_MAX * PROTO_STAT_LEN);
+    if (!buf)
+        return -ENOMEM;
+    uint32_t len = 0;
+    for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {
+        struct op_stat *st = &s->stats[op];
+        uint64_t v[4 + PROTO_STAT_BUCKETS];
+        v[0] = __atomic_load_n(&st->count, __ATOMIC_RELAXED);
+        if (!v[0])
+            continue;
+        v[1] = __atomic_load_n(&st->errors, __ATOMIC_RELAXED);
+        v[2] = __atomic_load_n(&st->total_ns, __ATOMIC_RELAXED);
+        v[3] = __atomic_load_n(&st->max_ns, __ATOMIC_RELAXED);
+        for (unsigned i = 0; i < PROTO_STAT_BUCKETS; i++)
+            v[4 + i] = __atomic_load_n(&st->hist[i], __ATOMIC_RELAXED);
+        buf[len] = (uint8_t)op;
+        buf[len + 1] = (uint8_t)(op >> 8);
+        for (unsigned i = 0; i < 4 + PROTO_STAT_BUCKETS; i++)
+            put_le64(buf + len + 2 + 8 * i, v[i]);
+        len += PROTO_STAT_LEN;
+    }
+    struct proto_stats_rep r = {.uptime_ns = util_now_mono_ns() - s->started_ns,
+                                .ops = {.p = buf, .len = len}};
+    return proto_enc_stats_rep(&rep->enc, &r);
+}
 
 void *net_scratch(struct net_req *req, uint32_t len)
 {
@@ -448,7 +521,8 @@ static void *conn_main(void *arg)
         if ((rc = util_read_full(sc->fd, sc->payload, h.payload_len)))
             break;
         net_handler_fn fn = h.opcode < PROTO_OP_MAX ? s->o.handlers[h.opcode] : NULL;
-        if (!fn) {
+        bool builtin_stats = !fn && h.opcode == PROTO_OP_STATS;
+        if (!fn && !builtin_stats) {
             log_warn("unsupported request peer=%s opcode=%u", sc->peer, h.opcode);
             if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0, NULL, 0))
                 break;
@@ -472,17 +546,24 @@ static void *conn_main(void *arg)
         proto_dec_init(&req.dec, sc->payload, h.payload_len);
         struct net_rep rep = {0};
         proto_enc_init(&rep.enc, sc->reply, PROTO_MAX_REP_PAYLOAD);
-        if (s->o.on_enter)
-            s->o.on_enter(s->o.ctx, &req);
-        int status = fn(s->o.ctx, &req, &rep);
-        if (s->o.on_leave)
-            s->o.on_leave(s->o.ctx, &req);
+        uint64_t t0 = util_now_mono_ns();
+        int status;
+        if (builtin_stats) {
+            status = h_stats(s, &req, &rep);
+        } else {
+            if (s->o.on_enter)
+                s->o.on_enter(s->o.ctx, &req);
+            status = fn(s->o.ctx, &req, &rep);
+            if (s->o.on_leave)
+                s->o.on_leave(s->o.ctx, &req);
+        }
         if (status == 0 && rep.enc.err)
             status = rep.enc.err;
         if (status == -EBADMSG)
             log_warn("malformed request peer=%s op=%s", sc->peer, proto_op_name(h.opcode));
         if (status > 0)
             status = -EIO;
+        stat_note(s, h.opcode, status, util_now_mono_ns() - t0);
         if (reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len))
             break;
     }
@@ -594,6 +675,7 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     if (s->o.max_conns <= 0)
         s->o.max_conns = 1024;
     auth_random(&s->server_id, sizeof(s->server_id));
+    s->started_ns = util_now_mono_ns();
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->drained, NULL);
     int rc;

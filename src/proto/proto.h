@@ -292,8 +292,8 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, want_wb)
 #define MSG_UNLINK_REP(F)                                                                          \
     F(U64, ino)                                                                                    \
-    F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases) F(U32, wb_ms)      \
-        F(U64, wb_id)
+    F(U8, destroy)                                                                                 \
+    F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases) F(U32, wb_ms) F(U64, wb_id)
 #define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F) F(LEASES, leases)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
@@ -345,6 +345,17 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * client drops every lease it holds and leaves. */
 #define MSG_LEASE_POLL_REQ(F) F(U64, acked) F(U8, bye)
 #define MSG_LEASE_POLL_REP(F) F(U64, instance) F(U64, first) F(BLOB, revokes)
+/* STATS: what a server's requests cost since it started (every server
+ * answers it). uptime_ns, then ops: per kind of request served at least
+ * once, PROTO_STAT_LEN bytes {u16 opcode, u64 count, u64 errors,
+ * u64 total_ns, u64 max_ns, u64 hist[PROTO_STAT_BUCKETS]}, where hist[i]
+ * counts requests served in [2^(i-1), 2^i) microseconds (hist[0]: under
+ * 1 us; the last bucket has no upper bound). Times are the handler's, from
+ * a decoded request to its encoded reply. */
+#define PROTO_STAT_BUCKETS 24u
+#define PROTO_STAT_LEN     (2u + 8u * (4u + PROTO_STAT_BUCKETS))
+#define MSG_STATS_REQ(F)
+#define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
 
 /* Storage: one object of one file on one OST. */
 #define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
@@ -394,6 +405,7 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
     X(STATFS, 39, statfs)                                                                          \
     X(SYNC, 40, sync)                                                                              \
     X(LEASE_POLL, 41, lease_poll)                                                                  \
+    X(STATS, 42, stats)                                                                            \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \

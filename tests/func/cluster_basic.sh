@@ -79,6 +79,21 @@ wait_for 20 sh -c "'$STRIA' status | grep -q 'OST0000.*OFFLINE'" || fail "OST000
 "$STRIA" up --dir "$DIR" >/dev/null
 wait_for 20 sh -c "'$STRIA' status | grep -q 'OST0000.*online'" || fail "OST0000 never came back"
 
+step "stria stats counts the MDT's requests"
+# The metadata daemon restarted above, so its counters start from zero.
+"$STRIA" mkdir stria:/stats-a
+"$STRIA" mkdir stria:/stats-b
+"$STRIA" stats >"$T/stats" || fail "stria stats failed"
+grep -q '^MDT0000 (up ' "$T/stats" || fail "stria stats shows no MDT0000: $(cat "$T/stats")"
+mkdirs=$(awk '$1 == "MKDIR" {print $2}' "$T/stats")
+[ "${mkdirs:-0}" -eq 2 ] || fail "stria stats counts ${mkdirs:-no} MKDIR, want 2: $(cat "$T/stats")"
+# Over an interval, only what happened in it: no MKDIR.
+"$STRIA" stats -i 1 >"$T/stats" || fail "stria stats -i 1 failed"
+grep -q '^MDT0000 (over ' "$T/stats" || fail "stria stats -i 1 shows no interval: $(cat "$T/stats")"
+if grep -q '^MKDIR' "$T/stats"; then fail "stria stats -i 1 counts the earlier MKDIRs"; fi
+"$STRIA" stats -i 0 2>/dev/null && fail "stria stats -i 0 was accepted"
+"$STRIA" rm -r stria:/stats-a stria:/stats-b
+
 step "rm frees the OSTs"
 "$STRIA" rm stria:/ckpt/shard0
 used_after=$("$STRIA" df | awk '/OST/ {s += $3} END {print s}')

@@ -1,0 +1,163 @@
+/*
+ * stria stats: what each MDT's requests cost, as `lctl get_param
+ * mdt.*.md_stats` shows for Lustre.
+ *
+ *   stria stats          counters since each MDT started
+ *   stria stats -i 5     the same over the next five seconds
+ *
+ * One table per MDT: per kind of request, its count, rate, errors, and the
+ * mean, median, 99th percentile and largest service time in microseconds.
+ * The percentiles come from the MDT's power-of-two histogram, so each is
+ * the upper bound of its bucket.
+ */
+#include "cli.h"
+
+#include "../common/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* The upper bound, in us, of the bucket holding the q-th quantile. */
+static uint64_t quantile_us(const uint64_t *hist, uint64_t count, double q)
+{
+    uint64_t want = (uint64_t)((double)count * q + 0.999999), seen = 0;
+    if (want == 0)
+        want = 1;
+    for (unsigned b = 0; b < STRIA_STAT_BUCKETS; b++) {
+        seen += hist[b];
+        if (seen >= want)
+            return (uint64_t)1 << b;
+    }
+    return (uint64_t)1 << (STRIA_STAT_BUCKETS - 1);
+}
+
+/* ops minus what before (same MDT, earlier) had counted; max stays. */
+static void subtract(struct stria_op_stats *ops, size_t n, const struct stria_op_stats *before,
+                     size_t nb)
+{
+    for (size_t i = 0; i < n; i++)
+        for (size_t j = 0; j < nb; j++) {
+            if (strcmp(ops[i].op, before[j].op) != 0)
+                continue;
+            ops[i].count -= before[j].count;
+            ops[i].errors -= before[j].errors;
+            ops[i].total_ns -= before[j].total_ns;
+            for (unsigned b = 0; b < STRIA_STAT_BUCKETS; b++)
+                ops[i].hist[b] -= before[j].hist[b];
+        }
+}
+
+static void print_mdt(uint32_t mdt, const struct stria_op_stats *ops, size_t n, double secs,
+                      bool interval)
+{
+    printf("MDT%04" PRIx32 " (%s %.1f s)\n", mdt, interval ? "over" : "up", secs);
+    printf("%-12s %12s %10s %8s %9s %8s %8s %9s\n", "request", "count", "per_s", "errors",
+           "mean_us", "p50_us", "p99_us", "max_us");
+    size_t shown = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct stria_op_stats *o = &ops[i];
+        if (!o->count)
+            continue;
+        shown++;
+        printf("%-12s %12" PRIu64 " %10.1f %8" PRIu64 " %9.1f %8" PRIu64 " %8" PRIu64 " %9.1f\n",
+               o->op, o->count, secs > 0 ? (double)o->count / secs : 0.0, o->errors,
+               (double)o->total_ns / (double)o->count / 1000.0, quantile_us(o->hist, o->count, 0.5),
+               quantile_us(o->hist, o->count, 0.99), (double)o->max_ns / 1000.0);
+    }
+    if (!shown)
+        printf("(no requests)\n");
+}
+
+int cmd_stats(int argc, char **argv)
+{
+    int c, interval = 0;
+    while ((c = cli_getopt(argc, argv, "i:")) != -1) {
+        switch (c) {
+        case 'i': {
+            char *end;
+            long v = strtol(optarg, &end, 10);
+            if (*optarg == '\0' || *end || v < 1 || v > 3600)
+                return cli_usage_error(argv[0], "-i takes whole seconds, 1 to 3600");
+            interval = (int)v;
+            break;
+        }
+        default:
+            return cli_usage_error(argv[0], NULL);
+        }
+    }
+    if (optind != argc)
+        return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+    stria_fs_t *fs;
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    struct stria_target *t = NULL;
+    size_t nt = 0;
+    int rc = stria_targets(fs, &t, &nt);
+    if (rc < 0) {
+        fprintf(stderr, "stria stats: cannot read the cluster's targets: %s\n", strerror(-rc));
+        stria_disconnect(fs);
+        return CLI_FAIL;
+    }
+    /* Each MDT's counters now (and, with -i, after the interval). */
+    size_t nm = 0;
+    uint32_t *idx = calloc(nt ? nt : 1, sizeof(*idx));
+    struct stria_op_stats **first = calloc(nt ? nt : 1, sizeof(*first));
+    size_t *nfirst = calloc(nt ? nt : 1, sizeof(*nfirst));
+    uint64_t *up = calloc(nt ? nt : 1, sizeof(*up));
+    int *err = calloc(nt ? nt : 1, sizeof(*err));
+    int status = CLI_OK;
+    if (!idx || !first || !nfirst || !up || !err) {
+        fprintf(stderr, "stria stats: out of memory\n");
+        status = CLI_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < nt; i++)
+        if (strcmp(t[i].kind, "MDT") == 0)
+            idx[nm++] = t[i].index;
+    for (size_t i = 0; i < nm; i++)
+        err[i] = stria_mdt_stats(fs, idx[i], &first[i], &nfirst[i], &up[i]);
+    if (interval)
+        sleep((unsigned)interval);
+    for (size_t i = 0; i < nm; i++) {
+        if (i)
+            putchar('\n');
+        struct stria_op_stats *ops = first[i];
+        size_t n = nfirst[i];
+        uint64_t up2 = up[i];
+        bool fresh = false;
+        if (interval && !err[i]) {
+            err[i] = stria_mdt_stats(fs, idx[i], &ops, &n, &up2);
+            fresh = !err[i];
+            if (fresh && up2 < up[i])
+                err[i] = -ESTALE; /* it restarted in between */
+        }
+        if (err[i]) {
+            printf("MDT%04" PRIx32 ": no answer (%s)\n", idx[i], strerror(-err[i]));
+            status = CLI_FAIL;
+        } else if (interval) {
+            subtract(ops, n, first[i], nfirst[i]);
+            print_mdt(idx[i], ops, n, (double)(up2 - up[i]) / 1e9, true);
+        } else {
+            print_mdt(idx[i], ops, n, (double)up2 / 1e9, false);
+        }
+        if (fresh)
+            free(ops);
+    }
+    if (!nm)
+        printf("(the cluster map lists no MDT)\n");
+out:
+    for (size_t i = 0; first && i < nm; i++)
+        free(first[i]);
+    free(first);
+    free(nfirst);
+    free(up);
+    free(err);
+    free(idx);
+    free(t);
+    stria_disconnect(fs);
+    return status;
+}

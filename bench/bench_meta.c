@@ -283,6 +283,24 @@ static bool spread_subdirs(const char *dir)
  * on the local file system, so that both see the same load from whatever
  * else runs on the machine. Fresh directories, removed afterwards either way.
  */
+/* --hook CMD: run as "CMD begin|end PHASE" around each phase on stria (the
+ * instruction counting of bench_mdt.sh starts and stops there). */
+static const char *hook;
+
+static int run_hook(const char *when, enum phase ph)
+{
+    if (!hook)
+        return 0;
+    char cmd[4096];
+    snprintf(cmd, sizeof(cmd), "%s %s %s", hook, when, phase_name[ph]);
+    int st = system(cmd);
+    if (st != 0) {
+        fprintf(stderr, "bench_meta: hook '%s' failed (status %d)\n", cmd, st);
+        return -ECHILD;
+    }
+    return 0;
+}
+
 static int run_count(struct side sides[2], int nthreads, uint64_t nfiles, double ops_s[2][PH_N])
 {
     int rc = 0;
@@ -297,8 +315,12 @@ static int run_count(struct side sides[2], int nthreads, uint64_t nfiles, double
     for (int ph = 0; ph < PH_N && !rc; ph++) {
         for (int k = 0; k < 2 && !rc; k++) {
             struct side *sd = &sides[k];
+            if (k == 0 && (rc = run_hook("begin", (enum phase)ph)))
+                break;
             rc =
                 run_phase(sd->b, sd->ctx, sd->dir, (enum phase)ph, nthreads, nfiles, &ops_s[k][ph]);
+            if (k == 0 && !rc)
+                rc = run_hook("end", (enum phase)ph);
             if (rc == 0) {
                 printf("  threads=%d %-6s %-5s %10.0f ops/s\n", nthreads, phase_name[ph],
                        sd->b->name, ops_s[k][ph]);
@@ -343,10 +365,11 @@ static int parse_threads(const char *s, int *counts, int *n)
 
 static void usage(FILE *to)
 {
-    fprintf(to,
-            "usage: bench_meta --conf FILE --local DIR [--files 100000] [--threads 1[,2...]]\n"
-            "Creates, stats and unlinks --files empty files through libstria and in DIR\n"
-            "(the baseline) with each thread count, and prints ops/s of both and their ratio.\n");
+    fprintf(to, "usage: bench_meta --conf FILE --local DIR [--files 100000] [--threads 1[,2...]]\n"
+                "                  [--hook CMD]\n"
+                "Creates, stats and unlinks --files empty files through libstria and in DIR\n"
+                "(the baseline) with each thread count, and prints ops/s of both and their ratio.\n"
+                "--hook CMD runs 'CMD begin PHASE' and 'CMD end PHASE' around each stria phase.\n");
 }
 
 int main(int argc, char **argv)
@@ -354,15 +377,21 @@ int main(int argc, char **argv)
     const char *conf = NULL, *local = NULL;
     uint64_t nfiles = 100000;
     int counts[MAX_COUNTS] = {1}, ncounts = 1;
-    static const struct option longopts[] = {
-        {"conf", required_argument, NULL, 'f'},    {"files", required_argument, NULL, 'n'},
-        {"threads", required_argument, NULL, 't'}, {"local", required_argument, NULL, 'l'},
-        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {{"conf", required_argument, NULL, 'f'},
+                                             {"files", required_argument, NULL, 'n'},
+                                             {"threads", required_argument, NULL, 't'},
+                                             {"local", required_argument, NULL, 'l'},
+                                             {"hook", required_argument, NULL, 'k'},
+                                             {"help", no_argument, NULL, 'h'},
+                                             {NULL, 0, NULL, 0}};
     int opt;
-    while ((opt = getopt_long(argc, argv, "f:n:t:l:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "f:n:t:l:k:h", longopts, NULL)) != -1) {
         switch (opt) {
         case 'f':
             conf = optarg;
+            break;
+        case 'k':
+            hook = optarg;
             break;
         case 'n': {
             char *end;

@@ -105,7 +105,7 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
     if (ls->touched.n || ls->touched.overflow) {
         lease_changed(LEASES(p), client, &ls->touched, rc == 0, out);
         if (rc == 0)
-            meta_op_lease_attrs(CTX(p), out);
+            meta_op_lease_attrs(CTX(p), &ls->touched, out);
     } else if (rc == 0) {
         lease_grant(LEASES(p), ls->mark, client, inos, n, out);
     }

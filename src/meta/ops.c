@@ -59,21 +59,6 @@ static uint8_t dtype(uint32_t mode)
     return (uint8_t)IFTODT(mode);
 }
 
-static void to_attr(const struct meta_inode *in, struct proto_attr *a)
-{
-    a->ino = in->ino;
-    a->mode = in->mode;
-    a->nlink = in->nlink;
-    a->uid = in->uid;
-    a->gid = in->gid;
-    a->size = in->size;
-    a->blocks = (in->size + 511) / 512;
-    a->atime_ns = in->atime_ns;
-    a->mtime_ns = in->mtime_ns;
-    a->ctime_ns = in->ctime_ns;
-    a->rdev = in->rdev;
-}
-
 static int valid_name(const char *name)
 {
     size_t len = strlen(name);
@@ -418,7 +403,7 @@ static int lookup_txn(struct meta_txn *t, void *arg)
     struct meta_inode in;
     if ((rc = walk_full(t, &a->q->cred, a->q->parent, path, a->q->follow, &in)))
         return rc;
-    to_attr(&in, &a->r->attr);
+    meta_inode_attr(&in, &a->r->attr);
     return 0;
 }
 
@@ -444,7 +429,7 @@ static int getattr_txn(struct meta_txn *t, void *arg)
     int rc = meta_inode_get(t, q->ino, &in);
     if (rc)
         return rc;
-    to_attr(&in, &((struct proto_getattr_rep *)a->r)->attr);
+    meta_inode_attr(&in, &((struct proto_getattr_rep *)a->r)->attr);
     return 0;
 }
 
@@ -461,17 +446,30 @@ static int lease_attrs_txn(struct meta_txn *t, void *arg)
     for (uint32_t i = 0; i < ls->n; i++) {
         struct proto_lease *l = &ls->l[i];
         struct meta_inode in;
-        if (l->ms && meta_inode_get(t, l->ino, &in) == 0) {
-            to_attr(&in, &l->attr);
+        if (l->ms && !l->has_attr && meta_inode_get(t, l->ino, &in) == 0) {
+            meta_inode_attr(&in, &l->attr);
             l->has_attr = 1;
         }
     }
     return 0;
 }
 
-void meta_op_lease_attrs(struct meta_ctx *c, struct proto_leases *ls)
+void meta_op_lease_attrs(struct meta_ctx *c, const struct meta_touched *touched,
+                         struct proto_leases *ls)
 {
-    meta_store_read(c->store, lease_attrs_txn, ls);
+    bool missing = false;
+    for (uint32_t i = 0; i < ls->n; i++) {
+        struct proto_lease *l = &ls->l[i];
+        for (uint32_t k = 0; l->ms && k < touched->n && !l->has_attr; k++)
+            if (touched->ino[k] == l->ino && touched->has_attr[k]) {
+                l->attr = touched->attr[k];
+                l->has_attr = 1;
+            }
+        missing |= l->ms && !l->has_attr;
+    }
+    /* A directory whose names changed but whose record was not written. */
+    if (missing)
+        meta_store_read(c->store, lease_attrs_txn, ls);
 }
 
 static int setattr_txn(struct meta_txn *t, void *arg)
@@ -521,7 +519,7 @@ static int setattr_txn(struct meta_txn *t, void *arg)
         if ((rc = may(&in, c, 2)))
             return rc;
         r->old_size = in.size;
-        r->layout = in.layout;
+        layout_copy(&r->layout, &in.layout);
         if (q->size != in.size)
             in.mtime_ns = now;
         in.size = q->size;
@@ -547,7 +545,7 @@ static int setattr_txn(struct meta_txn *t, void *arg)
     in.ctime_ns = now;
     if ((rc = meta_inode_put(t, &in)))
         return rc;
-    to_attr(&in, &r->attr);
+    meta_inode_attr(&in, &r->attr);
     return 0;
 }
 
@@ -563,7 +561,7 @@ int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
 static void init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode,
                        const struct proto_cred *c, const struct meta_inode *dir)
 {
-    memset(in, 0, sizeof(*in));
+    meta_inode_clear(in);
     in->ino = ino;
     in->mode = mode;
     in->uid = c->uid;
@@ -611,9 +609,9 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
                 return rc;
         }
     }
-    to_attr(in, &a->r->attr);
+    meta_inode_attr(in, &a->r->attr);
     if (S_ISREG(in->mode))
-        a->r->layout = in->layout;
+        layout_copy(&a->r->layout, &in->layout);
     return 0;
 }
 
@@ -682,8 +680,8 @@ static int open_txn(struct meta_txn *t, void *arg)
     if ((rc = meta_inode_put(t, &in)) || (rc = meta_dentry_add(t, w.dir, w.name, ino, DT_REG)) ||
         (rc = touch_dir(t, &w.din, 0)))
         return rc;
-    to_attr(&in, &a->r->attr);
-    a->r->layout = in.layout;
+    meta_inode_attr(&in, &a->r->attr);
+    layout_copy(&a->r->layout, &in.layout);
     a->r->created = 1;
     return 0;
 }
@@ -756,7 +754,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
         (rc = meta_dentry_add(t, w.dir, w.name, ino, dtype(in.mode))) ||
         (rc = touch_dir(t, &w.din, dir ? 1 : 0)))
         return rc;
-    to_attr(&in, a->attr);
+    meta_inode_attr(&in, a->attr);
     return 0;
 }
 
@@ -795,7 +793,7 @@ static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy
         return rc;
     *gone = 1;
     if (S_ISREG(in->mode)) {
-        *layout = in->layout;
+        layout_copy(layout, &in->layout);
         *size = in->size;
         *destroy = (in->flags & META_F_OBJECTS) != 0;
     }
@@ -1065,7 +1063,7 @@ static int link_txn(struct meta_txn *t, void *arg)
     in.ctime_ns = now_ns();
     if ((rc = meta_inode_put(t, &in)) || (rc = touch_dir(t, &w.din, 0)))
         return rc;
-    to_attr(&in, &a->r->attr);
+    meta_inode_attr(&in, &a->r->attr);
     return 0;
 }
 
@@ -1129,7 +1127,7 @@ static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, s
         int rc = meta_inode_get(s->t, ino, &in);
         if (rc)
             return rc == -ENOENT ? -EUCLEAN : rc;
-        to_attr(&in, &attr);
+        meta_inode_attr(&in, &attr);
         proto_put_ATTR(&s->e, &attr);
     }
     if (s->e.err) {
@@ -1196,7 +1194,7 @@ static int getstripe_txn(struct meta_txn *t, void *arg)
     }
     if (!S_ISREG(in.mode))
         return -ENODATA;
-    r->layout = in.layout;
+    layout_copy(&r->layout, &in.layout);
     return 0;
 }
 
@@ -1239,7 +1237,7 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
     if ((rc = alloc_layout(a->c, count, size, q->offset, &in.layout)))
         return rc;
     in.ctime_ns = now_ns();
-    r->layout = in.layout;
+    layout_copy(&r->layout, &in.layout);
     return meta_inode_put(t, &in);
 }
 
@@ -1445,7 +1443,7 @@ static int setsize_txn(struct meta_txn *t, void *arg)
     }
     if (changed && (rc = meta_inode_put(t, &in)))
         return rc;
-    to_attr(&in, &r->attr);
+    meta_inode_attr(&in, &r->attr);
     return 0;
 }
 

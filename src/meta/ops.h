@@ -48,8 +48,10 @@ int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q,
 int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
                     struct proto_getattr_rep *r);
 /* Fill the attributes of each leased entry (ms > 0) of ls that still
- * exists, in one read transaction. */
-void meta_op_lease_attrs(struct meta_ctx *c, struct proto_leases *ls);
+ * exists: as the change wrote them (touched), else read back in one read
+ * transaction. */
+void meta_op_lease_attrs(struct meta_ctx *c, const struct meta_touched *touched,
+                         struct proto_leases *ls);
 int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
                     struct proto_setattr_rep *r);
 int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r);

@@ -53,7 +53,7 @@ struct meta_store {
 
 /* The touched list of the request the calling thread serves (store.h). */
 static _Thread_local struct meta_touched *note_to;
-static void note(struct meta_txn *t, uint64_t ino);
+static int note(struct meta_txn *t, uint64_t ino);
 
 static int mdb_err(int rc)
 {
@@ -260,18 +260,37 @@ void meta_store_note_to(struct meta_touched *touched)
     note_to = touched;
 }
 
-static void note(struct meta_txn *t, uint64_t ino)
+/* Note ino in the request's list; its index there, or -1. */
+static int note(struct meta_txn *t, uint64_t ino)
 {
     struct meta_touched *m = t->touched;
     if (!m)
-        return;
+        return -1;
     for (uint32_t i = 0; i < m->n; i++)
         if (m->ino[i] == ino)
-            return;
-    if (m->n < META_TOUCHED_MAX)
+            return (int)i;
+    if (m->n < META_TOUCHED_MAX) {
+        m->has_attr[m->n] = false;
         m->ino[m->n++] = ino;
-    else
-        m->overflow = true;
+        return (int)m->n - 1;
+    }
+    m->overflow = true;
+    return -1;
+}
+
+void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
+{
+    a->ino = in->ino;
+    a->mode = in->mode;
+    a->nlink = in->nlink;
+    a->uid = in->uid;
+    a->gid = in->gid;
+    a->size = in->size;
+    a->blocks = (in->size + 511) / 512;
+    a->atime_ns = in->atime_ns;
+    a->mtime_ns = in->mtime_ns;
+    a->ctime_ns = in->ctime_ns;
+    a->rdev = in->rdev;
 }
 
 int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
@@ -401,7 +420,7 @@ int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
     struct proto_dec d;
     proto_dec_init(&d, v.mv_data, v.mv_size);
     uint8_t ver;
-    memset(out, 0, sizeof(*out));
+    meta_inode_clear(out);
     proto_get_U8(&d, &ver);
     proto_get_U64(&d, &out->ino);
     proto_get_U32(&d, &out->mode);
@@ -454,7 +473,11 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
     if (e.err)
         return e.err;
     be64(kb, in->ino);
-    note(t, in->ino);
+    int i = note(t, in->ino);
+    if (i >= 0) {
+        meta_inode_attr(in, &t->touched->attr[i]);
+        t->touched->has_attr[i] = true;
+    }
     return put_rec(t->txn, t->store->inodes, kb, 8, buf, e.len, 0);
 }
 
@@ -463,7 +486,9 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
     uint8_t kb[8];
     be64(kb, ino);
     MDB_val k = {8, kb};
-    note(t, ino);
+    int i = note(t, ino);
+    if (i >= 0)
+        t->touched->has_attr[i] = false;
     return mdb_err(mdb_del(t->txn, t->store->inodes, &k, NULL));
 }
 

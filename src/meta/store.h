@@ -17,7 +17,9 @@
 
 #include <lmdb.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #define META_INO_BITS     48
 #define META_ROOT_INO     1ull /* MDT 0, counter 1 */
@@ -27,12 +29,16 @@ struct meta_store;
 
 /* The inodes one request changed: every inode record it wrote or removed
  * and every directory whose entries it changed, in order, without repeats
- * (leases on them are revoked, lease.h). overflow: more than fit. */
+ * (leases on them are revoked, lease.h). overflow: more than fit. An inode
+ * whose record the request wrote last has its attributes as written in
+ * attr (has_attr), so the reply need not read them back. */
 #define META_TOUCHED_MAX 8
 struct meta_touched {
     uint32_t n;
     bool overflow;
     uint64_t ino[META_TOUCHED_MAX];
+    bool has_attr[META_TOUCHED_MAX];
+    struct proto_attr attr[META_TOUCHED_MAX];
 };
 
 /* An open transaction: the LMDB txn, the store's databases, and where the
@@ -61,6 +67,17 @@ struct meta_inode {
     int32_t doffset;
     struct layout layout; /* regular files */
 };
+
+/* Zero an inode record but for the unused part of its layout (4 KiB at
+ * full size; only ncomp components count). */
+static inline void meta_inode_clear(struct meta_inode *in)
+{
+    memset(in, 0, offsetof(struct meta_inode, layout));
+    in->layout.ncomp = 0;
+}
+
+/* The attributes clients see of an inode record. */
+void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a);
 
 int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size,
                     struct meta_store **out);

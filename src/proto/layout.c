@@ -77,10 +77,26 @@ int layout_validate(const struct layout *l)
     return expect == LAYOUT_END_EOF ? 0 : -EINVAL;
 }
 
+void layout_copy(struct layout *dst, const struct layout *src)
+{
+    dst->ncomp = src->ncomp <= LAYOUT_MAX_COMP ? src->ncomp : LAYOUT_MAX_COMP;
+    for (uint16_t i = 0; i < dst->ncomp; i++) {
+        const struct layout_comp *c = &src->comp[i];
+        struct layout_comp *d = &dst->comp[i];
+        uint16_t n = c->stripe_count <= LAYOUT_MAX_STRIPES ? c->stripe_count : LAYOUT_MAX_STRIPES;
+        d->start = c->start;
+        d->end = c->end;
+        d->stripe_size = c->stripe_size;
+        d->stripe_count = n;
+        d->type = c->type;
+        memcpy(d->groups, c->groups, sizeof(uint32_t) * n);
+    }
+}
+
 void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
                         const uint32_t *groups)
 {
-    memset(l, 0, sizeof(*l));
+    /* Only what the layout uses is written: it is 4 KiB at full size. */
     l->ncomp = 1;
     l->comp[0].start = 0;
     l->comp[0].end = LAYOUT_END_EOF;

@@ -40,6 +40,10 @@ uint64_t layout_stripe_bytes_before(const struct layout_comp *c, uint16_t s, uin
  * open-ended, counts within bounds, sizes multiples of 64 KiB. */
 int layout_validate(const struct layout *l);
 
+/* dst = src, copying only the components and groups src uses (struct
+ * layout is 4 KiB at full size; assignment copies all of it). */
+void layout_copy(struct layout *dst, const struct layout *src);
+
 /* A one-component layout over groups[0..count). */
 void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
                         const uint32_t *groups);

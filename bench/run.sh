@@ -8,7 +8,8 @@
 # writes everything to stdout and to bench/results/last-run.txt. Then, as a
 # second part, bench_fuse.sh (stria-fuse against a FUSE passthrough and the
 # local disk, on a cluster of its own) when this machine can mount FUSE file
-# systems; otherwise it says why the part was skipped.
+# systems; otherwise it says why the part was skipped. Last, bench_mdt.sh
+# (the MDT's instructions per operation, under callgrind).
 set -euo pipefail
 
 if [ $# -ne 1 ]; then
@@ -147,4 +148,14 @@ if [ -z "$skip" ]; then
     "$SRC/bench/bench_fuse.sh" "$BUILD"
 else
     echo "== FUSE part skipped: $skip" | tee -a "$RESULTS/last-run.txt"
+fi
+
+# The MDT's instructions per operation, under callgrind.
+echo
+if command -v valgrind >/dev/null 2>&1 && command -v callgrind_control >/dev/null 2>&1; then
+    echo "== MDT part: bench/bench_mdt.sh (output also in bench/results/last-run-mdt.txt)" |
+        tee -a "$RESULTS/last-run.txt"
+    "$SRC/bench/bench_mdt.sh" "$BUILD"
+else
+    echo "== MDT part skipped: valgrind is not installed" | tee -a "$RESULTS/last-run.txt"
 fi

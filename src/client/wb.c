@@ -90,24 +90,33 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
         return n;
     }
     uint64_t reqid[WB_BATCH];
+    bool on_wire[WB_BATCH];
     int64_t sent = mdc_clock_ms();
     uint32_t nsent = 0;
     bool broken = false;
-    for (; nsent < n; nsent++) {
+    for (; nsent < n && !broken; nsent++) {
         struct wb_item *it = items[nsent];
         struct proto_unlink_req q = {
             .cred = it->cred, .parent = it->parent, .path = proto_str_c(it->name), .want_wb = 1};
         uint8_t buf[PROTO_MAX_REQ_PAYLOAD];
         struct proto_enc e;
         proto_enc_init(&e, buf, sizeof(buf));
-        if ((rc = proto_enc_unlink_req(&e, &q)) ||
-            (rc = net_send(l.c, PROTO_OP_UNLINK, buf, (uint32_t)e.len, NULL, 0, &reqid[nsent]))) {
-            broken = rc != -ENAMETOOLONG && rc != -EMSGSIZE;
-            break;
+        on_wire[nsent] = false;
+        if ((rc = proto_enc_unlink_req(&e, &q))) {
+            failed(w, it, rc); /* this one only */
+            continue;
         }
+        if ((rc = net_send(l.c, PROTO_OP_UNLINK, buf, (uint32_t)e.len, NULL, 0, &reqid[nsent]))) {
+            broken = true;
+            nsent--; /* not sent: it goes again with the rest */
+            continue;
+        }
+        on_wire[nsent] = true;
     }
     uint32_t done = 0;
     for (; done < nsent; done++) {
+        if (!on_wire[done])
+            continue;
         bool transport = false;
         struct proto_unlink_rep r;
         memset(&r, 0, sizeof(r));
@@ -218,6 +227,9 @@ void wb_flush(stria_fs_t *fs)
 {
     struct wb *w = fs->wb;
     if (!w || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE) == 0)
+        return;
+    /* The sender waiting for its own batch would wait for ever. */
+    if (pthread_equal(pthread_self(), w->thread))
         return;
     pthread_mutex_lock(&w->lock);
     while (w->pending)

@@ -616,6 +616,62 @@ int meta_dir_is_empty(struct meta_txn *t, uint64_t dir)
     return rc ? rc : empty;
 }
 
+int meta_dentry_scan(struct meta_txn *t, meta_scan_dentry_cb cb, void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->dentries, &cur));
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    char name[PROTO_MAX_NAME + 1];
+    while (mrc == 0 && rc == 0) {
+        if (k.mv_size < 17 || k.mv_size > 16 + PROTO_MAX_NAME || v.mv_size != 9) {
+            rc = -EUCLEAN;
+            break;
+        }
+        memcpy(name, (const uint8_t *)k.mv_data + 16, k.mv_size - 16);
+        name[k.mv_size - 16] = '\0';
+        rc = cb(arg, rd_be64(k.mv_data), name, rd_be64(v.mv_data), ((uint8_t *)v.mv_data)[8]);
+        if (rc == 0)
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    if (rc == 0 && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    return rc;
+}
+
+int meta_inode_scan(struct meta_txn *t, meta_scan_inode_cb cb, void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->inodes, &cur));
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    struct meta_inode *in = malloc(sizeof(*in));
+    if (!in)
+        rc = -ENOMEM;
+    while (mrc == 0 && rc == 0) {
+        if (k.mv_size != 8) {
+            rc = -EUCLEAN;
+            break;
+        }
+        uint64_t ino = rd_be64(k.mv_data);
+        /* Decoded through the one reader, which reports corruption. */
+        int grc = meta_inode_get(t, ino, in);
+        rc = cb(arg, ino, grc == 0 ? in : NULL);
+        if (rc == 0)
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    free(in);
+    mdb_cursor_close(cur);
+    if (rc == 0 && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    return rc;
+}
+
 /* ---- xattrs and symlinks ---- */
 
 static size_t xattr_key(uint8_t *kb, uint64_t ino, const char *name)

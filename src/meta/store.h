@@ -126,6 +126,16 @@ typedef int (*meta_dirent_cb)(void *arg, uint64_t ino, uint8_t type, const char 
 int meta_dir_iterate(struct meta_txn *t, uint64_t dir, uint64_t cookie, meta_dirent_cb cb,
                      void *arg);
 
+/* Every entry of the MDT, in key order (by parent), and every inode
+ * record (in NULL where the record cannot be decoded). A callback's
+ * non-zero return stops the scan and is returned. Changing the database
+ * from a callback is not allowed; collect, then change. */
+typedef int (*meta_scan_dentry_cb)(void *arg, uint64_t parent, const char *name, uint64_t ino,
+                                   uint8_t type);
+typedef int (*meta_scan_inode_cb)(void *arg, uint64_t ino, const struct meta_inode *in);
+int meta_dentry_scan(struct meta_txn *t, meta_scan_dentry_cb cb, void *arg);
+int meta_inode_scan(struct meta_txn *t, meta_scan_inode_cb cb, void *arg);
+
 int meta_xattr_get(struct meta_txn *t, uint64_t ino, const char *name, MDB_val *val);
 int meta_xattr_put(struct meta_txn *t, uint64_t ino, const char *name, const void *v, size_t len);
 int meta_xattr_del(struct meta_txn *t, uint64_t ino, const char *name);

@@ -17,6 +17,7 @@
 #include <cmocka.h>
 
 #include "common/log.h"
+#include "meta/fsck.h"
 #include "meta/ops.h"
 #include "proto/proto.h"
 
@@ -1796,6 +1797,103 @@ static void test_persistence(void **state)
     assert_true(n > file);
 }
 
+/* ---- fsck ---- */
+
+/* Damage the store directly, as a crash between two writes or a bug
+ * would: each a write transaction of its own. */
+struct damage {
+    enum { DROP_ENTRY, ADD_ENTRY, SET_NLINK, SET_PARENT } kind;
+    uint64_t parent, ino, value;
+    const char *name;
+};
+
+static int damage_txn(struct meta_txn *t, void *arg)
+{
+    struct damage *d = arg;
+    struct meta_inode in;
+    int rc;
+    switch (d->kind) {
+    case DROP_ENTRY:
+        return meta_dentry_del(t, d->parent, d->name);
+    case ADD_ENTRY:
+        return meta_dentry_add(t, d->parent, d->name, d->ino, DT_REG);
+    default:
+        if ((rc = meta_inode_get(t, d->ino, &in)))
+            return rc;
+        if (d->kind == SET_NLINK)
+            in.nlink = (uint32_t)d->value;
+        else
+            in.parent = d->value;
+        return meta_inode_put(t, &in);
+    }
+}
+
+static void damage(struct fx *f, struct damage d)
+{
+    assert_int_equal(meta_store_write(f->s, damage_txn, &d), 0);
+}
+
+static struct meta_fsck_report fsck(struct fx *f, bool repair, char *text, size_t cap)
+{
+    struct meta_fsck_report r = {.text = text, .text_cap = cap};
+    assert_int_equal(meta_fsck(f->s, repair, &r), 0);
+    return r;
+}
+
+static void test_fsck(void **state)
+{
+    struct fx *f = *state;
+    char text[8192];
+    mk_dir(f, &root_cred, "d", 0755);
+    mk_dir(f, &root_cred, "d/sub", 0755);
+    uint64_t a = mk_file(f, &root_cred, "d/a", 0644);
+    uint64_t b = mk_file(f, &root_cred, "d/b", 0644);
+    mk_file(f, &root_cred, "d/c", 0644);
+    assert_int_equal(op_link(f, &root_cred, b, "b2", NULL), 0);
+    uint64_t d = ino_of(f, "d"), sub = ino_of(f, "d/sub");
+
+    /* A healthy tree: nothing to say. */
+    struct meta_fsck_report r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.inodes, 6);
+    assert_int_equal(r.entries, 6);
+    assert_int_equal(r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt, 0);
+    assert_string_equal(text, "");
+
+    /* Each kind of damage. */
+    damage(f, (struct damage){.kind = DROP_ENTRY, .parent = d, .name = "a"}); /* orphan */
+    damage(f, (struct damage){.kind = ADD_ENTRY, .parent = d, .name = "ghost", .ino = a + 1000});
+    damage(f, (struct damage){.kind = SET_NLINK, .ino = b, .value = 5});       /* 2 entries */
+    damage(f, (struct damage){.kind = SET_NLINK, .ino = d, .value = 9});       /* 1 subdir */
+    damage(f, (struct damage){.kind = SET_PARENT, .ino = sub, .value = ROOT}); /* d holds it */
+    r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.orphans, 1);
+    assert_int_equal(r.dangling, 1);
+    assert_int_equal(r.bad_nlink, 2);
+    assert_int_equal(r.bad_parent, 1);
+    assert_int_equal(r.fixed, 0);
+    assert_non_null(strstr(text, "dangling entry 'ghost'"));
+    assert_non_null(strstr(text, "orphan inode"));
+    /* Without --repair nothing changed. */
+    assert_int_equal(attr_of(f, b).nlink, 5);
+
+    r = fsck(f, true, text, sizeof(text));
+    assert_int_equal(r.fixed, 5);
+    assert_int_equal(attr_of(f, b).nlink, 2);
+    assert_int_equal(attr_of(f, d).nlink, 3);
+    assert_int_equal(op_lookup(f, &root_cred, "d/ghost", false, NULL), -ENOENT);
+    /* The orphan is in /lost+found under its number, whole. */
+    char name[64];
+    snprintf(name, sizeof(name), "lost+found/#%llx", (unsigned long long)a);
+    assert_int_equal(ino_of(f, name), a);
+    assert_int_equal(attr_of(f, a).nlink, 1);
+    assert_int_equal(attr_of(f, ROOT).nlink, 4); /* d and the new lost+found */
+
+    /* Clean again, sub's ".." included. */
+    r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt, 0);
+    assert_string_equal(text, "");
+}
+
 int main(void)
 {
     log_init("test_meta", LOG_ERROR);
@@ -1834,6 +1932,7 @@ int main(void)
         T(test_setsize_setattr),
         T(test_group_commit_concurrent),
         T(test_persistence),
+        T(test_fsck),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1,0 +1,347 @@
+/*
+ * Consistency check of one MDT (fsck.h).
+ *
+ * Two scans in one transaction. The entry scan counts, per inode, the
+ * entries naming it (and, per directory, its subdirectories and the
+ * directory last seen holding it) in an open-addressing table, and notes
+ * dangling entries. The inode scan compares each inode with its counts.
+ * Repairs are collected during the scans and applied after them: LMDB
+ * cursors must not see the database change under them.
+ */
+#include "fsck.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define LOST_FOUND "lost+found"
+#define MAX_FIXES  (1u << 20) /* repairs one run applies; run again for more */
+
+struct count {
+    uint64_t ino; /* 0: free slot */
+    uint64_t refs, subdirs, holder;
+};
+
+struct fix {
+    enum { FIX_DROP_ENTRY, FIX_NLINK, FIX_PARENT, FIX_ADOPT } kind;
+    uint64_t ino, parent, value;
+    char name[PROTO_MAX_NAME + 1];
+};
+
+struct fsck {
+    struct meta_fsck_report *r;
+    uint32_t mdt;
+    struct count *tab;
+    size_t cap, used;
+    struct fix *fixes;
+    size_t nfix, capfix;
+    bool repair;
+    int err; /* out of memory while collecting */
+};
+
+static void say(struct fsck *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void say(struct fsck *f, const char *fmt, ...)
+{
+    struct meta_fsck_report *r = f->r;
+    if (!r->text || r->text_len + 1 >= r->text_cap)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = vsnprintf(r->text + r->text_len, r->text_cap - r->text_len, fmt, ap);
+    va_end(ap);
+    if (n < 0)
+        return;
+    if ((size_t)n >= r->text_cap - r->text_len) {
+        r->text[r->text_len] = '\0'; /* a cut line is dropped whole */
+        r->text_cap = r->text_len;   /* and nothing more is written */
+        return;
+    }
+    r->text_len += (size_t)n;
+}
+
+/* ---- the count table ---- */
+
+static struct count *slot(struct fsck *f, uint64_t ino)
+{
+    size_t i = util_mix64(ino) & (f->cap - 1);
+    while (f->tab[i].ino && f->tab[i].ino != ino)
+        i = (i + 1) & (f->cap - 1);
+    return &f->tab[i];
+}
+
+static struct count *count_of(struct fsck *f, uint64_t ino, bool create)
+{
+    if (create && (f->used + 1) * 2 > f->cap) {
+        size_t ncap = f->cap ? f->cap * 2 : 1024;
+        struct count *old = f->tab;
+        size_t ocap = f->cap;
+        f->tab = calloc(ncap, sizeof(*f->tab));
+        if (!f->tab) {
+            f->tab = old;
+            f->err = -ENOMEM;
+            return NULL;
+        }
+        f->cap = ncap;
+        for (size_t i = 0; i < ocap; i++)
+            if (old[i].ino)
+                *slot(f, old[i].ino) = old[i];
+        free(old);
+    }
+    if (!f->cap)
+        return NULL;
+    struct count *c = slot(f, ino);
+    if (!c->ino) {
+        if (!create)
+            return NULL;
+        c->ino = ino;
+        f->used++;
+    }
+    return c;
+}
+
+static void add_fix(struct fsck *f, const struct fix *x)
+{
+    if (!f->repair || f->nfix >= MAX_FIXES)
+        return;
+    if (f->nfix == f->capfix) {
+        size_t cap = f->capfix ? f->capfix * 2 : 64;
+        struct fix *v = realloc(f->fixes, cap * sizeof(*v));
+        if (!v) {
+            f->err = -ENOMEM;
+            return;
+        }
+        f->fixes = v;
+        f->capfix = cap;
+    }
+    f->fixes[f->nfix++] = *x;
+}
+
+/* ---- the scans ---- */
+
+struct scan {
+    struct fsck *f;
+    struct meta_txn *t;
+};
+
+static int on_entry(void *arg, uint64_t parent, const char *name, uint64_t ino, uint8_t type)
+{
+    struct scan *sc = arg;
+    struct fsck *f = sc->f;
+    struct meta_inode *in = malloc(sizeof(*in));
+    if (!in)
+        return -ENOMEM;
+    f->r->entries++;
+    int prc = meta_inode_get(sc->t, parent, in);
+    bool parent_ok = prc == 0 && S_ISDIR(in->mode);
+    bool local = META_INO_MDT(ino) == f->mdt;
+    int irc = local ? meta_inode_get(sc->t, ino, in) : 0;
+    free(in);
+    if (!parent_ok || (local && irc == -ENOENT)) {
+        f->r->dangling++;
+        say(f, "dangling entry '%s' in %" PRIx64 ": %s %" PRIx64 "\n", name, parent,
+            parent_ok ? "names missing inode" : "its directory is missing; names", ino);
+        struct fix x = {.kind = FIX_DROP_ENTRY, .parent = parent};
+        snprintf(x.name, sizeof(x.name), "%s", name);
+        add_fix(f, &x);
+        return 0;
+    }
+    struct count *c = count_of(f, ino, true);
+    if (c) {
+        c->refs++;
+        c->holder = parent;
+    }
+    if (type == DT_DIR) {
+        struct count *p = count_of(f, parent, true);
+        if (p)
+            p->subdirs++;
+    }
+    return f->err;
+}
+
+static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
+{
+    struct scan *sc = arg;
+    struct fsck *f = sc->f;
+    f->r->inodes++;
+    if (!in) {
+        f->r->corrupt++;
+        say(f, "inode %" PRIx64 ": record cannot be decoded (left as it is)\n", ino);
+        return 0;
+    }
+    struct count *c = count_of(f, ino, false);
+    uint64_t refs = c ? c->refs : 0, subdirs = c ? c->subdirs : 0;
+    if (ino == META_ROOT_INO)
+        refs = 1; /* named by the file system itself */
+    if (refs == 0) {
+        f->r->orphans++;
+        say(f, "orphan inode %" PRIx64 " (mode %o, %" PRIu64 " bytes): no entry names it\n", ino,
+            in->mode, in->size);
+        struct fix x = {.kind = FIX_ADOPT, .ino = ino};
+        add_fix(f, &x);
+        return f->err;
+    }
+    if (S_ISDIR(in->mode)) {
+        uint64_t want = 2 + subdirs;
+        if (in->nlink != want) {
+            f->r->bad_nlink++;
+            say(f, "directory %" PRIx64 ": link count %u, want %" PRIu64 "\n", ino, in->nlink,
+                want);
+            add_fix(f, &(struct fix){.kind = FIX_NLINK, .ino = ino, .value = want});
+        }
+        uint64_t holder = ino == META_ROOT_INO ? META_ROOT_INO : c->holder;
+        if (refs > 1 && ino != META_ROOT_INO) {
+            f->r->bad_parent++;
+            say(f, "directory %" PRIx64 ": named by %" PRIu64 " entries (left as it is)\n", ino,
+                refs);
+        } else if (in->parent != holder && ino != META_ROOT_INO) {
+            f->r->bad_parent++;
+            say(f, "directory %" PRIx64 ": parent %" PRIx64 ", but %" PRIx64 " holds it\n", ino,
+                in->parent, holder);
+            add_fix(f, &(struct fix){.kind = FIX_PARENT, .ino = ino, .value = holder});
+        }
+    } else if (in->nlink != refs) {
+        f->r->bad_nlink++;
+        say(f, "inode %" PRIx64 ": link count %u, but %" PRIu64 " entries name it\n", ino,
+            in->nlink, refs);
+        add_fix(f, &(struct fix){.kind = FIX_NLINK, .ino = ino, .value = refs});
+    }
+    return f->err;
+}
+
+/* ---- repairs ---- */
+
+/* /lost+found, made (mode 0700, root's) if missing. */
+static int lost_found(struct meta_txn *t, uint64_t *out)
+{
+    uint8_t type;
+    int rc = meta_dentry_get(t, META_ROOT_INO, LOST_FOUND, out, &type);
+    if (rc != -ENOENT)
+        return rc == 0 && type != DT_DIR ? -ENOTDIR : rc;
+    struct meta_inode *in = malloc(sizeof(*in)), *root = malloc(sizeof(*root));
+    if (!in || !root) {
+        free(in);
+        free(root);
+        return -ENOMEM;
+    }
+    meta_inode_clear(in);
+    if ((rc = meta_alloc_ino(t, &in->ino)) || (rc = meta_inode_get(t, META_ROOT_INO, root)))
+        goto out;
+    in->mode = S_IFDIR | 0700;
+    in->nlink = 2;
+    in->parent = META_ROOT_INO;
+    in->atime_ns = in->mtime_ns = in->ctime_ns = (int64_t)util_now_real_ns();
+    root->nlink++;
+    root->mtime_ns = root->ctime_ns = in->mtime_ns;
+    if ((rc = meta_inode_put(t, in)) ||
+        (rc = meta_dentry_add(t, META_ROOT_INO, LOST_FOUND, in->ino, DT_DIR)) ||
+        (rc = meta_inode_put(t, root)))
+        goto out;
+    *out = in->ino;
+out:
+    free(in);
+    free(root);
+    return rc;
+}
+
+static int apply(struct fsck *f, struct meta_txn *t, const struct fix *x)
+{
+    struct meta_inode *in = malloc(sizeof(*in));
+    if (!in)
+        return -ENOMEM;
+    int rc = 0;
+    switch (x->kind) {
+    case FIX_DROP_ENTRY:
+        rc = meta_dentry_del(t, x->parent, x->name);
+        break;
+    case FIX_NLINK:
+    case FIX_PARENT:
+        if ((rc = meta_inode_get(t, x->ino, in)))
+            break;
+        if (x->kind == FIX_NLINK)
+            in->nlink = (uint32_t)x->value;
+        else
+            in->parent = x->value;
+        rc = meta_inode_put(t, in);
+        break;
+    case FIX_ADOPT: {
+        uint64_t lf;
+        char name[32];
+        if ((rc = lost_found(t, &lf)) || (rc = meta_inode_get(t, x->ino, in)))
+            break;
+        snprintf(name, sizeof(name), "#%" PRIx64, x->ino);
+        if ((rc = meta_dentry_add(t, lf, name, x->ino, (uint8_t)IFTODT(in->mode))))
+            break;
+        if (S_ISDIR(in->mode)) {
+            in->parent = lf;
+            struct meta_inode *d = malloc(sizeof(*d));
+            if (!d) {
+                rc = -ENOMEM;
+                break;
+            }
+            if ((rc = meta_inode_get(t, lf, d)) == 0) {
+                d->nlink++;
+                rc = meta_inode_put(t, d);
+            }
+            free(d);
+        } else {
+            in->nlink = 1;
+        }
+        if (rc == 0)
+            rc = meta_inode_put(t, in);
+        if (rc == 0)
+            say(f, "  linked as /" LOST_FOUND "/%s\n", name);
+        break;
+    }
+    }
+    free(in);
+    return rc;
+}
+
+struct run {
+    struct fsck *f;
+};
+
+static int fsck_txn(struct meta_txn *t, void *arg)
+{
+    struct fsck *f = ((struct run *)arg)->f;
+    struct scan sc = {f, t};
+    int rc = meta_dentry_scan(t, on_entry, &sc);
+    if (rc == 0)
+        rc = meta_inode_scan(t, on_inode, &sc);
+    if (rc == 0)
+        rc = f->err;
+    for (size_t i = 0; rc == 0 && i < f->nfix; i++) {
+        if ((rc = apply(f, t, &f->fixes[i])) == 0)
+            f->r->fixed++;
+    }
+    return rc;
+}
+
+int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report)
+{
+    char *text = report->text;
+    size_t cap = report->text_cap;
+    memset(report, 0, sizeof(*report));
+    report->text = text;
+    report->text_cap = cap;
+    if (text && cap)
+        text[0] = '\0';
+    struct fsck f = {.r = report, .mdt = meta_store_mdt(s), .repair = repair};
+    struct run run = {&f};
+    int rc = repair ? meta_store_write(s, fsck_txn, &run) : meta_store_read(s, fsck_txn, &run);
+    if (rc)
+        report->fixed = 0; /* the transaction did not commit */
+    if (repair && rc == 0 && f.nfix == MAX_FIXES)
+        say(&f, "more to repair than one run does: run again\n");
+    free(f.tab);
+    free(f.fixes);
+    return rc;
+}

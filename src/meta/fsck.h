@@ -1,0 +1,42 @@
+/*
+ * Consistency check of one MDT's namespace (`stria fsck`, docs/operations.md).
+ *
+ * Every entry must name an inode that exists, in a directory that exists;
+ * every inode but the root must be named by an entry (a directory by
+ * exactly one); a file's link count must equal its entries, a directory's
+ * 2 + its subdirectories; a directory's parent (its "..") must be the
+ * directory holding it. With repair, dangling entries are removed, link
+ * counts and parents set, and unnamed inodes linked into /lost+found as
+ * "#<inode in hex>" (made if missing), as e2fsck does, so nothing is lost.
+ * Entries naming inodes of other MDTs are not followed (one MDT per
+ * cluster in this release).
+ */
+#ifndef STRIA_META_FSCK_H
+#define STRIA_META_FSCK_H
+
+#include "store.h"
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+struct meta_fsck_report {
+    uint64_t inodes, entries;
+    uint64_t dangling;   /* entries naming a missing inode or in a missing directory */
+    uint64_t orphans;    /* inodes no entry names */
+    uint64_t bad_nlink;  /* link counts that differ from the entries */
+    uint64_t bad_parent; /* directories whose ".." is wrong, or named more than once */
+    uint64_t corrupt;    /* records that cannot be decoded (reported, not repaired) */
+    uint64_t fixed;      /* findings repaired */
+    /* One line per finding (the first that fit), NUL-terminated. */
+    char *text;
+    size_t text_len, text_cap;
+};
+
+/* Check (and with repair, fix) the store in one transaction: a write
+ * transaction with repair, which holds the MDT's other writes meanwhile.
+ * report->text must point to text_cap bytes. Returns 0 or a negative
+ * errno; the counts are valid either way. */
+int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report);
+
+#endif

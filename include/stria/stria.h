@@ -174,6 +174,21 @@ struct stria_op_stats {
  * server has run. */
 STRIA_API int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
                               uint64_t *uptime_ns);
+/* What `stria fsck` found on one MDT (docs/operations.md, "Checking"). */
+struct stria_fsck_report {
+    uint64_t inodes, entries;
+    uint64_t dangling;   /* entries naming a missing inode */
+    uint64_t orphans;    /* inodes no entry names */
+    uint64_t bad_nlink;  /* wrong link counts */
+    uint64_t bad_parent; /* directories with a wrong "..", or named twice */
+    uint64_t corrupt;    /* undecodable records */
+    uint64_t fixed;      /* of these, repaired */
+};
+/* Check MDT mdt's namespace, and with repair fix it (root only; the MDT
+ * holds its other writes meanwhile). text (cap bytes) receives one line
+ * per finding, the first that fit, NUL-terminated. */
+STRIA_API int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair,
+                             struct stria_fsck_report *out, char *text, size_t cap);
 /* The file system name and map epoch of the management service. */
 STRIA_API int stria_cluster_info(stria_fs_t *fs, char *fsname, size_t len, uint64_t *epoch);
 

@@ -42,6 +42,7 @@ int cmd_setstripe(int argc, char **argv);
 int cmd_getstripe(int argc, char **argv);
 int cmd_df(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
+int cmd_fsck(int argc, char **argv);
 
 /* ---- helpers (main.c) ---- */
 

@@ -76,6 +76,13 @@ static const struct command commands[] = {
     {"df", cmd_df, "[-h] [-i]", "show the space (or inodes) of every target, as lfs df",
      "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
      "  -i  inodes instead of space\n"},
+    {"fsck", cmd_fsck, "[--repair]",
+     "check every MDT's namespace (as root); --repair fixes what it finds",
+     "  -r, --repair  remove dangling entries, set link counts and parents, and\n"
+     "                link inodes no entry names into /lost+found as #<inode>\n"
+     "Reports dangling entries, orphan inodes, wrong link counts, wrong parents\n"
+     "and records that cannot be decoded. With --repair the MDT holds its other\n"
+     "writes until it is done. Exit status 1 when a problem remains.\n"},
     {"stats", cmd_stats, "[-i SECONDS]",
      "show what each MDT's requests cost: counts, rates, errors, latency",
      "  -i SECONDS  counters over the next SECONDS (1 to 3600) instead of since\n"

@@ -435,6 +435,39 @@ int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, s
     return 0;
 }
 
+int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_report *out,
+                   char *text, size_t cap)
+{
+    memset(out, 0, sizeof(*out));
+    if (text && cap)
+        text[0] = '\0';
+    struct lease l;
+    int rc = cl_get(fs, PROTO_NODE_META, mdt, &l);
+    if (rc)
+        return rc;
+    struct proto_fsck_req q = {.repair = repair != 0};
+    struct proto_fsck_rep *r = malloc(sizeof(*r));
+    bool transport = false;
+    if (!r) {
+        cl_put(&l, false);
+        return -ENOMEM;
+    }
+    cl_cred(&q.cred);
+    rc = net_call_fsck(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport);
+    if (rc == 0) {
+        *out = (struct stria_fsck_report){r->inodes,    r->entries,    r->dangling, r->orphans,
+                                          r->bad_nlink, r->bad_parent, r->corrupt,  r->fixed};
+        if (text && cap) {
+            size_t n = r->text.len < cap - 1 ? r->text.len : cap - 1;
+            memcpy(text, r->text.p, n);
+            text[n] = '\0';
+        }
+    }
+    cl_put(&l, transport);
+    free(r);
+    return rc;
+}
+
 int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
 {
     struct cluster_map m = {0};

@@ -13,6 +13,7 @@
 #include "../common/util.h"
 #include "../net/hb.h"
 #include "../net/net.h"
+#include "fsck.h"
 #include "lease.h"
 #include "ops.h"
 
@@ -187,6 +188,46 @@ BUFFERED(readdir, uint8_t, PROTO_MAX_REP_PAYLOAD - 64)
 BUFFERED(getxattr, uint8_t, PROTO_MAX_XATTR)
 BUFFERED(listxattr, uint8_t, PROTO_MAX_REP_PAYLOAD - 64)
 #undef BUFFERED
+
+static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct metad *m = p;
+    struct proto_fsck_req q;
+    if (proto_dec_fsck_req(&req->dec, &q))
+        return -EBADMSG;
+    if (q.cred.uid != 0)
+        return -EPERM;
+    char *text = net_scratch(req, PROTO_MAX_FSCK_TEXT);
+    if (!text)
+        return -ENOMEM;
+    struct meta_fsck_report f = {.text = text, .text_cap = PROTO_MAX_FSCK_TEXT};
+    log_info("fsck%s started peer=%s", q.repair ? " --repair" : "", req->peer);
+    int rc = meta_fsck(m->store, q.repair != 0, &f);
+    log_info("fsck: %s; inodes=%llu entries=%llu dangling=%llu orphans=%llu bad_nlink=%llu "
+             "bad_parent=%llu corrupt=%llu fixed=%llu",
+             rc ? log_err(rc) : "done", (unsigned long long)f.inodes, (unsigned long long)f.entries,
+             (unsigned long long)f.dangling, (unsigned long long)f.orphans,
+             (unsigned long long)f.bad_nlink, (unsigned long long)f.bad_parent,
+             (unsigned long long)f.corrupt, (unsigned long long)f.fixed);
+    if (f.fixed) {
+        /* Repairs are not listed inode by inode: every lease goes. */
+        struct meta_touched all = {.overflow = true};
+        struct proto_leases none;
+        lease_changed(LEASES(p), 0, &all, true, &none);
+    }
+    if (rc)
+        return rc;
+    struct proto_fsck_rep r = {.inodes = f.inodes,
+                               .entries = f.entries,
+                               .dangling = f.dangling,
+                               .orphans = f.orphans,
+                               .bad_nlink = f.bad_nlink,
+                               .bad_parent = f.bad_parent,
+                               .corrupt = f.corrupt,
+                               .fixed = f.fixed,
+                               .text = {.p = (const uint8_t *)text, .len = (uint32_t)f.text_len}};
+    return proto_enc_fsck_rep(&rep->enc, &r);
+}
 
 static int h_statfs(void *p, struct net_req *req, struct net_rep *rep)
 {
@@ -365,6 +406,7 @@ int main(int argc, char **argv)
     H(SETSIZE, h_setsize);
     H(STATFS, h_statfs);
     H(SYNC, h_sync);
+    H(FSCK, h_fsck);
     H(LEASE_POLL, h_lease_poll);
 #undef H
     struct net_server *srv;

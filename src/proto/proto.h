@@ -354,6 +354,14 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * a decoded request to its encoded reply. */
 #define PROTO_STAT_BUCKETS 24u
 #define PROTO_STAT_LEN     (2u + 8u * (4u + PROTO_STAT_BUCKETS))
+/* FSCK: check one MDT's namespace (meta/fsck.h), and with repair fix it;
+ * root only. text: one line per finding, the first that fit. */
+#define PROTO_MAX_FSCK_TEXT (64u << 10)
+#define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair)
+#define MSG_FSCK_REP(F)                                                                            \
+    F(U64, inodes)                                                                                 \
+    F(U64, entries) F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent)          \
+        F(U64, corrupt) F(U64, fixed) F(BLOB, text)
 #define MSG_STATS_REQ(F)
 #define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
 
@@ -406,6 +414,7 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
     X(SYNC, 40, sync)                                                                              \
     X(LEASE_POLL, 41, lease_poll)                                                                  \
     X(STATS, 42, stats)                                                                            \
+    X(FSCK, 43, fsck)                                                                              \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \

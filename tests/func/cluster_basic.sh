@@ -94,6 +94,14 @@ if grep -q '^MKDIR' "$T/stats"; then fail "stria stats -i 1 counts the earlier M
 "$STRIA" stats -i 0 2>/dev/null && fail "stria stats -i 0 was accepted"
 "$STRIA" rm -r stria:/stats-a stria:/stats-b
 
+step "stria fsck finds the namespace consistent after all this"
+# (Each kind of damage and its repair is unit_test_meta's test_fsck.)
+"$STRIA" fsck >"$T/fsck" || fail "stria fsck found problems: $(cat "$T/fsck")"
+grep -q "^MDT0000: 0 dangling entries, 0 orphan inodes, 0 wrong link counts" "$T/fsck" ||
+    fail "stria fsck says: $(cat "$T/fsck")"
+"$STRIA" fsck --repair | grep -q "; 0 repaired" || fail "stria fsck --repair repaired something"
+"$STRIA" fsck --bogus 2>/dev/null && fail "stria fsck --bogus was accepted"
+
 step "rm frees the OSTs"
 "$STRIA" rm stria:/ckpt/shard0
 used_after=$("$STRIA" df | awk '/OST/ {s += $3} END {print s}')

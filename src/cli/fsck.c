@@ -1,0 +1,77 @@
+/*
+ * stria fsck [--repair]: check every MDT's namespace (meta/fsck.h), as
+ * e2fsck or Lustre's lfsck would, and with --repair fix what it found.
+ *
+ * Exit status: 0 when every MDT is consistent (or was fully repaired), 1
+ * when a problem remains or an MDT did not answer, 2 for bad usage.
+ */
+#include "cli.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define TEXT_CAP (64u << 10)
+
+int cmd_fsck(int argc, char **argv)
+{
+    int repair = 0, c;
+    static const struct option longopts[] = {{"repair", no_argument, NULL, 'r'},
+                                             {NULL, 0, NULL, 0}};
+    optind = 0; /* GNU getopt: start afresh */
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+r", longopts, NULL)) != -1) {
+        if (c != 'r')
+            return cli_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+        repair = 1;
+    }
+    if (optind != argc)
+        return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+    stria_fs_t *fs;
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    struct stria_target *t = NULL;
+    size_t nt = 0;
+    int rc = stria_targets(fs, &t, &nt);
+    char *text = malloc(TEXT_CAP);
+    int status = CLI_OK;
+    if (rc < 0 || !text) {
+        fprintf(stderr, "stria fsck: cannot read the cluster's targets: %s\n",
+                strerror(rc < 0 ? -rc : ENOMEM));
+        status = CLI_FAIL;
+        goto out;
+    }
+    for (size_t i = 0; i < nt; i++) {
+        if (strcmp(t[i].kind, "MDT") != 0)
+            continue;
+        struct stria_fsck_report r;
+        rc = stria_mdt_fsck(fs, t[i].index, repair, &r, text, TEXT_CAP);
+        if (rc < 0) {
+            fprintf(stderr, "stria fsck: MDT%04" PRIx32 ": %s\n", t[i].index,
+                    rc == -EPERM ? "only root may check or repair the namespace" : strerror(-rc));
+            status = CLI_FAIL;
+            continue;
+        }
+        uint64_t found = r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt;
+        printf("MDT%04" PRIx32 ": %" PRIu64 " inodes, %" PRIu64 " entries\n", t[i].index, r.inodes,
+               r.entries);
+        fputs(text, stdout);
+        printf("MDT%04" PRIx32 ": %" PRIu64 " dangling entries, %" PRIu64 " orphan inodes, %" PRIu64
+               " wrong link counts, %" PRIu64 " wrong parents, %" PRIu64 " corrupt records",
+               t[i].index, r.dangling, r.orphans, r.bad_nlink, r.bad_parent, r.corrupt);
+        if (repair)
+            printf("; %" PRIu64 " repaired\n", r.fixed);
+        else
+            printf("%s\n", found ? " (run with --repair to fix)" : "");
+        if (found > (repair ? r.fixed : 0))
+            status = CLI_FAIL;
+    }
+out:
+    free(text);
+    free(t);
+    stria_disconnect(fs);
+    return status;
+}

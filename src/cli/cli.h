@@ -55,6 +55,10 @@ int cmd_fsck(int argc, char **argv);
  * the negative errno. Free *fs with stria_disconnect.
  */
 int cli_connect(stria_fs_t **fs);
+/* cli_connect, then the indices of the cluster's MDTs in *mdts (n of them,
+ * malloc'd). On failure prints why, leaves nothing open and returns the
+ * negative errno. */
+int cli_connect_mdts(stria_fs_t **fs, uint32_t **mdts, size_t *n);
 
 /*
  * getopt_long for a subcommand, with no long options: "--help" is handled

@@ -31,37 +31,33 @@ int cmd_fsck(int argc, char **argv)
     if (optind != argc)
         return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
     stria_fs_t *fs;
-    if (cli_connect(&fs) < 0)
+    uint32_t *mdt;
+    size_t nm;
+    if (cli_connect_mdts(&fs, &mdt, &nm) < 0)
         return CLI_FAIL;
-    struct stria_target *t = NULL;
-    size_t nt = 0;
-    int rc = stria_targets(fs, &t, &nt);
     char *text = malloc(TEXT_CAP);
     int status = CLI_OK;
-    if (rc < 0 || !text) {
-        fprintf(stderr, "stria fsck: cannot read the cluster's targets: %s\n",
-                strerror(rc < 0 ? -rc : ENOMEM));
+    if (!text) {
+        fprintf(stderr, "stria fsck: out of memory\n");
         status = CLI_FAIL;
         goto out;
     }
-    for (size_t i = 0; i < nt; i++) {
-        if (strcmp(t[i].kind, "MDT") != 0)
-            continue;
+    for (size_t i = 0; i < nm; i++) {
         struct stria_fsck_report r;
-        rc = stria_mdt_fsck(fs, t[i].index, repair, &r, text, TEXT_CAP);
+        int rc = stria_mdt_fsck(fs, mdt[i], repair, &r, text, TEXT_CAP);
         if (rc < 0) {
-            fprintf(stderr, "stria fsck: MDT%04" PRIx32 ": %s\n", t[i].index,
+            fprintf(stderr, "stria fsck: MDT%04" PRIx32 ": %s\n", mdt[i],
                     rc == -EPERM ? "only root may check or repair the namespace" : strerror(-rc));
             status = CLI_FAIL;
             continue;
         }
         uint64_t found = r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt;
-        printf("MDT%04" PRIx32 ": %" PRIu64 " inodes, %" PRIu64 " entries\n", t[i].index, r.inodes,
+        printf("MDT%04" PRIx32 ": %" PRIu64 " inodes, %" PRIu64 " entries\n", mdt[i], r.inodes,
                r.entries);
         fputs(text, stdout);
         printf("MDT%04" PRIx32 ": %" PRIu64 " dangling entries, %" PRIu64 " orphan inodes, %" PRIu64
                " wrong link counts, %" PRIu64 " wrong parents, %" PRIu64 " corrupt records",
-               t[i].index, r.dangling, r.orphans, r.bad_nlink, r.bad_parent, r.corrupt);
+               mdt[i], r.dangling, r.orphans, r.bad_nlink, r.bad_parent, r.corrupt);
         if (repair)
             printf("; %" PRIu64 " repaired\n", r.fixed);
         else
@@ -71,7 +67,7 @@ int cmd_fsck(int argc, char **argv)
     }
 out:
     free(text);
-    free(t);
+    free(mdt);
     stria_disconnect(fs);
     return status;
 }

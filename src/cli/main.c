@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -266,6 +267,30 @@ int cli_connect(stria_fs_t **fs)
     }
     fprintf(stderr, "stria: cannot connect using %s: %s; run `stria up` or pass --conf FILE\n",
             path, strerror(-rc));
+    return rc;
+}
+
+int cli_connect_mdts(stria_fs_t **fs, uint32_t **mdts, size_t *n)
+{
+    *mdts = NULL;
+    *n = 0;
+    int rc = cli_connect(fs);
+    if (rc < 0)
+        return rc;
+    struct stria_target *t = NULL;
+    size_t nt = 0;
+    if ((rc = stria_targets(*fs, &t, &nt)) == 0 && !(*mdts = calloc(nt ? nt : 1, sizeof(**mdts))))
+        rc = -ENOMEM;
+    for (size_t i = 0; rc == 0 && i < nt; i++)
+        if (strcmp(t[i].kind, "MDT") == 0)
+            (*mdts)[(*n)++] = t[i].index;
+    free(t);
+    if (rc < 0) {
+        fprintf(stderr, "stria %s: cannot read the cluster's targets: %s\n", cmd_argv[0],
+                strerror(-rc));
+        stria_disconnect(*fs);
+        *fs = NULL;
+    }
     return rc;
 }
 

@@ -92,32 +92,21 @@ int cmd_stats(int argc, char **argv)
     if (optind != argc)
         return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
     stria_fs_t *fs;
-    if (cli_connect(&fs) < 0)
+    uint32_t *idx;
+    size_t nm;
+    if (cli_connect_mdts(&fs, &idx, &nm) < 0)
         return CLI_FAIL;
-    struct stria_target *t = NULL;
-    size_t nt = 0;
-    int rc = stria_targets(fs, &t, &nt);
-    if (rc < 0) {
-        fprintf(stderr, "stria stats: cannot read the cluster's targets: %s\n", strerror(-rc));
-        stria_disconnect(fs);
-        return CLI_FAIL;
-    }
     /* Each MDT's counters now (and, with -i, after the interval). */
-    size_t nm = 0;
-    uint32_t *idx = calloc(nt ? nt : 1, sizeof(*idx));
-    struct stria_op_stats **first = calloc(nt ? nt : 1, sizeof(*first));
-    size_t *nfirst = calloc(nt ? nt : 1, sizeof(*nfirst));
-    uint64_t *up = calloc(nt ? nt : 1, sizeof(*up));
-    int *err = calloc(nt ? nt : 1, sizeof(*err));
+    struct stria_op_stats **first = calloc(nm ? nm : 1, sizeof(*first));
+    size_t *nfirst = calloc(nm ? nm : 1, sizeof(*nfirst));
+    uint64_t *up = calloc(nm ? nm : 1, sizeof(*up));
+    int *err = calloc(nm ? nm : 1, sizeof(*err));
     int status = CLI_OK;
-    if (!idx || !first || !nfirst || !up || !err) {
+    if (!first || !nfirst || !up || !err) {
         fprintf(stderr, "stria stats: out of memory\n");
         status = CLI_FAIL;
         goto out;
     }
-    for (size_t i = 0; i < nt; i++)
-        if (strcmp(t[i].kind, "MDT") == 0)
-            idx[nm++] = t[i].index;
     for (size_t i = 0; i < nm; i++)
         err[i] = stria_mdt_stats(fs, idx[i], &first[i], &nfirst[i], &up[i]);
     if (interval)
@@ -157,7 +146,6 @@ out:
     free(up);
     free(err);
     free(idx);
-    free(t);
     stria_disconnect(fs);
     return status;
 }

@@ -384,14 +384,6 @@ static int fresh_stats(stria_fs_t *fs, const struct map_target *m, struct proto_
     return rc;
 }
 
-static uint64_t get_le64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
                     uint64_t *uptime_ns)
 {
@@ -416,12 +408,12 @@ int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, s
         const uint8_t *p = r.ops.p + i * PROTO_STAT_LEN;
         uint16_t op = (uint16_t)(p[0] | p[1] << 8);
         snprintf(v[i].op, sizeof(v[i].op), "%s", proto_op_name(op));
-        v[i].count = get_le64(p + 2);
-        v[i].errors = get_le64(p + 10);
-        v[i].total_ns = get_le64(p + 18);
-        v[i].max_ns = get_le64(p + 26);
+        v[i].count = proto_le64(p + 2);
+        v[i].errors = proto_le64(p + 10);
+        v[i].total_ns = proto_le64(p + 18);
+        v[i].max_ns = proto_le64(p + 26);
         for (unsigned b = 0; b < PROTO_STAT_BUCKETS; b++)
-            v[i].hist[b] = get_le64(p + 34 + 8 * b);
+            v[i].hist[b] = proto_le64(p + 34 + 8 * b);
     }
     if (!rc)
         *uptime_ns = r.uptime_ns;

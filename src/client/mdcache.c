@@ -360,14 +360,6 @@ void mdc_forget_all(struct mdc *m)
 
 /* ---- the revocation channel ---- */
 
-static uint64_t get64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 7; i >= 0; i--)
-        v = v << 8 | p[i];
-    return v;
-}
-
 static void heard_revoke(struct mdc *m, uint64_t ino, uint64_t gen)
 {
     struct crec *r = rec_get(m, ino);
@@ -457,7 +449,8 @@ static void *channel_main(void *arg)
         uint32_t n = r.revokes.len / 16;
         uint64_t wb_revoke = 0;
         for (uint32_t i = 0; i < n; i++) {
-            uint64_t ino = get64(r.revokes.p + i * 16), gen = get64(r.revokes.p + i * 16 + 8);
+            uint64_t ino = proto_le64(r.revokes.p + i * 16),
+                     gen = proto_le64(r.revokes.p + i * 16 + 8);
             if (ino == 0)
                 wb_revoke = gen > wb_revoke ? gen : wb_revoke; /* the write-behind grant */
             else

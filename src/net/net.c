@@ -365,12 +365,6 @@ static void stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns
         ;
 }
 
-static void put_le64(uint8_t *p, uint64_t v)
-{
-    for (int i = 0; i < 8; i++)
-        p[i] = (uint8_t)(v >> (8 * i));
-}
-
 /* STATS, answered by every server unless its own table says otherwise. */
 static int h_stats(struct net_server *s, struct net_req *req, struct net_rep *rep)
 {
@@ -395,7 +389,7 @@ static int h_stats(struct net_server *s, struct net_req *req, struct net_rep *re
         buf[len] = (uint8_t)op;
         buf[len + 1] = (uint8_t)(op >> 8);
         for (unsigned i = 0; i < 4 + PROTO_STAT_BUCKETS; i++)
-            put_le64(buf + len + 2 + 8 * i, v[i]);
+            proto_put_le64(buf + len + 2 + 8 * i, v[i]);
         len += PROTO_STAT_LEN;
     }
     struct proto_stats_rep r = {.uptime_ns = util_now_mono_ns() - s->started_ns,

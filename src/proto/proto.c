@@ -64,6 +64,16 @@ static inline uint64_t get_le(const uint8_t *p, int n)
     }
 }
 
+uint64_t proto_le64(const uint8_t *p)
+{
+    return get_le(p, 8);
+}
+
+void proto_put_le64(uint8_t *p, uint64_t v)
+{
+    put_le(p, v, 8);
+}
+
 void proto_hdr_encode(const struct proto_hdr *h, uint8_t out[PROTO_HDR_LEN])
 {
     put_le(out + 0, h->magic, 4);

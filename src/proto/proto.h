@@ -112,6 +112,10 @@ struct proto_cred {
     uint32_t groups[PROTO_MAX_GROUPS];
 };
 
+/* A little-endian u64 at p (blobs whose entries the codecs do not know). */
+uint64_t proto_le64(const uint8_t *p);
+void proto_put_le64(uint8_t *p, uint64_t v);
+
 /* Whether c is gid or has it among its groups. */
 bool proto_cred_in_group(const struct proto_cred *c, uint32_t gid);
 /* The permission rule of the MDT, which a client's cache applies too: may
@@ -360,8 +364,9 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair)
 #define MSG_FSCK_REP(F)                                                                            \
     F(U64, inodes)                                                                                 \
-    F(U64, entries) F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent)          \
-        F(U64, corrupt) F(U64, fixed) F(BLOB, text)
+    F(U64, entries)                                                                                \
+    F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent) F(U64, corrupt)          \
+        F(U64, fixed) F(BLOB, text)
 #define MSG_STATS_REQ(F)
 #define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
 

@@ -362,11 +362,9 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * root only. text: one line per finding, the first that fit. */
 #define PROTO_MAX_FSCK_TEXT (64u << 10)
 #define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair)
-#define MSG_FSCK_REP(F)                                                                            \
-    F(U64, inodes)                                                                                 \
-    F(U64, entries)                                                                                \
-    F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent) F(U64, corrupt)          \
-        F(U64, fixed) F(BLOB, text)
+#define MSG_FSCK_FOUND(F)                                                                          \
+    F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent) F(U64, corrupt)
+#define MSG_FSCK_REP(F) F(U64, inodes) F(U64, entries) MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text)
 #define MSG_STATS_REQ(F)
 #define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
 

@@ -384,47 +384,42 @@ static int fresh_stats(stria_fs_t *fs, const struct map_target *m, struct proto_
     return rc;
 }
 
-int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
-                    uint64_t *uptime_ns)
+/* The ops blob of a STATS reply, as the public struct. */
+static int decode_stats(const struct proto_blob *b, struct stria_op_stats **ops, size_t *n)
 {
     _Static_assert(STRIA_STAT_BUCKETS == PROTO_STAT_BUCKETS, "one histogram on both sides");
-    *ops = NULL;
-    *n = 0;
-    struct lease l;
-    int rc = cl_get(fs, PROTO_NODE_META, mdt, &l);
-    if (rc)
-        return rc;
-    struct proto_stats_req q;
-    struct proto_stats_rep r;
-    bool transport = false;
-    rc = net_call_stats(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-    size_t count = rc ? 0 : r.ops.len / PROTO_STAT_LEN;
-    struct stria_op_stats *v = rc ? NULL : calloc(count ? count : 1, sizeof(*v));
-    if (!rc && !v)
-        rc = -ENOMEM;
-    if (!rc && r.ops.len % PROTO_STAT_LEN)
-        rc = -EPROTO;
-    for (size_t i = 0; !rc && i < count; i++) {
-        const uint8_t *p = r.ops.p + i * PROTO_STAT_LEN;
-        uint16_t op = (uint16_t)(p[0] | p[1] << 8);
-        snprintf(v[i].op, sizeof(v[i].op), "%s", proto_op_name(op));
+    if (b->len % PROTO_STAT_LEN)
+        return -EPROTO;
+    size_t count = b->len / PROTO_STAT_LEN;
+    struct stria_op_stats *v = calloc(count ? count : 1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *p = b->p + i * PROTO_STAT_LEN;
+        snprintf(v[i].op, sizeof(v[i].op), "%s", proto_op_name((uint16_t)(p[0] | p[1] << 8)));
         v[i].count = proto_le64(p + 2);
         v[i].errors = proto_le64(p + 10);
         v[i].total_ns = proto_le64(p + 18);
         v[i].max_ns = proto_le64(p + 26);
-        for (unsigned b = 0; b < PROTO_STAT_BUCKETS; b++)
-            v[i].hist[b] = proto_le64(p + 34 + 8 * b);
-    }
-    if (!rc)
-        *uptime_ns = r.uptime_ns;
-    cl_put(&l, transport);
-    if (rc) {
-        free(v);
-        return rc;
+        for (unsigned k = 0; k < PROTO_STAT_BUCKETS; k++)
+            v[i].hist[k] = proto_le64(p + 34 + 8 * k);
     }
     *ops = v;
     *n = count;
     return 0;
+}
+
+int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    *ops = NULL;
+    *n = 0;
+    struct proto_stats_req q;
+    struct proto_stats_rep r;
+    int drc = 0;
+    int rc = MDT_CALL(fs, mdt, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
+                      *uptime_ns = r.uptime_ns);
+    return rc ? rc : drc;
 }
 
 int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_report *out,
@@ -433,31 +428,19 @@ int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_r
     memset(out, 0, sizeof(*out));
     if (text && cap)
         text[0] = '\0';
-    struct lease l;
-    int rc = cl_get(fs, PROTO_NODE_META, mdt, &l);
-    if (rc)
-        return rc;
     struct proto_fsck_req q = {.repair = repair != 0};
-    struct proto_fsck_rep *r = malloc(sizeof(*r));
-    bool transport = false;
-    if (!r) {
-        cl_put(&l, false);
-        return -ENOMEM;
-    }
+    struct proto_fsck_rep r;
     cl_cred(&q.cred);
-    rc = net_call_fsck(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport);
-    if (rc == 0) {
-        *out = (struct stria_fsck_report){r->inodes,    r->entries,    r->dangling, r->orphans,
-                                          r->bad_nlink, r->bad_parent, r->corrupt,  r->fixed};
-        if (text && cap) {
-            size_t n = r->text.len < cap - 1 ? r->text.len : cap - 1;
-            memcpy(text, r->text.p, n);
-            text[n] = '\0';
-        }
-    }
-    cl_put(&l, transport);
-    free(r);
-    return rc;
+    return MDT_CALL(fs, mdt, fsck, &q, &r, ({
+                        *out = (struct stria_fsck_report){r.inodes,  r.entries,   r.dangling,
+                                                          r.orphans, r.bad_nlink, r.bad_parent,
+                                                          r.corrupt, r.fixed};
+                        if (text && cap) {
+                            size_t len = r.text.len < cap - 1 ? r.text.len : cap - 1;
+                            memcpy(text, r.text.p, len);
+                            text[len] = '\0';
+                        }
+                    }));
 }
 
 int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)

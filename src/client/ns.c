@@ -278,19 +278,24 @@ int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *valu
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
+/* An xattr reply's bytes into the caller's buffer, as getxattr(2) and
+ * listxattr(2) do: size 0 asks only the length; too small is ERANGE. */
+static ssize_t copy_out(const struct proto_blob *b, void *dst, size_t size)
+{
+    if (size && b->len > size)
+        return -ERANGE;
+    if (size)
+        memcpy(dst, b->p, b->len);
+    return b->len;
+}
+
 ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size)
 {
     struct proto_getxattr_req q = {.ino = ino, .name = proto_str_c(name)};
     struct proto_getxattr_rep r;
     ssize_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), getxattr, &q, &r, ({
-                          n = r.value.len;
-                          if (size && r.value.len > size)
-                              n = -ERANGE;
-                          else if (size)
-                              memcpy(value, r.value.p, r.value.len);
-                      }));
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), getxattr, &q, &r, n = copy_out(&r.value, value, size));
     return rc ? rc : n;
 }
 
@@ -300,13 +305,7 @@ ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size)
     struct proto_listxattr_rep r;
     ssize_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), listxattr, &q, &r, ({
-                          n = r.names.len;
-                          if (size && r.names.len > size)
-                              n = -ERANGE;
-                          else if (size)
-                              memcpy(list, r.names.p, r.names.len);
-                      }));
+    int rc = MDT_CALL(fs, cl_ino_mdt(ino), listxattr, &q, &r, n = copy_out(&r.names, list, size));
     return rc ? rc : n;
 }
 

@@ -126,24 +126,28 @@ static void add_fix(struct fsck *f, const struct fix *x)
 
 /* ---- the scans ---- */
 
+/* What the entry scan reads with: entries come sorted by directory, so
+ * each directory is looked up once. */
 struct scan {
     struct fsck *f;
     struct meta_txn *t;
+    struct meta_inode *in; /* a buffer for the inode an entry names */
+    uint64_t last_parent;
+    bool last_parent_ok;
 };
 
 static int on_entry(void *arg, uint64_t parent, const char *name, uint64_t ino, uint8_t type)
 {
     struct scan *sc = arg;
     struct fsck *f = sc->f;
-    struct meta_inode *in = malloc(sizeof(*in));
-    if (!in)
-        return -ENOMEM;
     f->r->entries++;
-    int prc = meta_inode_get(sc->t, parent, in);
-    bool parent_ok = prc == 0 && S_ISDIR(in->mode);
+    if (parent != sc->last_parent) {
+        sc->last_parent = parent;
+        sc->last_parent_ok = meta_inode_get(sc->t, parent, sc->in) == 0 && S_ISDIR(sc->in->mode);
+    }
+    bool parent_ok = sc->last_parent_ok;
     bool local = META_INO_MDT(ino) == f->mdt;
-    int irc = local ? meta_inode_get(sc->t, ino, in) : 0;
-    free(in);
+    int irc = local ? meta_inode_get(sc->t, ino, sc->in) : 0;
     if (!parent_ok || (local && irc == -ENOENT)) {
         f->r->dangling++;
         say(f, "dangling entry '%s' in %" PRIx64 ": %s %" PRIx64 "\n", name, parent,
@@ -305,15 +309,14 @@ static int apply(struct fsck *f, struct meta_txn *t, const struct fix *x)
     return rc;
 }
 
-struct run {
-    struct fsck *f;
-};
-
 static int fsck_txn(struct meta_txn *t, void *arg)
 {
-    struct fsck *f = ((struct run *)arg)->f;
-    struct scan sc = {f, t};
+    struct fsck *f = arg;
+    struct scan sc = {f, t, malloc(sizeof(struct meta_inode)), 0, false};
+    if (!sc.in)
+        return -ENOMEM;
     int rc = meta_dentry_scan(t, on_entry, &sc);
+    free(sc.in);
     if (rc == 0)
         rc = meta_inode_scan(t, on_inode, &sc);
     if (rc == 0)
@@ -335,8 +338,7 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
     if (text && cap)
         text[0] = '\0';
     struct fsck f = {.r = report, .mdt = meta_store_mdt(s), .repair = repair};
-    struct run run = {&f};
-    int rc = repair ? meta_store_write(s, fsck_txn, &run) : meta_store_read(s, fsck_txn, &run);
+    int rc = repair ? meta_store_write(s, fsck_txn, &f) : meta_store_read(s, fsck_txn, &f);
     if (rc)
         report->fixed = 0; /* the transaction did not commit */
     if (repair && rc == 0 && f.nfix == MAX_FIXES)

@@ -343,12 +343,8 @@ struct net_server {
 static unsigned stat_bucket(uint64_t ns)
 {
     uint64_t us = ns / 1000;
-    unsigned b = 0;
-    while (us && b < PROTO_STAT_BUCKETS - 1) {
-        us >>= 1;
-        b++;
-    }
-    return b;
+    unsigned b = us ? 64u - (unsigned)__builtin_clzll(us) : 0u; /* bit length, no loop */
+    return b < PROTO_STAT_BUCKETS ? b : PROTO_STAT_BUCKETS - 1;
 }
 
 static void stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns)

@@ -71,6 +71,14 @@ STRIA_API int stria_stat(stria_fs_t *fs, const char *path, struct stat *st);
 /* As stria_stat, but a symlink is not followed. */
 STRIA_API int stria_lstat(stria_fs_t *fs, const char *path, struct stat *st);
 STRIA_API int stria_mkdir(stria_fs_t *fs, const char *path, mode_t mode);
+/* mkdir with its entries striped over count MDTs (-1: all; 0: as the
+ * parent's default says) whose first, which holds its inode, is start (-1:
+ * the MDT that holds its name). Lustre's `lfs mkdir -c -i`. */
+STRIA_API int stria_mkdir_striped(stria_fs_t *fs, const char *path, mode_t mode, int32_t count,
+                                  int32_t start);
+/* The default stripe over MDTs of new subdirectories of a directory (count
+ * 0: none, they are plain; -1: all MDTs; start -1: any). `lfs setdirstripe -D`. */
+STRIA_API int stria_setdirstripe(stria_fs_t *fs, const char *path, int32_t count, int32_t start);
 STRIA_API int stria_rmdir(stria_fs_t *fs, const char *path);
 STRIA_API int stria_unlink(stria_fs_t *fs, const char *path);
 /* flags: 0, RENAME_NOREPLACE or RENAME_EXCHANGE (linux/fs.h values). */
@@ -118,6 +126,12 @@ struct stria_layout {
     int32_t dir_stripe_count;
     uint32_t dir_stripe_size;
     int32_t dir_stripe_offset;
+    /* A directory's stripe over MDTs: its entries are spread by a hash
+     * (mdt_hash, 1: FNV-1a) of their name over mdt_count MDTs from
+     * mdt_start on (1 and its MDT for a plain directory); and the default
+     * for new subdirectories (count 0 none, -1 all MDTs; start -1 any). */
+    uint32_t mdt_count, mdt_start, mdt_hash, mdt_nmdt;
+    int32_t mdt_default_count, mdt_default_start;
     /* A file's layout: its components and the OST of each stripe. */
     uint32_t ncomp;
     struct {

@@ -31,6 +31,8 @@ int cmd_status(int argc, char **argv);
 
 /* namespace.c */
 int cmd_mkdir(int argc, char **argv);
+int cmd_setdirstripe(int argc, char **argv);
+int cmd_getdirstripe(int argc, char **argv);
 int cmd_ls(int argc, char **argv);
 int cmd_stat(int argc, char **argv);
 int cmd_rm(int argc, char **argv);

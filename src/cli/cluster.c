@@ -58,8 +58,12 @@ struct cluster {
     char dir[CL_DIR_MAX];
     char fsname[32];
     int mdts, osts;
+    int metads; /* stria-metad processes; MDT i is served by metad i mod metads */
     int mgmt_port, meta_port, stor_port;
 };
+
+#define MAX_METADS 16
+#define MAX_MDTS   64
 
 enum svc { SVC_MGMT, SVC_META, SVC_STOR, SVC_N };
 static const char *svc_bin[SVC_N] = {"stria-mgmtd", "stria-metad", "stria-stord"};
@@ -92,6 +96,34 @@ static void pick_dir(const char *given, char *buf, size_t len)
         return;
     }
     default_dir(buf, len);
+}
+
+/* n consecutive free ports (a stria-metad listens on one per MDT). */
+static int free_ports(int n)
+{
+    for (int attempt = 0; attempt < 50; attempt++) {
+        int fds[MAX_MDTS], got = 0, base = -1;
+        for (; got < n; got++) {
+            fds[got] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+            struct sockaddr_in a = {.sin_family = AF_INET,
+                                    .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
+                                    .sin_port = htons((uint16_t)(base < 0 ? 0 : base + got))};
+            socklen_t al = sizeof(a);
+            if (fds[got] < 0 || bind(fds[got], (struct sockaddr *)&a, sizeof(a)) < 0 ||
+                getsockname(fds[got], (struct sockaddr *)&a, &al) < 0) {
+                if (fds[got] >= 0)
+                    close(fds[got]);
+                break;
+            }
+            if (base < 0)
+                base = ntohs(a.sin_port);
+        }
+        for (int i = 0; i < got; i++)
+            close(fds[i]);
+        if (got == n && base > 0 && base + n <= 65536)
+            return base;
+    }
+    return -1;
 }
 
 static int free_port(void)
@@ -131,12 +163,31 @@ static int load_marker(const char *dir, struct cluster *c)
     int got = 0;
     char *save = NULL;
     for (char *l = strtok_r(text, "\n", &save); l; l = strtok_r(NULL, "\n", &save)) {
+        sscanf(l, "metads=%d", &c->metads);
         got += sscanf(l, "fsname=%31s", c->fsname) + sscanf(l, "mdts=%d", &c->mdts) +
                sscanf(l, "osts=%d", &c->osts) + sscanf(l, "mgmt_port=%d", &c->mgmt_port) +
                sscanf(l, "meta_port=%d", &c->meta_port) + sscanf(l, "stor_port=%d", &c->stor_port);
     }
     free(text);
+    if (c->metads < 1) /* before several metads */
+        c->metads = 1;
+    if (c->mdts < 1 || c->mdts > MAX_MDTS || c->metads > c->mdts || c->metads > MAX_METADS)
+        return -EINVAL;
     return got == 6 ? 0 : -EINVAL;
+}
+
+/* "metad" for the first stria-metad, "metad1", "metad2"... after it. */
+static void svc_inst(enum svc s, int j, char *buf, size_t len)
+{
+    if (j)
+        snprintf(buf, len, "%s%d", svc_name[s], j);
+    else
+        snprintf(buf, len, "%s", svc_name[s]);
+}
+
+static int instances(const struct cluster *c, enum svc s)
+{
+    return s == SVC_META ? c->metads : 1;
 }
 
 /* Lay out a new cluster directory: marker, key, configs, client.conf. */
@@ -148,9 +199,8 @@ static int create_cluster(struct cluster *c)
         return rc;
     }
     c->mgmt_port = free_port();
-    c->meta_port = free_port();
     c->stor_port = free_port();
-    if (c->mgmt_port < 0 || c->meta_port < 0 || c->stor_port < 0)
+    if (c->mgmt_port < 0 || c->stor_port < 0)
         return -EADDRNOTAVAIL;
     char sub[CLI_PATH_MAX + 64], text[16384];
     const char *dirs[] = {"conf", "log", "run", "mgmt"};
@@ -171,13 +221,28 @@ static int create_cluster(struct cluster *c)
              c->mgmt_port, c->dir, c->dir, c->fsname);
     if ((rc = write_text(c->dir, "conf/mgmtd.conf", text, 0644)))
         return rc;
-    snprintf(text, sizeof(text),
-             "# Written by `stria up`.\nlisten = 127.0.0.1:%d\nmgmt = 127.0.0.1:%d\n"
-             "key_file = %s/cluster.key\nnode = local-meta\nmdt = 0:%s/mdt0\n"
-             "heartbeat_ms = 500\n",
-             c->meta_port, c->mgmt_port, c->dir, c->dir);
-    if ((rc = write_text(c->dir, "conf/metad.conf", text, 0644)))
-        return rc;
+    /* MDT i goes to stria-metad i mod metads, which listens on one port per
+     * MDT from its listen port on. */
+    for (int j = 0; j < c->metads; j++) {
+        int mine = (c->mdts - j + c->metads - 1) / c->metads;
+        int port = free_ports(mine);
+        if (port < 0)
+            return -EADDRNOTAVAIL;
+        if (j == 0)
+            c->meta_port = port;
+        char name[32], conf[64];
+        svc_inst(SVC_META, j, name, sizeof(name));
+        int n = snprintf(text, sizeof(text),
+                         "# Written by `stria up`.\nlisten = 127.0.0.1:%d\nmgmt = 127.0.0.1:%d\n"
+                         "key_file = %s/cluster.key\nnode = local-%s\nheartbeat_ms = 500\n"
+                         "root_mdts = %d\n",
+                         port, c->mgmt_port, c->dir, name, c->mdts);
+        for (int i = j; i < c->mdts && n < (int)sizeof(text) - 200; i += c->metads)
+            n += snprintf(text + n, sizeof(text) - (size_t)n, "mdt = %d:%s/mdt%d\n", i, c->dir, i);
+        snprintf(conf, sizeof(conf), "conf/%s.conf", name);
+        if ((rc = write_text(c->dir, conf, text, 0644)))
+            return rc;
+    }
     int n = snprintf(text, sizeof(text),
                      "# Written by `stria up`.\nlisten = 127.0.0.1:%d\nmgmt = 127.0.0.1:%d\n"
                      "key_file = %s/cluster.key\nnode = local-stor\nheartbeat_ms = 500\n",
@@ -195,21 +260,23 @@ static int create_cluster(struct cluster *c)
     /* The marker last: a directory without it is not a finished cluster. */
     snprintf(text, sizeof(text),
              "stria-cluster 1\nfsname=%s\nmdts=%d\nosts=%d\nmgmt_port=%d\nmeta_port=%d\n"
-             "stor_port=%d\n",
-             c->fsname, c->mdts, c->osts, c->mgmt_port, c->meta_port, c->stor_port);
+             "stor_port=%d\nmetads=%d\n",
+             c->fsname, c->mdts, c->osts, c->mgmt_port, c->meta_port, c->stor_port, c->metads);
     return write_text(c->dir, MARKER, text, 0644);
 }
 
-static int pid_path(const struct cluster *c, enum svc s, char *buf, size_t len)
+static int pid_path(const struct cluster *c, enum svc s, int j, char *buf, size_t len)
 {
-    return snprintf(buf, len, "%s/run/%s.pid", c->dir, svc_name[s]) >= (int)len ? -ENAMETOOLONG : 0;
+    char name[32];
+    svc_inst(s, j, name, sizeof(name));
+    return snprintf(buf, len, "%s/run/%s.pid", c->dir, name) >= (int)len ? -ENAMETOOLONG : 0;
 }
 
 /* The pid of a running service, or 0. Checks the process is really ours. */
-static pid_t running_pid(const struct cluster *c, enum svc s)
+static pid_t running_pid(const struct cluster *c, enum svc s, int j)
 {
     char path[CLI_PATH_MAX + 64], *text = NULL;
-    pid_path(c, s, path, sizeof(path));
+    pid_path(c, s, j, path, sizeof(path));
     if (util_read_file(path, 64, &text, NULL))
         return 0;
     pid_t pid = (pid_t)atoi(text);
@@ -259,14 +326,15 @@ static pid_t spawn(char *const argv[], int out_fd)
     _exit(127);
 }
 
-static int start_service(const struct cluster *c, enum svc s, const char *bindir)
+static int start_service(const struct cluster *c, enum svc s, int j, const char *bindir)
 {
     char bin[CLI_PATH_MAX + 64], conf[CLI_PATH_MAX + 64], log[CLI_PATH_MAX + 64],
-        pidf[CLI_PATH_MAX + 64];
+        pidf[CLI_PATH_MAX + 64], name[32];
+    svc_inst(s, j, name, sizeof(name));
     snprintf(bin, sizeof(bin), "%s/%s", bindir, svc_bin[s]);
-    snprintf(conf, sizeof(conf), "%s/conf/%s.conf", c->dir, svc_name[s]);
-    snprintf(log, sizeof(log), "%s/log/%s.log", c->dir, svc_name[s]);
-    pid_path(c, s, pidf, sizeof(pidf));
+    snprintf(conf, sizeof(conf), "%s/conf/%s.conf", c->dir, name);
+    snprintf(log, sizeof(log), "%s/log/%s.log", c->dir, name);
+    pid_path(c, s, j, pidf, sizeof(pidf));
     if (access(bin, X_OK) < 0) {
         fprintf(stderr, "stria up: cannot run %s: %s\n", bin, strerror(errno));
         return -errno;
@@ -823,13 +891,17 @@ static int mount_cluster(const struct cluster *c, const char *given)
 
 int cmd_up(int argc, char **argv)
 {
-    static const struct option opts[] = {
-        {"dir", required_argument, NULL, 'd'},  {"mdts", required_argument, NULL, 'm'},
-        {"osts", required_argument, NULL, 'o'}, {"fsname", required_argument, NULL, 'f'},
-        {"no-mount", no_argument, NULL, 'n'},   {"mount", required_argument, NULL, 'M'},
-        {"help", no_argument, NULL, 'h'},       {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {{"dir", required_argument, NULL, 'd'},
+                                         {"mdts", required_argument, NULL, 'm'},
+                                         {"metads", required_argument, NULL, 'k'},
+                                         {"osts", required_argument, NULL, 'o'},
+                                         {"fsname", required_argument, NULL, 'f'},
+                                         {"no-mount", no_argument, NULL, 'n'},
+                                         {"mount", required_argument, NULL, 'M'},
+                                         {"help", no_argument, NULL, 'h'},
+                                         {NULL, 0, NULL, 0}};
     const char *dir = NULL, *fsname = "stria", *mount_at = NULL;
-    int mdts = 0, osts = 0, c;
+    int mdts = 0, osts = 0, metads = 0, c;
     bool no_mount = false;
     optind = 1;
     opterr = 1;
@@ -840,8 +912,13 @@ int cmd_up(int argc, char **argv)
             break;
         case 'm':
             mdts = atoi(optarg);
-            if (mdts < 1)
-                return cli_usage_error("up", "--mdts wants a number >= 1");
+            if (mdts < 1 || mdts > MAX_MDTS)
+                return cli_usage_error("up", "--mdts wants 1..%d", MAX_MDTS);
+            break;
+        case 'k':
+            metads = atoi(optarg);
+            if (metads < 1 || metads > MAX_METADS)
+                return cli_usage_error("up", "--metads wants 1..%d", MAX_METADS);
             break;
         case 'o':
             osts = atoi(optarg);
@@ -860,24 +937,28 @@ int cmd_up(int argc, char **argv)
             mount_at = optarg;
             break;
         case 'h':
-            printf("Usage: stria up [--dir DIR] [--mdts N] [--osts M] [--fsname NAME]\n"
-                   "                [--mount MNT | --no-mount]\n\n"
-                   "Start a cluster on this machine: one stria-mgmtd, one stria-metad serving\n"
-                   "the MDTs and one stria-stord serving the OSTs, all on 127.0.0.1, all state\n"
-                   "under DIR (default $XDG_DATA_HOME/stria/local or "
-                   "~/.local/share/stria/local).\n"
-                   "Runs again safely: it starts only what is not running. Writes DIR/client.conf\n"
-                   "and links ~/.config/stria/client.conf to it, so later commands need no flags.\n"
-                   "Once the targets are online it mounts the cluster with stria-fuse (as root\n"
-                   "with allow_other,default_permissions) and records the mount point in\n"
-                   "DIR/run/mount for `stria down`; a mount already there is left alone. Without\n"
-                   "stria-fuse or /dev/fuse it says so and carries on unmounted.\n"
-                   "  --mdts N     metadata targets (this release: 1)\n"
-                   "  --osts M     object storage targets (default 4, at most 64)\n"
-                   "  --fsname N   file system name (default stria)\n"
-                   "  --mount MNT  mount at MNT (default DIR/mnt), created if missing; failing\n"
-                   "               to mount is then an error (exit 1)\n"
-                   "  --no-mount   do not mount\n");
+            printf(
+                "Usage: stria up [--dir DIR] [--mdts N [--metads K]] [--osts M] [--fsname NAME]\n"
+                "                [--mount MNT | --no-mount]\n\n"
+                "Start a cluster on this machine: one stria-mgmtd, K stria-metad serving\n"
+                "the MDTs and one stria-stord serving the OSTs, all on 127.0.0.1, all state\n"
+                "under DIR (default $XDG_DATA_HOME/stria/local or "
+                "~/.local/share/stria/local).\n"
+                "Runs again safely: it starts only what is not running. Writes DIR/client.conf\n"
+                "and links ~/.config/stria/client.conf to it, so later commands need no flags.\n"
+                "Once the targets are online it mounts the cluster with stria-fuse (as root\n"
+                "with allow_other,default_permissions) and records the mount point in\n"
+                "DIR/run/mount for `stria down`; a mount already there is left alone. Without\n"
+                "stria-fuse or /dev/fuse it says so and carries on unmounted.\n"
+                "  --mdts N     metadata targets (default 1, at most 64); the root directory\n"
+                "               is striped over all of them\n"
+                "  --metads K   stria-metad processes serving them (default 1): MDT i is\n"
+                "               served by process i mod K\n"
+                "  --osts M     object storage targets (default 4, at most 64)\n"
+                "  --fsname N   file system name (default stria)\n"
+                "  --mount MNT  mount at MNT (default DIR/mnt), created if missing; failing\n"
+                "               to mount is then an error (exit 1)\n"
+                "  --no-mount   do not mount\n");
             return CLI_OK;
         default:
             return cli_usage_error("up", NULL);
@@ -906,7 +987,8 @@ int cmd_up(int argc, char **argv)
         return cli_usage_error("up", "--dir must be shorter than %d characters", CL_DIR_MAX);
     int rc = load_marker(dbuf, &cl);
     if (rc == 0) {
-        if ((mdts && mdts != cl.mdts) || (osts && osts != cl.osts)) {
+        if ((mdts && mdts != cl.mdts) || (osts && osts != cl.osts) ||
+            (metads && metads != cl.metads)) {
             fprintf(stderr,
                     "stria up: %s holds a cluster with %d MDT(s) and %d OST(s), not the %d and "
                     "%d asked for.\nRun `stria up --dir %s` to use it, or `stria down --dir %s` "
@@ -923,16 +1005,15 @@ int cmd_up(int argc, char **argv)
                     dbuf);
             return CLI_FAIL;
         }
-        if (mdts > 1) {
-            fprintf(stderr, "stria up: this release runs one MDT; directories striped over "
-                            "several MDTs are not built yet\n");
-            return CLI_USAGE;
-        }
+        if (metads > (mdts ? mdts : 1))
+            return cli_usage_error("up", "--metads %d is more than the %d MDT(s)", metads,
+                                   mdts ? mdts : 1);
         if (strlen(fsname) > 31 || !*fsname || strchr(fsname, ' ') || strchr(fsname, '/'))
             return cli_usage_error("up", "--fsname wants 1-31 characters, no spaces or '/'");
         memcpy(cl.dir, dbuf, strlen(dbuf) + 1); /* shorter than CL_DIR_MAX: checked above */
         snprintf(cl.fsname, sizeof(cl.fsname), "%s", fsname);
-        cl.mdts = 1;
+        cl.mdts = mdts ? mdts : 1;
+        cl.metads = metads ? metads : 1;
         cl.osts = osts ? osts : 4;
         if ((rc = create_cluster(&cl)))
             return CLI_FAIL;
@@ -945,17 +1026,18 @@ int cmd_up(int argc, char **argv)
     }
     char bindir[CLI_PATH_MAX];
     bin_dir(bindir, sizeof(bindir));
-    for (int s = 0; s < SVC_N; s++) {
-        pid_t pid = running_pid(&cl, (enum svc)s);
-        if (pid) {
-            printf("running %-12s pid %d\n", svc_bin[s], (int)pid);
-            continue;
+    for (int s = 0; s < SVC_N; s++)
+        for (int j = 0; j < instances(&cl, (enum svc)s); j++) {
+            pid_t pid = running_pid(&cl, (enum svc)s, j);
+            if (pid) {
+                printf("running %-12s pid %d\n", svc_bin[s], (int)pid);
+                continue;
+            }
+            if ((rc = start_service(&cl, (enum svc)s, j, bindir)))
+                return CLI_FAIL;
+            if (s == SVC_MGMT)
+                usleep(100 * 1000);
         }
-        if ((rc = start_service(&cl, (enum svc)s, bindir)))
-            return CLI_FAIL;
-        if (s == SVC_MGMT)
-            usleep(100 * 1000);
-    }
     if ((rc = wait_online(&cl)))
         return CLI_FAIL;
     link_conf(&cl);
@@ -1053,21 +1135,21 @@ static void show_mounts(const struct cluster *c)
         printf("  %-12s none (`stria up --dir %s` mounts it at %s/mnt)\n", "mount", c->dir, c->dir);
 }
 
-static int stop_service(const struct cluster *c, enum svc s)
+static int stop_service(const struct cluster *c, enum svc s, int j)
 {
-    pid_t pid = running_pid(c, s);
+    pid_t pid = running_pid(c, s, j);
     char pidf[CLI_PATH_MAX + 64];
-    pid_path(c, s, pidf, sizeof(pidf));
+    pid_path(c, s, j, pidf, sizeof(pidf));
     if (!pid) {
         unlink(pidf);
         return 0;
     }
     kill(pid, SIGTERM);
-    for (int i = 0; i < 100 && running_pid(c, s); i++) {
+    for (int i = 0; i < 100 && running_pid(c, s, j); i++) {
         waitpid(pid, NULL, WNOHANG);
         usleep(100 * 1000);
     }
-    if (running_pid(c, s)) {
+    if (running_pid(c, s, j)) {
         fprintf(stderr, "stria down: %s (pid %d) ignored SIGTERM for 10 s; killing it\n",
                 svc_bin[s], (int)pid);
         kill(pid, SIGKILL);
@@ -1109,9 +1191,10 @@ int cmd_down(int argc, char **argv)
         return CLI_FAIL;
     }
     unmount_all(&cl);
-    stop_service(&cl, SVC_STOR);
-    stop_service(&cl, SVC_META);
-    stop_service(&cl, SVC_MGMT);
+    stop_service(&cl, SVC_STOR, 0);
+    for (int j = 0; j < cl.metads; j++)
+        stop_service(&cl, SVC_META, j);
+    stop_service(&cl, SVC_MGMT, 0);
     unlink_conf(&cl);
     printf("cluster '%s' in %s is down\n", cl.fsname, cl.dir);
     return CLI_OK;
@@ -1145,13 +1228,16 @@ int cmd_status(int argc, char **argv)
     }
     if (local) {
         printf("local cluster '%s' in %s\n", cl.fsname, cl.dir);
-        for (int s = 0; s < SVC_N; s++) {
-            pid_t pid = running_pid(&cl, (enum svc)s);
-            if (pid)
-                printf("  %-12s running  pid %d\n", svc_bin[s], (int)pid);
-            else
-                printf("  %-12s stopped\n", svc_bin[s]);
-        }
+        for (int s = 0; s < SVC_N; s++)
+            for (int j = 0; j < instances(&cl, (enum svc)s); j++) {
+                pid_t pid = running_pid(&cl, (enum svc)s, j);
+                char name[48];
+                snprintf(name, sizeof(name), "%s%s%.0d", svc_bin[s], j ? "#" : "", j);
+                if (pid)
+                    printf("  %-12s running  pid %d\n", name, (int)pid);
+                else
+                    printf("  %-12s stopped\n", name);
+            }
         show_mounts(&cl);
     }
     stria_fs_t *fs;

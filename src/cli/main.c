@@ -45,9 +45,23 @@ static const struct command commands[] = {
     {"up", cmd_up, NULL, "start a cluster on this machine, write its client.conf, mount it", NULL},
     {"down", cmd_down, NULL, "unmount and stop the cluster started by `stria up`", NULL},
     {"status", cmd_status, NULL, "show the cluster's services, mount and targets", NULL},
-    {"mkdir", cmd_mkdir, "[-p] [-m MODE] PATH...", "create directories",
-     "  -p       create missing parents; no error if the directory exists\n"
-     "  -m MODE  permissions in octal (default 0777 less the umask)\n"},
+    {"mkdir", cmd_mkdir, "[-p] [-m MODE] [-c COUNT [-i MDT]] PATH...", "create directories",
+     "  -p        create missing parents; no error if the directory exists\n"
+     "  -m MODE   permissions in octal (default 0777 less the umask)\n"
+     "  -c COUNT  stripe the directory's entries over COUNT MDTs (-1: all), as\n"
+     "            lfs mkdir -c; without it the parent's default (setdirstripe -D)\n"
+     "  -i MDT    the first MDT of the stripe, which holds the directory's inode\n"
+     "            (default: the MDT that holds its name)\n"},
+    {"setdirstripe", cmd_setdirstripe,
+     "-c COUNT [-i MDT] [-m MODE] PATH... | -D -c COUNT [-i MDT] DIR...",
+     "create a directory striped over MDTs, or set the default for new subdirectories",
+     "  -c COUNT  MDTs to stripe over (-1: all; with -D, 0 removes the default)\n"
+     "  -i MDT    the first MDT (-1: the MDT that holds the name)\n"
+     "  -m MODE   permissions of the new directory in octal\n"
+     "  -D        set DIR's default for directories made in it later, which\n"
+     "            they inherit in turn (as lfs setdirstripe -D)\n"},
+    {"getdirstripe", cmd_getdirstripe, "PATH...",
+     "show a directory's stripe over MDTs and its default, as lfs getdirstripe", ""},
     {"ls", cmd_ls, "[-l] [-a] [PATH...]", "list directories (default /), sorted by name",
      "  -l  long format: mode, links, uid, gid, size, mtime, name (-> target)\n"
      "  -a  also show names starting with '.', and . and ..\n"},

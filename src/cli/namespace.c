@@ -511,13 +511,27 @@ static int parse_mode(const char *s, mode_t *out)
     return 0;
 }
 
-int cmd_mkdir(int argc, char **argv)
+/* An MDT count (-1: all) or index (-1: any) for -c and -i. */
+static int parse_mdt_arg(const char *cmd, const char *opt, const char *arg, int32_t *out)
+{
+    int64_t v;
+    if (util_parse_i64(arg, &v) < 0 || v < -1 || v > 4095)
+        return cli_usage_error(cmd, "%s wants -1..4095, not '%s'", opt, arg);
+    *out = (int32_t)v;
+    return 0;
+}
+
+/* mkdir, and setdirstripe without -D: make directories, striped over MDTs
+ * when -c says so. */
+static int make_dirs(int argc, char **argv, bool striping_only)
 {
     int parents = 0, c, ret = CLI_OK;
     mode_t mode = 0777 & ~current_umask();
+    int32_t count = 0, start = -1;
+    bool dflt = false;
     stria_fs_t *fs;
 
-    while ((c = cli_getopt(argc, argv, "pm:")) != -1) {
+    while ((c = cli_getopt(argc, argv, striping_only ? "c:i:m:D" : "pm:c:i:")) != -1) {
         switch (c) {
         case 'p':
             parents = 1;
@@ -526,12 +540,27 @@ int cmd_mkdir(int argc, char **argv)
             if (parse_mode(optarg, &mode) < 0)
                 return cli_usage_error(argv[0], "invalid mode '%s' (octal, e.g. 0755)", optarg);
             break;
+        case 'c':
+            if (parse_mdt_arg(argv[0], "-c", optarg, &count))
+                return CLI_USAGE;
+            break;
+        case 'i':
+            if (parse_mdt_arg(argv[0], "-i", optarg, &start))
+                return CLI_USAGE;
+            break;
+        case 'D':
+            dflt = true;
+            break;
         default:
             return cli_usage_error(argv[0], NULL);
         }
     }
     if (optind == argc)
         return cli_usage_error(argv[0], "missing PATH");
+    if (striping_only && !dflt && count == 0)
+        return cli_usage_error(argv[0], "-c COUNT is needed (or -D for a default)");
+    if (parents && (count || start >= 0))
+        return cli_usage_error(argv[0], "-p makes plain directories; leave out -c and -i");
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
     for (int i = optind; i < argc; i++) {
@@ -540,11 +569,72 @@ int cmd_mkdir(int argc, char **argv)
             ret = CLI_FAIL;
             continue;
         }
-        int rc = parents ? mkdir_parents(fs, path, mode) : stria_mkdir(fs, path, mode);
+        int rc;
+        if (dflt)
+            rc = stria_setdirstripe(fs, path, count, start);
+        else if (parents)
+            rc = mkdir_parents(fs, path, mode);
+        else if (count || start >= 0)
+            rc = stria_mkdir_striped(fs, path, mode, count, start);
+        else
+            rc = stria_mkdir(fs, path, mode);
+        if (rc < 0) {
+            cli_error(argv[0], path, rc);
+            if (rc == -EINVAL && (count || start >= 0))
+                fprintf(stderr,
+                        "%s: -c and -i must name MDTs that exist (stria df -i lists "
+                        "them)\n",
+                        argv[0]);
+            ret = CLI_FAIL;
+        }
+    }
+    stria_disconnect(fs);
+    return ret;
+}
+
+int cmd_mkdir(int argc, char **argv)
+{
+    return make_dirs(argc, argv, false);
+}
+
+int cmd_setdirstripe(int argc, char **argv)
+{
+    return make_dirs(argc, argv, true);
+}
+
+int cmd_getdirstripe(int argc, char **argv)
+{
+    int ret = CLI_OK;
+    stria_fs_t *fs;
+    if (cli_getopt(argc, argv, "") != -1)
+        return cli_usage_error(argv[0], NULL);
+    if (optind == argc)
+        return cli_usage_error(argv[0], "missing PATH");
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    for (int i = optind; i < argc; i++) {
+        char path[CLI_PATH_MAX];
+        struct stria_layout l;
+        int rc = cli_stria_path(argv[0], argv[i], path, sizeof(path));
+        if (rc == 0 && (rc = stria_getstripe(fs, path, &l)) == 0 && !l.is_dir)
+            rc = -ENOTDIR;
         if (rc < 0) {
             cli_error(argv[0], path, rc);
             ret = CLI_FAIL;
+            continue;
         }
+        /* As lfs getdirstripe: the count, the first MDT, the hash, then
+         * every shard's MDT. */
+        printf("%s\nlmv_stripe_count: %u lmv_stripe_offset: %u lmv_hash_type: %s\n", path,
+               l.mdt_count, l.mdt_start, l.mdt_count > 1 ? "fnv_1a_64" : "none");
+        if (l.mdt_count > 1) {
+            printf("mdtidx\n");
+            for (uint32_t k = 0; k < l.mdt_count; k++)
+                printf("%6u\n", (l.mdt_start + k) % l.mdt_nmdt);
+        }
+        if (l.mdt_default_count)
+            printf("default: lmv_stripe_count: %d lmv_stripe_offset: %d\n", l.mdt_default_count,
+                   l.mdt_default_start);
     }
     stria_disconnect(fs);
     return ret;

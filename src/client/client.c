@@ -156,6 +156,7 @@ int stria_connect(const char *conf, stria_fs_t **out)
     }
     auth_random(&fs->client_id, sizeof(fs->client_id));
     pthread_rwlock_init(&fs->map_lock, NULL);
+    pthread_mutex_init(&fs->ds_lock, NULL);
     ct_init(&fs->mgmt, PROTO_NODE_MGMT, 0, fs->conf.mgmt.host, fs->conf.mgmt.port);
     if ((rc = cl_refresh_map(fs)))
         goto fail;
@@ -324,16 +325,18 @@ int cl_refresh_map(stria_fs_t *fs)
     pthread_rwlock_wrlock(&fs->map_lock);
     fs->epoch = m.epoch;
     snprintf(fs->fsname, sizeof(fs->fsname), "%s", fsname);
-    uint32_t osts = 0;
+    uint32_t osts = 0, mdts = 0;
     for (uint32_t i = 0; i < m.n && rc == 0; i++) {
-        if (m.t[i].kind == PROTO_NODE_META)
+        if (m.t[i].kind == PROTO_NODE_META) {
             rc = update_slots(&fs->mdt, &fs->nmdt_slots, &m.t[i]);
-        else if (m.t[i].kind == PROTO_NODE_STOR) {
+            mdts++;
+        } else if (m.t[i].kind == PROTO_NODE_STOR) {
             rc = update_slots(&fs->ost, &fs->nost_slots, &m.t[i]);
             osts++;
         }
     }
     fs->ost_count = osts;
+    __atomic_store_n(&fs->mdt_count, mdts, __ATOMIC_RELAXED);
     pthread_rwlock_unlock(&fs->map_lock);
     map_free(&m);
     return rc;

@@ -17,6 +17,7 @@
 #include <pthread.h>
 
 #define CT_IDLE_MAX 16
+#define CL_DS_SLOTS 4096
 
 /* A server target as the client knows it, with its idle connections. */
 struct ctarget {
@@ -50,8 +51,14 @@ struct stria_fs {
     struct ctarget **mdt, **ost; /* by index; never freed while fs lives */
     uint32_t nmdt_slots, nost_slots;
     uint32_t ost_count; /* OSTs in the map */
-    struct mdc *mdc;    /* metadata cache (mdcache.h); NULL unless the mount turned it on */
-    struct wb *wb;      /* write-behind unlink (wb.h); NULL unless the mount turned it on */
+    uint32_t mdt_count; /* MDTs in the map (atomic) */
+    /* Stripes of directories over MDTs (route.c), which never change. */
+    pthread_mutex_t ds_lock;
+    struct cl_ds {
+        uint64_t ino, dstripe;
+    } ds[CL_DS_SLOTS];
+    struct mdc *mdc; /* metadata cache (mdcache.h); NULL unless the mount turned it on */
+    struct wb *wb;   /* write-behind unlink (wb.h); NULL unless the mount turned it on */
 };
 
 /* The MDT an inode lives on: the top 16 bits of its number. */
@@ -59,6 +66,36 @@ static inline uint32_t cl_ino_mdt(uint64_t ino)
 {
     return (uint32_t)(ino >> 48);
 }
+
+/* ---- routing over MDTs (route.c) ---- */
+
+struct cl_dirbatch;
+
+/* Remember the stripe of a directory whose attributes a reply carried. */
+void cl_learn(stria_fs_t *fs, const struct proto_attr *a);
+/* The MDT holding name (len bytes) in directory dir. */
+uint32_t cl_name_mdt(stria_fs_t *fs, uint64_t dir, const char *name, size_t len);
+/* The stripe of directory dir over MDTs (0: plain), asked for if unknown. */
+int cl_dir_stripe(stria_fs_t *fs, uint64_t dir, uint64_t *dstripe);
+
+/* Where a path-taking request goes: parent and path as sent, to mdt. */
+struct cl_route {
+    uint64_t parent;
+    const char *path;
+    uint32_t mdt;
+    char last[PROTO_MAX_STR + 1]; /* what path points into after cl_reroute */
+};
+void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route *rt);
+/* The MDT answered EREMOTE: walk all but the last component here, one MDT
+ * at a time, and send the last from the directory it is in. */
+int cl_reroute(stria_fs_t *fs, struct cl_route *rt);
+/* Resolve a whole path here (following a final symlink if asked). */
+int cl_resolve(stria_fs_t *fs, uint64_t start, const char *path, bool follow,
+               struct proto_attr *out);
+/* One READDIR batch of a directory striped over MDTs, merged in cookie
+ * order (cl_readdir calls it). */
+int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cookie, bool plus,
+                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out);
 
 /* A connection lent by a target's pool. */
 struct lease {
@@ -105,6 +142,27 @@ int cl_refresh_map(stria_fs_t *fs);
         rc_;                                                                                       \
     })
 
+/*
+ * A path-taking request sent where its path leads (route.c): the request's
+ * parent field PF and path field PTH are set from the route, and after an
+ * EREMOTE the path is walked here and the request sent once more. Gives
+ * EREMOTE still when the last component's own inode lives elsewhere.
+ */
+#define ROUTED_CALL(fs, from_, path_, PF, PTH, lname, q, r, use)                                   \
+    ({                                                                                             \
+        struct cl_route rt_;                                                                       \
+        int rc2_;                                                                                  \
+        cl_route(fs, from_, path_, &rt_);                                                          \
+        for (int hop_ = 0;; hop_++) {                                                              \
+            (q)->PF = rt_.parent;                                                                  \
+            (q)->PTH = proto_str_c(rt_.path);                                                      \
+            rc2_ = MDT_CALL(fs, rt_.mdt, lname, q, r, use);                                        \
+            if (rc2_ != -EREMOTE || hop_ > 0 || (rc2_ = cl_reroute(fs, &rt_)))                     \
+                break;                                                                             \
+        }                                                                                          \
+        rc2_;                                                                                      \
+    })
+
 /* The calling thread's credentials (stria_set_thread_cred, else the
  * process's). */
 void cl_cred(struct proto_cred *c);
@@ -136,6 +194,10 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
 int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out);
 int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode,
              struct proto_attr *out);
+/* count, start: the stripe over MDTs (stria_mkdir_striped). */
+int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, int32_t count,
+                     int32_t start, struct proto_attr *out);
+int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start);
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path);
 int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_removed *rm);
 int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,

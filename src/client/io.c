@@ -384,8 +384,21 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
                                .stripe_offset = offset};
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    rc = MDT_CALL(fs, (uint32_t)(parent >> 48), open, &q, r,
-                  cl_note(fs, sent, &r->leases, parent, path, r->attr.ino, 0, NULL, &r->attr));
+    rc = ROUTED_CALL(fs, parent, path, parent, path, open, &q, r,
+                     cl_note(fs, sent, &r->leases, parent, path, r->attr.ino, 0, NULL, &r->attr));
+    if (rc == -EREMOTE) {
+        /* The name is here, its inode on another MDT: open that by number. */
+        struct proto_attr a;
+        rc = cl_resolve(fs, parent, path, !(flags & O_NOFOLLOW), &a);
+        if (rc == 0 && (flags & O_CREAT) && (flags & O_EXCL))
+            rc = -EEXIST;
+        if (rc == 0) {
+            q.parent = a.ino;
+            q.path = proto_str_c("");
+            q.flags &= ~(uint32_t)(O_CREAT | O_EXCL);
+            rc = MDT_CALL(fs, cl_ino_mdt(a.ino), open, &q, r, (void)0);
+        }
+    }
     if (rc)
         goto fail;
     if (S_ISDIR(r->attr.mode) && (flags & O_ACCMODE) != O_RDONLY) {

@@ -93,9 +93,18 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
         (rc = mdc_lookup(fs->mdc, parent, path, &q.cred, out)) != -EAGAIN)
         return rc;
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(
-        fs, cl_ino_mdt(parent), lookup, &q, &r, *out = r.attr;
-        cl_note(fs, sent, &r.leases, follow ? 0 : parent, path, r.attr.ino, 0, NULL, &r.attr));
+    bool remote = false;
+    rc = ROUTED_CALL(
+        fs, parent, path, parent, path, lookup, &q, &r, *out = r.attr; remote = r.remote;
+        if (!remote) {
+            cl_note(fs, sent, &r.leases, follow ? 0 : parent, path, r.attr.ino, 0, NULL, &r.attr);
+            cl_learn(fs, &r.attr);
+        });
+    if (rc == 0 && remote)
+        return cl_getattr(fs, out->ino, out); /* the entry's inode is on another MDT */
+    if (rc == -EREMOTE)
+        return cl_resolve(fs, parent, path, follow, out); /* through a symlink, say */
+    return rc;
 }
 
 int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
@@ -107,21 +116,38 @@ int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
     return MDT_CALL(fs, cl_ino_mdt(ino), getattr, &q, &r, *out = r.attr;
-                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
+                    cl_learn(fs, &r.attr));
 }
 
 int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, struct proto_attr *out)
 {
+    return cl_mkdir_striped(fs, parent, path, mode, 0, -1, out);
+}
+
+int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, int32_t count,
+                     int32_t start, struct proto_attr *out)
+{
     int rc = check_path(path);
     if (rc)
         return rc;
-    struct proto_mkdir_req q = {.parent = parent, .path = proto_str_c(path), .mode = mode};
+    struct proto_mkdir_req q = {.mode = mode, .dir_count = count, .dir_start = start};
     struct proto_mkdir_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(parent), mkdir, &q, &r, if (out) * out = r.attr;
-                    cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
-                    if (fs->mdc) mdc_new_dir(fs->mdc, r.attr.ino));
+    return ROUTED_CALL(fs, parent, path, parent, path, mkdir, &q, &r, if (out) * out = r.attr;
+                       cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
+                       cl_learn(fs, &r.attr); if (fs->mdc) mdc_new_dir(fs->mdc, r.attr.ino));
+}
+
+int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start)
+{
+    struct proto_setdirstripe_req q = {.ino = ino, .count = count, .start = start};
+    struct proto_setdirstripe_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, cl_ino_mdt(ino), setdirstripe, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
@@ -129,12 +155,13 @@ int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
     int rc = check_path(path);
     if (rc)
         return rc;
-    struct proto_rmdir_req q = {.parent = parent, .path = proto_str_c(path)};
+    struct proto_rmdir_req q;
     struct proto_rmdir_rep r;
+    memset(&q, 0, sizeof(q));
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(parent), rmdir, &q, &r,
-                    cl_note(fs, sent, &r.leases, parent, path, 0, 0, NULL, NULL));
+    return ROUTED_CALL(fs, parent, path, parent, path, rmdir, &q, &r,
+                       cl_note(fs, sent, &r.leases, parent, path, 0, 0, NULL, NULL));
 }
 
 /* What an UNLINK or RENAME reply says was removed. */
@@ -160,10 +187,10 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    rc = MDT_CALL(fs, cl_ino_mdt(parent), unlink, &q, r,
-                  removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout);
-                  cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL);
-                  wb_granted(fs, r->wb_id, r->wb_ms, sent));
+    rc = ROUTED_CALL(fs, parent, path, parent, path, unlink, &q, r,
+                     removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout);
+                     cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL);
+                     wb_granted(fs, r->wb_id, r->wb_ms, sent));
     free(r);
     return rc;
 }
@@ -184,9 +211,21 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    rc = MDT_CALL(fs, cl_ino_mdt(sparent), rename, &q, r,
-                  removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout);
-                  cl_note(fs, sent, &r->leases, sparent, spath, 0, dparent, dpath, NULL));
+    /* The destination's directory is walked here when it is not where the
+     * source is; the MDT of the source's name runs the rename. */
+    struct cl_route drt;
+    cl_route(fs, dparent, dpath, &drt);
+    if (__atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) > 1 && strchr(dpath, '/') &&
+        (rc = cl_reroute(fs, &drt)) == 0) {
+        q.dparent = drt.parent;
+        q.dpath = proto_str_c(drt.path);
+    }
+    if (rc == 0)
+        rc = ROUTED_CALL(fs, sparent, spath, sparent, spath, rename, &q, r,
+                         removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout);
+                         cl_note(fs, sent, &r->leases, sparent, spath, 0, dparent, dpath, NULL));
+    if (rc == -EREMOTE)
+        rc = -EXDEV;
     free(r);
     return rc;
 }
@@ -201,8 +240,9 @@ int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
     struct proto_link_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(ino), link, &q, &r, if (out) * out = r.attr;
-                    cl_note(fs, sent, &r.leases, dparent, dpath, r.attr.ino, 0, NULL, &r.attr));
+    rc = ROUTED_CALL(fs, dparent, dpath, dparent, dpath, link, &q, &r, if (out) *out = r.attr;
+                     cl_note(fs, sent, &r.leases, dparent, dpath, r.attr.ino, 0, NULL, &r.attr));
+    return rc == -EREMOTE ? -EXDEV : rc;
 }
 
 int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
@@ -216,8 +256,8 @@ int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *ta
     struct proto_symlink_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(parent), symlink, &q, &r, if (out) * out = r.attr;
-                    cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
+    return ROUTED_CALL(fs, parent, path, parent, path, symlink, &q, &r, if (out) * out = r.attr;
+                       cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
 ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
@@ -250,6 +290,14 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
 int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
                struct cl_dirbatch *out)
 {
+    uint64_t ds = 0;
+    if (__atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) > 1) {
+        int rc = cl_dir_stripe(fs, ino, &ds);
+        if (rc)
+            return rc;
+        if (ds)
+            return cl_readdir_striped(fs, ino, ds, cookie, plus, buf, cap, out);
+    }
     struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
     struct proto_readdir_rep r;
     cl_cred(&q.cred);
@@ -333,6 +381,13 @@ int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
         out->dir_stripe_count = r->dir_count;
         out->dir_stripe_size = r->dir_size;
         out->dir_stripe_offset = r->dir_offset;
+        struct proto_dstripe d = proto_ds_unpack(r->dstripe), dd = proto_ds_unpack(r->ddefault);
+        out->mdt_count = r->dstripe ? d.count : 1;
+        out->mdt_start = r->dstripe ? d.start : cl_ino_mdt(ino);
+        out->mdt_hash = r->dstripe ? d.hash : 0;
+        out->mdt_nmdt = r->dstripe ? d.nmdt : 1;
+        out->mdt_default_count = !r->ddefault ? 0 : dd.count == 0xffff ? -1 : dd.count;
+        out->mdt_default_start = !r->ddefault || dd.start == 0xffff ? -1 : dd.start;
         out->ncomp = r->layout.ncomp;
         for (uint32_t i = 0; i < r->layout.ncomp && i < STRIA_MAX_COMPONENTS; i++) {
             const struct layout_comp *c = &r->layout.comp[i];
@@ -427,6 +482,18 @@ int stria_lstat(stria_fs_t *fs, const char *path, struct stat *st)
 int stria_mkdir(stria_fs_t *fs, const char *path, mode_t mode)
 {
     return cl_mkdir(fs, ROOT_INO, path, mode, NULL);
+}
+
+int stria_mkdir_striped(stria_fs_t *fs, const char *path, mode_t mode, int32_t count, int32_t start)
+{
+    return cl_mkdir_striped(fs, ROOT_INO, path, mode, count, start, NULL);
+}
+
+int stria_setdirstripe(stria_fs_t *fs, const char *path, int32_t count, int32_t start)
+{
+    struct proto_attr a;
+    int rc = lookup(fs, path, true, &a);
+    return rc ? rc : cl_setdirstripe(fs, a.ino, count, start);
 }
 
 int stria_rmdir(stria_fs_t *fs, const char *path)

@@ -129,6 +129,9 @@ static void readdir_common(fuse_req_t req, fuse_ino_t ino, size_t size, off_t of
             rc = -EPROTO;
             break;
         }
+        /* An entry whose inode is on another MDT comes with its type only. */
+        if (plus && a.nlink == 0 && (rc = cl_getattr(sf.fs, a.ino, &a)))
+            break;
         char name[PROTO_MAX_NAME + 1];
         memcpy(name, de.name.p, de.name.len);
         name[de.name.len] = '\0';

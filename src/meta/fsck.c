@@ -184,6 +184,27 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
     uint64_t refs = c ? c->refs : 0, subdirs = c ? c->subdirs : 0;
     if (ino == META_ROOT_INO)
         refs = 1; /* named by the file system itself */
+    /* A directory's entry may live on another MDT: a shard's always does,
+     * and so may that of a directory under a striped or remote parent.
+     * Checking those needs every MDT (not yet). */
+    if (refs == 0 && S_ISDIR(in->mode) && (in->flags & META_F_SHARD)) {
+        refs = 1;
+        c = count_of(f, ino, true);
+        if (c)
+            c->holder = in->parent;
+    } else if (refs == 0 && S_ISDIR(in->mode)) {
+        bool remote = META_INO_MDT(in->parent) != f->mdt;
+        if (!remote && meta_inode_get(sc->t, in->parent, sc->in) == 0)
+            remote = sc->in->dstripe != 0;
+        if (remote) {
+            refs = 1;
+            c = count_of(f, ino, true);
+            if (c)
+                c->holder = in->parent;
+        }
+    }
+    if (f->err)
+        return f->err;
     if (refs == 0) {
         f->r->orphans++;
         say(f, "orphan inode %" PRIx64 " (mode %o, %" PRIu64 " bytes): no entry names it\n", ino,

@@ -1,11 +1,15 @@
 /*
- * stria-metad: serves a metadata target (MDT) over the network.
+ * stria-metad: serves one or more metadata targets (MDTs) over the network.
  *
- * Each request is decoded here, handed to the operation in ops.c, and its
- * reply encoded; nothing in this file touches LMDB. A heartbeat thread
- * keeps the node registered with the management service and refreshes the
- * allocator's view of the OSTs from the cluster map; a flusher thread
- * makes committed metadata durable every sync_interval_ms.
+ * Each MDT has its own store, lease table, listening port, server threads
+ * and heartbeat: nothing on a request's path is shared between MDTs, so
+ * they scale with cores. Each request is decoded here, handed to the
+ * operation in ops.c, and its reply encoded; nothing in this file touches
+ * LMDB. The heartbeat keeps the MDT registered with the management service
+ * and refreshes the allocator's view of the OSTs and where the other MDTs
+ * are (for cross-MDT operations, which this process sends as SHARD
+ * requests). The main thread makes committed metadata durable every
+ * sync_interval_ms and finishes cross-MDT operations left open.
  */
 #include "../common/config.h"
 #include "../common/daemon.h"
@@ -31,6 +35,7 @@ struct metad_conf {
     int64_t default_stripe_count;
     uint64_t default_stripe_size;
     int64_t lease_ms;
+    int64_t root_mdts;
 };
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -41,7 +46,11 @@ static const struct cfg_option metad_options[] = {
     DAEMON_BASE_OPTIONS(struct metad_conf, "7401"),
     DAEMON_NODE_OPTIONS(struct metad_conf),
     O(mdt, CFG_LIST, 0, 0, NULL, true,
-      "a metadata target to serve, as INDEX:DIRECTORY (this release: exactly one)"),
+      "a metadata target to serve, as INDEX:DIRECTORY; repeat for more. The n-th (from 0) "
+      "listens on the listen port + n (any free port when that is 0)"),
+    O(root_mdts, CFG_INT, 1, 4096, "1", false,
+      "MDTs 0..N-1 the root directory of a new file system is striped over (every "
+      "stria-metad of the file system must say the same)"),
     O(sync_interval_ms, CFG_INT, 10, 60000, "1000", false,
       "flush committed metadata to disk at least this often (fsync forces it at once)"),
     O(lmdb_map_size, CFG_SIZE, 16 << 20, INT64_MAX, "16G", false,
@@ -60,10 +69,34 @@ static const struct cfg_table metad_table = {"stria-metad",
                                              "Stria metadata service: serves metadata targets",
                                              metad_options, ARRAY_SIZE(metad_options)};
 
+#define PEER_IDLE 4
+
+/* Another MDT, for cross-MDT steps: where it is and idle connections. */
+struct peer {
+    uint32_t index;
+    char host[256];
+    uint16_t port;
+    struct net_conn *idle[PEER_IDLE];
+    int nidle;
+};
+
+/* What the MDTs of this process share: only the way to other MDTs. */
+struct peers {
+    pthread_mutex_t lock;
+    const struct auth_key *key;
+    uint64_t client_id;
+    struct peer *v;
+    uint32_t n;
+};
+
 struct metad {
+    uint32_t index;
     struct meta_ctx ctx;
     struct meta_store *store;
     struct lease_tab *leases;
+    struct net_server *srv;
+    struct hb *hb;
+    struct peers *peers;
 };
 
 #define CTX(p)    (&((struct metad *)(p))->ctx)
@@ -144,6 +177,7 @@ LEASED(rename, 0, (void)0)
 LEASED(link, 0, (void)0)
 LEASED(symlink, 0, (void)0)
 LEASED(setstripe, 0, (void)0)
+LEASED(setdirstripe, 0, (void)0)
 LEASED(setxattr, 0, (void)0)
 LEASED(removexattr, 0, (void)0)
 LEASED(setsize, 0, (void)0)
@@ -165,6 +199,117 @@ LEASED(setsize, 0, (void)0)
     }
 SIMPLE(getstripe)
 #undef SIMPLE
+
+/* A step of another MDT's cross-MDT operation: it revokes leases on what
+ * it changes like any change. */
+static int h_shard(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_shard_req q;
+    struct proto_shard_rep r;
+    memset(&r, 0, sizeof(r));
+    if (proto_dec_shard_req(&req->dec, &q))
+        return -EBADMSG;
+    struct leasing ls;
+    leasing_begin(p, &ls);
+    int rc = meta_op_shard(CTX(p), &q, &r);
+    struct proto_leases none;
+    memset(&none, 0, sizeof(none));
+    leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);
+    return rc ? rc : proto_enc_shard_rep(&rep->enc, &r);
+}
+
+/* ---- other MDTs ---- */
+
+static struct peer *peer_find(struct peers *ps, uint32_t index)
+{
+    for (uint32_t i = 0; i < ps->n; i++)
+        if (ps->v[i].index == index)
+            return &ps->v[i];
+    return NULL;
+}
+
+/* Send a SHARD step to MDT mdt (meta_peer_fn). */
+static int peer_call(void *arg, uint32_t mdt, const struct proto_shard_req *q,
+                     struct proto_shard_rep *r)
+{
+    struct peers *ps = arg;
+    char host[256];
+    uint16_t port;
+    int rc = 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        struct net_conn *c = NULL;
+        pthread_mutex_lock(&ps->lock);
+        struct peer *pr = peer_find(ps, mdt);
+        if (pr) {
+            snprintf(host, sizeof(host), "%s", pr->host);
+            port = pr->port;
+            if (pr->nidle)
+                c = pr->idle[--pr->nidle];
+        }
+        pthread_mutex_unlock(&ps->lock);
+        if (!pr)
+            return -EHOSTUNREACH; /* not in the map (yet) */
+        bool reused = c != NULL;
+        if (!c && (rc = net_connect(host, port, ps->key, ps->client_id, "stria-metad", 2000, &c)))
+            return rc;
+        bool transport = false;
+        rc = net_call_shard(c, q, r, NULL, 0, NULL, 0, NULL, &transport);
+        if (transport) {
+            net_close(c);
+            if (reused)
+                continue; /* a pooled connection gone stale: once more */
+            return rc;
+        }
+        pthread_mutex_lock(&ps->lock);
+        pr = peer_find(ps, mdt);
+        if (pr && pr->nidle < PEER_IDLE && pr->port == port && !strcmp(pr->host, host)) {
+            pr->idle[pr->nidle++] = c;
+            c = NULL;
+        }
+        pthread_mutex_unlock(&ps->lock);
+        if (c)
+            net_close(c);
+        return rc;
+    }
+    return rc;
+}
+
+/* The map moved: learn where the MDTs are now. */
+static void peers_update(struct peers *ps, const struct cluster_map *map)
+{
+    pthread_mutex_lock(&ps->lock);
+    for (uint32_t i = 0; i < map->n; i++) {
+        const struct map_target *t = &map->t[i];
+        if (t->kind != PROTO_NODE_META)
+            continue;
+        struct peer *pr = peer_find(ps, t->index);
+        if (!pr) {
+            struct peer *v = realloc(ps->v, (ps->n + 1) * sizeof(*v));
+            if (!v)
+                break;
+            ps->v = v;
+            pr = &v[ps->n++];
+            memset(pr, 0, sizeof(*pr));
+            pr->index = t->index;
+        }
+        if (strcmp(pr->host, t->host) || pr->port != t->port) {
+            while (pr->nidle)
+                net_close(pr->idle[--pr->nidle]);
+            snprintf(pr->host, sizeof(pr->host), "%s", t->host);
+            pr->port = t->port;
+        }
+    }
+    pthread_mutex_unlock(&ps->lock);
+}
+
+static void peers_free(struct peers *ps)
+{
+    for (uint32_t i = 0; i < ps->n; i++)
+        while (ps->v[i].nidle)
+            net_close(ps->v[i].idle[--ps->v[i].nidle]);
+    free(ps->v);
+    pthread_mutex_destroy(&ps->lock);
+}
 
 /* Handlers whose reply carries bytes copied out of the store. */
 #define BUFFERED(lname, buftype, size)                                                             \
@@ -315,70 +460,56 @@ static void hb_map(void *p, const struct cluster_map *map)
         n++;
     }
     meta_ctx_set_osts(&m->ctx, osts, n);
-    log_info("cluster map epoch=%llu osts=%u", (unsigned long long)map->epoch, n);
+    uint32_t nmdt = map_count(map, PROTO_NODE_META);
+    if (nmdt > __atomic_load_n(&m->ctx.nmdt, __ATOMIC_RELAXED))
+        __atomic_store_n(&m->ctx.nmdt, nmdt, __ATOMIC_RELAXED);
+    peers_update(m->peers, map);
+    log_info("MDT%04x: cluster map epoch=%llu osts=%u mdts=%u", m->index,
+             (unsigned long long)map->epoch, n, nmdt);
     free(osts);
 }
 
+struct metads {
+    struct metad *v;
+    uint32_t n;
+    uint32_t ticks;
+};
+
 static void tick(void *p)
 {
-    struct metad *m = p;
-    meta_store_flush_if_dirty(m->store);
-    lease_sweep(m->leases);
+    struct metads *all = p;
+    all->ticks++;
+    for (uint32_t i = 0; i < all->n; i++) {
+        struct metad *m = &all->v[i];
+        meta_store_flush_if_dirty(m->store);
+        lease_sweep(m->leases);
+        meta_xmdt_recover(&m->ctx);
+    }
 }
 
-int main(int argc, char **argv)
+static int start_mdt(struct metad *m, const struct metad_conf *conf, const struct auth_key *key,
+                     const char *path, uint16_t port, const char *node, const char *adv)
 {
-    static struct metad_conf conf; /* lives as long as the process */
-    struct auth_key key;
-    int rc = daemon_start(&metad_table, &conf, &conf.d, argc, argv, &key);
-    if (rc)
-        return rc > 0 ? 0 : 2;
-    if (conf.mdt.count != 1) {
-        fprintf(stderr,
-                "stria-metad: this release serves exactly one MDT per daemon (got %d); "
-                "more arrive with striped directories\n",
-                conf.mdt.count);
-        return 2;
+    int rc;
+    if ((rc = meta_store_open(path, m->index, conf->lmdb_map_size, &m->store))) {
+        log_error("cannot open MDT%04x at %s: %s", m->index, path, log_err(rc));
+        return rc;
     }
-    uint32_t mdt_index;
-    const char *mdt_path;
-    if (util_parse_target(conf.mdt.items[0], &mdt_index, &mdt_path)) {
-        fprintf(stderr, "stria-metad: mdt '%s' is not INDEX:DIRECTORY\n", conf.mdt.items[0]);
-        return 2;
+    if ((rc = meta_ctx_init(&m->ctx, m->store, (int32_t)conf->default_stripe_count,
+                            (uint32_t)conf->default_stripe_size, (uint32_t)conf->root_mdts))) {
+        log_error("cannot initialise MDT%04x: %s", m->index, log_err(rc));
+        return rc;
     }
-    if (mdt_index != 0) {
-        fprintf(stderr,
-                "stria-metad: MDT %u: the namespace root lives on MDT 0, and this "
-                "release has one MDT\n",
-                mdt_index);
-        return 2;
-    }
-    if (conf.default_stripe_size % 65536) {
-        fprintf(stderr, "stria-metad: default_stripe_size must be a multiple of 64K\n");
-        return 2;
-    }
-    char node[256], adv[256];
-    daemon_names(&conf.d, node, sizeof(node), adv, sizeof(adv));
-    struct metad *m = calloc(1, sizeof(*m));
-    if (!m)
-        return 1;
-    if ((rc = meta_store_open(mdt_path, mdt_index, conf.lmdb_map_size, &m->store))) {
-        log_error("cannot open MDT%04x at %s: %s", mdt_index, mdt_path, log_err(rc));
-        return 1;
-    }
-    if ((rc = meta_ctx_init(&m->ctx, m->store, (int32_t)conf.default_stripe_count,
-                            (uint32_t)conf.default_stripe_size))) {
-        log_error("cannot initialise MDT%04x: %s", mdt_index, log_err(rc));
-        return 1;
-    }
-    if ((rc = lease_tab_create((uint32_t)conf.lease_ms, &m->leases))) {
+    m->ctx.peer = peer_call;
+    m->ctx.peer_arg = m->peers;
+    if ((rc = lease_tab_create((uint32_t)conf->lease_ms, &m->leases))) {
         log_error("cannot set up leases: %s", log_err(rc));
-        return 1;
+        return rc;
     }
-    struct net_server_opts so = {.host = conf.d.listen.host,
-                                 .port = conf.d.listen.port,
-                                 .key = &key,
-                                 .max_conns = (int)conf.d.max_connections,
+    struct net_server_opts so = {.host = conf->d.listen.host,
+                                 .port = port,
+                                 .key = key,
+                                 .max_conns = (int)conf->d.max_connections,
                                  .ctx = m,
                                  .on_close = conn_closed,
                                  .on_enter = request_enter,
@@ -399,6 +530,7 @@ int main(int argc, char **argv)
     H(READDIR, h_readdir);
     H(GETSTRIPE, h_getstripe);
     H(SETSTRIPE, h_setstripe);
+    H(SETDIRSTRIPE, h_setdirstripe);
     H(SETXATTR, h_setxattr);
     H(GETXATTR, h_getxattr);
     H(LISTXATTR, h_listxattr);
@@ -407,37 +539,88 @@ int main(int argc, char **argv)
     H(STATFS, h_statfs);
     H(SYNC, h_sync);
     H(FSCK, h_fsck);
+    H(SHARD, h_shard);
     H(LEASE_POLL, h_lease_poll);
 #undef H
-    struct net_server *srv;
-    if ((rc = net_server_start(&so, &srv)))
-        return 1;
-    struct hb_opts ho = {.mgmt_host = conf.d.mgmt.host,
-                         .mgmt_port = conf.d.mgmt.port,
-                         .key = &key,
+    if ((rc = net_server_start(&so, &m->srv)))
+        return rc;
+    struct hb_opts ho = {.mgmt_host = conf->d.mgmt.host,
+                         .mgmt_port = conf->d.mgmt.port,
+                         .key = key,
                          .kind = PROTO_NODE_META,
                          .node = node,
                          .host = adv,
-                         .port = net_server_port(srv),
-                         .interval_ms = (int)conf.d.heartbeat_ms,
+                         .port = net_server_port(m->srv),
+                         .interval_ms = (int)conf->d.heartbeat_ms,
                          .stats = hb_stats,
                          .on_map = hb_map,
                          .ctx = m};
-    struct hb *hb;
-    if ((rc = hb_start(&ho, &hb)))
+    if ((rc = hb_start(&ho, &m->hb)))
+        return rc;
+    log_info("serving MDT%04x dir=%s listen=%s:%u advertise=%s node=%s", m->index, path,
+             conf->d.listen.host, net_server_port(m->srv), adv, node);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    static struct metad_conf conf; /* lives as long as the process */
+    struct auth_key key;
+    int rc = daemon_start(&metad_table, &conf, &conf.d, argc, argv, &key);
+    if (rc)
+        return rc > 0 ? 0 : 2;
+    uint32_t n = (uint32_t)conf.mdt.count;
+    uint32_t index[n ? n : 1];
+    const char *path[n ? n : 1];
+    for (uint32_t i = 0; i < n; i++) {
+        if (util_parse_target(conf.mdt.items[i], &index[i], &path[i])) {
+            fprintf(stderr, "stria-metad: mdt '%s' is not INDEX:DIRECTORY\n", conf.mdt.items[i]);
+            return 2;
+        }
+        for (uint32_t j = 0; j < i; j++)
+            if (index[j] == index[i] || !strcmp(path[j], path[i])) {
+                fprintf(stderr, "stria-metad: mdt '%s' repeats an index or a directory\n",
+                        conf.mdt.items[i]);
+                return 2;
+            }
+        if (conf.d.listen.port && (uint32_t)conf.d.listen.port + i > 65535) {
+            fprintf(stderr, "stria-metad: no port left for mdt '%s'\n", conf.mdt.items[i]);
+            return 2;
+        }
+    }
+    if (conf.default_stripe_size % 65536) {
+        fprintf(stderr, "stria-metad: default_stripe_size must be a multiple of 64K\n");
+        return 2;
+    }
+    char node[256], adv[256];
+    daemon_names(&conf.d, node, sizeof(node), adv, sizeof(adv));
+    struct peers peers = {.key = &key};
+    pthread_mutex_init(&peers.lock, NULL);
+    auth_random(&peers.client_id, sizeof(peers.client_id));
+    struct metads all = {calloc(n, sizeof(struct metad)), n, 0};
+    if (!all.v)
         return 1;
-    log_info("serving MDT%04x dir=%s listen=%s:%u advertise=%s node=%s", mdt_index, mdt_path,
-             conf.d.listen.host, net_server_port(srv), adv, node);
+    for (uint32_t i = 0; i < n; i++) {
+        all.v[i].index = index[i];
+        all.v[i].peers = &peers;
+        uint16_t port = conf.d.listen.port ? (uint16_t)(conf.d.listen.port + i) : 0;
+        if (start_mdt(&all.v[i], &conf, &key, path[i], port, node, adv))
+            return 1;
+    }
     /* Flush on the main thread's clock while waiting for a signal. */
-    int sig = daemon_wait((int)conf.sync_interval_ms, tick, m);
+    int sig = daemon_wait((int)conf.sync_interval_ms, tick, &all);
     log_info("signal %d: stopping", sig);
-    hb_stop(hb);
-    lease_tab_stop(m->leases);
-    net_server_stop(srv);
-    lease_tab_destroy(m->leases);
-    meta_store_close(m->store);
-    meta_ctx_destroy(&m->ctx);
+    for (uint32_t i = 0; i < n; i++) {
+        struct metad *m = &all.v[i];
+        hb_stop(m->hb);
+        lease_tab_stop(m->leases);
+        net_server_stop(m->srv);
+        lease_tab_destroy(m->leases);
+        meta_store_close(m->store);
+        meta_ctx_destroy(&m->ctx);
+    }
+    peers_free(&peers);
     cfg_free(&metad_table, &conf);
-    free(m);
+    free(all.v);
     return 0;
 }

@@ -13,6 +13,7 @@
  * commit); reads run in a read snapshot.
  */
 #include "ops.h"
+#include "ops_int.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -28,12 +29,12 @@
 #include <stdio.h>
 #include <sys/xattr.h>
 
-#define MAX_SYMLINKS 40
+#define MAX_SYMLINKS META_MAX_SYMLINKS
 #define PATH_BUF     (2 * PROTO_MAX_STR + 2)
 
 /* ---- helpers ---- */
 
-static int64_t now_ns(void)
+int64_t meta_now_ns(void)
 {
     return (int64_t)util_now_real_ns();
 }
@@ -54,6 +55,33 @@ static int may_delete(const struct meta_inode *dir, const struct meta_inode *vic
     return proto_cred_may_delete(c, dir->mode, dir->uid, dir->gid, victim->uid) ? 0 : -EPERM;
 }
 
+/* Whether name's entry in directory dir (record din) belongs on this MDT. */
+static bool name_here(struct meta_txn *t, uint64_t dir, const struct meta_inode *din,
+                      const char *name)
+{
+    return proto_ds_name_mdt(din->dstripe, META_INO_MDT(dir), name, strlen(name)) ==
+           meta_store_mdt(t->store);
+}
+
+/* An inode record, or -EREMOTE when it lives on another MDT and this one
+ * holds no shard of it. */
+int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
+{
+    int rc = meta_inode_get(t, ino, out);
+    if (rc == -ENOENT && META_INO_MDT(ino) != meta_store_mdt(t->store))
+        return -EREMOTE;
+    return rc;
+}
+
+/* Adding a name to the directory the walk ended in: write and search
+ * permission, and a directory being removed (sealed) takes no new names. */
+int meta_may_add(const struct walk *w, const struct proto_cred *c)
+{
+    if (w->din.flags & META_F_SEALED)
+        return -ENOENT;
+    return may(&w->din, c, 3);
+}
+
 static uint8_t dtype(uint32_t mode)
 {
     return (uint8_t)IFTODT(mode);
@@ -71,19 +99,8 @@ static int valid_name(const char *name)
 
 /* ---- path walk ---- */
 
-struct walk {
-    uint64_t dir;          /* the directory holding the last component */
-    struct meta_inode din; /* its inode */
-    char name[PROTO_MAX_NAME + 1];
-    bool self;      /* the path names dir itself ("", "/", ".", "..") */
-    int dots;       /* with self: 1 if it ended in ".", 2 if in "..", else 0 */
-    bool must_dir;  /* the path ended in '/' */
-    int links_left; /* symlinks that may still be followed */
-};
-
-/* Resolve all but the last component of path, starting at start. */
-static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
-                       const char *path, struct walk *w)
+int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
+                     const char *path, struct walk *w)
 {
     char buf[PATH_BUF];
     size_t plen = strlen(path);
@@ -92,7 +109,7 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
     memcpy(buf, path, plen + 1);
     char *p = buf;
     uint64_t cur = (*p == '/') ? META_ROOT_INO : start;
-    int rc = meta_inode_get(t, cur, &w->din);
+    int rc = meta_inode_get_here(t, cur, &w->din);
     if (rc)
         return rc;
     /* An empty path names the start inode itself, of any type: this is how
@@ -132,14 +149,18 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
         comp[len] = '\0';
         if ((rc = may(&w->din, c, 1)))
             return rc;
-        if (last && strcmp(comp, ".") && strcmp(comp, "..")) {
+        w->dots = !strcmp(comp, ".") ? 1 : !strcmp(comp, "..") ? 2 : 0;
+        /* A name of a striped directory may live on another MDT: the
+         * client goes on from there (EREMOTE). */
+        if (!w->dots && !name_here(t, cur, &w->din, comp))
+            return -EREMOTE;
+        if (last && !w->dots) {
             w->dir = cur;
             memcpy(w->name, comp, len + 1);
             w->must_dir = end != NULL;
             return 0;
         }
         uint64_t ino;
-        w->dots = !strcmp(comp, ".") ? 1 : !strcmp(comp, "..") ? 2 : 0;
         if (w->dots == 1)
             ino = cur;
         else if (w->dots == 2)
@@ -147,7 +168,7 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
         else if ((rc = meta_dentry_get(t, cur, comp, &ino, NULL)))
             return rc;
         struct meta_inode in;
-        if ((rc = meta_inode_get(t, ino, &in)))
+        if ((rc = meta_inode_get_here(t, ino, &in)))
             return rc == -ENOENT ? -EUCLEAN : rc;
         if (S_ISLNK(in.mode)) {
             if (w->links_left-- <= 0)
@@ -165,7 +186,7 @@ static int walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t 
             p = buf;
             if (*p == '/') {
                 cur = META_ROOT_INO;
-                if ((rc = meta_inode_get(t, cur, &w->din)))
+                if ((rc = meta_inode_get_here(t, cur, &w->din)))
                     return rc;
             }
             continue;
@@ -187,7 +208,7 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
     bool need_dir = false; /* a trailing '/' anywhere along the way */
     snprintf(buf, sizeof(buf), "%s", path);
     for (;;) {
-        int rc = walk_parent(t, c, start, buf, &w);
+        int rc = meta_walk_parent(t, c, start, buf, &w);
         if (rc)
             return rc;
         need_dir |= w.must_dir;
@@ -196,10 +217,18 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             return 0;
         }
         uint64_t ino;
-        if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)))
+        uint8_t type;
+        if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, &type)))
             return rc;
-        if ((rc = meta_inode_get(t, ino, out)))
-            return rc == -ENOENT ? -EUCLEAN : rc;
+        if ((rc = meta_inode_get_here(t, ino, out))) {
+            if (rc != -EREMOTE)
+                return rc == -ENOENT ? -EUCLEAN : rc;
+            /* A remote entry (of a directory, so far): what it names. */
+            meta_inode_clear(out);
+            out->ino = ino;
+            out->mode = (uint32_t)DTTOIF(type);
+            return 1;
+        }
         if (S_ISLNK(out->mode) && (follow || need_dir)) {
             if (w.links_left-- <= 0)
                 return -ELOOP;
@@ -335,6 +364,7 @@ static int new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int
 
 struct root_arg {
     struct meta_ctx *c;
+    uint32_t root_mdts;
 };
 
 static int root_txn(struct meta_txn *t, void *arg)
@@ -348,28 +378,75 @@ static int root_txn(struct meta_txn *t, void *arg)
     root.ino = META_ROOT_INO;
     root.mode = S_IFDIR | 0755;
     root.nlink = 2;
-    root.atime_ns = root.mtime_ns = root.ctime_ns = now_ns();
+    root.atime_ns = root.mtime_ns = root.ctime_ns = meta_now_ns();
     root.parent = META_ROOT_INO;
     root.dcount = a->c->default_count;
     root.dsize = a->c->default_size;
     root.doffset = -1;
+    /* Every MDT of the root's stripe makes its shard the same way on its
+     * first start, so a fresh file system needs no cross-MDT step. */
+    if (a->root_mdts > 1) {
+        struct proto_dstripe ds = {(uint16_t)a->root_mdts, 0, (uint16_t)a->root_mdts,
+                                   PROTO_DS_HASH_FNV};
+        root.dstripe = proto_ds_pack(ds);
+    }
+    if (meta_store_mdt(t->store) != 0)
+        root.flags |= META_F_SHARD;
     return meta_inode_put(t, &root);
 }
 
 int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t default_count,
-                  uint32_t default_size)
+                  uint32_t default_size, uint32_t root_mdts)
 {
     memset(ctx, 0, sizeof(*ctx));
     ctx->store = store;
+    ctx->mdt = meta_store_mdt(store);
+    ctx->nmdt = root_mdts ? root_mdts : 1;
     ctx->default_count = default_count;
     ctx->default_size = default_size;
     pthread_mutex_init(&ctx->alloc_lock, NULL);
+    pthread_mutex_init(&ctx->xlock, NULL);
     ctx->rng = util_now_real_ns();
     ctx->rr_next = (uint32_t)rng_next(&ctx->rng);
-    if (meta_store_mdt(store) != 0)
+    if (ctx->mdt >= (root_mdts ? root_mdts : 1))
         return 0;
-    struct root_arg a = {ctx};
+    struct root_arg a = {ctx, root_mdts};
     return meta_store_write(store, root_txn, &a);
+}
+
+int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int32_t count,
+                       int32_t start, uint64_t *dstripe, uint32_t *owner)
+{
+    uint32_t nmdt = __atomic_load_n(&c->nmdt, __ATOMIC_RELAXED);
+    bool inherited = count == 0;
+    if (inherited) {
+        /* The parent's default for new subdirectories, if it has one. */
+        struct proto_dstripe d = proto_ds_unpack(parent->ddefault);
+        count = d.count == 0xffff ? -1 : d.count;
+        if (start < 0 && d.start != 0xffff && parent->ddefault)
+            start = d.start;
+    }
+    if (count < 0)
+        count = (int32_t)nmdt;
+    if (count == 0)
+        count = 1;
+    if ((uint32_t)count > nmdt && !inherited)
+        return -EINVAL;
+    if ((uint32_t)count > nmdt)
+        count = (int32_t)nmdt; /* a default asks for more MDTs than exist now */
+    if (start >= (int32_t)nmdt) {
+        if (!inherited)
+            return -EINVAL;
+        start = -1;
+    }
+    *owner = start < 0 ? c->mdt : (uint32_t)start;
+    *dstripe = 0;
+    if (count > 1) {
+        struct proto_dstripe d = {(uint16_t)count, (uint16_t)*owner, (uint16_t)nmdt,
+                                  PROTO_DS_HASH_FNV};
+        *dstripe = proto_ds_pack(d);
+    }
+    return 0;
 }
 
 void meta_ctx_destroy(struct meta_ctx *ctx)
@@ -401,9 +478,10 @@ static int lookup_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     struct meta_inode in;
-    if ((rc = walk_full(t, &a->q->cred, a->q->parent, path, a->q->follow, &in)))
+    if ((rc = walk_full(t, &a->q->cred, a->q->parent, path, a->q->follow, &in)) < 0)
         return rc;
     meta_inode_attr(&in, &a->r->attr);
+    a->r->remote = rc == 1;
     return 0;
 }
 
@@ -483,7 +561,7 @@ static int setattr_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     bool owner = c->uid == 0 || c->uid == in.uid;
-    int64_t now = now_ns();
+    int64_t now = meta_now_ns();
     if (q->valid & SETATTR_MODE) {
         /* A writer's kernel clears setuid/setgid when it writes or
          * truncates: a change that only drops those bits is allowed to
@@ -558,8 +636,8 @@ int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
 
 /* ---- create and open ---- */
 
-static void init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode,
-                       const struct proto_cred *c, const struct meta_inode *dir)
+void meta_init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode, const struct proto_cred *c,
+                     const struct meta_inode *dir)
 {
     meta_inode_clear(in);
     in->ino = ino;
@@ -570,13 +648,13 @@ static void init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode,
     if ((dir->mode & S_ISGID) && S_ISDIR(mode))
         in->mode |= S_ISGID;
     in->nlink = 1;
-    in->atime_ns = in->mtime_ns = in->ctime_ns = now_ns();
+    in->atime_ns = in->mtime_ns = in->ctime_ns = meta_now_ns();
 }
 
-static int touch_dir(struct meta_txn *t, struct meta_inode *dir, int nlink_delta)
+int meta_touch_dir(struct meta_txn *t, struct meta_inode *dir, int nlink_delta)
 {
     dir->nlink = (uint32_t)((int64_t)dir->nlink + nlink_delta);
-    dir->mtime_ns = dir->ctime_ns = now_ns();
+    dir->mtime_ns = dir->ctime_ns = meta_now_ns();
     return meta_inode_put(t, dir);
 }
 
@@ -604,7 +682,7 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         a->r->old_size = in->size;
         if (in->size) {
             in->size = 0;
-            in->mtime_ns = in->ctime_ns = now_ns();
+            in->mtime_ns = in->ctime_ns = meta_now_ns();
             if ((rc = meta_inode_put(t, in)))
                 return rc;
         }
@@ -631,7 +709,7 @@ static int open_txn(struct meta_txn *t, void *arg)
      * target, as Linux does. */
     for (;;) {
         w = (struct walk){.links_left = links};
-        if ((rc = walk_parent(t, &q->cred, start, path, &w)))
+        if ((rc = meta_walk_parent(t, &q->cred, start, path, &w)))
             return rc;
         links = w.links_left;
         if (w.self) {
@@ -645,7 +723,7 @@ static int open_txn(struct meta_txn *t, void *arg)
         if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
             return -EEXIST;
         struct meta_inode in;
-        if ((rc = meta_inode_get(t, ino, &in)))
+        if ((rc = meta_inode_get_here(t, ino, &in)))
             return rc;
         if (S_ISLNK(in.mode) && !(q->flags & O_NOFOLLOW)) {
             MDB_val tv;
@@ -668,17 +746,17 @@ static int open_txn(struct meta_txn *t, void *arg)
         return rc;
     if (w.must_dir)
         return -EISDIR;
-    if ((rc = valid_name(w.name)) || (rc = may(&w.din, &q->cred, 3)))
+    if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))
         return rc;
     struct meta_inode in;
     if ((rc = meta_alloc_ino(t, &ino)))
         return rc;
-    init_inode(&in, ino, S_IFREG | (q->mode & 07777), &q->cred, &w.din);
+    meta_init_inode(&in, ino, S_IFREG | (q->mode & 07777), &q->cred, &w.din);
     if ((rc = new_file_layout(a->c, &w.din, q->stripe_count, q->stripe_size, q->stripe_offset,
                               &in.layout)))
         return rc;
     if ((rc = meta_inode_put(t, &in)) || (rc = meta_dentry_add(t, w.dir, w.name, ino, DT_REG)) ||
-        (rc = touch_dir(t, &w.din, 0)))
+        (rc = meta_touch_dir(t, &w.din, 0)))
         return rc;
     meta_inode_attr(&in, &a->r->attr);
     layout_copy(&a->r->layout, &in.layout);
@@ -703,6 +781,8 @@ struct mk_arg {
     uint32_t mode;
     const struct proto_str *target; /* symlinks */
     struct proto_attr *attr;
+    int32_t dir_count, dir_start; /* MKDIR's stripe request */
+    struct meta_xmk *x;           /* the plan, when the directory spans MDTs */
 };
 
 static int mk_txn(struct meta_txn *t, void *arg)
@@ -713,7 +793,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     struct walk w = {.links_left = MAX_SYMLINKS};
-    if ((rc = walk_parent(t, a->cred, a->parent, path, &w)))
+    if ((rc = meta_walk_parent(t, a->cred, a->parent, path, &w)))
         return rc;
     if (w.self)
         return -EEXIST;
@@ -725,21 +805,44 @@ static int mk_txn(struct meta_txn *t, void *arg)
         return -EEXIST;
     if (rc != -ENOENT)
         return rc;
-    if ((rc = may(&w.din, a->cred, 3)))
+    if ((rc = meta_may_add(&w, a->cred)))
         return rc;
     bool dir = S_ISDIR(a->mode);
     if (!dir && w.must_dir)
         return -ENOENT;
     struct meta_inode in;
+    if (dir) {
+        uint64_t ds;
+        uint32_t owner;
+        if ((rc = meta_dir_placement(a->c, &w.din, a->dir_count, a->dir_start, &ds, &owner)))
+            return rc;
+        if (ds || owner != meta_store_mdt(t->store)) {
+            /* Shards or the inode elsewhere: xmdt.c does the rest. */
+            struct meta_xmk *x = a->x;
+            x->dir = w.dir;
+            memcpy(x->name, w.name, sizeof(x->name));
+            x->owner = owner;
+            meta_init_inode(&x->rec, 0, a->mode, a->cred, &w.din);
+            x->rec.nlink = 2;
+            x->rec.parent = w.dir;
+            x->rec.dcount = w.din.dcount;
+            x->rec.dsize = w.din.dsize;
+            x->rec.doffset = w.din.doffset;
+            x->rec.dstripe = ds;
+            x->rec.ddefault = w.din.ddefault;
+            return META_CROSS;
+        }
+    }
     if ((rc = meta_alloc_ino(t, &ino)))
         return rc;
-    init_inode(&in, ino, a->mode, a->cred, &w.din);
+    meta_init_inode(&in, ino, a->mode, a->cred, &w.din);
     if (dir) {
         in.nlink = 2;
         in.parent = w.dir;
         in.dcount = w.din.dcount;
         in.dsize = w.din.dsize;
         in.doffset = w.din.doffset;
+        in.ddefault = w.din.ddefault;
     } else {
         char target[PROTO_MAX_STR + 1];
         if ((rc = proto_str_copy(a->target, target, sizeof(target))))
@@ -752,7 +855,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
     }
     if ((rc = meta_inode_put(t, &in)) ||
         (rc = meta_dentry_add(t, w.dir, w.name, ino, dtype(in.mode))) ||
-        (rc = touch_dir(t, &w.din, dir ? 1 : 0)))
+        (rc = meta_touch_dir(t, &w.din, dir ? 1 : 0)))
         return rc;
     meta_inode_attr(&in, a->attr);
     return 0;
@@ -760,15 +863,20 @@ static int mk_txn(struct meta_txn *t, void *arg)
 
 int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r)
 {
-    struct mk_arg a = {c,    &q->cred, q->parent, &q->path, S_IFDIR | (q->mode & 07777),
-                       NULL, &r->attr};
-    return meta_store_write(c->store, mk_txn, &a);
+    struct meta_xmk x;
+    struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
+                       NULL, &r->attr, q->dir_count, q->dir_start, &x};
+    int rc = meta_store_write(c->store, mk_txn, &a);
+    if (rc == META_CROSS)
+        return meta_xmkdir(c, &q->cred, &x, &r->attr);
+    return rc;
 }
 
 int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
                     struct proto_symlink_rep *r)
 {
-    struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFLNK | 0777, &q->target, &r->attr};
+    struct mk_arg a = {c,          &q->cred, q->parent, &q->path, S_IFLNK | 0777,
+                       &q->target, &r->attr, 0,         -1,       NULL};
     return meta_store_write(c->store, mk_txn, &a);
 }
 
@@ -784,7 +892,7 @@ static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy
     uint32_t drop = S_ISDIR(in->mode) ? in->nlink : 1;
     if (in->nlink > drop) {
         in->nlink -= drop;
-        in->ctime_ns = now_ns();
+        in->ctime_ns = meta_now_ns();
         return meta_inode_put(t, in);
     }
     if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)))
@@ -807,6 +915,7 @@ struct rm_arg {
     const struct proto_str *path;
     bool dir;
     struct proto_unlink_rep *r;
+    struct meta_xrm *x; /* rmdir: the plan, when the directory spans MDTs */
 };
 
 static int rm_txn(struct meta_txn *t, void *arg)
@@ -817,7 +926,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     struct walk w = {.links_left = MAX_SYMLINKS};
-    if ((rc = walk_parent(t, a->cred, a->parent, path, &w)))
+    if ((rc = meta_walk_parent(t, a->cred, a->parent, path, &w)))
         return rc;
     if (w.self) {
         /* As Linux: rmdir of "x/." is EINVAL, of "x/.." ENOTEMPTY (the
@@ -827,10 +936,23 @@ static int rm_txn(struct meta_txn *t, void *arg)
         return w.dots == 1 ? -EINVAL : w.dots == 2 ? -ENOTEMPTY : -EBUSY;
     }
     uint64_t ino;
-    if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)))
+    uint8_t type;
+    if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, &type)))
         return rc;
+    if (!a->dir && type == DT_DIR)
+        return -EISDIR;
     struct meta_inode in;
-    if ((rc = meta_inode_get(t, ino, &in)))
+    rc = meta_inode_get_here(t, ino, &in);
+    if (a->dir && type == DT_DIR && (rc == -EREMOTE || (rc == 0 && in.dstripe))) {
+        /* Its records live on several MDTs: xmdt.c removes it. */
+        struct meta_xrm *x = a->x;
+        x->dir = w.dir;
+        memcpy(x->name, w.name, sizeof(x->name));
+        x->ino = ino;
+        x->dstripe = rc == 0 ? in.dstripe : 0;
+        return META_CROSS;
+    }
+    if (rc)
         return rc;
     if ((rc = may_delete(&w.din, &in, a->cred)))
         return rc;
@@ -850,12 +972,12 @@ static int rm_txn(struct meta_txn *t, void *arg)
     if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
         return rc;
     a->r->ino = ino;
-    return touch_dir(t, &w.din, a->dir ? -1 : 0);
+    return meta_touch_dir(t, &w.din, a->dir ? -1 : 0);
 }
 
 int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r)
 {
-    struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r};
+    struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r, NULL};
     return meta_store_write(c->store, rm_txn, &a);
 }
 
@@ -864,8 +986,12 @@ int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct pr
     (void)r;
     struct proto_unlink_rep ur;
     memset(&ur, 0, sizeof(ur));
-    struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur};
-    return meta_store_write(c->store, rm_txn, &a);
+    struct meta_xrm x;
+    struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur, &x};
+    int rc = meta_store_write(c->store, rm_txn, &a);
+    if (rc == META_CROSS)
+        return meta_xrmdir(c, &q->cred, &x);
+    return rc;
 }
 
 /* ---- rename ---- */
@@ -907,9 +1033,12 @@ static int rename_txn(struct meta_txn *t, void *arg)
         (rc = proto_str_copy(&q->dpath, dp, sizeof(dp))))
         return rc;
     struct walk s = {.links_left = MAX_SYMLINKS}, d = {.links_left = MAX_SYMLINKS};
-    if ((rc = walk_parent(t, c, q->sparent, sp, &s)) ||
-        (rc = walk_parent(t, c, q->dparent, dp, &d)))
+    if ((rc = meta_walk_parent(t, c, q->sparent, sp, &s)))
         return rc;
+    /* Both names and both inodes must live here; a rename between MDTs is
+     * not built yet (docs/architecture.md), and EXDEV makes mv copy. */
+    if ((rc = meta_walk_parent(t, c, q->dparent, dp, &d)))
+        return rc == -EREMOTE ? -EXDEV : rc;
     if (s.self || d.self)
         return -EBUSY;
     if ((rc = valid_name(d.name)))
@@ -918,14 +1047,21 @@ static int rename_txn(struct meta_txn *t, void *arg)
     if ((rc = meta_dentry_get(t, s.dir, s.name, &sino, NULL)))
         return rc;
     struct meta_inode sin, din;
-    if ((rc = meta_inode_get(t, sino, &sin)))
-        return rc;
+    if ((rc = meta_inode_get_here(t, sino, &sin)))
+        return rc == -EREMOTE ? -EXDEV : rc;
     rc = meta_dentry_get(t, d.dir, d.name, &dino, NULL);
     if (rc && rc != -ENOENT)
         return rc;
     bool dexists = rc == 0;
-    if (dexists && (rc = meta_inode_get(t, dino, &din)))
-        return rc;
+    if (dexists && (rc = meta_inode_get_here(t, dino, &din)))
+        return rc == -EREMOTE ? -EXDEV : rc;
+    if (d.din.flags & META_F_SEALED)
+        return -ENOENT;
+    /* A striped directory's shards know their parent: moving it is a
+     * cross-MDT change too. */
+    if (s.dir != d.dir &&
+        ((S_ISDIR(sin.mode) && sin.dstripe) || (dexists && S_ISDIR(din.mode) && din.dstripe)))
+        return -EXDEV;
     if ((s.must_dir || d.must_dir) && !S_ISDIR(sin.mode))
         return -ENOTDIR;
     if ((q->flags & RENAME_NOREPLACE) && dexists)
@@ -964,23 +1100,24 @@ static int rename_txn(struct meta_txn *t, void *arg)
             int sdelta = (S_ISDIR(din.mode) ? 1 : 0) - (S_ISDIR(sin.mode) ? 1 : 0);
             if (S_ISDIR(sin.mode)) {
                 sin.parent = d.dir;
-                sin.ctime_ns = now_ns();
+                sin.ctime_ns = meta_now_ns();
                 if ((rc = meta_inode_put(t, &sin)))
                     return rc;
             }
             if (S_ISDIR(din.mode)) {
                 din.parent = s.dir;
-                din.ctime_ns = now_ns();
+                din.ctime_ns = meta_now_ns();
                 if ((rc = meta_inode_put(t, &din)))
                     return rc;
             }
-            if ((rc = touch_dir(t, &s.din, sdelta)))
+            if ((rc = meta_touch_dir(t, &s.din, sdelta)))
                 return rc;
-            if ((rc = meta_inode_get(t, d.dir, &d.din)) || (rc = touch_dir(t, &d.din, -sdelta)))
+            if ((rc = meta_inode_get(t, d.dir, &d.din)) ||
+                (rc = meta_touch_dir(t, &d.din, -sdelta)))
                 return rc;
             return 0;
         }
-        return touch_dir(t, &s.din, 0);
+        return meta_touch_dir(t, &s.din, 0);
     }
     if (dexists) {
         if (S_ISDIR(sin.mode) && !S_ISDIR(din.mode))
@@ -1007,18 +1144,18 @@ static int rename_txn(struct meta_txn *t, void *arg)
         ddelta += 1;
     }
     sin.parent = S_ISDIR(sin.mode) ? d.dir : sin.parent;
-    sin.ctime_ns = now_ns();
+    sin.ctime_ns = meta_now_ns();
     if ((rc = meta_inode_put(t, &sin)))
         return rc;
     if (same_dir)
-        return touch_dir(t, &s.din, sdelta + ddelta);
-    if ((rc = touch_dir(t, &s.din, sdelta)))
+        return meta_touch_dir(t, &s.din, sdelta + ddelta);
+    if ((rc = meta_touch_dir(t, &s.din, sdelta)))
         return rc;
     /* Re-read: the source directory update may not be the same record, but
      * d.din could be stale if the destination was inside what we wrote. */
     if ((rc = meta_inode_get(t, d.dir, &d.din)))
         return rc;
-    return touch_dir(t, &d.din, ddelta);
+    return meta_touch_dir(t, &d.din, ddelta);
 }
 
 int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct proto_rename_rep *r)
@@ -1044,24 +1181,24 @@ static int link_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     struct meta_inode in;
-    if ((rc = meta_inode_get(t, q->ino, &in)))
-        return rc;
+    if ((rc = meta_inode_get_here(t, q->ino, &in)))
+        return rc == -EREMOTE ? -EXDEV : rc;
     if (S_ISDIR(in.mode))
         return -EPERM;
     struct walk w = {.links_left = MAX_SYMLINKS};
-    if ((rc = walk_parent(t, &q->cred, q->dparent, path, &w)))
-        return rc;
+    if ((rc = meta_walk_parent(t, &q->cred, q->dparent, path, &w)))
+        return rc == -EREMOTE ? -EXDEV : rc;
     if (w.self)
         return -EEXIST;
-    if ((rc = valid_name(w.name)) || (rc = may(&w.din, &q->cred, 3)))
+    if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))
         return rc;
     if (in.nlink >= 65000)
         return -EMLINK;
     if ((rc = meta_dentry_add(t, w.dir, w.name, in.ino, dtype(in.mode))))
         return rc;
     in.nlink++;
-    in.ctime_ns = now_ns();
-    if ((rc = meta_inode_put(t, &in)) || (rc = touch_dir(t, &w.din, 0)))
+    in.ctime_ns = meta_now_ns();
+    if ((rc = meta_inode_put(t, &in)) || (rc = meta_touch_dir(t, &w.din, 0)))
         return rc;
     meta_inode_attr(&in, &a->r->attr);
     return 0;
@@ -1124,9 +1261,16 @@ static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, s
     if (s->plus) {
         struct meta_inode in;
         struct proto_attr attr;
-        int rc = meta_inode_get(s->t, ino, &in);
-        if (rc)
+        int rc = meta_inode_get_here(s->t, ino, &in);
+        if (rc == -EREMOTE) {
+            /* Another MDT's inode: its number and type only (nlink 0 says
+             * so; the client asks that MDT). */
+            meta_inode_clear(&in);
+            in.ino = ino;
+            in.mode = (uint32_t)DTTOIF(type);
+        } else if (rc) {
             return rc == -ENOENT ? -EUCLEAN : rc;
+        }
         meta_inode_attr(&in, &attr);
         proto_put_ATTR(&s->e, &attr);
     }
@@ -1190,6 +1334,8 @@ static int getstripe_txn(struct meta_txn *t, void *arg)
         r->dir_count = in.dcount;
         r->dir_size = in.dsize;
         r->dir_offset = in.doffset;
+        r->dstripe = in.dstripe;
+        r->ddefault = in.ddefault;
         return 0;
     }
     if (!S_ISREG(in.mode))
@@ -1203,6 +1349,35 @@ int meta_op_getstripe(struct meta_ctx *c, const struct proto_getstripe_req *q,
 {
     struct ino_arg a = {c, q, r, NULL, 0};
     return meta_store_read(c->store, getstripe_txn, &a);
+}
+
+static int setdirstripe_txn(struct meta_txn *t, void *arg)
+{
+    struct ino_arg *a = arg;
+    const struct proto_setdirstripe_req *q = a->q;
+    struct meta_inode in;
+    int rc = meta_inode_get_here(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if (!S_ISDIR(in.mode))
+        return -ENOTDIR;
+    if (q->cred.uid != 0 && q->cred.uid != in.uid)
+        return -EPERM;
+    uint32_t nmdt = __atomic_load_n(&a->c->nmdt, __ATOMIC_RELAXED);
+    if (q->count < -1 || q->count > (int32_t)nmdt || q->start < -1 || q->start >= (int32_t)nmdt)
+        return -EINVAL;
+    struct proto_dstripe d = {q->count < 0 ? 0xffff : (uint16_t)q->count,
+                              q->start < 0 ? 0xffff : (uint16_t)q->start, 0, 0};
+    in.ddefault = q->count == 0 ? 0 : proto_ds_pack(d);
+    in.ctime_ns = meta_now_ns();
+    return meta_inode_put(t, &in);
+}
+
+int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
+                         struct proto_setdirstripe_rep *r)
+{
+    struct ino_arg a = {c, q, r, NULL, 0};
+    return meta_store_write(c->store, setdirstripe_txn, &a);
 }
 
 static int setstripe_txn(struct meta_txn *t, void *arg)
@@ -1222,7 +1397,7 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
         in.dcount = q->count;
         in.dsize = q->size;
         in.doffset = q->offset;
-        in.ctime_ns = now_ns();
+        in.ctime_ns = meta_now_ns();
         return meta_inode_put(t, &in);
     }
     if (!S_ISREG(in.mode))
@@ -1236,7 +1411,7 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
     uint32_t size = q->size ? q->size : in.layout.comp[0].stripe_size;
     if ((rc = alloc_layout(a->c, count, size, q->offset, &in.layout)))
         return rc;
-    in.ctime_ns = now_ns();
+    in.ctime_ns = meta_now_ns();
     layout_copy(&r->layout, &in.layout);
     return meta_inode_put(t, &in);
 }
@@ -1304,7 +1479,7 @@ static int setxattr_txn(struct meta_txn *t, void *arg)
         return -ENODATA;
     if ((rc = meta_xattr_put(t, q->ino, name, q->value.p, q->value.len)))
         return rc;
-    in.ctime_ns = now_ns();
+    in.ctime_ns = meta_now_ns();
     return meta_inode_put(t, &in);
 }
 
@@ -1407,7 +1582,7 @@ static int removexattr_txn(struct meta_txn *t, void *arg)
         return rc;
     if ((rc = meta_xattr_del(t, q->ino, name)))
         return rc == -ENOENT ? -ENODATA : rc;
-    in.ctime_ns = now_ns();
+    in.ctime_ns = meta_now_ns();
     return meta_inode_put(t, &in);
 }
 

@@ -22,8 +22,22 @@ struct meta_ost {
     uint64_t avail, total;
 };
 
+/* A step of a cross-MDT operation sent to another MDT (metad.c sends it;
+ * unit tests call the other MDT's meta_op_shard directly). */
+typedef int (*meta_peer_fn)(void *arg, uint32_t mdt, const struct proto_shard_req *q,
+                            struct proto_shard_rep *r);
+
 struct meta_ctx {
     struct meta_store *store;
+    uint32_t mdt;  /* this MDT's index */
+    uint32_t nmdt; /* MDTs of the file system, as far as this one knows */
+    /* Other MDTs; NULL: this MDT works alone (a cross-MDT step fails). */
+    meta_peer_fn peer;
+    void *peer_arg;
+    /* Cross-MDT operations in progress here (xmdt.c), under xlock. */
+    pthread_mutex_t xlock;
+    uint64_t xbusy[64];
+    uint32_t nxbusy;
     /* File system defaults for new files (DESIGN §3). */
     int32_t default_count;
     uint32_t default_size;
@@ -35,10 +49,16 @@ struct meta_ctx {
     uint64_t rng;
 };
 
-/* Initialise ctx over an open store; creates the root directory on a new
- * MDT 0. */
+/* Initialise ctx over an open store. On a new MDT below root_mdts it
+ * creates the root directory, striped over MDTs 0 .. root_mdts - 1 (MDT 0
+ * holds its inode, the others a shard). */
 int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t default_count,
-                  uint32_t default_size);
+                  uint32_t default_size, uint32_t root_mdts);
+/* Where a new directory under parent goes: its stripe (0: plain) and the
+ * MDT of its inode, from MKDIR's count and start (0 and -1: the parent's
+ * default for new subdirectories, else plain on this MDT). */
+int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int32_t count,
+                       int32_t start, uint64_t *dstripe, uint32_t *owner);
 void meta_ctx_destroy(struct meta_ctx *ctx);
 /* Replace the allocator's view of the OSTs. */
 void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n);
@@ -82,6 +102,15 @@ int meta_op_listxattr(struct meta_ctx *c, const struct proto_listxattr_req *q,
                       struct proto_listxattr_rep *r, uint8_t *buf, size_t buflen);
 int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *q,
                         struct proto_removexattr_rep *r);
+int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
+                         struct proto_setdirstripe_rep *r);
+/* A step of another MDT's cross-MDT operation (SHARD). */
+int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r);
+/* Finish or roll back every cross-MDT operation this MDT began and did not
+ * end (after a restart, or when a peer was away). Returns how many remain
+ * open, or a negative errno. */
+int meta_xmdt_recover(struct meta_ctx *c);
+
 int meta_op_setsize(struct meta_ctx *c, const struct proto_setsize_req *q,
                     struct proto_setsize_rep *r);
 

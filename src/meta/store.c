@@ -7,6 +7,7 @@
  *   xattrs   key ino + name                          value: the xattr value
  *   links    key ino                                 value: symlink target
  *   info     "next_ino", "mdt"                       counters and identity
+ *   intents  key transaction id (8, BE)              value: an open cross-MDT operation
  * A directory's entries sort by cookie, a 62-bit hash of the name, so a
  * READDIR cookie stays valid while other entries are added and removed.
  */
@@ -24,7 +25,7 @@
 #include <sys/statvfs.h>
 
 #define BATCH_MAX         512
-#define INODE_REC_VERSION 1
+#define INODE_REC_VERSION 2
 
 struct wreq {
     meta_txn_fn fn;
@@ -37,7 +38,7 @@ struct wreq {
 
 struct meta_store {
     MDB_env *env;
-    MDB_dbi inodes, dentries, xattrs, links, info;
+    MDB_dbi inodes, dentries, xattrs, links, info, intents;
     uint32_t mdt;
     char dir[4096];
     pthread_mutex_t lock;
@@ -129,7 +130,8 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
         (rc = mdb_err(mdb_dbi_open(txn, "dentries", MDB_CREATE, &s->dentries))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "xattrs", MDB_CREATE, &s->xattrs))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "links", MDB_CREATE, &s->links))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))))
+        (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &s->intents))))
         goto fail;
     MDB_val k = {3, "mdt"}, v;
     rc = mdb_get(txn, s->info, &k, &v);
@@ -291,6 +293,7 @@ void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
     a->mtime_ns = in->mtime_ns;
     a->ctime_ns = in->ctime_ns;
     a->rdev = in->rdev;
+    a->dstripe = in->dstripe;
 }
 
 int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
@@ -409,16 +412,10 @@ static int put_rec(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, cons
     return mdb_err(mdb_put(txn, dbi, &k, &v, flags));
 }
 
-int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
+int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    MDB_val k = {8, kb}, v;
-    int rc = mdb_err(mdb_get(t->txn, t->store->inodes, &k, &v));
-    if (rc)
-        return rc;
     struct proto_dec d;
-    proto_dec_init(&d, v.mv_data, v.mv_size);
+    proto_dec_init(&d, buf, len);
     uint8_t ver;
     meta_inode_clear(out);
     proto_get_U8(&d, &ver);
@@ -439,19 +436,36 @@ int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
     proto_get_I32(&d, &out->doffset);
     if (S_ISREG(out->mode))
         proto_get_LAYOUT(&d, &out->layout);
-    if (d.err || ver != INODE_REC_VERSION || out->ino != ino) {
+    /* Version 2 added the stripe of a directory over MDTs. */
+    if (ver >= 2 && S_ISDIR(out->mode)) {
+        proto_get_U64(&d, &out->dstripe);
+        proto_get_U64(&d, &out->ddefault);
+    }
+    if (d.err || ver < 1 || ver > INODE_REC_VERSION || !proto_ds_valid(out->dstripe))
+        return -EUCLEAN;
+    return 0;
+}
+
+int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb}, v;
+    int rc = mdb_err(mdb_get(t->txn, t->store->inodes, &k, &v));
+    if (rc)
+        return rc;
+    if (meta_inode_decode(v.mv_data, v.mv_size, out) || out->ino != ino) {
         log_error("MDT%04x inode %llx: corrupt record", t->store->mdt, (unsigned long long)ino);
         return -EUCLEAN;
     }
     return 0;
 }
 
-int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
+int meta_inode_encode(const struct meta_inode *in, void *buf, size_t cap)
 {
-    uint8_t buf[128 + sizeof(struct layout)], kb[8];
     struct proto_enc e;
     uint8_t ver = INODE_REC_VERSION;
-    proto_enc_init(&e, buf, sizeof(buf));
+    proto_enc_init(&e, buf, cap);
     proto_put_U8(&e, &ver);
     proto_put_U64(&e, &in->ino);
     proto_put_U32(&e, &in->mode);
@@ -470,15 +484,26 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
     proto_put_I32(&e, &in->doffset);
     if (S_ISREG(in->mode))
         proto_put_LAYOUT(&e, &in->layout);
-    if (e.err)
-        return e.err;
+    if (S_ISDIR(in->mode)) {
+        proto_put_U64(&e, &in->dstripe);
+        proto_put_U64(&e, &in->ddefault);
+    }
+    return e.err ? e.err : (int)e.len;
+}
+
+int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
+{
+    uint8_t buf[META_INODE_REC_MAX], kb[8];
+    int len = meta_inode_encode(in, buf, sizeof(buf));
+    if (len < 0)
+        return len;
     be64(kb, in->ino);
     int i = note(t, in->ino);
     if (i >= 0) {
         meta_inode_attr(in, &t->touched->attr[i]);
         t->touched->has_attr[i] = true;
     }
-    return put_rec(t->txn, t->store->inodes, kb, 8, buf, e.len, 0);
+    return put_rec(t->txn, t->store->inodes, kb, 8, buf, (size_t)len, 0);
 }
 
 int meta_inode_del(struct meta_txn *t, uint64_t ino)
@@ -770,4 +795,40 @@ int meta_symlink_del(struct meta_txn *t, uint64_t ino)
     MDB_val k = {8, kb};
     int rc = mdb_err(mdb_del(t->txn, t->store->links, &k, NULL));
     return rc == -ENOENT ? 0 : rc;
+}
+
+/* ---- intents ---- */
+
+int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t len)
+{
+    uint8_t kb[8];
+    be64(kb, txid);
+    return put_rec(t->txn, t->store->intents, kb, 8, rec, len, 0);
+}
+
+int meta_intent_del(struct meta_txn *t, uint64_t txid)
+{
+    uint8_t kb[8];
+    be64(kb, txid);
+    MDB_val k = {8, kb};
+    return mdb_err(mdb_del(t->txn, t->store->intents, &k, NULL));
+}
+
+int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->intents, &cur));
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    while (mrc == 0 && rc == 0) {
+        rc = k.mv_size == 8 ? cb(arg, rd_be64(k.mv_data), v.mv_data, v.mv_size) : -EUCLEAN;
+        if (rc == 0)
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    if (rc == 0 && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    return rc;
 }

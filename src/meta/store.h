@@ -51,6 +51,12 @@ struct meta_txn {
 
 /* Inode flags. */
 #define META_F_OBJECTS 1u /* data objects may exist on OSTs */
+/* A shard of a striped directory whose inode lives on another MDT: the
+ * record holds that inode's number, owner and mode for permission checks
+ * here, and counts the subdirectories of this shard only. */
+#define META_F_SHARD 2u
+/* A directory being removed by a cross-MDT rmdir: it takes no new names. */
+#define META_F_SEALED 4u
 
 /* One inode record as decoded from LMDB. */
 struct meta_inode {
@@ -65,6 +71,9 @@ struct meta_inode {
     int32_t dcount;
     uint32_t dsize;
     int32_t doffset;
+    /* directories: the stripe over MDTs (proto_dstripe, 0 plain) and the
+     * default for new subdirectories (GETSTRIPE's ddefault) */
+    uint64_t dstripe, ddefault;
     struct layout layout; /* regular files */
 };
 
@@ -75,6 +84,13 @@ static inline void meta_inode_clear(struct meta_inode *in)
     memset(in, 0, offsetof(struct meta_inode, layout));
     in->layout.ncomp = 0;
 }
+
+/* An inode record in the store's own encoding (SHARD carries it between
+ * MDTs): encode returns its length or a negative errno; decode -EUCLEAN
+ * for anything it cannot read. */
+#define META_INODE_REC_MAX (160 + sizeof(struct layout))
+int meta_inode_encode(const struct meta_inode *in, void *buf, size_t cap);
+int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out);
 
 /* The attributes clients see of an inode record. */
 void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a);
@@ -147,5 +163,12 @@ int meta_xattr_del_all(struct meta_txn *t, uint64_t ino);
 int meta_symlink_get(struct meta_txn *t, uint64_t ino, MDB_val *target);
 int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_t len);
 int meta_symlink_del(struct meta_txn *t, uint64_t ino);
+
+/* Intents of cross-MDT operations (xmdt.h), by transaction id. The scan
+ * callback may not change the database; a non-zero return stops it. */
+int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t len);
+int meta_intent_del(struct meta_txn *t, uint64_t txid);
+typedef int (*meta_scan_intent_cb)(void *arg, uint64_t txid, const void *rec, size_t len);
+int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg);
 
 #endif

@@ -8,6 +8,7 @@
 #include "proto.h"
 
 #include "../common/crc.h"
+#include "../common/util.h"
 
 #include <endian.h>
 #include <errno.h>
@@ -304,6 +305,7 @@ void proto_put_ATTR(struct proto_enc *e, const struct proto_attr *v)
     proto_put_I64(e, &v->mtime_ns);
     proto_put_I64(e, &v->ctime_ns);
     proto_put_U64(e, &v->rdev);
+    proto_put_U64(e, &v->dstripe);
 }
 
 void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v)
@@ -319,6 +321,7 @@ void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v)
     proto_get_I64(d, &v->mtime_ns);
     proto_get_I64(d, &v->ctime_ns);
     proto_get_U64(d, &v->rdev);
+    proto_get_U64(d, &v->dstripe);
 }
 
 void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
@@ -522,4 +525,31 @@ void proto_get_dirent(struct proto_dec *d, struct proto_dirent *v)
     proto_get_STR(d, &v->name);
     if (!d->err && (v->name.len == 0 || v->name.len > PROTO_MAX_NAME))
         d->err = -EBADMSG;
+}
+
+/* ---- directory stripes ---- */
+
+bool proto_ds_valid(uint64_t v)
+{
+    struct proto_dstripe d = proto_ds_unpack(v);
+    if (v >> 56)
+        return false;
+    if (d.count <= 1)
+        return v == 0; /* a plain directory is always 0 */
+    return d.hash == PROTO_DS_HASH_FNV && d.count <= d.nmdt && d.start < d.nmdt &&
+           d.count <= PROTO_DS_MAX_COUNT;
+}
+
+uint32_t proto_ds_shard_mdt(uint64_t ds, uint32_t k)
+{
+    struct proto_dstripe d = proto_ds_unpack(ds);
+    return d.nmdt ? (d.start + k) % d.nmdt : d.start;
+}
+
+uint32_t proto_ds_name_mdt(uint64_t ds, uint32_t home, const char *name, size_t len)
+{
+    struct proto_dstripe d = proto_ds_unpack(ds);
+    if (d.count <= 1)
+        return home;
+    return proto_ds_shard_mdt(ds, (uint32_t)(util_hash64(name, len) % d.count));
 }

@@ -24,7 +24,7 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC      0x41525453u /* "STRA" little-endian */
-#define PROTO_VERSION    1
+#define PROTO_VERSION    2
 #define PROTO_HDR_LEN    56
 #define PROTO_FLAG_REPLY 1u
 
@@ -136,7 +136,46 @@ struct proto_attr {
     uint64_t size, blocks;
     int64_t atime_ns, mtime_ns, ctime_ns;
     uint64_t rdev;
+    uint64_t dstripe; /* directories: proto_dstripe, 0 plain */
 };
+
+/*
+ * A directory's stripe over MDTs (DESIGN §4, Lustre DNE): its entries are
+ * spread by a hash of their name over `count` MDTs, shard k on MDT
+ * (start + k) mod nmdt, where nmdt is how many MDTs the file system had
+ * when the directory was made. A plain directory (count 0 or 1) keeps its
+ * entries on the MDT of its inode. Packed into 64 bits on the wire and on
+ * disk: count | start << 16 | nmdt << 32 | hash << 48.
+ */
+#define PROTO_DS_HASH_FNV  1u
+#define PROTO_DS_MAX_COUNT 4096u
+struct proto_dstripe {
+    uint16_t count, start, nmdt;
+    uint8_t hash;
+};
+static inline uint64_t proto_ds_pack(struct proto_dstripe d)
+{
+    return d.count | (uint64_t)d.start << 16 | (uint64_t)d.nmdt << 32 | (uint64_t)d.hash << 48;
+}
+static inline struct proto_dstripe proto_ds_unpack(uint64_t v)
+{
+    struct proto_dstripe d = {(uint16_t)v, (uint16_t)(v >> 16), (uint16_t)(v >> 32),
+                              (uint8_t)(v >> 48)};
+    return d;
+}
+/* Whether a packed stripe is one the code knows (0, plain, is). */
+bool proto_ds_valid(uint64_t v);
+/* The MDT of shard k. */
+uint32_t proto_ds_shard_mdt(uint64_t ds, uint32_t k);
+/* The MDT that holds name in a directory of stripe ds whose inode is on
+ * MDT home. */
+uint32_t proto_ds_name_mdt(uint64_t ds, uint32_t home, const char *name, size_t len);
+/* The number of shards (1 for a plain directory). */
+static inline uint32_t proto_ds_count(uint64_t ds)
+{
+    uint32_t c = (uint16_t)ds;
+    return c ? c : 1;
+}
 
 /*
  * A layout: a list of components (PFL), each covering [start, end) of the
@@ -265,8 +304,10 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * path of one or more components; the MDT resolves all but the last
  * (following symlinks inside the file system) with search permission
  * checks, then applies the operation to the last component. */
-#define MSG_LOOKUP_REQ(F)  F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
-#define MSG_LOOKUP_REP(F)  F(ATTR, attr) F(LEASES, leases)
+#define MSG_LOOKUP_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
+/* remote: the name holds an inode of another MDT, of which attr says only
+ * ino and the type in mode; ask its MDT for the rest. */
+#define MSG_LOOKUP_REP(F)  F(ATTR, attr) F(LEASES, leases) F(U8, remote)
 #define MSG_GETATTR_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_GETATTR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* valid: SETATTR_* bits below. */
@@ -286,7 +327,11 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
     F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset)
 #define MSG_OPEN_REP(F)                                                                            \
     F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size) F(LEASES, leases)
-#define MSG_MKDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode)
+/* MKDIR: dir_count is how many MDTs to stripe the new directory over (0:
+ * as the parent's default for new directories says, -1: all), dir_start
+ * the MDT of its first shard and inode (-1: the MDT of its entry). */
+#define MSG_MKDIR_REQ(F)                                                                           \
+    F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode) F(I32, dir_count) F(I32, dir_start)
 #define MSG_MKDIR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* UNLINK: gone != 0 when the last link went (layout and size then hold a
  * regular file's layout and size); destroy != 0 when objects may exist: the client then
@@ -316,22 +361,31 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * cookie stays valid while entries come and go. Cookies are below 2^62. */
 #define MSG_READDIR_REQ(F) F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes) F(U8, plus)
 #define MSG_READDIR_REP(F) F(U8, eof) F(U32, count) F(BLOB, entries)
-/* GETSTRIPE: a file's layout, or a directory's default (dir_* fields). */
+/* GETSTRIPE: a file's layout, or a directory's default (dir_* fields),
+ * and a directory's stripe over MDTs (dstripe) and the default for new
+ * subdirectories (ddefault: proto_dstripe's count and start, count 0xffff
+ * all MDTs, start 0xffff the entry's MDT; 0 none). */
 #define MSG_GETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_GETSTRIPE_REP(F)                                                                       \
-    F(U8, is_dir) F(LAYOUT, layout) F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset)
+    F(U8, is_dir)                                                                                  \
+    F(LAYOUT, layout)                                                                              \
+    F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset) F(U64, dstripe) F(U64, ddefault)
 /* SETSTRIPE: on a directory its default; on a file that holds no data yet,
  * a new layout. count -1: all OSTs; offset -1: allocator's choice. */
-#define MSG_SETSTRIPE_REQ(F)   F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
-#define MSG_SETSTRIPE_REP(F)   F(LAYOUT, layout) F(LEASES, leases)
-#define MSG_SETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
-#define MSG_SETXATTR_REP(F)    F(LEASES, leases)
-#define MSG_GETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name)
-#define MSG_GETXATTR_REP(F)    F(BLOB, value)
-#define MSG_LISTXATTR_REQ(F)   F(CRED, cred) F(U64, ino)
-#define MSG_LISTXATTR_REP(F)   F(BLOB, names)
-#define MSG_REMOVEXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
-#define MSG_REMOVEXATTR_REP(F) F(LEASES, leases)
+#define MSG_SETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
+#define MSG_SETSTRIPE_REP(F) F(LAYOUT, layout) F(LEASES, leases)
+/* SETDIRSTRIPE: the default stripe of new subdirectories of a directory
+ * (count 0: none, -1: all MDTs; start -1: the entry's MDT). */
+#define MSG_SETDIRSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(I32, start)
+#define MSG_SETDIRSTRIPE_REP(F) F(LEASES, leases)
+#define MSG_SETXATTR_REQ(F)     F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
+#define MSG_SETXATTR_REP(F)     F(LEASES, leases)
+#define MSG_GETXATTR_REQ(F)     F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_GETXATTR_REP(F)     F(BLOB, value)
+#define MSG_LISTXATTR_REQ(F)    F(CRED, cred) F(U64, ino)
+#define MSG_LISTXATTR_REP(F)    F(BLOB, names)
+#define MSG_REMOVEXATTR_REQ(F)  F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_REMOVEXATTR_REP(F)  F(LEASES, leases)
 /* SETSIZE: a writer reports the end of what it wrote; the MDT keeps the
  * maximum and updates mtime. */
 #define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
@@ -367,6 +421,23 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_FSCK_REP(F) F(U64, inodes) F(U64, entries) MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text)
 #define MSG_STATS_REQ(F)
 #define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
+/* SHARD: MDT -> MDT, a step of a cross-MDT operation (docs/architecture.md,
+ * "Cross-MDT operations"), op one of PROTO_SHARD_*: ALLOC a new inode number
+ * of the receiving MDT (ino); PUT the inode record rec (an MDT's own
+ * encoding) there; DEL inode ino there, which must hold no entries; SEAL a
+ * directory's record against new entries if it holds none (else
+ * ENOTEMPTY), UNSEAL it. The reply says the record's owner (uid) and
+ * stripe (dstripe). Every
+ * step but ALLOC may be repeated and changes nothing the second time. */
+enum {
+    PROTO_SHARD_ALLOC = 1,
+    PROTO_SHARD_PUT,
+    PROTO_SHARD_DEL,
+    PROTO_SHARD_SEAL,
+    PROTO_SHARD_UNSEAL
+};
+#define MSG_SHARD_REQ(F) F(CRED, cred) F(U64, txid) F(U8, op) F(U64, ino) F(BLOB, rec)
+#define MSG_SHARD_REP(F) F(U64, ino) F(U32, uid) F(U64, dstripe)
 
 /* Storage: one object of one file on one OST. */
 #define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
@@ -418,6 +489,8 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
     X(LEASE_POLL, 41, lease_poll)                                                                  \
     X(STATS, 42, stats)                                                                            \
     X(FSCK, 43, fsck)                                                                              \
+    X(SETDIRSTRIPE, 44, setdirstripe)                                                              \
+    X(SHARD, 45, shard)                                                                            \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \

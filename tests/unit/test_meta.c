@@ -76,7 +76,7 @@ static int fx_open(struct fx *f)
     int rc = meta_store_open(f->dir, 0, MAP_SIZE, &f->s);
     if (rc)
         return rc;
-    if ((rc = meta_ctx_init(&f->ctx, f->s, 1, MIB))) {
+    if ((rc = meta_ctx_init(&f->ctx, f->s, 1, MIB, 1))) {
         meta_store_close(f->s);
         f->s = NULL;
         return rc;

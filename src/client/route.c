@@ -1,0 +1,352 @@
+/*
+ * Which MDT a namespace request goes to (DESIGN §4).
+ *
+ * A request about an inode goes to the MDT in the inode number's top bits.
+ * A request about a name in a directory goes to the MDT that holds the
+ * name: for a plain directory the directory's own, for a striped one the
+ * shard that hash(name) picks. Stripes never change once a directory is
+ * made, so the client keeps every stripe it has seen in a small table.
+ *
+ * A request with a path of several components goes to the MDT of the
+ * first; that MDT walks as far as the names are its own and answers
+ * EREMOTE where they are not. The client then walks the rest itself, one
+ * LOOKUP per component, and sends the last component from its directory.
+ */
+#include "client.h"
+
+#include "../common/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define ROOT_INO     1ull
+#define MAX_SYMLINKS 40
+#define WALK_DEPTH   256
+
+static bool one_mdt(stria_fs_t *fs)
+{
+    return __atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) <= 1;
+}
+
+static struct cl_ds *ds_slot(stria_fs_t *fs, uint64_t ino)
+{
+    return &fs->ds[(ino * 0x9e3779b97f4a7c15ull) >> 52 & (CL_DS_SLOTS - 1)];
+}
+
+void cl_learn(stria_fs_t *fs, const struct proto_attr *a)
+{
+    if (!S_ISDIR(a->mode) || a->nlink == 0 || !proto_ds_valid(a->dstripe))
+        return; /* nlink 0: a remote entry's type only */
+    pthread_mutex_lock(&fs->ds_lock);
+    struct cl_ds *d = ds_slot(fs, a->ino);
+    d->ino = a->ino;
+    d->dstripe = a->dstripe;
+    pthread_mutex_unlock(&fs->ds_lock);
+}
+
+int cl_dir_stripe(stria_fs_t *fs, uint64_t dir, uint64_t *dstripe)
+{
+    pthread_mutex_lock(&fs->ds_lock);
+    struct cl_ds *d = ds_slot(fs, dir);
+    bool known = d->ino == dir;
+    *dstripe = d->dstripe;
+    pthread_mutex_unlock(&fs->ds_lock);
+    if (known)
+        return 0;
+    struct proto_attr a;
+    int rc = cl_getattr(fs, dir, &a);
+    if (rc)
+        return rc;
+    if (!S_ISDIR(a.mode))
+        return -ENOTDIR;
+    cl_learn(fs, &a);
+    *dstripe = a.dstripe;
+    return 0;
+}
+
+uint32_t cl_name_mdt(stria_fs_t *fs, uint64_t dir, const char *name, size_t len)
+{
+    uint64_t ds = 0;
+    if (one_mdt(fs) || (len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)) ||
+        cl_dir_stripe(fs, dir, &ds))
+        return cl_ino_mdt(dir); /* an error shows when the request is sent */
+    return proto_ds_name_mdt(ds, cl_ino_mdt(dir), name, len);
+}
+
+void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route *rt)
+{
+    rt->parent = parent;
+    rt->path = path;
+    if (one_mdt(fs)) {
+        rt->mdt = cl_ino_mdt(parent);
+        return;
+    }
+    const char *p = path;
+    uint64_t dir = parent;
+    if (*p == '/') {
+        dir = ROOT_INO;
+        while (*p == '/')
+            p++;
+    }
+    size_t len = strcspn(p, "/");
+    rt->mdt = len ? cl_name_mdt(fs, dir, p, len) : cl_ino_mdt(dir);
+}
+
+/* ---- walking here ---- */
+
+/* LOOKUP of one name (no symlink followed), with a remote entry's
+ * attributes asked from its own MDT. */
+static int lookup_one(stria_fs_t *fs, uint64_t dir, const char *name, struct proto_attr *out)
+{
+    struct proto_lookup_req q = {.parent = dir, .path = proto_str_c(name)};
+    struct proto_lookup_rep r;
+    cl_cred(&q.cred);
+    bool remote = false;
+    int rc = MDT_CALL(fs, cl_name_mdt(fs, dir, name, strlen(name)), lookup, &q, &r, *out = r.attr;
+                      remote = r.remote);
+    if (rc == 0 && remote)
+        rc = cl_getattr(fs, out->ino, out);
+    if (rc == 0)
+        cl_learn(fs, out);
+    return rc;
+}
+
+struct walker {
+    stria_fs_t *fs;
+    uint64_t stack[WALK_DEPTH]; /* the directories walked through, for ".." */
+    int depth;
+    int links;
+    struct proto_attr cur;
+};
+
+static int walk_start(struct walker *w, uint64_t start)
+{
+    w->depth = 0;
+    return cl_getattr(w->fs, start, &w->cur);
+}
+
+/* Step into component name of the current directory; follow a symlink
+ * (splicing its target in front of rest) if it is not the last or follow. */
+static int walk_step(struct walker *w, const char *name, bool last, bool follow, char *rest,
+                     size_t restcap, bool *restarted)
+{
+    *restarted = false;
+    if (!S_ISDIR(w->cur.mode))
+        return -ENOTDIR;
+    if (!strcmp(name, "."))
+        return 0;
+    struct proto_attr a;
+    int rc;
+    if (!strcmp(name, "..")) {
+        if (w->depth > 0)
+            rc = cl_getattr(w->fs, w->stack[--w->depth], &a);
+        else
+            rc = lookup_one(w->fs, w->cur.ino, "..", &a);
+        if (rc == 0)
+            w->cur = a;
+        return rc;
+    }
+    if ((rc = lookup_one(w->fs, w->cur.ino, name, &a)))
+        return rc;
+    if (S_ISLNK(a.mode) && (!last || follow)) {
+        if (w->links-- <= 0)
+            return -ELOOP;
+        char target[PROTO_MAX_STR + 1];
+        ssize_t n = cl_readlink(w->fs, a.ino, target, sizeof(target) - 1);
+        if (n < 0)
+            return (int)n;
+        target[n] = '\0';
+        size_t rl = strlen(rest);
+        if ((size_t)n + 1 + rl + 1 > restcap)
+            return -ENAMETOOLONG;
+        memmove(rest + n + 1, rest, rl + 1);
+        memcpy(rest, target, (size_t)n);
+        rest[n] = rl ? '/' : '\0';
+        if (target[0] == '/' && (rc = walk_start(w, ROOT_INO)))
+            return rc;
+        *restarted = true;
+        return 0;
+    }
+    if (w->depth == WALK_DEPTH)
+        memmove(w->stack, w->stack + 1, sizeof(w->stack) - sizeof(w->stack[0]));
+    else
+        w->depth++;
+    w->stack[w->depth - 1] = w->cur.ino;
+    w->cur = a;
+    return 0;
+}
+
+/* Walk path from start: every component, or all but the last (stop_last:
+ * the last one is copied into last). */
+static int walk(stria_fs_t *fs, uint64_t start, const char *path, bool follow, bool stop_last,
+                struct walker *w, char *last, size_t lastcap)
+{
+    char buf[2 * PROTO_MAX_STR + 2];
+    if (strlen(path) > PROTO_MAX_STR)
+        return -ENAMETOOLONG;
+    snprintf(buf, sizeof(buf), "%s", path);
+    w->fs = fs;
+    w->links = MAX_SYMLINKS;
+    int rc = walk_start(w, buf[0] == '/' ? ROOT_INO : start);
+    if (last)
+        last[0] = '\0';
+    char *p = buf;
+    while (rc == 0) {
+        while (*p == '/')
+            p++;
+        if (!*p)
+            return 0;
+        size_t len = strcspn(p, "/");
+        char name[PROTO_MAX_NAME + 1];
+        if (len > PROTO_MAX_NAME)
+            return -ENAMETOOLONG;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        char *next = p + len;
+        bool trailing = *next == '/';
+        while (*next == '/')
+            next++;
+        bool is_last = *next == '\0';
+        if (is_last && stop_last) {
+            snprintf(last, lastcap, "%s%s", name, trailing ? "/" : "");
+            return 0;
+        }
+        /* The rest of the path moves to the front, so a symlink's target
+         * can be put before it. */
+        memmove(buf, next, strlen(next) + 1);
+        p = buf;
+        bool restarted;
+        rc = walk_step(w, name, is_last, follow || trailing, buf, sizeof(buf), &restarted);
+    }
+    return rc;
+}
+
+int cl_resolve(stria_fs_t *fs, uint64_t start, const char *path, bool follow,
+               struct proto_attr *out)
+{
+    struct walker *w = malloc(sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    int rc = walk(fs, start, path, follow, false, w, NULL, 0);
+    if (rc == 0)
+        *out = w->cur;
+    free(w);
+    return rc;
+}
+
+int cl_reroute(stria_fs_t *fs, struct cl_route *rt)
+{
+    struct walker *w = malloc(sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    int rc = walk(fs, rt->parent, rt->path, false, true, w, rt->last, sizeof(rt->last));
+    if (rc == 0 && !S_ISDIR(w->cur.mode))
+        rc = -ENOTDIR;
+    if (rc == 0) {
+        rt->parent = w->cur.ino;
+        rt->path = rt->last;
+        size_t len = strcspn(rt->last, "/");
+        rt->mdt = len ? cl_name_mdt(fs, rt->parent, rt->last, len) : cl_ino_mdt(rt->parent);
+    }
+    free(w);
+    return rc;
+}
+
+/* ---- READDIR over shards ---- */
+
+struct shard_batch {
+    uint8_t *buf;
+    struct cl_dirbatch b;
+    uint32_t pos;    /* next entry's offset */
+    uint64_t cookie; /* its cookie (next_cookie - 1) */
+    uint32_t elen;   /* its length */
+    bool have;       /* pos holds an entry */
+};
+
+static void shard_next(struct shard_batch *s, bool plus)
+{
+    s->have = false;
+    if (s->pos >= s->b.len)
+        return;
+    struct proto_dec d;
+    proto_dec_init(&d, s->buf + s->pos, s->b.len - s->pos);
+    struct proto_dirent de;
+    proto_get_dirent(&d, &de);
+    if (plus) {
+        struct proto_attr a;
+        proto_get_ATTR(&d, &a);
+    }
+    if (d.err)
+        return;
+    s->cookie = de.next_cookie - 1;
+    s->elen = (uint32_t)d.off;
+    s->have = true;
+}
+
+int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cookie, bool plus,
+                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out)
+{
+    uint32_t n = proto_ds_count(ds);
+    struct shard_batch *s = calloc(n, sizeof(*s));
+    if (!s)
+        return -ENOMEM;
+    int rc = 0;
+    /* Everything below limit is in hand from every shard. */
+    uint64_t limit = UINT64_MAX;
+    for (uint32_t k = 0; k < n && rc == 0; k++) {
+        if (!(s[k].buf = malloc(cap))) {
+            rc = -ENOMEM;
+            break;
+        }
+        struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
+        struct proto_readdir_rep r;
+        cl_cred(&q.cred);
+        rc = MDT_CALL(fs, proto_ds_shard_mdt(ds, k), readdir, &q, &r, ({
+                          uint32_t len = MIN(r.entries.len, cap);
+                          memcpy(s[k].buf, r.entries.p, len);
+                          s[k].b.len = len;
+                          s[k].b.count = r.count;
+                          s[k].b.eof = r.eof;
+                      }));
+        if (rc)
+            break;
+        shard_next(&s[k], plus);
+        if (!s[k].b.eof) {
+            /* The shard's last entry bounds what is known. */
+            uint64_t last = cookie;
+            for (struct shard_batch t = s[k]; t.have; shard_next(&t, plus)) {
+                last = t.cookie;
+                t.pos += t.elen;
+            }
+            limit = MIN(limit, last + 1);
+        }
+    }
+    memset(out, 0, sizeof(*out));
+    while (rc == 0) {
+        int best = -1;
+        for (uint32_t k = 0; k < n; k++)
+            if (s[k].have && s[k].cookie < limit && (best < 0 || s[k].cookie < s[best].cookie))
+                best = (int)k;
+        if (best < 0) {
+            bool all_eof = true;
+            for (uint32_t k = 0; k < n; k++)
+                all_eof &= s[k].b.eof;
+            out->eof = all_eof;
+            break;
+        }
+        struct shard_batch *b = &s[best];
+        if (out->len + b->elen > cap)
+            break;
+        memcpy(buf + out->len, b->buf + b->pos, b->elen);
+        out->len += b->elen;
+        out->count++;
+        b->pos += b->elen;
+        shard_next(b, plus);
+    }
+    for (uint32_t k = 0; k < n; k++)
+        free(s[k].buf);
+    free(s);
+    return rc;
+}

@@ -1,0 +1,65 @@
+/*
+ * What ops.c shares with the cross-MDT operations (xmdt.c): the path walk
+ * and the small rules every namespace change follows. Not for the service.
+ */
+#ifndef STRIA_META_OPS_INT_H
+#define STRIA_META_OPS_INT_H
+
+#include "ops.h"
+
+#define META_MAX_SYMLINKS 40
+
+/* Where a walk ended. */
+struct walk {
+    uint64_t dir;          /* the directory holding the last component */
+    struct meta_inode din; /* its inode */
+    char name[PROTO_MAX_NAME + 1];
+    bool self;      /* the path names dir itself ("", "/", ".", "..") */
+    int dots;       /* with self: 1 if it ended in ".", 2 if in "..", else 0 */
+    bool must_dir;  /* the path ended in '/' */
+    int links_left; /* symlinks that may still be followed */
+};
+
+int64_t meta_now_ns(void);
+/* Resolve all but the last component of path, starting at start, with
+ * search permission on each directory. -EREMOTE when a component (the last
+ * one too) or a directory on the way lives on another MDT. */
+int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
+                     const char *path, struct walk *w);
+/* May c add a name where the walk ended? */
+int meta_may_add(const struct walk *w, const struct proto_cred *c);
+/* A new inode record made by c in directory dir. */
+void meta_init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode, const struct proto_cred *c,
+                     const struct meta_inode *dir);
+/* A directory's entries changed: times, and its link count by delta. */
+int meta_touch_dir(struct meta_txn *t, struct meta_inode *dir, int nlink_delta);
+/* An inode record, or -EREMOTE when it lives on another MDT and this one
+ * holds no shard of it. */
+int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out);
+
+/* An operation returns this when it spans MDTs: xmdt.c carries it on
+ * with the plan the operation filled in. */
+#define META_CROSS 2
+
+/* mkdir of a directory whose inode is on another MDT (owner) or whose
+ * entries are striped (rec.dstripe). rec: the new inode, ino still 0. */
+struct meta_xmk {
+    uint64_t dir;
+    char name[PROTO_MAX_NAME + 1];
+    uint32_t owner;
+    struct meta_inode rec;
+};
+int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *x,
+                struct proto_attr *out);
+
+/* rmdir of a directory whose records live on other MDTs: its inode there,
+ * or shards (dstripe, when its inode is here). */
+struct meta_xrm {
+    uint64_t dir;
+    char name[PROTO_MAX_NAME + 1];
+    uint64_t ino;
+    uint64_t dstripe;
+};
+int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *x);
+
+#endif

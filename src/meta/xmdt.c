@@ -1,0 +1,514 @@
+/*
+ * Operations that span MDTs (DESIGN §4; docs/architecture.md, "Cross-MDT
+ * operations"): mkdir of a directory whose inode or shards live on other
+ * MDTs, and rmdir of one.
+ *
+ * The MDT that holds the name coordinates. It writes an intent record
+ * before it sends any step to another MDT, and ends the operation with one
+ * local transaction that adds (or removes) the name and changes or drops
+ * the intent. Every step (SHARD) can be repeated without harm, so a
+ * coordinator that restarts simply runs the intent again to its end:
+ *
+ *   mkdir  phase 1: records put on the other MDTs. Not committed, so
+ *          recovery deletes them (the mkdir did not happen).
+ *   rmdir  phase 1: every record sealed (no new names, and none held).
+ *          Recovery unseals them (the rmdir did not happen).
+ *          phase 2: the name is gone; recovery deletes the records.
+ */
+#include "../common/log.h"
+#include "ops_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+enum { XK_MKDIR = 1, XK_RMDIR = 2 };
+#define X_MAX_MDTS PROTO_DS_MAX_COUNT
+
+struct intent {
+    uint8_t kind, phase;
+    uint64_t ino, dir;
+    uint16_t n;
+    uint16_t mdt[X_MAX_MDTS];
+};
+
+static int intent_encode(const struct intent *x, uint8_t *buf, size_t cap)
+{
+    struct proto_enc e;
+    proto_enc_init(&e, buf, cap);
+    proto_put_U8(&e, &x->kind);
+    proto_put_U8(&e, &x->phase);
+    proto_put_U64(&e, &x->ino);
+    proto_put_U64(&e, &x->dir);
+    proto_put_U16(&e, &x->n);
+    for (uint16_t i = 0; i < x->n; i++)
+        proto_put_U16(&e, &x->mdt[i]);
+    return e.err ? e.err : (int)e.len;
+}
+
+static int intent_decode(const void *buf, size_t len, struct intent *x)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, buf, len);
+    proto_get_U8(&d, &x->kind);
+    proto_get_U8(&d, &x->phase);
+    proto_get_U64(&d, &x->ino);
+    proto_get_U64(&d, &x->dir);
+    proto_get_U16(&d, &x->n);
+    if (x->n > X_MAX_MDTS)
+        return -EUCLEAN;
+    for (uint16_t i = 0; i < x->n; i++)
+        proto_get_U16(&d, &x->mdt[i]);
+    return d.err || (x->kind != XK_MKDIR && x->kind != XK_RMDIR) ? -EUCLEAN : 0;
+}
+
+/* The MDTs holding a record of a directory: its shards, else its owner. */
+static void members(uint64_t dstripe, uint32_t owner, struct intent *x)
+{
+    x->n = 0;
+    if (!dstripe) {
+        x->mdt[x->n++] = (uint16_t)owner;
+        return;
+    }
+    for (uint32_t k = 0; k < proto_ds_count(dstripe) && x->n < X_MAX_MDTS; k++)
+        x->mdt[x->n++] = (uint16_t)proto_ds_shard_mdt(dstripe, k);
+}
+
+/* ---- operations in progress (recovery leaves them alone) ---- */
+
+static bool busy_add(struct meta_ctx *c, uint64_t txid)
+{
+    pthread_mutex_lock(&c->xlock);
+    bool ok = c->nxbusy < sizeof(c->xbusy) / sizeof(c->xbusy[0]);
+    if (ok)
+        c->xbusy[c->nxbusy++] = txid;
+    pthread_mutex_unlock(&c->xlock);
+    return ok;
+}
+
+static void busy_del(struct meta_ctx *c, uint64_t txid)
+{
+    pthread_mutex_lock(&c->xlock);
+    for (uint32_t i = 0; i < c->nxbusy; i++)
+        if (c->xbusy[i] == txid) {
+            c->xbusy[i] = c->xbusy[--c->nxbusy];
+            break;
+        }
+    pthread_mutex_unlock(&c->xlock);
+}
+
+static bool is_busy(struct meta_ctx *c, uint64_t txid)
+{
+    pthread_mutex_lock(&c->xlock);
+    bool b = false;
+    for (uint32_t i = 0; i < c->nxbusy && !b; i++)
+        b = c->xbusy[i] == txid;
+    pthread_mutex_unlock(&c->xlock);
+    return b;
+}
+
+/* ---- steps ---- */
+
+/* One SHARD step on MDT mdt: this one's own handler, or a peer's. */
+static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                const struct meta_inode *rec, struct proto_shard_rep *r)
+{
+    uint8_t buf[META_INODE_REC_MAX];
+    struct proto_shard_req q;
+    memset(&q, 0, sizeof(q));
+    q.txid = txid;
+    q.op = op;
+    q.ino = ino;
+    if (rec) {
+        int len = meta_inode_encode(rec, buf, sizeof(buf));
+        if (len < 0)
+            return len;
+        q.rec = (struct proto_blob){buf, (uint32_t)len};
+    }
+    struct proto_shard_rep dummy;
+    if (!r)
+        r = &dummy;
+    memset(r, 0, sizeof(*r));
+    if (mdt == c->mdt)
+        return meta_op_shard(c, &q, r);
+    if (!c->peer)
+        return -EHOSTUNREACH;
+    return c->peer(c->peer_arg, mdt, &q, r);
+}
+
+/* The same step on every MDT of x but skip; 0 if all succeeded, else the
+ * first error (the others are still tried). */
+static int step_all(struct meta_ctx *c, const struct intent *x, uint8_t op, uint64_t txid,
+                    uint32_t skip)
+{
+    int first = 0;
+    for (uint16_t i = 0; i < x->n; i++) {
+        if (x->mdt[i] == skip)
+            continue;
+        int rc = step(c, x->mdt[i], op, txid, x->ino, NULL, NULL);
+        if (rc == -ENOENT && (op == PROTO_SHARD_DEL || op == PROTO_SHARD_UNSEAL))
+            rc = 0;
+        if (rc && !first)
+            first = rc;
+    }
+    return first;
+}
+
+/* ---- intent records ---- */
+
+struct intent_arg {
+    struct meta_ctx *c;
+    uint64_t txid;
+    struct intent *x;
+    bool alloc_ino; /* allocate x->ino here too */
+};
+
+static int intent_put(struct meta_txn *t, uint64_t txid, const struct intent *x)
+{
+    uint8_t buf[32 + 2 * X_MAX_MDTS];
+    int len = intent_encode(x, buf, sizeof(buf));
+    return len < 0 ? len : meta_intent_put(t, txid, buf, (size_t)len);
+}
+
+static int begin_txn(struct meta_txn *t, void *arg)
+{
+    struct intent_arg *a = arg;
+    int rc = meta_alloc_ino(t, &a->txid);
+    if (!rc && a->alloc_ino)
+        rc = meta_alloc_ino(t, &a->x->ino);
+    return rc ? rc : intent_put(t, a->txid, a->x);
+}
+
+static int rewrite_txn(struct meta_txn *t, void *arg)
+{
+    struct intent_arg *a = arg;
+    return intent_put(t, a->txid, a->x);
+}
+
+static int end_txn(struct meta_txn *t, void *arg)
+{
+    struct intent_arg *a = arg;
+    int rc = meta_intent_del(t, a->txid);
+    return rc == -ENOENT ? 0 : rc;
+}
+
+/* Roll an intent back (or, in rmdir's phase 2, forward) to its end; the
+ * intent goes once every step succeeded. */
+static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
+{
+    int rc;
+    if (x->kind == XK_MKDIR)
+        rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
+    else if (x->phase == 1)
+        rc = step_all(c, x, PROTO_SHARD_UNSEAL, txid, UINT32_MAX);
+    else
+        rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
+    if (rc) {
+        log_warn("MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
+                 x->kind == XK_MKDIR ? "mkdir" : "rmdir", (unsigned long long)txid,
+                 (unsigned long long)x->ino, log_err(rc));
+        return rc;
+    }
+    struct intent_arg a = {c, txid, x, false};
+    return meta_store_write(c->store, end_txn, &a);
+}
+
+/* ---- mkdir ---- */
+
+struct xmk_commit {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    struct meta_xmk *m;
+    const struct intent *x;
+    uint64_t txid;
+};
+
+static int xmk_commit_txn(struct meta_txn *t, void *arg)
+{
+    struct xmk_commit *a = arg;
+    struct walk w = {.dir = a->m->dir};
+    int rc = meta_inode_get_here(t, a->m->dir, &w.din);
+    if (rc)
+        return rc == -EREMOTE ? -ENOENT : rc;
+    if ((rc = meta_may_add(&w, a->cred)))
+        return rc;
+    if ((rc = meta_dentry_add(t, a->m->dir, a->m->name, a->m->rec.ino, DT_DIR)))
+        return rc;
+    for (uint16_t i = 0; i < a->x->n; i++) {
+        if (a->x->mdt[i] != a->c->mdt)
+            continue;
+        struct meta_inode here = a->m->rec;
+        if (a->m->owner != a->c->mdt)
+            here.flags |= META_F_SHARD;
+        if ((rc = meta_inode_put(t, &here)))
+            return rc;
+    }
+    if ((rc = meta_touch_dir(t, &w.din, 1)))
+        return rc;
+    return meta_intent_del(t, a->txid);
+}
+
+int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *m,
+                struct proto_attr *out)
+{
+    struct intent *xp = calloc(1, sizeof(*xp)); /* 8 KiB: off the stack */
+    if (!xp)
+        return -ENOMEM;
+    xp->kind = XK_MKDIR;
+    xp->phase = 1;
+    xp->dir = m->dir;
+    members(m->rec.dstripe, m->owner, xp);
+    int rc = 0;
+    /* The inode number comes from the MDT that will own the inode. */
+    if (m->owner != c->mdt) {
+        struct proto_shard_rep r;
+        if ((rc = step(c, m->owner, PROTO_SHARD_ALLOC, 0, 0, NULL, &r))) {
+            free(xp);
+            return rc == -EHOSTUNREACH || rc == -ECONNREFUSED ? -EIO : rc;
+        }
+        xp->ino = r.ino;
+    }
+    struct intent_arg ia = {c, 0, xp, m->owner == c->mdt};
+    if ((rc = meta_store_write(c->store, begin_txn, &ia))) {
+        free(xp);
+        return rc;
+    }
+    uint64_t txid = ia.txid;
+    busy_add(c, txid);
+    m->rec.ino = xp->ino;
+    for (uint16_t i = 0; i < xp->n && !rc; i++) {
+        uint32_t mdt = xp->mdt[i];
+        if (mdt == c->mdt)
+            continue; /* put in the commit below */
+        struct meta_inode rec = m->rec;
+        if (mdt != m->owner)
+            rec.flags |= META_F_SHARD;
+        rc = step(c, mdt, PROTO_SHARD_PUT, txid, xp->ino, &rec, NULL);
+    }
+    if (!rc) {
+        struct xmk_commit a = {c, cred, m, xp, txid};
+        rc = meta_store_write(c->store, xmk_commit_txn, &a);
+    }
+    if (rc) {
+        int frc = finish(c, txid, xp);
+        (void)frc; /* left open: recovery tries again */
+        if (rc == -EHOSTUNREACH || rc == -ECONNREFUSED)
+            rc = -EIO;
+    } else {
+        meta_inode_attr(&m->rec, out);
+    }
+    busy_del(c, txid);
+    free(xp);
+    return rc;
+}
+
+/* ---- rmdir ---- */
+
+struct xrm_commit {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    struct meta_xrm *m;
+    struct intent *x;
+    uint64_t txid;
+    uint32_t victim_uid;
+};
+
+static int xrm_commit_txn(struct meta_txn *t, void *arg)
+{
+    struct xrm_commit *a = arg;
+    struct meta_inode dir;
+    int rc = meta_inode_get_here(t, a->m->dir, &dir);
+    if (rc)
+        return rc == -EREMOTE ? -ENOENT : rc;
+    if (!proto_cred_may_delete(a->cred, dir.mode, dir.uid, dir.gid, a->victim_uid))
+        return proto_cred_may(a->cred, dir.mode, dir.uid, dir.gid, 3) ? -EPERM : -EACCES;
+    uint64_t ino;
+    if ((rc = meta_dentry_get(t, a->m->dir, a->m->name, &ino, NULL)))
+        return rc;
+    if (ino != a->m->ino)
+        return -ENOENT; /* renamed over meanwhile: the caller may try again */
+    if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)))
+        return rc;
+    a->x->phase = 2;
+    rc = intent_put(t, a->txid, a->x);
+    a->x->phase = 1; /* until the commit is known to have happened */
+    return rc;
+}
+
+int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)
+{
+    struct intent *xp = calloc(1, sizeof(*xp));
+    if (!xp)
+        return -ENOMEM;
+    uint32_t owner = META_INO_MDT(m->ino);
+    xp->kind = XK_RMDIR;
+    xp->phase = 1;
+    xp->ino = m->ino;
+    xp->dir = m->dir;
+    /* A remote directory's stripe is known once its owner is sealed. */
+    members(m->dstripe, owner, xp);
+    struct intent_arg ia = {c, 0, xp, false};
+    int rc = meta_store_write(c->store, begin_txn, &ia);
+    if (rc) {
+        free(xp);
+        return rc;
+    }
+    uint64_t txid = ia.txid;
+    busy_add(c, txid);
+    struct proto_shard_rep r;
+    uint32_t uid = 0;
+    rc = step(c, owner, PROTO_SHARD_SEAL, txid, m->ino, NULL, &r);
+    if (!rc) {
+        uid = r.uid;
+        if (r.dstripe && !m->dstripe) {
+            members(r.dstripe, owner, xp);
+            rc = meta_store_write(c->store, rewrite_txn, &ia);
+        }
+    }
+    for (uint16_t i = 0; i < xp->n && !rc; i++)
+        if (xp->mdt[i] != owner)
+            rc = step(c, xp->mdt[i], PROTO_SHARD_SEAL, txid, m->ino, NULL, NULL);
+    if (!rc) {
+        struct xrm_commit a = {c, cred, m, xp, txid, uid};
+        if ((rc = meta_store_write(c->store, xrm_commit_txn, &a)) == 0)
+            xp->phase = 2;
+    }
+    if (rc == -EHOSTUNREACH || rc == -ECONNREFUSED)
+        rc = -EIO;
+    /* Undo the seals (phase 1), or delete the records (phase 2). */
+    finish(c, txid, xp);
+    busy_del(c, txid);
+    free(xp);
+    return rc;
+}
+
+/* ---- the other side: SHARD ---- */
+
+struct shard_arg {
+    struct meta_ctx *c;
+    const struct proto_shard_req *q;
+    struct proto_shard_rep *r;
+    struct meta_inode rec;
+};
+
+static int shard_txn(struct meta_txn *t, void *arg)
+{
+    struct shard_arg *a = arg;
+    const struct proto_shard_req *q = a->q;
+    struct meta_inode in;
+    int rc;
+    if (q->op == PROTO_SHARD_ALLOC)
+        return meta_alloc_ino(t, &a->r->ino);
+    if (q->op == PROTO_SHARD_PUT) {
+        rc = meta_inode_get(t, a->rec.ino, &in);
+        if (rc == 0)
+            return 0; /* a repeat: the record may have changed since */
+        return rc == -ENOENT ? meta_inode_put(t, &a->rec) : rc;
+    }
+    if ((rc = meta_inode_get(t, q->ino, &in)))
+        return rc;
+    if (!S_ISDIR(in.mode))
+        return -ENOTDIR;
+    a->r->ino = in.ino;
+    a->r->uid = in.uid;
+    a->r->dstripe = in.dstripe;
+    switch (q->op) {
+    case PROTO_SHARD_DEL:
+    case PROTO_SHARD_SEAL:
+        if ((rc = meta_dir_is_empty(t, q->ino)) <= 0)
+            return rc ? rc : -ENOTEMPTY;
+        if (q->op == PROTO_SHARD_DEL) {
+            if ((rc = meta_inode_del(t, q->ino)))
+                return rc;
+            return meta_xattr_del_all(t, q->ino);
+        }
+        if (in.flags & META_F_SEALED)
+            return 0;
+        in.flags |= META_F_SEALED;
+        return meta_inode_put(t, &in);
+    case PROTO_SHARD_UNSEAL:
+        if (!(in.flags & META_F_SEALED))
+            return 0;
+        in.flags &= ~META_F_SEALED;
+        return meta_inode_put(t, &in);
+    }
+    return -EINVAL;
+}
+
+int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r)
+{
+    struct shard_arg a = {c, q, r, {0}};
+    if (q->cred.uid != 0)
+        return -EPERM;
+    if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_UNSEAL)
+        return -EINVAL;
+    if (q->op == PROTO_SHARD_PUT) {
+        /* Only directory records travel, and only under their own number. */
+        if (meta_inode_decode(q->rec.p, q->rec.len, &a.rec) || !S_ISDIR(a.rec.mode) ||
+            a.rec.ino != q->ino || a.rec.ino == 0)
+            return -EINVAL;
+    }
+    return meta_store_write(c->store, shard_txn, &a);
+}
+
+/* ---- recovery ---- */
+
+struct open_intent {
+    uint64_t txid;
+    struct intent x;
+};
+
+struct scan_arg {
+    struct meta_ctx *c;
+    struct open_intent *v;
+    uint32_t n, cap;
+};
+
+static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
+{
+    struct scan_arg *s = arg;
+    if (s->n == s->cap || is_busy(s->c, txid))
+        return 0;
+    struct open_intent *o = &s->v[s->n];
+    if (intent_decode(rec, len, &o->x)) {
+        log_error("MDT%04x: intent %llx cannot be read; left for fsck", s->c->mdt,
+                  (unsigned long long)txid);
+        return 0;
+    }
+    o->txid = txid;
+    s->n++;
+    return 0;
+}
+
+static int scan_txn(struct meta_txn *t, void *arg)
+{
+    struct scan_arg *s = arg;
+    return meta_intent_scan(t, scan_cb, s);
+}
+
+int meta_xmdt_recover(struct meta_ctx *c)
+{
+    struct scan_arg s = {c, NULL, 0, 8};
+    s.v = calloc(s.cap, sizeof(*s.v));
+    if (!s.v)
+        return -ENOMEM;
+    int rc = meta_store_read(c->store, scan_txn, &s);
+    int open = 0;
+    for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
+        /* Claimed so that two recoveries never run one intent at once. */
+        if (is_busy(c, s.v[i].txid) || !busy_add(c, s.v[i].txid)) {
+            open++;
+            continue;
+        }
+        log_info("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
+                 s.v[i].x.kind == XK_MKDIR ? "mkdir" : "rmdir", (unsigned long long)s.v[i].txid,
+                 s.v[i].x.phase, (unsigned long long)s.v[i].x.ino);
+        if (finish(c, s.v[i].txid, &s.v[i].x))
+            open++;
+        busy_del(c, s.v[i].txid);
+    }
+    free(s.v);
+    return rc ? rc : open;
+}

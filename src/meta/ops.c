@@ -621,17 +621,25 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             in.mtime_ns = q->mtime_ns;
     }
     in.ctime_ns = now;
-    if ((rc = meta_inode_put(t, &in)))
+    if ((rc = meta_inode_put(t, &in)) || (rc = meta_xsync_note(a->c, t, &in)))
         return rc;
     meta_inode_attr(&in, &r->attr);
     return 0;
+}
+
+/* A striped directory changed: its shards get the news before the reply. */
+static int sync_after(struct meta_ctx *c, int rc)
+{
+    if (rc == 0 && __atomic_load_n(&c->xpending, __ATOMIC_RELAXED))
+        meta_xmdt_recover(c);
+    return rc;
 }
 
 int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
                     struct proto_setattr_rep *r)
 {
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_write(c->store, setattr_txn, &a);
+    return sync_after(c, meta_store_write(c->store, setattr_txn, &a));
 }
 
 /* ---- create and open ---- */
@@ -1370,14 +1378,15 @@ static int setdirstripe_txn(struct meta_txn *t, void *arg)
                               q->start < 0 ? 0xffff : (uint16_t)q->start, 0, 0};
     in.ddefault = q->count == 0 ? 0 : proto_ds_pack(d);
     in.ctime_ns = meta_now_ns();
-    return meta_inode_put(t, &in);
+    int rc2 = meta_inode_put(t, &in);
+    return rc2 ? rc2 : meta_xsync_note(a->c, t, &in);
 }
 
 int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
                          struct proto_setdirstripe_rep *r)
 {
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_write(c->store, setdirstripe_txn, &a);
+    return sync_after(c, meta_store_write(c->store, setdirstripe_txn, &a));
 }
 
 static int setstripe_txn(struct meta_txn *t, void *arg)
@@ -1398,7 +1407,9 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
         in.dsize = q->size;
         in.doffset = q->offset;
         in.ctime_ns = meta_now_ns();
-        return meta_inode_put(t, &in);
+        if ((rc = meta_inode_put(t, &in)))
+            return rc;
+        return meta_xsync_note(a->c, t, &in);
     }
     if (!S_ISREG(in.mode))
         return -EINVAL;
@@ -1420,7 +1431,7 @@ int meta_op_setstripe(struct meta_ctx *c, const struct proto_setstripe_req *q,
                       struct proto_setstripe_rep *r)
 {
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_write(c->store, setstripe_txn, &a);
+    return sync_after(c, meta_store_write(c->store, setstripe_txn, &a));
 }
 
 /* ---- xattrs ---- */

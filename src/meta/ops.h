@@ -38,6 +38,7 @@ struct meta_ctx {
     pthread_mutex_t xlock;
     uint64_t xbusy[64];
     uint32_t nxbusy;
+    int xpending; /* an intent waits to be run (atomic) */
     /* File system defaults for new files (DESIGN §3). */
     int32_t default_count;
     uint32_t default_size;

@@ -62,4 +62,9 @@ struct meta_xrm {
 };
 int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *x);
 
+/* A transaction changed in, the inode of a striped directory: note that
+ * its shards need the new attributes (the operation then calls
+ * meta_xmdt_recover when c->xpending says so). */
+int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in);
+
 #endif

@@ -14,6 +14,9 @@
  *   rmdir  phase 1: every record sealed (no new names, and none held).
  *          Recovery unseals them (the rmdir did not happen).
  *          phase 2: the name is gone; recovery deletes the records.
+ *   sync   a striped directory's owner, mode, times or defaults changed
+ *          (in the same transaction as the intent): copy them onto every
+ *          shard, which checks permissions and makes files with them.
  */
 #include "../common/log.h"
 #include "ops_int.h"
@@ -24,7 +27,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { XK_MKDIR = 1, XK_RMDIR = 2 };
+enum { XK_MKDIR = 1, XK_RMDIR = 2, XK_SYNC = 3 };
 #define X_MAX_MDTS PROTO_DS_MAX_COUNT
 
 struct intent {
@@ -61,7 +64,7 @@ static int intent_decode(const void *buf, size_t len, struct intent *x)
         return -EUCLEAN;
     for (uint16_t i = 0; i < x->n; i++)
         proto_get_U16(&d, &x->mdt[i]);
-    return d.err || (x->kind != XK_MKDIR && x->kind != XK_RMDIR) ? -EUCLEAN : 0;
+    return d.err || x->kind < XK_MKDIR || x->kind > XK_SYNC ? -EUCLEAN : 0;
 }
 
 /* The MDTs holding a record of a directory: its shards, else its owner. */
@@ -196,10 +199,65 @@ static int end_txn(struct meta_txn *t, void *arg)
 
 /* Roll an intent back (or, in rmdir's phase 2, forward) to its end; the
  * intent goes once every step succeeded. */
+static const char *kind_name(uint8_t kind)
+{
+    return kind == XK_MKDIR ? "mkdir" : kind == XK_RMDIR ? "rmdir" : "attribute copy";
+}
+
+struct master_arg {
+    uint64_t ino;
+    struct meta_inode *in;
+};
+
+static int master_txn(struct meta_txn *t, void *arg)
+{
+    struct master_arg *a = arg;
+    return meta_inode_get(t, a->ino, a->in);
+}
+
+/* Copy a striped directory's attributes onto its shards. */
+static int sync_shards(struct meta_ctx *c, uint64_t txid, const struct intent *x)
+{
+    struct meta_inode *in = malloc(sizeof(*in));
+    if (!in)
+        return -ENOMEM;
+    struct master_arg a = {x->ino, in};
+    int rc = meta_store_read(c->store, master_txn, &a);
+    for (uint16_t i = 0; i < x->n && rc == 0; i++)
+        if (x->mdt[i] != c->mdt)
+            rc = step(c, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, NULL);
+    free(in);
+    return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
+}
+
+int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in)
+{
+    if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
+        return 0;
+    struct intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    x->kind = XK_SYNC;
+    x->phase = 1;
+    x->ino = in->ino;
+    x->dir = in->parent;
+    members(in->dstripe, c->mdt, x);
+    uint64_t txid;
+    int rc = meta_alloc_ino(t, &txid);
+    if (rc == 0)
+        rc = intent_put(t, txid, x);
+    free(x);
+    if (rc == 0)
+        __atomic_store_n(&c->xpending, 1, __ATOMIC_RELAXED);
+    return rc;
+}
+
 static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
 {
     int rc;
-    if (x->kind == XK_MKDIR)
+    if (x->kind == XK_SYNC)
+        rc = sync_shards(c, txid, x);
+    else if (x->kind == XK_MKDIR)
         rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
     else if (x->phase == 1)
         rc = step_all(c, x, PROTO_SHARD_UNSEAL, txid, UINT32_MAX);
@@ -207,8 +265,8 @@ static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
         rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
     if (rc) {
         log_warn("MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
-                 x->kind == XK_MKDIR ? "mkdir" : "rmdir", (unsigned long long)txid,
-                 (unsigned long long)x->ino, log_err(rc));
+                 kind_name(x->kind), (unsigned long long)txid, (unsigned long long)x->ino,
+                 log_err(rc));
         return rc;
     }
     struct intent_arg a = {c, txid, x, false};
@@ -407,6 +465,24 @@ static int shard_txn(struct meta_txn *t, void *arg)
             return 0; /* a repeat: the record may have changed since */
         return rc == -ENOENT ? meta_inode_put(t, &a->rec) : rc;
     }
+    if (q->op == PROTO_SHARD_ATTR) {
+        if ((rc = meta_inode_get(t, a->rec.ino, &in)))
+            return rc == -ENOENT ? 0 : rc;
+        /* The shard keeps its own link count, flags, parent and stripe. */
+        in.mode = a->rec.mode;
+        in.uid = a->rec.uid;
+        in.gid = a->rec.gid;
+        in.atime_ns = a->rec.atime_ns;
+        in.mtime_ns = a->rec.mtime_ns;
+        in.ctime_ns = a->rec.ctime_ns;
+        in.dcount = a->rec.dcount;
+        in.dsize = a->rec.dsize;
+        in.doffset = a->rec.doffset;
+        in.ddefault = a->rec.ddefault;
+        return meta_inode_put(t, &in);
+    }
+    if (q->ino == META_ROOT_INO && q->op != PROTO_SHARD_UNSEAL)
+        return -EBUSY; /* the root is never removed */
     if ((rc = meta_inode_get(t, q->ino, &in)))
         return rc;
     if (!S_ISDIR(in.mode))
@@ -442,9 +518,9 @@ int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct pr
     struct shard_arg a = {c, q, r, {0}};
     if (q->cred.uid != 0)
         return -EPERM;
-    if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_UNSEAL)
+    if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_ATTR)
         return -EINVAL;
-    if (q->op == PROTO_SHARD_PUT) {
+    if (q->op == PROTO_SHARD_PUT || q->op == PROTO_SHARD_ATTR) {
         /* Only directory records travel, and only under their own number. */
         if (meta_inode_decode(q->rec.p, q->rec.len, &a.rec) || !S_ISDIR(a.rec.mode) ||
             a.rec.ino != q->ino || a.rec.ino == 0)
@@ -490,6 +566,7 @@ static int scan_txn(struct meta_txn *t, void *arg)
 
 int meta_xmdt_recover(struct meta_ctx *c)
 {
+    __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
     struct scan_arg s = {c, NULL, 0, 8};
     s.v = calloc(s.cap, sizeof(*s.v));
     if (!s.v)
@@ -502,9 +579,10 @@ int meta_xmdt_recover(struct meta_ctx *c)
             open++;
             continue;
         }
-        log_info("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                 s.v[i].x.kind == XK_MKDIR ? "mkdir" : "rmdir", (unsigned long long)s.v[i].txid,
-                 s.v[i].x.phase, (unsigned long long)s.v[i].x.ino);
+        if (s.v[i].x.kind != XK_SYNC)
+            log_info("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
+                     kind_name(s.v[i].x.kind), (unsigned long long)s.v[i].txid, s.v[i].x.phase,
+                     (unsigned long long)s.v[i].x.ino);
         if (finish(c, s.v[i].txid, &s.v[i].x))
             open++;
         busy_del(c, s.v[i].txid);

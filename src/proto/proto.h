@@ -426,7 +426,8 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * of the receiving MDT (ino); PUT the inode record rec (an MDT's own
  * encoding) there; DEL inode ino there, which must hold no entries; SEAL a
  * directory's record against new entries if it holds none (else
- * ENOTEMPTY), UNSEAL it. The reply says the record's owner (uid) and
+ * ENOTEMPTY), UNSEAL it; ATTR: copy a striped directory's attributes
+ * (owner, mode, times, defaults) from rec onto its shard there. The reply says the record's owner (uid) and
  * stripe (dstripe). Every
  * step but ALLOC may be repeated and changes nothing the second time. */
 enum {
@@ -434,7 +435,8 @@ enum {
     PROTO_SHARD_PUT,
     PROTO_SHARD_DEL,
     PROTO_SHARD_SEAL,
-    PROTO_SHARD_UNSEAL
+    PROTO_SHARD_UNSEAL,
+    PROTO_SHARD_ATTR
 };
 #define MSG_SHARD_REQ(F) F(CRED, cred) F(U64, txid) F(U8, op) F(U64, ino) F(BLOB, rec)
 #define MSG_SHARD_REP(F) F(U64, ino) F(U32, uid) F(U64, dstripe)

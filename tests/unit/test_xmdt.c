@@ -1,0 +1,414 @@
+/*
+ * Unit tests of directories striped over MDTs and of the operations that
+ * span MDTs (meta/xmdt.c), on four real LMDB stores in one process.
+ *
+ * The four contexts reach each other through a peer function that calls
+ * the other context's meta_op_shard directly, as metad would over the
+ * network. The peer can be made to fail from the n-th step on, which is
+ * what a coordinator sees when a peer dies or it is itself killed between
+ * steps: the operation fails, its intent stays, and meta_xmdt_recover
+ * (what a restarted stria-metad runs) must bring every MDT to "all of it
+ * happened" or "none of it happened". Each test removes its directories,
+ * pass or fail.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/util.h"
+#include "meta/fsck.h"
+#include "meta/ops.h"
+#include "proto/proto.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <ftw.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#define NMDT     4
+#define ROOT     META_ROOT_INO
+#define MAP_SIZE (64ull << 20)
+
+struct fx {
+    char dir[64];
+    struct meta_store *s[NMDT];
+    struct meta_ctx ctx[NMDT];
+    int fail_after; /* steps that still succeed; -1: all do */
+    int steps;
+};
+
+static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct proto_shard_rep *r)
+{
+    struct fx *f = arg;
+    if (mdt >= NMDT)
+        return -EHOSTUNREACH;
+    f->steps++;
+    if (f->fail_after >= 0 && f->fail_after-- == 0) {
+        f->fail_after = 0; /* and every step after it */
+        return -ECONNREFUSED;
+    }
+    return meta_op_shard(&f->ctx[mdt], q, r);
+}
+
+static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st, (void)flag, (void)ftw;
+    return remove(path);
+}
+
+static int setup(void **state)
+{
+    struct fx *f = calloc(1, sizeof(*f));
+    if (!f)
+        return -1;
+    snprintf(f->dir, sizeof(f->dir), "/tmp/stria_test_xmdt.XXXXXX");
+    if (!mkdtemp(f->dir)) {
+        free(f);
+        return -1;
+    }
+    f->fail_after = -1;
+    for (uint32_t i = 0; i < NMDT; i++) {
+        char sub[128];
+        snprintf(sub, sizeof(sub), "%s/mdt%u", f->dir, i);
+        if (meta_store_open(sub, i, MAP_SIZE, &f->s[i]) ||
+            meta_ctx_init(&f->ctx[i], f->s[i], 1, 1u << 20, NMDT))
+            return -1;
+        f->ctx[i].peer = peer;
+        f->ctx[i].peer_arg = f;
+        struct meta_ost o = {0, true, 1ull << 40, 1ull << 41};
+        meta_ctx_set_osts(&f->ctx[i], &o, 1);
+    }
+    *state = f;
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    struct fx *f = *state;
+    for (uint32_t i = 0; i < NMDT; i++) {
+        if (f->s[i]) {
+            meta_ctx_destroy(&f->ctx[i]);
+            meta_store_close(f->s[i]);
+        }
+    }
+    nftw(f->dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+    free(f);
+    return 0;
+}
+
+/* The MDT that holds name in directory dir (of stripe ds, inode on home). */
+static uint32_t where(uint64_t ds, uint64_t dir, const char *name)
+{
+    return proto_ds_name_mdt(ds, META_INO_MDT(dir), name, strlen(name));
+}
+
+static uint64_t root_ds(void)
+{
+    struct proto_dstripe d = {NMDT, 0, NMDT, PROTO_DS_HASH_FNV};
+    return proto_ds_pack(d);
+}
+
+static int mkdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name, int32_t count,
+                    int32_t start, struct proto_attr *out)
+{
+    struct proto_mkdir_req q;
+    struct proto_mkdir_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.parent = parent;
+    q.path = proto_str_c(name);
+    q.mode = 0755;
+    q.dir_count = count;
+    q.dir_start = start;
+    int rc = meta_op_mkdir(&f->ctx[mdt], &q, &r);
+    if (out)
+        *out = r.attr;
+    return rc;
+}
+
+static int rmdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
+{
+    struct proto_rmdir_req q;
+    struct proto_rmdir_rep r;
+    memset(&q, 0, sizeof(q));
+    q.parent = parent;
+    q.path = proto_str_c(name);
+    return meta_op_rmdir(&f->ctx[mdt], &q, &r);
+}
+
+static int create_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
+{
+    struct proto_open_req q;
+    struct proto_open_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.parent = parent;
+    q.path = proto_str_c(name);
+    q.flags = O_CREAT | O_EXCL | O_WRONLY;
+    q.mode = 0644;
+    q.stripe_offset = -1;
+    int rc = meta_op_open(&f->ctx[mdt], &q, r);
+    free(r);
+    return rc;
+}
+
+static int getattr_at(struct fx *f, uint32_t mdt, uint64_t ino, struct proto_attr *out)
+{
+    struct proto_getattr_req q;
+    struct proto_getattr_rep r;
+    memset(&q, 0, sizeof(q));
+    q.ino = ino;
+    int rc = meta_op_getattr(&f->ctx[mdt], &q, &r);
+    if (out)
+        *out = r.attr;
+    return rc;
+}
+
+/* Inode records on every MDT together. */
+static uint64_t inodes(struct fx *f)
+{
+    uint64_t n = 0;
+    for (uint32_t i = 0; i < NMDT; i++) {
+        struct proto_tstat t;
+        assert_int_equal(meta_store_stats(f->s[i], &t), 0);
+        n += t.inodes_used;
+    }
+    return n;
+}
+
+/* Every MDT passes fsck and has no open intent. */
+static void assert_clean(struct fx *f)
+{
+    for (uint32_t i = 0; i < NMDT; i++) {
+        char text[4096];
+        struct meta_fsck_report r = {.text = text, .text_cap = sizeof(text)};
+        assert_int_equal(meta_fsck(f->s[i], false, &r), 0);
+        if (r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt)
+            fail_msg("MDT%u: %.*s", i, (int)r.text_len, text);
+        assert_int_equal(meta_xmdt_recover(&f->ctx[i]), 0);
+    }
+}
+
+/* ---- tests ---------------------------------------------------------- */
+
+static void test_root_striped(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr a;
+    assert_int_equal(getattr_at(f, 0, ROOT, &a), 0);
+    assert_int_equal(a.dstripe, root_ds());
+    /* Every MDT holds a shard of the root; a name goes where its hash says,
+     * and only there. */
+    for (int i = 0; i < 64; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "file%d", i);
+        uint32_t m = where(root_ds(), ROOT, name);
+        assert_int_equal(create_at(f, (m + 1) % NMDT, ROOT, name), -EREMOTE);
+        assert_int_equal(create_at(f, m, ROOT, name), 0);
+    }
+    assert_clean(f);
+}
+
+static void test_striped_mkdir_rmdir(void **state)
+{
+    struct fx *f = *state;
+    uint64_t before = inodes(f);
+    uint32_t e = where(root_ds(), ROOT, "d");
+    struct proto_attr d;
+    assert_int_equal(mkdir_at(f, e, ROOT, "d", NMDT, 2, &d), 0);
+    assert_int_equal(META_INO_MDT(d.ino), 2);
+    assert_int_equal(inodes(f), before + NMDT);
+    /* Files spread over the shards, each on the MDT of its name. */
+    uint32_t per[NMDT] = {0};
+    for (int i = 0; i < 400; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "f%d", i);
+        uint32_t m = where(d.dstripe, d.ino, name);
+        assert_int_equal(create_at(f, m, d.ino, name), 0);
+        per[m]++;
+    }
+    for (uint32_t i = 0; i < NMDT; i++)
+        assert_true(per[i] > 60); /* 100 expected */
+    /* Not empty: refused, and nothing stays sealed. */
+    assert_int_equal(rmdir_at(f, e, ROOT, "d"), -ENOTEMPTY);
+    assert_int_equal(create_at(f, where(d.dstripe, d.ino, "late"), d.ino, "late"), 0);
+    assert_clean(f);
+    /* A subdirectory on a shard counts in that shard's links. */
+    uint32_t sm = where(d.dstripe, d.ino, "sub");
+    assert_int_equal(mkdir_at(f, sm, d.ino, "sub", 0, -1, NULL), 0);
+    assert_clean(f);
+}
+
+static void test_remote_mkdir_lookup(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "r");
+    uint32_t owner = (e + 1) % NMDT;
+    struct proto_attr d;
+    assert_int_equal(mkdir_at(f, e, ROOT, "r", 1, (int32_t)owner, &d), 0);
+    assert_int_equal(META_INO_MDT(d.ino), owner);
+    assert_int_equal(d.dstripe, 0);
+    /* The name's MDT says where the inode is. */
+    struct proto_lookup_req q;
+    struct proto_lookup_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.parent = ROOT;
+    q.path = proto_str_c("r");
+    assert_int_equal(meta_op_lookup(&f->ctx[e], &q, r), 0);
+    assert_int_equal(r->remote, 1);
+    assert_int_equal(r->attr.ino, d.ino);
+    /* A path through it stops there: the client goes on. */
+    q.path = proto_str_c("r/x");
+    assert_int_equal(meta_op_lookup(&f->ctx[e], &q, r), -EREMOTE);
+    free(r);
+    /* Its entries live with its inode. */
+    assert_int_equal(create_at(f, owner, d.ino, "x"), 0);
+    assert_int_equal(rmdir_at(f, e, ROOT, "r"), -ENOTEMPTY);
+    struct proto_unlink_req uq;
+    struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+    memset(&uq, 0, sizeof(uq));
+    uq.parent = d.ino;
+    uq.path = proto_str_c("x");
+    assert_int_equal(meta_op_unlink(&f->ctx[owner], &uq, ur), 0);
+    free(ur);
+    assert_int_equal(rmdir_at(f, e, ROOT, "r"), 0);
+    assert_int_equal(getattr_at(f, owner, d.ino, NULL), -ENOENT);
+    assert_clean(f);
+}
+
+/* A chmod of a striped directory reaches every shard, which checks the
+ * permissions of names made there. */
+static void test_attrs_reach_shards(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr d;
+    uint32_t e = where(root_ds(), ROOT, "p");
+    assert_int_equal(mkdir_at(f, e, ROOT, "p", NMDT, 0, &d), 0);
+    struct proto_setattr_req q;
+    struct proto_setattr_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.ino = d.ino;
+    q.valid = SETATTR_MODE;
+    q.mode = 0700;
+    assert_int_equal(meta_op_setattr(&f->ctx[0], &q, r), 0);
+    free(r);
+    for (uint32_t i = 0; i < NMDT; i++) {
+        struct proto_attr a;
+        assert_int_equal(getattr_at(f, i, d.ino, &a), 0);
+        assert_int_equal(a.mode & 07777, 0700);
+    }
+    struct proto_open_req oq;
+    struct proto_open_rep *orp = calloc(1, sizeof(*orp));
+    memset(&oq, 0, sizeof(oq));
+    oq.cred.uid = oq.cred.gid = 1000;
+    oq.parent = d.ino;
+    oq.path = proto_str_c("nope");
+    oq.flags = O_CREAT | O_WRONLY;
+    oq.stripe_offset = -1;
+    assert_int_equal(meta_op_open(&f->ctx[where(d.dstripe, d.ino, "nope")], &oq, orp), -EACCES);
+    free(orp);
+    assert_clean(f);
+}
+
+/* Kill the coordinator's view of its peers at every step of a striped
+ * mkdir and rmdir: after recovery the directory is wholly there or wholly
+ * gone, and fsck is clean. */
+static void test_failure_at_every_step(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "c");
+    uint64_t base = inodes(f);
+    for (int k = 0; k < 12; k++) {
+        f->fail_after = k;
+        struct proto_attr d;
+        int rc = mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)((e + 1) % NMDT), &d);
+        f->fail_after = -1;
+        for (uint32_t i = 0; i < NMDT; i++)
+            assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
+        if (rc) {
+            assert_int_equal(rc, -EIO);
+            assert_int_equal(inodes(f), base); /* none of it */
+            assert_clean(f);
+            continue;
+        }
+        assert_int_equal(inodes(f), base + NMDT); /* all of it */
+        assert_clean(f);
+        assert_int_equal(rmdir_at(f, e, ROOT, "c"), 0);
+        assert_clean(f);
+    }
+    /* Its removal failing at each step: sealing (phase 1) or deleting the
+     * records once the name is gone (phase 2). */
+    for (int k = 0; k < 8; k++) {
+        struct proto_attr d;
+        assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)((e + 1) % NMDT), &d), 0);
+        f->fail_after = k;
+        int rc = rmdir_at(f, e, ROOT, "c");
+        f->fail_after = -1;
+        for (uint32_t i = 0; i < NMDT; i++)
+            assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
+        struct proto_lookup_req q;
+        struct proto_lookup_rep *r = calloc(1, sizeof(*r));
+        memset(&q, 0, sizeof(q));
+        q.parent = ROOT;
+        q.path = proto_str_c("c");
+        int lrc = meta_op_lookup(&f->ctx[e], &q, r);
+        free(r);
+        if (lrc == -ENOENT) {
+            assert_int_equal(inodes(f), base); /* all of it */
+        } else {
+            /* None of it: whole and unsealed, a name can be made in it. */
+            assert_int_not_equal(rc, 0);
+            assert_int_equal(lrc, 0);
+            assert_int_equal(inodes(f), base + NMDT);
+            uint32_t zm = where(d.dstripe, d.ino, "z");
+            assert_int_equal(create_at(f, zm, d.ino, "z"), 0);
+            struct proto_unlink_req uq;
+            struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+            memset(&uq, 0, sizeof(uq));
+            uq.parent = d.ino;
+            uq.path = proto_str_c("z");
+            assert_int_equal(meta_op_unlink(&f->ctx[zm], &uq, ur), 0);
+            free(ur);
+            assert_int_equal(rmdir_at(f, e, ROOT, "c"), 0);
+        }
+        assert_clean(f);
+    }
+}
+
+/* Bad SHARD steps are refused without harm. */
+static void test_shard_garbage(void **state)
+{
+    struct fx *f = *state;
+    struct proto_shard_req q;
+    struct proto_shard_rep r;
+    memset(&q, 0, sizeof(q));
+    q.op = 99;
+    assert_int_equal(meta_op_shard(&f->ctx[1], &q, &r), -EINVAL);
+    q.op = PROTO_SHARD_PUT;
+    uint8_t junk[16] = {2, 1, 2, 3};
+    q.rec = (struct proto_blob){junk, sizeof(junk)};
+    assert_int_equal(meta_op_shard(&f->ctx[1], &q, &r), -EINVAL);
+    q.op = PROTO_SHARD_DEL;
+    q.ino = ROOT;
+    assert_int_equal(meta_op_shard(&f->ctx[1], &q, &r), -EBUSY); /* never the root */
+    q.cred.uid = 1000;
+    assert_int_equal(meta_op_shard(&f->ctx[2], &q, &r), -EPERM);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_root_striped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_striped_mkdir_rmdir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_remote_mkdir_lookup, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_attrs_reach_shards, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_failure_at_every_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shard_garbage, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

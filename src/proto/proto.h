@@ -427,9 +427,9 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * encoding) there; DEL inode ino there, which must hold no entries; SEAL a
  * directory's record against new entries if it holds none (else
  * ENOTEMPTY), UNSEAL it; ATTR: copy a striped directory's attributes
- * (owner, mode, times, defaults) from rec onto its shard there. The reply says the record's owner (uid) and
- * stripe (dstripe). Every
- * step but ALLOC may be repeated and changes nothing the second time. */
+ * (owner, mode, times, defaults) from rec onto its shard there. The reply
+ * says the record's owner (uid) and stripe (dstripe). Every step but ALLOC
+ * may be repeated and changes nothing the second time. Root only. */
 enum {
     PROTO_SHARD_ALLOC = 1,
     PROTO_SHARD_PUT,

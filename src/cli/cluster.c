@@ -98,47 +98,54 @@ static void pick_dir(const char *given, char *buf, size_t len)
     default_dir(buf, len);
 }
 
-/* n consecutive free ports (a stria-metad listens on one per MDT). */
+/* Ports for the daemons: n consecutive ones that bind now, outside the
+ * kernel's ephemeral range, so that a daemon restarted later does not find
+ * its port taken by some client's outgoing connection (a stria-metad
+ * listens on one port per MDT). */
 static int free_ports(int n)
 {
-    for (int attempt = 0; attempt < 50; attempt++) {
-        int fds[MAX_MDTS], got = 0, base = -1;
+    unsigned lo = 32768, hi = 60999;
+    FILE *f = fopen("/proc/sys/net/ipv4/ip_local_port_range", "r");
+    if (f) {
+        if (fscanf(f, "%u %u", &lo, &hi) != 2)
+            lo = 32768, hi = 60999;
+        fclose(f);
+    }
+    /* Below the ephemeral range if it leaves room, else above it. */
+    unsigned from = 10000, to = lo > 10000 + 1000 ? lo : 10000;
+    if (to - from < 1000) {
+        from = hi + 1;
+        to = 65535;
+    }
+    uint32_t seed;
+    if (auth_random(&seed, sizeof(seed)))
+        seed = (uint32_t)getpid();
+    for (int attempt = 0; attempt < 200; attempt++) {
+        seed = seed * 1103515245u + 12345u;
+        unsigned base = from + (seed >> 8) % (to - from - (unsigned)n);
+        int fds[MAX_MDTS], got = 0;
         for (; got < n; got++) {
             fds[got] = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
             struct sockaddr_in a = {.sin_family = AF_INET,
                                     .sin_addr.s_addr = htonl(INADDR_LOOPBACK),
-                                    .sin_port = htons((uint16_t)(base < 0 ? 0 : base + got))};
-            socklen_t al = sizeof(a);
-            if (fds[got] < 0 || bind(fds[got], (struct sockaddr *)&a, sizeof(a)) < 0 ||
-                getsockname(fds[got], (struct sockaddr *)&a, &al) < 0) {
+                                    .sin_port = htons((uint16_t)(base + (unsigned)got))};
+            if (fds[got] < 0 || bind(fds[got], (struct sockaddr *)&a, sizeof(a)) < 0) {
                 if (fds[got] >= 0)
                     close(fds[got]);
                 break;
             }
-            if (base < 0)
-                base = ntohs(a.sin_port);
         }
         for (int i = 0; i < got; i++)
             close(fds[i]);
-        if (got == n && base > 0 && base + n <= 65536)
-            return base;
+        if (got == n)
+            return (int)base;
     }
     return -1;
 }
 
 static int free_port(void)
 {
-    int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t al = sizeof(a);
-    if (fd < 0 || bind(fd, (struct sockaddr *)&a, sizeof(a)) < 0 ||
-        getsockname(fd, (struct sockaddr *)&a, &al) < 0) {
-        if (fd >= 0)
-            close(fd);
-        return -1;
-    }
-    close(fd);
-    return ntohs(a.sin_port);
+    return free_ports(1);
 }
 
 static int write_text(const char *dir, const char *name, const char *text, mode_t mode)

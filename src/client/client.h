@@ -16,8 +16,10 @@
 
 #include <pthread.h>
 
-#define CT_IDLE_MAX 16
-#define CL_DS_SLOTS 4096
+#define CT_IDLE_MAX  16
+#define CL_DS_SLOTS  4096
+#define CL_PFX_SLOTS 1024
+#define CL_PFX_PATH  240
 
 /* A server target as the client knows it, with its idle connections. */
 struct ctarget {
@@ -57,6 +59,12 @@ struct stria_fs {
     struct cl_ds {
         uint64_t ino, dstripe;
     } ds[CL_DS_SLOTS];
+    /* Directories that paths crossing MDTs led to lately (route.c). */
+    struct cl_pfx {
+        uint64_t start, dir;
+        int64_t expires_ns;
+        char path[CL_PFX_PATH];
+    } pfx[CL_PFX_SLOTS];
     struct mdc *mdc; /* metadata cache (mdcache.h); NULL unless the mount turned it on */
     struct wb *wb;   /* write-behind unlink (wb.h); NULL unless the mount turned it on */
 };
@@ -83,11 +91,19 @@ struct cl_route {
     uint64_t parent;
     const char *path;
     uint32_t mdt;
-    char last[PROTO_MAX_STR + 1]; /* what path points into after cl_reroute */
+    uint64_t from; /* the request's own start and path */
+    const char *whole;
+    bool cached; /* parent came from the prefix cache */
+    int tries;
+    char last[PROTO_MAX_STR + 1]; /* what path points into when rerouted */
 };
 void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route *rt);
-/* The MDT answered EREMOTE: walk all but the last component here, one MDT
- * at a time, and send the last from the directory it is in. */
+/* Whether to send the request again after it returned *rc: the MDT said
+ * EREMOTE, or a cached route led astray. Then all but the last component
+ * are walked here, one MDT at a time, and the last is sent from the
+ * directory it is in; a failed walk's error goes to *rc. */
+bool cl_route_again(stria_fs_t *fs, struct cl_route *rt, int *rc);
+/* Walk all but the last component of rt's path here. */
 int cl_reroute(stria_fs_t *fs, struct cl_route *rt);
 /* Resolve a whole path here (following a final symlink if asked). */
 int cl_resolve(stria_fs_t *fs, uint64_t start, const char *path, bool follow,
@@ -153,13 +169,11 @@ int cl_refresh_map(stria_fs_t *fs);
         struct cl_route rt_;                                                                       \
         int rc2_;                                                                                  \
         cl_route(fs, from_, path_, &rt_);                                                          \
-        for (int hop_ = 0;; hop_++) {                                                              \
+        do {                                                                                       \
             (q)->PF = rt_.parent;                                                                  \
             (q)->PTH = proto_str_c(rt_.path);                                                      \
             rc2_ = MDT_CALL(fs, rt_.mdt, lname, q, r, use);                                        \
-            if (rc2_ != -EREMOTE || hop_ > 0 || (rc2_ = cl_reroute(fs, &rt_)))                     \
-                break;                                                                             \
-        }                                                                                          \
+        } while (cl_route_again(fs, &rt_, &rc2_));                                                 \
         rc2_;                                                                                      \
     })
 

@@ -216,7 +216,7 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
     struct cl_route drt;
     cl_route(fs, dparent, dpath, &drt);
     if (__atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) > 1 && strchr(dpath, '/') &&
-        (rc = cl_reroute(fs, &drt)) == 0) {
+        (drt.cached || (rc = cl_reroute(fs, &drt)) == 0)) {
         q.dparent = drt.parent;
         q.dpath = proto_str_c(drt.path);
     }

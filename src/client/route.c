@@ -75,23 +75,115 @@ uint32_t cl_name_mdt(stria_fs_t *fs, uint64_t dir, const char *name, size_t len)
     return proto_ds_name_mdt(ds, cl_ino_mdt(dir), name, len);
 }
 
+/* ---- the prefix cache ----
+ * A path that crosses MDTs is walked here one LOOKUP at a time; the
+ * directory it led to is kept for PFX_TTL_NS, so the next request on a
+ * path through it goes straight to the right MDT, as NFS clients cache
+ * lookups for a short while. A request that a cached route sent astray
+ * (the directory went, ENOENT or ENOTDIR) is walked afresh. */
+#define PFX_TTL_NS 1000000000ll
+
+static struct cl_pfx *pfx_slot(stria_fs_t *fs, uint64_t start, const char *dir, size_t len)
+{
+    uint64_t h = util_hash64(dir, len) ^ start * 0x9e3779b97f4a7c15ull;
+    return &fs->pfx[h % CL_PFX_SLOTS];
+}
+
+static bool pfx_get(stria_fs_t *fs, uint64_t start, const char *dir, size_t len, uint64_t *out)
+{
+    if (len >= CL_PFX_PATH)
+        return false;
+    int64_t now = (int64_t)util_now_mono_ns();
+    pthread_mutex_lock(&fs->ds_lock);
+    struct cl_pfx *p = pfx_slot(fs, start, dir, len);
+    bool hit = p->start == start && p->expires_ns > now && !strncmp(p->path, dir, len) &&
+               p->path[len] == '\0';
+    *out = p->dir;
+    pthread_mutex_unlock(&fs->ds_lock);
+    return hit;
+}
+
+static void pfx_put(stria_fs_t *fs, uint64_t start, const char *dir, size_t len, uint64_t ino)
+{
+    if (len >= CL_PFX_PATH)
+        return;
+    pthread_mutex_lock(&fs->ds_lock);
+    struct cl_pfx *p = pfx_slot(fs, start, dir, len);
+    p->start = start;
+    p->dir = ino;
+    p->expires_ns = (int64_t)util_now_mono_ns() + PFX_TTL_NS;
+    memcpy(p->path, dir, len);
+    p->path[len] = '\0';
+    pthread_mutex_unlock(&fs->ds_lock);
+}
+
+/* Split path (from start) into its directory part and its last
+ * component: *start moves to the root for an absolute path; false when
+ * there is no directory part. */
+static bool split_path(const char *path, uint64_t *start, const char **dir, size_t *dirlen,
+                       const char **last)
+{
+    const char *p = path;
+    if (*p == '/') {
+        *start = ROOT_INO;
+        while (*p == '/')
+            p++;
+    }
+    size_t n = strlen(p);
+    while (n && p[n - 1] == '/')
+        n--; /* the last component may end in '/' */
+    const char *slash = memrchr(p, '/', n);
+    if (!slash)
+        return false;
+    *dir = p;
+    *dirlen = (size_t)(slash - p);
+    *last = slash + 1;
+    return true;
+}
+
 void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route *rt)
 {
-    rt->parent = parent;
-    rt->path = path;
+    rt->parent = rt->from = parent;
+    rt->path = rt->whole = path;
+    rt->cached = false;
+    rt->tries = 0;
     if (one_mdt(fs)) {
         rt->mdt = cl_ino_mdt(parent);
         return;
     }
+    uint64_t start = parent, dir;
+    const char *dpath, *last;
+    size_t dlen;
+    if (split_path(path, &start, &dpath, &dlen, &last) && pfx_get(fs, start, dpath, dlen, &dir)) {
+        rt->parent = dir;
+        rt->path = last;
+        rt->cached = true;
+        size_t len = strcspn(last, "/");
+        rt->mdt = cl_name_mdt(fs, dir, last, len);
+        return;
+    }
     const char *p = path;
-    uint64_t dir = parent;
     if (*p == '/') {
-        dir = ROOT_INO;
+        start = ROOT_INO;
         while (*p == '/')
             p++;
     }
     size_t len = strcspn(p, "/");
-    rt->mdt = len ? cl_name_mdt(fs, dir, p, len) : cl_ino_mdt(dir);
+    rt->mdt = len ? cl_name_mdt(fs, start, p, len) : cl_ino_mdt(start);
+}
+
+bool cl_route_again(stria_fs_t *fs, struct cl_route *rt, int *rc)
+{
+    bool astray = rt->cached && (*rc == -ENOENT || *rc == -ENOTDIR || *rc == -EREMOTE);
+    if (rt->tries >= 2 || !(*rc == -EREMOTE || astray) || (*rc == -EREMOTE && rt->tries && !astray))
+        return false;
+    rt->tries++;
+    int r = cl_reroute(fs, rt);
+    if (r) {
+        *rc = r;
+        return false;
+    }
+    return true;
 }
 
 /* ---- walking here ---- */
@@ -241,7 +333,8 @@ int cl_reroute(stria_fs_t *fs, struct cl_route *rt)
     struct walker *w = malloc(sizeof(*w));
     if (!w)
         return -ENOMEM;
-    int rc = walk(fs, rt->parent, rt->path, false, true, w, rt->last, sizeof(rt->last));
+    rt->cached = false;
+    int rc = walk(fs, rt->from, rt->whole, false, true, w, rt->last, sizeof(rt->last));
     if (rc == 0 && !S_ISDIR(w->cur.mode))
         rc = -ENOTDIR;
     if (rc == 0) {
@@ -249,6 +342,11 @@ int cl_reroute(stria_fs_t *fs, struct cl_route *rt)
         rt->path = rt->last;
         size_t len = strcspn(rt->last, "/");
         rt->mdt = len ? cl_name_mdt(fs, rt->parent, rt->last, len) : cl_ino_mdt(rt->parent);
+        uint64_t start = rt->from;
+        const char *dpath, *last;
+        size_t dlen;
+        if (split_path(rt->whole, &start, &dpath, &dlen, &last))
+            pfx_put(fs, start, dpath, dlen, rt->parent);
     }
     free(w);
     return rc;

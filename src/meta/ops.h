@@ -39,6 +39,10 @@ struct meta_ctx {
     uint64_t xbusy[64];
     uint32_t nxbusy;
     int xpending; /* an intent waits to be run (atomic) */
+    /* Recovery's log: the open operations it said last (under xlock), and
+     * how many it finished (atomic). */
+    uint32_t xopen_said;
+    uint64_t xrecovered;
     /* File system defaults for new files (DESIGN §3). */
     int32_t default_count;
     uint32_t default_size;

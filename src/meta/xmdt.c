@@ -252,7 +252,7 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     return rc;
 }
 
-static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
+static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct intent *x, bool quiet)
 {
     int rc;
     if (x->kind == XK_SYNC)
@@ -264,13 +264,19 @@ static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
     else
         rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
     if (rc) {
-        log_warn("MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
-                 kind_name(x->kind), (unsigned long long)txid, (unsigned long long)x->ino,
-                 log_err(rc));
+        log_msg(quiet ? LOG_DEBUG : LOG_WARN,
+                "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
+                kind_name(x->kind), (unsigned long long)txid, (unsigned long long)x->ino,
+                log_err(rc));
         return rc;
     }
     struct intent_arg a = {c, txid, x, false};
     return meta_store_write(c->store, end_txn, &a);
+}
+
+static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
+{
+    return finish_quiet(c, txid, x, false);
 }
 
 /* ---- mkdir ---- */
@@ -567,7 +573,7 @@ static int scan_txn(struct meta_txn *t, void *arg)
 int meta_xmdt_recover(struct meta_ctx *c)
 {
     __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
-    struct scan_arg s = {c, NULL, 0, 8};
+    struct scan_arg s = {c, NULL, 0, 64};
     s.v = calloc(s.cap, sizeof(*s.v));
     if (!s.v)
         return -ENOMEM;
@@ -579,14 +585,28 @@ int meta_xmdt_recover(struct meta_ctx *c)
             open++;
             continue;
         }
-        if (s.v[i].x.kind != XK_SYNC)
-            log_info("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                     kind_name(s.v[i].x.kind), (unsigned long long)s.v[i].txid, s.v[i].x.phase,
-                     (unsigned long long)s.v[i].x.ino);
-        if (finish(c, s.v[i].txid, &s.v[i].x))
+        log_debug("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
+                  kind_name(s.v[i].x.kind), (unsigned long long)s.v[i].txid, s.v[i].x.phase,
+                  (unsigned long long)s.v[i].x.ino);
+        if (finish_quiet(c, s.v[i].txid, &s.v[i].x, true))
             open++;
+        else if (s.v[i].x.kind != XK_SYNC)
+            __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);
         busy_del(c, s.v[i].txid);
     }
     free(s.v);
+    /* One line when the count of open operations changes, not one per try. */
+    pthread_mutex_lock(&c->xlock);
+    if (rc == 0 && (uint32_t)open != c->xopen_said) {
+        if (open)
+            log_warn("MDT%04x: %d cross-MDT operation(s) open, waiting for a peer MDT; "
+                     "retried every tick",
+                     c->mdt, open);
+        else
+            log_info("MDT%04x: every open cross-MDT operation finished (%llu recovered so far)",
+                     c->mdt, (unsigned long long)c->xrecovered);
+        c->xopen_said = (uint32_t)open;
+    }
+    pthread_mutex_unlock(&c->xlock);
     return rc ? rc : open;
 }

@@ -13,7 +13,8 @@
  * asserted about speed.
  *
  * All threads of the stria side share one stria_fs_t, as the threads of
- * one application would.
+ * one application would. --mdts N stripes the stria directories over N
+ * MDTs (stria_mkdir_striped), so the files spread over them.
  */
 #include <stria/stria.h>
 
@@ -81,8 +82,12 @@ static int st_unlink(void *ctx, const char *path)
     return stria_unlink(ctx, path);
 }
 
+static int dir_mdts = 1; /* --mdts */
+
 static int st_mkdir(void *ctx, const char *path)
 {
+    if (dir_mdts > 1)
+        return stria_mkdir_striped(ctx, path, 0755, dir_mdts, -1);
     return stria_mkdir(ctx, path, 0755);
 }
 
@@ -366,10 +371,11 @@ static int parse_threads(const char *s, int *counts, int *n)
 static void usage(FILE *to)
 {
     fprintf(to, "usage: bench_meta --conf FILE --local DIR [--files 100000] [--threads 1[,2...]]\n"
-                "                  [--hook CMD]\n"
+                "                  [--hook CMD] [--mdts N]\n"
                 "Creates, stats and unlinks --files empty files through libstria and in DIR\n"
                 "(the baseline) with each thread count, and prints ops/s of both and their ratio.\n"
-                "--hook CMD runs 'CMD begin PHASE' and 'CMD end PHASE' around each stria phase.\n");
+                "--hook CMD runs 'CMD begin PHASE' and 'CMD end PHASE' around each stria phase.\n"
+                "--mdts N stripes the stria directories over N MDTs.\n");
 }
 
 int main(int argc, char **argv)
@@ -382,11 +388,19 @@ int main(int argc, char **argv)
                                              {"threads", required_argument, NULL, 't'},
                                              {"local", required_argument, NULL, 'l'},
                                              {"hook", required_argument, NULL, 'k'},
+                                             {"mdts", required_argument, NULL, 'm'},
                                              {"help", no_argument, NULL, 'h'},
                                              {NULL, 0, NULL, 0}};
     int opt;
-    while ((opt = getopt_long(argc, argv, "f:n:t:l:k:h", longopts, NULL)) != -1) {
+    while ((opt = getopt_long(argc, argv, "f:n:t:l:k:m:h", longopts, NULL)) != -1) {
         switch (opt) {
+        case 'm':
+            dir_mdts = atoi(optarg);
+            if (dir_mdts < 1 || dir_mdts > 4096) {
+                fprintf(stderr, "bench_meta: bad --mdts %s (1..4096)\n", optarg);
+                return 2;
+            }
+            break;
         case 'f':
             conf = optarg;
             break;

@@ -220,6 +220,7 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
         q.dparent = drt.parent;
         q.dpath = proto_str_c(drt.path);
     }
+    q.dmdt = drt.mdt; /* where the destination name lives, for a rename between MDTs */
     if (rc == 0)
         rc = ROUTED_CALL(fs, sparent, spath, sparent, spath, rename, &q, r,
                          removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout);

@@ -218,6 +218,24 @@ static int h_shard(void *p, struct net_req *req, struct net_rep *rep)
     return rc ? rc : proto_enc_shard_rep(&rep->enc, &r);
 }
 
+static int h_xname(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_xname_req q;
+    struct proto_xname_rep *r = net_scratch(req, sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    memset(r, 0, sizeof(*r));
+    if (proto_dec_xname_req(&req->dec, &q))
+        return -EBADMSG;
+    struct leasing ls;
+    leasing_begin(p, &ls);
+    int rc = meta_op_xname(CTX(p), &q, r);
+    struct proto_leases none;
+    memset(&none, 0, sizeof(none));
+    leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);
+    return rc ? rc : proto_enc_xname_rep(&rep->enc, r);
+}
+
 /* ---- other MDTs ---- */
 
 static struct peer *peer_find(struct peers *ps, uint32_t index)
@@ -228,50 +246,76 @@ static struct peer *peer_find(struct peers *ps, uint32_t index)
     return NULL;
 }
 
-/* Send a SHARD step to MDT mdt (meta_peer_fn). */
+/* A connection to MDT mdt: an idle one, or a new one. */
+static int peer_get(struct peers *ps, uint32_t mdt, char *host, size_t hlen, uint16_t *port,
+                    struct net_conn **c, bool *reused)
+{
+    *c = NULL;
+    pthread_mutex_lock(&ps->lock);
+    struct peer *pr = peer_find(ps, mdt);
+    if (pr) {
+        snprintf(host, hlen, "%s", pr->host);
+        *port = pr->port;
+        if (pr->nidle)
+            *c = pr->idle[--pr->nidle];
+    }
+    pthread_mutex_unlock(&ps->lock);
+    if (!pr)
+        return -EHOSTUNREACH; /* not in the map (yet) */
+    *reused = *c != NULL;
+    return *c ? 0 : net_connect(host, *port, ps->key, ps->client_id, "stria-metad", 2000, c);
+}
+
+/* Give a connection back to the pool of MDT mdt, or close it. */
+static void peer_put(struct peers *ps, uint32_t mdt, const char *host, uint16_t port,
+                     struct net_conn *c)
+{
+    pthread_mutex_lock(&ps->lock);
+    struct peer *pr = peer_find(ps, mdt);
+    if (pr && pr->nidle < PEER_IDLE && pr->port == port && !strcmp(pr->host, host)) {
+        pr->idle[pr->nidle++] = c;
+        c = NULL;
+    }
+    pthread_mutex_unlock(&ps->lock);
+    if (c)
+        net_close(c);
+}
+
+/* Send a step to MDT mdt; once more on a fresh connection when a pooled one
+ * turns out dead (the peer restarted since). */
+#define PEER_CALL(ps, mdt, lname, q, r)                                                            \
+    ({                                                                                             \
+        int rc_ = 0;                                                                               \
+        for (int attempt_ = 0; attempt_ < 2; attempt_++) {                                         \
+            char host_[256];                                                                       \
+            uint16_t port_ = 0;                                                                    \
+            struct net_conn *c_;                                                                   \
+            bool reused_ = false, transport_ = false;                                              \
+            if ((rc_ = peer_get(ps, mdt, host_, sizeof(host_), &port_, &c_, &reused_)))            \
+                break;                                                                             \
+            rc_ = net_call_##lname(c_, q, r, NULL, 0, NULL, 0, NULL, &transport_);                 \
+            if (!transport_) {                                                                     \
+                peer_put(ps, mdt, host_, port_, c_);                                               \
+                break;                                                                             \
+            }                                                                                      \
+            net_close(c_);                                                                         \
+            if (!reused_)                                                                          \
+                break;                                                                             \
+        }                                                                                          \
+        rc_;                                                                                       \
+    })
+
+/* meta_peer_fn and meta_xpeer_fn. */
 static int peer_call(void *arg, uint32_t mdt, const struct proto_shard_req *q,
                      struct proto_shard_rep *r)
 {
-    struct peers *ps = arg;
-    char host[256];
-    uint16_t port;
-    int rc = 0;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        struct net_conn *c = NULL;
-        pthread_mutex_lock(&ps->lock);
-        struct peer *pr = peer_find(ps, mdt);
-        if (pr) {
-            snprintf(host, sizeof(host), "%s", pr->host);
-            port = pr->port;
-            if (pr->nidle)
-                c = pr->idle[--pr->nidle];
-        }
-        pthread_mutex_unlock(&ps->lock);
-        if (!pr)
-            return -EHOSTUNREACH; /* not in the map (yet) */
-        bool reused = c != NULL;
-        if (!c && (rc = net_connect(host, port, ps->key, ps->client_id, "stria-metad", 2000, &c)))
-            return rc;
-        bool transport = false;
-        rc = net_call_shard(c, q, r, NULL, 0, NULL, 0, NULL, &transport);
-        if (transport) {
-            net_close(c);
-            if (reused)
-                continue; /* a pooled connection gone stale: once more */
-            return rc;
-        }
-        pthread_mutex_lock(&ps->lock);
-        pr = peer_find(ps, mdt);
-        if (pr && pr->nidle < PEER_IDLE && pr->port == port && !strcmp(pr->host, host)) {
-            pr->idle[pr->nidle++] = c;
-            c = NULL;
-        }
-        pthread_mutex_unlock(&ps->lock);
-        if (c)
-            net_close(c);
-        return rc;
-    }
-    return rc;
+    return PEER_CALL((struct peers *)arg, mdt, shard, q, r);
+}
+
+static int peer_xcall(void *arg, uint32_t mdt, const struct proto_xname_req *q,
+                      struct proto_xname_rep *r)
+{
+    return PEER_CALL((struct peers *)arg, mdt, xname, q, r);
 }
 
 /* The map moved: learn where the MDTs are now. */
@@ -501,6 +545,7 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
         return rc;
     }
     m->ctx.peer = peer_call;
+    m->ctx.xpeer = peer_xcall;
     m->ctx.peer_arg = m->peers;
     if ((rc = lease_tab_create((uint32_t)conf->lease_ms, &m->leases))) {
         log_error("cannot set up leases: %s", log_err(rc));
@@ -540,6 +585,7 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
     H(SYNC, h_sync);
     H(FSCK, h_fsck);
     H(SHARD, h_shard);
+    H(XNAME, h_xname);
     H(LEASE_POLL, h_lease_poll);
 #undef H
     if ((rc = net_server_start(&so, &m->srv)))

@@ -28,6 +28,7 @@
 #include <sys/stat.h>
 #include <stdio.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #define MAX_SYMLINKS META_MAX_SYMLINKS
 #define PATH_BUF     (2 * PROTO_MAX_STR + 2)
@@ -80,6 +81,20 @@ int meta_may_add(const struct walk *w, const struct proto_cred *c)
     if (w->din.flags & META_F_SEALED)
         return -ENOENT;
     return may(&w->din, c, 3);
+}
+
+/* A change to a name that a cross-MDT rename holds (-EAGAIN) waits for it
+ * (a few milliseconds), then gives up with EBUSY after two seconds. */
+static int write_waiting(struct meta_ctx *c, meta_txn_fn fn, void *arg)
+{
+    for (int i = 0;; i++) {
+        int rc = meta_store_write(c->store, fn, arg);
+        if (rc != -EAGAIN)
+            return rc;
+        if (i == 800)
+            return -EBUSY;
+        usleep(2500);
+    }
 }
 
 static uint8_t dtype(uint32_t mode)
@@ -756,6 +771,8 @@ static int open_txn(struct meta_txn *t, void *arg)
         return -EISDIR;
     if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))
         return rc;
+    if (meta_name_held(a->c, w.dir, w.name, 0))
+        return -EAGAIN;
     struct meta_inode in;
     if ((rc = meta_alloc_ino(t, &ino)))
         return rc;
@@ -778,7 +795,7 @@ int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct prot
     /* Opens that cannot change anything need no write transaction. */
     if (!(q->flags & (O_CREAT | O_TRUNC)))
         return meta_store_read(c->store, open_txn, &a);
-    return meta_store_write(c->store, open_txn, &a);
+    return write_waiting(c, open_txn, &a);
 }
 
 struct mk_arg {
@@ -815,6 +832,8 @@ static int mk_txn(struct meta_txn *t, void *arg)
         return rc;
     if ((rc = meta_may_add(&w, a->cred)))
         return rc;
+    if (meta_name_held(a->c, w.dir, w.name, 0))
+        return -EAGAIN;
     bool dir = S_ISDIR(a->mode);
     if (!dir && w.must_dir)
         return -ENOENT;
@@ -874,7 +893,7 @@ int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct pr
     struct meta_xmk x;
     struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
                        NULL, &r->attr, q->dir_count, q->dir_start, &x};
-    int rc = meta_store_write(c->store, mk_txn, &a);
+    int rc = write_waiting(c, mk_txn, &a);
     if (rc == META_CROSS)
         return meta_xmkdir(c, &q->cred, &x, &r->attr);
     return rc;
@@ -885,14 +904,14 @@ int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
 {
     struct mk_arg a = {c,          &q->cred, q->parent, &q->path, S_IFLNK | 0777,
                        &q->target, &r->attr, 0,         -1,       NULL};
-    return meta_store_write(c->store, mk_txn, &a);
+    return write_waiting(c, mk_txn, &a);
 }
 
 /* ---- removal ---- */
 
 /* Drop one link of in; when the last goes, delete the inode, say so (gone)
  * with its layout, and whether objects may exist (destroy). */
-static int drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
+int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
                      struct layout *layout, uint8_t *gone, uint64_t *size)
 {
     int rc;
@@ -924,6 +943,9 @@ struct rm_arg {
     bool dir;
     struct proto_unlink_rep *r;
     struct meta_xrm *x; /* rmdir: the plan, when the directory spans MDTs */
+    /* unlink of a name whose inode is another MDT's */
+    uint64_t xdir, xino;
+    char xname[PROTO_MAX_NAME + 1];
 };
 
 static int rm_txn(struct meta_txn *t, void *arg)
@@ -949,8 +971,20 @@ static int rm_txn(struct meta_txn *t, void *arg)
         return rc;
     if (!a->dir && type == DT_DIR)
         return -EISDIR;
+    if (meta_name_held(a->c, w.dir, w.name, 0))
+        return -EAGAIN;
     struct meta_inode in;
     rc = meta_inode_get_here(t, ino, &in);
+    if (!a->dir && rc == -EREMOTE) {
+        /* A file's name here, its inode on another MDT (after a rename
+         * between MDTs): xname.c drops the link there. */
+        if (w.must_dir)
+            return -ENOTDIR;
+        a->xdir = w.dir;
+        memcpy(a->xname, w.name, sizeof(a->xname));
+        a->xino = ino;
+        return META_CROSS;
+    }
     if (a->dir && type == DT_DIR && (rc == -EREMOTE || (rc == 0 && in.dstripe))) {
         /* Its records live on several MDTs: xmdt.c removes it. */
         struct meta_xrm *x = a->x;
@@ -977,7 +1011,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
     }
     if ((rc = meta_dentry_del(t, w.dir, w.name)))
         return rc;
-    if ((rc = drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
+    if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
         return rc;
     a->r->ino = ino;
     return meta_touch_dir(t, &w.din, a->dir ? -1 : 0);
@@ -985,8 +1019,11 @@ static int rm_txn(struct meta_txn *t, void *arg)
 
 int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r)
 {
-    struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r, NULL};
-    return meta_store_write(c->store, rm_txn, &a);
+    struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r, NULL, 0, 0, ""};
+    int rc = write_waiting(c, rm_txn, &a);
+    if (rc == META_CROSS)
+        return meta_xunlink(c, &q->cred, a.xdir, a.xname, a.xino, r);
+    return rc;
 }
 
 int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct proto_rmdir_rep *r)
@@ -995,8 +1032,8 @@ int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct pr
     struct proto_unlink_rep ur;
     memset(&ur, 0, sizeof(ur));
     struct meta_xrm x;
-    struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur, &x};
-    int rc = meta_store_write(c->store, rm_txn, &a);
+    struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur, &x, 0, 0, ""};
+    int rc = write_waiting(c, rm_txn, &a);
     if (rc == META_CROSS)
         return meta_xrmdir(c, &q->cred, &x);
     return rc;
@@ -1025,7 +1062,26 @@ struct rename_arg {
     struct meta_ctx *c;
     const struct proto_rename_req *q;
     struct proto_rename_rep *r;
+    struct meta_xmv *x; /* the plan, when the rename spans MDTs */
 };
+
+/* A rename that spans MDTs: a file's, from a name here (xname.c). */
+static int rename_cross(struct rename_arg *a, const struct walk *s, uint64_t sino, uint8_t stype,
+                        const struct walk *d, uint32_t dmdt)
+{
+    if (stype == DT_DIR || (a->q->flags & RENAME_EXCHANGE) || s->must_dir || d->must_dir)
+        return -EXDEV; /* directories between MDTs: not yet */
+    struct meta_xmv *x = a->x;
+    x->sdir = s->dir;
+    x->sino = sino;
+    x->stype = stype;
+    memcpy(x->sname, s->name, sizeof(x->sname));
+    x->ddir = d->dir;
+    memcpy(x->dname, d->name, sizeof(x->dname));
+    x->dmdt = dmdt;
+    x->flags = a->q->flags;
+    return META_CROSS;
+}
 
 static int rename_txn(struct meta_txn *t, void *arg)
 {
@@ -1043,26 +1099,43 @@ static int rename_txn(struct meta_txn *t, void *arg)
     struct walk s = {.links_left = MAX_SYMLINKS}, d = {.links_left = MAX_SYMLINKS};
     if ((rc = meta_walk_parent(t, c, q->sparent, sp, &s)))
         return rc;
-    /* Both names and both inodes must live here; a rename between MDTs is
-     * not built yet (docs/architecture.md), and EXDEV makes mv copy. */
-    if ((rc = meta_walk_parent(t, c, q->dparent, dp, &d)))
-        return rc == -EREMOTE ? -EXDEV : rc;
-    if (s.self || d.self)
+    if (s.self)
+        return -EBUSY;
+    uint64_t sino, dino = 0;
+    uint8_t stype, dtyp = 0;
+    if ((rc = meta_dentry_get(t, s.dir, s.name, &sino, &stype)))
+        return rc;
+    /* The destination name, or an inode, on another MDT: xname.c runs the
+     * rename across MDTs (files; directories not yet: EXDEV, and mv copies). */
+    if ((rc = meta_walk_parent(t, c, q->dparent, dp, &d))) {
+        if (rc != -EREMOTE || strchr(dp, '/') || q->dmdt == a->c->mdt)
+            return rc == -EREMOTE ? -EXDEV : rc;
+        memset(&d, 0, sizeof(d));
+        d.dir = q->dparent;
+        if ((rc = proto_str_copy(&q->dpath, d.name, sizeof(d.name))))
+            return rc;
+        if ((rc = valid_name(d.name)))
+            return rc;
+        return rename_cross(a, &s, sino, stype, &d, q->dmdt);
+    }
+    if (d.self)
         return -EBUSY;
     if ((rc = valid_name(d.name)))
         return rc;
-    uint64_t sino, dino = 0;
-    if ((rc = meta_dentry_get(t, s.dir, s.name, &sino, NULL)))
-        return rc;
+    if (meta_name_held(a->c, s.dir, s.name, 0) || meta_name_held(a->c, d.dir, d.name, 0))
+        return -EAGAIN;
     struct meta_inode sin, din;
     if ((rc = meta_inode_get_here(t, sino, &sin)))
-        return rc == -EREMOTE ? -EXDEV : rc;
-    rc = meta_dentry_get(t, d.dir, d.name, &dino, NULL);
+        return rc == -EREMOTE ? rename_cross(a, &s, sino, stype, &d, a->c->mdt) : rc;
+    rc = meta_dentry_get(t, d.dir, d.name, &dino, &dtyp);
     if (rc && rc != -ENOENT)
         return rc;
     bool dexists = rc == 0;
-    if (dexists && (rc = meta_inode_get_here(t, dino, &din)))
+    if (dexists && (rc = meta_inode_get_here(t, dino, &din))) {
+        if (rc == -EREMOTE && dtyp != DT_DIR)
+            return rename_cross(a, &s, sino, stype, &d, a->c->mdt);
         return rc == -EREMOTE ? -EXDEV : rc;
+    }
     if (d.din.flags & META_F_SEALED)
         return -ENOENT;
     /* A striped directory's shards know their parent: moving it is a
@@ -1142,7 +1215,7 @@ static int rename_txn(struct meta_txn *t, void *arg)
     int ddelta = 0, sdelta = 0;
     if (dexists) {
         a->r->replaced = dino;
-        if ((rc = drop_link(t, &din, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
+        if ((rc = meta_drop_link(t, &din, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
             return rc;
         if (S_ISDIR(din.mode))
             ddelta -= 1;
@@ -1168,8 +1241,12 @@ static int rename_txn(struct meta_txn *t, void *arg)
 
 int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct proto_rename_rep *r)
 {
-    struct rename_arg a = {c, q, r};
-    return meta_store_write(c->store, rename_txn, &a);
+    struct meta_xmv x;
+    struct rename_arg a = {c, q, r, &x};
+    int rc = write_waiting(c, rename_txn, &a);
+    if (rc == META_CROSS)
+        return meta_xrename(c, &q->cred, &x, r);
+    return rc;
 }
 
 /* ---- link, readlink ---- */
@@ -1178,6 +1255,7 @@ struct link_arg {
     struct meta_ctx *c;
     const struct proto_link_req *q;
     struct proto_link_rep *r;
+    struct walk w; /* where the name goes, when the inode is another MDT's */
 };
 
 static int link_txn(struct meta_txn *t, void *arg)
@@ -1189,10 +1267,6 @@ static int link_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     struct meta_inode in;
-    if ((rc = meta_inode_get_here(t, q->ino, &in)))
-        return rc == -EREMOTE ? -EXDEV : rc;
-    if (S_ISDIR(in.mode))
-        return -EPERM;
     struct walk w = {.links_left = MAX_SYMLINKS};
     if ((rc = meta_walk_parent(t, &q->cred, q->dparent, path, &w)))
         return rc == -EREMOTE ? -EXDEV : rc;
@@ -1200,6 +1274,20 @@ static int link_txn(struct meta_txn *t, void *arg)
         return -EEXIST;
     if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))
         return rc;
+    if (meta_name_held(a->c, w.dir, w.name, 0))
+        return -EAGAIN;
+    if ((rc = meta_inode_get_here(t, q->ino, &in))) {
+        if (rc != -EREMOTE)
+            return rc;
+        /* Another MDT's inode: xname.c adds the link there first. */
+        uint64_t ino;
+        if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)) != -ENOENT)
+            return rc ? rc : -EEXIST;
+        a->w = w;
+        return META_CROSS;
+    }
+    if (S_ISDIR(in.mode))
+        return -EPERM;
     if (in.nlink >= 65000)
         return -EMLINK;
     if ((rc = meta_dentry_add(t, w.dir, w.name, in.ino, dtype(in.mode))))
@@ -1214,8 +1302,17 @@ static int link_txn(struct meta_txn *t, void *arg)
 
 int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r)
 {
-    struct link_arg a = {c, q, r};
-    return meta_store_write(c->store, link_txn, &a);
+    struct link_arg *a = calloc(1, sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    a->c = c;
+    a->q = q;
+    a->r = r;
+    int rc = write_waiting(c, link_txn, a);
+    if (rc == META_CROSS)
+        rc = meta_xlink(c, &q->cred, q->ino, a->w.dir, a->w.name, r);
+    free(a);
+    return rc;
 }
 
 static int readlink_txn(struct meta_txn *t, void *arg)

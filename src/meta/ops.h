@@ -26,6 +26,15 @@ struct meta_ost {
  * unit tests call the other MDT's meta_op_shard directly). */
 typedef int (*meta_peer_fn)(void *arg, uint32_t mdt, const struct proto_shard_req *q,
                             struct proto_shard_rep *r);
+typedef int (*meta_xpeer_fn)(void *arg, uint32_t mdt, const struct proto_xname_req *q,
+                             struct proto_xname_rep *r);
+
+/* A name a cross-MDT rename holds on this MDT (xname.c). */
+#define META_MAX_HOLDS 64
+struct meta_hold {
+    uint64_t txid, dir;
+    char name[PROTO_MAX_NAME + 1];
+};
 
 struct meta_ctx {
     struct meta_store *store;
@@ -33,7 +42,12 @@ struct meta_ctx {
     uint32_t nmdt; /* MDTs of the file system, as far as this one knows */
     /* Other MDTs; NULL: this MDT works alone (a cross-MDT step fails). */
     meta_peer_fn peer;
+    meta_xpeer_fn xpeer;
     void *peer_arg;
+    /* Names held for cross-MDT renames, under xlock (nholds also read
+     * without it, as a hint that there are none). */
+    struct meta_hold holds[META_MAX_HOLDS];
+    uint32_t nholds;
     /* Cross-MDT operations in progress here (xmdt.c), under xlock. */
     pthread_mutex_t xlock;
     uint64_t xbusy[64];
@@ -109,8 +123,9 @@ int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *
                         struct proto_removexattr_rep *r);
 int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
                          struct proto_setdirstripe_rep *r);
-/* A step of another MDT's cross-MDT operation (SHARD). */
+/* A step of another MDT's cross-MDT operation (SHARD, XNAME). */
 int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r);
+int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct proto_xname_rep *r);
 /* Finish or roll back every cross-MDT operation this MDT began and did not
  * end (after a restart, or when a peer was away). Returns how many remain
  * open, or a negative errno. */

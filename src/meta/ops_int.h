@@ -41,6 +41,58 @@ int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out
  * with the plan the operation filled in. */
 #define META_CROSS 2
 
+/* ---- intents (xmdt.c) ---- */
+
+/* Kinds of intent; APPLIED records another MDT's LINK_* step done here. */
+enum { XK_MKDIR = 1, XK_RMDIR, XK_SYNC, XK_RENAME, XK_UNLINK, XK_LINK, XK_APPLIED };
+#define X_MAX_MDTS PROTO_DS_MAX_COUNT
+
+struct meta_intent {
+    uint8_t kind, phase;
+    uint64_t ino, dir;
+    uint16_t n;
+    uint16_t mdt[X_MAX_MDTS];
+    /* names (rename, unlink, link): the other inode, a type, a name */
+    uint64_t ino2;
+    uint8_t type;
+    char name[PROTO_MAX_NAME + 1];
+};
+/* Write x under a new txid (and allocate x->ino here if alloc_ino). */
+int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid);
+/* Write x under txid inside a transaction. */
+int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x);
+int meta_intent_end(struct meta_ctx *c, uint64_t txid);
+const char *meta_intent_kind(uint8_t kind);
+/* Mark txid worked on (recovery leaves it alone) or not. */
+bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid);
+void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
+/* Run a name intent (xname.c) to its end; 0 when it is gone. */
+int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet);
+
+/* Drop one link of in (ops.c): when the last goes, the inode goes, and
+ * gone, its layout and size and whether objects may exist say so. */
+int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
+                   struct layout *layout, uint8_t *gone, uint64_t *size);
+/* A name held by a cross-MDT rename other than txid (xname.c): changes to
+ * it wait (-EAGAIN, which the operation retries). */
+bool meta_name_held(struct meta_ctx *c, uint64_t dir, const char *name, uint64_t txid);
+
+/* rename whose names or inodes span MDTs: the source name is here. */
+struct meta_xmv {
+    uint64_t sdir, ddir, sino;
+    char sname[PROTO_MAX_NAME + 1], dname[PROTO_MAX_NAME + 1];
+    uint8_t stype;
+    uint32_t dmdt, flags;
+};
+int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
+                 struct proto_rename_rep *out);
+/* unlink of a name here whose inode is on another MDT. */
+int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir,
+                 const char *name, uint64_t ino, struct proto_unlink_rep *out);
+/* link of another MDT's inode to a name here. */
+int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
+               const char *name, struct proto_link_rep *out);
+
 /* mkdir of a directory whose inode is on another MDT (owner) or whose
  * entries are striped (rec.dstripe). rec: the new inode, ino still 0. */
 struct meta_xmk {

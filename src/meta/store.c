@@ -806,6 +806,14 @@ int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t l
     return put_rec(t->txn, t->store->intents, kb, 8, rec, len, 0);
 }
 
+int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val)
+{
+    uint8_t kb[8];
+    be64(kb, txid);
+    MDB_val k = {8, kb};
+    return mdb_err(mdb_get(t->txn, t->store->intents, &k, val));
+}
+
 int meta_intent_del(struct meta_txn *t, uint64_t txid)
 {
     uint8_t kb[8];

@@ -57,6 +57,9 @@ struct meta_txn {
 #define META_F_SHARD 2u
 /* A directory being removed by a cross-MDT rmdir: it takes no new names. */
 #define META_F_SEALED 4u
+/* A file that another MDT's entry may name (it moved or was linked there):
+ * its entries cannot all be counted on this MDT alone. */
+#define META_F_REMOTE_NAMES 8u
 
 /* One inode record as decoded from LMDB. */
 struct meta_inode {
@@ -167,6 +170,7 @@ int meta_symlink_del(struct meta_txn *t, uint64_t ino);
 /* Intents of cross-MDT operations (xmdt.h), by transaction id. The scan
  * callback may not change the database; a non-zero return stops it. */
 int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t len);
+int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val);
 int meta_intent_del(struct meta_txn *t, uint64_t txid);
 typedef int (*meta_scan_intent_cb)(void *arg, uint64_t txid, const void *rec, size_t len);
 int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg);

@@ -27,17 +27,8 @@
 #include <string.h>
 #include <sys/stat.h>
 
-enum { XK_MKDIR = 1, XK_RMDIR = 2, XK_SYNC = 3 };
-#define X_MAX_MDTS PROTO_DS_MAX_COUNT
 
-struct intent {
-    uint8_t kind, phase;
-    uint64_t ino, dir;
-    uint16_t n;
-    uint16_t mdt[X_MAX_MDTS];
-};
-
-static int intent_encode(const struct intent *x, uint8_t *buf, size_t cap)
+static int intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
 {
     struct proto_enc e;
     proto_enc_init(&e, buf, cap);
@@ -48,10 +39,17 @@ static int intent_encode(const struct intent *x, uint8_t *buf, size_t cap)
     proto_put_U16(&e, &x->n);
     for (uint16_t i = 0; i < x->n; i++)
         proto_put_U16(&e, &x->mdt[i]);
+    /* Operations on names (xname.c) also say which. */
+    if (x->kind >= XK_RENAME) {
+        struct proto_str nm = proto_str_c(x->name);
+        proto_put_U64(&e, &x->ino2);
+        proto_put_U8(&e, &x->type);
+        proto_put_STR(&e, &nm);
+    }
     return e.err ? e.err : (int)e.len;
 }
 
-static int intent_decode(const void *buf, size_t len, struct intent *x)
+static int intent_decode(const void *buf, size_t len, struct meta_intent *x)
 {
     struct proto_dec d;
     proto_dec_init(&d, buf, len);
@@ -64,11 +62,22 @@ static int intent_decode(const void *buf, size_t len, struct intent *x)
         return -EUCLEAN;
     for (uint16_t i = 0; i < x->n; i++)
         proto_get_U16(&d, &x->mdt[i]);
-    return d.err || x->kind < XK_MKDIR || x->kind > XK_SYNC ? -EUCLEAN : 0;
+    x->ino2 = 0;
+    x->type = 0;
+    x->name[0] = '\0';
+    if (x->kind >= XK_RENAME) {
+        struct proto_str nm;
+        proto_get_U64(&d, &x->ino2);
+        proto_get_U8(&d, &x->type);
+        proto_get_STR(&d, &nm);
+        if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
+            return -EUCLEAN;
+    }
+    return d.err || x->kind < XK_MKDIR || x->kind > XK_APPLIED ? -EUCLEAN : 0;
 }
 
 /* The MDTs holding a record of a directory: its shards, else its owner. */
-static void members(uint64_t dstripe, uint32_t owner, struct intent *x)
+static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
 {
     x->n = 0;
     if (!dstripe) {
@@ -81,7 +90,7 @@ static void members(uint64_t dstripe, uint32_t owner, struct intent *x)
 
 /* ---- operations in progress (recovery leaves them alone) ---- */
 
-static bool busy_add(struct meta_ctx *c, uint64_t txid)
+bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
     bool ok = c->nxbusy < sizeof(c->xbusy) / sizeof(c->xbusy[0]);
@@ -91,7 +100,7 @@ static bool busy_add(struct meta_ctx *c, uint64_t txid)
     return ok;
 }
 
-static void busy_del(struct meta_ctx *c, uint64_t txid)
+void meta_xbusy_del(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
     for (uint32_t i = 0; i < c->nxbusy; i++)
@@ -143,7 +152,7 @@ static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uin
 
 /* The same step on every MDT of x but skip; 0 if all succeeded, else the
  * first error (the others are still tried). */
-static int step_all(struct meta_ctx *c, const struct intent *x, uint8_t op, uint64_t txid,
+static int step_all(struct meta_ctx *c, const struct meta_intent *x, uint8_t op, uint64_t txid,
                     uint32_t skip)
 {
     int first = 0;
@@ -164,13 +173,13 @@ static int step_all(struct meta_ctx *c, const struct intent *x, uint8_t op, uint
 struct intent_arg {
     struct meta_ctx *c;
     uint64_t txid;
-    struct intent *x;
+    struct meta_intent *x;
     bool alloc_ino; /* allocate x->ino here too */
 };
 
-static int intent_put(struct meta_txn *t, uint64_t txid, const struct intent *x)
+int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x)
 {
-    uint8_t buf[32 + 2 * X_MAX_MDTS];
+    uint8_t buf[64 + 2 * X_MAX_MDTS + PROTO_MAX_NAME];
     int len = intent_encode(x, buf, sizeof(buf));
     return len < 0 ? len : meta_intent_put(t, txid, buf, (size_t)len);
 }
@@ -181,13 +190,13 @@ static int begin_txn(struct meta_txn *t, void *arg)
     int rc = meta_alloc_ino(t, &a->txid);
     if (!rc && a->alloc_ino)
         rc = meta_alloc_ino(t, &a->x->ino);
-    return rc ? rc : intent_put(t, a->txid, a->x);
+    return rc ? rc : meta_intent_record(t, a->txid, a->x);
 }
 
 static int rewrite_txn(struct meta_txn *t, void *arg)
 {
     struct intent_arg *a = arg;
-    return intent_put(t, a->txid, a->x);
+    return meta_intent_record(t, a->txid, a->x);
 }
 
 static int end_txn(struct meta_txn *t, void *arg)
@@ -197,11 +206,27 @@ static int end_txn(struct meta_txn *t, void *arg)
     return rc == -ENOENT ? 0 : rc;
 }
 
+int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid)
+{
+    struct intent_arg a = {c, 0, x, alloc_ino};
+    int rc = meta_store_write(c->store, begin_txn, &a);
+    *txid = a.txid;
+    return rc;
+}
+
+int meta_intent_end(struct meta_ctx *c, uint64_t txid)
+{
+    struct intent_arg a = {c, txid, NULL, false};
+    return meta_store_write(c->store, end_txn, &a);
+}
+
 /* Roll an intent back (or, in rmdir's phase 2, forward) to its end; the
  * intent goes once every step succeeded. */
-static const char *kind_name(uint8_t kind)
+const char *meta_intent_kind(uint8_t kind)
 {
-    return kind == XK_MKDIR ? "mkdir" : kind == XK_RMDIR ? "rmdir" : "attribute copy";
+    static const char *const names[] = {"?",      "mkdir",  "rmdir",  "attribute copy",
+                                        "rename", "unlink", "link",   "step record"};
+    return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
 
 struct master_arg {
@@ -216,7 +241,7 @@ static int master_txn(struct meta_txn *t, void *arg)
 }
 
 /* Copy a striped directory's attributes onto its shards. */
-static int sync_shards(struct meta_ctx *c, uint64_t txid, const struct intent *x)
+static int sync_shards(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x)
 {
     struct meta_inode *in = malloc(sizeof(*in));
     if (!in)
@@ -234,7 +259,7 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
 {
     if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
         return 0;
-    struct intent *x = calloc(1, sizeof(*x));
+    struct meta_intent *x = calloc(1, sizeof(*x));
     if (!x)
         return -ENOMEM;
     x->kind = XK_SYNC;
@@ -245,16 +270,18 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     uint64_t txid;
     int rc = meta_alloc_ino(t, &txid);
     if (rc == 0)
-        rc = intent_put(t, txid, x);
+        rc = meta_intent_record(t, txid, x);
     free(x);
     if (rc == 0)
         __atomic_store_n(&c->xpending, 1, __ATOMIC_RELAXED);
     return rc;
 }
 
-static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct intent *x, bool quiet)
+static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet)
 {
     int rc;
+    if (x->kind >= XK_RENAME)
+        return meta_xname_finish(c, txid, x, quiet);
     if (x->kind == XK_SYNC)
         rc = sync_shards(c, txid, x);
     else if (x->kind == XK_MKDIR)
@@ -266,7 +293,7 @@ static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct intent *x, boo
     if (rc) {
         log_msg(quiet ? LOG_DEBUG : LOG_WARN,
                 "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
-                kind_name(x->kind), (unsigned long long)txid, (unsigned long long)x->ino,
+                meta_intent_kind(x->kind), (unsigned long long)txid, (unsigned long long)x->ino,
                 log_err(rc));
         return rc;
     }
@@ -274,7 +301,7 @@ static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct intent *x, boo
     return meta_store_write(c->store, end_txn, &a);
 }
 
-static int finish(struct meta_ctx *c, uint64_t txid, struct intent *x)
+static int finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x)
 {
     return finish_quiet(c, txid, x, false);
 }
@@ -285,7 +312,7 @@ struct xmk_commit {
     struct meta_ctx *c;
     const struct proto_cred *cred;
     struct meta_xmk *m;
-    const struct intent *x;
+    const struct meta_intent *x;
     uint64_t txid;
 };
 
@@ -317,7 +344,7 @@ static int xmk_commit_txn(struct meta_txn *t, void *arg)
 int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *m,
                 struct proto_attr *out)
 {
-    struct intent *xp = calloc(1, sizeof(*xp)); /* 8 KiB: off the stack */
+    struct meta_intent *xp = calloc(1, sizeof(*xp)); /* 8 KiB: off the stack */
     if (!xp)
         return -ENOMEM;
     xp->kind = XK_MKDIR;
@@ -340,7 +367,7 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         return rc;
     }
     uint64_t txid = ia.txid;
-    busy_add(c, txid);
+    meta_xbusy_add(c, txid);
     m->rec.ino = xp->ino;
     for (uint16_t i = 0; i < xp->n && !rc; i++) {
         uint32_t mdt = xp->mdt[i];
@@ -363,7 +390,7 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     } else {
         meta_inode_attr(&m->rec, out);
     }
-    busy_del(c, txid);
+    meta_xbusy_del(c, txid);
     free(xp);
     return rc;
 }
@@ -374,7 +401,7 @@ struct xrm_commit {
     struct meta_ctx *c;
     const struct proto_cred *cred;
     struct meta_xrm *m;
-    struct intent *x;
+    struct meta_intent *x;
     uint64_t txid;
     uint32_t victim_uid;
 };
@@ -396,14 +423,14 @@ static int xrm_commit_txn(struct meta_txn *t, void *arg)
     if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)))
         return rc;
     a->x->phase = 2;
-    rc = intent_put(t, a->txid, a->x);
+    rc = meta_intent_record(t, a->txid, a->x);
     a->x->phase = 1; /* until the commit is known to have happened */
     return rc;
 }
 
 int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)
 {
-    struct intent *xp = calloc(1, sizeof(*xp));
+    struct meta_intent *xp = calloc(1, sizeof(*xp));
     if (!xp)
         return -ENOMEM;
     uint32_t owner = META_INO_MDT(m->ino);
@@ -420,7 +447,7 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         return rc;
     }
     uint64_t txid = ia.txid;
-    busy_add(c, txid);
+    meta_xbusy_add(c, txid);
     struct proto_shard_rep r;
     uint32_t uid = 0;
     rc = step(c, owner, PROTO_SHARD_SEAL, txid, m->ino, NULL, &r);
@@ -443,7 +470,7 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         rc = -EIO;
     /* Undo the seals (phase 1), or delete the records (phase 2). */
     finish(c, txid, xp);
-    busy_del(c, txid);
+    meta_xbusy_del(c, txid);
     free(xp);
     return rc;
 }
@@ -539,7 +566,7 @@ int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct pr
 
 struct open_intent {
     uint64_t txid;
-    struct intent x;
+    struct meta_intent x;
 };
 
 struct scan_arg {
@@ -559,6 +586,8 @@ static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
                   (unsigned long long)txid);
         return 0;
     }
+    if (o->x.kind == XK_APPLIED)
+        return 0; /* another MDT's step done here, not an operation of ours */
     o->txid = txid;
     s->n++;
     return 0;
@@ -581,18 +610,18 @@ int meta_xmdt_recover(struct meta_ctx *c)
     int open = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
         /* Claimed so that two recoveries never run one intent at once. */
-        if (is_busy(c, s.v[i].txid) || !busy_add(c, s.v[i].txid)) {
+        if (is_busy(c, s.v[i].txid) || !meta_xbusy_add(c, s.v[i].txid)) {
             open++;
             continue;
         }
         log_debug("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                  kind_name(s.v[i].x.kind), (unsigned long long)s.v[i].txid, s.v[i].x.phase,
+                  meta_intent_kind(s.v[i].x.kind), (unsigned long long)s.v[i].txid, s.v[i].x.phase,
                   (unsigned long long)s.v[i].x.ino);
         if (finish_quiet(c, s.v[i].txid, &s.v[i].x, true))
             open++;
         else if (s.v[i].x.kind != XK_SYNC)
             __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);
-        busy_del(c, s.v[i].txid);
+        meta_xbusy_del(c, s.v[i].txid);
     }
     free(s.v);
     /* One line when the count of open operations changes, not one per try. */

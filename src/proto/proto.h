@@ -345,9 +345,12 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
     F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases) F(U32, wb_ms) F(U64, wb_id)
 #define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
 #define MSG_RMDIR_REP(F) F(LEASES, leases)
-/* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. */
+/* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. It goes to the
+ * MDT of the source name; dmdt is the MDT the client found the destination
+ * name on (the two may differ: a cross-MDT rename, which that MDT runs). */
 #define MSG_RENAME_REQ(F)                                                                          \
-    F(CRED, cred) F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags)
+    F(CRED, cred)                                                                                  \
+    F(U64, sparent) F(STR, spath) F(U64, dparent) F(STR, dpath) F(U32, flags) F(U32, dmdt)
 #define MSG_RENAME_REP(F)                                                                          \
     F(U64, replaced) F(U8, destroy) F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases)
 #define MSG_LINK_REQ(F)     F(CRED, cred) F(U64, ino) F(U64, dparent) F(STR, dpath)
@@ -439,6 +442,30 @@ enum {
     PROTO_SHARD_ATTR
 };
 #define MSG_SHARD_REQ(F) F(CRED, cred) F(U64, txid) F(U8, op) F(U64, ino) F(BLOB, rec)
+/* XNAME: MDT -> MDT, a step of a cross-MDT rename, link or unlink, op one
+ * of PROTO_XNAME_*: HOLD name in dir for txid (no other change may touch it
+ * until COMMIT or RELEASE) after checking that inode ino of type may take
+ * it with cred (flags: RENAME_NOREPLACE); the reply says what the name
+ * holds now (ino 0: nothing). COMMIT: point the name at ino and let go.
+ * RELEASE: let go. LINK_ADD, LINK_DROP: add or drop a link of inode ino,
+ * once per txid (a repeat does nothing; the drop's reply says whether the
+ * inode went, with its layout); LINK_UNDO: undo txid's LINK_ADD if it
+ * happened; FORGET: forget txid. */
+enum {
+    PROTO_XNAME_HOLD = 1,
+    PROTO_XNAME_COMMIT,
+    PROTO_XNAME_RELEASE,
+    PROTO_XNAME_LINK_ADD,
+    PROTO_XNAME_LINK_DROP,
+    PROTO_XNAME_LINK_UNDO,
+    PROTO_XNAME_FORGET
+};
+#define MSG_XNAME_REQ(F)                                                                           \
+    F(CRED, cred)                                                                                  \
+    F(U64, txid) F(U8, op) F(U64, dir) F(STR, name) F(U64, ino) F(U8, type) F(U32, flags)
+#define MSG_XNAME_REP(F)                                                                           \
+    F(U64, ino)                                                                                    \
+    F(U8, type) F(U32, uid) F(U8, gone) F(U8, destroy) F(LAYOUT, layout) F(U64, size) F(ATTR, attr)
 #define MSG_SHARD_REP(F) F(U64, ino) F(U32, uid) F(U64, dstripe)
 
 /* Storage: one object of one file on one OST. */
@@ -493,6 +520,7 @@ enum {
     X(FSCK, 43, fsck)                                                                              \
     X(SETDIRSTRIPE, 44, setdirstripe)                                                              \
     X(SHARD, 45, shard)                                                                            \
+    X(XNAME, 46, xname)                                                                            \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \

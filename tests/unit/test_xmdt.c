@@ -29,6 +29,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fs.h>
 #include <sys/stat.h>
 
 #define NMDT     4
@@ -56,6 +57,20 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
     return meta_op_shard(&f->ctx[mdt], q, r);
 }
 
+static int xpeer(void *arg, uint32_t mdt, const struct proto_xname_req *q,
+                 struct proto_xname_rep *r)
+{
+    struct fx *f = arg;
+    if (mdt >= NMDT)
+        return -EHOSTUNREACH;
+    f->steps++;
+    if (f->fail_after >= 0 && f->fail_after-- == 0) {
+        f->fail_after = 0;
+        return -ECONNREFUSED;
+    }
+    return meta_op_xname(&f->ctx[mdt], q, r);
+}
+
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
 {
     (void)st, (void)flag, (void)ftw;
@@ -80,6 +95,7 @@ static int setup(void **state)
             meta_ctx_init(&f->ctx[i], f->s[i], 1, 1u << 20, NMDT))
             return -1;
         f->ctx[i].peer = peer;
+        f->ctx[i].xpeer = xpeer;
         f->ctx[i].peer_arg = f;
         struct meta_ost o = {0, true, 1ull << 40, 1ull << 41};
         meta_ctx_set_osts(&f->ctx[i], &o, 1);
@@ -380,6 +396,190 @@ static void test_failure_at_every_step(void **state)
     }
 }
 
+/* A name of the root that lives on MDT m (not on avoid), made up. */
+static void name_on(uint32_t m, const char *prefix, char *out, size_t len)
+{
+    for (int i = 0;; i++) {
+        snprintf(out, len, "%s%d", prefix, i);
+        if (where(root_ds(), ROOT, out) == m)
+            return;
+    }
+}
+
+static int rename_at(struct fx *f, const char *from, const char *to, struct proto_rename_rep *r)
+{
+    struct proto_rename_req q;
+    memset(&q, 0, sizeof(q));
+    memset(r, 0, sizeof(*r));
+    q.sparent = q.dparent = ROOT;
+    q.spath = proto_str_c(from);
+    q.dpath = proto_str_c(to);
+    q.dmdt = where(root_ds(), ROOT, to);
+    return meta_op_rename(&f->ctx[where(root_ds(), ROOT, from)], &q, r);
+}
+
+/* What a name of the root holds: its inode number, 0 if none. */
+static uint64_t holds(struct fx *f, const char *name)
+{
+    struct proto_lookup_req q;
+    struct proto_lookup_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.parent = ROOT;
+    q.path = proto_str_c(name);
+    int rc = meta_op_lookup(&f->ctx[where(root_ds(), ROOT, name)], &q, r);
+    uint64_t ino = rc == 0 ? r->attr.ino : 0;
+    free(r);
+    assert_true(rc == 0 || rc == -ENOENT);
+    return ino;
+}
+
+static uint64_t create_file(struct fx *f, const char *name)
+{
+    assert_int_equal(create_at(f, where(root_ds(), ROOT, name), ROOT, name), 0);
+    return holds(f, name);
+}
+
+/* Checkpoints as training jobs write them: into a temporary name, then
+ * renamed over the last one, with the two names on different MDTs. */
+static void test_rename_between_mdts(void **state)
+{
+    struct fx *f = *state;
+    char tmp[32], ckpt[32];
+    name_on(1, "tmp", tmp, sizeof(tmp));
+    name_on(3, "ckpt", ckpt, sizeof(ckpt));
+    uint64_t base = inodes(f);
+    struct proto_rename_rep *r = calloc(1, sizeof(*r));
+    for (int round = 0; round < 3; round++) {
+        uint64_t ino = create_file(f, tmp);
+        uint64_t old = holds(f, ckpt);
+        assert_int_equal(rename_at(f, tmp, ckpt, r), 0);
+        assert_int_equal(holds(f, tmp), 0);
+        assert_int_equal(holds(f, ckpt), ino);
+        assert_int_equal(r->replaced, old);
+        if (old) {
+            /* The last checkpoint went with its last link. */
+            assert_int_equal(r->gone, 1);
+            assert_int_equal(getattr_at(f, META_INO_MDT(old), old, NULL), -ENOENT);
+        }
+        assert_int_equal(inodes(f), base + 1);
+        assert_clean(f);
+    }
+    /* Renaming onto itself does nothing; RENAME_NOREPLACE onto a name is EEXIST. */
+    uint64_t ino = holds(f, ckpt);
+    create_file(f, tmp);
+    struct proto_rename_req q;
+    memset(&q, 0, sizeof(q));
+    q.sparent = q.dparent = ROOT;
+    q.spath = proto_str_c(tmp);
+    q.dpath = proto_str_c(ckpt);
+    q.dmdt = 3;
+    q.flags = RENAME_NOREPLACE;
+    assert_int_equal(meta_op_rename(&f->ctx[1], &q, r), -EEXIST);
+    assert_int_equal(holds(f, ckpt), ino);
+    /* Unlink of a name whose inode is on another MDT drops the link there. */
+    struct proto_unlink_req uq;
+    struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+    memset(&uq, 0, sizeof(uq));
+    uq.parent = ROOT;
+    uq.path = proto_str_c(ckpt);
+    assert_int_equal(meta_op_unlink(&f->ctx[3], &uq, ur), 0);
+    assert_int_equal(ur->gone, 1);
+    assert_int_equal(getattr_at(f, META_INO_MDT(ino), ino, NULL), -ENOENT);
+    uq.path = proto_str_c(tmp);
+    assert_int_equal(meta_op_unlink(&f->ctx[1], &uq, ur), 0);
+    assert_int_equal(inodes(f), base);
+    free(ur);
+    free(r);
+    assert_clean(f);
+}
+
+static void test_link_between_mdts(void **state)
+{
+    struct fx *f = *state;
+    char a[32], b[32];
+    name_on(0, "a", a, sizeof(a));
+    name_on(2, "b", b, sizeof(b));
+    uint64_t ino = create_file(f, a);
+    struct proto_link_req q;
+    struct proto_link_rep r;
+    memset(&q, 0, sizeof(q));
+    q.ino = ino;
+    q.dparent = ROOT;
+    q.dpath = proto_str_c(b);
+    assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), 0);
+    assert_int_equal(r.attr.nlink, 2);
+    assert_int_equal(holds(f, b), ino);
+    assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), -EEXIST);
+    /* A link that fails at its first step leaves the count as it was. */
+    char c2[32];
+    name_on(2, "c", c2, sizeof(c2));
+    q.dpath = proto_str_c(c2);
+    f->fail_after = 0;
+    assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), -EIO);
+    f->fail_after = -1;
+    for (uint32_t i = 0; i < NMDT; i++)
+        assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
+    struct proto_attr at;
+    assert_int_equal(getattr_at(f, 0, ino, &at), 0);
+    assert_int_equal(at.nlink, 2);
+    assert_int_equal(holds(f, c2), 0);
+    assert_clean(f);
+}
+
+/* A rename between MDTs failing at each step: afterwards the file has
+ * exactly one of the two names, the replaced file is gone only if the
+ * rename happened, and no link count is off. */
+static void test_rename_failure_at_every_step(void **state)
+{
+    struct fx *f = *state;
+    char src[32], dst[32];
+    name_on(2, "s", src, sizeof(src));
+    name_on(0, "d", dst, sizeof(dst));
+    struct proto_rename_rep *r = calloc(1, sizeof(*r));
+    int happened = 0, not = 0;
+    for (int k = 0; k < 6; k++) {
+        uint64_t base = inodes(f);
+        uint64_t ino = create_file(f, src), victim = create_file(f, dst);
+        f->fail_after = k;
+        int rc = rename_at(f, src, dst, r);
+        f->fail_after = -1;
+        for (uint32_t i = 0; i < NMDT; i++)
+            assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
+        uint64_t s_now = holds(f, src), d_now = holds(f, dst);
+        if (s_now) {
+            /* Did not happen. */
+            assert_int_not_equal(rc, 0);
+            assert_int_equal(s_now, ino);
+            assert_int_equal(d_now, victim);
+            assert_int_equal(inodes(f), base + 2);
+            not++;
+        } else {
+            happened++;
+            assert_int_equal(d_now, ino);
+            assert_int_equal(getattr_at(f, META_INO_MDT(victim), victim, NULL), -ENOENT);
+            assert_int_equal(inodes(f), base + 1);
+        }
+        assert_clean(f);
+        /* Both names usable again: nothing stays held. */
+        struct proto_unlink_req uq;
+        struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+        memset(&uq, 0, sizeof(uq));
+        uq.parent = ROOT;
+        uq.path = proto_str_c(dst);
+        assert_int_equal(meta_op_unlink(&f->ctx[0], &uq, ur), 0);
+        if (s_now) {
+            uq.path = proto_str_c(src);
+            assert_int_equal(meta_op_unlink(&f->ctx[2], &uq, ur), 0);
+        }
+        free(ur);
+        assert_int_equal(inodes(f), base);
+        assert_clean(f);
+    }
+    /* Failing the first step stops it; failing a later one only delays it. */
+    assert_true(happened > 0 && not > 0);
+    free(r);
+}
+
 /* Bad SHARD steps are refused without harm. */
 static void test_shard_garbage(void **state)
 {
@@ -409,6 +609,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_attrs_reach_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_at_every_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shard_garbage, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_between_mdts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_link_between_mdts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_failure_at_every_step, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,666 @@
+/*
+ * Operations on names that span MDTs (docs/architecture.md, "Cross-MDT
+ * operations"): rename of a file between MDTs, unlink of a name whose
+ * inode is on another MDT, and a hard link to another MDT's inode. They run
+ * on the intents of xmdt.c; the steps they send are XNAME requests.
+ *
+ * rename (the MDT of the source name coordinates; B holds the target):
+ *   phase 1: intent; B HOLDs the target name (checks it, keeps every other
+ *            change off it, says which inode it holds). Recovery RELEASEs.
+ *   commit:  the source name goes here, with the victim's link when its
+ *            inode is here, and the intent moves to phase 2.
+ *   phase 2: B COMMITs (the name now names the file), the victim's MDT drops
+ *            its link once (LINK_DROP). Recovery repeats both.
+ * unlink:    the name goes here with an intent in phase 2; the inode's MDT
+ *            drops the link once. Recovery repeats the drop.
+ * link:      phase 1: the inode's MDT adds a link once (LINK_ADD); commit:
+ *            the name is added here. Recovery undoes the add (LINK_UNDO).
+ *
+ * "Once": the MDT that adds or drops a link for txid records it (an
+ * APPLIED record under txid, in the same transaction), so a repeat does
+ * nothing; FORGET removes the record when the operation is over.
+ *
+ * Holds live in memory: a restarted MDT has none. A COMMIT needs none (it
+ * points the name at the file whatever the name held), and an open phase 1
+ * is released anyway.
+ */
+#include "../common/log.h"
+#include "ops_int.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define HOLD_TRIES 400 /* x 5 ms: how long a coordinator waits for a held name */
+
+/* ---- holds ---- */
+
+static struct meta_hold *hold_find(struct meta_ctx *c, uint64_t dir, const char *name)
+{
+    for (uint32_t i = 0; i < c->nholds; i++)
+        if (c->holds[i].dir == dir && !strcmp(c->holds[i].name, name))
+            return &c->holds[i];
+    return NULL;
+}
+
+bool meta_name_held(struct meta_ctx *c, uint64_t dir, const char *name, uint64_t txid)
+{
+    if (!__atomic_load_n(&c->nholds, __ATOMIC_RELAXED))
+        return false;
+    pthread_mutex_lock(&c->xlock);
+    struct meta_hold *h = hold_find(c, dir, name);
+    bool held = h && h->txid != txid;
+    pthread_mutex_unlock(&c->xlock);
+    return held;
+}
+
+/* Hold dir/name for txid: 0, or -EBUSY when another operation holds it or
+ * the table is full. */
+static int hold_take(struct meta_ctx *c, uint64_t txid, uint64_t dir, const char *name)
+{
+    int rc = 0;
+    pthread_mutex_lock(&c->xlock);
+    struct meta_hold *h = hold_find(c, dir, name);
+    if (h)
+        rc = h->txid == txid ? 0 : -EBUSY;
+    else if (c->nholds == META_MAX_HOLDS)
+        rc = -EBUSY;
+    else {
+        h = &c->holds[c->nholds];
+        h->txid = txid;
+        h->dir = dir;
+        snprintf(h->name, sizeof(h->name), "%s", name);
+        __atomic_store_n(&c->nholds, c->nholds + 1, __ATOMIC_RELAXED);
+    }
+    pthread_mutex_unlock(&c->xlock);
+    return rc;
+}
+
+static void hold_drop(struct meta_ctx *c, uint64_t txid)
+{
+    pthread_mutex_lock(&c->xlock);
+    for (uint32_t i = 0; i < c->nholds; i++)
+        if (c->holds[i].txid == txid) {
+            c->holds[i] = c->holds[c->nholds - 1];
+            __atomic_store_n(&c->nholds, c->nholds - 1, __ATOMIC_RELAXED);
+            break;
+        }
+    pthread_mutex_unlock(&c->xlock);
+}
+
+/* ---- the other side: XNAME ---- */
+
+struct xname_arg {
+    struct meta_ctx *c;
+    const struct proto_xname_req *q;
+    struct proto_xname_rep *r;
+    char name[PROTO_MAX_NAME + 1];
+};
+
+static bool applied(struct meta_txn *t, uint64_t txid)
+{
+    MDB_val v;
+    return meta_intent_get(t, txid, &v) == 0;
+}
+
+static int mark_applied(struct meta_txn *t, uint64_t txid)
+{
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    x->kind = XK_APPLIED;
+    int rc = meta_intent_record(t, txid, x);
+    free(x);
+    return rc;
+}
+
+static int hold_txn(struct meta_txn *t, void *arg)
+{
+    struct xname_arg *a = arg;
+    const struct proto_xname_req *q = a->q;
+    struct meta_inode dir, victim;
+    int rc = meta_inode_get_here(t, q->dir, &dir);
+    if (rc)
+        return rc == -EREMOTE ? -EXDEV : rc;
+    if (!S_ISDIR(dir.mode))
+        return -ENOTDIR;
+    if (proto_ds_name_mdt(dir.dstripe, META_INO_MDT(q->dir), a->name, strlen(a->name)) !=
+        a->c->mdt)
+        return -EXDEV; /* the client's idea of where the name lives is wrong */
+    if (dir.flags & META_F_SEALED)
+        return -ENOENT;
+    if (!proto_cred_may(&q->cred, dir.mode, dir.uid, dir.gid, 3))
+        return -EACCES;
+    uint64_t ino;
+    uint8_t type;
+    rc = meta_dentry_get(t, q->dir, a->name, &ino, &type);
+    if (rc == -ENOENT)
+        return 0; /* a new name */
+    if (rc)
+        return rc;
+    a->r->ino = ino;
+    a->r->type = type;
+    if (ino == q->ino)
+        return 0; /* the same file: the rename does nothing */
+    if (q->flags & RENAME_NOREPLACE)
+        return -EEXIST;
+    if (type == DT_DIR)
+        return -EISDIR; /* only files move between MDTs */
+    rc = meta_inode_get_here(t, ino, &victim);
+    if (rc && rc != -EREMOTE)
+        return rc;
+    /* The sticky bit: the owner of the victim, of the directory, or root.
+     * A victim on another MDT has an owner this MDT cannot see. */
+    uint32_t vuid = rc ? UINT32_MAX : victim.uid;
+    a->r->uid = vuid;
+    if (!proto_cred_may_delete(&q->cred, dir.mode, dir.uid, dir.gid, vuid))
+        return -EPERM;
+    return 0;
+}
+
+static int commit_txn(struct meta_txn *t, void *arg)
+{
+    struct xname_arg *a = arg;
+    const struct proto_xname_req *q = a->q;
+    struct meta_inode dir;
+    int rc = meta_inode_get_here(t, q->dir, &dir);
+    if (rc)
+        return rc;
+    uint64_t ino;
+    rc = meta_dentry_get(t, q->dir, a->name, &ino, NULL);
+    if (rc == 0 && ino == q->ino)
+        return 0; /* a repeat */
+    if (rc == 0)
+        rc = meta_dentry_set(t, q->dir, a->name, q->ino, q->type);
+    else if (rc == -ENOENT)
+        rc = meta_dentry_add(t, q->dir, a->name, q->ino, q->type);
+    return rc ? rc : meta_touch_dir(t, &dir, 0);
+}
+
+static int link_txn(struct meta_txn *t, void *arg)
+{
+    struct xname_arg *a = arg;
+    const struct proto_xname_req *q = a->q;
+    struct meta_inode in;
+    bool done = applied(t, q->txid);
+    int rc;
+    if (q->op == PROTO_XNAME_FORGET) {
+        rc = done ? meta_intent_del(t, q->txid) : 0;
+        return rc;
+    }
+    if (q->op == PROTO_XNAME_LINK_UNDO && !done)
+        return 0; /* the add never happened */
+    if (q->op != PROTO_XNAME_LINK_UNDO && done) {
+        if (q->op == PROTO_XNAME_LINK_ADD && meta_inode_get(t, q->ino, &in) == 0)
+            meta_inode_attr(&in, &a->r->attr);
+        return 0; /* a repeat */
+    }
+    if ((rc = meta_inode_get(t, q->ino, &in)))
+        return rc;
+    if (S_ISDIR(in.mode))
+        return -EPERM;
+    switch (q->op) {
+    case PROTO_XNAME_LINK_ADD:
+        if (in.nlink >= 65000)
+            return -EMLINK;
+        in.nlink++;
+        in.ctime_ns = meta_now_ns();
+        in.flags |= META_F_REMOTE_NAMES;
+        if ((rc = meta_inode_put(t, &in)))
+            return rc;
+        meta_inode_attr(&in, &a->r->attr);
+        return mark_applied(t, q->txid);
+    case PROTO_XNAME_LINK_DROP:
+        if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone,
+                                 &a->r->size)))
+            return rc;
+        a->r->ino = q->ino;
+        return mark_applied(t, q->txid);
+    case PROTO_XNAME_LINK_UNDO:
+        if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone,
+                                 &a->r->size)))
+            return rc;
+        return meta_intent_del(t, q->txid);
+    }
+    return -EINVAL;
+}
+
+int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct proto_xname_rep *r)
+{
+    struct xname_arg *a = calloc(1, sizeof(*a));
+    if (!a)
+        return -ENOMEM;
+    a->c = c;
+    a->q = q;
+    a->r = r;
+    int rc = proto_str_copy(&q->name, a->name, sizeof(a->name));
+    if (rc == 0 && (q->op == PROTO_XNAME_HOLD || q->op == PROTO_XNAME_COMMIT) &&
+        (!a->name[0] || strchr(a->name, '/') || !strcmp(a->name, ".") || !strcmp(a->name, "..")))
+        rc = -EINVAL;
+    if (rc == 0) {
+        switch (q->op) {
+        case PROTO_XNAME_HOLD:
+            /* Taken first: a change to the name that runs after this sees
+             * the hold, one that ran before is in what the check reads. */
+            if ((rc = hold_take(c, q->txid, q->dir, a->name)) == 0 &&
+                (rc = meta_store_write(c->store, hold_txn, a)))
+                hold_drop(c, q->txid);
+            break;
+        case PROTO_XNAME_COMMIT:
+            if ((rc = meta_store_write(c->store, commit_txn, a)) == 0)
+                hold_drop(c, q->txid);
+            break;
+        case PROTO_XNAME_RELEASE:
+            hold_drop(c, q->txid);
+            break;
+        case PROTO_XNAME_LINK_ADD:
+        case PROTO_XNAME_LINK_DROP:
+        case PROTO_XNAME_LINK_UNDO:
+        case PROTO_XNAME_FORGET:
+            rc = meta_store_write(c->store, link_txn, a);
+            break;
+        default:
+            rc = -EINVAL;
+        }
+    }
+    free(a);
+    return rc;
+}
+
+/* ---- the coordinator's side ---- */
+
+/* One XNAME step on MDT mdt: this one's own handler, or a peer's. */
+static int xstep(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t dir,
+                 const char *name, uint64_t ino, uint8_t type, uint32_t flags,
+                 const struct proto_cred *cred, struct proto_xname_rep *r)
+{
+    struct proto_xname_req q;
+    memset(&q, 0, sizeof(q));
+    if (cred)
+        q.cred = *cred;
+    q.txid = txid;
+    q.op = op;
+    q.dir = dir;
+    q.name = proto_str_c(name ? name : "");
+    q.ino = ino;
+    q.type = type;
+    q.flags = flags;
+    struct proto_xname_rep *dummy = NULL;
+    if (!r && !(r = dummy = malloc(sizeof(*r))))
+        return -ENOMEM;
+    memset(r, 0, sizeof(*r));
+    int rc;
+    if (mdt == c->mdt)
+        rc = meta_op_xname(c, &q, r);
+    else if (!c->xpeer)
+        rc = -EHOSTUNREACH;
+    else
+        rc = c->xpeer(c->peer_arg, mdt, &q, r);
+    free(dummy);
+    return rc;
+}
+
+/* What a client sees when a peer MDT cannot be reached. */
+static int peer_err(int rc)
+{
+    return rc == -EHOSTUNREACH || rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ECONNRESET ||
+                   rc == -EPIPE
+               ? -EIO
+               : rc;
+}
+
+static int alloc_txn(struct meta_txn *t, void *arg)
+{
+    return meta_alloc_ino(t, arg);
+}
+
+/* Phase 2 of a rename (also recovery's): the target's MDT points the name
+ * at the file, the victim's MDT drops its link. out: what went, if known. */
+static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x,
+                          struct proto_rename_rep *out)
+{
+    uint32_t b = x->mdt[0];
+    int rc = xstep(c, b, PROTO_XNAME_COMMIT, txid, x->dir, x->name, x->ino, x->type, 0, NULL,
+                   NULL);
+    if (rc)
+        return rc;
+    bool remote_victim = x->ino2 && x->n > 1 && x->mdt[1] != c->mdt;
+    if (remote_victim) {
+        struct proto_xname_rep *r = calloc(1, sizeof(*r));
+        if (!r)
+            return -ENOMEM;
+        rc = xstep(c, x->mdt[1], PROTO_XNAME_LINK_DROP, txid, 0, NULL, x->ino2, 0, 0, NULL, r);
+        if (rc == 0 && out && r->gone) {
+            out->gone = 1;
+            out->destroy = r->destroy;
+            out->layout = r->layout;
+            out->size = r->size;
+        }
+        free(r);
+        if (rc)
+            return rc;
+    }
+    if ((rc = meta_intent_end(c, txid)))
+        return rc;
+    if (remote_victim)
+        xstep(c, x->mdt[1], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+    return 0;
+}
+
+struct xmv_commit {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    const struct meta_xmv *m;
+    struct meta_intent *x;
+    uint64_t txid;
+    struct proto_rename_rep *out;
+};
+
+static int xmv_commit_txn(struct meta_txn *t, void *arg)
+{
+    struct xmv_commit *a = arg;
+    const struct meta_xmv *m = a->m;
+    struct meta_inode sdir, in;
+    uint64_t ino;
+    int rc = meta_inode_get_here(t, m->sdir, &sdir);
+    if (rc)
+        return rc == -EREMOTE ? -ENOENT : rc;
+    if ((rc = meta_dentry_get(t, m->sdir, m->sname, &ino, NULL)))
+        return rc;
+    if (ino != m->sino)
+        return -ENOENT; /* changed meanwhile: the caller may try again */
+    rc = meta_inode_get_here(t, m->sino, &in);
+    if (rc && rc != -EREMOTE)
+        return rc;
+    bool src_here = rc == 0;
+    uint32_t suid = src_here ? in.uid : UINT32_MAX;
+    if (!proto_cred_may_delete(a->cred, sdir.mode, sdir.uid, sdir.gid, suid))
+        return proto_cred_may(a->cred, sdir.mode, sdir.uid, sdir.gid, 3) ? -EPERM : -EACCES;
+    if ((rc = meta_dentry_del(t, m->sdir, m->sname)) || (rc = meta_touch_dir(t, &sdir, 0)))
+        return rc;
+    if (a->x->mdt[0] == a->c->mdt) {
+        /* The target is here too (an inode elsewhere brought us here). */
+        struct meta_inode ddir;
+        if ((rc = meta_inode_get_here(t, m->ddir, &ddir)))
+            return rc;
+        uint64_t old;
+        rc = meta_dentry_get(t, m->ddir, m->dname, &old, NULL);
+        if (rc == 0)
+            rc = meta_dentry_set(t, m->ddir, m->dname, m->sino, m->stype);
+        else if (rc == -ENOENT)
+            rc = meta_dentry_add(t, m->ddir, m->dname, m->sino, m->stype);
+        if (rc || (rc = meta_touch_dir(t, &ddir, 0)))
+            return rc;
+    }
+    if (a->x->ino2 && a->x->mdt[1] == a->c->mdt) {
+        /* The victim's inode is here: its link goes in this transaction. */
+        struct meta_inode v;
+        if ((rc = meta_inode_get(t, a->x->ino2, &v)) == 0)
+            rc = meta_drop_link(t, &v, &a->out->destroy, &a->out->layout, &a->out->gone,
+                                &a->out->size);
+        if (rc && rc != -ENOENT)
+            return rc;
+    }
+    if (rc == -ENOENT)
+        rc = 0; /* the victim went meanwhile */
+    if (!rc && src_here && !(rc = meta_inode_get(t, m->sino, &in))) {
+        in.ctime_ns = meta_now_ns(); /* a rename changes the inode's ctime, as Linux */
+        if (a->x->mdt[0] != a->c->mdt)
+            in.flags |= META_F_REMOTE_NAMES;
+        rc = meta_inode_put(t, &in);
+    }
+    if (rc)
+        return rc;
+    a->x->phase = 2;
+    rc = meta_intent_record(t, a->txid, a->x);
+    a->x->phase = 1; /* until the commit is known to have happened */
+    return rc;
+}
+
+int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
+                 struct proto_rename_rep *out)
+{
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    x->kind = XK_RENAME;
+    x->phase = 1;
+    x->ino = m->sino;
+    x->dir = m->ddir;
+    x->type = m->stype;
+    snprintf(x->name, sizeof(x->name), "%s", m->dname);
+    x->n = 1;
+    x->mdt[0] = (uint16_t)m->dmdt;
+    uint64_t txid;
+    int rc = meta_intent_begin(c, x, false, &txid);
+    if (rc) {
+        free(x);
+        return rc;
+    }
+    meta_xbusy_add(c, txid);
+    struct proto_xname_rep *h = calloc(1, sizeof(*h));
+    rc = h ? 0 : -ENOMEM;
+    for (int i = 0; rc == 0 && i < HOLD_TRIES; i++) {
+        rc = xstep(c, m->dmdt, PROTO_XNAME_HOLD, txid, m->ddir, m->dname, m->sino, m->stype,
+                   m->flags, cred, h);
+        if (rc != -EBUSY)
+            break;
+        rc = 0;
+        usleep(5000); /* another rename holds the name for a moment */
+        if (i == HOLD_TRIES - 1)
+            rc = -EBUSY;
+    }
+    bool same = rc == 0 && h->ino == m->sino;
+    if (rc == 0 && !same && h->ino) {
+        x->ino2 = h->ino;
+        x->n = 2;
+        x->mdt[1] = (uint16_t)META_INO_MDT(h->ino);
+    }
+    free(h);
+    if (rc == 0 && !same) {
+        struct xmv_commit a = {c, cred, m, x, txid, out};
+        if ((rc = meta_store_write(c->store, xmv_commit_txn, &a)) == 0) {
+            x->phase = 2;
+            out->replaced = x->ino2;
+            /* Phase 2: an unreachable peer leaves the intent to recovery;
+             * the rename has happened all the same. */
+            int frc = rename_forward(c, txid, x, out);
+            if (frc)
+                log_warn("MDT%04x: rename %llx: finishing later: %s", c->mdt,
+                         (unsigned long long)txid, log_err(frc));
+        }
+    }
+    if (x->phase == 1) {
+        /* Nothing happened: let go of the name and end the intent. */
+        if (xstep(c, m->dmdt, PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL, NULL) == 0 ||
+            m->dmdt == c->mdt)
+            meta_intent_end(c, txid);
+    }
+    meta_xbusy_del(c, txid);
+    free(x);
+    return peer_err(rc);
+}
+
+struct xunlink_commit {
+    const struct proto_cred *cred;
+    uint64_t dir, ino, txid;
+    const char *name;
+    struct meta_intent *x;
+};
+
+static int xunlink_txn(struct meta_txn *t, void *arg)
+{
+    struct xunlink_commit *a = arg;
+    struct meta_inode dir;
+    uint64_t ino;
+    int rc = meta_inode_get_here(t, a->dir, &dir);
+    if (rc)
+        return rc == -EREMOTE ? -ENOENT : rc;
+    if ((rc = meta_dentry_get(t, a->dir, a->name, &ino, NULL)))
+        return rc;
+    if (ino != a->ino)
+        return -ENOENT;
+    /* The sticky bit needs the file's owner, which is on its MDT. */
+    if (!proto_cred_may_delete(a->cred, dir.mode, dir.uid, dir.gid, UINT32_MAX))
+        return proto_cred_may(a->cred, dir.mode, dir.uid, dir.gid, 3) ? -EPERM : -EACCES;
+    if ((rc = meta_dentry_del(t, a->dir, a->name)) || (rc = meta_touch_dir(t, &dir, 0)))
+        return rc;
+    return meta_intent_record(t, a->txid, a->x);
+}
+
+/* Drop the link on the inode's MDT, end the intent, forget the step. */
+static int unlink_forward(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x,
+                          struct proto_unlink_rep *out)
+{
+    struct proto_xname_rep *r = calloc(1, sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    int rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_DROP, txid, 0, NULL, x->ino, 0, 0, NULL, r);
+    if (rc == 0 && out) {
+        out->gone = r->gone;
+        out->destroy = r->destroy;
+        out->layout = r->layout;
+        out->size = r->size;
+    }
+    free(r);
+    if (rc == -ENOENT)
+        rc = 0; /* the inode is gone already */
+    if (rc || (rc = meta_intent_end(c, txid)))
+        return rc;
+    xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+    return 0;
+}
+
+int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir,
+                 const char *name, uint64_t ino, struct proto_unlink_rep *out)
+{
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    x->kind = XK_UNLINK;
+    x->phase = 2;
+    x->ino = ino;
+    x->dir = dir;
+    x->n = 1;
+    x->mdt[0] = (uint16_t)META_INO_MDT(ino);
+    snprintf(x->name, sizeof(x->name), "%s", name);
+    uint64_t txid;
+    int rc = meta_store_write(c->store, alloc_txn, &txid);
+    if (rc == 0) {
+        meta_xbusy_add(c, txid);
+        struct xunlink_commit a = {cred, dir, ino, txid, name, x};
+        if ((rc = meta_store_write(c->store, xunlink_txn, &a)) == 0) {
+            out->ino = ino;
+            int frc = unlink_forward(c, txid, x, out);
+            if (frc)
+                log_warn("MDT%04x: unlink %llx: the link of inode %llx goes later: %s", c->mdt,
+                         (unsigned long long)txid, (unsigned long long)ino, log_err(frc));
+        }
+        meta_xbusy_del(c, txid);
+    }
+    free(x);
+    return rc;
+}
+
+struct xlink_commit {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    uint64_t dir, ino, txid;
+    const char *name;
+    uint8_t type;
+};
+
+static int xlink_txn(struct meta_txn *t, void *arg)
+{
+    struct xlink_commit *a = arg;
+    struct walk w = {.dir = a->dir};
+    uint64_t old;
+    int rc = meta_inode_get_here(t, a->dir, &w.din);
+    if (rc)
+        return rc == -EREMOTE ? -ENOENT : rc;
+    if ((rc = meta_may_add(&w, a->cred)))
+        return rc;
+    if (meta_name_held(a->c, a->dir, a->name, 0))
+        return -EBUSY;
+    if ((rc = meta_dentry_get(t, a->dir, a->name, &old, NULL)) != -ENOENT)
+        return rc ? rc : -EEXIST;
+    if ((rc = meta_dentry_add(t, a->dir, a->name, a->ino, a->type)) ||
+        (rc = meta_touch_dir(t, &w.din, 0)))
+        return rc;
+    return meta_intent_del(t, a->txid);
+}
+
+int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
+               const char *name, struct proto_link_rep *out)
+{
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    struct proto_xname_rep *r = calloc(1, sizeof(*r));
+    if (!x || !r) {
+        free(x);
+        free(r);
+        return -ENOMEM;
+    }
+    x->kind = XK_LINK;
+    x->phase = 1;
+    x->ino = ino;
+    x->dir = dir;
+    x->n = 1;
+    x->mdt[0] = (uint16_t)META_INO_MDT(ino);
+    snprintf(x->name, sizeof(x->name), "%s", name);
+    uint64_t txid;
+    int rc = meta_intent_begin(c, x, false, &txid);
+    if (rc == 0) {
+        meta_xbusy_add(c, txid);
+        rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_ADD, txid, 0, NULL, ino, 0, 0, NULL, r);
+        if (rc == 0) {
+            struct xlink_commit a = {c, cred, dir, ino, txid, name,
+                                     (uint8_t)(IFTODT(r->attr.mode))};
+            rc = meta_store_write(c->store, xlink_txn, &a);
+        }
+        if (rc == 0) {
+            out->attr = r->attr;
+            xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+        } else if (meta_xname_finish(c, txid, x, false) == 0) {
+            /* undone */
+        }
+        meta_xbusy_del(c, txid);
+    }
+    free(r);
+    free(x);
+    return peer_err(rc);
+}
+
+int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet)
+{
+    int rc = 0;
+    switch (x->kind) {
+    case XK_RENAME:
+        if (x->phase == 2)
+            rc = rename_forward(c, txid, x, NULL);
+        else if (!(rc = xstep(c, x->mdt[0], PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL,
+                              NULL)))
+            rc = meta_intent_end(c, txid);
+        break;
+    case XK_UNLINK:
+        rc = unlink_forward(c, txid, x, NULL);
+        break;
+    case XK_LINK:
+        rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_UNDO, txid, 0, NULL, x->ino, 0, 0, NULL, NULL);
+        if (rc == -ENOENT)
+            rc = 0;
+        if (!rc && !(rc = meta_intent_end(c, txid)))
+            xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+        break;
+    default:
+        rc = -EINVAL;
+    }
+    if (rc)
+        log_msg(quiet ? LOG_DEBUG : LOG_WARN, "MDT%04x: cross-MDT %s %llx left open: %s", c->mdt,
+                meta_intent_kind(x->kind), (unsigned long long)txid, log_err(rc));
+    return rc;
+}

@@ -97,6 +97,18 @@ static int write_waiting(struct meta_ctx *c, meta_txn_fn fn, void *arg)
     }
 }
 
+static int read_waiting(struct meta_ctx *c, meta_txn_fn fn, void *arg)
+{
+    for (int i = 0;; i++) {
+        int rc = meta_store_read(c->store, fn, arg);
+        if (rc != -EAGAIN)
+            return rc;
+        if (i == 800)
+            return -EBUSY;
+        usleep(2500);
+    }
+}
+
 static uint8_t dtype(uint32_t mode)
 {
     return (uint8_t)IFTODT(mode);
@@ -173,6 +185,11 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             w->dir = cur;
             memcpy(w->name, comp, len + 1);
             w->must_dir = end != NULL;
+            /* A name a cross-MDT rename holds is read and changed only once
+             * the rename is over (a few milliseconds): the caller waits. */
+            struct meta_ctx *owner = meta_store_owner(t->store);
+            if (owner && meta_name_held(owner, cur, comp, 0))
+                return -EAGAIN;
             return 0;
         }
         uint64_t ino;
@@ -421,8 +438,12 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
     ctx->default_size = default_size;
     pthread_mutex_init(&ctx->alloc_lock, NULL);
     pthread_mutex_init(&ctx->xlock, NULL);
+    meta_store_set_owner(store, ctx);
     ctx->rng = util_now_real_ns();
     ctx->rr_next = (uint32_t)rng_next(&ctx->rng);
+    int rc = meta_holds_load(ctx);
+    if (rc)
+        return rc;
     if (ctx->mdt >= (root_mdts ? root_mdts : 1))
         return 0;
     struct root_arg a = {ctx, root_mdts};
@@ -503,7 +524,7 @@ static int lookup_txn(struct meta_txn *t, void *arg)
 int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r)
 {
     struct lookup_arg a = {c, q, r};
-    return meta_store_read(c->store, lookup_txn, &a);
+    return read_waiting(c, lookup_txn, &a);
 }
 
 struct ino_arg {
@@ -794,7 +815,7 @@ int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct prot
     struct open_arg a = {c, q, r};
     /* Opens that cannot change anything need no write transaction. */
     if (!(q->flags & (O_CREAT | O_TRUNC)))
-        return meta_store_read(c->store, open_txn, &a);
+        return read_waiting(c, open_txn, &a);
     return write_waiting(c, open_txn, &a);
 }
 
@@ -912,7 +933,7 @@ int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
 /* Drop one link of in; when the last goes, delete the inode, say so (gone)
  * with its layout, and whether objects may exist (destroy). */
 int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
-                     struct layout *layout, uint8_t *gone, uint64_t *size)
+                   struct layout *layout, uint8_t *gone, uint64_t *size)
 {
     int rc;
     /* A directory goes with all its links ("." and the parent's entry). */
@@ -971,6 +992,8 @@ static int rm_txn(struct meta_txn *t, void *arg)
         return rc;
     if (!a->dir && type == DT_DIR)
         return -EISDIR;
+    if (a->dir && type != DT_DIR)
+        return -ENOTDIR;
     if (meta_name_held(a->c, w.dir, w.name, 0))
         return -EAGAIN;
     struct meta_inode in;
@@ -1140,9 +1163,9 @@ static int rename_txn(struct meta_txn *t, void *arg)
         return -ENOENT;
     /* A striped directory's shards know their parent: moving it is a
      * cross-MDT change too. */
-    if (s.dir != d.dir &&
-        ((S_ISDIR(sin.mode) && sin.dstripe) || (dexists && S_ISDIR(din.mode) && din.dstripe)))
-        return -EXDEV;
+    if ((s.dir != d.dir && S_ISDIR(sin.mode) && sin.dstripe) ||
+        (dexists && dino != sino && S_ISDIR(din.mode) && din.dstripe))
+        return -EXDEV; /* and replacing one means removing its shards */
     if ((s.must_dir || d.must_dir) && !S_ISDIR(sin.mode))
         return -ENOTDIR;
     if ((q->flags & RENAME_NOREPLACE) && dexists)

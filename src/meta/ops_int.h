@@ -43,8 +43,10 @@ int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out
 
 /* ---- intents (xmdt.c) ---- */
 
-/* Kinds of intent; APPLIED records another MDT's LINK_* step done here. */
-enum { XK_MKDIR = 1, XK_RMDIR, XK_SYNC, XK_RENAME, XK_UNLINK, XK_LINK, XK_APPLIED };
+/* Kinds of intent. Two are records of another MDT's operation kept here:
+ * APPLIED, a LINK_* step done; HOLD, a name held for a rename (dir, name),
+ * which must outlive a restart of this MDT. */
+enum { XK_MKDIR = 1, XK_RMDIR, XK_SYNC, XK_RENAME, XK_UNLINK, XK_LINK, XK_APPLIED, XK_HOLD };
 #define X_MAX_MDTS PROTO_DS_MAX_COUNT
 
 struct meta_intent {
@@ -59,6 +61,7 @@ struct meta_intent {
 };
 /* Write x under a new txid (and allocate x->ino here if alloc_ino). */
 int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid);
+int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x);
 /* Write x under txid inside a transaction. */
 int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x);
 int meta_intent_end(struct meta_ctx *c, uint64_t txid);
@@ -76,6 +79,8 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
 /* A name held by a cross-MDT rename other than txid (xname.c): changes to
  * it wait (-EAGAIN, which the operation retries). */
 bool meta_name_held(struct meta_ctx *c, uint64_t dir, const char *name, uint64_t txid);
+/* Load the holds a previous run of this MDT left (at start). */
+int meta_holds_load(struct meta_ctx *c);
 
 /* rename whose names or inodes span MDTs: the source name is here. */
 struct meta_xmv {
@@ -87,8 +92,8 @@ struct meta_xmv {
 int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
                  struct proto_rename_rep *out);
 /* unlink of a name here whose inode is on another MDT. */
-int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir,
-                 const char *name, uint64_t ino, struct proto_unlink_rep *out);
+int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir, const char *name,
+                 uint64_t ino, struct proto_unlink_rep *out);
 /* link of another MDT's inode to a name here. */
 int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
                const char *name, struct proto_link_rep *out);

@@ -40,6 +40,7 @@ struct meta_store {
     MDB_env *env;
     MDB_dbi inodes, dentries, xattrs, links, info, intents;
     uint32_t mdt;
+    void *owner; /* meta_store_set_owner */
     char dir[4096];
     pthread_mutex_t lock;
     pthread_cond_t cond;
@@ -177,6 +178,16 @@ void meta_store_close(struct meta_store *s)
 uint32_t meta_store_mdt(const struct meta_store *s)
 {
     return s->mdt;
+}
+
+void meta_store_set_owner(struct meta_store *s, void *owner)
+{
+    s->owner = owner;
+}
+
+void *meta_store_owner(const struct meta_store *s)
+{
+    return s->owner;
 }
 
 #define INO_RESERVE 65536

@@ -102,6 +102,10 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size,
                     struct meta_store **out);
 void meta_store_close(struct meta_store *s);
 uint32_t meta_store_mdt(const struct meta_store *s);
+/* Who serves the store (the operations' context), for code that has only
+ * a transaction in hand. */
+void meta_store_set_owner(struct meta_store *s, void *owner);
+void *meta_store_owner(const struct meta_store *s);
 
 typedef int (*meta_txn_fn)(struct meta_txn *t, void *arg);
 /* Run fn in the next group-committed write transaction; returns fn's

@@ -27,7 +27,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-
 static int intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
 {
     struct proto_enc e;
@@ -49,7 +48,7 @@ static int intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
     return e.err ? e.err : (int)e.len;
 }
 
-static int intent_decode(const void *buf, size_t len, struct meta_intent *x)
+int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
 {
     struct proto_dec d;
     proto_dec_init(&d, buf, len);
@@ -73,7 +72,7 @@ static int intent_decode(const void *buf, size_t len, struct meta_intent *x)
         if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
             return -EUCLEAN;
     }
-    return d.err || x->kind < XK_MKDIR || x->kind > XK_APPLIED ? -EUCLEAN : 0;
+    return d.err || x->kind < XK_MKDIR || x->kind > XK_HOLD ? -EUCLEAN : 0;
 }
 
 /* The MDTs holding a record of a directory: its shards, else its owner. */
@@ -184,13 +183,19 @@ int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_inte
     return len < 0 ? len : meta_intent_put(t, txid, buf, (size_t)len);
 }
 
+/* Marked busy before the intent can be seen, so that recovery (which
+ * reads committed intents) never runs it beside the request that writes
+ * it; the caller unmarks it, also when this fails. */
 static int begin_txn(struct meta_txn *t, void *arg)
 {
     struct intent_arg *a = arg;
     int rc = meta_alloc_ino(t, &a->txid);
-    if (!rc && a->alloc_ino)
-        rc = meta_alloc_ino(t, &a->x->ino);
-    return rc ? rc : meta_intent_record(t, a->txid, a->x);
+    if (rc)
+        return rc;
+    meta_xbusy_add(a->c, a->txid);
+    if (a->alloc_ino && (rc = meta_alloc_ino(t, &a->x->ino)))
+        return rc;
+    return meta_intent_record(t, a->txid, a->x);
 }
 
 static int rewrite_txn(struct meta_txn *t, void *arg)
@@ -211,6 +216,8 @@ int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino,
     struct intent_arg a = {c, 0, x, alloc_ino};
     int rc = meta_store_write(c->store, begin_txn, &a);
     *txid = a.txid;
+    if (rc && a.txid)
+        meta_xbusy_del(c, a.txid);
     return rc;
 }
 
@@ -224,8 +231,8 @@ int meta_intent_end(struct meta_ctx *c, uint64_t txid)
  * intent goes once every step succeeded. */
 const char *meta_intent_kind(uint8_t kind)
 {
-    static const char *const names[] = {"?",      "mkdir",  "rmdir",  "attribute copy",
-                                        "rename", "unlink", "link",   "step record"};
+    static const char *const names[] = {
+        "?", "mkdir", "rmdir", "attribute copy", "rename", "unlink", "link", "step", "hold"};
     return kind < sizeof(names) / sizeof(names[0]) ? names[kind] : "?";
 }
 
@@ -325,6 +332,8 @@ static int xmk_commit_txn(struct meta_txn *t, void *arg)
         return rc == -EREMOTE ? -ENOENT : rc;
     if ((rc = meta_may_add(&w, a->cred)))
         return rc;
+    if (meta_name_held(a->c, a->m->dir, a->m->name, 0))
+        return -EBUSY; /* a rename is moving a file to this name */
     if ((rc = meta_dentry_add(t, a->m->dir, a->m->name, a->m->rec.ino, DT_DIR)))
         return rc;
     for (uint16_t i = 0; i < a->x->n; i++) {
@@ -361,13 +370,11 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         }
         xp->ino = r.ino;
     }
-    struct intent_arg ia = {c, 0, xp, m->owner == c->mdt};
-    if ((rc = meta_store_write(c->store, begin_txn, &ia))) {
+    uint64_t txid;
+    if ((rc = meta_intent_begin(c, xp, m->owner == c->mdt, &txid))) {
         free(xp);
         return rc;
     }
-    uint64_t txid = ia.txid;
-    meta_xbusy_add(c, txid);
     m->rec.ino = xp->ino;
     for (uint16_t i = 0; i < xp->n && !rc; i++) {
         uint32_t mdt = xp->mdt[i];
@@ -440,14 +447,13 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     xp->dir = m->dir;
     /* A remote directory's stripe is known once its owner is sealed. */
     members(m->dstripe, owner, xp);
-    struct intent_arg ia = {c, 0, xp, false};
-    int rc = meta_store_write(c->store, begin_txn, &ia);
+    uint64_t txid;
+    int rc = meta_intent_begin(c, xp, false, &txid);
     if (rc) {
         free(xp);
         return rc;
     }
-    uint64_t txid = ia.txid;
-    meta_xbusy_add(c, txid);
+    struct intent_arg ia = {c, txid, xp, false};
     struct proto_shard_rep r;
     uint32_t uid = 0;
     rc = step(c, owner, PROTO_SHARD_SEAL, txid, m->ino, NULL, &r);
@@ -581,13 +587,13 @@ static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
     if (s->n == s->cap || is_busy(s->c, txid))
         return 0;
     struct open_intent *o = &s->v[s->n];
-    if (intent_decode(rec, len, &o->x)) {
+    if (meta_intent_decode(rec, len, &o->x)) {
         log_error("MDT%04x: intent %llx cannot be read; left for fsck", s->c->mdt,
                   (unsigned long long)txid);
         return 0;
     }
-    if (o->x.kind == XK_APPLIED)
-        return 0; /* another MDT's step done here, not an operation of ours */
+    if (o->x.kind == XK_APPLIED || o->x.kind == XK_HOLD)
+        return 0; /* another MDT's operation, kept here: not ours to finish */
     o->txid = txid;
     s->n++;
     return 0;

@@ -20,9 +20,11 @@
  * APPLIED record under txid, in the same transaction), so a repeat does
  * nothing; FORGET removes the record when the operation is over.
  *
- * Holds live in memory: a restarted MDT has none. A COMMIT needs none (it
- * points the name at the file whatever the name held), and an open phase 1
- * is released anyway.
+ * A hold is kept in memory, where every change to a name checks it, and
+ * recorded in the MDT's intents (kind HOLD) in the transaction that takes
+ * it, so a restarted MDT still keeps changes off the name until the
+ * coordinator's COMMIT or RELEASE arrives: a rename already acknowledged
+ * must not lose its target name to a create in between.
  */
 #include "../common/log.h"
 #include "ops_int.h"
@@ -102,6 +104,7 @@ struct xname_arg {
     char name[PROTO_MAX_NAME + 1];
 };
 
+/* Whether key has a record here: an APPLIED step, or a HOLD. */
 static bool applied(struct meta_txn *t, uint64_t txid)
 {
     MDB_val v;
@@ -119,18 +122,84 @@ static int mark_applied(struct meta_txn *t, uint64_t txid)
     return rc;
 }
 
+/* A hold's record is kept under its txid with the top bit set: when the
+ * coordinator holds a name of its own, its intent has the plain txid. */
+#define HOLD_KEY(txid) ((txid) | 1ull << 63)
+
+/* The hold's record: its directory and name. */
+static int hold_record(struct meta_txn *t, uint64_t txid, uint64_t dir, const char *name)
+{
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    x->kind = XK_HOLD;
+    x->dir = dir;
+    snprintf(x->name, sizeof(x->name), "%s", name);
+    int rc = meta_intent_record(t, HOLD_KEY(txid), x);
+    free(x);
+    return rc;
+}
+
+static int unhold_txn(struct meta_txn *t, void *arg)
+{
+    struct xname_arg *a = arg;
+    int rc = meta_intent_del(t, HOLD_KEY(a->q->txid));
+    return rc == -ENOENT ? 0 : rc;
+}
+
+struct holds_scan {
+    struct meta_ctx *c;
+    int err;
+};
+
+static int holds_cb(void *arg, uint64_t txid, const void *rec, size_t len)
+{
+    struct holds_scan *h = arg;
+    struct proto_dec d;
+    uint8_t kind;
+    proto_dec_init(&d, rec, len);
+    proto_get_U8(&d, &kind);
+    if (d.err || kind != XK_HOLD)
+        return 0;
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    /* Decoded as every intent is; a record that cannot be read holds nothing. */
+    int rc = meta_intent_decode(rec, len, x);
+    if (rc == 0 && hold_take(h->c, txid & ~(1ull << 63), x->dir, x->name))
+        h->err = -ENOSPC;
+    free(x);
+    return 0;
+}
+
+static int holds_txn(struct meta_txn *t, void *arg)
+{
+    return meta_intent_scan(t, holds_cb, arg);
+}
+
+int meta_holds_load(struct meta_ctx *c)
+{
+    struct holds_scan h = {c, 0};
+    int rc = meta_store_read(c->store, holds_txn, &h);
+    if (c->nholds)
+        log_info("MDT%04x: %u name(s) held for renames of other MDTs", c->mdt, c->nholds);
+    return rc ? rc : h.err;
+}
+
 static int hold_txn(struct meta_txn *t, void *arg)
 {
     struct xname_arg *a = arg;
     const struct proto_xname_req *q = a->q;
     struct meta_inode dir, victim;
-    int rc = meta_inode_get_here(t, q->dir, &dir);
+    int rc = hold_record(t, q->txid, q->dir, a->name);
+    if (rc)
+        return rc;
+    rc = meta_inode_get_here(t, q->dir, &dir);
     if (rc)
         return rc == -EREMOTE ? -EXDEV : rc;
     if (!S_ISDIR(dir.mode))
         return -ENOTDIR;
-    if (proto_ds_name_mdt(dir.dstripe, META_INO_MDT(q->dir), a->name, strlen(a->name)) !=
-        a->c->mdt)
+    if (proto_ds_name_mdt(dir.dstripe, META_INO_MDT(q->dir), a->name, strlen(a->name)) != a->c->mdt)
         return -EXDEV; /* the client's idea of where the name lives is wrong */
     if (dir.flags & META_F_SEALED)
         return -ENOENT;
@@ -168,18 +237,25 @@ static int commit_txn(struct meta_txn *t, void *arg)
     struct xname_arg *a = arg;
     const struct proto_xname_req *q = a->q;
     struct meta_inode dir;
+    /* Only under its hold: once the hold is gone the name is the
+     * clients' again (the rename's COMMIT came already, and the file may
+     * have been unlinked since), and a repeat must not bring it back. */
+    if (!applied(t, HOLD_KEY(q->txid)))
+        return 0;
     int rc = meta_inode_get_here(t, q->dir, &dir);
     if (rc)
         return rc;
     uint64_t ino;
     rc = meta_dentry_get(t, q->dir, a->name, &ino, NULL);
     if (rc == 0 && ino == q->ino)
-        return 0; /* a repeat */
+        return unhold_txn(t, a); /* the same, written before */
     if (rc == 0)
         rc = meta_dentry_set(t, q->dir, a->name, q->ino, q->type);
     else if (rc == -ENOENT)
         rc = meta_dentry_add(t, q->dir, a->name, q->ino, q->type);
-    return rc ? rc : meta_touch_dir(t, &dir, 0);
+    if (rc || (rc = meta_touch_dir(t, &dir, 0)))
+        return rc;
+    return unhold_txn(t, a);
 }
 
 static int link_txn(struct meta_txn *t, void *arg)
@@ -216,14 +292,12 @@ static int link_txn(struct meta_txn *t, void *arg)
         meta_inode_attr(&in, &a->r->attr);
         return mark_applied(t, q->txid);
     case PROTO_XNAME_LINK_DROP:
-        if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone,
-                                 &a->r->size)))
+        if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
             return rc;
         a->r->ino = q->ino;
         return mark_applied(t, q->txid);
     case PROTO_XNAME_LINK_UNDO:
-        if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone,
-                                 &a->r->size)))
+        if ((rc = meta_drop_link(t, &in, &a->r->destroy, &a->r->layout, &a->r->gone, &a->r->size)))
             return rc;
         return meta_intent_del(t, q->txid);
     }
@@ -256,7 +330,8 @@ int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct pr
                 hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_RELEASE:
-            hold_drop(c, q->txid);
+            if ((rc = meta_store_write(c->store, unhold_txn, a)) == 0)
+                hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_LINK_ADD:
         case PROTO_XNAME_LINK_DROP:
@@ -325,8 +400,7 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
                           struct proto_rename_rep *out)
 {
     uint32_t b = x->mdt[0];
-    int rc = xstep(c, b, PROTO_XNAME_COMMIT, txid, x->dir, x->name, x->ino, x->type, 0, NULL,
-                   NULL);
+    int rc = xstep(c, b, PROTO_XNAME_COMMIT, txid, x->dir, x->name, x->ino, x->type, 0, NULL, NULL);
     if (rc)
         return rc;
     bool remote_victim = x->ino2 && x->n > 1 && x->mdt[1] != c->mdt;
@@ -442,7 +516,6 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
         free(x);
         return rc;
     }
-    meta_xbusy_add(c, txid);
     struct proto_xname_rep *h = calloc(1, sizeof(*h));
     rc = h ? 0 : -ENOMEM;
     for (int i = 0; rc == 0 && i < HOLD_TRIES; i++) {
@@ -536,8 +609,8 @@ static int unlink_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
     return 0;
 }
 
-int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir,
-                 const char *name, uint64_t ino, struct proto_unlink_rep *out)
+int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir, const char *name,
+                 uint64_t ino, struct proto_unlink_rep *out)
 {
     struct meta_intent *x = calloc(1, sizeof(*x));
     if (!x)
@@ -615,11 +688,10 @@ int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, 
     uint64_t txid;
     int rc = meta_intent_begin(c, x, false, &txid);
     if (rc == 0) {
-        meta_xbusy_add(c, txid);
         rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_ADD, txid, 0, NULL, ino, 0, 0, NULL, r);
         if (rc == 0) {
-            struct xlink_commit a = {c, cred, dir, ino, txid, name,
-                                     (uint8_t)(IFTODT(r->attr.mode))};
+            struct xlink_commit a = {
+                c, cred, dir, ino, txid, name, (uint8_t)(IFTODT(r->attr.mode))};
             rc = meta_store_write(c->store, xlink_txn, &a);
         }
         if (rc == 0) {

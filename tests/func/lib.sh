@@ -29,7 +29,13 @@ teardown() {
     fi
     if [ $rc -ne 0 ] && [ -d "$DIR/log" ]; then
         echo "---- daemon logs (test failed) ----"
+        grep -h " error " "$DIR"/log/*.log | head -n 20 || true
         tail -n 30 "$DIR"/log/*.log || true
+        # STRIA_KEEP_LOGS=DIR keeps every log of a failed run there.
+        if [ -n "${STRIA_KEEP_LOGS:-}" ]; then
+            mkdir -p "$STRIA_KEEP_LOGS" && cp -r "$DIR/log" "$STRIA_KEEP_LOGS/" &&
+                echo "(logs kept in $STRIA_KEEP_LOGS/log)"
+        fi
     fi
     rm -rf "$T"
     exit $rc

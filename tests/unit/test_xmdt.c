@@ -552,7 +552,7 @@ static void test_rename_failure_at_every_step(void **state)
             assert_int_equal(s_now, ino);
             assert_int_equal(d_now, victim);
             assert_int_equal(inodes(f), base + 2);
-            not++;
+            not ++;
         } else {
             happened++;
             assert_int_equal(d_now, ino);

@@ -197,6 +197,7 @@ struct stria_fsck_report {
     uint64_t bad_parent; /* directories with a wrong "..", or named twice */
     uint64_t corrupt;    /* undecodable records */
     uint64_t fixed;      /* of these, repaired */
+    uint64_t open_ops;   /* cross-MDT operations still open (recovery ends them) */
 };
 /* Check MDT mdt's namespace, and with repair fix it (root only; the MDT
  * holds its other writes meanwhile). text (cap bytes) receives one line

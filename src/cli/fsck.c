@@ -58,6 +58,8 @@ int cmd_fsck(int argc, char **argv)
         printf("MDT%04" PRIx32 ": %" PRIu64 " dangling entries, %" PRIu64 " orphan inodes, %" PRIu64
                " wrong link counts, %" PRIu64 " wrong parents, %" PRIu64 " corrupt records",
                mdt[i], r.dangling, r.orphans, r.bad_nlink, r.bad_parent, r.corrupt);
+        if (r.open_ops)
+            printf("; %" PRIu64 " cross-MDT operation(s) still open", r.open_ops);
         if (repair)
             printf("; %" PRIu64 " repaired\n", r.fixed);
         else

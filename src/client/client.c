@@ -437,7 +437,7 @@ int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_r
     return MDT_CALL(fs, mdt, fsck, &q, &r, ({
                         *out = (struct stria_fsck_report){r.inodes,  r.entries,   r.dangling,
                                                           r.orphans, r.bad_nlink, r.bad_parent,
-                                                          r.corrupt, r.fixed};
+                                                          r.corrupt, r.fixed,     r.open_ops};
                         if (text && cap) {
                             size_t len = r.text.len < cap - 1 ? r.text.len : cap - 1;
                             memcpy(text, r.text.p, len);

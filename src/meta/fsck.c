@@ -9,6 +9,7 @@
  * cursors must not see the database change under them.
  */
 #include "fsck.h"
+#include "ops_int.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -332,16 +333,32 @@ static int apply(struct fsck *f, struct meta_txn *t, const struct fix *x)
     return rc;
 }
 
+/* Open cross-MDT operations and names held for them: while there are any,
+ * what spans MDTs may look half done (it is, until recovery ends it). */
+static int on_intent(void *arg, uint64_t txid, const void *rec, size_t len)
+{
+    struct fsck *f = arg;
+    (void)txid;
+    /* Every record but another MDT's finished step. */
+    if (len && *(const uint8_t *)rec != XK_APPLIED)
+        f->r->open_ops++;
+    return 0;
+}
+
 static int fsck_txn(struct meta_txn *t, void *arg)
 {
     struct fsck *f = arg;
+    int irc = meta_intent_scan(t, on_intent, f);
+    if (irc)
+        return irc;
     struct scan sc = {f, t, malloc(sizeof(struct meta_inode)), 0, false};
     if (!sc.in)
         return -ENOMEM;
     int rc = meta_dentry_scan(t, on_entry, &sc);
-    free(sc.in);
+    /* The inode scan reads parents into sc.in too. */
     if (rc == 0)
         rc = meta_inode_scan(t, on_inode, &sc);
+    free(sc.in);
     if (rc == 0)
         rc = f->err;
     for (size_t i = 0; rc == 0 && i < f->nfix; i++) {

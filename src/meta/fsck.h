@@ -27,6 +27,7 @@ struct meta_fsck_report {
     uint64_t bad_nlink;  /* link counts that differ from the entries */
     uint64_t bad_parent; /* directories whose ".." is wrong, or named more than once */
     uint64_t corrupt;    /* records that cannot be decoded (reported, not repaired) */
+    uint64_t open_ops;   /* cross-MDT operations this MDT has not finished (not an error) */
     uint64_t fixed;      /* findings repaired */
     /* One line per finding (the first that fit), NUL-terminated. */
     char *text;

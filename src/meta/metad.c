@@ -414,7 +414,8 @@ static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
                                .bad_parent = f.bad_parent,
                                .corrupt = f.corrupt,
                                .fixed = f.fixed,
-                               .text = {.p = (const uint8_t *)text, .len = (uint32_t)f.text_len}};
+                               .text = {.p = (const uint8_t *)text, .len = (uint32_t)f.text_len},
+                               .open_ops = f.open_ops};
     return proto_enc_fsck_rep(&rep->enc, &r);
 }
 

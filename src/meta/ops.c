@@ -1088,13 +1088,16 @@ struct rename_arg {
     struct meta_xmv *x; /* the plan, when the rename spans MDTs */
 };
 
-/* A rename that spans MDTs: a file's, from a name here (xname.c). */
+/* A rename that spans MDTs, from a name here (xname.c). */
 static int rename_cross(struct rename_arg *a, const struct walk *s, uint64_t sino, uint8_t stype,
                         const struct walk *d, uint32_t dmdt)
 {
-    if (stype == DT_DIR || (a->q->flags & RENAME_EXCHANGE) || s->must_dir || d->must_dir)
-        return -EXDEV; /* directories between MDTs: not yet */
+    if (a->q->flags & RENAME_EXCHANGE)
+        return -EXDEV; /* an exchange between MDTs: not yet */
+    if ((s->must_dir || d->must_dir) && stype != DT_DIR)
+        return -ENOTDIR;
     struct meta_xmv *x = a->x;
+    x->lock = stype == DT_DIR && s->dir != d->dir;
     x->sdir = s->dir;
     x->sino = sino;
     x->stype = stype;
@@ -1150,14 +1153,16 @@ static int rename_txn(struct meta_txn *t, void *arg)
     struct meta_inode sin, din;
     if ((rc = meta_inode_get_here(t, sino, &sin)))
         return rc == -EREMOTE ? rename_cross(a, &s, sino, stype, &d, a->c->mdt) : rc;
+    /* With several MDTs, a directory that moves to another parent takes the
+     * file system's rename lock, and its ancestry may cross MDTs: xname.c. */
+    if (S_ISDIR(sin.mode) && s.dir != d.dir && __atomic_load_n(&a->c->nmdt, __ATOMIC_RELAXED) > 1)
+        return rename_cross(a, &s, sino, stype, &d, a->c->mdt);
     rc = meta_dentry_get(t, d.dir, d.name, &dino, &dtyp);
     if (rc && rc != -ENOENT)
         return rc;
     bool dexists = rc == 0;
     if (dexists && (rc = meta_inode_get_here(t, dino, &din))) {
-        if (rc == -EREMOTE && dtyp != DT_DIR)
-            return rename_cross(a, &s, sino, stype, &d, a->c->mdt);
-        return rc == -EREMOTE ? -EXDEV : rc;
+        return rc == -EREMOTE ? rename_cross(a, &s, sino, stype, &d, a->c->mdt) : rc;
     }
     if (d.din.flags & META_F_SEALED)
         return -ENOENT;

@@ -53,6 +53,9 @@ struct meta_ctx {
     uint64_t xbusy[64];
     uint32_t nxbusy;
     int xpending; /* an intent waits to be run (atomic) */
+    /* MDT 0: the rename lock (txid, when it lapses), under xlock */
+    uint64_t rlock_txid;
+    int64_t rlock_until_ns;
     /* Recovery's log: the open operations it said last (under xlock), and
      * how many it finished (atomic). */
     uint32_t xopen_said;

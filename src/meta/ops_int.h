@@ -58,7 +58,14 @@ struct meta_intent {
     uint64_t ino2;
     uint8_t type;
     char name[PROTO_MAX_NAME + 1];
+    uint8_t flags; /* rename: XF_* */
 };
+/* A rename holds the rename lock; moves a directory to another parent. */
+#define XF_LOCKED   1u
+#define XF_REPARENT 2u
+/* One SHARD step (arg: SETPARENT's parent) on MDT mdt, this one or a peer. */
+int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                    uint64_t arg, struct proto_shard_rep *r);
 /* Write x under a new txid (and allocate x->ino here if alloc_ino). */
 int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid);
 int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x);
@@ -85,6 +92,7 @@ int meta_holds_load(struct meta_ctx *c);
 /* rename whose names or inodes span MDTs: the source name is here. */
 struct meta_xmv {
     uint64_t sdir, ddir, sino;
+    bool lock; /* a directory to another parent: the rename lock first */
     char sname[PROTO_MAX_NAME + 1], dname[PROTO_MAX_NAME + 1];
     uint8_t stype;
     uint32_t dmdt, flags;

@@ -19,6 +19,7 @@
  *          shard, which checks permissions and makes files with them.
  */
 #include "../common/log.h"
+#include "../common/util.h"
 #include "ops_int.h"
 
 #include <dirent.h>
@@ -44,6 +45,7 @@ static int intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
         proto_put_U64(&e, &x->ino2);
         proto_put_U8(&e, &x->type);
         proto_put_STR(&e, &nm);
+        proto_put_U8(&e, &x->flags);
     }
     return e.err ? e.err : (int)e.len;
 }
@@ -71,6 +73,9 @@ int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
         proto_get_STR(&d, &nm);
         if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
             return -EUCLEAN;
+        x->flags = 0;
+        if (!d.err && d.off < d.len)
+            proto_get_U8(&d, &x->flags);
     }
     return d.err || x->kind < XK_MKDIR || x->kind > XK_HOLD ? -EUCLEAN : 0;
 }
@@ -138,6 +143,26 @@ static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uin
             return len;
         q.rec = (struct proto_blob){buf, (uint32_t)len};
     }
+    struct proto_shard_rep dummy;
+    if (!r)
+        r = &dummy;
+    memset(r, 0, sizeof(*r));
+    if (mdt == c->mdt)
+        return meta_op_shard(c, &q, r);
+    if (!c->peer)
+        return -EHOSTUNREACH;
+    return c->peer(c->peer_arg, mdt, &q, r);
+}
+
+int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                    uint64_t arg, struct proto_shard_rep *r)
+{
+    struct proto_shard_req q;
+    memset(&q, 0, sizeof(q));
+    q.txid = txid;
+    q.op = op;
+    q.ino = ino;
+    q.arg = arg;
     struct proto_shard_rep dummy;
     if (!r)
         r = &dummy;
@@ -520,6 +545,20 @@ static int shard_txn(struct meta_txn *t, void *arg)
         in.ddefault = a->rec.ddefault;
         return meta_inode_put(t, &in);
     }
+    if (q->op == PROTO_SHARD_PARENT || q->op == PROTO_SHARD_SETPARENT) {
+        if ((rc = meta_inode_get(t, q->ino, &in)))
+            return rc;
+        if (!S_ISDIR(in.mode))
+            return -ENOTDIR;
+        a->r->ino = in.parent;
+        a->r->uid = in.uid;
+        a->r->dstripe = in.dstripe;
+        if (q->op == PROTO_SHARD_PARENT || in.parent == q->arg || q->ino == META_ROOT_INO)
+            return 0;
+        in.parent = q->arg;
+        in.ctime_ns = meta_now_ns();
+        return meta_inode_put(t, &in);
+    }
     if (q->ino == META_ROOT_INO && q->op != PROTO_SHARD_UNSEAL)
         return -EBUSY; /* the root is never removed */
     if ((rc = meta_inode_get(t, q->ino, &in)))
@@ -552,13 +591,40 @@ static int shard_txn(struct meta_txn *t, void *arg)
     return -EINVAL;
 }
 
+/* The rename lock (on MDT 0): one move of a directory to another parent
+ * at a time in the whole file system, so that the check that it does not
+ * move below itself cannot race another such move (Lustre's "big
+ * filesystem lock" for renames). It lapses after RLOCK_NS. */
+#define RLOCK_NS (30ll * 1000000000)
+
+static int rename_lock(struct meta_ctx *c, uint64_t txid, bool take)
+{
+    int64_t now = (int64_t)util_now_mono_ns();
+    int rc = 0;
+    pthread_mutex_lock(&c->xlock);
+    if (take) {
+        if (c->rlock_txid && c->rlock_txid != txid && c->rlock_until_ns > now)
+            rc = -EBUSY;
+        else {
+            c->rlock_txid = txid;
+            c->rlock_until_ns = now + RLOCK_NS;
+        }
+    } else if (c->rlock_txid == txid) {
+        c->rlock_txid = 0;
+    }
+    pthread_mutex_unlock(&c->xlock);
+    return rc;
+}
+
 int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r)
 {
     struct shard_arg a = {c, q, r, {0}};
     if (q->cred.uid != 0)
         return -EPERM;
-    if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_ATTR)
+    if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_UNLOCK)
         return -EINVAL;
+    if (q->op == PROTO_SHARD_LOCK || q->op == PROTO_SHARD_UNLOCK)
+        return c->mdt == 0 ? rename_lock(c, q->txid, q->op == PROTO_SHARD_LOCK) : -EINVAL;
     if (q->op == PROTO_SHARD_PUT || q->op == PROTO_SHARD_ATTR) {
         /* Only directory records travel, and only under their own number. */
         if (meta_inode_decode(q->rec.p, q->rec.len, &a.rec) || !S_ISDIR(a.rec.mode) ||

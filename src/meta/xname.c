@@ -126,14 +126,17 @@ static int mark_applied(struct meta_txn *t, uint64_t txid)
  * coordinator holds a name of its own, its intent has the plain txid. */
 #define HOLD_KEY(txid) ((txid) | 1ull << 63)
 
-/* The hold's record: its directory and name. */
-static int hold_record(struct meta_txn *t, uint64_t txid, uint64_t dir, const char *name)
+/* The hold's record: its directory and name, and an empty directory it
+ * sealed to replace it (victim). */
+static int hold_record(struct meta_txn *t, uint64_t txid, uint64_t dir, const char *name,
+                       uint64_t victim)
 {
     struct meta_intent *x = calloc(1, sizeof(*x));
     if (!x)
         return -ENOMEM;
     x->kind = XK_HOLD;
     x->dir = dir;
+    x->ino2 = victim;
     snprintf(x->name, sizeof(x->name), "%s", name);
     int rc = meta_intent_record(t, HOLD_KEY(txid), x);
     free(x);
@@ -145,6 +148,27 @@ static int unhold_txn(struct meta_txn *t, void *arg)
     struct xname_arg *a = arg;
     int rc = meta_intent_del(t, HOLD_KEY(a->q->txid));
     return rc == -ENOENT ? 0 : rc;
+}
+
+/* RELEASE: a directory sealed to be replaced takes names again. */
+static int release_txn(struct meta_txn *t, void *arg)
+{
+    struct xname_arg *a = arg;
+    MDB_val v;
+    int rc = meta_intent_get(t, HOLD_KEY(a->q->txid), &v);
+    if (rc)
+        return rc == -ENOENT ? 0 : rc;
+    struct meta_intent *x = malloc(sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    struct meta_inode in;
+    if (meta_intent_decode(v.mv_data, v.mv_size, x) == 0 && x->ino2 &&
+        meta_inode_get(t, x->ino2, &in) == 0 && (in.flags & META_F_SEALED)) {
+        in.flags &= ~META_F_SEALED;
+        rc = meta_inode_put(t, &in);
+    }
+    free(x);
+    return rc ? rc : unhold_txn(t, a);
 }
 
 struct holds_scan {
@@ -191,10 +215,7 @@ static int hold_txn(struct meta_txn *t, void *arg)
     struct xname_arg *a = arg;
     const struct proto_xname_req *q = a->q;
     struct meta_inode dir, victim;
-    int rc = hold_record(t, q->txid, q->dir, a->name);
-    if (rc)
-        return rc;
-    rc = meta_inode_get_here(t, q->dir, &dir);
+    int rc = meta_inode_get_here(t, q->dir, &dir);
     if (rc)
         return rc == -EREMOTE ? -EXDEV : rc;
     if (!S_ISDIR(dir.mode))
@@ -209,17 +230,19 @@ static int hold_txn(struct meta_txn *t, void *arg)
     uint8_t type;
     rc = meta_dentry_get(t, q->dir, a->name, &ino, &type);
     if (rc == -ENOENT)
-        return 0; /* a new name */
+        return hold_record(t, q->txid, q->dir, a->name, 0); /* a new name */
     if (rc)
         return rc;
     a->r->ino = ino;
     a->r->type = type;
     if (ino == q->ino)
-        return 0; /* the same file: the rename does nothing */
+        return hold_record(t, q->txid, q->dir, a->name, 0); /* the same: nothing to do */
     if (q->flags & RENAME_NOREPLACE)
         return -EEXIST;
-    if (type == DT_DIR)
-        return -EISDIR; /* only files move between MDTs */
+    if (type == DT_DIR && q->type != DT_DIR)
+        return -EISDIR;
+    if (type != DT_DIR && q->type == DT_DIR)
+        return -ENOTDIR;
     rc = meta_inode_get_here(t, ino, &victim);
     if (rc && rc != -EREMOTE)
         return rc;
@@ -229,7 +252,19 @@ static int hold_txn(struct meta_txn *t, void *arg)
     a->r->uid = vuid;
     if (!proto_cred_may_delete(&q->cred, dir.mode, dir.uid, dir.gid, vuid))
         return -EPERM;
-    return 0;
+    if (type != DT_DIR)
+        return hold_record(t, q->txid, q->dir, a->name, 0);
+    /* A directory replaced by one moved here must be empty, and stay so
+     * until COMMIT removes it: sealed, as rmdir seals. One with records on
+     * other MDTs (striped, or its inode elsewhere) is not replaced yet. */
+    if (rc || victim.dstripe)
+        return -EXDEV;
+    if ((rc = meta_dir_is_empty(t, ino)) <= 0)
+        return rc ? rc : -ENOTEMPTY;
+    victim.flags |= META_F_SEALED;
+    if ((rc = meta_inode_put(t, &victim)))
+        return rc;
+    return hold_record(t, q->txid, q->dir, a->name, ino);
 }
 
 static int commit_txn(struct meta_txn *t, void *arg)
@@ -246,14 +281,31 @@ static int commit_txn(struct meta_txn *t, void *arg)
     if (rc)
         return rc;
     uint64_t ino;
-    rc = meta_dentry_get(t, q->dir, a->name, &ino, NULL);
+    uint8_t type;
+    rc = meta_dentry_get(t, q->dir, a->name, &ino, &type);
     if (rc == 0 && ino == q->ino)
         return unhold_txn(t, a); /* the same, written before */
+    /* A directory here counts in the links of this shard of its parent. */
+    int delta = q->type == DT_DIR ? 1 : 0;
+    if (rc == 0 && type == DT_DIR) {
+        /* The empty directory HOLD sealed goes. */
+        struct meta_inode v;
+        if ((rc = meta_inode_get(t, ino, &v)) == 0) {
+            if ((rc = meta_dir_is_empty(t, ino)) <= 0)
+                return rc ? rc : -ENOTEMPTY;
+            if ((rc = meta_inode_del(t, ino)) || (rc = meta_xattr_del_all(t, ino)))
+                return rc;
+        } else if (rc != -ENOENT) {
+            return rc;
+        }
+        delta--;
+        rc = 0;
+    }
     if (rc == 0)
         rc = meta_dentry_set(t, q->dir, a->name, q->ino, q->type);
     else if (rc == -ENOENT)
         rc = meta_dentry_add(t, q->dir, a->name, q->ino, q->type);
-    if (rc || (rc = meta_touch_dir(t, &dir, 0)))
+    if (rc || (rc = meta_touch_dir(t, &dir, delta)))
         return rc;
     return unhold_txn(t, a);
 }
@@ -330,7 +382,7 @@ int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct pr
                 hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_RELEASE:
-            if ((rc = meta_store_write(c->store, unhold_txn, a)) == 0)
+            if ((rc = meta_store_write(c->store, release_txn, a)) == 0)
                 hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_LINK_ADD:
@@ -419,10 +471,68 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
         if (rc)
             return rc;
     }
+    /* The moved directory's ".." on every MDT that has a record of it. */
+    for (uint16_t i = 2; (x->flags & XF_REPARENT) && i < x->n; i++)
+        if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_SETPARENT, txid, x->ino, x->dir,
+                                  NULL)) &&
+            rc != -ENOENT)
+            return rc;
     if ((rc = meta_intent_end(c, txid)))
         return rc;
     if (remote_victim)
         xstep(c, x->mdt[1], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+    if (x->flags & XF_LOCKED)
+        meta_shard_step(c, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
+    return 0;
+}
+
+struct rewrite {
+    uint64_t txid;
+    const struct meta_intent *x;
+};
+
+static int rewrite_txn(struct meta_txn *t, void *arg)
+{
+    struct rewrite *r = arg;
+    return meta_intent_record(t, r->txid, r->x);
+}
+
+/* A directory moves to another parent: take the rename lock, then make
+ * sure it is not moving below itself, walking up from its new parent (the
+ * lock keeps every other such move out meanwhile). x learns the MDTs that
+ * hold a record of the directory, whose ".." changes. */
+static int lock_and_check(struct meta_ctx *c, uint64_t txid, const struct meta_xmv *m,
+                          struct meta_intent *x)
+{
+    int rc;
+    for (int i = 0;; i++) {
+        rc = meta_shard_step(c, 0, PROTO_SHARD_LOCK, txid, 0, 0, NULL);
+        if (rc != -EBUSY || i == 2 * HOLD_TRIES)
+            break;
+        usleep(5000);
+    }
+    if (rc)
+        return rc;
+    struct proto_shard_rep r;
+    uint64_t cur = m->ddir;
+    for (int depth = 0;; depth++) {
+        if (cur == m->sino)
+            return -EINVAL; /* into its own subtree */
+        if (cur == META_ROOT_INO)
+            break;
+        if (depth == 4096)
+            return -ELOOP;
+        if ((rc = meta_shard_step(c, META_INO_MDT(cur), PROTO_SHARD_PARENT, txid, cur, 0, &r)))
+            return rc;
+        cur = r.ino;
+    }
+    uint32_t owner = META_INO_MDT(m->sino);
+    if ((rc = meta_shard_step(c, owner, PROTO_SHARD_PARENT, txid, m->sino, 0, &r)))
+        return rc;
+    uint32_t count = proto_ds_count(r.dstripe);
+    for (uint32_t k = 0; k < count && x->n < X_MAX_MDTS; k++)
+        x->mdt[x->n++] = (uint16_t)(r.dstripe ? proto_ds_shard_mdt(r.dstripe, k) : owner);
+    x->flags |= XF_REPARENT;
     return 0;
 }
 
@@ -455,22 +565,15 @@ static int xmv_commit_txn(struct meta_txn *t, void *arg)
     uint32_t suid = src_here ? in.uid : UINT32_MAX;
     if (!proto_cred_may_delete(a->cred, sdir.mode, sdir.uid, sdir.gid, suid))
         return proto_cred_may(a->cred, sdir.mode, sdir.uid, sdir.gid, 3) ? -EPERM : -EACCES;
-    if ((rc = meta_dentry_del(t, m->sdir, m->sname)) || (rc = meta_touch_dir(t, &sdir, 0)))
+    /* Moving a directory to another parent rewrites its "..": that needs
+     * write permission on it (checked here when its inode is). */
+    if (m->stype == DT_DIR && m->sdir != m->ddir && src_here &&
+        !proto_cred_may(a->cred, in.mode, in.uid, in.gid, 2))
+        return -EACCES;
+    if ((rc = meta_dentry_del(t, m->sdir, m->sname)) ||
+        (rc = meta_touch_dir(t, &sdir, m->stype == DT_DIR ? -1 : 0)))
         return rc;
-    if (a->x->mdt[0] == a->c->mdt) {
-        /* The target is here too (an inode elsewhere brought us here). */
-        struct meta_inode ddir;
-        if ((rc = meta_inode_get_here(t, m->ddir, &ddir)))
-            return rc;
-        uint64_t old;
-        rc = meta_dentry_get(t, m->ddir, m->dname, &old, NULL);
-        if (rc == 0)
-            rc = meta_dentry_set(t, m->ddir, m->dname, m->sino, m->stype);
-        else if (rc == -ENOENT)
-            rc = meta_dentry_add(t, m->ddir, m->dname, m->sino, m->stype);
-        if (rc || (rc = meta_touch_dir(t, &ddir, 0)))
-            return rc;
-    }
+    /* The target name follows in COMMIT, here or on its own MDT. */
     if (a->x->ino2 && a->x->mdt[1] == a->c->mdt) {
         /* The victim's inode is here: its link goes in this transaction. */
         struct meta_inode v;
@@ -508,16 +611,19 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
     x->dir = m->ddir;
     x->type = m->stype;
     snprintf(x->name, sizeof(x->name), "%s", m->dname);
-    x->n = 1;
+    x->n = 2; /* mdt[1]: the replaced file's MDT, once known */
     x->mdt[0] = (uint16_t)m->dmdt;
+    x->flags = m->lock ? XF_LOCKED : 0;
     uint64_t txid;
     int rc = meta_intent_begin(c, x, false, &txid);
     if (rc) {
         free(x);
         return rc;
     }
-    struct proto_xname_rep *h = calloc(1, sizeof(*h));
-    rc = h ? 0 : -ENOMEM;
+    if (m->lock && (rc = lock_and_check(c, txid, m, x)) == 0)
+        rc = meta_store_write(c->store, rewrite_txn, &(struct rewrite){txid, x});
+    struct proto_xname_rep *h = rc ? NULL : calloc(1, sizeof(*h));
+    rc = rc ? rc : h ? 0 : -ENOMEM;
     for (int i = 0; rc == 0 && i < HOLD_TRIES; i++) {
         rc = xstep(c, m->dmdt, PROTO_XNAME_HOLD, txid, m->ddir, m->dname, m->sino, m->stype,
                    m->flags, cred, h);
@@ -529,9 +635,10 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
             rc = -EBUSY;
     }
     bool same = rc == 0 && h->ino == m->sino;
-    if (rc == 0 && !same && h->ino) {
+    if (rc == 0 && !same && h->ino && h->type != DT_DIR) {
+        /* A replaced file loses a link on its MDT; a replaced (empty)
+         * directory goes in the target MDT's COMMIT. */
         x->ino2 = h->ino;
-        x->n = 2;
         x->mdt[1] = (uint16_t)META_INO_MDT(h->ino);
     }
     free(h);
@@ -548,12 +655,8 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
                          (unsigned long long)txid, log_err(frc));
         }
     }
-    if (x->phase == 1) {
-        /* Nothing happened: let go of the name and end the intent. */
-        if (xstep(c, m->dmdt, PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL, NULL) == 0 ||
-            m->dmdt == c->mdt)
-            meta_intent_end(c, txid);
-    }
+    if (x->phase == 1)
+        meta_xname_finish(c, txid, x, true); /* nothing happened: undo the hold, the lock */
     meta_xbusy_del(c, txid);
     free(x);
     return peer_err(rc);
@@ -715,8 +818,9 @@ int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
         if (x->phase == 2)
             rc = rename_forward(c, txid, x, NULL);
         else if (!(rc = xstep(c, x->mdt[0], PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL,
-                              NULL)))
-            rc = meta_intent_end(c, txid);
+                              NULL)) &&
+                 !(rc = meta_intent_end(c, txid)) && (x->flags & XF_LOCKED))
+            meta_shard_step(c, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
         break;
     case XK_UNLINK:
         rc = unlink_forward(c, txid, x, NULL);

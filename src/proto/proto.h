@@ -421,7 +421,8 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair)
 #define MSG_FSCK_FOUND(F)                                                                          \
     F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent) F(U64, corrupt)
-#define MSG_FSCK_REP(F) F(U64, inodes) F(U64, entries) MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text)
+#define MSG_FSCK_REP(F)                                                                            \
+    F(U64, inodes) F(U64, entries) MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text) F(U64, open_ops)
 #define MSG_STATS_REQ(F)
 #define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
 /* SHARD: MDT -> MDT, a step of a cross-MDT operation (docs/architecture.md,
@@ -439,9 +440,17 @@ enum {
     PROTO_SHARD_DEL,
     PROTO_SHARD_SEAL,
     PROTO_SHARD_UNSEAL,
-    PROTO_SHARD_ATTR
+    PROTO_SHARD_ATTR,
+    PROTO_SHARD_PARENT,
+    PROTO_SHARD_SETPARENT,
+    PROTO_SHARD_LOCK,
+    PROTO_SHARD_UNLOCK
 };
-#define MSG_SHARD_REQ(F) F(CRED, cred) F(U64, txid) F(U8, op) F(U64, ino) F(BLOB, rec)
+/* PARENT: a directory's parent (reply ino) and stripe; SETPARENT: make arg
+ * its parent; LOCK, UNLOCK: the file system's rename lock on MDT 0 for
+ * txid (LOCK answers EBUSY while another holds it; a lock lapses after 30 s),
+ * which every move of a directory to another parent takes first. */
+#define MSG_SHARD_REQ(F) F(CRED, cred) F(U64, txid) F(U8, op) F(U64, ino) F(BLOB, rec) F(U64, arg)
 /* XNAME: MDT -> MDT, a step of a cross-MDT rename, link or unlink, op one
  * of PROTO_XNAME_*: HOLD name in dir for txid (no other change may touch it
  * until COMMIT or RELEASE) after checking that inode ino of type may take

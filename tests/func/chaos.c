@@ -390,9 +390,13 @@ static void *run(void *arg)
         fprintf(stderr, "client %d, last operations (oldest first):\n", c->id);
         for (unsigned i = c->nhist > 32 ? c->nhist - 32 : 0; i < c->nhist; i++)
             fprintf(stderr, "  %s\n", c->hist[i % 8192]);
-        /* CHAOS_HISTORY=FILE: every operation kept, for a closer look. */
-        const char *hf = getenv("CHAOS_HISTORY");
-        FILE *f = hf ? fopen(hf, "w") : NULL;
+    }
+    {
+        /* CHAOS_HISTORY=PREFIX: each client's last operations in PREFIX.cK. */
+        const char *hp = getenv("CHAOS_HISTORY");
+        char hf[4096];
+        snprintf(hf, sizeof(hf), "%s.c%d", hp ? hp : "", c->id);
+        FILE *f = hp ? fopen(hf, "w") : NULL;
         for (unsigned i = c->nhist > 8192 ? c->nhist - 8192 : 0; f && i < c->nhist; i++)
             fprintf(f, "%s\n", c->hist[i % 8192]);
         if (f)

@@ -20,6 +20,7 @@
 #include "common/util.h"
 #include "meta/fsck.h"
 #include "meta/ops.h"
+#include "meta/ops_int.h"
 #include "proto/proto.h"
 
 #include <dirent.h>
@@ -580,6 +581,129 @@ static void test_rename_failure_at_every_step(void **state)
     free(r);
 }
 
+/* rename of name sn in directory sdir to dn in ddir, sent where a client
+ * sends it (the MDT of the source name, saying the target's MDT). */
+static int rename_in(struct fx *f, uint64_t sdir, uint64_t sds, const char *sn, uint64_t ddir,
+                     uint64_t dds, const char *dn)
+{
+    struct proto_rename_req q;
+    struct proto_rename_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.sparent = sdir;
+    q.spath = proto_str_c(sn);
+    q.dparent = ddir;
+    q.dpath = proto_str_c(dn);
+    q.dmdt = where(dds, ddir, dn);
+    int rc = meta_op_rename(&f->ctx[where(sds, sdir, sn)], &q, r);
+    free(r);
+    return rc;
+}
+
+/* Directories move between MDTs, also to another parent, over an empty
+ * directory, and never into their own subtree. */
+static void test_directory_moves(void **state)
+{
+    struct fx *f = *state;
+    char p[32], q[32], e[32];
+    name_on(1, "p", p, sizeof(p));
+    name_on(2, "q", q, sizeof(q));
+    name_on(3, "e", e, sizeof(e));
+    struct proto_attr dp, dq, de, sub;
+    assert_int_equal(mkdir_at(f, 1, ROOT, p, 0, -1, &dp), 0);
+    assert_int_equal(mkdir_at(f, 2, ROOT, q, 0, -1, &dq), 0);
+    assert_int_equal(mkdir_at(f, 3, ROOT, e, 0, -1, &de), 0);
+    assert_int_equal(mkdir_at(f, 1, dp.ino, "sub", 0, -1, &sub), 0);
+    assert_clean(f);
+    /* Between shards of the root: the name moves, the inode stays. */
+    char p2[32];
+    name_on(0, "p2-", p2, sizeof(p2));
+    assert_int_equal(rename_in(f, ROOT, root_ds(), p, ROOT, root_ds(), p2), 0);
+    assert_int_equal(holds(f, p), 0);
+    assert_int_equal(holds(f, p2), dp.ino);
+    assert_clean(f);
+    /* Into another directory, on another MDT: its ".." follows. */
+    assert_int_equal(rename_in(f, ROOT, root_ds(), p2, dq.ino, 0, "moved"), 0);
+    struct proto_shard_rep r;
+    assert_int_equal(meta_shard_step(&f->ctx[0], 1, PROTO_SHARD_PARENT, 0, dp.ino, 0, &r), 0);
+    assert_int_equal(r.ino, dq.ino);
+    assert_clean(f);
+    /* Not into its own subtree: q holds p ("moved"), which holds sub. */
+    assert_int_equal(rename_in(f, ROOT, root_ds(), q, sub.ino, 0, "loop"), -EINVAL);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), q, dp.ino, 0, "loop"), -EINVAL);
+    assert_int_equal(holds(f, q), dq.ino);
+    /* Over an empty directory on another MDT, which goes; not over a full one. */
+    assert_int_equal(rename_in(f, dq.ino, 0, "moved", ROOT, root_ds(), e), 0);
+    assert_int_equal(getattr_at(f, 3, de.ino, NULL), -ENOENT);
+    assert_int_equal(holds(f, e), dp.ino);
+    char full[32];
+    struct proto_attr dfull;
+    name_on(3, "full", full, sizeof(full));
+    assert_int_equal(mkdir_at(f, 3, ROOT, full, 0, -1, &dfull), 0);
+    assert_int_equal(create_at(f, 3, dfull.ino, "inside"), 0);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), full), -ENOTEMPTY);
+    assert_int_equal(holds(f, q), dq.ino);
+    /* A directory whose inode is on another MDT is not replaced yet. */
+    assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), e), -EXDEV);
+    /* Nothing stays held or sealed: names can be made in both. */
+    assert_int_equal(create_at(f, 2, dq.ino, "x"), 0);
+    assert_int_equal(create_at(f, 1, sub.ino, "y"), 0);
+    assert_clean(f);
+    /* A striped directory renamed over an empty one on another MDT. */
+    char s2[32], t2[32];
+    struct proto_attr ds2, dt2;
+    name_on(3, "s2-", s2, sizeof(s2));
+    name_on(1, "t2-", t2, sizeof(t2));
+    assert_int_equal(mkdir_at(f, 3, ROOT, s2, 2, -1, &ds2), 0);
+    assert_int_equal(mkdir_at(f, 1, ROOT, t2, 0, -1, &dt2), 0);
+    assert_clean(f);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), s2, ROOT, root_ds(), t2), 0);
+    assert_int_equal(holds(f, t2), ds2.ino);
+    assert_clean(f);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), t2, ROOT, root_ds(), t2), 0);
+    assert_clean(f);
+}
+
+/* Random operations on twelve names of the root, as the chaos test runs
+ * them but without faults: every MDT must stay fsck-clean. */
+static void test_random_names(void **state)
+{
+    struct fx *f = *state;
+    uint64_t rng = 12345;
+    for (int i = 0; i < 4000; i++) {
+        rng ^= rng << 13, rng ^= rng >> 7, rng ^= rng << 17;
+        char a[16], b[16];
+        snprintf(a, sizeof(a), "n%d", (int)(rng % 12));
+        snprintf(b, sizeof(b), "n%d", (int)((rng >> 8) % 12));
+        uint32_t ma = where(root_ds(), ROOT, a);
+        switch ((rng >> 16) % 6) {
+        case 0:
+            create_at(f, ma, ROOT, a);
+            break;
+        case 1:
+            mkdir_at(f, ma, ROOT, a, (rng >> 24) % 3 == 0 ? 2 : 0, -1, NULL);
+            break;
+        case 2: {
+            struct proto_unlink_req uq;
+            struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+            memset(&uq, 0, sizeof(uq));
+            uq.parent = ROOT;
+            uq.path = proto_str_c(a);
+            meta_op_unlink(&f->ctx[ma], &uq, ur);
+            free(ur);
+            break;
+        }
+        case 3:
+            rmdir_at(f, ma, ROOT, a);
+            break;
+        default:
+            rename_in(f, ROOT, root_ds(), a, ROOT, root_ds(), b);
+        }
+        if (i % 50 == 49)
+            assert_clean(f);
+    }
+    assert_clean(f);
+}
+
 /* Bad SHARD steps are refused without harm. */
 static void test_shard_garbage(void **state)
 {
@@ -612,6 +736,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rename_between_mdts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_between_mdts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_failure_at_every_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_directory_moves, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_random_names, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -69,6 +69,7 @@ int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid,
 /* Write x under a new txid (and allocate x->ino here if alloc_ino). */
 int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid);
 int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x);
+int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap);
 /* Write x under txid inside a transaction. */
 int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x);
 int meta_intent_end(struct meta_ctx *c, uint64_t txid);

@@ -28,7 +28,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static int intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
+int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
 {
     struct proto_enc e;
     proto_enc_init(&e, buf, cap);
@@ -204,7 +204,7 @@ struct intent_arg {
 int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x)
 {
     uint8_t buf[64 + 2 * X_MAX_MDTS + PROTO_MAX_NAME];
-    int len = intent_encode(x, buf, sizeof(buf));
+    int len = meta_intent_encode(x, buf, sizeof(buf));
     return len < 0 ? len : meta_intent_put(t, txid, buf, (size_t)len);
 }
 

@@ -17,7 +17,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define DIRPATH "/many"
+#define DIRPATH  "/many"
 #define MAX_MDTS 64
 static stria_fs_t *fs;
 static int count, mdts = 1;
@@ -138,8 +138,7 @@ int main(int argc, char **argv)
             bad |= per_mdt[m] < 0.9 * even || per_mdt[m] > 1.1 * even;
         }
         if (bad || on != mdts) {
-            fprintf(stderr, "files on %d MDTs, want %d each within 10%% of %.0f\n", on, mdts,
-                    even);
+            fprintf(stderr, "files on %d MDTs, want %d each within 10%% of %.0f\n", on, mdts, even);
             return 1;
         }
     }

@@ -18,9 +18,8 @@ static void inode(const uint8_t *p, size_t n)
     if (meta_inode_decode(p, n, &a))
         return;
     int len = meta_inode_encode(&a, buf, sizeof(buf));
-    if (len < 0 || meta_inode_decode(buf, (size_t)len, &b) || a.ino != b.ino ||
-        a.mode != b.mode || a.nlink != b.nlink || a.dstripe != b.dstripe ||
-        a.layout.ncomp != b.layout.ncomp)
+    if (len < 0 || meta_inode_decode(buf, (size_t)len, &b) || a.ino != b.ino || a.mode != b.mode ||
+        a.nlink != b.nlink || a.dstripe != b.dstripe || a.layout.ncomp != b.layout.ncomp)
         abort();
 }
 
@@ -31,8 +30,8 @@ static void intent(const uint8_t *p, size_t n)
     if (meta_intent_decode(p, n, &a))
         return;
     int len = meta_intent_encode(&a, buf, sizeof(buf));
-    if (len < 0 || meta_intent_decode(buf, (size_t)len, &b) || a.kind != b.kind ||
-        a.n != b.n || a.ino != b.ino || strcmp(a.name, b.name))
+    if (len < 0 || meta_intent_decode(buf, (size_t)len, &b) || a.kind != b.kind || a.n != b.n ||
+        a.ino != b.ino || strcmp(a.name, b.name))
         abort();
 }
 

@@ -383,14 +383,11 @@ int main(int argc, char **argv)
     const char *conf = NULL, *local = NULL;
     uint64_t nfiles = 100000;
     int counts[MAX_COUNTS] = {1}, ncounts = 1;
-    static const struct option longopts[] = {{"conf", required_argument, NULL, 'f'},
-                                             {"files", required_argument, NULL, 'n'},
-                                             {"threads", required_argument, NULL, 't'},
-                                             {"local", required_argument, NULL, 'l'},
-                                             {"hook", required_argument, NULL, 'k'},
-                                             {"mdts", required_argument, NULL, 'm'},
-                                             {"help", no_argument, NULL, 'h'},
-                                             {NULL, 0, NULL, 0}};
+    static const struct option longopts[] = {
+        {"conf", required_argument, NULL, 'f'},    {"files", required_argument, NULL, 'n'},
+        {"threads", required_argument, NULL, 't'}, {"local", required_argument, NULL, 'l'},
+        {"hook", required_argument, NULL, 'k'},    {"mdts", required_argument, NULL, 'm'},
+        {"help", no_argument, NULL, 'h'},          {NULL, 0, NULL, 0}};
     int opt;
     while ((opt = getopt_long(argc, argv, "f:n:t:l:k:m:h", longopts, NULL)) != -1) {
         switch (opt) {

@@ -198,6 +198,12 @@ struct stria_fsck_report {
     uint64_t corrupt;    /* undecodable records */
     uint64_t fixed;      /* of these, repaired */
     uint64_t open_ops;   /* cross-MDT operations still open (recovery ends them) */
+    /* What this MDT cannot check alone: names of other MDTs' inodes, and
+     * inodes other MDTs may name, in the wire's form (stria fsck joins
+     * every MDT's). malloc'd: free() it. refs_full: not all fit. */
+    void *refs;
+    size_t refs_len;
+    int refs_full;
 };
 /* Check MDT mdt's namespace, and with repair fix it (root only; the MDT
  * holds its other writes meanwhile). text (cap bytes) receives one line

@@ -435,9 +435,20 @@ int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_r
     struct proto_fsck_rep r;
     cl_cred(&q.cred);
     return MDT_CALL(fs, mdt, fsck, &q, &r, ({
-                        *out = (struct stria_fsck_report){r.inodes,  r.entries,   r.dangling,
-                                                          r.orphans, r.bad_nlink, r.bad_parent,
-                                                          r.corrupt, r.fixed,     r.open_ops};
+                        out->inodes = r.inodes;
+                        out->entries = r.entries;
+                        out->dangling = r.dangling;
+                        out->orphans = r.orphans;
+                        out->bad_nlink = r.bad_nlink;
+                        out->bad_parent = r.bad_parent;
+                        out->corrupt = r.corrupt;
+                        out->fixed = r.fixed;
+                        out->open_ops = r.open_ops;
+                        if (r.refs.len && (out->refs = malloc(r.refs.len))) {
+                            memcpy(out->refs, r.refs.p, r.refs.len);
+                            out->refs_len = r.refs.len;
+                        }
+                        out->refs_full = r.refs_full || (r.refs.len && !out->refs);
                         if (text && cap) {
                             size_t len = r.text.len < cap - 1 ? r.text.len : cap - 1;
                             memcpy(text, r.text.p, len);

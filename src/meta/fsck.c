@@ -9,6 +9,7 @@
  * cursors must not see the database change under them.
  */
 #include "fsck.h"
+#include "../proto/xrefs.h"
 #include "ops_int.h"
 
 #include "../common/log.h"
@@ -137,11 +138,34 @@ struct scan {
     bool last_parent_ok;
 };
 
+/* A cross-MDT reference for the client's check (xrefs.h). */
+static void add_ref(struct fsck *f, const struct xref *x)
+{
+    struct meta_fsck_report *r = f->r;
+    if (!r->refs || r->refs_full)
+        return;
+    struct proto_enc e;
+    proto_enc_init(&e, r->refs + r->refs_len, r->refs_cap - r->refs_len);
+    xref_put(&e, x);
+    if (e.err)
+        r->refs_full = true;
+    else
+        r->refs_len += e.len;
+}
+
 static int on_entry(void *arg, uint64_t parent, const char *name, uint64_t ino, uint8_t type)
 {
     struct scan *sc = arg;
     struct fsck *f = sc->f;
     f->r->entries++;
+    if (META_INO_MDT(ino) != f->mdt) {
+        struct xref x = {.kind = XREF_NAME,
+                         .parent = parent,
+                         .ino = ino,
+                         .type = type,
+                         .name = proto_str_c(name)};
+        add_ref(f, &x);
+    }
     if (parent != sc->last_parent) {
         sc->last_parent = parent;
         sc->last_parent_ok = meta_inode_get(sc->t, parent, sc->in) == 0 && S_ISDIR(sc->in->mode);
@@ -183,6 +207,23 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
     }
     struct count *c = count_of(f, ino, false);
     uint64_t refs = c ? c->refs : 0, subdirs = c ? c->subdirs : 0;
+    /* What other MDTs may name, for the client to join (xrefs.h). */
+    bool elsewhere =
+        (in->flags & (META_F_SHARD | META_F_REMOTE_NAMES)) || (S_ISDIR(in->mode) && in->dstripe);
+    if (!elsewhere && S_ISDIR(in->mode) && ino != META_ROOT_INO) {
+        elsewhere = META_INO_MDT(in->parent) != f->mdt;
+        if (!elsewhere && meta_inode_get(sc->t, in->parent, sc->in) == 0)
+            elsewhere = sc->in->dstripe != 0;
+    }
+    if (elsewhere && ino != META_ROOT_INO) {
+        struct xref x = {.kind = XREF_INODE,
+                         .ino = ino,
+                         .nlink = in->nlink,
+                         .type = (uint8_t)IFTODT(in->mode),
+                         .local_refs = (uint32_t)refs,
+                         .shard = (in->flags & META_F_SHARD) != 0};
+        add_ref(f, &x);
+    }
     if (ino == META_ROOT_INO)
         refs = 1; /* named by the file system itself */
     /* A directory's entry may live on another MDT: a shard's always does,
@@ -372,9 +413,13 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
 {
     char *text = report->text;
     size_t cap = report->text_cap;
+    uint8_t *refs = report->refs;
+    size_t refs_cap = report->refs_cap;
     memset(report, 0, sizeof(*report));
     report->text = text;
     report->text_cap = cap;
+    report->refs = refs;
+    report->refs_cap = refs_cap;
     if (text && cap)
         text[0] = '\0';
     struct fsck f = {.r = report, .mdt = meta_store_mdt(s), .repair = repair};

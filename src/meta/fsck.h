@@ -29,6 +29,11 @@ struct meta_fsck_report {
     uint64_t corrupt;    /* records that cannot be decoded (reported, not repaired) */
     uint64_t open_ops;   /* cross-MDT operations this MDT has not finished (not an error) */
     uint64_t fixed;      /* findings repaired */
+    /* The cross-MDT references (proto/xrefs.h), when refs is set: at most
+     * refs_cap bytes; refs_full says some did not fit. */
+    uint8_t *refs;
+    size_t refs_len, refs_cap;
+    bool refs_full;
     /* One line per finding (the first that fit), NUL-terminated. */
     char *text;
     size_t text_len, text_cap;

@@ -390,6 +390,11 @@ static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
     if (!text)
         return -ENOMEM;
     struct meta_fsck_report f = {.text = text, .text_cap = PROTO_MAX_FSCK_TEXT};
+    uint8_t *refs = malloc(PROTO_MAX_FSCK_REFS);
+    if (!refs)
+        return -ENOMEM;
+    f.refs = refs;
+    f.refs_cap = PROTO_MAX_FSCK_REFS;
     log_info("fsck%s started peer=%s", q.repair ? " --repair" : "", req->peer);
     int rc = meta_fsck(m->store, q.repair != 0, &f);
     log_info("fsck: %s; inodes=%llu entries=%llu dangling=%llu orphans=%llu bad_nlink=%llu "
@@ -404,8 +409,10 @@ static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
         struct proto_leases none;
         lease_changed(LEASES(p), 0, &all, true, &none);
     }
-    if (rc)
+    if (rc) {
+        free(refs);
         return rc;
+    }
     struct proto_fsck_rep r = {.inodes = f.inodes,
                                .entries = f.entries,
                                .dangling = f.dangling,
@@ -415,8 +422,12 @@ static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
                                .corrupt = f.corrupt,
                                .fixed = f.fixed,
                                .text = {.p = (const uint8_t *)text, .len = (uint32_t)f.text_len},
-                               .open_ops = f.open_ops};
-    return proto_enc_fsck_rep(&rep->enc, &r);
+                               .open_ops = f.open_ops,
+                               .refs = {refs, (uint32_t)f.refs_len},
+                               .refs_full = f.refs_full};
+    rc = proto_enc_fsck_rep(&rep->enc, &r);
+    free(refs);
+    return rc;
 }
 
 static int h_statfs(void *p, struct net_req *req, struct net_rep *rep)

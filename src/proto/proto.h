@@ -418,11 +418,15 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 /* FSCK: check one MDT's namespace (meta/fsck.h), and with repair fix it;
  * root only. text: one line per finding, the first that fit. */
 #define PROTO_MAX_FSCK_TEXT (64u << 10)
+/* refs: the MDT's cross-MDT references (xrefs.h); refs_full: not all fit. */
+#define PROTO_MAX_FSCK_REFS (PROTO_MAX_REP_PAYLOAD - PROTO_MAX_FSCK_TEXT - 1024)
 #define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair)
 #define MSG_FSCK_FOUND(F)                                                                          \
     F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent) F(U64, corrupt)
 #define MSG_FSCK_REP(F)                                                                            \
-    F(U64, inodes) F(U64, entries) MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text) F(U64, open_ops)
+    F(U64, inodes)                                                                                 \
+    F(U64, entries)                                                                                \
+    MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text) F(U64, open_ops) F(BLOB, refs) F(U8, refs_full)
 #define MSG_STATS_REQ(F)
 #define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
 /* SHARD: MDT -> MDT, a step of a cross-MDT operation (docs/architecture.md,

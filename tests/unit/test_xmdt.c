@@ -22,6 +22,7 @@
 #include "meta/ops.h"
 #include "meta/ops_int.h"
 #include "proto/proto.h"
+#include "proto/xrefs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -198,17 +199,36 @@ static uint64_t inodes(struct fx *f)
     return n;
 }
 
-/* Every MDT passes fsck and has no open intent. */
+static void say_fail(void *arg, const char *line)
+{
+    (void)arg;
+    fprintf(stderr, "across MDTs: %s", line);
+}
+
+/* Every MDT passes fsck and has no open intent, and the names and inodes
+ * that span MDTs agree with each other (what stria fsck checks). */
 static void assert_clean(struct fx *f)
 {
+    static uint8_t refs[NMDT][1 << 20];
+    struct proto_blob lists[NMDT];
     for (uint32_t i = 0; i < NMDT; i++) {
         char text[4096];
-        struct meta_fsck_report r = {.text = text, .text_cap = sizeof(text)};
+        struct meta_fsck_report r = {
+            .text = text, .text_cap = sizeof(text), .refs = refs[i], .refs_cap = sizeof(refs[i])};
+        assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
         assert_int_equal(meta_fsck(f->s[i], false, &r), 0);
         if (r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt)
             fail_msg("MDT%u: %.*s", i, (int)r.text_len, text);
+        assert_false(r.refs_full);
+        lists[i] = (struct proto_blob){refs[i], (uint32_t)r.refs_len};
         assert_int_equal(meta_xmdt_recover(&f->ctx[i]), 0);
     }
+    struct xrefs_found x;
+    assert_int_equal(xrefs_check(lists, NMDT, &x, say_fail, NULL), 0);
+    if (x.dangling + x.orphans + x.bad_nlink + x.named_twice)
+        fail_msg("across MDTs: %llu dangling, %llu orphans, %llu link counts, %llu named twice",
+                 (unsigned long long)x.dangling, (unsigned long long)x.orphans,
+                 (unsigned long long)x.bad_nlink, (unsigned long long)x.named_twice);
 }
 
 /* ---- tests ---------------------------------------------------------- */
@@ -704,6 +724,64 @@ static void test_random_names(void **state)
     assert_clean(f);
 }
 
+struct raw {
+    uint64_t ino, dir;
+    const char *name;
+};
+
+static int del_inode_txn(struct meta_txn *t, void *arg)
+{
+    return meta_inode_del(t, ((struct raw *)arg)->ino);
+}
+
+static int del_entry_txn(struct meta_txn *t, void *arg)
+{
+    struct raw *r = arg;
+    return meta_dentry_del(t, r->dir, r->name);
+}
+
+static struct xrefs_found check_across(struct fx *f)
+{
+    static uint8_t refs[NMDT][1 << 16];
+    struct proto_blob lists[NMDT];
+    for (uint32_t i = 0; i < NMDT; i++) {
+        char text[4096];
+        struct meta_fsck_report r = {
+            .text = text, .text_cap = sizeof(text), .refs = refs[i], .refs_cap = sizeof(refs[i])};
+        assert_int_equal(meta_fsck(f->s[i], false, &r), 0);
+        lists[i] = (struct proto_blob){refs[i], (uint32_t)r.refs_len};
+    }
+    struct xrefs_found x;
+    assert_int_equal(xrefs_check(lists, NMDT, &x, say_fail, NULL), 0);
+    return x;
+}
+
+/* What no MDT sees alone: a name whose inode another MDT lost, and an
+ * inode whose only name (on another MDT) was lost. */
+static void test_fsck_across(void **state)
+{
+    struct fx *f = *state;
+    char a[32], b[32], c2[32], d2[32];
+    name_on(1, "a", a, sizeof(a));
+    name_on(3, "b", b, sizeof(b));
+    name_on(1, "c", c2, sizeof(c2));
+    name_on(2, "d", d2, sizeof(d2));
+    struct proto_rename_rep *r = calloc(1, sizeof(*r));
+    uint64_t ia = create_file(f, a), ic = create_file(f, c2);
+    assert_int_equal(rename_at(f, a, b, r), 0);   /* b on MDT 3 names ia on MDT 1 */
+    assert_int_equal(rename_at(f, c2, d2, r), 0); /* d2 on MDT 2 names ic on MDT 1 */
+    free(r);
+    struct xrefs_found x = check_across(f);
+    assert_int_equal(x.dangling + x.orphans + x.bad_nlink + x.named_twice, 0);
+    struct raw gone = {ia, 0, NULL}, lost = {0, ROOT, d2};
+    assert_int_equal(meta_store_write(f->s[1], del_inode_txn, &gone), 0);
+    assert_int_equal(meta_store_write(f->s[2], del_entry_txn, &lost), 0);
+    x = check_across(f);
+    assert_int_equal(x.dangling, 1); /* b */
+    assert_int_equal(x.orphans, 1);  /* ic */
+    (void)ic;
+}
+
 /* Bad SHARD steps are refused without harm. */
 static void test_shard_garbage(void **state)
 {
@@ -738,6 +816,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rename_failure_at_every_step, setup, teardown),
         cmocka_unit_test_setup_teardown(test_directory_moves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fsck_across, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,0 +1,41 @@
+/*
+ * Cross-MDT references, for `stria fsck` (docs/operations.md): what each
+ * MDT cannot check alone. An MDT's FSCK reply lists, in refs:
+ *   kind 1, a name that holds another MDT's inode:
+ *           U64 parent, U64 ino, U8 type, STR name
+ *   kind 2, an inode whose names may live on other MDTs (a file moved or
+ *           linked there, a directory under a parent elsewhere or striped,
+ *           a striped directory, a shard of one):
+ *           U64 ino, U32 nlink, U8 type, U32 local_refs, U8 shard
+ * The client joins every MDT's list: a name whose inode its MDT does not
+ * list is dangling; a listed inode no name holds is an orphan; a file's
+ * link count must be the names that hold it; a shard needs its directory.
+ */
+#ifndef STRIA_XREFS_H
+#define STRIA_XREFS_H
+
+#include "proto.h"
+
+enum { XREF_NAME = 1, XREF_INODE = 2 };
+
+struct xref {
+    uint8_t kind;
+    uint64_t parent, ino;
+    uint8_t type, shard;
+    uint32_t nlink, local_refs;
+    struct proto_str name;
+};
+
+/* Append one record; the encoder's error says when it no longer fits. */
+void xref_put(struct proto_enc *e, const struct xref *x);
+/* The next record of a list; -1 at its end, -EBADMSG if it is garbage. */
+int xref_get(struct proto_dec *d, struct xref *x);
+
+struct xrefs_found {
+    uint64_t dangling, orphans, bad_nlink, named_twice;
+};
+/* Check n MDTs' lists; each finding is one line to say(arg, line). */
+int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *out,
+                void (*say)(void *arg, const char *line), void *arg);
+
+#endif

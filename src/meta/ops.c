@@ -252,10 +252,13 @@ static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t st
         uint8_t type;
         if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, &type)))
             return rc;
-        if ((rc = meta_inode_get_here(t, ino, out))) {
+        rc = meta_inode_get_here(t, ino, out);
+        if (rc == 0 && (out->flags & META_F_SHARD))
+            rc = -EREMOTE; /* a shard here: the directory's own MDT has its attributes */
+        if (rc) {
             if (rc != -EREMOTE)
                 return rc == -ENOENT ? -EUCLEAN : rc;
-            /* A remote entry (of a directory, so far): what it names. */
+            /* A remote entry: what it names. */
             meta_inode_clear(out);
             out->ino = ino;
             out->mode = (uint32_t)DTTOIF(type);
@@ -1395,6 +1398,8 @@ static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, s
         struct meta_inode in;
         struct proto_attr attr;
         int rc = meta_inode_get_here(s->t, ino, &in);
+        if (rc == 0 && (in.flags & META_F_SHARD))
+            rc = -EREMOTE; /* the directory's own MDT has its attributes */
         if (rc == -EREMOTE) {
             /* Another MDT's inode: its number and type only (nlink 0 says
              * so; the client asks that MDT). */

@@ -295,7 +295,9 @@ void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
 {
     a->ino = in->ino;
     a->mode = in->mode;
-    a->nlink = in->nlink;
+    /* A striped directory's subdirectories are counted per shard; like
+     * btrfs, it says 1 ("not counted") rather than a part of the count. */
+    a->nlink = S_ISDIR(in->mode) && in->dstripe ? 1 : in->nlink;
     a->uid = in->uid;
     a->gid = in->gid;
     a->size = in->size;

@@ -210,6 +210,20 @@ struct stria_fsck_report {
  * per finding, the first that fit, NUL-terminated. */
 STRIA_API int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair,
                              struct stria_fsck_report *out, char *text, size_t cap);
+/* The objects an OST holds, one of its 256 fan-out directories at a time
+ * (fan 0..255), for stria fsck: *out (free() it) gets *n of them; *more
+ * says not all fitted. */
+struct stria_object {
+    uint64_t ino;
+    uint32_t comp, stripe;
+};
+STRIA_API int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan,
+                                struct stria_object **out, size_t *n, int *more);
+/* Remove one object from an OST (stria fsck --repair, for objects no file
+ * owns). */
+STRIA_API int stria_ost_destroy(stria_fs_t *fs, uint32_t ost, const struct stria_object *o);
+/* stat of an inode by number (-ENOENT: no such inode). */
+STRIA_API int stria_stat_ino(stria_fs_t *fs, uint64_t ino, struct stat *st);
 /* The file system name and map epoch of the management service. */
 STRIA_API int stria_cluster_info(stria_fs_t *fs, char *fsname, size_t len, uint64_t *epoch);
 

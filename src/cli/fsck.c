@@ -18,6 +18,104 @@
 
 #define TEXT_CAP (64u << 10)
 
+/* ---- objects no file owns ---- */
+
+/* What is known of an inode that OST objects name. */
+enum { INO_OWNED = 1, INO_GONE, INO_UNKNOWN };
+struct inoset {
+    struct {
+        uint64_t ino;
+        int state;
+    } * v;
+    size_t cap, used;
+};
+
+static int *ino_state(struct inoset *s, uint64_t ino)
+{
+    if ((s->used + 1) * 2 > s->cap) {
+        struct inoset n = {calloc(s->cap ? s->cap * 2 : 4096, sizeof(*s->v)),
+                           s->cap ? s->cap * 2 : 4096, 0};
+        if (!n.v)
+            return NULL;
+        for (size_t i = 0; i < s->cap; i++)
+            if (s->v[i].ino)
+                *ino_state(&n, s->v[i].ino) = s->v[i].state;
+        free(s->v);
+        *s = n;
+    }
+    size_t j = (ino * 0x9e3779b97f4a7c15ull >> 17) & (s->cap - 1);
+    while (s->v[j].ino && s->v[j].ino != ino)
+        j = (j + 1) & (s->cap - 1);
+    if (!s->v[j].ino) {
+        s->v[j].ino = ino;
+        s->used++;
+    }
+    return &s->v[j].state;
+}
+
+/* Every object of every OST whose inode no MDT has (and none keeps pending
+ * for a client that still has the file open): reported, and with repair
+ * removed. Returns the orphans that remain, or a negative errno. */
+static long ost_orphans(stria_fs_t *fs, struct inoset *known, bool repair)
+{
+    struct stria_target *t;
+    size_t nt;
+    int rc = stria_targets(fs, &t, &nt);
+    if (rc)
+        return rc;
+    uint64_t objects = 0, orphans = 0, removed = 0, unknown = 0;
+    bool partial = false;
+    for (size_t i = 0; i < nt; i++) {
+        if (strcmp(t[i].kind, "OST") || !t[i].online)
+            continue;
+        for (uint32_t fan = 0; fan < 256; fan++) {
+            struct stria_object *o;
+            size_t n;
+            int more;
+            if ((rc = stria_ost_objects(fs, t[i].index, fan, &o, &n, &more))) {
+                fprintf(stderr, "stria fsck: OST%04" PRIx32 ": %s\n", t[i].index, strerror(-rc));
+                partial = true;
+                break;
+            }
+            partial |= more != 0;
+            for (size_t k = 0; k < n; k++) {
+                objects++;
+                int *st = ino_state(known, o[k].ino);
+                if (!st) {
+                    free(o);
+                    free(t);
+                    return -ENOMEM;
+                }
+                if (!*st) {
+                    struct stat sb;
+                    int src = stria_stat_ino(fs, o[k].ino, &sb);
+                    *st = src == 0 ? INO_OWNED : src == -ENOENT ? INO_GONE : INO_UNKNOWN;
+                }
+                if (*st == INO_UNKNOWN)
+                    unknown++;
+                if (*st != INO_GONE)
+                    continue;
+                orphans++;
+                if (orphans <= 100)
+                    printf("OST%04" PRIx32 ": object %" PRIx64 ".%u.%u: no file owns it%s\n",
+                           t[i].index, o[k].ino, o[k].comp, o[k].stripe,
+                           repair ? " (removed)" : "");
+                if (repair && stria_ost_destroy(fs, t[i].index, &o[k]) == 0)
+                    removed++;
+            }
+            free(o);
+        }
+    }
+    free(t);
+    printf("OSTs: %" PRIu64 " objects, %" PRIu64 " that no file owns (orphans)", objects, orphans);
+    if (repair)
+        printf("; %" PRIu64 " removed", removed);
+    if (unknown)
+        printf("; %" PRIu64 " whose inode could not be asked about", unknown);
+    printf("%s\n", partial ? "; the listing is partial" : "");
+    return (long)(orphans - removed);
+}
+
 static void say_line(void *arg, const char *line)
 {
     (void)arg;
@@ -95,6 +193,27 @@ int cmd_fsck(int argc, char **argv)
                all ? " (reported only: --repair does not fix these yet)" : "",
                partial ? "; some MDT's list was too long, so this check is partial" : "");
         if (rc || all)
+            status = CLI_FAIL;
+    }
+    if (status == CLI_OK) {
+        /* Objects of files removed while open stay until their client's
+         * last close: the MDTs list those as pending. */
+        struct inoset known = {0};
+        for (size_t i = 0; i < nlists; i++) {
+            struct proto_dec d;
+            struct xref x;
+            proto_dec_init(&d, lists[i].p, lists[i].len);
+            while (xref_get(&d, &x) == 0) {
+                int *st = x.kind == XREF_PENDING ? ino_state(&known, x.ino) : NULL;
+                if (st)
+                    *st = INO_OWNED;
+            }
+        }
+        long left = ost_orphans(fs, &known, repair != 0);
+        free(known.v);
+        if (left < 0)
+            fprintf(stderr, "stria fsck: OSTs: %s\n", strerror((int)-left));
+        if (left)
             status = CLI_FAIL;
     }
 out:

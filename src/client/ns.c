@@ -433,11 +433,20 @@ void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)
 {
     if (!rm->destroy)
         return;
-    /* A failure leaves orphan objects (space, not data, is lost). */
+    /* A failure leaves orphan objects (space, not data, is lost), which
+     * stria fsck finds: the MDT keeps the inode pending until told. */
     int rc = io_objects(fs, rm->ino, &rm->layout, IO_DESTROY, 0);
-    if (rc)
+    if (rc) {
         log_warn("inode %llx: could not remove all objects: %s", (unsigned long long)rm->ino,
                  log_err(rc));
+        return;
+    }
+    struct proto_destroyed_req q = {.ino = rm->ino};
+    struct proto_destroyed_rep r;
+    cl_cred(&q.cred);
+    if ((rc = MDT_CALL(fs, cl_ino_mdt(rm->ino), destroyed, &q, &r, (void)0)))
+        log_warn("inode %llx: objects removed, but MDT%04x was not told: %s",
+                 (unsigned long long)rm->ino, cl_ino_mdt(rm->ino), log_err(rc));
 }
 
 mode_t cl_umask(void)

@@ -386,11 +386,20 @@ static int on_intent(void *arg, uint64_t txid, const void *rec, size_t len)
     return 0;
 }
 
+static int on_pending(void *arg, uint64_t ino)
+{
+    struct fsck *f = arg;
+    struct xref x = {.kind = XREF_PENDING, .ino = ino};
+    f->r->pending++;
+    add_ref(f, &x);
+    return 0;
+}
+
 static int fsck_txn(struct meta_txn *t, void *arg)
 {
     struct fsck *f = arg;
     int irc = meta_intent_scan(t, on_intent, f);
-    if (irc)
+    if (irc || (irc = meta_pending_scan(t, on_pending, f)))
         return irc;
     struct scan sc = {f, t, malloc(sizeof(struct meta_inode)), 0, false};
     if (!sc.in)

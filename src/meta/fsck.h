@@ -28,6 +28,7 @@ struct meta_fsck_report {
     uint64_t bad_parent; /* directories whose ".." is wrong, or named more than once */
     uint64_t corrupt;    /* records that cannot be decoded (reported, not repaired) */
     uint64_t open_ops;   /* cross-MDT operations this MDT has not finished (not an error) */
+    uint64_t pending;    /* removed files whose objects wait for their client */
     uint64_t fixed;      /* findings repaired */
     /* The cross-MDT references (proto/xrefs.h), when refs is set: at most
      * refs_cap bytes; refs_full says some did not fit. */

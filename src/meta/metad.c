@@ -218,6 +218,15 @@ static int h_shard(void *p, struct net_req *req, struct net_rep *rep)
     return rc ? rc : proto_enc_shard_rep(&rep->enc, &r);
 }
 
+static int h_destroyed(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_destroyed_req q;
+    (void)rep;
+    if (proto_dec_destroyed_req(&req->dec, &q))
+        return -EBADMSG;
+    return meta_op_destroyed(CTX(p), &q);
+}
+
 static int h_xname(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct proto_xname_req q;
@@ -598,6 +607,7 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
     H(FSCK, h_fsck);
     H(SHARD, h_shard);
     H(XNAME, h_xname);
+    H(DESTROYED, h_destroyed);
     H(LEASE_POLL, h_lease_poll);
 #undef H
     if ((rc = net_server_start(&so, &m->srv)))

@@ -955,6 +955,8 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
         layout_copy(layout, &in->layout);
         *size = in->size;
         *destroy = (in->flags & META_F_OBJECTS) != 0;
+        if (*destroy && (rc = meta_pending_put(t, in->ino)))
+            return rc;
     }
     return 0;
 }
@@ -1761,6 +1763,17 @@ static int setsize_txn(struct meta_txn *t, void *arg)
         return rc;
     meta_inode_attr(&in, &r->attr);
     return 0;
+}
+
+static int destroyed_txn(struct meta_txn *t, void *arg)
+{
+    return meta_pending_del(t, *(const uint64_t *)arg);
+}
+
+int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q)
+{
+    uint64_t ino = q->ino;
+    return meta_store_write(c->store, destroyed_txn, &ino);
 }
 
 int meta_op_setsize(struct meta_ctx *c, const struct proto_setsize_req *q,

@@ -8,6 +8,7 @@
  *   links    key ino                                 value: symlink target
  *   info     "next_ino", "mdt"                       counters and identity
  *   intents  key transaction id (8, BE)              value: an open cross-MDT operation
+ *   pending  key ino (8, BE)                         value: none; its objects wait to go
  * A directory's entries sort by cookie, a 62-bit hash of the name, so a
  * READDIR cookie stays valid while other entries are added and removed.
  */
@@ -38,7 +39,7 @@ struct wreq {
 
 struct meta_store {
     MDB_env *env;
-    MDB_dbi inodes, dentries, xattrs, links, info, intents;
+    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending;
     uint32_t mdt;
     void *owner; /* meta_store_set_owner */
     char dir[4096];
@@ -132,7 +133,8 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
         (rc = mdb_err(mdb_dbi_open(txn, "xattrs", MDB_CREATE, &s->xattrs))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "links", MDB_CREATE, &s->links))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &s->intents))))
+        (rc = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &s->intents))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "pending", MDB_CREATE, &s->pending))))
         goto fail;
     MDB_val k = {3, "mdt"}, v;
     rc = mdb_get(txn, s->info, &k, &v);
@@ -845,6 +847,44 @@ int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg)
     int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
     while (mrc == 0 && rc == 0) {
         rc = k.mv_size == 8 ? cb(arg, rd_be64(k.mv_data), v.mv_data, v.mv_size) : -EUCLEAN;
+        if (rc == 0)
+            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    mdb_cursor_close(cur);
+    if (rc == 0 && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    return rc;
+}
+
+/* ---- files whose objects wait to be destroyed ---- */
+
+int meta_pending_put(struct meta_txn *t, uint64_t ino)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    return put_rec(t->txn, t->store->pending, kb, 8, "", 0, 0);
+}
+
+int meta_pending_del(struct meta_txn *t, uint64_t ino)
+{
+    uint8_t kb[8];
+    be64(kb, ino);
+    MDB_val k = {8, kb};
+    int rc = mdb_err(mdb_del(t->txn, t->store->pending, &k, NULL));
+    return rc == -ENOENT ? 0 : rc;
+}
+
+int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->pending, &cur));
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    while (mrc == 0 && rc == 0) {
+        if (k.mv_size == 8)
+            rc = cb(arg, rd_be64(k.mv_data));
         if (rc == 0)
             mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
     }

@@ -175,6 +175,11 @@ int meta_symlink_del(struct meta_txn *t, uint64_t ino);
  * callback may not change the database; a non-zero return stops it. */
 int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t len);
 int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val);
+/* Files whose last link went while their objects stay until the client
+ * destroys them (DESTROYED): stria fsck must not call those orphans. */
+int meta_pending_put(struct meta_txn *t, uint64_t ino);
+int meta_pending_del(struct meta_txn *t, uint64_t ino);
+int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), void *arg);
 int meta_intent_del(struct meta_txn *t, uint64_t txid);
 typedef int (*meta_scan_intent_cb)(void *arg, uint64_t txid, const void *rec, size_t len);
 int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg);

@@ -481,6 +481,12 @@ enum {
     F(U8, type) F(U32, uid) F(U8, gone) F(U8, destroy) F(LAYOUT, layout) F(U64, size) F(ATTR, attr)
 #define MSG_SHARD_REP(F) F(U64, ino) F(U32, uid) F(U64, dstripe)
 
+/* DESTROYED: a client removed the objects of inode ino, whose last link
+ * went (UNLINK or RENAME said destroy): the MDT forgets that they were
+ * pending (stria fsck then no longer keeps them from being orphans). */
+#define MSG_DESTROYED_REQ(F) F(CRED, cred) F(U64, ino)
+#define MSG_DESTROYED_REP(F)
+
 /* Storage: one object of one file on one OST. */
 #define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
 #define MSG_WRITE_REP(F)
@@ -499,6 +505,10 @@ enum {
 #define MSG_PUNCH_REP(F)
 #define MSG_OSTATFS_REQ(F)
 #define MSG_OSTATFS_REP(F) F(TSTATS, targets)
+/* LISTOBJ: the objects of one of an OST's 256 fan-out directories, as
+ * repeated {U64 ino, U32 comp, U32 stripe}; more: not all fit. */
+#define MSG_LISTOBJ_REQ(F) F(U32, ost) F(U32, fan)
+#define MSG_LISTOBJ_REP(F) F(BLOB, objects) F(U8, more)
 
 /* X(NAME, opcode, lower-case name) */
 #define PROTO_MESSAGES(X)                                                                          \
@@ -534,13 +544,15 @@ enum {
     X(SETDIRSTRIPE, 44, setdirstripe)                                                              \
     X(SHARD, 45, shard)                                                                            \
     X(XNAME, 46, xname)                                                                            \
+    X(DESTROYED, 47, destroyed)                                                                    \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \
     X(DESTROY, 63, destroy)                                                                        \
     X(OSYNC, 64, osync)                                                                            \
     X(OSTATFS, 65, ostatfs)                                                                        \
-    X(PUNCH, 66, punch)
+    X(PUNCH, 66, punch)                                                                            \
+    X(LISTOBJ, 67, listobj)
 
 #define SETATTR_MODE      1u
 #define SETATTR_UID       2u

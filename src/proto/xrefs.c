@@ -13,7 +13,9 @@
 void xref_put(struct proto_enc *e, const struct xref *x)
 {
     proto_put_U8(e, &x->kind);
-    if (x->kind == XREF_NAME) {
+    if (x->kind == XREF_PENDING) {
+        proto_put_U64(e, &x->ino);
+    } else if (x->kind == XREF_NAME) {
         proto_put_U64(e, &x->parent);
         proto_put_U64(e, &x->ino);
         proto_put_U8(e, &x->type);
@@ -33,7 +35,9 @@ int xref_get(struct proto_dec *d, struct xref *x)
         return -1;
     memset(x, 0, sizeof(*x));
     proto_get_U8(d, &x->kind);
-    if (x->kind == XREF_NAME) {
+    if (x->kind == XREF_PENDING) {
+        proto_get_U64(d, &x->ino);
+    } else if (x->kind == XREF_NAME) {
         proto_get_U64(d, &x->parent);
         proto_get_U64(d, &x->ino);
         proto_get_U8(d, &x->type);
@@ -111,7 +115,7 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
             proto_dec_init(&d, lists[i].p, lists[i].len);
             int g;
             while ((g = xref_get(&d, &x)) == 0) {
-                if ((pass == 0) != (x.kind == XREF_INODE))
+                if (x.kind == XREF_PENDING || (pass == 0) != (x.kind == XREF_INODE))
                     continue;
                 struct seen *s = find(&t, x.ino);
                 if (!s) {

@@ -16,7 +16,10 @@
 
 #include "proto.h"
 
-enum { XREF_NAME = 1, XREF_INODE = 2 };
+/*   kind 3, a file whose last name went while its objects stay until the
+ *           client that removed it destroys them (maybe at its last close):
+ *           U64 ino */
+enum { XREF_NAME = 1, XREF_INODE = 2, XREF_PENDING = 3 };
 
 struct xref {
     uint8_t kind;

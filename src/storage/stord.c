@@ -85,10 +85,16 @@ static uint64_t obj_bytes(const struct stat *st)
 
 static void account(struct ost *o, uint64_t before, uint64_t after)
 {
-    if (after >= before)
+    if (after >= before) {
         atomic_fetch_add(&o->used, after - before);
-    else
-        atomic_fetch_sub(&o->used, before - after);
+        return;
+    }
+    /* Never below zero: an object put there behind the server's back
+     * (which stria fsck removes) was never counted. */
+    uint64_t cur = atomic_load(&o->used), next;
+    do
+        next = cur > before - after ? cur - (before - after) : 0;
+    while (!atomic_compare_exchange_weak(&o->used, &cur, next));
 }
 
 /* Open an OST, creating its layout on first use; refuse a directory that
@@ -298,7 +304,9 @@ static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
     if (unlinkat(o->dirfd, name, 0) < 0)
         return errno == ENOENT ? 0 : -errno;
     account(o, obj_bytes(&st), 0);
-    atomic_fetch_sub(&o->objects, 1);
+    uint64_t n = atomic_load(&o->objects);
+    while (n && !atomic_compare_exchange_weak(&o->objects, &n, n - 1))
+        ;
     return 0;
 }
 
@@ -340,6 +348,64 @@ static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
     return rc;
 }
 #undef DECODE
+
+/* The objects of one fan-out directory, for stria fsck. */
+static int h_listobj(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct stord *s = p;
+    struct proto_listobj_req q;
+    if (proto_dec_listobj_req(&req->dec, &q))
+        return -EBADMSG;
+    struct ost *o = find_ost(s, q.ost);
+    if (!o)
+        return -ENXIO;
+    if (q.fan > 255)
+        return -EINVAL;
+    uint32_t cap = PROTO_MAX_REP_PAYLOAD - 64;
+    uint8_t *buf = net_scratch(req, cap);
+    if (!buf)
+        return -ENOMEM;
+    char sub[32];
+    snprintf(sub, sizeof(sub), "objects/%02x", q.fan);
+    int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        int rc = -errno;
+        if (dfd >= 0)
+            close(dfd);
+        return rc;
+    }
+    struct proto_listobj_rep r = {.more = 0};
+    struct proto_enc e;
+    proto_enc_init(&e, buf, cap);
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        uint64_t ino;
+        uint32_t comp, stripe;
+        char tail;
+        /* <inode hex>.<component>.<stripe>, nothing else */
+        if (sscanf(de->d_name, "%16" SCNx64 ".%u.%u%c", &ino, &comp, &stripe, &tail) != 3)
+            continue;
+        char want[96];
+        object_name(want, sizeof(want), ino, comp, stripe);
+        size_t sl = strlen(sub);
+        if (strncmp(want, sub, sl) || want[sl] != '/' || strcmp(want + sl + 1, de->d_name))
+            continue; /* not a name this server would give: not one of its objects */
+        size_t before = e.len;
+        proto_put_U64(&e, &ino);
+        proto_put_U32(&e, &comp);
+        proto_put_U32(&e, &stripe);
+        if (e.err) {
+            e.len = before;
+            e.err = 0;
+            r.more = 1;
+            break;
+        }
+    }
+    closedir(d);
+    r.objects = (struct proto_blob){buf, (uint32_t)e.len};
+    return proto_enc_listobj_rep(&rep->enc, &r);
+}
 
 static int h_ostatfs(void *p, struct net_req *req, struct net_rep *rep)
 {
@@ -420,6 +486,7 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_OSYNC] = h_osync;
     so.handlers[PROTO_OP_PUNCH] = h_punch;
     so.handlers[PROTO_OP_OSTATFS] = h_ostatfs;
+    so.handlers[PROTO_OP_LISTOBJ] = h_listobj;
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;

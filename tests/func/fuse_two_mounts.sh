@@ -213,5 +213,17 @@ failed=$(sed -n 's/.*unlinks_failed=\([0-9]*\).*/\1/p' <<<"$stats")
 t rm "$M2/wb/g7"
 t rmdir "$M1/wb" || bad "rmdir wb/ on mount 1 failed after mount 2 emptied it"
 
+step "a file removed while open keeps its objects out of fsck's orphans until its last close"
+head -c 300000 /dev/urandom >"$M1/held"
+exec 7<"$M1/held"
+t rm "$M1/held"
+"$STRIA" fsck >"$T/fsck" || bad "fsck calls the open, removed file's objects orphans: $(cat "$T/fsck")"
+objects=$(sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p' "$T/fsck")
+[ "${objects:-0}" -ge 1 ] || bad "fsck counted no objects while the removed file is open: $(cat "$T/fsck")"
+exec 7<&-
+gone() { [ "$("$STRIA" fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p')" -lt "$objects" ]; }
+wait_for 10 gone || bad "the removed file's objects stay after its last close: $("$STRIA" fsck)"
+"$STRIA" fsck >"$T/fsck" || bad "fsck after the last close: $(cat "$T/fsck")"
+
 [ $failures -eq 0 ] || fail "$failures check(s) failed"
 echo PASS

@@ -1,0 +1,78 @@
+/*
+ * Calls for `stria fsck` on the storage side: list an OST's objects, look an
+ * inode up by number, remove an object no file owns.
+ */
+#include "client.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A call to OST ost, retried once on a fresh connection when a pooled one
+ * turns out dead (the server restarted since). */
+#define OST_CALL(fs, ost, lname, q, r, use)                                                        \
+    ({                                                                                             \
+        int rc_ = 0;                                                                               \
+        for (int try_ = 0; try_ < 2; try_++) {                                                     \
+            struct lease l_;                                                                       \
+            if ((rc_ = cl_get(fs, PROTO_NODE_STOR, ost, &l_)))                                     \
+                break;                                                                             \
+            bool tr_ = false;                                                                      \
+            rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                      \
+            if (rc_ == 0) {                                                                        \
+                use;                                                                               \
+            }                                                                                      \
+            bool again_ = tr_ && l_.reused;                                                        \
+            cl_put(&l_, tr_);                                                                      \
+            if (!again_)                                                                           \
+                break;                                                                             \
+        }                                                                                          \
+        rc_;                                                                                       \
+    })
+
+int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_object **out,
+                      size_t *n, int *more)
+{
+    struct proto_listobj_req q = {.ost = ost, .fan = fan};
+    struct proto_listobj_rep r;
+    *out = NULL;
+    *n = 0;
+    *more = 0;
+    int drc = 0;
+    int rc = OST_CALL(fs, ost, listobj, &q, &r, ({
+                          size_t count = r.objects.len / 16;
+                          struct stria_object *v = calloc(count ? count : 1, sizeof(*v));
+                          struct proto_dec d;
+                          proto_dec_init(&d, r.objects.p, r.objects.len);
+                          for (size_t i = 0; v && i < count; i++) {
+                              proto_get_U64(&d, &v[i].ino);
+                              proto_get_U32(&d, &v[i].comp);
+                              proto_get_U32(&d, &v[i].stripe);
+                          }
+                          drc = !v ? -ENOMEM : d.err ? -EPROTO : 0;
+                          if (drc)
+                              free(v);
+                          else {
+                              *out = v;
+                              *n = count;
+                              *more = r.more;
+                          }
+                      }));
+    return rc ? rc : drc;
+}
+
+int stria_ost_destroy(stria_fs_t *fs, uint32_t ost, const struct stria_object *o)
+{
+    struct proto_destroy_req q = {.ost = ost, .ino = o->ino, .comp = o->comp, .stripe = o->stripe};
+    struct proto_destroy_rep r;
+    return OST_CALL(fs, ost, destroy, &q, &r, (void)0);
+}
+
+int stria_stat_ino(stria_fs_t *fs, uint64_t ino, struct stat *st)
+{
+    struct proto_attr a;
+    int rc = cl_getattr(fs, ino, &a);
+    if (rc == 0)
+        cl_to_stat(&a, st);
+    return rc;
+}

@@ -210,6 +210,11 @@ struct stria_fsck_report {
  * per finding, the first that fit, NUL-terminated. */
 STRIA_API int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair,
                              struct stria_fsck_report *out, char *text, size_t cap);
+/* stria_mdt_fsck, and with repair also the repairs stria fsck's check
+ * across MDTs asks of this MDT (fixes: len bytes of its records). */
+STRIA_API int stria_mdt_fsck_fixes(stria_fs_t *fs, uint32_t mdt, int repair, const void *fixes,
+                                   size_t len, struct stria_fsck_report *out, char *text,
+                                   size_t cap);
 /* The objects an OST holds, one of its 256 fan-out directories at a time
  * (fan 0..255), for stria fsck: *out (free() it) gets *n of them; *more
  * says not all fitted. */

@@ -116,6 +116,36 @@ static long ost_orphans(stria_fs_t *fs, struct inoset *known, bool repair)
     return (long)(orphans - removed);
 }
 
+/* The repairs the check across MDTs asks of each MDT, encoded for FSCK. */
+struct fixes {
+    struct {
+        uint8_t *buf;
+        size_t len;
+    } * v;
+    size_t n;
+    bool full;
+};
+
+#define FIXES_CAP (64u << 10)
+
+static void add_fix(void *arg, uint32_t pos, const struct xfix *x)
+{
+    struct fixes *fx = arg;
+    if (pos >= fx->n)
+        return;
+    if (!fx->v[pos].buf && !(fx->v[pos].buf = malloc(FIXES_CAP))) {
+        fx->full = true;
+        return;
+    }
+    struct proto_enc e;
+    proto_enc_init(&e, fx->v[pos].buf + fx->v[pos].len, FIXES_CAP - fx->v[pos].len);
+    xfix_put(&e, x);
+    if (e.err)
+        fx->full = true;
+    else
+        fx->v[pos].len += e.len;
+}
+
 static void say_line(void *arg, const char *line)
 {
     (void)arg;
@@ -146,6 +176,8 @@ int cmd_fsck(int argc, char **argv)
     struct proto_blob *lists = calloc(nm ? nm : 1, sizeof(*lists));
     size_t nlists = 0;
     bool partial = false;
+    uint64_t open_ops = 0;
+    struct fixes fx = {0};
     if (!text || !lists) {
         fprintf(stderr, "stria fsck: out of memory\n");
         status = CLI_FAIL;
@@ -175,24 +207,54 @@ int cmd_fsck(int argc, char **argv)
             printf("%s\n", found ? " (run with --repair to fix)" : "");
         if (found > (repair ? r.fixed : 0))
             status = CLI_FAIL;
-        if (r.refs)
-            lists[nlists++] = (struct proto_blob){r.refs, (uint32_t)r.refs_len};
+        /* Every MDT's list at its MDT's position, empty or not. */
+        lists[i] = (struct proto_blob){r.refs, (uint32_t)r.refs_len};
+        nlists = i + 1;
         partial |= r.refs_full != 0;
+        open_ops += r.open_ops;
     }
     if (nm > 1 && status == CLI_OK) {
         /* What no MDT can check alone: names and inodes across MDTs. */
         struct xrefs_found x;
-        int rc = xrefs_check(lists, nlists, &x, say_line, NULL);
+        fx.n = nlists;
+        fx.v = calloc(nlists, sizeof(*fx.v));
+        int rc =
+            fx.v ? xrefs_check(lists, nlists, &x, say_line, repair ? add_fix : NULL, &fx) : -ENOMEM;
         uint64_t all = x.dangling + x.orphans + x.bad_nlink + x.named_twice;
         if (rc)
             fprintf(stderr, "stria fsck: the cross-MDT references do not decode: %s\n",
                     strerror(-rc));
         printf("across MDTs: %" PRIu64 " dangling entries, %" PRIu64 " orphan inodes, %" PRIu64
-               " wrong link counts, %" PRIu64 " directories named twice%s%s\n",
+               " wrong link counts, %" PRIu64 " directories named twice%s\n",
                x.dangling, x.orphans, x.bad_nlink, x.named_twice,
-               all ? " (reported only: --repair does not fix these yet)" : "",
                partial ? "; some MDT's list was too long, so this check is partial" : "");
-        if (rc || all)
+        uint64_t fixed = 0;
+        if (rc == 0 && all && repair && open_ops) {
+            /* An operation in flight may look half done: not repaired. */
+            printf("across MDTs: not repaired while %" PRIu64 " cross-MDT operation(s) are open; "
+                   "run again in a moment\n",
+                   open_ops);
+        } else if (rc == 0 && all && repair) {
+            for (size_t i = 0; i < nlists; i++) {
+                if (!fx.v[i].len)
+                    continue;
+                struct stria_fsck_report r;
+                int frc = stria_mdt_fsck_fixes(fs, mdt[i], 1, fx.v[i].buf, fx.v[i].len, &r, text,
+                                               TEXT_CAP);
+                if (frc < 0) {
+                    fprintf(stderr, "stria fsck: MDT%04" PRIx32 ": %s\n", mdt[i], strerror(-frc));
+                    continue;
+                }
+                fputs(text, stdout);
+                fixed += r.fixed;
+                free(r.refs);
+            }
+            printf("across MDTs: %" PRIu64 " repaired%s\n", fixed,
+                   fx.full ? "; more than one run repairs: run again" : "");
+        } else if (all) {
+            printf("across MDTs: run with --repair to fix\n");
+        }
+        if (rc || all > fixed)
             status = CLI_FAIL;
     }
     if (status == CLI_OK) {
@@ -217,6 +279,9 @@ int cmd_fsck(int argc, char **argv)
             status = CLI_FAIL;
     }
 out:
+    for (size_t i = 0; fx.v && i < fx.n; i++)
+        free(fx.v[i].buf);
+    free(fx.v);
     for (size_t i = 0; lists && i < nlists; i++)
         free((void *)lists[i].p);
     free(lists);

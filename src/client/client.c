@@ -428,10 +428,18 @@ int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, s
 int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_report *out,
                    char *text, size_t cap)
 {
+    return stria_mdt_fsck_fixes(fs, mdt, repair, NULL, 0, out, text, cap);
+}
+
+int stria_mdt_fsck_fixes(stria_fs_t *fs, uint32_t mdt, int repair, const void *fixes, size_t len,
+                         struct stria_fsck_report *out, char *text, size_t cap)
+{
     memset(out, 0, sizeof(*out));
     if (text && cap)
         text[0] = '\0';
-    struct proto_fsck_req q = {.repair = repair != 0};
+    if (len > PROTO_MAX_REQ_PAYLOAD - 1024)
+        return -E2BIG;
+    struct proto_fsck_req q = {.repair = repair != 0, .fixes = {fixes, (uint32_t)len}};
     struct proto_fsck_rep r;
     cl_cred(&q.cred);
     return MDT_CALL(fs, mdt, fsck, &q, &r, ({

@@ -33,7 +33,7 @@ struct count {
 };
 
 struct fix {
-    enum { FIX_DROP_ENTRY, FIX_NLINK, FIX_PARENT, FIX_ADOPT } kind;
+    enum { FIX_DROP_ENTRY, FIX_NLINK, FIX_PARENT, FIX_ADOPT, FIX_XDROP } kind;
     uint64_t ino, parent, value;
     char name[PROTO_MAX_NAME + 1];
 };
@@ -288,10 +288,37 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
 /* ---- repairs ---- */
 
 /* /lost+found, made (mode 0700, root's) if missing. */
+/* The name of this MDT's lost+found in the root: "lost+found", or with a
+ * number after it when the root is striped and that name lives elsewhere. */
+static int lost_found_name(struct meta_txn *t, char *name, size_t len)
+{
+    struct meta_inode *root = malloc(sizeof(*root));
+    if (!root)
+        return -ENOMEM;
+    int rc = meta_inode_get(t, META_ROOT_INO, root);
+    uint32_t mdt = meta_store_mdt(t->store);
+    for (int i = 0; rc == 0; i++) {
+        if (i == 0)
+            snprintf(name, len, "%s", LOST_FOUND);
+        else
+            snprintf(name, len, "%s-%d", LOST_FOUND, i);
+        if (proto_ds_name_mdt(root->dstripe, 0, name, strlen(name)) == mdt)
+            break;
+        if (i == 100000)
+            rc = -ENOSPC;
+    }
+    free(root);
+    return rc;
+}
+
 static int lost_found(struct meta_txn *t, uint64_t *out)
 {
     uint8_t type;
-    int rc = meta_dentry_get(t, META_ROOT_INO, LOST_FOUND, out, &type);
+    char lf[64];
+    int rc = lost_found_name(t, lf, sizeof(lf));
+    if (rc)
+        return rc;
+    rc = meta_dentry_get(t, META_ROOT_INO, lf, out, &type);
     if (rc != -ENOENT)
         return rc == 0 && type != DT_DIR ? -ENOTDIR : rc;
     struct meta_inode *in = malloc(sizeof(*in)), *root = malloc(sizeof(*root));
@@ -310,7 +337,7 @@ static int lost_found(struct meta_txn *t, uint64_t *out)
     root->nlink++;
     root->mtime_ns = root->ctime_ns = in->mtime_ns;
     if ((rc = meta_inode_put(t, in)) ||
-        (rc = meta_dentry_add(t, META_ROOT_INO, LOST_FOUND, in->ino, DT_DIR)) ||
+        (rc = meta_dentry_add(t, META_ROOT_INO, lf, in->ino, DT_DIR)) ||
         (rc = meta_inode_put(t, root)))
         goto out;
     *out = in->ino;
@@ -365,8 +392,28 @@ static int apply(struct fsck *f, struct meta_txn *t, const struct fix *x)
         }
         if (rc == 0)
             rc = meta_inode_put(t, in);
+        if (rc == 0) {
+            char lf[64];
+            lost_found_name(t, lf, sizeof(lf));
+            say(f, "  linked as /%s/%s\n", lf, name);
+        }
+        break;
+    }
+    case FIX_XDROP: {
+        /* A name whose inode its MDT does not have (stria fsck's check
+         * across MDTs), if it still holds that inode. */
+        uint64_t ino;
+        uint8_t type;
+        if (meta_dentry_get(t, x->parent, x->name, &ino, &type) || ino != x->ino)
+            break;
+        if ((rc = meta_dentry_del(t, x->parent, x->name)))
+            break;
+        if (type == DT_DIR && meta_inode_get(t, x->parent, in) == 0 && in->nlink > 2) {
+            in->nlink--;
+            rc = meta_inode_put(t, in);
+        }
         if (rc == 0)
-            say(f, "  linked as /" LOST_FOUND "/%s\n", name);
+            say(f, "  removed the name '%s' in %" PRIx64 "\n", x->name, x->parent);
         break;
     }
     }
@@ -415,6 +462,23 @@ static int fsck_txn(struct meta_txn *t, void *arg)
         if ((rc = apply(f, t, &f->fixes[i])) == 0)
             f->r->fixed++;
     }
+    /* Repairs the check across MDTs asked this MDT to make (xrefs.h). */
+    struct proto_dec d;
+    struct xfix xf;
+    proto_dec_init(&d, f->r->xfixes, f->r->xfixes_len);
+    while (rc == 0 && f->repair && xfix_get(&d, &xf) == 0) {
+        struct fix x = {.ino = xf.ino, .parent = xf.parent, .value = xf.value};
+        x.kind = xf.kind == XFIX_DROP ? FIX_XDROP : xf.kind == XFIX_ADOPT ? FIX_ADOPT : FIX_NLINK;
+        if (proto_str_copy(&xf.name, x.name, sizeof(x.name)))
+            continue;
+        say(f, "across MDTs: %s inode %" PRIx64 "\n",
+            xf.kind == XFIX_DROP    ? "dangling name of"
+            : xf.kind == XFIX_ADOPT ? "orphan"
+                                    : "link count of",
+            xf.ino);
+        if ((rc = apply(f, t, &x)) == 0)
+            f->r->fixed++;
+    }
     return rc;
 }
 
@@ -424,7 +488,11 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
     size_t cap = report->text_cap;
     uint8_t *refs = report->refs;
     size_t refs_cap = report->refs_cap;
+    const uint8_t *xfixes = report->xfixes;
+    size_t xfixes_len = report->xfixes_len;
     memset(report, 0, sizeof(*report));
+    report->xfixes = xfixes;
+    report->xfixes_len = xfixes_len;
     report->text = text;
     report->text_cap = cap;
     report->refs = refs;

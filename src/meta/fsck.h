@@ -35,6 +35,10 @@ struct meta_fsck_report {
     uint8_t *refs;
     size_t refs_len, refs_cap;
     bool refs_full;
+    /* In: repairs the check across MDTs asks for (xrefs.h's xfix records),
+     * made with repair. */
+    const uint8_t *xfixes;
+    size_t xfixes_len;
     /* One line per finding (the first that fit), NUL-terminated. */
     char *text;
     size_t text_len, text_cap;

@@ -404,6 +404,8 @@ static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
         return -ENOMEM;
     f.refs = refs;
     f.refs_cap = PROTO_MAX_FSCK_REFS;
+    f.xfixes = q.fixes.p;
+    f.xfixes_len = q.fixes.len;
     log_info("fsck%s started peer=%s", q.repair ? " --repair" : "", req->peer);
     int rc = meta_fsck(m->store, q.repair != 0, &f);
     log_info("fsck: %s; inodes=%llu entries=%llu dangling=%llu orphans=%llu bad_nlink=%llu "

@@ -420,7 +420,7 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define PROTO_MAX_FSCK_TEXT (64u << 10)
 /* refs: the MDT's cross-MDT references (xrefs.h); refs_full: not all fit. */
 #define PROTO_MAX_FSCK_REFS (PROTO_MAX_REP_PAYLOAD - PROTO_MAX_FSCK_TEXT - 1024)
-#define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair)
+#define MSG_FSCK_REQ(F)     F(CRED, cred) F(U8, repair) F(BLOB, fixes)
 #define MSG_FSCK_FOUND(F)                                                                          \
     F(U64, dangling) F(U64, orphans) F(U64, bad_nlink) F(U64, bad_parent) F(U64, corrupt)
 #define MSG_FSCK_REP(F)                                                                            \

@@ -56,6 +56,29 @@ int xref_get(struct proto_dec *d, struct xref *x)
 
 #define ROOT_INO 1ull
 
+void xfix_put(struct proto_enc *e, const struct xfix *x)
+{
+    proto_put_U8(e, &x->kind);
+    proto_put_U64(e, &x->ino);
+    proto_put_U64(e, &x->parent);
+    proto_put_U64(e, &x->value);
+    proto_put_STR(e, &x->name);
+}
+
+int xfix_get(struct proto_dec *d, struct xfix *x)
+{
+    if (d->off >= d->len)
+        return -1;
+    proto_get_U8(d, &x->kind);
+    proto_get_U64(d, &x->ino);
+    proto_get_U64(d, &x->parent);
+    proto_get_U64(d, &x->value);
+    proto_get_STR(d, &x->name);
+    if (d->err || x->kind < XFIX_DROP || x->kind > XFIX_NLINK)
+        return -EBADMSG;
+    return 0;
+}
+
 /* What the lists say of one inode. */
 struct seen {
     uint64_t ino;
@@ -64,6 +87,7 @@ struct seen {
     uint8_t type;
     uint32_t nlink;
     uint64_t refs; /* names: local ones on its MDT, and remote ones */
+    uint32_t mdt;  /* the position of the list of its own MDT */
 };
 
 struct table {
@@ -101,7 +125,8 @@ static struct seen *find(struct table *t, uint64_t ino)
 }
 
 int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *out,
-                void (*say)(void *arg, const char *line), void *arg)
+                void (*say)(void *arg, const char *line),
+                void (*fix)(void *arg, uint32_t mdt, const struct xfix *x), void *arg)
 {
     struct table t = {0};
     char line[512];
@@ -126,6 +151,7 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
                     s->shard = true;
                 } else if (pass == 0) {
                     s->listed = true;
+                    s->mdt = (uint32_t)i;
                     s->type = x.type;
                     s->nlink = x.nlink;
                     s->refs += x.local_refs;
@@ -136,6 +162,11 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
                              ", which MDT%04x does not have\n",
                              (int)x.name.len, x.name.p, x.parent, x.ino, (unsigned)(x.ino >> 48));
                     say(arg, line);
+                    if (fix) {
+                        /* The name lives on the MDT whose list this is. */
+                        struct xfix f = {XFIX_DROP, x.ino, x.parent, 0, x.name};
+                        fix(arg, (uint32_t)i, &f);
+                    }
                 } else {
                     s->refs++;
                 }
@@ -151,8 +182,10 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
         line[0] = '\0';
         if (!s->listed)
             continue; /* a shard of a directory its MDT checked alone */
+        struct xfix f = {0, s->ino, 0, 0, {NULL, 0}};
         if (s->refs == 0 && s->ino != ROOT_INO) {
             out->orphans++;
+            f.kind = XFIX_ADOPT;
             snprintf(line, sizeof(line), "orphan inode %" PRIx64 ": no name on any MDT holds it\n",
                      s->ino);
         } else if (s->type == DT_DIR && s->refs > 1 && s->ino != ROOT_INO) {
@@ -161,12 +194,16 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
                      s->ino, s->refs);
         } else if (s->type != DT_DIR && s->nlink != s->refs) {
             out->bad_nlink++;
+            f.kind = XFIX_NLINK;
+            f.value = s->refs;
             snprintf(line, sizeof(line),
                      "inode %" PRIx64 ": link count %u, but %" PRIu64 " names on all MDTs\n",
                      s->ino, s->nlink, s->refs);
         }
         if (line[0])
             say(arg, line);
+        if (fix && f.kind)
+            fix(arg, s->mdt, &f);
     }
     free(t.v);
     return rc;

@@ -37,8 +37,23 @@ int xref_get(struct proto_dec *d, struct xref *x);
 struct xrefs_found {
     uint64_t dangling, orphans, bad_nlink, named_twice;
 };
-/* Check n MDTs' lists; each finding is one line to say(arg, line). */
+
+/* A repair one MDT makes for the check (FSCK's fixes): DROP the name
+ * (parent, name) if it still holds ino; ADOPT orphan ino into the MDT's
+ * lost+found; NLINK: set file ino's link count to value. */
+enum { XFIX_DROP = 1, XFIX_ADOPT = 2, XFIX_NLINK = 3 };
+struct xfix {
+    uint8_t kind;
+    uint64_t ino, parent, value;
+    struct proto_str name;
+};
+void xfix_put(struct proto_enc *e, const struct xfix *x);
+int xfix_get(struct proto_dec *d, struct xfix *x);
+
+/* Check n MDTs' lists; each finding is one line to say(arg, line), and
+ * the repair for it goes to fix(arg, mdt, fix) when fix is set. */
 int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *out,
-                void (*say)(void *arg, const char *line), void *arg);
+                void (*say)(void *arg, const char *line),
+                void (*fix)(void *arg, uint32_t mdt, const struct xfix *x), void *arg);
 
 #endif

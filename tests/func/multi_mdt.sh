@@ -89,5 +89,6 @@ wait_for 20 inodes_back ||
 "$STRIA" fsck >"$T/fsck" || fail "stria fsck found problems: $(cat "$T/fsck")"
 grep -q "^across MDTs: 0 dangling entries, 0 orphan inodes, 0 wrong link counts" "$T/fsck" ||
     fail "fsck did not check across MDTs: $(cat "$T/fsck")"
+"$STRIA" fsck --repair >"$T/fsck" || fail "fsck --repair on a clean file system: $(cat "$T/fsck")"
 grep -q "open cross-MDT operation finished" "$DIR"/log/metad*.log && echo "(recovery ran, as the logs show)"
 echo PASS

@@ -428,7 +428,7 @@ static int on_intent(void *arg, uint64_t txid, const void *rec, size_t len)
     struct fsck *f = arg;
     (void)txid;
     /* Every record but another MDT's finished step. */
-    if (len && *(const uint8_t *)rec != XK_APPLIED)
+    if (len && *(const uint8_t *)rec != XK_APPLIED && *(const uint8_t *)rec != XK_RLOCK)
         f->r->open_ops++;
     return 0;
 }

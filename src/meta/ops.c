@@ -445,7 +445,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
     ctx->rng = util_now_real_ns();
     ctx->rr_next = (uint32_t)rng_next(&ctx->rng);
     int rc = meta_holds_load(ctx);
-    if (rc)
+    if (rc || (ctx->mdt == 0 && (rc = meta_rlock_load(ctx))))
         return rc;
     if (ctx->mdt >= (root_mdts ? root_mdts : 1))
         return 0;

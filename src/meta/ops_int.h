@@ -46,7 +46,17 @@ int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out
 /* Kinds of intent. Two are records of another MDT's operation kept here:
  * APPLIED, a LINK_* step done; HOLD, a name held for a rename (dir, name),
  * which must outlive a restart of this MDT. */
-enum { XK_MKDIR = 1, XK_RMDIR, XK_SYNC, XK_RENAME, XK_UNLINK, XK_LINK, XK_APPLIED, XK_HOLD };
+enum {
+    XK_MKDIR = 1,
+    XK_RMDIR,
+    XK_SYNC,
+    XK_RENAME,
+    XK_UNLINK,
+    XK_LINK,
+    XK_APPLIED,
+    XK_HOLD,
+    XK_RLOCK /* MDT 0: who holds the rename lock (ino) until when (dir, real time) */
+};
 #define X_MAX_MDTS PROTO_DS_MAX_COUNT
 
 struct meta_intent {
@@ -89,6 +99,8 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
 bool meta_name_held(struct meta_ctx *c, uint64_t dir, const char *name, uint64_t txid);
 /* Load the holds a previous run of this MDT left (at start). */
 int meta_holds_load(struct meta_ctx *c);
+/* Load the rename lock a previous run of MDT 0 left (at start). */
+int meta_rlock_load(struct meta_ctx *c);
 
 /* rename whose names or inodes span MDTs: the source name is here. */
 struct meta_xmv {

@@ -77,7 +77,7 @@ int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
         if (!d.err && d.off < d.len)
             proto_get_U8(&d, &x->flags);
     }
-    return d.err || x->kind < XK_MKDIR || x->kind > XK_HOLD ? -EUCLEAN : 0;
+    return d.err || x->kind < XK_MKDIR || x->kind > XK_RLOCK ? -EUCLEAN : 0;
 }
 
 /* The MDTs holding a record of a directory: its shards, else its owner. */
@@ -597,22 +597,90 @@ static int shard_txn(struct meta_txn *t, void *arg)
  * filesystem lock" for renames). It lapses after RLOCK_NS. */
 #define RLOCK_NS (30ll * 1000000000)
 
+/* The lock is recorded with MDT 0's intents, so that a restart of MDT 0
+ * does not let a second move in while the first is still being finished. */
+#define RLOCK_KEY UINT64_MAX
+
+struct rlock_arg {
+    uint64_t txid;
+    int64_t until_real_ns;
+};
+
+static int rlock_txn(struct meta_txn *t, void *arg)
+{
+    struct rlock_arg *a = arg;
+    if (!a->txid) {
+        int rc = meta_intent_del(t, RLOCK_KEY);
+        return rc == -ENOENT ? 0 : rc;
+    }
+    struct meta_intent *x = calloc(1, sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    x->kind = XK_RLOCK;
+    x->ino = a->txid;
+    x->dir = (uint64_t)a->until_real_ns;
+    int rc = meta_intent_record(t, RLOCK_KEY, x);
+    free(x);
+    return rc;
+}
+
+static int rlock_read_txn(struct meta_txn *t, void *arg)
+{
+    struct rlock_arg *a = arg;
+    MDB_val v;
+    struct meta_intent *x = malloc(sizeof(*x));
+    if (!x)
+        return -ENOMEM;
+    if (meta_intent_get(t, RLOCK_KEY, &v) == 0 &&
+        meta_intent_decode(v.mv_data, v.mv_size, x) == 0 && x->kind == XK_RLOCK) {
+        a->txid = x->ino;
+        a->until_real_ns = (int64_t)x->dir;
+    }
+    free(x);
+    return 0;
+}
+
+int meta_rlock_load(struct meta_ctx *c)
+{
+    struct rlock_arg a = {0, 0};
+    int rc = meta_store_read(c->store, rlock_read_txn, &a);
+    int64_t left = a.until_real_ns - (int64_t)util_now_real_ns();
+    if (rc == 0 && a.txid && left > 0) {
+        c->rlock_txid = a.txid;
+        c->rlock_until_ns = (int64_t)util_now_mono_ns() + left;
+        log_info("MDT%04x: the rename lock is held by %llx for %lld ms more", c->mdt,
+                 (unsigned long long)a.txid, (long long)(left / 1000000));
+    }
+    return rc;
+}
+
 static int rename_lock(struct meta_ctx *c, uint64_t txid, bool take)
 {
     int64_t now = (int64_t)util_now_mono_ns();
     int rc = 0;
+    bool changed = false;
     pthread_mutex_lock(&c->xlock);
     if (take) {
         if (c->rlock_txid && c->rlock_txid != txid && c->rlock_until_ns > now)
             rc = -EBUSY;
         else {
+            changed = c->rlock_txid != txid;
             c->rlock_txid = txid;
             c->rlock_until_ns = now + RLOCK_NS;
         }
     } else if (c->rlock_txid == txid) {
         c->rlock_txid = 0;
+        changed = true;
     }
     pthread_mutex_unlock(&c->xlock);
+    if (changed) {
+        struct rlock_arg a = {take ? txid : 0, (int64_t)util_now_real_ns() + RLOCK_NS};
+        int wrc = meta_store_write(c->store, rlock_txn, &a);
+        if (wrc && take) {
+            rename_lock(c, txid, false);
+            rc = wrc;
+        }
+    }
     return rc;
 }
 
@@ -658,7 +726,7 @@ static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
                   (unsigned long long)txid);
         return 0;
     }
-    if (o->x.kind == XK_APPLIED || o->x.kind == XK_HOLD)
+    if (o->x.kind == XK_APPLIED || o->x.kind == XK_HOLD || o->x.kind == XK_RLOCK)
         return 0; /* another MDT's operation, kept here: not ours to finish */
     o->txid = txid;
     s->n++;

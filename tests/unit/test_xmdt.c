@@ -820,6 +820,29 @@ static void test_fsck_across(void **state)
     assert_clean(f);
 }
 
+/* The rename lock outlives a restart of MDT 0, and lets go when asked. */
+static void test_rename_lock_restart(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 111, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), -EBUSY);
+    /* MDT 0 restarts. */
+    meta_ctx_destroy(&f->ctx[0]);
+    meta_store_close(f->s[0]);
+    char sub[128];
+    snprintf(sub, sizeof(sub), "%s/mdt0", f->dir);
+    assert_int_equal(meta_store_open(sub, 0, MAP_SIZE, &f->s[0]), 0);
+    assert_int_equal(meta_ctx_init(&f->ctx[0], f->s[0], 1, 1u << 20, NMDT), 0);
+    f->ctx[0].peer = peer;
+    f->ctx[0].xpeer = xpeer;
+    f->ctx[0].peer_arg = f;
+    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), -EBUSY);
+    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_UNLOCK, 111, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_UNLOCK, 222, 0, 0, NULL), 0);
+    assert_clean(f);
+}
+
 /* Bad SHARD steps are refused without harm. */
 static void test_shard_garbage(void **state)
 {
@@ -855,6 +878,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_directory_moves, setup, teardown),
         cmocka_unit_test_setup_teardown(test_random_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fsck_across, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_lock_restart, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1171,11 +1171,10 @@ static int rename_txn(struct meta_txn *t, void *arg)
     }
     if (d.din.flags & META_F_SEALED)
         return -ENOENT;
-    /* A striped directory's shards know their parent: moving it is a
-     * cross-MDT change too. */
-    if ((s.dir != d.dir && S_ISDIR(sin.mode) && sin.dstripe) ||
-        (dexists && dino != sino && S_ISDIR(din.mode) && din.dstripe))
-        return -EXDEV; /* and replacing one means removing its shards */
+    /* Replacing a striped directory removes its shards: a cross-MDT change
+     * (and moving one to another parent went that way above). */
+    if (dexists && dino != sino && S_ISDIR(din.mode) && din.dstripe)
+        return rename_cross(a, &s, sino, stype, &d, a->c->mdt);
     if ((s.must_dir || d.must_dir) && !S_ISDIR(sin.mode))
         return -ENOTDIR;
     if ((q->flags & RENAME_NOREPLACE) && dexists)

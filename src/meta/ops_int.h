@@ -69,10 +69,13 @@ struct meta_intent {
     uint8_t type;
     char name[PROTO_MAX_NAME + 1];
     uint8_t flags; /* rename: XF_* */
+    uint16_t nv;   /* rename: the last nv of mdt hold records of a replaced
+                    * directory, sealed in phase 1, deleted in phase 2 */
 };
 /* A rename holds the rename lock; moves a directory to another parent. */
 #define XF_LOCKED   1u
 #define XF_REPARENT 2u
+#define XF_VDIR     4u /* ino2 is a directory being replaced (with nv records) */
 /* One SHARD step (arg: SETPARENT's parent) on MDT mdt, this one or a peer. */
 int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                     uint64_t arg, struct proto_shard_rep *r);

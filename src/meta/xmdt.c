@@ -46,6 +46,7 @@ int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
         proto_put_U8(&e, &x->type);
         proto_put_STR(&e, &nm);
         proto_put_U8(&e, &x->flags);
+        proto_put_U16(&e, &x->nv);
     }
     return e.err ? e.err : (int)e.len;
 }
@@ -74,8 +75,13 @@ int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
         if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
             return -EUCLEAN;
         x->flags = 0;
+        x->nv = 0;
         if (!d.err && d.off < d.len)
             proto_get_U8(&d, &x->flags);
+        if (!d.err && d.off < d.len)
+            proto_get_U16(&d, &x->nv);
+        if (x->nv > x->n)
+            return -EUCLEAN;
     }
     return d.err || x->kind < XK_MKDIR || x->kind > XK_RLOCK ? -EUCLEAN : 0;
 }

@@ -256,9 +256,13 @@ static int hold_txn(struct meta_txn *t, void *arg)
         return hold_record(t, q->txid, q->dir, a->name, 0);
     /* A directory replaced by one moved here must be empty, and stay so
      * until COMMIT removes it: sealed, as rmdir seals. One with records on
-     * other MDTs (striped, or its inode elsewhere) is not replaced yet. */
-    if (rc || victim.dstripe)
-        return -EXDEV;
+     * other MDTs (striped, or its inode elsewhere) the coordinator seals on
+     * every MDT (gone says so; size carries its stripe, when known here). */
+    if (rc || victim.dstripe) {
+        a->r->gone = 1;
+        a->r->size = rc ? 0 : victim.dstripe;
+        return hold_record(t, q->txid, q->dir, a->name, 0);
+    }
     if ((rc = meta_dir_is_empty(t, ino)) <= 0)
         return rc ? rc : -ENOTEMPTY;
     victim.flags |= META_F_SEALED;
@@ -455,7 +459,7 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
     int rc = xstep(c, b, PROTO_XNAME_COMMIT, txid, x->dir, x->name, x->ino, x->type, 0, NULL, NULL);
     if (rc)
         return rc;
-    bool remote_victim = x->ino2 && x->n > 1 && x->mdt[1] != c->mdt;
+    bool remote_victim = x->ino2 && !(x->flags & XF_VDIR) && x->mdt[1] != c->mdt;
     if (remote_victim) {
         struct proto_xname_rep *r = calloc(1, sizeof(*r));
         if (!r)
@@ -471,8 +475,13 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
         if (rc)
             return rc;
     }
+    /* A replaced directory's records on other MDTs go (sealed and empty). */
+    for (uint16_t i = x->n - x->nv; i < x->n; i++)
+        if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_DEL, txid, x->ino2, 0, NULL)) &&
+            rc != -ENOENT)
+            return rc;
     /* The moved directory's ".." on every MDT that has a record of it. */
-    for (uint16_t i = 2; (x->flags & XF_REPARENT) && i < x->n; i++)
+    for (uint16_t i = 2; (x->flags & XF_REPARENT) && i < x->n - x->nv; i++)
         if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_SETPARENT, txid, x->ino, x->dir,
                                   NULL)) &&
             rc != -ENOENT)
@@ -495,6 +504,39 @@ static int rewrite_txn(struct meta_txn *t, void *arg)
 {
     struct rewrite *r = arg;
     return meta_intent_record(t, r->txid, r->x);
+}
+
+/* A directory the rename replaces has records on other MDTs: seal each (it
+ * must be empty there, and stays so), noting them in the intent so that
+ * recovery unseals them (phase 1) or deletes them (phase 2). */
+static int seal_victim(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint64_t ino,
+                       uint64_t dstripe)
+{
+    uint32_t owner = META_INO_MDT(ino);
+    struct proto_shard_rep r;
+    x->ino2 = ino;
+    x->flags |= XF_VDIR; /* a directory: no link to drop, records to delete */
+    uint16_t first = x->n;
+    x->mdt[x->n++] = (uint16_t)owner;
+    x->nv = 1;
+    struct rewrite w = {txid, x};
+    int rc = meta_store_write(c->store, rewrite_txn, &w);
+    if (rc || (rc = meta_shard_step(c, owner, PROTO_SHARD_SEAL, txid, ino, 0, &r)))
+        return rc;
+    if (!dstripe)
+        dstripe = r.dstripe;
+    for (uint32_t k = 0; dstripe && k < proto_ds_count(dstripe) && x->n < X_MAX_MDTS; k++) {
+        uint16_t m = (uint16_t)proto_ds_shard_mdt(dstripe, k);
+        if (m != owner) {
+            x->mdt[x->n++] = m;
+            x->nv++;
+        }
+    }
+    if ((rc = meta_store_write(c->store, rewrite_txn, &w)))
+        return rc;
+    for (uint16_t i = first + 1; i < x->n && rc == 0; i++)
+        rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_SEAL, txid, ino, 0, NULL);
+    return rc;
 }
 
 /* A directory moves to another parent: take the rename lock, then make
@@ -574,7 +616,7 @@ static int xmv_commit_txn(struct meta_txn *t, void *arg)
         (rc = meta_touch_dir(t, &sdir, m->stype == DT_DIR ? -1 : 0)))
         return rc;
     /* The target name follows in COMMIT, here or on its own MDT. */
-    if (a->x->ino2 && a->x->mdt[1] == a->c->mdt) {
+    if (a->x->ino2 && !(a->x->flags & XF_VDIR) && a->x->mdt[1] == a->c->mdt) {
         /* The victim's inode is here: its link goes in this transaction. */
         struct meta_inode v;
         if ((rc = meta_inode_get(t, a->x->ino2, &v)) == 0)
@@ -641,6 +683,8 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
         x->ino2 = h->ino;
         x->mdt[1] = (uint16_t)META_INO_MDT(h->ino);
     }
+    if (rc == 0 && !same && h->ino && h->type == DT_DIR && h->gone)
+        rc = seal_victim(c, txid, x, h->ino, h->size);
     free(h);
     if (rc == 0 && !same) {
         struct xmv_commit a = {c, cred, m, x, txid, out};
@@ -815,11 +859,17 @@ int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
     int rc = 0;
     switch (x->kind) {
     case XK_RENAME:
-        if (x->phase == 2)
+        if (x->phase == 2) {
             rc = rename_forward(c, txid, x, NULL);
-        else if (!(rc = xstep(c, x->mdt[0], PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL,
-                              NULL)) &&
-                 !(rc = meta_intent_end(c, txid)) && (x->flags & XF_LOCKED))
+            break;
+        }
+        for (uint16_t i = x->n - x->nv; i < x->n && rc == 0; i++)
+            if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_UNSEAL, txid, x->ino2, 0, NULL)) ==
+                -ENOENT)
+                rc = 0;
+        if (!rc &&
+            !(rc = xstep(c, x->mdt[0], PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL, NULL)) &&
+            !(rc = meta_intent_end(c, txid)) && (x->flags & XF_LOCKED))
             meta_shard_step(c, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
         break;
     case XK_UNLINK:

@@ -662,8 +662,35 @@ static void test_directory_moves(void **state)
     assert_int_equal(create_at(f, 3, dfull.ino, "inside"), 0);
     assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), full), -ENOTEMPTY);
     assert_int_equal(holds(f, q), dq.ino);
-    /* A directory whose inode is on another MDT is not replaced yet. */
-    assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), e), -EXDEV);
+    /* Not over e, which holds p and so sub: not empty, on another MDT. */
+    assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), e), -ENOTEMPTY);
+    /* A directory whose inode is on another MDT is replaced when empty. */
+    char rn[32];
+    struct proto_attr dr;
+    name_on(3, "r-", rn, sizeof(rn));
+    assert_int_equal(mkdir_at(f, 3, ROOT, rn, 1, 0, &dr), 0); /* its inode on MDT 0 */
+    assert_int_equal(META_INO_MDT(dr.ino), 0);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), rn), 0);
+    assert_int_equal(getattr_at(f, 0, dr.ino, NULL), -ENOENT);
+    assert_int_equal(holds(f, rn), dq.ino);
+    assert_clean(f);
+    /* And a striped one; a full striped one is refused, and nothing stays sealed. */
+    char st[32], full2[32];
+    struct proto_attr dst, dfull2;
+    name_on(2, "st-", st, sizeof(st));
+    name_on(0, "f2-", full2, sizeof(full2));
+    assert_int_equal(mkdir_at(f, 2, ROOT, st, NMDT, -1, &dst), 0);
+    assert_int_equal(mkdir_at(f, 0, ROOT, full2, NMDT, -1, &dfull2), 0);
+    assert_int_equal(create_at(f, where(dfull2.dstripe, dfull2.ino, "in"), dfull2.ino, "in"), 0);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), rn, ROOT, root_ds(), full2), -ENOTEMPTY);
+    assert_int_equal(create_at(f, where(dfull2.dstripe, dfull2.ino, "in2"), dfull2.ino, "in2"), 0);
+    uint64_t before = inodes(f);
+    assert_int_equal(rename_in(f, ROOT, root_ds(), rn, ROOT, root_ds(), st), 0);
+    assert_int_equal(holds(f, st), dq.ino);
+    assert_int_equal(inodes(f), before - NMDT); /* every record of the striped one went */
+    for (uint32_t i = 0; i < NMDT; i++)
+        assert_int_equal(getattr_at(f, i, dst.ino, NULL), -ENOENT);
+    assert_clean(f);
     /* Nothing stays held or sealed: names can be made in both. */
     assert_int_equal(create_at(f, 2, dq.ino, "x"), 0);
     assert_int_equal(create_at(f, 1, sub.ino, "y"), 0);

@@ -8,8 +8,10 @@
  * directory holding it. With repair, dangling entries are removed, link
  * counts and parents set, and unnamed inodes linked into /lost+found as
  * "#<inode in hex>" (made if missing), as e2fsck does, so nothing is lost.
- * Entries naming inodes of other MDTs are not followed (one MDT per
- * cluster in this release).
+ * What one MDT cannot decide alone (names of other MDTs' inodes, inodes
+ * other MDTs may name) it lists in refs for the client to join across MDTs
+ * (proto/xrefs.h), and with repair it also makes the repairs that join
+ * asks of it (xfixes).
  */
 #ifndef STRIA_META_FSCK_H
 #define STRIA_META_FSCK_H

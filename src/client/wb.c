@@ -240,7 +240,11 @@ void wb_flush(stria_fs_t *fs)
 bool wb_want(stria_fs_t *fs)
 {
     struct wb *w = fs->wb;
-    if (!w)
+    /* One grant, and queued unlinks sent to the MDT of their directory:
+     * right with one MDT only. With several, a name of a striped directory
+     * lives on the MDT its hash picks, and each MDT grants on its own;
+     * until the queue is per MDT, unlinks there are synchronous. */
+    if (!w || __atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) > 1)
         return false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&w->lock);

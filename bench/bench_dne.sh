@@ -83,42 +83,18 @@ for n in $DNE_MDTS; do
         # Each stria-metad gives way to the same under callgrind.
         pids=()
         for j in $(seq 0 $((n - 1))); do
-            name=$(inst "$j")
-            pid=$(cat "$cl/run/$name.pid")
-            kill "$pid"
-            for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-            valgrind --tool=callgrind --callgrind-out-file="$TMP/cg$n-$j.out" \
-                "$BUILD/stria-metad" --config "$cl/conf/$name.conf" >"$TMP/vg$n-$j.log" 2>&1 &
-            pids+=($!)
-            VG_PIDS+=($!)
+            cg_metad "$cl" "$(inst "$j")" "$TMP/cg$n-$j.out"
+            pids+=("$CG_PID")
+            VG_PIDS+=("$CG_PID")
         done
-        ok=
-        for _ in $(seq 1 300); do
-            if "$BUILD/stria" --conf "$cl/client.conf" stats >/dev/null 2>&1; then ok=1; break; fi
-            sleep 0.2
-        done
-        [ -n "$ok" ] || { echo "bench_dne.sh: stria-metad under callgrind never answered"; exit 1; }
-        {
-            echo '#!/bin/sh'
-            echo 'case "$1" in'
-            echo "begin) for p in ${pids[*]}; do callgrind_control -z \$p >/dev/null 2>&1; done ;;"
-            echo "end) for p in ${pids[*]}; do callgrind_control -d \"\$2\" \$p >/dev/null 2>&1; done ;;"
-            echo 'esac'
-        } >"$TMP/hook$n"
-        chmod +x "$TMP/hook$n"
+        cg_ready "$cl/client.conf" || { echo "bench_dne.sh: stria-metad under callgrind never answered"; exit 1; }
+        cg_hook "$TMP/hook$n" "${pids[@]}"
         "$BUILD/bench/bench_meta" --conf "$cl/client.conf" --local "$TMP/local" \
             --files "$DNE_CG_FILES" --threads 1 --mdts "$n" --hook "$TMP/hook$n" \
             >"$TMP/cgmeta$n.out" 2>&1 || { cat "$TMP/cgmeta$n.out"; exit 1; }
         # Sum each phase's dumps over the N daemons.
         for ph in create stat unlink; do
-            total=0
-            for f in "$TMP"/cg$n-*.out.*; do
-                [ -e "$f" ] || continue
-                [ "$(sed -n 's/^desc: Trigger: dump \(.*\)$/\1/p' "$f" | head -1)" = "$ph" ] || continue
-                t=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
-                total=$((total + t))
-            done
-            INSTR[$n,$ph]=$((total / DNE_CG_FILES))
+            INSTR[$n,$ph]=$(($(cg_total "$ph" "$TMP"/cg$n-*.out.*) / DNE_CG_FILES))
         done
         for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
         VG_PIDS=()

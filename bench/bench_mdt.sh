@@ -71,50 +71,27 @@ echo "files:   $MDT_FILES in one directory, $MDT_THREADS client threads"
 CONF="$CL/client.conf"
 
 # The cluster's stria-metad gives way to the same under callgrind.
-pid=$(cat "$CL/run/metad.pid")
-kill "$pid"
-for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-valgrind --tool=callgrind --callgrind-out-file="$TMP/cg.out" \
-    "$BUILD/stria-metad" --config "$CL/conf/metad.conf" >"$TMP/metad-vg.log" 2>&1 &
-VG_PID=$!
-ok=
-for _ in $(seq 1 300); do
-    if "$BUILD/stria" --conf "$CONF" stats >/dev/null 2>&1; then ok=1; break; fi
-    sleep 0.2
-done
-[ -n "$ok" ] || { echo "bench_mdt.sh: stria-metad under callgrind never answered"; cat "$TMP/metad-vg.log"; exit 1; }
-
-# The hook: zero before a phase, dump after it (one file per dump).
-cat >"$TMP/hook" <<HOOK
-#!/bin/sh
-case "\$1" in
-begin) exec callgrind_control -z $VG_PID >/dev/null 2>&1 ;;
-end) exec callgrind_control -d "\$2" $VG_PID >/dev/null 2>&1 ;;
-esac
-HOOK
-chmod +x "$TMP/hook"
+cg_metad "$CL" metad "$TMP/cg.out"
+VG_PID=$CG_PID
+cg_ready "$CONF" || { echo "bench_mdt.sh: stria-metad under callgrind never answered"; cat "$TMP/cg.out.log"; exit 1; }
+cg_hook "$TMP/hook" "$VG_PID"
 mkdir -p "$TMP/local"
 "$BUILD/bench/bench_meta" --conf "$CONF" --local "$TMP/local" --files "$MDT_FILES" \
     --threads "$MDT_THREADS" --hook "$TMP/hook" >"$TMP/meta.out" 2>&1 || { cat "$TMP/meta.out"; exit 1; }
 cat "$TMP/meta.out"
 
-# Each dump names its phase in its "desc: Trigger: dump PHASE" line and
-# sums its instructions in "summary:" (or "totals:").
 echo
 echo "== instructions executed by stria-metad per operation (callgrind, all threads)"
 printf "%-8s %10s %16s %12s  %s\n" phase ops instructions "instr/op" target
-for f in "$TMP"/cg.out.*; do
-    [ -e "$f" ] || continue
-    phase=$(sed -n 's/^desc: Trigger: dump \(.*\)$/\1/p' "$f" | head -1)
-    total=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
-    case "$phase" in create|stat|unlink) ;; *) continue ;; esac
+for phase in create stat unlink; do
+    total=$(cg_total "$phase" "$TMP"/cg.out.*)
     per=$(awk -v t="$total" -v n="$MDT_FILES" 'BEGIN { printf "%.0f", t / n }')
     tgt=
     if [ "$phase" = create ]; then
         if [ "$per" -lt "$CREATE_TARGET" ]; then tgt="< $CREATE_TARGET (met)"; else tgt="< $CREATE_TARGET (not met)"; fi
     fi
     printf "%-8s %10s %16s %12s  %s\n" "$phase" "$MDT_FILES" "$total" "$per" "$tgt"
-done | sort -k1,1 -s
+done
 if [ -n "${MDT_KEEP:-}" ]; then
     mkdir -p "$MDT_KEEP" && cp "$TMP"/cg.out.* "$MDT_KEEP"/
     echo "(callgrind dumps kept in $MDT_KEEP: callgrind_annotate FILE)"

@@ -1,4 +1,4 @@
-# Shared by bench/run.sh and bench/bench_fuse.sh (sourced; BUILD is set).
+# Shared by the bench scripts (sourced; BUILD is set).
 
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else printf "-" }'
@@ -22,4 +22,57 @@ bench_remove() {
         cat "$TMP/down.out" >&2
     fi
     rm -rf "$TMP"
+}
+
+# ---- instruction counts (callgrind), for bench_mdt.sh and bench_dne.sh ----
+
+# cg_metad CLUSTER NAME OUT: the cluster's stria-metad NAME (metad, metad1,
+# ...) gives way to the same under callgrind, dumping to OUT.*; its pid in
+# CG_PID, its output in OUT.log.
+cg_metad() {
+    local pid
+    pid=$(cat "$1/run/$2.pid")
+    kill "$pid"
+    for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    valgrind --tool=callgrind --callgrind-out-file="$3" \
+        "$BUILD/stria-metad" --config "$1/conf/$2.conf" >"$3.log" 2>&1 &
+    CG_PID=$!
+}
+
+# cg_ready CONF: wait (a minute at most) until every MDT of CONF answers.
+cg_ready() {
+    for _ in $(seq 1 300); do
+        "$BUILD/stria" --conf "$1" stats >/dev/null 2>&1 && return 0
+        sleep 0.2
+    done
+    return 1
+}
+
+# cg_hook FILE PID...: a bench_meta --hook that zeroes every PID's counters
+# before a phase and dumps them after it (one file per dump).
+cg_hook() {
+    local f=$1
+    shift
+    {
+        echo '#!/bin/sh'
+        echo 'case "$1" in'
+        echo "begin) for p in $*; do callgrind_control -z \$p >/dev/null 2>&1; done ;;"
+        echo "end) for p in $*; do callgrind_control -d \"\$2\" \$p >/dev/null 2>&1; done ;;"
+        echo 'esac'
+    } >"$f"
+    chmod +x "$f"
+}
+
+# cg_total PHASE DUMP...: the instructions of every dump of PHASE (each
+# names its phase in "desc: Trigger: dump PHASE" and sums in "summary:").
+cg_total() {
+    local ph=$1 total=0 f t
+    shift
+    for f in "$@"; do
+        [ -e "$f" ] || continue
+        [ "$(sed -n 's/^desc: Trigger: dump \(.*\)$/\1/p' "$f" | head -1)" = "$ph" ] || continue
+        t=$(awk '/^(summary|totals):/ {print $2; exit}' "$f")
+        total=$((total + t))
+    done
+    echo "$total"
 }

@@ -103,6 +103,14 @@ int cli_path(const char *arg, char *out, size_t len, int *is_stria);
 int cli_stria_path(const char *cmd, const char *arg, char *out, size_t len);
 
 /*
+ * A command with no options and one or more PATH arguments: connect, and
+ * run fn on each argument (arg) as a cluster path (path); fn reports its
+ * own errors and returns CLI_OK or CLI_FAIL. Returns CLI_FAIL if any did.
+ */
+int cli_each_path(int argc, char **argv,
+                  int (*fn)(stria_fs_t *fs, const char *cmd, const char *arg, const char *path));
+
+/*
  * The client.conf of the stria mount that the local path arg lies in (the
  * mount's source in mountinfo), or NULL when arg is a "stria:" path or not
  * inside a stria mount. The string lives until the process exits.

@@ -7,6 +7,7 @@
  */
 #include "cli.h"
 
+#include "../common/util.h"
 #include "../proto/xrefs.h"
 
 #include <errno.h>
@@ -22,41 +23,21 @@
 
 /* What is known of an inode that OST objects name. */
 enum { INO_OWNED = 1, INO_GONE, INO_UNKNOWN };
-struct inoset {
-    struct {
-        uint64_t ino;
-        int state;
-    } * v;
-    size_t cap, used;
+struct ino_state {
+    uint64_t ino;
+    int state;
 };
 
-static int *ino_state(struct inoset *s, uint64_t ino)
+static int *ino_state(struct util_table *t, uint64_t ino)
 {
-    if ((s->used + 1) * 2 > s->cap) {
-        struct inoset n = {calloc(s->cap ? s->cap * 2 : 4096, sizeof(*s->v)),
-                           s->cap ? s->cap * 2 : 4096, 0};
-        if (!n.v)
-            return NULL;
-        for (size_t i = 0; i < s->cap; i++)
-            if (s->v[i].ino)
-                *ino_state(&n, s->v[i].ino) = s->v[i].state;
-        free(s->v);
-        *s = n;
-    }
-    size_t j = (ino * 0x9e3779b97f4a7c15ull >> 17) & (s->cap - 1);
-    while (s->v[j].ino && s->v[j].ino != ino)
-        j = (j + 1) & (s->cap - 1);
-    if (!s->v[j].ino) {
-        s->v[j].ino = ino;
-        s->used++;
-    }
-    return &s->v[j].state;
+    struct ino_state *s = util_table_find(t, sizeof(*s), ino, true);
+    return s ? &s->state : NULL;
 }
 
 /* Every object of every OST whose inode no MDT has (and none keeps pending
  * for a client that still has the file open): reported, and with repair
  * removed. Returns the orphans that remain, or a negative errno. */
-static long ost_orphans(stria_fs_t *fs, struct inoset *known, bool repair)
+static long ost_orphans(stria_fs_t *fs, struct util_table *known, bool repair)
 {
     struct stria_target *t;
     size_t nt;
@@ -260,7 +241,7 @@ int cmd_fsck(int argc, char **argv)
     if (status == CLI_OK) {
         /* Objects of files removed while open stay until their client's
          * last close: the MDTs list those as pending. */
-        struct inoset known = {0};
+        struct util_table known = {0};
         for (size_t i = 0; i < nlists; i++) {
             struct proto_dec d;
             struct xref x;
@@ -272,7 +253,7 @@ int cmd_fsck(int argc, char **argv)
             }
         }
         long left = ost_orphans(fs, &known, repair != 0);
-        free(known.v);
+        util_table_free(&known);
         if (left < 0)
             fprintf(stderr, "stria fsck: OSTs: %s\n", strerror((int)-left));
         if (left)

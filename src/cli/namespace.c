@@ -602,42 +602,35 @@ int cmd_setdirstripe(int argc, char **argv)
     return make_dirs(argc, argv, true);
 }
 
+static int getdirstripe_one(stria_fs_t *fs, const char *cmd, const char *arg, const char *path)
+{
+    struct stria_layout l;
+    (void)arg;
+    int rc = stria_getstripe(fs, path, &l);
+    if (rc == 0 && !l.is_dir)
+        rc = -ENOTDIR;
+    if (rc < 0) {
+        cli_error(cmd, path, rc);
+        return CLI_FAIL;
+    }
+    /* As lfs getdirstripe: the count, the first MDT, the hash, then every
+     * shard's MDT. */
+    printf("%s\nlmv_stripe_count: %u lmv_stripe_offset: %u lmv_hash_type: %s\n", path, l.mdt_count,
+           l.mdt_start, l.mdt_count > 1 ? "fnv_1a_64" : "none");
+    if (l.mdt_count > 1) {
+        printf("mdtidx\n");
+        for (uint32_t k = 0; k < l.mdt_count; k++)
+            printf("%6u\n", (l.mdt_start + k) % l.mdt_nmdt);
+    }
+    if (l.mdt_default_count)
+        printf("default: lmv_stripe_count: %d lmv_stripe_offset: %d\n", l.mdt_default_count,
+               l.mdt_default_start);
+    return CLI_OK;
+}
+
 int cmd_getdirstripe(int argc, char **argv)
 {
-    int ret = CLI_OK;
-    stria_fs_t *fs;
-    if (cli_getopt(argc, argv, "") != -1)
-        return cli_usage_error(argv[0], NULL);
-    if (optind == argc)
-        return cli_usage_error(argv[0], "missing PATH");
-    if (cli_connect(&fs) < 0)
-        return CLI_FAIL;
-    for (int i = optind; i < argc; i++) {
-        char path[CLI_PATH_MAX];
-        struct stria_layout l;
-        int rc = cli_stria_path(argv[0], argv[i], path, sizeof(path));
-        if (rc == 0 && (rc = stria_getstripe(fs, path, &l)) == 0 && !l.is_dir)
-            rc = -ENOTDIR;
-        if (rc < 0) {
-            cli_error(argv[0], path, rc);
-            ret = CLI_FAIL;
-            continue;
-        }
-        /* As lfs getdirstripe: the count, the first MDT, the hash, then
-         * every shard's MDT. */
-        printf("%s\nlmv_stripe_count: %u lmv_stripe_offset: %u lmv_hash_type: %s\n", path,
-               l.mdt_count, l.mdt_start, l.mdt_count > 1 ? "fnv_1a_64" : "none");
-        if (l.mdt_count > 1) {
-            printf("mdtidx\n");
-            for (uint32_t k = 0; k < l.mdt_count; k++)
-                printf("%6u\n", (l.mdt_start + k) % l.mdt_nmdt);
-        }
-        if (l.mdt_default_count)
-            printf("default: lmv_stripe_count: %d lmv_stripe_offset: %d\n", l.mdt_default_count,
-                   l.mdt_default_start);
-    }
-    stria_disconnect(fs);
-    return ret;
+    return cli_each_path(argc, argv, getdirstripe_one);
 }
 
 /* ---- ls ---- */
@@ -822,7 +815,25 @@ static void print_stat(stria_fs_t *fs, const char *path, const char *shown, cons
     print_time("Change", &st->st_ctim);
 }
 
+static int stat_one(stria_fs_t *fs, const char *cmd, const char *arg, const char *path)
+{
+    struct stat st;
+    int rc = stria_lstat(fs, path, &st);
+    if (rc < 0) {
+        cli_error(cmd, path, rc);
+        return CLI_FAIL;
+    }
+    print_stat(fs, path, shown_name(arg, path), &st);
+    return CLI_OK;
+}
+
 int cmd_stat(int argc, char **argv)
+{
+    return cli_each_path(argc, argv, stat_one);
+}
+
+int cli_each_path(int argc, char **argv,
+                  int (*fn)(stria_fs_t *fs, const char *cmd, const char *arg, const char *path))
 {
     int ret = CLI_OK;
     stria_fs_t *fs;
@@ -835,15 +846,9 @@ int cmd_stat(int argc, char **argv)
         return CLI_FAIL;
     for (int i = optind; i < argc; i++) {
         char path[CLI_PATH_MAX];
-        struct stat st;
-        int rc = cli_stria_path(argv[0], argv[i], path, sizeof(path));
-        if (rc == 0 && (rc = stria_lstat(fs, path, &st)) < 0)
-            cli_error(argv[0], path, rc);
-        if (rc < 0) {
+        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0 ||
+            fn(fs, argv[0], argv[i], path) != CLI_OK)
             ret = CLI_FAIL;
-            continue;
-        }
-        print_stat(fs, path, shown_name(argv[i], path), &st);
     }
     stria_disconnect(fs);
     return ret;

@@ -184,15 +184,16 @@ static void print_dir_layout(const char *path, const struct stria_layout *l)
     printf("pattern:       raid0 stripe_offset: %" PRId32 "\n", l->dir_stripe_offset);
 }
 
-static int getstripe_one(stria_fs_t *fs, const char *path)
+static int getstripe_one(stria_fs_t *fs, const char *cmd, const char *arg, const char *path)
 {
+    (void)arg;
     struct stria_layout l;
     struct stat st;
     int rc = stria_getstripe(fs, path, &l);
     if (rc == 0 && !l.is_dir)
         rc = stria_stat(fs, path, &st);
     if (rc < 0) {
-        cli_error("getstripe", path, rc);
+        cli_error(cmd, path, rc);
         return CLI_FAIL;
     }
     if (l.is_dir)
@@ -204,24 +205,7 @@ static int getstripe_one(stria_fs_t *fs, const char *path)
 
 int cmd_getstripe(int argc, char **argv)
 {
-    int ret = CLI_OK;
-    stria_fs_t *fs;
-
-    if (cli_getopt(argc, argv, "") != -1)
-        return cli_usage_error(argv[0], NULL);
-    if (optind == argc)
-        return cli_usage_error(argv[0], "missing PATH");
-    if (cli_connect(&fs) < 0)
-        return CLI_FAIL;
-    for (int i = optind; i < argc; i++) {
-        char path[CLI_PATH_MAX];
-        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0)
-            ret = CLI_FAIL;
-        else
-            ret |= getstripe_one(fs, path);
-    }
-    stria_disconnect(fs);
-    return ret;
+    return cli_each_path(argc, argv, getstripe_one);
 }
 
 /* ---- df ---- */

@@ -8,27 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A call to OST ost, retried once on a fresh connection when a pooled one
- * turns out dead (the server restarted since). */
-#define OST_CALL(fs, ost, lname, q, r, use)                                                        \
-    ({                                                                                             \
-        int rc_ = 0;                                                                               \
-        for (int try_ = 0; try_ < 2; try_++) {                                                     \
-            struct lease l_;                                                                       \
-            if ((rc_ = cl_get(fs, PROTO_NODE_STOR, ost, &l_)))                                     \
-                break;                                                                             \
-            bool tr_ = false;                                                                      \
-            rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                      \
-            if (rc_ == 0) {                                                                        \
-                use;                                                                               \
-            }                                                                                      \
-            bool again_ = tr_ && l_.reused;                                                        \
-            cl_put(&l_, tr_);                                                                      \
-            if (!again_)                                                                           \
-                break;                                                                             \
-        }                                                                                          \
-        rc_;                                                                                       \
-    })
+#define OST_CALL(fs, ost, lname, q, r, use) TARGET_CALL(fs, PROTO_NODE_STOR, ost, lname, q, r, use)
 
 int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_object **out,
                       size_t *n, int *more)

@@ -130,18 +130,16 @@ void cl_put(struct lease *l, bool broken);
 int cl_refresh_map(stria_fs_t *fs);
 
 /*
- * Call an MDT: borrow a connection, run the typed call, let `use` copy
- * what it needs out of the reply, return the connection. Retries once on
- * a fresh connection when a pooled one turns out dead.
+ * Call a target (kind, index): borrow a connection, run the typed call, let
+ * `use` copy what it needs out of the reply, return the connection. Retries
+ * once on a fresh connection when a pooled one turns out dead.
  */
-#define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
+#define TARGET_CALL(fs, kind, index, lname, q, r, use)                                             \
     ({                                                                                             \
         int rc_ = 0;                                                                               \
-        if ((fs)->wb)                                                                              \
-            wb_flush(fs); /* this client's operations stay in order */                             \
         for (int try_ = 0; try_ < 2; try_++) {                                                     \
             struct lease l_;                                                                       \
-            if ((rc_ = cl_get(fs, PROTO_NODE_META, mdt, &l_)))                                     \
+            if ((rc_ = cl_get(fs, kind, index, &l_)))                                              \
                 break;                                                                             \
             bool tr_ = false;                                                                      \
             rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                      \
@@ -150,12 +148,21 @@ int cl_refresh_map(stria_fs_t *fs);
             }                                                                                      \
             bool again_ = tr_ && l_.reused;                                                        \
             cl_put(&l_, tr_);                                                                      \
-            if (tr_ && (fs)->mdc)                                                                  \
+            if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdc)                                     \
                 mdc_forget_all((fs)->mdc); /* a change may or may not have happened */             \
             if (!again_)                                                                           \
                 break;                                                                             \
         }                                                                                          \
         rc_;                                                                                       \
+    })
+
+/* Call an MDT, after this client's queued unlinks: its operations stay in
+ * order. */
+#define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
+    ({                                                                                             \
+        if ((fs)->wb)                                                                              \
+            wb_flush(fs);                                                                          \
+        TARGET_CALL(fs, PROTO_NODE_META, mdt, lname, q, r, use);                                   \
     })
 
 /*

@@ -120,15 +120,29 @@ static void pfx_put(stria_fs_t *fs, uint64_t start, const char *dir, size_t len,
 /* Split path (from start) into its directory part and its last
  * component: *start moves to the root for an absolute path; false when
  * there is no directory part. */
+/* Past the leading '/' of an absolute path, which starts at the root. */
+static const char *from_root(const char *path, uint64_t *start)
+{
+    if (*path == '/') {
+        *start = ROOT_INO;
+        while (*path == '/')
+            path++;
+    }
+    return path;
+}
+
+/* The MDT of the first component of p in directory dir (dir's own for "",
+ * "." and ".."). */
+static uint32_t first_mdt(stria_fs_t *fs, uint64_t dir, const char *p)
+{
+    size_t len = strcspn(p, "/");
+    return len ? cl_name_mdt(fs, dir, p, len) : cl_ino_mdt(dir);
+}
+
 static bool split_path(const char *path, uint64_t *start, const char **dir, size_t *dirlen,
                        const char **last)
 {
-    const char *p = path;
-    if (*p == '/') {
-        *start = ROOT_INO;
-        while (*p == '/')
-            p++;
-    }
+    const char *p = from_root(path, start);
     size_t n = strlen(p);
     while (n && p[n - 1] == '/')
         n--; /* the last component may end in '/' */
@@ -158,24 +172,19 @@ void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route
         rt->parent = dir;
         rt->path = last;
         rt->cached = true;
-        size_t len = strcspn(last, "/");
-        rt->mdt = cl_name_mdt(fs, dir, last, len);
+        rt->mdt = first_mdt(fs, dir, last);
         return;
     }
-    const char *p = path;
-    if (*p == '/') {
-        start = ROOT_INO;
-        while (*p == '/')
-            p++;
-    }
-    size_t len = strcspn(p, "/");
-    rt->mdt = len ? cl_name_mdt(fs, start, p, len) : cl_ino_mdt(start);
+    start = parent;
+    const char *p = from_root(path, &start);
+    rt->mdt = first_mdt(fs, start, p);
 }
 
 bool cl_route_again(stria_fs_t *fs, struct cl_route *rt, int *rc)
 {
+    /* Walk after the MDT's first EREMOTE, or when a cached route led astray. */
     bool astray = rt->cached && (*rc == -ENOENT || *rc == -ENOTDIR || *rc == -EREMOTE);
-    if (rt->tries >= 2 || !(*rc == -EREMOTE || astray) || (*rc == -EREMOTE && rt->tries && !astray))
+    if (rt->tries >= 2 || !(astray || (*rc == -EREMOTE && rt->tries == 0)))
         return false;
     rt->tries++;
     int r = cl_reroute(fs, rt);
@@ -340,8 +349,7 @@ int cl_reroute(stria_fs_t *fs, struct cl_route *rt)
     if (rc == 0) {
         rt->parent = w->cur.ino;
         rt->path = rt->last;
-        size_t len = strcspn(rt->last, "/");
-        rt->mdt = len ? cl_name_mdt(fs, rt->parent, rt->last, len) : cl_ino_mdt(rt->parent);
+        rt->mdt = first_mdt(fs, rt->parent, rt->last);
         uint64_t start = rt->from;
         const char *dpath, *last;
         size_t dlen;

@@ -338,3 +338,55 @@ int util_parse_target(const char *s, uint32_t *index, const char **path)
     *path = colon + 1;
     return 0;
 }
+
+/* ---- a table of records keyed by a 64-bit number ---- */
+
+static uint64_t *table_slot(uint8_t *slots, size_t cap, size_t rec_size, uint64_t key)
+{
+    size_t i = util_mix64(key) & (cap - 1);
+    uint64_t *r;
+    while (*(r = (uint64_t *)(slots + i * rec_size)) && *r != key)
+        i = (i + 1) & (cap - 1);
+    return r;
+}
+
+void *util_table_find(struct util_table *t, size_t rec_size, uint64_t key, bool add)
+{
+    if (!t->cap && !add)
+        return NULL;
+    if (add && (t->used + 1) * 2 > t->cap) {
+        size_t ncap = t->cap ? t->cap * 2 : 1024;
+        uint8_t *n = calloc(ncap, rec_size);
+        if (!n)
+            return NULL;
+        for (size_t i = 0; i < t->cap; i++) {
+            uint64_t *old = (uint64_t *)(t->slots + i * rec_size);
+            if (*old)
+                memcpy(table_slot(n, ncap, rec_size, *old), old, rec_size);
+        }
+        free(t->slots);
+        t->slots = n;
+        t->cap = ncap;
+        t->rec_size = rec_size;
+    }
+    uint64_t *r = table_slot(t->slots, t->cap, t->rec_size, key);
+    if (!*r) {
+        if (!add)
+            return NULL;
+        *r = key;
+        t->used++;
+    }
+    return r;
+}
+
+void *util_table_at(const struct util_table *t, size_t i)
+{
+    uint64_t *r = (uint64_t *)(t->slots + i * t->rec_size);
+    return *r ? r : NULL;
+}
+
+void util_table_free(struct util_table *t)
+{
+    free(t->slots);
+    memset(t, 0, sizeof(*t));
+}

@@ -25,6 +25,22 @@ uint64_t util_hash64(const void *data, size_t len);
  * hash buckets. */
 uint64_t util_mix64(uint64_t h);
 
+/*
+ * A hash table of fixed-size records, each starting with its non-zero
+ * 64-bit key (an inode number, say), kept by open addressing. Zero it to
+ * start; rec_size is set by the first find.
+ */
+struct util_table {
+    uint8_t *slots;
+    size_t cap, used, rec_size;
+};
+/* The record of key: NULL if absent and !add, or without memory. A new
+ * record is zero but for its key. Records move when the table grows. */
+void *util_table_find(struct util_table *t, size_t rec_size, uint64_t key, bool add);
+/* Slot i (0 <= i < t->cap), or NULL if empty: for walking every record. */
+void *util_table_at(const struct util_table *t, size_t i);
+void util_table_free(struct util_table *t);
+
 /* An executable called name in $PATH (or, when PATH is unset or empty, as
  * mount(8) may run helpers, the usual system directories): its path into
  * buf. */

@@ -41,8 +41,7 @@ struct fix {
 struct fsck {
     struct meta_fsck_report *r;
     uint32_t mdt;
-    struct count *tab;
-    size_t cap, used;
+    struct util_table counts; /* of struct count */
     struct fix *fixes;
     size_t nfix, capfix;
     bool repair;
@@ -71,41 +70,11 @@ static void say(struct fsck *f, const char *fmt, ...)
 
 /* ---- the count table ---- */
 
-static struct count *slot(struct fsck *f, uint64_t ino)
-{
-    size_t i = util_mix64(ino) & (f->cap - 1);
-    while (f->tab[i].ino && f->tab[i].ino != ino)
-        i = (i + 1) & (f->cap - 1);
-    return &f->tab[i];
-}
-
 static struct count *count_of(struct fsck *f, uint64_t ino, bool create)
 {
-    if (create && (f->used + 1) * 2 > f->cap) {
-        size_t ncap = f->cap ? f->cap * 2 : 1024;
-        struct count *old = f->tab;
-        size_t ocap = f->cap;
-        f->tab = calloc(ncap, sizeof(*f->tab));
-        if (!f->tab) {
-            f->tab = old;
-            f->err = -ENOMEM;
-            return NULL;
-        }
-        f->cap = ncap;
-        for (size_t i = 0; i < ocap; i++)
-            if (old[i].ino)
-                *slot(f, old[i].ino) = old[i];
-        free(old);
-    }
-    if (!f->cap)
-        return NULL;
-    struct count *c = slot(f, ino);
-    if (!c->ino) {
-        if (!create)
-            return NULL;
-        c->ino = ino;
-        f->used++;
-    }
+    struct count *c = util_table_find(&f->counts, sizeof(*c), ino, create);
+    if (!c && create)
+        f->err = -ENOMEM;
     return c;
 }
 
@@ -207,15 +176,17 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
     }
     struct count *c = count_of(f, ino, false);
     uint64_t refs = c ? c->refs : 0, subdirs = c ? c->subdirs : 0;
-    /* What other MDTs may name, for the client to join (xrefs.h). */
-    bool elsewhere =
-        (in->flags & (META_F_SHARD | META_F_REMOTE_NAMES)) || (S_ISDIR(in->mode) && in->dstripe);
-    if (!elsewhere && S_ISDIR(in->mode) && ino != META_ROOT_INO) {
-        elsewhere = META_INO_MDT(in->parent) != f->mdt;
-        if (!elsewhere && meta_inode_get(sc->t, in->parent, sc->in) == 0)
-            elsewhere = sc->in->dstripe != 0;
+    /* A directory's entry may live on another MDT: a shard's always does,
+     * and so may that of a directory under a striped or remote parent. */
+    bool dir = S_ISDIR(in->mode), root = ino == META_ROOT_INO;
+    bool named_far = dir && !root && (in->flags & META_F_SHARD);
+    if (dir && !root && !named_far) {
+        named_far = META_INO_MDT(in->parent) != f->mdt;
+        if (!named_far && meta_inode_get(sc->t, in->parent, sc->in) == 0)
+            named_far = sc->in->dstripe != 0;
     }
-    if (elsewhere && ino != META_ROOT_INO) {
+    /* What other MDTs may name, for the client to join (xrefs.h). */
+    if (!root && (named_far || (in->flags & META_F_REMOTE_NAMES) || (dir && in->dstripe))) {
         struct xref x = {.kind = XREF_INODE,
                          .ino = ino,
                          .nlink = in->nlink,
@@ -224,26 +195,13 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
                          .shard = (in->flags & META_F_SHARD) != 0};
         add_ref(f, &x);
     }
-    if (ino == META_ROOT_INO)
+    if (root)
         refs = 1; /* named by the file system itself */
-    /* A directory's entry may live on another MDT: a shard's always does,
-     * and so may that of a directory under a striped or remote parent.
-     * Checking those needs every MDT (not yet). */
-    if (refs == 0 && S_ISDIR(in->mode) && (in->flags & META_F_SHARD)) {
-        refs = 1;
+    if (refs == 0 && named_far) {
+        refs = 1; /* checked across MDTs */
         c = count_of(f, ino, true);
         if (c)
             c->holder = in->parent;
-    } else if (refs == 0 && S_ISDIR(in->mode)) {
-        bool remote = META_INO_MDT(in->parent) != f->mdt;
-        if (!remote && meta_inode_get(sc->t, in->parent, sc->in) == 0)
-            remote = sc->in->dstripe != 0;
-        if (remote) {
-            refs = 1;
-            c = count_of(f, ino, true);
-            if (c)
-                c->holder = in->parent;
-        }
     }
     if (f->err)
         return f->err;
@@ -505,7 +463,7 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
         report->fixed = 0; /* the transaction did not commit */
     if (repair && rc == 0 && f.nfix == MAX_FIXES)
         say(&f, "more to repair than one run does: run again\n");
-    free(f.tab);
+    util_table_free(&f.counts);
     free(f.fixes);
     return rc;
 }

@@ -198,52 +198,35 @@ LEASED(setsize, 0, (void)0)
         return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
     }
 SIMPLE(getstripe)
+SIMPLE(destroyed)
 #undef SIMPLE
 
 /* A step of another MDT's cross-MDT operation: it revokes leases on what
  * it changes like any change. */
-static int h_shard(void *p, struct net_req *req, struct net_rep *rep)
-{
-    struct proto_shard_req q;
-    struct proto_shard_rep r;
-    memset(&r, 0, sizeof(r));
-    if (proto_dec_shard_req(&req->dec, &q))
-        return -EBADMSG;
-    struct leasing ls;
-    leasing_begin(p, &ls);
-    int rc = meta_op_shard(CTX(p), &q, &r);
-    struct proto_leases none;
-    memset(&none, 0, sizeof(none));
-    leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);
-    return rc ? rc : proto_enc_shard_rep(&rep->enc, &r);
-}
 
-static int h_destroyed(void *p, struct net_req *req, struct net_rep *rep)
-{
-    struct proto_destroyed_req q;
-    (void)rep;
-    if (proto_dec_destroyed_req(&req->dec, &q))
-        return -EBADMSG;
-    return meta_op_destroyed(CTX(p), &q);
-}
-
-static int h_xname(void *p, struct net_req *req, struct net_rep *rep)
-{
-    struct proto_xname_req q;
-    struct proto_xname_rep *r = net_scratch(req, sizeof(*r));
-    if (!r)
-        return -ENOMEM;
-    memset(r, 0, sizeof(*r));
-    if (proto_dec_xname_req(&req->dec, &q))
-        return -EBADMSG;
-    struct leasing ls;
-    leasing_begin(p, &ls);
-    int rc = meta_op_xname(CTX(p), &q, r);
-    struct proto_leases none;
-    memset(&none, 0, sizeof(none));
-    leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);
-    return rc ? rc : proto_enc_xname_rep(&rep->enc, r);
-}
+/* Steps of another MDT's cross-MDT operation: they revoke leases on what
+ * they change like any change, and grant none. */
+#define STEP(lname)                                                                                \
+    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
+    {                                                                                              \
+        struct proto_##lname##_req q;                                                              \
+        struct proto_##lname##_rep *r = net_scratch(req, sizeof(*r));                              \
+        if (!r)                                                                                    \
+            return -ENOMEM;                                                                        \
+        memset(r, 0, sizeof(*r));                                                                  \
+        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
+            return -EBADMSG;                                                                       \
+        struct leasing ls;                                                                         \
+        struct proto_leases none;                                                                  \
+        leasing_begin(p, &ls);                                                                     \
+        int rc = meta_op_##lname(CTX(p), &q, r);                                                   \
+        memset(&none, 0, sizeof(none));                                                            \
+        leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);                               \
+        return rc ? rc : proto_enc_##lname##_rep(&rep->enc, r);                                    \
+    }
+STEP(shard)
+STEP(xname)
+#undef STEP
 
 /* ---- other MDTs ---- */
 

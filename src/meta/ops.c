@@ -83,24 +83,12 @@ int meta_may_add(const struct walk *w, const struct proto_cred *c)
     return may(&w->din, c, 3);
 }
 
-/* A change to a name that a cross-MDT rename holds (-EAGAIN) waits for it
- * (a few milliseconds), then gives up with EBUSY after two seconds. */
-static int write_waiting(struct meta_ctx *c, meta_txn_fn fn, void *arg)
+/* An operation on a name that a cross-MDT rename holds (-EAGAIN) waits for
+ * it (a few milliseconds), then gives up with EBUSY after two seconds. */
+static int run_waiting(struct meta_ctx *c, bool write, meta_txn_fn fn, void *arg)
 {
     for (int i = 0;; i++) {
-        int rc = meta_store_write(c->store, fn, arg);
-        if (rc != -EAGAIN)
-            return rc;
-        if (i == 800)
-            return -EBUSY;
-        usleep(2500);
-    }
-}
-
-static int read_waiting(struct meta_ctx *c, meta_txn_fn fn, void *arg)
-{
-    for (int i = 0;; i++) {
-        int rc = meta_store_read(c->store, fn, arg);
+        int rc = write ? meta_store_write(c->store, fn, arg) : meta_store_read(c->store, fn, arg);
         if (rc != -EAGAIN)
             return rc;
         if (i == 800)
@@ -527,7 +515,7 @@ static int lookup_txn(struct meta_txn *t, void *arg)
 int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r)
 {
     struct lookup_arg a = {c, q, r};
-    return read_waiting(c, lookup_txn, &a);
+    return run_waiting(c, false, lookup_txn, &a);
 }
 
 struct ino_arg {
@@ -818,8 +806,8 @@ int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct prot
     struct open_arg a = {c, q, r};
     /* Opens that cannot change anything need no write transaction. */
     if (!(q->flags & (O_CREAT | O_TRUNC)))
-        return read_waiting(c, open_txn, &a);
-    return write_waiting(c, open_txn, &a);
+        return run_waiting(c, false, open_txn, &a);
+    return run_waiting(c, true, open_txn, &a);
 }
 
 struct mk_arg {
@@ -917,7 +905,7 @@ int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct pr
     struct meta_xmk x;
     struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
                        NULL, &r->attr, q->dir_count, q->dir_start, &x};
-    int rc = write_waiting(c, mk_txn, &a);
+    int rc = run_waiting(c, true, mk_txn, &a);
     if (rc == META_CROSS)
         return meta_xmkdir(c, &q->cred, &x, &r->attr);
     return rc;
@@ -928,7 +916,7 @@ int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
 {
     struct mk_arg a = {c,          &q->cred, q->parent, &q->path, S_IFLNK | 0777,
                        &q->target, &r->attr, 0,         -1,       NULL};
-    return write_waiting(c, mk_txn, &a);
+    return run_waiting(c, true, mk_txn, &a);
 }
 
 /* ---- removal ---- */
@@ -1048,7 +1036,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
 int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r)
 {
     struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r, NULL, 0, 0, ""};
-    int rc = write_waiting(c, rm_txn, &a);
+    int rc = run_waiting(c, true, rm_txn, &a);
     if (rc == META_CROSS)
         return meta_xunlink(c, &q->cred, a.xdir, a.xname, a.xino, r);
     return rc;
@@ -1061,7 +1049,7 @@ int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct pr
     memset(&ur, 0, sizeof(ur));
     struct meta_xrm x;
     struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur, &x, 0, 0, ""};
-    int rc = write_waiting(c, rm_txn, &a);
+    int rc = run_waiting(c, true, rm_txn, &a);
     if (rc == META_CROSS)
         return meta_xrmdir(c, &q->cred, &x);
     return rc;
@@ -1275,7 +1263,7 @@ int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct 
 {
     struct meta_xmv x;
     struct rename_arg a = {c, q, r, &x};
-    int rc = write_waiting(c, rename_txn, &a);
+    int rc = run_waiting(c, true, rename_txn, &a);
     if (rc == META_CROSS)
         return meta_xrename(c, &q->cred, &x, r);
     return rc;
@@ -1340,7 +1328,7 @@ int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct prot
     a->c = c;
     a->q = q;
     a->r = r;
-    int rc = write_waiting(c, link_txn, a);
+    int rc = run_waiting(c, true, link_txn, a);
     if (rc == META_CROSS)
         rc = meta_xlink(c, &q->cred, q->ino, a->w.dir, a->w.name, r);
     free(a);
@@ -1769,8 +1757,10 @@ static int destroyed_txn(struct meta_txn *t, void *arg)
     return meta_pending_del(t, *(const uint64_t *)arg);
 }
 
-int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q)
+int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q,
+                      struct proto_destroyed_rep *r)
 {
+    (void)r;
     uint64_t ino = q->ino;
     return meta_store_write(c->store, destroyed_txn, &ino);
 }

@@ -127,7 +127,8 @@ int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *
 int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
                          struct proto_setdirstripe_rep *r);
 /* The objects of inode q->ino are gone: it is no longer pending. */
-int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q);
+int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q,
+                      struct proto_destroyed_rep *r);
 /* A step of another MDT's cross-MDT operation (SHARD, XNAME). */
 int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r);
 int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct proto_xname_rep *r);

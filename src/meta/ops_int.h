@@ -68,14 +68,15 @@ struct meta_intent {
     uint64_t ino2;
     uint8_t type;
     char name[PROTO_MAX_NAME + 1];
-    uint8_t flags; /* rename: XF_* */
-    uint16_t nv;   /* rename: the last nv of mdt hold records of a replaced
-                    * directory, sealed in phase 1, deleted in phase 2 */
+    uint8_t flags;   /* rename: XF_* */
+    uint16_t vfirst; /* rename with XF_VDIR: mdt[vfirst..n-1] hold records of
+                      * the replaced directory, sealed in phase 1, deleted
+                      * in phase 2 */
 };
 /* A rename holds the rename lock; moves a directory to another parent. */
 #define XF_LOCKED   1u
 #define XF_REPARENT 2u
-#define XF_VDIR     4u /* ino2 is a directory being replaced (with nv records) */
+#define XF_VDIR     4u /* ino2 is a directory being replaced (records from vfirst) */
 /* One SHARD step (arg: SETPARENT's parent) on MDT mdt, this one or a peer. */
 int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                     uint64_t arg, struct proto_shard_rep *r);
@@ -86,6 +87,20 @@ int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap);
 /* Write x under txid inside a transaction. */
 int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x);
 int meta_intent_end(struct meta_ctx *c, uint64_t txid);
+/* Write x again under txid (it learnt more), in a transaction of its own. */
+int meta_intent_rewrite(struct meta_ctx *c, uint64_t txid, struct meta_intent *x);
+/* Inside a transaction: write x under txid as of phase; x itself keeps its
+ * phase until the caller knows the transaction committed. */
+int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x, uint8_t phase);
+/* Seal a directory against new names on every MDT holding a record of it
+ * (each must hold none): x->mdt[first] is its inode's MDT, already in the
+ * recorded intent; the others (from dstripe, or as the seal says) are
+ * added to x and recorded before they are sealed. The directory is x->ino
+ * for rmdir, else x->ino2 (the one a rename replaces); uid: its owner. */
+int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
+                      uint64_t dstripe, uint32_t *uid);
+/* What a client sees when a peer MDT cannot be reached: EIO. */
+int meta_peer_err(int rc);
 const char *meta_intent_kind(uint8_t kind);
 /* Mark txid worked on (recovery leaves it alone) or not. */
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid);

@@ -418,7 +418,44 @@ int meta_store_stats(struct meta_store *s, struct proto_tstat *out)
     return 0;
 }
 
-/* ---- inode records ---- */
+/* ---- records ---- */
+
+/* Call fn on every record of dbi in key order; a non-zero return stops the
+ * walk and is returned. */
+static int walk_db(struct meta_txn *t, MDB_dbi dbi,
+                   int (*fn)(void *arg, const MDB_val *k, const MDB_val *v), void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, dbi, &cur));
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    while (mrc == 0 && (rc = fn(arg, &k, &v)) == 0)
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    mdb_cursor_close(cur);
+    if (rc == 0 && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    return rc;
+}
+
+/* Get or delete the record under a 64-bit key (big-endian, so keys sort
+ * as numbers). */
+static int get_u64(struct meta_txn *t, MDB_dbi dbi, uint64_t key, MDB_val *val)
+{
+    uint8_t kb[8];
+    be64(kb, key);
+    MDB_val k = {8, kb};
+    return mdb_err(mdb_get(t->txn, dbi, &k, val));
+}
+
+static int del_u64(struct meta_txn *t, MDB_dbi dbi, uint64_t key)
+{
+    uint8_t kb[8];
+    be64(kb, key);
+    MDB_val k = {8, kb};
+    return mdb_err(mdb_del(t->txn, dbi, &k, NULL));
+}
 
 static int put_rec(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, const void *val,
                    size_t vlen, unsigned flags)
@@ -463,10 +500,8 @@ int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
 
 int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    MDB_val k = {8, kb}, v;
-    int rc = mdb_err(mdb_get(t->txn, t->store->inodes, &k, &v));
+    MDB_val v;
+    int rc = get_u64(t, t->store->inodes, ino, &v);
     if (rc)
         return rc;
     if (meta_inode_decode(v.mv_data, v.mv_size, out) || out->ino != ino) {
@@ -523,13 +558,10 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
 
 int meta_inode_del(struct meta_txn *t, uint64_t ino)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    MDB_val k = {8, kb};
     int i = note(t, ino);
     if (i >= 0)
         t->touched->has_attr[i] = false;
-    return mdb_err(mdb_del(t->txn, t->store->inodes, &k, NULL));
+    return del_u64(t, t->store->inodes, ino);
 }
 
 int meta_alloc_ino(struct meta_txn *t, uint64_t *ino)
@@ -656,59 +688,53 @@ int meta_dir_is_empty(struct meta_txn *t, uint64_t dir)
     return rc ? rc : empty;
 }
 
+struct scan_arg {
+    struct meta_txn *t;
+    union {
+        meta_scan_dentry_cb dentry;
+        meta_scan_inode_cb inode;
+        meta_scan_intent_cb intent;
+        int (*pending)(void *arg, uint64_t ino);
+    } cb;
+    void *arg;
+    struct meta_inode *in;
+};
+
+static int dentry_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    struct scan_arg *a = arg;
+    char name[PROTO_MAX_NAME + 1];
+    if (k->mv_size < 17 || k->mv_size > 16 + PROTO_MAX_NAME || v->mv_size != 9)
+        return -EUCLEAN;
+    memcpy(name, (const uint8_t *)k->mv_data + 16, k->mv_size - 16);
+    name[k->mv_size - 16] = '\0';
+    return a->cb.dentry(a->arg, rd_be64(k->mv_data), name, rd_be64(v->mv_data),
+                        ((const uint8_t *)v->mv_data)[8]);
+}
+
 int meta_dentry_scan(struct meta_txn *t, meta_scan_dentry_cb cb, void *arg)
 {
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->dentries, &cur));
-    if (rc)
-        return rc;
-    MDB_val k, v;
-    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    char name[PROTO_MAX_NAME + 1];
-    while (mrc == 0 && rc == 0) {
-        if (k.mv_size < 17 || k.mv_size > 16 + PROTO_MAX_NAME || v.mv_size != 9) {
-            rc = -EUCLEAN;
-            break;
-        }
-        memcpy(name, (const uint8_t *)k.mv_data + 16, k.mv_size - 16);
-        name[k.mv_size - 16] = '\0';
-        rc = cb(arg, rd_be64(k.mv_data), name, rd_be64(v.mv_data), ((uint8_t *)v.mv_data)[8]);
-        if (rc == 0)
-            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    mdb_cursor_close(cur);
-    if (rc == 0 && mrc != MDB_NOTFOUND)
-        rc = mdb_err(mrc);
-    return rc;
+    struct scan_arg a = {.t = t, .cb.dentry = cb, .arg = arg};
+    return walk_db(t, t->store->dentries, dentry_rec, &a);
+}
+
+static int inode_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    struct scan_arg *a = arg;
+    (void)v;
+    if (k->mv_size != 8)
+        return -EUCLEAN;
+    uint64_t ino = rd_be64(k->mv_data);
+    /* Decoded through the one reader, which reports corruption. */
+    int grc = meta_inode_get(a->t, ino, a->in);
+    return a->cb.inode(a->arg, ino, grc == 0 ? a->in : NULL);
 }
 
 int meta_inode_scan(struct meta_txn *t, meta_scan_inode_cb cb, void *arg)
 {
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->inodes, &cur));
-    if (rc)
-        return rc;
-    MDB_val k, v;
-    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    struct meta_inode *in = malloc(sizeof(*in));
-    if (!in)
-        rc = -ENOMEM;
-    while (mrc == 0 && rc == 0) {
-        if (k.mv_size != 8) {
-            rc = -EUCLEAN;
-            break;
-        }
-        uint64_t ino = rd_be64(k.mv_data);
-        /* Decoded through the one reader, which reports corruption. */
-        int grc = meta_inode_get(t, ino, in);
-        rc = cb(arg, ino, grc == 0 ? in : NULL);
-        if (rc == 0)
-            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    free(in);
-    mdb_cursor_close(cur);
-    if (rc == 0 && mrc != MDB_NOTFOUND)
-        rc = mdb_err(mrc);
+    struct scan_arg a = {.t = t, .cb.inode = cb, .arg = arg, .in = malloc(sizeof(*a.in))};
+    int rc = a.in ? walk_db(t, t->store->inodes, inode_rec, &a) : -ENOMEM;
+    free(a.in);
     return rc;
 }
 
@@ -790,10 +816,7 @@ int meta_xattr_del_all(struct meta_txn *t, uint64_t ino)
 
 int meta_symlink_get(struct meta_txn *t, uint64_t ino, MDB_val *target)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    MDB_val k = {8, kb};
-    return mdb_err(mdb_get(t->txn, t->store->links, &k, target));
+    return get_u64(t, t->store->links, ino, target);
 }
 
 int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_t len)
@@ -805,10 +828,7 @@ int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_
 
 int meta_symlink_del(struct meta_txn *t, uint64_t ino)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    MDB_val k = {8, kb};
-    int rc = mdb_err(mdb_del(t->txn, t->store->links, &k, NULL));
+    int rc = del_u64(t, t->store->links, ino);
     return rc == -ENOENT ? 0 : rc;
 }
 
@@ -823,37 +843,25 @@ int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t l
 
 int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val)
 {
-    uint8_t kb[8];
-    be64(kb, txid);
-    MDB_val k = {8, kb};
-    return mdb_err(mdb_get(t->txn, t->store->intents, &k, val));
+    return get_u64(t, t->store->intents, txid, val);
 }
 
 int meta_intent_del(struct meta_txn *t, uint64_t txid)
 {
-    uint8_t kb[8];
-    be64(kb, txid);
-    MDB_val k = {8, kb};
-    return mdb_err(mdb_del(t->txn, t->store->intents, &k, NULL));
+    return del_u64(t, t->store->intents, txid);
+}
+
+static int intent_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    struct scan_arg *a = arg;
+    return k->mv_size == 8 ? a->cb.intent(a->arg, rd_be64(k->mv_data), v->mv_data, v->mv_size)
+                           : -EUCLEAN;
 }
 
 int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg)
 {
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->intents, &cur));
-    if (rc)
-        return rc;
-    MDB_val k, v;
-    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    while (mrc == 0 && rc == 0) {
-        rc = k.mv_size == 8 ? cb(arg, rd_be64(k.mv_data), v.mv_data, v.mv_size) : -EUCLEAN;
-        if (rc == 0)
-            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    mdb_cursor_close(cur);
-    if (rc == 0 && mrc != MDB_NOTFOUND)
-        rc = mdb_err(mrc);
-    return rc;
+    struct scan_arg a = {.t = t, .cb.intent = cb, .arg = arg};
+    return walk_db(t, t->store->intents, intent_rec, &a);
 }
 
 /* ---- files whose objects wait to be destroyed ---- */
@@ -867,29 +875,19 @@ int meta_pending_put(struct meta_txn *t, uint64_t ino)
 
 int meta_pending_del(struct meta_txn *t, uint64_t ino)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    MDB_val k = {8, kb};
-    int rc = mdb_err(mdb_del(t->txn, t->store->pending, &k, NULL));
+    int rc = del_u64(t, t->store->pending, ino);
     return rc == -ENOENT ? 0 : rc;
+}
+
+static int pending_rec(void *arg, const MDB_val *k, const MDB_val *v)
+{
+    struct scan_arg *a = arg;
+    (void)v;
+    return k->mv_size == 8 ? a->cb.pending(a->arg, rd_be64(k->mv_data)) : 0;
 }
 
 int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), void *arg)
 {
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->pending, &cur));
-    if (rc)
-        return rc;
-    MDB_val k, v;
-    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
-    while (mrc == 0 && rc == 0) {
-        if (k.mv_size == 8)
-            rc = cb(arg, rd_be64(k.mv_data));
-        if (rc == 0)
-            mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
-    }
-    mdb_cursor_close(cur);
-    if (rc == 0 && mrc != MDB_NOTFOUND)
-        rc = mdb_err(mrc);
-    return rc;
+    struct scan_arg a = {.t = t, .cb.pending = cb, .arg = arg};
+    return walk_db(t, t->store->pending, pending_rec, &a);
 }

@@ -46,7 +46,7 @@ int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
         proto_put_U8(&e, &x->type);
         proto_put_STR(&e, &nm);
         proto_put_U8(&e, &x->flags);
-        proto_put_U16(&e, &x->nv);
+        proto_put_U16(&e, &x->vfirst);
     }
     return e.err ? e.err : (int)e.len;
 }
@@ -75,12 +75,12 @@ int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
         if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
             return -EUCLEAN;
         x->flags = 0;
-        x->nv = 0;
+        x->vfirst = 0;
         if (!d.err && d.off < d.len)
             proto_get_U8(&d, &x->flags);
         if (!d.err && d.off < d.len)
-            proto_get_U16(&d, &x->nv);
-        if (x->nv > x->n)
+            proto_get_U16(&d, &x->vfirst);
+        if (x->vfirst > x->n)
             return -EUCLEAN;
     }
     return d.err || x->kind < XK_MKDIR || x->kind > XK_RLOCK ? -EUCLEAN : 0;
@@ -134,8 +134,8 @@ static bool is_busy(struct meta_ctx *c, uint64_t txid)
 /* ---- steps ---- */
 
 /* One SHARD step on MDT mdt: this one's own handler, or a peer's. */
-static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                const struct meta_inode *rec, struct proto_shard_rep *r)
+static int shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                      const struct meta_inode *rec, uint64_t arg, struct proto_shard_rep *r)
 {
     uint8_t buf[META_INODE_REC_MAX];
     struct proto_shard_req q;
@@ -143,6 +143,7 @@ static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uin
     q.txid = txid;
     q.op = op;
     q.ino = ino;
+    q.arg = arg;
     if (rec) {
         int len = meta_inode_encode(rec, buf, sizeof(buf));
         if (len < 0)
@@ -160,24 +161,25 @@ static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uin
     return c->peer(c->peer_arg, mdt, &q, r);
 }
 
+/* A step that carries an inode record. */
+static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                const struct meta_inode *rec, struct proto_shard_rep *r)
+{
+    return shard_step(c, mdt, op, txid, ino, rec, 0, r);
+}
+
 int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                     uint64_t arg, struct proto_shard_rep *r)
 {
-    struct proto_shard_req q;
-    memset(&q, 0, sizeof(q));
-    q.txid = txid;
-    q.op = op;
-    q.ino = ino;
-    q.arg = arg;
-    struct proto_shard_rep dummy;
-    if (!r)
-        r = &dummy;
-    memset(r, 0, sizeof(*r));
-    if (mdt == c->mdt)
-        return meta_op_shard(c, &q, r);
-    if (!c->peer)
-        return -EHOSTUNREACH;
-    return c->peer(c->peer_arg, mdt, &q, r);
+    return shard_step(c, mdt, op, txid, ino, NULL, arg, r);
+}
+
+int meta_peer_err(int rc)
+{
+    return rc == -EHOSTUNREACH || rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ECONNRESET ||
+                   rc == -EPIPE
+               ? -EIO
+               : rc;
 }
 
 /* The same step on every MDT of x but skip; 0 if all succeeded, else the
@@ -233,6 +235,21 @@ static int rewrite_txn(struct meta_txn *t, void *arg)
 {
     struct intent_arg *a = arg;
     return meta_intent_record(t, a->txid, a->x);
+}
+
+int meta_intent_rewrite(struct meta_ctx *c, uint64_t txid, struct meta_intent *x)
+{
+    struct intent_arg a = {c, txid, x, false};
+    return meta_store_write(c->store, rewrite_txn, &a);
+}
+
+int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x, uint8_t phase)
+{
+    uint8_t was = x->phase;
+    x->phase = phase;
+    int rc = meta_intent_record(t, txid, x);
+    x->phase = was; /* until the transaction is known to have committed */
+    return rc;
 }
 
 static int end_txn(struct meta_txn *t, void *arg)
@@ -397,7 +414,7 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         struct proto_shard_rep r;
         if ((rc = step(c, m->owner, PROTO_SHARD_ALLOC, 0, 0, NULL, &r))) {
             free(xp);
-            return rc == -EHOSTUNREACH || rc == -ECONNREFUSED ? -EIO : rc;
+            return meta_peer_err(rc);
         }
         xp->ino = r.ino;
     }
@@ -421,10 +438,8 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         rc = meta_store_write(c->store, xmk_commit_txn, &a);
     }
     if (rc) {
-        int frc = finish(c, txid, xp);
-        (void)frc; /* left open: recovery tries again */
-        if (rc == -EHOSTUNREACH || rc == -ECONNREFUSED)
-            rc = -EIO;
+        finish(c, txid, xp); /* if it fails, left open: recovery tries again */
+        rc = meta_peer_err(rc);
     } else {
         meta_inode_attr(&m->rec, out);
     }
@@ -460,10 +475,7 @@ static int xrm_commit_txn(struct meta_txn *t, void *arg)
         return -ENOENT; /* renamed over meanwhile: the caller may try again */
     if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)))
         return rc;
-    a->x->phase = 2;
-    rc = meta_intent_record(t, a->txid, a->x);
-    a->x->phase = 1; /* until the commit is known to have happened */
-    return rc;
+    return meta_intent_advance(t, a->txid, a->x, 2);
 }
 
 int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)
@@ -471,44 +483,56 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     struct meta_intent *xp = calloc(1, sizeof(*xp));
     if (!xp)
         return -ENOMEM;
-    uint32_t owner = META_INO_MDT(m->ino);
     xp->kind = XK_RMDIR;
     xp->phase = 1;
     xp->ino = m->ino;
     xp->dir = m->dir;
-    /* A remote directory's stripe is known once its owner is sealed. */
-    members(m->dstripe, owner, xp);
+    xp->n = 1;
+    xp->mdt[0] = (uint16_t)META_INO_MDT(m->ino);
     uint64_t txid;
     int rc = meta_intent_begin(c, xp, false, &txid);
     if (rc) {
         free(xp);
         return rc;
     }
-    struct intent_arg ia = {c, txid, xp, false};
-    struct proto_shard_rep r;
     uint32_t uid = 0;
-    rc = step(c, owner, PROTO_SHARD_SEAL, txid, m->ino, NULL, &r);
-    if (!rc) {
-        uid = r.uid;
-        if (r.dstripe && !m->dstripe) {
-            members(r.dstripe, owner, xp);
-            rc = meta_store_write(c->store, rewrite_txn, &ia);
-        }
-    }
-    for (uint16_t i = 0; i < xp->n && !rc; i++)
-        if (xp->mdt[i] != owner)
-            rc = step(c, xp->mdt[i], PROTO_SHARD_SEAL, txid, m->ino, NULL, NULL);
+    rc = meta_seal_records(c, txid, xp, 0, m->dstripe, &uid);
     if (!rc) {
         struct xrm_commit a = {c, cred, m, xp, txid, uid};
         if ((rc = meta_store_write(c->store, xrm_commit_txn, &a)) == 0)
             xp->phase = 2;
     }
-    if (rc == -EHOSTUNREACH || rc == -ECONNREFUSED)
-        rc = -EIO;
+    rc = meta_peer_err(rc);
     /* Undo the seals (phase 1), or delete the records (phase 2). */
     finish(c, txid, xp);
     meta_xbusy_del(c, txid);
     free(xp);
+    return rc;
+}
+
+int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
+                      uint64_t dstripe, uint32_t *uid)
+{
+    uint32_t owner = x->mdt[first];
+    uint64_t ino = x->kind == XK_RMDIR ? x->ino : x->ino2;
+    struct proto_shard_rep r;
+    int rc = shard_step(c, owner, PROTO_SHARD_SEAL, txid, ino, NULL, 0, &r);
+    if (rc)
+        return rc;
+    if (uid)
+        *uid = r.uid;
+    /* A directory whose inode is elsewhere: its stripe comes with the seal. */
+    if (!dstripe)
+        dstripe = r.dstripe;
+    for (uint32_t k = 0; dstripe && k < proto_ds_count(dstripe) && x->n < X_MAX_MDTS; k++) {
+        uint16_t m = (uint16_t)proto_ds_shard_mdt(dstripe, k);
+        if (m != owner)
+            x->mdt[x->n++] = m;
+    }
+    if (x->n > first + 1 && (rc = meta_intent_rewrite(c, txid, x)))
+        return rc;
+    for (uint16_t i = first + 1; i < x->n && rc == 0; i++)
+        rc = shard_step(c, x->mdt[i], PROTO_SHARD_SEAL, txid, ino, NULL, 0, NULL);
     return rc;
 }
 

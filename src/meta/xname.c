@@ -105,6 +105,21 @@ struct xname_arg {
 };
 
 /* Whether key has a record here: an APPLIED step, or a HOLD. */
+/* A new intent record about a name (name may be NULL): NULL without memory. */
+static struct meta_intent *new_intent(uint8_t kind, uint8_t phase, uint64_t ino, uint64_t dir,
+                                      const char *name)
+{
+    struct meta_intent *x = calloc(1, sizeof(*x)); /* 8 KiB: off the stack */
+    if (x) {
+        x->kind = kind;
+        x->phase = phase;
+        x->ino = ino;
+        x->dir = dir;
+        snprintf(x->name, sizeof(x->name), "%s", name ? name : "");
+    }
+    return x;
+}
+
 static bool applied(struct meta_txn *t, uint64_t txid)
 {
     MDB_val v;
@@ -113,10 +128,9 @@ static bool applied(struct meta_txn *t, uint64_t txid)
 
 static int mark_applied(struct meta_txn *t, uint64_t txid)
 {
-    struct meta_intent *x = calloc(1, sizeof(*x));
+    struct meta_intent *x = new_intent(XK_APPLIED, 0, 0, 0, NULL);
     if (!x)
         return -ENOMEM;
-    x->kind = XK_APPLIED;
     int rc = meta_intent_record(t, txid, x);
     free(x);
     return rc;
@@ -131,13 +145,10 @@ static int mark_applied(struct meta_txn *t, uint64_t txid)
 static int hold_record(struct meta_txn *t, uint64_t txid, uint64_t dir, const char *name,
                        uint64_t victim)
 {
-    struct meta_intent *x = calloc(1, sizeof(*x));
+    struct meta_intent *x = new_intent(XK_HOLD, 0, 0, dir, name);
     if (!x)
         return -ENOMEM;
-    x->kind = XK_HOLD;
-    x->dir = dir;
     x->ino2 = victim;
-    snprintf(x->name, sizeof(x->name), "%s", name);
     int rc = meta_intent_record(t, HOLD_KEY(txid), x);
     free(x);
     return rc;
@@ -436,18 +447,15 @@ static int xstep(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, ui
     return rc;
 }
 
-/* What a client sees when a peer MDT cannot be reached. */
-static int peer_err(int rc)
-{
-    return rc == -EHOSTUNREACH || rc == -ECONNREFUSED || rc == -ETIMEDOUT || rc == -ECONNRESET ||
-                   rc == -EPIPE
-               ? -EIO
-               : rc;
-}
-
 static int alloc_txn(struct meta_txn *t, void *arg)
 {
     return meta_alloc_ino(t, arg);
+}
+
+/* Where the records of a replaced directory start in x->mdt (x->n: none). */
+static uint16_t victims(const struct meta_intent *x)
+{
+    return (x->flags & XF_VDIR) ? x->vfirst : x->n;
 }
 
 /* Phase 2 of a rename (also recovery's): the target's MDT points the name
@@ -476,12 +484,12 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
             return rc;
     }
     /* A replaced directory's records on other MDTs go (sealed and empty). */
-    for (uint16_t i = x->n - x->nv; i < x->n; i++)
+    for (uint16_t i = victims(x); i < x->n; i++)
         if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_DEL, txid, x->ino2, 0, NULL)) &&
             rc != -ENOENT)
             return rc;
     /* The moved directory's ".." on every MDT that has a record of it. */
-    for (uint16_t i = 2; (x->flags & XF_REPARENT) && i < x->n - x->nv; i++)
+    for (uint16_t i = 2; (x->flags & XF_REPARENT) && i < victims(x); i++)
         if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_SETPARENT, txid, x->ino, x->dir,
                                   NULL)) &&
             rc != -ENOENT)
@@ -495,48 +503,18 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
     return 0;
 }
 
-struct rewrite {
-    uint64_t txid;
-    const struct meta_intent *x;
-};
-
-static int rewrite_txn(struct meta_txn *t, void *arg)
-{
-    struct rewrite *r = arg;
-    return meta_intent_record(t, r->txid, r->x);
-}
-
 /* A directory the rename replaces has records on other MDTs: seal each (it
  * must be empty there, and stays so), noting them in the intent so that
  * recovery unseals them (phase 1) or deletes them (phase 2). */
 static int seal_victim(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint64_t ino,
                        uint64_t dstripe)
 {
-    uint32_t owner = META_INO_MDT(ino);
-    struct proto_shard_rep r;
     x->ino2 = ino;
     x->flags |= XF_VDIR; /* a directory: no link to drop, records to delete */
-    uint16_t first = x->n;
-    x->mdt[x->n++] = (uint16_t)owner;
-    x->nv = 1;
-    struct rewrite w = {txid, x};
-    int rc = meta_store_write(c->store, rewrite_txn, &w);
-    if (rc || (rc = meta_shard_step(c, owner, PROTO_SHARD_SEAL, txid, ino, 0, &r)))
-        return rc;
-    if (!dstripe)
-        dstripe = r.dstripe;
-    for (uint32_t k = 0; dstripe && k < proto_ds_count(dstripe) && x->n < X_MAX_MDTS; k++) {
-        uint16_t m = (uint16_t)proto_ds_shard_mdt(dstripe, k);
-        if (m != owner) {
-            x->mdt[x->n++] = m;
-            x->nv++;
-        }
-    }
-    if ((rc = meta_store_write(c->store, rewrite_txn, &w)))
-        return rc;
-    for (uint16_t i = first + 1; i < x->n && rc == 0; i++)
-        rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_SEAL, txid, ino, 0, NULL);
-    return rc;
+    x->vfirst = x->n;
+    x->mdt[x->n++] = (uint16_t)META_INO_MDT(ino);
+    int rc = meta_intent_rewrite(c, txid, x);
+    return rc ? rc : meta_seal_records(c, txid, x, x->vfirst, dstripe, NULL);
 }
 
 /* A directory moves to another parent: take the rename lock, then make
@@ -635,24 +613,16 @@ static int xmv_commit_txn(struct meta_txn *t, void *arg)
     }
     if (rc)
         return rc;
-    a->x->phase = 2;
-    rc = meta_intent_record(t, a->txid, a->x);
-    a->x->phase = 1; /* until the commit is known to have happened */
-    return rc;
+    return meta_intent_advance(t, a->txid, a->x, 2);
 }
 
 int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
                  struct proto_rename_rep *out)
 {
-    struct meta_intent *x = calloc(1, sizeof(*x));
+    struct meta_intent *x = new_intent(XK_RENAME, 1, m->sino, m->ddir, m->dname);
     if (!x)
         return -ENOMEM;
-    x->kind = XK_RENAME;
-    x->phase = 1;
-    x->ino = m->sino;
-    x->dir = m->ddir;
     x->type = m->stype;
-    snprintf(x->name, sizeof(x->name), "%s", m->dname);
     x->n = 2; /* mdt[1]: the replaced file's MDT, once known */
     x->mdt[0] = (uint16_t)m->dmdt;
     x->flags = m->lock ? XF_LOCKED : 0;
@@ -663,7 +633,7 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
         return rc;
     }
     if (m->lock && (rc = lock_and_check(c, txid, m, x)) == 0)
-        rc = meta_store_write(c->store, rewrite_txn, &(struct rewrite){txid, x});
+        rc = meta_intent_rewrite(c, txid, x);
     struct proto_xname_rep *h = rc ? NULL : calloc(1, sizeof(*h));
     rc = rc ? rc : h ? 0 : -ENOMEM;
     for (int i = 0; rc == 0 && i < HOLD_TRIES; i++) {
@@ -703,7 +673,7 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
         meta_xname_finish(c, txid, x, true); /* nothing happened: undo the hold, the lock */
     meta_xbusy_del(c, txid);
     free(x);
-    return peer_err(rc);
+    return meta_peer_err(rc);
 }
 
 struct xunlink_commit {
@@ -759,16 +729,11 @@ static int unlink_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
 int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir, const char *name,
                  uint64_t ino, struct proto_unlink_rep *out)
 {
-    struct meta_intent *x = calloc(1, sizeof(*x));
+    struct meta_intent *x = new_intent(XK_UNLINK, 2, ino, dir, name);
     if (!x)
         return -ENOMEM;
-    x->kind = XK_UNLINK;
-    x->phase = 2;
-    x->ino = ino;
-    x->dir = dir;
     x->n = 1;
     x->mdt[0] = (uint16_t)META_INO_MDT(ino);
-    snprintf(x->name, sizeof(x->name), "%s", name);
     uint64_t txid;
     int rc = meta_store_write(c->store, alloc_txn, &txid);
     if (rc == 0) {
@@ -818,20 +783,15 @@ static int xlink_txn(struct meta_txn *t, void *arg)
 int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
                const char *name, struct proto_link_rep *out)
 {
-    struct meta_intent *x = calloc(1, sizeof(*x));
+    struct meta_intent *x = new_intent(XK_LINK, 1, ino, dir, name);
     struct proto_xname_rep *r = calloc(1, sizeof(*r));
     if (!x || !r) {
         free(x);
         free(r);
         return -ENOMEM;
     }
-    x->kind = XK_LINK;
-    x->phase = 1;
-    x->ino = ino;
-    x->dir = dir;
     x->n = 1;
     x->mdt[0] = (uint16_t)META_INO_MDT(ino);
-    snprintf(x->name, sizeof(x->name), "%s", name);
     uint64_t txid;
     int rc = meta_intent_begin(c, x, false, &txid);
     if (rc == 0) {
@@ -844,14 +804,14 @@ int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, 
         if (rc == 0) {
             out->attr = r->attr;
             xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
-        } else if (meta_xname_finish(c, txid, x, false) == 0) {
-            /* undone */
+        } else {
+            meta_xname_finish(c, txid, x, false); /* undone, now or by recovery */
         }
         meta_xbusy_del(c, txid);
     }
     free(r);
     free(x);
-    return peer_err(rc);
+    return meta_peer_err(rc);
 }
 
 int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet)
@@ -863,7 +823,7 @@ int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
             rc = rename_forward(c, txid, x, NULL);
             break;
         }
-        for (uint16_t i = x->n - x->nv; i < x->n && rc == 0; i++)
+        for (uint16_t i = victims(x); i < x->n && rc == 0; i++)
             if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_UNSEAL, txid, x->ino2, 0, NULL)) ==
                 -ENOENT)
                 rc = 0;

@@ -90,45 +90,11 @@ struct seen {
     uint32_t mdt;  /* the position of the list of its own MDT */
 };
 
-struct table {
-    struct seen *v;
-    size_t cap, used;
-};
-
-static struct seen *find(struct table *t, uint64_t ino)
-{
-    if ((t->used + 1) * 2 > t->cap) {
-        size_t ncap = t->cap ? t->cap * 2 : 1024;
-        struct seen *nv = calloc(ncap, sizeof(*nv));
-        if (!nv)
-            return NULL;
-        for (size_t i = 0; i < t->cap; i++) {
-            if (!t->v[i].ino)
-                continue;
-            size_t j = util_mix64(t->v[i].ino) & (ncap - 1);
-            while (nv[j].ino)
-                j = (j + 1) & (ncap - 1);
-            nv[j] = t->v[i];
-        }
-        free(t->v);
-        t->v = nv;
-        t->cap = ncap;
-    }
-    size_t j = util_mix64(ino) & (t->cap - 1);
-    while (t->v[j].ino && t->v[j].ino != ino)
-        j = (j + 1) & (t->cap - 1);
-    if (!t->v[j].ino) {
-        t->v[j].ino = ino;
-        t->used++;
-    }
-    return &t->v[j];
-}
-
 int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *out,
                 void (*say)(void *arg, const char *line),
                 void (*fix)(void *arg, uint32_t mdt, const struct xfix *x), void *arg)
 {
-    struct table t = {0};
+    struct util_table t = {0};
     char line[512];
     int rc = 0;
     memset(out, 0, sizeof(*out));
@@ -142,7 +108,7 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
             while ((g = xref_get(&d, &x)) == 0) {
                 if (x.kind == XREF_PENDING || (pass == 0) != (x.kind == XREF_INODE))
                     continue;
-                struct seen *s = find(&t, x.ino);
+                struct seen *s = util_table_find(&t, sizeof(*s), x.ino, true);
                 if (!s) {
                     rc = -ENOMEM;
                     break;
@@ -176,8 +142,8 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
         }
     }
     for (size_t j = 0; j < t.cap && rc == 0; j++) {
-        struct seen *s = &t.v[j];
-        if (!s->ino)
+        struct seen *s = util_table_at(&t, j);
+        if (!s)
             continue;
         line[0] = '\0';
         if (!s->listed)
@@ -205,6 +171,6 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
         if (fix && f.kind)
             fix(arg, s->mdt, &f);
     }
-    free(t.v);
+    util_table_free(&t);
     return rc;
 }

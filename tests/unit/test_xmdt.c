@@ -207,22 +207,33 @@ static void say_fail(void *arg, const char *line)
 
 /* Every MDT passes fsck and has no open intent, and the names and inodes
  * that span MDTs agree with each other (what stria fsck checks). */
-static void assert_clean(struct fx *f)
+/* fsck every MDT; lists[i] gets MDT i's cross-MDT references. With
+ * clean, each MDT must be consistent and, once recovered, hold no open
+ * intent. */
+static void fsck_all(struct fx *f, bool clean, struct proto_blob lists[NMDT])
 {
     static uint8_t refs[NMDT][1 << 20];
-    struct proto_blob lists[NMDT];
     for (uint32_t i = 0; i < NMDT; i++) {
         char text[4096];
         struct meta_fsck_report r = {
             .text = text, .text_cap = sizeof(text), .refs = refs[i], .refs_cap = sizeof(refs[i])};
-        assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
+        if (clean)
+            assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
         assert_int_equal(meta_fsck(f->s[i], false, &r), 0);
-        if (r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt)
-            fail_msg("MDT%u: %.*s", i, (int)r.text_len, text);
         assert_false(r.refs_full);
         lists[i] = (struct proto_blob){refs[i], (uint32_t)r.refs_len};
+        if (!clean)
+            continue;
+        if (r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt)
+            fail_msg("MDT%u: %.*s", i, (int)r.text_len, text);
         assert_int_equal(meta_xmdt_recover(&f->ctx[i]), 0);
     }
+}
+
+static void assert_clean(struct fx *f)
+{
+    struct proto_blob lists[NMDT];
+    fsck_all(f, true, lists);
     struct xrefs_found x;
     assert_int_equal(xrefs_check(lists, NMDT, &x, say_fail, NULL, NULL), 0);
     if (x.dangling + x.orphans + x.bad_nlink + x.named_twice)
@@ -782,15 +793,8 @@ static void collect_fix(void *arg, uint32_t pos, const struct xfix *x)
 
 static struct xrefs_found check_across(struct fx *f)
 {
-    static uint8_t refs[NMDT][1 << 16];
     struct proto_blob lists[NMDT];
-    for (uint32_t i = 0; i < NMDT; i++) {
-        char text[4096];
-        struct meta_fsck_report r = {
-            .text = text, .text_cap = sizeof(text), .refs = refs[i], .refs_cap = sizeof(refs[i])};
-        assert_int_equal(meta_fsck(f->s[i], false, &r), 0);
-        lists[i] = (struct proto_blob){refs[i], (uint32_t)r.refs_len};
-    }
+    fsck_all(f, false, lists);
     struct xrefs_found x;
     assert_int_equal(xrefs_check(lists, NMDT, &x, say_fail, NULL, NULL), 0);
     return x;
@@ -821,15 +825,8 @@ static void test_fsck_across(void **state)
     assert_int_equal(x.orphans, 1);  /* ic */
     /* The repairs: the dangling name goes, the orphan joins lost+found on
      * its MDT (under a name that lives there), and then all is clean. */
-    static uint8_t refs[NMDT][1 << 16];
     struct proto_blob lists[NMDT];
-    for (uint32_t i = 0; i < NMDT; i++) {
-        char text[4096];
-        struct meta_fsck_report r = {
-            .text = text, .text_cap = sizeof(text), .refs = refs[i], .refs_cap = sizeof(refs[i])};
-        assert_int_equal(meta_fsck(f->s[i], false, &r), 0);
-        lists[i] = (struct proto_blob){refs[i], (uint32_t)r.refs_len};
-    }
+    fsck_all(f, false, lists);
     memset(fixes, 0, sizeof(fixes));
     memset(fixes_len, 0, sizeof(fixes_len));
     assert_int_equal(xrefs_check(lists, NMDT, &x, say_fail, collect_fix, NULL), 0);

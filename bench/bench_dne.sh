@@ -9,8 +9,9 @@
 # striped over the N MDTs by DNE_THREADS (4) client threads through
 # libstria, and the same on the local file system right after each phase.
 # Then it restarts the N stria-metad under callgrind and repeats the three
-# phases with DNE_CG_FILES (4,000) files and one client thread, to count
-# the instructions all N daemons execute per operation. Output goes to
+# phases with DNE_CG_FILES (4,000) files, once with one client thread and
+# once with DNE_THREADS, to count the instructions all N daemons execute
+# per operation: alone, and in the batches the rate phase makes. Output goes to
 # stdout and is appended to bench/results/last-run-dne.txt. On any exit
 # every cluster stops and the temporary directory goes.
 set -euo pipefail
@@ -58,7 +59,7 @@ echo "== Stria striped-directory (DNE) scaling, $(date -u '+%Y-%m-%d %H:%M:%S') 
 echo "commit:  $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)"
 echo "machine: $(uname -sr), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "files:   $DNE_FILES in one directory striped over N MDTs, $DNE_THREADS client threads;" \
-    "instructions over $DNE_CG_FILES files, 1 thread"
+    "instructions over $DNE_CG_FILES files, 1 and $DNE_THREADS threads"
 
 # The row of bench_meta's final table for a phase: stria, local, ratio.
 row() { awk -v p="$2" '$1 ~ /^[0-9]+$/ && $2 == p && NF == 5 { print $3, $4, $5 }' "$1"; }
@@ -80,41 +81,48 @@ for n in $DNE_MDTS; do
     for ph in create stat unlink; do RATE[$n,$ph]=$(row "$TMP/meta$n.out" "$ph"); done
 
     if [ -n "$CG" ]; then
-        # Each stria-metad gives way to the same under callgrind.
-        pids=()
-        for j in $(seq 0 $((n - 1))); do
-            cg_metad "$cl" "$(inst "$j")" "$TMP/cg$n-$j.out"
-            pids+=("$CG_PID")
-            VG_PIDS+=("$CG_PID")
+        # Each stria-metad gives way to the same under callgrind, once per
+        # client thread count: 1 (every create a batch of its own) and
+        # DNE_THREADS (batches as in the rate phase above).
+        for th in 1 "$DNE_THREADS"; do
+            pids=()
+            for j in $(seq 0 $((n - 1))); do
+                cg_metad "$cl" "$(inst "$j")" "$TMP/cg$n-$th-$j.out"
+                pids+=("$CG_PID")
+                VG_PIDS+=("$CG_PID")
+            done
+            cg_ready "$cl/client.conf" || { echo "bench_dne.sh: stria-metad under callgrind never answered"; exit 1; }
+            cg_hook "$TMP/hook$n-$th" "${pids[@]}"
+            rm -rf "$TMP/local"/*
+            "$BUILD/bench/bench_meta" --conf "$cl/client.conf" --local "$TMP/local" \
+                --files "$DNE_CG_FILES" --threads "$th" --mdts "$n" --hook "$TMP/hook$n-$th" \
+                >"$TMP/cgmeta$n-$th.out" 2>&1 || { cat "$TMP/cgmeta$n-$th.out"; exit 1; }
+            # Sum each phase's dumps over the N daemons.
+            for ph in create stat unlink; do
+                INSTR[$n,$th,$ph]=$(($(cg_total "$ph" "$TMP"/cg$n-$th-*.out.*) / DNE_CG_FILES))
+            done
+            for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
+            VG_PIDS=()
         done
-        cg_ready "$cl/client.conf" || { echo "bench_dne.sh: stria-metad under callgrind never answered"; exit 1; }
-        cg_hook "$TMP/hook$n" "${pids[@]}"
-        "$BUILD/bench/bench_meta" --conf "$cl/client.conf" --local "$TMP/local" \
-            --files "$DNE_CG_FILES" --threads 1 --mdts "$n" --hook "$TMP/hook$n" \
-            >"$TMP/cgmeta$n.out" 2>&1 || { cat "$TMP/cgmeta$n.out"; exit 1; }
-        # Sum each phase's dumps over the N daemons.
-        for ph in create stat unlink; do
-            INSTR[$n,$ph]=$(($(cg_total "$ph" "$TMP"/cg$n-*.out.*) / DNE_CG_FILES))
-        done
-        for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
-        VG_PIDS=()
     fi
     "$BUILD/stria" down --dir "$cl" >/dev/null 2>&1 || true
 done
 
 echo
 echo "== $DNE_FILES files, $DNE_THREADS threads: ops/s (stria, local, stria/local) and" \
-    "instructions per op of all stria-metad"
-printf "%-5s %-7s %12s %12s %8s %12s  %s\n" MDTs phase "stria ops/s" "local ops/s" ratio "instr/op" target
+    "instructions per op of all stria-metad with 1 and $DNE_THREADS client thread(s)"
+printf "%-5s %-7s %12s %12s %8s %12s %12s  %s\n" MDTs phase "stria ops/s" "local ops/s" ratio \
+    "instr/op 1t" "instr/op ${DNE_THREADS}t" "target (${DNE_THREADS}t)"
 for n in $DNE_MDTS; do
     for ph in create stat unlink; do
         read -r s l r <<<"${RATE[$n,$ph]:-- - -}"
-        ins=${INSTR[$n,$ph]:--}
+        i1=${INSTR[$n,1,$ph]:--}
+        ins=${INSTR[$n,$DNE_THREADS,$ph]:--}
         tgt=
         if [ "$ph" = create ] && [ "$ins" != - ]; then
             if [ "$ins" -lt "$CREATE_TARGET" ]; then tgt="< $CREATE_TARGET met"; else tgt="< $CREATE_TARGET not met"; fi
         fi
-        printf "%-5s %-7s %12s %12s %8s %12s  %s\n" "$n" "$ph" "$s" "$l" "$r" "$ins" "$tgt"
+        printf "%-5s %-7s %12s %12s %8s %12s %12s  %s\n" "$n" "$ph" "$s" "$l" "$r" "$i1" "$ins" "$tgt"
     done
 done
 one=${RATE[1,create]:-}

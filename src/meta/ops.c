@@ -85,10 +85,18 @@ int meta_may_add(const struct walk *w, const struct proto_cred *c)
 
 /* An operation on a name that a cross-MDT rename holds (-EAGAIN) waits for
  * it (a few milliseconds), then gives up with EBUSY after two seconds. */
-static int run_waiting(struct meta_ctx *c, bool write, meta_txn_fn fn, void *arg)
+enum run_mode {
+    RUN_READ,  /* a read-only snapshot */
+    RUN_WRITE, /* a write transaction of its own (nested in the batch) */
+    RUN_FLAT,  /* a write that fails only before writing: meta_store_write_flat */
+};
+
+static int run_waiting(struct meta_ctx *c, enum run_mode mode, meta_txn_fn fn, void *arg)
 {
     for (int i = 0;; i++) {
-        int rc = write ? meta_store_write(c->store, fn, arg) : meta_store_read(c->store, fn, arg);
+        int rc = mode == RUN_READ    ? meta_store_read(c->store, fn, arg)
+                 : mode == RUN_FLAT ? meta_store_write_flat(c->store, fn, arg)
+                                    : meta_store_write(c->store, fn, arg);
         if (rc != -EAGAIN)
             return rc;
         if (i == 800)
@@ -515,7 +523,7 @@ static int lookup_txn(struct meta_txn *t, void *arg)
 int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r)
 {
     struct lookup_arg a = {c, q, r};
-    return run_waiting(c, false, lookup_txn, &a);
+    return run_waiting(c, RUN_READ, lookup_txn, &a);
 }
 
 struct ino_arg {
@@ -728,6 +736,40 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
     return 0;
 }
 
+/* The name w leads to, for an O_CREAT open: made as a new regular file
+ * (0, the reply filled in) or found (1, its inode in *ino). Making it adds
+ * the name only if it is free, so a create looks the name up once. */
+static int create_or_get(struct meta_txn *t, struct open_arg *a, struct walk *w, uint64_t *ino)
+{
+    const struct proto_open_req *q = a->q;
+    struct meta_inode in;
+    int rc = 0;
+    if (w->must_dir)
+        rc = -EISDIR;
+    else if ((rc = valid_name(w->name)) || (rc = meta_may_add(w, &q->cred)))
+        ;
+    else if (meta_name_held(a->c, w->dir, w->name, 0))
+        rc = -EAGAIN;
+    else if ((rc = meta_alloc_ino(t, ino)) == 0) {
+        meta_init_inode(&in, *ino, S_IFREG | (q->mode & 07777), &q->cred, &w->din);
+        rc = new_file_layout(a->c, &w->din, q->stripe_count, q->stripe_size, q->stripe_offset,
+                             &in.layout);
+    }
+    if (rc) {
+        /* It cannot be made here, but it may be there. */
+        int grc = meta_dentry_get(t, w->dir, w->name, ino, NULL);
+        return grc == -ENOENT ? rc : grc ? grc : 1;
+    }
+    if ((rc = meta_dentry_add_or_get(t, w->dir, w->name, ino, DT_REG)))
+        return rc; /* 1: someone's already; the number just goes unused */
+    if ((rc = meta_inode_put(t, &in)) || (rc = meta_touch_dir(t, &w->din, 0)))
+        return rc;
+    meta_inode_attr(&in, &a->r->attr);
+    layout_copy(&a->r->layout, &in.layout);
+    a->r->created = 1;
+    return 0;
+}
+
 static int open_txn(struct meta_txn *t, void *arg)
 {
     struct open_arg *a = arg;
@@ -738,12 +780,11 @@ static int open_txn(struct meta_txn *t, void *arg)
         return rc;
     uint64_t start = q->parent, ino;
     int links = MAX_SYMLINKS;
-    struct walk w;
     /* Each turn opens path from start; a final symlink sends us round again
      * with its target, so O_CREAT through a dangling link creates the
      * target, as Linux does. */
     for (;;) {
-        w = (struct walk){.links_left = links};
+        struct walk w = {.links_left = links};
         if ((rc = meta_walk_parent(t, &q->cred, start, path, &w)))
             return rc;
         links = w.links_left;
@@ -752,9 +793,12 @@ static int open_txn(struct meta_txn *t, void *arg)
                 return -EEXIST;
             return open_existing(t, a, &w.din);
         }
-        rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
-        if (rc)
-            break;
+        if (q->flags & O_CREAT)
+            rc = create_or_get(t, a, &w, &ino);
+        else if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)) == 0)
+            rc = 1;
+        if (rc <= 0)
+            return rc; /* made, or an error */
         if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
             return -EEXIST;
         struct meta_inode in;
@@ -777,28 +821,6 @@ static int open_txn(struct meta_txn *t, void *arg)
             return -ENOTDIR;
         return open_existing(t, a, &in);
     }
-    if (rc != -ENOENT || !(q->flags & O_CREAT))
-        return rc;
-    if (w.must_dir)
-        return -EISDIR;
-    if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))
-        return rc;
-    if (meta_name_held(a->c, w.dir, w.name, 0))
-        return -EAGAIN;
-    struct meta_inode in;
-    if ((rc = meta_alloc_ino(t, &ino)))
-        return rc;
-    meta_init_inode(&in, ino, S_IFREG | (q->mode & 07777), &q->cred, &w.din);
-    if ((rc = new_file_layout(a->c, &w.din, q->stripe_count, q->stripe_size, q->stripe_offset,
-                              &in.layout)))
-        return rc;
-    if ((rc = meta_inode_put(t, &in)) || (rc = meta_dentry_add(t, w.dir, w.name, ino, DT_REG)) ||
-        (rc = meta_touch_dir(t, &w.din, 0)))
-        return rc;
-    meta_inode_attr(&in, &a->r->attr);
-    layout_copy(&a->r->layout, &in.layout);
-    a->r->created = 1;
-    return 0;
 }
 
 int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r)
@@ -806,8 +828,8 @@ int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct prot
     struct open_arg a = {c, q, r};
     /* Opens that cannot change anything need no write transaction. */
     if (!(q->flags & (O_CREAT | O_TRUNC)))
-        return run_waiting(c, false, open_txn, &a);
-    return run_waiting(c, true, open_txn, &a);
+        return run_waiting(c, RUN_READ, open_txn, &a);
+    return run_waiting(c, RUN_FLAT, open_txn, &a);
 }
 
 struct mk_arg {
@@ -905,7 +927,7 @@ int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct pr
     struct meta_xmk x;
     struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
                        NULL, &r->attr, q->dir_count, q->dir_start, &x};
-    int rc = run_waiting(c, true, mk_txn, &a);
+    int rc = run_waiting(c, RUN_FLAT, mk_txn, &a);
     if (rc == META_CROSS)
         return meta_xmkdir(c, &q->cred, &x, &r->attr);
     return rc;
@@ -916,7 +938,7 @@ int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
 {
     struct mk_arg a = {c,          &q->cred, q->parent, &q->path, S_IFLNK | 0777,
                        &q->target, &r->attr, 0,         -1,       NULL};
-    return run_waiting(c, true, mk_txn, &a);
+    return run_waiting(c, RUN_FLAT, mk_txn, &a);
 }
 
 /* ---- removal ---- */
@@ -1036,7 +1058,7 @@ static int rm_txn(struct meta_txn *t, void *arg)
 int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r)
 {
     struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r, NULL, 0, 0, ""};
-    int rc = run_waiting(c, true, rm_txn, &a);
+    int rc = run_waiting(c, RUN_FLAT, rm_txn, &a);
     if (rc == META_CROSS)
         return meta_xunlink(c, &q->cred, a.xdir, a.xname, a.xino, r);
     return rc;
@@ -1049,7 +1071,7 @@ int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct pr
     memset(&ur, 0, sizeof(ur));
     struct meta_xrm x;
     struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur, &x, 0, 0, ""};
-    int rc = run_waiting(c, true, rm_txn, &a);
+    int rc = run_waiting(c, RUN_FLAT, rm_txn, &a);
     if (rc == META_CROSS)
         return meta_xrmdir(c, &q->cred, &x);
     return rc;
@@ -1263,7 +1285,7 @@ int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct 
 {
     struct meta_xmv x;
     struct rename_arg a = {c, q, r, &x};
-    int rc = run_waiting(c, true, rename_txn, &a);
+    int rc = run_waiting(c, RUN_WRITE, rename_txn, &a);
     if (rc == META_CROSS)
         return meta_xrename(c, &q->cred, &x, r);
     return rc;
@@ -1328,7 +1350,7 @@ int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct prot
     a->c = c;
     a->q = q;
     a->r = r;
-    int rc = run_waiting(c, true, link_txn, a);
+    int rc = run_waiting(c, RUN_WRITE, link_txn, a);
     if (rc == META_CROSS)
         rc = meta_xlink(c, &q->cred, q->ino, a->w.dir, a->w.name, r);
     free(a);

@@ -32,6 +32,7 @@ struct wreq {
     meta_txn_fn fn;
     void *arg;
     struct meta_touched *touched;
+    bool flat; /* meta_store_write_flat */
     int rc;
     bool done;
     struct wreq *next;
@@ -224,43 +225,77 @@ static int reserve_inos(struct meta_store *s, MDB_txn *txn)
     return 0;
 }
 
+/* Begin a batch's transaction and make its inode reservation; *limit is
+ * set to the reservation in force before, for batch_restart. */
+static int batch_begin(struct meta_store *s, MDB_txn **txn, uint64_t *limit)
+{
+    *limit = s->ino_limit;
+    int rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, txn));
+    if (rc == 0 && (rc = reserve_inos(s, *txn)))
+        mdb_txn_abort(*txn);
+    if (rc)
+        s->ino_limit = 0;
+    return rc;
+}
+
+/* A flat request failed after writing: the batch's transaction cannot be
+ * kept. Everything the batch did so far goes; the rest of it runs in a new
+ * transaction. */
+static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad, MDB_txn **txn,
+                      uint64_t *limit)
+{
+    int n = 0;
+    for (struct wreq *w = batch; w != bad; w = w->next)
+        if (w->rc >= 0) {
+            w->rc = -EIO;
+            n++;
+        }
+    /* The store's own failure, or a fn that broke its promise. */
+    log_error("MDT%04x: a flat request (fn %p) failed after writing (%s); %d other(s) lost",
+              s->mdt, (void *)bad->fn, log_err(bad->rc), n);
+    mdb_txn_abort(*txn);
+    s->ino_limit = *limit;
+    return batch_begin(s, txn, limit);
+}
+
+/* A batch is either flat requests only or one request of any kind (the
+ * leader makes it so), and every request runs in the batch's transaction
+ * itself. LMDB's nested transactions would let any request fail after
+ * writing, but a nested transaction costs about as many instructions as a
+ * create. */
 static void run_batch(struct meta_store *s, struct wreq *batch)
 {
-    MDB_txn *parent;
-    int rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, &parent));
-    if (rc == 0 && (rc = reserve_inos(s, parent)))
-        mdb_txn_abort(parent);
-    if (rc) {
-        s->ino_limit = 0;
-        for (struct wreq *w = batch; w; w = w->next)
-            w->rc = rc;
-        return;
-    }
+    MDB_txn *txn;
+    uint64_t limit;
+    int rc = batch_begin(s, &txn, &limit);
     bool any = false;
     for (struct wreq *w = batch; w; w = w->next) {
-        MDB_txn *child;
-        w->rc = mdb_err(mdb_txn_begin(s->env, parent, 0, &child));
-        if (w->rc)
-            continue;
-        struct meta_txn t = {child, s, w->touched};
-        w->rc = w->fn(&t, w->arg);
-        if (w->rc < 0) {
-            mdb_txn_abort(child);
+        if (rc) {
+            w->rc = rc;
             continue;
         }
-        int crc = mdb_err(mdb_txn_commit(child));
-        if (crc)
-            w->rc = crc;
-        else
-            any = true;
+        struct meta_txn t = {txn, s, w->touched, false};
+        w->rc = w->fn(&t, w->arg);
+        if (w->rc >= 0)
+            any = any || t.wrote;
+        else if (t.wrote && any)
+            rc = batch_lost(s, batch, w, &txn, &limit);
+        else if (t.wrote) {
+            /* Nothing else kept yet: begin again without it. */
+            mdb_txn_abort(txn);
+            s->ino_limit = limit;
+            rc = batch_begin(s, &txn, &limit);
+        }
     }
+    if (rc)
+        return; /* every request has its error and no transaction is open */
     if (!any) {
         /* Nothing to keep but perhaps a new reservation: commit that. */
-        if (mdb_txn_commit(parent))
+        if (mdb_txn_commit(txn))
             s->ino_limit = 0;
         return;
     }
-    rc = mdb_err(mdb_txn_commit(parent));
+    rc = mdb_err(mdb_txn_commit(txn));
     if (rc) {
         s->ino_limit = 0; /* the reservation may not have reached the disk */
         log_error("MDT%04x batch commit failed: %s", s->mdt, log_err(rc));
@@ -311,9 +346,9 @@ void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
     a->dstripe = in->dstripe;
 }
 
-int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
+static int store_write(struct meta_store *s, meta_txn_fn fn, void *arg, bool flat)
 {
-    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to};
+    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to, .flat = flat};
     pthread_mutex_lock(&s->lock);
     if (s->tail)
         s->tail->next = &w;
@@ -328,7 +363,7 @@ int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
         /* Lead one batch: everything queued so far, up to BATCH_MAX. */
         s->leader = true;
         struct wreq *batch = s->head, *last = batch;
-        for (int n = 1; n < BATCH_MAX && last->next; n++)
+        for (int n = 1; n < BATCH_MAX && batch->flat && last->next && last->next->flat; n++)
             last = last->next;
         s->head = last->next;
         if (!s->head)
@@ -350,13 +385,33 @@ int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
     return w.rc;
 }
 
+int meta_store_queued(struct meta_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    int n = 0;
+    for (struct wreq *w = s->head; w; w = w->next)
+        n++;
+    pthread_mutex_unlock(&s->lock);
+    return n;
+}
+
+int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
+{
+    return store_write(s, fn, arg, false);
+}
+
+int meta_store_write_flat(struct meta_store *s, meta_txn_fn fn, void *arg)
+{
+    return store_write(s, fn, arg, true);
+}
+
 int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
 {
     MDB_txn *txn;
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
     if (rc)
         return rc;
-    struct meta_txn t = {txn, s, NULL};
+    struct meta_txn t = {txn, s, NULL, false};
     rc = fn(&t, arg);
     mdb_txn_abort(txn);
     return rc;
@@ -449,19 +504,40 @@ static int get_u64(struct meta_txn *t, MDB_dbi dbi, uint64_t key, MDB_val *val)
     return mdb_err(mdb_get(t->txn, dbi, &k, val));
 }
 
+/* Every change to the store goes through del_rec or put_rec, which mark
+ * the transaction written (run_batch must know). */
+static int del_rec(struct meta_txn *t, MDB_dbi dbi, const void *key, size_t klen)
+{
+    MDB_val k = {klen, (void *)key};
+    t->wrote = true;
+    return mdb_err(mdb_del(t->txn, dbi, &k, NULL));
+}
+
 static int del_u64(struct meta_txn *t, MDB_dbi dbi, uint64_t key)
 {
     uint8_t kb[8];
     be64(kb, key);
-    MDB_val k = {8, kb};
-    return mdb_err(mdb_del(t->txn, dbi, &k, NULL));
+    return del_rec(t, dbi, kb, 8);
 }
 
-static int put_rec(MDB_txn *txn, MDB_dbi dbi, const void *key, size_t klen, const void *val,
-                   size_t vlen, unsigned flags)
+/* With MDB_NOOVERWRITE, a key already there is -EEXIST, changes nothing,
+ * and leaves the record found in *old (if old). */
+static int put_rec_old(struct meta_txn *t, MDB_dbi dbi, const void *key, size_t klen,
+                       const void *val, size_t vlen, unsigned flags, MDB_val *old)
 {
     MDB_val k = {klen, (void *)key}, v = {vlen, (void *)val};
-    return mdb_err(mdb_put(txn, dbi, &k, &v, flags));
+    int rc = mdb_put(t->txn, dbi, &k, &v, flags);
+    if (rc != MDB_KEYEXIST)
+        t->wrote = true; /* any other failure spoils the transaction */
+    else if (old)
+        *old = v;
+    return mdb_err(rc);
+}
+
+static int put_rec(struct meta_txn *t, MDB_dbi dbi, const void *key, size_t klen, const void *val,
+                   size_t vlen, unsigned flags)
+{
+    return put_rec_old(t, dbi, key, klen, val, vlen, flags, NULL);
 }
 
 int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
@@ -553,7 +629,7 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
         meta_inode_attr(in, &t->touched->attr[i]);
         t->touched->has_attr[i] = true;
     }
-    return put_rec(t->txn, t->store->inodes, kb, 8, buf, (size_t)len, 0);
+    return put_rec(t, t->store->inodes, kb, 8, buf, (size_t)len, 0);
 }
 
 int meta_inode_del(struct meta_txn *t, uint64_t ino)
@@ -604,7 +680,7 @@ int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint6
 }
 
 static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
-                      uint8_t type, unsigned flags)
+                      uint8_t type, unsigned flags, MDB_val *old)
 {
     uint8_t kb[16 + PROTO_MAX_NAME], vb[9];
     size_t len = strlen(name);
@@ -613,19 +689,33 @@ static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uin
     be64(vb, ino);
     vb[8] = type;
     note(t, parent);
-    return put_rec(t->txn, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9, flags);
+    return put_rec_old(t, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9, flags,
+                       old);
 }
 
 int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
                     uint8_t type)
 {
-    return dentry_put(t, parent, name, ino, type, MDB_NOOVERWRITE);
+    return dentry_put(t, parent, name, ino, type, MDB_NOOVERWRITE, NULL);
+}
+
+int meta_dentry_add_or_get(struct meta_txn *t, uint64_t parent, const char *name, uint64_t *ino,
+                           uint8_t type)
+{
+    MDB_val old;
+    int rc = dentry_put(t, parent, name, *ino, type, MDB_NOOVERWRITE, &old);
+    if (rc != -EEXIST)
+        return rc;
+    if (old.mv_size != 9)
+        return -EUCLEAN;
+    *ino = rd_be64(old.mv_data);
+    return 1;
 }
 
 int meta_dentry_set(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
                     uint8_t type)
 {
-    return dentry_put(t, parent, name, ino, type, 0);
+    return dentry_put(t, parent, name, ino, type, 0, NULL);
 }
 
 int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
@@ -634,9 +724,8 @@ int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
     size_t len = strlen(name);
     if (len > PROTO_MAX_NAME)
         return -ENAMETOOLONG;
-    MDB_val k = {dentry_key(kb, parent, name, len), kb};
     note(t, parent);
-    return mdb_err(mdb_del(t->txn, t->store->dentries, &k, NULL));
+    return del_rec(t, t->store->dentries, kb, dentry_key(kb, parent, name, len));
 }
 
 int meta_dir_iterate(struct meta_txn *t, uint64_t dir, uint64_t cookie, meta_dirent_cb cb,
@@ -762,7 +851,7 @@ int meta_xattr_put(struct meta_txn *t, uint64_t ino, const char *name, const voi
     uint8_t kb[8 + PROTO_MAX_NAME];
     if (strlen(name) > PROTO_MAX_NAME)
         return -ERANGE;
-    return put_rec(t->txn, t->store->xattrs, kb, xattr_key(kb, ino, name), v, len, 0);
+    return put_rec(t, t->store->xattrs, kb, xattr_key(kb, ino, name), v, len, 0);
 }
 
 int meta_xattr_del(struct meta_txn *t, uint64_t ino, const char *name)
@@ -770,8 +859,7 @@ int meta_xattr_del(struct meta_txn *t, uint64_t ino, const char *name)
     uint8_t kb[8 + PROTO_MAX_NAME];
     if (strlen(name) > PROTO_MAX_NAME)
         return -ERANGE;
-    MDB_val k = {xattr_key(kb, ino, name), kb};
-    return mdb_err(mdb_del(t->txn, t->store->xattrs, &k, NULL));
+    return del_rec(t, t->store->xattrs, kb, xattr_key(kb, ino, name));
 }
 
 static int xattr_walk(struct meta_txn *t, uint64_t ino, bool del,
@@ -788,6 +876,7 @@ static int xattr_walk(struct meta_txn *t, uint64_t ino, bool del,
     while (mrc == 0 && k.mv_size > 8 && rd_be64(k.mv_data) == ino) {
         if (del) {
             /* Re-seek after each delete rather than trust the cursor. */
+            t->wrote = true;
             if ((rc = mdb_err(mdb_cursor_del(cur, 0))))
                 break;
             k.mv_size = 8;
@@ -823,7 +912,7 @@ int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_
 {
     uint8_t kb[8];
     be64(kb, ino);
-    return put_rec(t->txn, t->store->links, kb, 8, target, len, 0);
+    return put_rec(t, t->store->links, kb, 8, target, len, 0);
 }
 
 int meta_symlink_del(struct meta_txn *t, uint64_t ino)
@@ -838,7 +927,7 @@ int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t l
 {
     uint8_t kb[8];
     be64(kb, txid);
-    return put_rec(t->txn, t->store->intents, kb, 8, rec, len, 0);
+    return put_rec(t, t->store->intents, kb, 8, rec, len, 0);
 }
 
 int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val)
@@ -870,7 +959,7 @@ int meta_pending_put(struct meta_txn *t, uint64_t ino)
 {
     uint8_t kb[8];
     be64(kb, ino);
-    return put_rec(t->txn, t->store->pending, kb, 8, "", 0, 0);
+    return put_rec(t, t->store->pending, kb, 8, "", 0, 0);
 }
 
 int meta_pending_del(struct meta_txn *t, uint64_t ino)

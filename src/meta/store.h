@@ -47,6 +47,7 @@ struct meta_txn {
     MDB_txn *txn;
     struct meta_store *store;
     struct meta_touched *touched;
+    bool wrote; /* a record was put or deleted */
 };
 
 /* Inode flags. */
@@ -113,7 +114,15 @@ typedef int (*meta_txn_fn)(struct meta_txn *t, void *arg);
  * fn changes are noted in the calling thread's meta_touched, if it set one
  * with meta_store_note_to (the handler does, around each request). */
 int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg);
+/* The same for a fn that fails only before its first write, or with the
+ * store's own error: it then runs in the batch's transaction itself rather
+ * than in a nested one, which costs as much as a create. Should such a fn
+ * fail after writing, its batch is lost: the others in it get EIO, and
+ * the log says which fn broke the rule. */
+int meta_store_write_flat(struct meta_store *s, meta_txn_fn fn, void *arg);
 void meta_store_note_to(struct meta_touched *touched);
+/* How many writes wait for a batch (tests use it to shape batches). */
+int meta_store_queued(struct meta_store *s);
 /* Run fn in a read-only snapshot. */
 int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg);
 /* Make every committed write durable (fsync of the environment). */
@@ -135,6 +144,10 @@ int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint6
 /* Add an entry; -EEXIST if the name is taken. */
 int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
                     uint8_t type);
+/* Add parent/name -> *ino unless the name is there: then 1, with its inode
+ * in *ino, and nothing changed. One lookup where get and add make two. */
+int meta_dentry_add_or_get(struct meta_txn *t, uint64_t parent, const char *name, uint64_t *ino,
+                           uint8_t type);
 /* Point an existing name at another inode. */
 int meta_dentry_set(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
                     uint8_t type);

@@ -31,6 +31,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/xattr.h>
+#include <unistd.h>
 
 #define ROOT     META_ROOT_INO
 #define MAP_SIZE (64ull << 20)
@@ -1752,6 +1753,106 @@ static void test_group_commit_concurrent(void **state)
     assert_int_equal(op_lookup(f, &root_cred, "t0/f0", false, NULL), 0);
 }
 
+/* ---- batches of flat writes ------------------------------------------- */
+
+/* One queued write: an xattr "k" on inode ino, then a failure if fail
+ * says so (after the write when late). */
+struct bw {
+    struct meta_store *s;
+    uint64_t ino;
+    bool flat, fail, late;
+    int wait_queued; /* the first write holds its batch until this many wait */
+    int entered;     /* its fn runs */
+    int rc;
+    pthread_t th;
+};
+
+static int bw_txn(struct meta_txn *t, void *arg)
+{
+    struct bw *b = arg;
+    __atomic_store_n(&b->entered, 1, __ATOMIC_RELEASE);
+    for (int i = 0; b->wait_queued && i < 10000 && meta_store_queued(b->s) < b->wait_queued; i++)
+        usleep(1000);
+    if (b->fail && !b->late)
+        return -EINVAL;
+    int rc = meta_xattr_put(t, b->ino, "user.k", "v", 1);
+    return rc ? rc : b->fail ? -EINVAL : 0;
+}
+
+static void *bw_main(void *arg)
+{
+    struct bw *b = arg;
+    b->rc = b->flat ? meta_store_write_flat(b->s, bw_txn, b) : meta_store_write(b->s, bw_txn, b);
+    return NULL;
+}
+
+static int bw_has(struct meta_txn *t, void *arg)
+{
+    MDB_val v;
+    return meta_xattr_get(t, *(uint64_t *)arg, "user.k", &v);
+}
+
+/* Run a holder, then w[0..n-1] queued in that order behind it, so that
+ * they make the next batches; 0 or -ENOENT per write's record after. */
+static void run_bw(struct fx *f, struct bw *w, int n, int *found)
+{
+    static uint64_t next_ino = 1000;
+    struct bw hold = {.s = f->s, .ino = next_ino++, .flat = true, .wait_queued = n};
+    assert_int_equal(pthread_create(&hold.th, NULL, bw_main, &hold), 0);
+    for (int k = 0; k < 10000 && !__atomic_load_n(&hold.entered, __ATOMIC_ACQUIRE); k++)
+        usleep(1000);
+    for (int i = 0; i < n; i++) {
+        w[i].s = f->s;
+        w[i].ino = next_ino++;
+        assert_int_equal(pthread_create(&w[i].th, NULL, bw_main, &w[i]), 0);
+        /* The next joins the queue only behind this one (the holder lets
+         * the batch go once the last is in). */
+        for (int k = 0; i < n - 1 && k < 10000 && meta_store_queued(f->s) < i + 1; k++)
+            usleep(1000);
+    }
+    pthread_join(hold.th, NULL);
+    assert_int_equal(hold.rc, 0);
+    for (int i = 0; i < n; i++) {
+        pthread_join(w[i].th, NULL);
+        found[i] = meta_store_read(f->s, bw_has, &w[i].ino);
+    }
+}
+
+static void test_flat_batches(void **state)
+{
+    struct fx *f = *state;
+    int found[3];
+    /* A flat write that fails before writing leaves its batch alone. */
+    struct bw a[3] = {{.flat = true}, {.flat = true, .fail = true}, {.flat = true}};
+    run_bw(f, a, 3, found);
+    assert_int_equal(a[0].rc, 0);
+    assert_int_equal(a[1].rc, -EINVAL);
+    assert_int_equal(a[2].rc, 0);
+    assert_int_equal(found[0], 0);
+    assert_int_equal(found[1], -ENOENT);
+    assert_int_equal(found[2], 0);
+    /* One that fails after writing takes the batch's earlier writes with
+     * it (EIO, nothing kept); the later ones run afresh. */
+    struct bw b[3] = {{.flat = true}, {.flat = true, .fail = true, .late = true}, {.flat = true}};
+    run_bw(f, b, 3, found);
+    assert_int_equal(b[0].rc, -EIO);
+    assert_int_equal(b[1].rc, -EINVAL);
+    assert_int_equal(b[2].rc, 0);
+    assert_int_equal(found[0], -ENOENT);
+    assert_int_equal(found[1], -ENOENT);
+    assert_int_equal(found[2], 0);
+    /* Any other write has a batch of its own, and may fail after writing
+     * without harm to the flat writes around it. */
+    struct bw c[3] = {{.flat = true}, {.fail = true, .late = true}, {.flat = true}};
+    run_bw(f, c, 3, found);
+    assert_int_equal(c[0].rc, 0);
+    assert_int_equal(c[1].rc, -EINVAL);
+    assert_int_equal(c[2].rc, 0);
+    assert_int_equal(found[0], 0);
+    assert_int_equal(found[1], -ENOENT);
+    assert_int_equal(found[2], 0);
+}
+
 /* ---- persistence ------------------------------------------------------ */
 
 static void test_persistence(void **state)
@@ -1931,6 +2032,7 @@ int main(void)
         T(test_stripe_offline_osts),
         T(test_setsize_setattr),
         T(test_group_commit_concurrent),
+        T(test_flat_batches),
         T(test_persistence),
         T(test_fsck),
 #undef T

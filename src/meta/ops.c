@@ -94,7 +94,7 @@ enum run_mode {
 static int run_waiting(struct meta_ctx *c, enum run_mode mode, meta_txn_fn fn, void *arg)
 {
     for (int i = 0;; i++) {
-        int rc = mode == RUN_READ    ? meta_store_read(c->store, fn, arg)
+        int rc = mode == RUN_READ   ? meta_store_read(c->store, fn, arg)
                  : mode == RUN_FLAT ? meta_store_write_flat(c->store, fn, arg)
                                     : meta_store_write(c->store, fn, arg);
         if (rc != -EAGAIN)

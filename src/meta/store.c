@@ -251,8 +251,8 @@ static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad
             n++;
         }
     /* The store's own failure, or a fn that broke its promise. */
-    log_error("MDT%04x: a flat request (fn %p) failed after writing (%s); %d other(s) lost",
-              s->mdt, (void *)bad->fn, log_err(bad->rc), n);
+    log_error("MDT%04x: a flat request (fn %p) failed after writing (%s); %d other(s) lost", s->mdt,
+              (void *)bad->fn, log_err(bad->rc), n);
     mdb_txn_abort(*txn);
     s->ino_limit = *limit;
     return batch_begin(s, txn, limit);

@@ -10,8 +10,8 @@
 # libstria, and the same on the local file system right after each phase.
 # Then it restarts the N stria-metad under callgrind and repeats the three
 # phases with DNE_CG_FILES (4,000) files, once with one client thread and
-# once with DNE_THREADS, to count the instructions all N daemons execute
-# per operation: alone, and in the batches the rate phase makes. Output goes to
+# once with DNE_CG_THREADS (16), to count the instructions all N daemons'
+# request threads execute per operation: alone, and saturated. Output goes to
 # stdout and is appended to bench/results/last-run-dne.txt. On any exit
 # every cluster stops and the temporary directory goes.
 set -euo pipefail
@@ -34,6 +34,7 @@ DNE_MDTS=${DNE_MDTS:-1 2 4}
 DNE_FILES=${DNE_FILES:-200000}
 DNE_THREADS=${DNE_THREADS:-4}
 DNE_CG_FILES=${DNE_CG_FILES:-4000}
+DNE_CG_THREADS=${DNE_CG_THREADS:-16}
 CREATE_TARGET=20000
 CG=1
 command -v valgrind >/dev/null 2>&1 && command -v callgrind_control >/dev/null 2>&1 || CG=
@@ -59,7 +60,7 @@ echo "== Stria striped-directory (DNE) scaling, $(date -u '+%Y-%m-%d %H:%M:%S') 
 echo "commit:  $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)"
 echo "machine: $(uname -sr), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "files:   $DNE_FILES in one directory striped over N MDTs, $DNE_THREADS client threads;" \
-    "instructions over $DNE_CG_FILES files, 1 and $DNE_THREADS threads"
+    "instructions over $DNE_CG_FILES files, 1 and $DNE_CG_THREADS threads"
 
 # The row of bench_meta's final table for a phase: stria, local, ratio.
 row() { awk -v p="$2" '$1 ~ /^[0-9]+$/ && $2 == p && NF == 5 { print $3, $4, $5 }' "$1"; }
@@ -83,8 +84,9 @@ for n in $DNE_MDTS; do
     if [ -n "$CG" ]; then
         # Each stria-metad gives way to the same under callgrind, once per
         # client thread count: 1 (every create a batch of its own) and
-        # DNE_THREADS (batches as in the rate phase above).
-        for th in 1 "$DNE_THREADS"; do
+        # DNE_CG_THREADS (16: the daemons saturated, so that requests queue
+        # and share a commit, as in a metadata storm).
+        for th in 1 "$DNE_CG_THREADS"; do
             pids=()
             for j in $(seq 0 $((n - 1))); do
                 cg_metad "$cl" "$(inst "$j")" "$TMP/cg$n-$th-$j.out"
@@ -110,14 +112,14 @@ done
 
 echo
 echo "== $DNE_FILES files, $DNE_THREADS threads: ops/s (stria, local, stria/local) and" \
-    "instructions per op of all stria-metad with 1 and $DNE_THREADS client thread(s)"
+    "instructions per op of all stria-metad request threads with 1 and $DNE_CG_THREADS client thread(s)"
 printf "%-5s %-7s %12s %12s %8s %12s %12s  %s\n" MDTs phase "stria ops/s" "local ops/s" ratio \
-    "instr/op 1t" "instr/op ${DNE_THREADS}t" "target (${DNE_THREADS}t)"
+    "instr/op 1t" "instr/op ${DNE_CG_THREADS}t" "target (${DNE_CG_THREADS}t)"
 for n in $DNE_MDTS; do
     for ph in create stat unlink; do
         read -r s l r <<<"${RATE[$n,$ph]:-- - -}"
         i1=${INSTR[$n,1,$ph]:--}
-        ins=${INSTR[$n,$DNE_THREADS,$ph]:--}
+        ins=${INSTR[$n,$DNE_CG_THREADS,$ph]:--}
         tgt=
         if [ "$ph" = create ] && [ "$ins" != - ]; then
             if [ "$ins" -lt "$CREATE_TARGET" ]; then tgt="< $CREATE_TARGET met"; else tgt="< $CREATE_TARGET not met"; fi

@@ -698,7 +698,7 @@ int meta_touch_dir(struct meta_txn *t, struct meta_inode *dir, int nlink_delta)
 {
     dir->nlink = (uint32_t)((int64_t)dir->nlink + nlink_delta);
     dir->mtime_ns = dir->ctime_ns = meta_now_ns();
-    return meta_inode_put(t, dir);
+    return meta_dir_touched(t, dir);
 }
 
 struct open_arg {

@@ -26,6 +26,7 @@
 #include <sys/statvfs.h>
 
 #define BATCH_MAX         512
+#define DEFER_MAX         16
 #define INODE_REC_VERSION 2
 
 struct wreq {
@@ -52,6 +53,13 @@ struct meta_store {
     /* Inode numbers [ino_next, ino_limit) are reserved on disk already; only
      * the batch leader touches them. ino_limit 0: reload from disk. */
     uint64_t ino_next, ino_limit;
+    /* A flat batch's directory records whose put waits for the batch's end
+     * (meta_dir_touched): a create changes its directory's times, and a
+     * batch of creates in one directory writes that record once. Only the
+     * batch leader touches them. */
+    MDB_txn *defer_txn; /* the flat batch's transaction, or NULL */
+    uint32_t ndefer;
+    struct meta_inode defer[DEFER_MAX];
     pthread_mutex_t sync_lock;
 };
 
@@ -227,14 +235,30 @@ static int reserve_inos(struct meta_store *s, MDB_txn *txn)
 
 /* Begin a batch's transaction and make its inode reservation; *limit is
  * set to the reservation in force before, for batch_restart. */
-static int batch_begin(struct meta_store *s, MDB_txn **txn, uint64_t *limit)
+static int batch_begin(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t *limit)
 {
     *limit = s->ino_limit;
+    s->defer_txn = NULL;
+    s->ndefer = 0;
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, txn));
     if (rc == 0 && (rc = reserve_inos(s, *txn)))
         mdb_txn_abort(*txn);
     if (rc)
         s->ino_limit = 0;
+    else if (flat)
+        s->defer_txn = *txn;
+    return rc;
+}
+
+/* Write the directory records the batch deferred. */
+static int flush_deferred(struct meta_store *s, MDB_txn *txn)
+{
+    struct meta_txn t = {txn, s, NULL, false};
+    int rc = 0;
+    s->defer_txn = NULL;
+    for (uint32_t i = 0; i < s->ndefer && !rc; i++)
+        rc = meta_inode_put(&t, &s->defer[i]);
+    s->ndefer = 0;
     return rc;
 }
 
@@ -255,7 +279,7 @@ static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad
               (void *)bad->fn, log_err(bad->rc), n);
     mdb_txn_abort(*txn);
     s->ino_limit = *limit;
-    return batch_begin(s, txn, limit);
+    return batch_begin(s, true, txn, limit);
 }
 
 /* A batch is either flat requests only or one request of any kind (the
@@ -267,7 +291,7 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
 {
     MDB_txn *txn;
     uint64_t limit;
-    int rc = batch_begin(s, &txn, &limit);
+    int rc = batch_begin(s, batch->flat, &txn, &limit);
     bool any = false;
     for (struct wreq *w = batch; w; w = w->next) {
         if (rc) {
@@ -284,11 +308,20 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             /* Nothing else kept yet: begin again without it. */
             mdb_txn_abort(txn);
             s->ino_limit = limit;
-            rc = batch_begin(s, &txn, &limit);
+            rc = batch_begin(s, batch->flat, &txn, &limit);
         }
     }
     if (rc)
         return; /* every request has its error and no transaction is open */
+    if (any && (rc = flush_deferred(s, txn))) {
+        mdb_txn_abort(txn);
+        s->ino_limit = 0;
+        log_error("MDT%04x batch lost writing its directories: %s", s->mdt, log_err(rc));
+        for (struct wreq *w = batch; w; w = w->next)
+            if (w->rc >= 0)
+                w->rc = rc;
+        return;
+    }
     if (!any) {
         /* Nothing to keep but perhaps a new reservation: commit that. */
         if (mdb_txn_commit(txn))
@@ -574,8 +607,60 @@ int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
     return 0;
 }
 
+/* The batch's deferred record of ino, or NULL. */
+static struct meta_inode *deferred(struct meta_txn *t, uint64_t ino)
+{
+    struct meta_store *s = t->store;
+    if (s->defer_txn != t->txn)
+        return NULL;
+    for (uint32_t i = 0; i < s->ndefer; i++)
+        if (s->defer[i].ino == ino)
+            return &s->defer[i];
+    return NULL;
+}
+
+/* Copy a directory's record (it has no layout). */
+static void dir_copy(struct meta_inode *to, const struct meta_inode *from)
+{
+    memcpy(to, from, offsetof(struct meta_inode, layout));
+    to->layout.ncomp = 0;
+}
+
+/* The record of ino leaves the deferred ones (a put or delete supersedes). */
+static void undefer(struct meta_txn *t, uint64_t ino)
+{
+    struct meta_inode *d = deferred(t, ino);
+    if (d) {
+        struct meta_store *s = t->store;
+        dir_copy(d, &s->defer[--s->ndefer]);
+    }
+}
+
+int meta_dir_touched(struct meta_txn *t, const struct meta_inode *dir)
+{
+    struct meta_store *s = t->store;
+    struct meta_inode *d = deferred(t, dir->ino);
+    if (!S_ISDIR(dir->mode) || (!d && (s->defer_txn != t->txn || s->ndefer == DEFER_MAX)))
+        return meta_inode_put(t, dir);
+    if (!d)
+        d = &s->defer[s->ndefer++];
+    dir_copy(d, dir);
+    int i = note(t, dir->ino);
+    if (i >= 0) {
+        meta_inode_attr(dir, &t->touched->attr[i]);
+        t->touched->has_attr[i] = true;
+    }
+    t->wrote = true;
+    return 0;
+}
+
 int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
 {
+    const struct meta_inode *d = deferred(t, ino);
+    if (d) {
+        dir_copy(out, d);
+        return 0;
+    }
     MDB_val v;
     int rc = get_u64(t, t->store->inodes, ino, &v);
     if (rc)
@@ -624,6 +709,7 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
     if (len < 0)
         return len;
     be64(kb, in->ino);
+    undefer(t, in->ino);
     int i = note(t, in->ino);
     if (i >= 0) {
         meta_inode_attr(in, &t->touched->attr[i]);
@@ -637,6 +723,7 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
     int i = note(t, ino);
     if (i >= 0)
         t->touched->has_attr[i] = false;
+    undefer(t, ino);
     return del_u64(t, t->store->inodes, ino);
 }
 

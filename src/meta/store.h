@@ -136,6 +136,10 @@ int meta_store_stats(struct meta_store *s, struct proto_tstat *out);
 /* Records. All return 0, -ENOENT when missing, or another negative errno. */
 int meta_inode_get(struct meta_txn *t, uint64_t ino, struct meta_inode *out);
 int meta_inode_put(struct meta_txn *t, const struct meta_inode *in);
+/* A directory's record changed by adding or removing a name: in a batch of
+ * flat writes its put waits for the batch's end (one put per directory
+ * per batch), and reads in the batch see it; elsewhere it is put now. */
+int meta_dir_touched(struct meta_txn *t, const struct meta_inode *dir);
 int meta_inode_del(struct meta_txn *t, uint64_t ino);
 int meta_alloc_ino(struct meta_txn *t, uint64_t *ino);
 

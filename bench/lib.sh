@@ -35,7 +35,7 @@ bench_remove() {
 cg_metad() {
     local pid
     pid=$(cat "$1/run/$2.pid")
-    kill "$pid"
+    kill "$pid" 2>/dev/null || true # gone already after an earlier round
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     valgrind --tool=callgrind --toggle-collect=conn_main --callgrind-out-file="$3" \
         "$BUILD/stria-metad" --config "$1/conf/$2.conf" >"$3.log" 2>&1 &

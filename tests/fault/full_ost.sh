@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# A full OST (issue 5): OST 1 lives on a 96 MiB tmpfs. A file striped onto
+# it fills it: the write fails with ENOSPC (and says so), what was written
+# before is intact, the other OST still takes data, and once the MDT hears
+# that OST 1 is nearly full, new files are no longer placed on it.
+# Needs root (mount); skipped (ctest code 77) without it.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")/../func" && pwd)
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIPPED: full_ost needs root to mount a small tmpfs"
+    exit 77
+fi
+. "$HERE/lib.sh"
+
+SMALL="$DIR/ost1"
+# The tmpfs goes before the daemons' teardown (lazily: stria-stord may
+# still hold files on it), keeping the test's exit status for teardown.
+trap 'rc=$?; umount -l "$SMALL" 2>/dev/null || true; (exit $rc); teardown' EXIT
+mkdir -p "$SMALL"
+mount -t tmpfs -o size=96m tmpfs "$SMALL" || fail "cannot mount a tmpfs on $SMALL"
+
+step "a cluster whose OST 1 has 96 MiB"
+cluster_up --osts 2 --no-mount
+S() { "$STRIA" --conf "$CONF" "$@"; }
+
+head -c $((8 << 20)) /dev/urandom >"$T/a"
+head -c $((160 << 20)) /dev/zero >"$T/big"
+S mkdir /full
+S setstripe -c 1 -i 1 /full/a >/dev/null || fail "cannot place a file on OST 1"
+S cp "$T/a" stria:/full/a || fail "8 MiB onto OST 1 failed"
+S getstripe /full/a | grep -qE '^[[:space:]]+1[[:space:]]' || fail "/full/a is not on OST 1"
+
+step "filling OST 1 fails with ENOSPC"
+S setstripe -c 1 -i 1 /full/big >/dev/null
+if S cp "$T/big" stria:/full/big 2>"$T/cp.err"; then
+    fail "160 MiB fitted on a 96 MiB OST"
+fi
+cat "$T/cp.err"
+grep -q "No space left on device" "$T/cp.err" || fail "the error does not say ENOSPC"
+
+step "what was written before is intact"
+S cp stria:/full/a "$T/a.back" || fail "cannot read /full/a back"
+cmp "$T/a" "$T/a.back" || fail "/full/a changed when OST 1 filled"
+S rm /full/big
+
+step "OST 0 still takes data"
+S setstripe -c 1 -i 0 /full/zero >/dev/null
+S cp "$T/a" stria:/full/zero || fail "OST 0 refused a write"
+S cp stria:/full/zero "$T/zero.back" && cmp "$T/a" "$T/zero.back" || fail "/full/zero differs"
+
+step "new files go to OST 0 only, once OST 1 is known to be full"
+# Fill OST 1 to under 64 MiB free (the MDT's threshold) with local data.
+head -c $((40 << 20)) /dev/zero >"$SMALL/ballast" || true
+# True when six new files of one stripe all land on OST 0.
+none_on_1() {
+    for i in 1 2 3 4 5 6; do
+        S rm -f "/full/new$i" 2>/dev/null || true
+        S setstripe -c 1 "/full/new$i" >/dev/null || return 1
+        if S getstripe "/full/new$i" | grep -qE '^[[:space:]]+1[[:space:]]'; then return 1; fi
+    done
+}
+wait_for 30 none_on_1 || fail "new files are still placed on the full OST 1"
+S setstripe -c 1 -i 1 /full/forced >/dev/null 2>"$T/forced.err" &&
+    fail "a file was placed on the full OST 1 by request"
+grep -q "No space left on device" "$T/forced.err" || { cat "$T/forced.err"; fail "forced placement: not ENOSPC"; }
+S df | tee "$T/df.out"
+echo "PASS: full_ost"

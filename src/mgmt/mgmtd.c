@@ -52,7 +52,20 @@ struct tgt {
     struct map_target m;
     uint64_t last_seen_ns; /* monotonic; 0: never since start */
     uint64_t incarnation;
+    uint64_t told_avail; /* bytes_avail when the epoch last moved for it */
 };
+
+/* Has a target's free space moved enough since the map's readers last
+ * heard (the epoch moved) that they should look again? An eighth of what
+ * was free, at most 1 GiB, at least 1 MiB: the nearer a target is to full,
+ * the sooner the MDTs learn it, so that they stop placing files on it
+ * (their threshold is 64 MiB). Filling a target from 10 TB to full moves
+ * the epoch about a hundred times. */
+static bool avail_moved(uint64_t told, uint64_t now)
+{
+    uint64_t d = told > now ? told - now : now - told;
+    return d >= (1ull << 20) && d > MIN(told / 8, 1ull << 30);
+}
 
 struct mgmtd {
     pthread_mutex_t lock;
@@ -201,6 +214,13 @@ static int h_heartbeat(void *p, struct net_req *req, struct net_rep *rep)
                      q->port);
         }
         t->m.stat = *s;
+        if (avail_moved(t->told_avail, s->bytes_avail)) {
+            log_info("%s%04x free space %llu MiB (was %llu MiB)", kind_name(q->kind), s->index,
+                     (unsigned long long)(s->bytes_avail >> 20),
+                     (unsigned long long)(t->told_avail >> 20));
+            t->told_avail = s->bytes_avail;
+            changed = true;
+        }
         t->last_seen_ns = now;
         t->incarnation = q->incarnation;
     }

@@ -227,6 +227,20 @@ STRIA_API int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan,
 /* Remove one object from an OST (stria fsck --repair, for objects no file
  * owns). */
 STRIA_API int stria_ost_destroy(stria_fs_t *fs, uint32_t ost, const struct stria_object *o);
+/* What SCRUB found in one of an OST's 256 fan-out directories (`stria
+ * scrub`): every block of every object read and checked against its
+ * checksum; bad (free() it) names up to 1024 blocks that failed. */
+struct stria_bad_block {
+    struct stria_object obj;
+    uint64_t offset; /* in the object */
+};
+struct stria_scrub_report {
+    uint64_t objects, blocks, bytes, bad_blocks;
+    struct stria_bad_block *bad;
+    size_t nbad;
+};
+STRIA_API int stria_ost_scrub(stria_fs_t *fs, uint32_t ost, uint32_t fan,
+                              struct stria_scrub_report *out);
 /* stat of an inode by number (-ENOENT: no such inode). */
 STRIA_API int stria_stat_ino(stria_fs_t *fs, uint64_t ino, struct stat *st);
 /* The file system name and map epoch of the management service. */

@@ -45,6 +45,7 @@ int cmd_getstripe(int argc, char **argv);
 int cmd_df(int argc, char **argv);
 int cmd_stats(int argc, char **argv);
 int cmd_fsck(int argc, char **argv);
+int cmd_scrub(int argc, char **argv);
 
 /* ---- helpers (main.c) ---- */
 

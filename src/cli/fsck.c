@@ -271,3 +271,86 @@ out:
     stria_disconnect(fs);
     return status;
 }
+
+/* ---- stria scrub [--ost N] ---- */
+
+/* Scrub one OST: every fan-out directory; bad blocks named on stdout.
+ * Returns the bad blocks found, or a negative errno. */
+static long scrub_ost(stria_fs_t *fs, uint32_t ost)
+{
+    uint64_t objects = 0, blocks = 0, bytes = 0, bad = 0;
+    for (uint32_t fan = 0; fan < 256; fan++) {
+        struct stria_scrub_report r;
+        int rc = stria_ost_scrub(fs, ost, fan, &r);
+        if (rc) {
+            fprintf(stderr, "stria scrub: OST%04" PRIx32 ": %s\n", ost, strerror(-rc));
+            return rc;
+        }
+        objects += r.objects;
+        blocks += r.blocks;
+        bytes += r.bytes;
+        bad += r.bad_blocks;
+        for (size_t i = 0; i < r.nbad; i++)
+            printf("OST%04" PRIx32 ": checksum mismatch: inode %#" PRIx64 " component %" PRIu32
+                   " stripe %" PRIu32 " object offset %" PRIu64 "\n",
+                   ost, r.bad[i].obj.ino, r.bad[i].obj.comp, r.bad[i].obj.stripe, r.bad[i].offset);
+        free(r.bad);
+    }
+    printf("OST%04" PRIx32 ": %" PRIu64 " objects, %" PRIu64 " bytes in %" PRIu64
+           " blocks checked, %" PRIu64 " bad\n",
+           ost, objects, bytes, blocks, bad);
+    return (long)bad;
+}
+
+int cmd_scrub(int argc, char **argv)
+{
+    long only = -1;
+    int c;
+    static const struct option longopts[] = {{"ost", required_argument, NULL, 'o'},
+                                             {NULL, 0, NULL, 0}};
+    optind = 0;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+o:", longopts, NULL)) != -1) {
+        char *end;
+        if (c != 'o')
+            return cli_usage_error(argv[0], "unknown option '%s'", argv[optind - 1]);
+        errno = 0;
+        only = strtol(optarg, &end, 0);
+        if (errno || *end || end == optarg || only < 0 || only > 0xffff)
+            return cli_usage_error(argv[0], "--ost wants an OST index, not '%s'", optarg);
+    }
+    if (optind != argc)
+        return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
+    stria_fs_t *fs;
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    struct stria_target *t;
+    size_t nt;
+    int rc = stria_targets(fs, &t, &nt);
+    if (rc) {
+        fprintf(stderr, "stria scrub: cannot list the targets: %s\n", strerror(-rc));
+        stria_disconnect(fs);
+        return CLI_FAIL;
+    }
+    int status = CLI_OK;
+    bool found = false;
+    for (size_t i = 0; i < nt; i++) {
+        if (strcmp(t[i].kind, "OST") || (only >= 0 && t[i].index != (uint32_t)only))
+            continue;
+        found = true;
+        if (!t[i].online) {
+            fprintf(stderr, "stria scrub: OST%04" PRIx32 " is offline: not checked\n", t[i].index);
+            status = CLI_FAIL;
+            continue;
+        }
+        if (scrub_ost(fs, t[i].index) != 0)
+            status = CLI_FAIL;
+    }
+    if (!found) {
+        fprintf(stderr, "stria scrub: no OST %ld in this cluster\n", only);
+        status = CLI_FAIL;
+    }
+    free(t);
+    stria_disconnect(fs);
+    return status;
+}

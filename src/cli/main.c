@@ -98,6 +98,13 @@ static const struct command commands[] = {
      "Reports dangling entries, orphan inodes, wrong link counts, wrong parents\n"
      "and records that cannot be decoded. With --repair the MDT holds its other\n"
      "writes until it is done. Exit status 1 when a problem remains.\n"},
+    {"scrub", cmd_scrub, "[--ost N]",
+     "read every block of every object and check it against its checksum",
+     "  -o, --ost N  only OST N (default: every OST)\n"
+     "Prints each block whose data no longer matches the CRC32C written with it\n"
+     "(the file's inode, component and stripe, and the offset in the object), then\n"
+     "a summary per OST. The OSTs also log each mismatch. Exit status 1 when a\n"
+     "block is bad or an OST could not be checked.\n"},
     {"stats", cmd_stats, "[-i SECONDS]",
      "show what each MDT's requests cost: counts, rates, errors, latency",
      "  -i SECONDS  counters over the next SECONDS (1 to 3600) instead of since\n"

@@ -13,9 +13,11 @@
 
 #include "../common/log.h"
 #include "../common/util.h"
+#include "../proto/csum.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
 #include <stdlib.h>
@@ -42,20 +44,27 @@ struct lane {
     int ninflight;
 };
 
+/* A piece's chunks: at most IO_PIECE_MAX / PROTO_CSUM_BLOCK + 1 of them. */
+#define PIECE_CRCS (IO_PIECE_MAX / PROTO_CSUM_BLOCK + 2)
+
 static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln, struct piece *p)
 {
     (void)fs;
-    uint8_t buf[128];
+    uint8_t buf[128 + 4 * PIECE_CRCS], crcs[4 * PIECE_CRCS];
     struct proto_enc e;
     proto_enc_init(&e, buf, sizeof(buf));
     int rc;
     uint16_t op;
     if (write) {
-        struct proto_write_req q = {.ost = ln->ost,
-                                    .ino = ino,
-                                    .comp = p->lp.comp,
-                                    .stripe = p->lp.stripe,
-                                    .offset = p->lp.obj_off};
+        /* The OST checks the data against these on receipt (csum.h). */
+        proto_csum_fill(p->lp.obj_off, p->buf, p->lp.len, crcs);
+        struct proto_write_req q = {
+            .ost = ln->ost,
+            .ino = ino,
+            .comp = p->lp.comp,
+            .stripe = p->lp.stripe,
+            .offset = p->lp.obj_off,
+            .crcs = {crcs, 4 * proto_csum_chunks(p->lp.obj_off, p->lp.len)}};
         rc = proto_enc_write_req(&e, &q);
         op = PROTO_OP_WRITE;
     } else {
@@ -84,7 +93,7 @@ static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln,
     return 0;
 }
 
-static int recv_piece(struct lane *ln, bool write)
+static int recv_piece(struct lane *ln, bool write, uint64_t ino)
 {
     struct piece *p = ln->inflight;
     ln->inflight = p->next;
@@ -97,8 +106,25 @@ static int recv_piece(struct lane *ln, bool write)
                       &transport);
     if (transport)
         ln->broken = true;
-    if (rc == 0 && !write && got < p->lp.len)
-        memset(p->buf + got, 0, p->lp.len - got);
+    if (rc == 0 && !write) {
+        /* The data must match the OST's checksums of it. */
+        struct proto_read_rep r;
+        struct proto_dec d;
+        uint64_t bad;
+        proto_dec_init(&d, ln->lease.c->rx, ln->lease.c->rx_len);
+        if (proto_dec_read_rep(&d, &r)) {
+            ln->broken = true;
+            return -EPROTO;
+        }
+        if ((rc = proto_csum_check(p->lp.obj_off, p->buf, got, &r.crcs, &bad))) {
+            log_error("checksum mismatch reading OST%04x object %" PRIx64 ".%u.%u offset %" PRIu64
+                      ": the data changed on its way",
+                      ln->ost, ino, p->lp.comp, p->lp.stripe, bad);
+            return -EIO;
+        }
+        if (got < p->lp.len)
+            memset(p->buf + got, 0, p->lp.len - got);
+    }
     return rc;
 }
 
@@ -180,7 +206,7 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         }
         for (int j = 0; j < np && !rc; j++)
             if (pfd[j].revents)
-                rc = recv_piece(&lanes[idx[j]], write);
+                rc = recv_piece(&lanes[idx[j]], write, ino);
     }
     /* On failure, collect what is still in flight so connections stay usable. */
     for (int k = 0; k < nlanes; k++) {
@@ -188,7 +214,7 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         if (ln->broken && ln->lease.reused)
             *stale = true;
         while (ln->have && ln->ninflight && !ln->broken)
-            recv_piece(ln, write);
+            recv_piece(ln, write, ino);
         if (ln->have)
             cl_put(&ln->lease, ln->broken || ln->ninflight);
     }

@@ -431,7 +431,9 @@ static int handshake(struct srv_conn *sc)
     int rc = auth_random(nonce, sizeof(nonce));
     if (rc)
         return rc;
-    struct proto_hello_req hello = {.min_version = 1,
+    /* Version 3 put checksums into WRITE and READ: older peers cannot talk
+     * to this one (PROTO_MIN_VERSION). */
+    struct proto_hello_req hello = {.min_version = PROTO_MIN_VERSION,
                                     .max_version = PROTO_VERSION,
                                     .nonce = {nonce, AUTH_NONCE_LEN},
                                     .server_id = s->server_id};

@@ -75,6 +75,16 @@ void proto_put_le64(uint8_t *p, uint64_t v)
     put_le(p, v, 8);
 }
 
+uint32_t proto_le32(const uint8_t *p)
+{
+    return (uint32_t)get_le(p, 4);
+}
+
+void proto_put_le32(uint8_t *p, uint32_t v)
+{
+    put_le(p, v, 4);
+}
+
 void proto_hdr_encode(const struct proto_hdr *h, uint8_t out[PROTO_HDR_LEN])
 {
     put_le(out + 0, h->magic, 4);

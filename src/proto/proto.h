@@ -23,10 +23,11 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define PROTO_MAGIC      0x41525453u /* "STRA" little-endian */
-#define PROTO_VERSION    2
-#define PROTO_HDR_LEN    56
-#define PROTO_FLAG_REPLY 1u
+#define PROTO_MAGIC       0x41525453u /* "STRA" little-endian */
+#define PROTO_VERSION     3
+#define PROTO_MIN_VERSION 3 /* the oldest a server speaks */
+#define PROTO_HDR_LEN     56
+#define PROTO_FLAG_REPLY  1u
 
 /* Per-direction maxima, checked before anything is allocated. */
 /* A request holds a whole xattr value (64 KiB) besides its other fields. */
@@ -112,9 +113,11 @@ struct proto_cred {
     uint32_t groups[PROTO_MAX_GROUPS];
 };
 
-/* A little-endian u64 at p (blobs whose entries the codecs do not know). */
+/* Little-endian integers at p (blobs whose entries the codecs do not know). */
 uint64_t proto_le64(const uint8_t *p);
 void proto_put_le64(uint8_t *p, uint64_t v);
+uint32_t proto_le32(const uint8_t *p);
+void proto_put_le32(uint8_t *p, uint32_t v);
 
 /* Whether c is gid or has it among its groups. */
 bool proto_cred_in_group(const struct proto_cred *c, uint32_t gid);
@@ -488,11 +491,13 @@ enum {
 #define MSG_DESTROYED_REP(F)
 
 /* Storage: one object of one file on one OST. */
-#define MSG_WRITE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset)
+/* WRITE's crcs and READ's: a CRC32C of each chunk of the bulk (csum.h). */
+#define MSG_WRITE_REQ(F)                                                                           \
+    F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(BLOB, crcs)
 #define MSG_WRITE_REP(F)
 #define MSG_READ_REQ(F)                                                                            \
     F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U32, len)
-#define MSG_READ_REP(F)
+#define MSG_READ_REP(F)     F(BLOB, crcs)
 #define MSG_TRUNCATE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, size)
 #define MSG_TRUNCATE_REP(F)
 #define MSG_DESTROY_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)
@@ -509,6 +514,12 @@ enum {
  * repeated {U64 ino, U32 comp, U32 stripe}; more: not all fit. */
 #define MSG_LISTOBJ_REQ(F) F(U32, ost) F(U32, fan)
 #define MSG_LISTOBJ_REP(F) F(BLOB, objects) F(U8, more)
+/* SCRUB: check the checksum of every block of the objects of one of an
+ * OST's 256 fan-out directories. bad: the blocks that failed (at most
+ * 1024), each ino u64, comp u32, stripe u32, offset u64, little-endian. */
+#define MSG_SCRUB_REQ(F) F(U32, ost) F(U32, fan)
+#define MSG_SCRUB_REP(F)                                                                           \
+    F(U64, objects) F(U64, blocks) F(U64, bytes) F(U64, bad_blocks) F(BLOB, bad)
 
 /* X(NAME, opcode, lower-case name) */
 #define PROTO_MESSAGES(X)                                                                          \
@@ -552,7 +563,8 @@ enum {
     X(OSYNC, 64, osync)                                                                            \
     X(OSTATFS, 65, ostatfs)                                                                        \
     X(PUNCH, 66, punch)                                                                            \
-    X(LISTOBJ, 67, listobj)
+    X(LISTOBJ, 67, listobj)                                                                        \
+    X(SCRUB, 68, scrub)
 
 #define SETATTR_MODE      1u
 #define SETATTR_UID       2u

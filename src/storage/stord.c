@@ -10,19 +10,27 @@
  * Each OST counts the bytes its objects occupy (scanned at start-up, kept
  * up to date on every write, truncate and destroy), so `stria df` shows
  * what each OST holds even when several OSTs share one disk.
+ *
+ * Every object has a CRC32C per 32 KiB block beside it (sums.h): a write's
+ * data is checked against the client's checksums on receipt, every read
+ * checks the blocks it touches, and SCRUB checks them all.
  */
 #include "../common/config.h"
+#include "../common/crc.h"
 #include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
 #include "../net/hb.h"
 #include "../net/net.h"
+#include "../proto/csum.h"
+#include "sums.h"
 
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/falloc.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -59,10 +67,22 @@ struct ost {
     _Atomic uint64_t objects;
 };
 
+#define OBJ_LOCKS 256
+
 struct stord {
     struct ost *osts[MAX_OSTS];
     int nosts;
+    /* An object's data and checksums change together: a write, truncate or
+     * punch holds its lock exclusively, a read or scrub shared. */
+    pthread_rwlock_t locks[OBJ_LOCKS];
 };
+
+static pthread_rwlock_t *obj_lock(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp,
+                                  uint32_t stripe)
+{
+    uint64_t h = util_mix64(ino ^ ((uint64_t)ost << 40) ^ ((uint64_t)comp << 20) ^ stripe);
+    return &s->locks[h % OBJ_LOCKS];
+}
 
 static struct ost *find_ost(struct stord *s, uint32_t index)
 {
@@ -155,6 +175,9 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
             struct stat st;
             if (de->d_name[0] == '.' || fstatat(dfd, de->d_name, &st, 0) < 0)
                 continue;
+            size_t nl = strlen(de->d_name);
+            if (nl > 2 && !strcmp(de->d_name + nl - 2, ".c"))
+                continue; /* an object's checksums */
             o->used += obj_bytes(&st);
             o->objects++;
         }
@@ -201,22 +224,35 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
     DECODE(write);
     if (q.offset > MAX_OBJECT_SIZE || req->bulk_len > MAX_OBJECT_SIZE - q.offset)
         return -EFBIG;
-    int fd = openat(o->dirfd, name, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
-    if (fd < 0)
-        return -errno;
+    uint64_t bad;
+    int rc = proto_csum_check(q.offset, req->bulk, req->bulk_len, &q.crcs, &bad);
+    if (rc == -EBADMSG)
+        return rc;
+    if (rc) {
+        log_error("checksum mismatch on receipt ost=%u object=%s offset=%" PRIu64 " peer=%s",
+                  o->index, name, bad, req->peer);
+        return rc;
+    }
+    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
+    pthread_rwlock_wrlock(lk);
+    struct sums_obj so;
+    if ((rc = sums_open(o->dirfd, name, SUMS_WRITE, &so))) {
+        pthread_rwlock_unlock(lk);
+        return rc;
+    }
     struct stat st;
     uint64_t before = 0;
     bool created = false;
-    if (fstat(fd, &st) == 0) {
+    if (fstat(so.fd, &st) == 0) {
         before = obj_bytes(&st);
         created = st.st_size == 0 && st.st_blocks == 0;
     }
-    int rc = 0;
     const uint8_t *b = req->bulk;
     uint64_t off = q.offset;
     uint32_t left = req->bulk_len;
-    while (left) {
-        ssize_t n = pwrite(fd, b, left, (off_t)off);
+    rc = sums_before_write(&so, q.offset, b, left, q.crcs.p);
+    while (left && !rc) {
+        ssize_t n = pwrite(so.fd, b, left, (off_t)off);
         if (n < 0) {
             if (errno == EINTR)
                 continue;
@@ -227,15 +263,67 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
         off += (uint64_t)n;
         left -= (uint32_t)n;
     }
-    if (fstat(fd, &st) == 0)
+    if (fstat(so.fd, &st) == 0)
         account(o, before, obj_bytes(&st));
     if (created && rc == 0)
         atomic_fetch_add(&o->objects, 1);
-    close(fd);
+    sums_close(&so);
+    pthread_rwlock_unlock(lk);
     if (rc)
         log_warn("write failed ost=%u object=%s offset=%" PRIu64 ": %s", o->index, name, q.offset,
                  log_err(rc));
     return rc;
+}
+
+/* Read [off, off + len) of an object into buf, which has room for the
+ * blocks around it, and check those blocks. *at: where in buf the range
+ * starts; *got: how much of it the object holds; crcs: its chunks' CRC32Cs
+ * (4 bytes each, for *got bytes). -EIO on a checksum mismatch (logged). */
+static int read_checked(struct ost *o, const char *name, struct sums_obj *so, uint64_t off,
+                        uint32_t len, uint8_t *buf, uint32_t *at, uint32_t *got, uint8_t *crcs)
+{
+    *at = *got = 0;
+    if (off >= so->size || len == 0)
+        return 0;
+    uint32_t want = (uint32_t)MIN((uint64_t)len, so->size - off);
+    uint64_t first = off / PROTO_CSUM_BLOCK, from = first * PROTO_CSUM_BLOCK;
+    uint64_t to = MIN(so->size, (off + want + PROTO_CSUM_BLOCK - 1) / PROTO_CSUM_BLOCK *
+                                    (uint64_t)PROTO_CSUM_BLOCK);
+    uint32_t n = (uint32_t)((to - from + PROTO_CSUM_BLOCK - 1) / PROTO_CSUM_BLOCK);
+    uint32_t done = 0;
+    while (from + done < to) {
+        ssize_t r = pread(so->fd, buf + done, to - from - done, (off_t)(from + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            break; /* shrank under us: cannot, the lock is held */
+        done += (uint32_t)r;
+    }
+    memset(buf + done, 0, to - from - done);
+    uint32_t bcrc[PROTO_MAX_BULK / PROTO_CSUM_BLOCK + 2];
+    uint64_t bad;
+    int rc = sums_verify(so, first, n, buf, bcrc, &bad);
+    if (rc == -EIO)
+        log_error("checksum mismatch ost=%u object=%s offset=%" PRIu64 " (block of %u bytes)",
+                  o->index, name, bad, PROTO_CSUM_BLOCK);
+    if (rc)
+        return rc;
+    *at = (uint32_t)(off - from);
+    *got = want;
+    /* A chunk that is a whole block has the block's CRC already. */
+    for (uint64_t c = off; c < off + want;) {
+        uint32_t cl = proto_csum_chunk_len(c, (uint32_t)(off + want - c));
+        uint64_t b = c / PROTO_CSUM_BLOCK;
+        bool whole = c % PROTO_CSUM_BLOCK == 0 &&
+                     c + cl == MIN(so->size, (b + 1) * (uint64_t)PROTO_CSUM_BLOCK);
+        uint32_t v = whole ? bcrc[b - first] : crc32c(0, buf + (c - from), cl);
+        proto_put_le32(crcs, v);
+        crcs += 4;
+        c += cl;
+    }
+    return 0;
 }
 
 static int h_read(void *p, struct net_req *req, struct net_rep *rep)
@@ -244,34 +332,34 @@ static int h_read(void *p, struct net_req *req, struct net_rep *rep)
     DECODE(read);
     if (q.len > PROTO_MAX_BULK)
         return -EINVAL;
-    int fd = openat(o->dirfd, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno; /* never written: a hole */
-    uint8_t *buf = net_scratch(req, q.len);
-    if (!buf) {
-        close(fd);
-        return -ENOMEM;
+    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
+    pthread_rwlock_rdlock(lk);
+    struct sums_obj so;
+    int rc = sums_open(o->dirfd, name, SUMS_READ, &so);
+    if (rc) {
+        pthread_rwlock_unlock(lk);
+        if (rc != -ENOENT)
+            return rc;
+        struct proto_read_rep none = {.crcs = {NULL, 0}}; /* never written: a hole */
+        return proto_enc_read_rep(&rep->enc, &none);
     }
-    uint32_t got = 0;
-    int rc = 0;
-    while (got < q.len) {
-        ssize_t n = pread(fd, buf + got, q.len - got, (off_t)(q.offset + got));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        if (n == 0)
-            break;
-        got += (uint32_t)n;
-    }
-    close(fd);
+    uint32_t nchunks = proto_csum_chunks(q.offset, q.len);
+    uint8_t *buf = net_scratch(req, q.len + 2 * PROTO_CSUM_BLOCK + 4 * nchunks);
+    uint32_t at = 0, got = 0;
+    if (!buf)
+        rc = -ENOMEM;
+    else
+        rc = read_checked(o, name, &so, q.offset, q.len, buf, &at, &got,
+                          buf + q.len + 2 * PROTO_CSUM_BLOCK);
+    sums_close(&so);
+    pthread_rwlock_unlock(lk);
     if (rc)
         return rc;
-    rep->bulk = buf;
+    rep->bulk = buf + at;
     rep->bulk_len = got;
-    return 0;
+    struct proto_read_rep r = {
+        .crcs = {buf + q.len + 2 * PROTO_CSUM_BLOCK, 4 * proto_csum_chunks(q.offset, got)}};
+    return proto_enc_read_rep(&rep->enc, &r);
 }
 
 static int h_truncate(void *p, struct net_req *req, struct net_rep *rep)
@@ -281,15 +369,22 @@ static int h_truncate(void *p, struct net_req *req, struct net_rep *rep)
     DECODE(truncate);
     if (q.size > MAX_OBJECT_SIZE)
         return -EFBIG;
-    int fd = openat(o->dirfd, name, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno; /* a missing object is already empty */
+    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
+    pthread_rwlock_wrlock(lk);
+    struct sums_obj so;
+    int rc = sums_open(o->dirfd, name, SUMS_CHANGE, &so);
+    if (rc) {
+        pthread_rwlock_unlock(lk);
+        return rc == -ENOENT ? 0 : rc; /* a missing object is already empty */
+    }
     struct stat st;
-    uint64_t before = fstat(fd, &st) == 0 ? obj_bytes(&st) : 0;
-    int rc = ftruncate(fd, (off_t)q.size) < 0 ? -errno : 0;
-    if (fstat(fd, &st) == 0)
+    uint64_t before = fstat(so.fd, &st) == 0 ? obj_bytes(&st) : 0;
+    if ((rc = sums_before_resize(&so, q.size)) == 0 && ftruncate(so.fd, (off_t)q.size) < 0)
+        rc = -errno;
+    if (fstat(so.fd, &st) == 0)
         account(o, before, obj_bytes(&st));
-    close(fd);
+    sums_close(&so);
+    pthread_rwlock_unlock(lk);
     return rc;
 }
 
@@ -299,10 +394,15 @@ static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
     (void)rep;
     DECODE(destroy);
     struct stat st;
-    if (fstatat(o->dirfd, name, &st, 0) < 0)
-        return errno == ENOENT ? 0 : -errno;
-    if (unlinkat(o->dirfd, name, 0) < 0)
-        return errno == ENOENT ? 0 : -errno;
+    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
+    pthread_rwlock_wrlock(lk);
+    int rc = 0;
+    if (fstatat(o->dirfd, name, &st, 0) < 0 || unlinkat(o->dirfd, name, 0) < 0)
+        rc = errno == ENOENT ? 1 : -errno;
+    sums_unlink(o->dirfd, name);
+    pthread_rwlock_unlock(lk);
+    if (rc)
+        return rc > 0 ? 0 : rc;
     account(o, obj_bytes(&st), 0);
     uint64_t n = atomic_load(&o->objects);
     while (n && !atomic_compare_exchange_weak(&o->objects, &n, n - 1))
@@ -320,18 +420,24 @@ static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
         return 0;
     if (q.len > MAX_OBJECT_SIZE - q.offset)
         q.len = MAX_OBJECT_SIZE - q.offset;
-    int fd = openat(o->dirfd, name, O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno; /* nothing there: already a hole */
+    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
+    pthread_rwlock_wrlock(lk);
+    struct sums_obj so;
+    int rc = sums_open(o->dirfd, name, SUMS_CHANGE, &so);
+    if (rc) {
+        pthread_rwlock_unlock(lk);
+        return rc == -ENOENT ? 0 : rc; /* nothing there: already a hole */
+    }
     struct stat st;
-    uint64_t before = fstat(fd, &st) == 0 ? obj_bytes(&st) : 0;
-    int rc = 0;
-    if (fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q.offset, (off_t)q.len) <
-        0)
+    uint64_t before = fstat(so.fd, &st) == 0 ? obj_bytes(&st) : 0;
+    if ((rc = sums_before_punch(&so, q.offset, q.len)) == 0 &&
+        fallocate(so.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q.offset,
+                  (off_t)q.len) < 0)
         rc = -errno;
-    if (fstat(fd, &st) == 0)
+    if (fstat(so.fd, &st) == 0)
         account(o, before, obj_bytes(&st));
-    close(fd);
+    sums_close(&so);
+    pthread_rwlock_unlock(lk);
     return rc;
 }
 
@@ -340,12 +446,105 @@ static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
     struct stord *s = p;
     (void)rep;
     DECODE(osync);
-    int fd = openat(o->dirfd, name, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return errno == ENOENT ? 0 : -errno;
-    int rc = fdatasync(fd) < 0 ? -errno : 0;
-    close(fd);
+    struct sums_obj so;
+    int rc = sums_open(o->dirfd, name, SUMS_READ, &so);
+    if (rc)
+        return rc == -ENOENT ? 0 : rc;
+    rc = sums_sync(&so);
+    sums_close(&so);
     return rc;
+}
+
+/* SCRUB: check every block of every object of one fan-out directory. */
+static int h_scrub(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct stord *s = p;
+    struct proto_scrub_req q;
+    if (proto_dec_scrub_req(&req->dec, &q))
+        return -EBADMSG;
+    struct ost *o = find_ost(s, q.ost);
+    if (!o)
+        return -ENXIO;
+    if (q.fan > 255)
+        return -EINVAL;
+    const uint32_t win = 32 * PROTO_CSUM_BLOCK, cap = 24 * 1024;
+    uint8_t *buf = net_scratch(req, win + cap);
+    if (!buf)
+        return -ENOMEM;
+    uint8_t *bad = buf + win;
+    char sub[32];
+    snprintf(sub, sizeof(sub), "objects/%02x", q.fan);
+    int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        int rc = -errno;
+        if (dfd >= 0)
+            close(dfd);
+        return rc;
+    }
+    struct proto_scrub_rep r = {0};
+    uint32_t nbad = 0;
+    struct dirent *de;
+    int rc = 0;
+    while ((de = readdir(d)) && !rc) {
+        uint64_t ino;
+        uint32_t comp, stripe;
+        char tail, name[96];
+        if (sscanf(de->d_name, "%16" SCNx64 ".%u.%u%c", &ino, &comp, &stripe, &tail) != 3)
+            continue; /* not an object (its checksums, or a stranger) */
+        object_name(name, sizeof(name), ino, comp, stripe);
+        pthread_rwlock_t *lk = obj_lock(s, q.ost, ino, comp, stripe);
+        pthread_rwlock_rdlock(lk);
+        struct sums_obj so;
+        int orc = sums_open(o->dirfd, name, SUMS_READ, &so);
+        if (orc) {
+            pthread_rwlock_unlock(lk);
+            if (orc != -ENOENT)
+                rc = orc;
+            continue;
+        }
+        r.objects++;
+        for (uint64_t at = 0; at < so.size && !rc;) {
+            uint32_t len = (uint32_t)MIN((uint64_t)win, so.size - at), got = 0;
+            while (got < len) {
+                ssize_t n = pread(so.fd, buf + got, len - got, (off_t)(at + got));
+                if (n < 0 && errno == EINTR)
+                    continue;
+                if (n <= 0)
+                    break;
+                got += (uint32_t)n;
+            }
+            memset(buf + got, 0, len - got);
+            uint32_t nb = (len + PROTO_CSUM_BLOCK - 1) / PROTO_CSUM_BLOCK;
+            /* Each block by itself, to name every bad one. */
+            for (uint32_t i = 0; i < nb; i++) {
+                uint64_t boff;
+                r.blocks++;
+                if (sums_verify(&so, at / PROTO_CSUM_BLOCK + i, 1,
+                                buf + (size_t)i * PROTO_CSUM_BLOCK, NULL, &boff) != -EIO)
+                    continue;
+                r.bad_blocks++;
+                log_error("scrub: checksum mismatch ost=%u object=%s offset=%" PRIu64, o->index,
+                          name, boff);
+                if ((nbad + 1) * 24 <= cap) {
+                    uint8_t *e = bad + nbad++ * 24;
+                    proto_put_le64(e, ino);
+                    proto_put_le32(e + 8, comp);
+                    proto_put_le32(e + 12, stripe);
+                    proto_put_le64(e + 16, boff);
+                }
+            }
+            r.bytes += len;
+            at += len;
+        }
+        sums_close(&so);
+        pthread_rwlock_unlock(lk);
+    }
+    closedir(d);
+    if (rc)
+        return rc;
+    r.bad = (struct proto_blob){bad, nbad * 24};
+    return proto_enc_scrub_rep(&rep->enc, &r);
 }
 #undef DECODE
 
@@ -456,6 +655,8 @@ int main(int argc, char **argv)
     struct stord *s = calloc(1, sizeof(*s));
     if (!s)
         return 1;
+    for (int i = 0; i < OBJ_LOCKS; i++)
+        pthread_rwlock_init(&s->locks[i], NULL);
     for (int i = 0; i < conf.ost.count; i++) {
         uint32_t index;
         const char *path;
@@ -487,6 +688,7 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_PUNCH] = h_punch;
     so.handlers[PROTO_OP_OSTATFS] = h_ostatfs;
     so.handlers[PROTO_OP_LISTOBJ] = h_listobj;
+    so.handlers[PROTO_OP_SCRUB] = h_scrub;
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;

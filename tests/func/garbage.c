@@ -13,6 +13,7 @@
  */
 #include "common/auth.h"
 #include "net/net.h"
+#include "proto/csum.h"
 #include "stria/stria.h"
 
 #include <errno.h>
@@ -155,6 +156,49 @@ static void after_auth(const char *name, uint16_t port, uint16_t real_op)
     }
 }
 
+/* A WRITE whose data does not match its checksums: EIO, and nothing of it
+ * lands; WRITE without checksums: EBADMSG. The same write with the right
+ * ones then lands and reads back. */
+static void wire_checksums(uint16_t port)
+{
+    struct net_conn *c = NULL;
+    int rc = net_connect(host, port, &key, 10, "tester", 3000, &c);
+    CHECK(rc == 0, "stord: connect: %d", rc);
+    if (rc)
+        return;
+    uint8_t data[70000], crcs[16], back[70000];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 13);
+    uint64_t off = 1000;
+    proto_csum_fill(off, data, sizeof(data), crcs);
+    struct proto_write_req w = {.ost = 0, .ino = 0x7777, .offset = off, .crcs = {crcs, 12}};
+    struct proto_write_rep wr;
+    bool tr = false;
+    data[40000] ^= 1; /* changed after the checksums were taken */
+    rc = net_call_write(c, &w, &wr, data, sizeof(data), NULL, 0, NULL, &tr);
+    CHECK(rc == -EIO && !tr, "stord: a write with a wrong checksum gave %d", rc);
+    w.crcs.len = 0;
+    rc = net_call_write(c, &w, &wr, data, sizeof(data), NULL, 0, NULL, &tr);
+    CHECK(rc == -EBADMSG && !tr, "stord: a write without checksums gave %d", rc);
+    struct proto_read_req rq = {.ost = 0, .ino = 0x7777, .offset = off, .len = sizeof(back)};
+    struct proto_read_rep rr;
+    uint32_t got = 1;
+    rc = net_call_read(c, &rq, &rr, NULL, 0, back, sizeof(back), &got, &tr);
+    CHECK(rc == 0 && got == 0, "stord: a refused write left data: rc %d, %u bytes", rc, got);
+    data[40000] ^= 1;
+    w.crcs.len = 12;
+    rc = net_call_write(c, &w, &wr, data, sizeof(data), NULL, 0, NULL, &tr);
+    CHECK(rc == 0, "stord: a good write gave %d", rc);
+    rc = net_call_read(c, &rq, &rr, NULL, 0, back, sizeof(back), &got, &tr);
+    CHECK(rc == 0 && got == sizeof(back) && !memcmp(back, data, got) &&
+              proto_csum_check(off, back, got, &rr.crcs, NULL) == 0,
+          "stord: read back: rc %d, %u bytes", rc, got);
+    struct proto_destroy_req dq = {.ost = 0, .ino = 0x7777};
+    struct proto_destroy_rep dr;
+    net_call_destroy(c, &dq, &dr, NULL, 0, NULL, 0, NULL, &tr);
+    net_close(c);
+}
+
 static void normal_work(const char *conf)
 {
     stria_fs_t *fs;
@@ -208,6 +252,8 @@ int main(int argc, char **argv)
         wrong_key(names[i], port);
         after_auth(names[i], port, ops[i]);
     }
+    printf("== checksums of data on the wire (stord)\n");
+    wire_checksums((uint16_t)atoi(argv[4]));
     printf("== normal work through libstria\n");
     normal_work(argv[5]);
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

@@ -1,0 +1,46 @@
+#include "csum.h"
+
+#include "../common/crc.h"
+
+#include <errno.h>
+
+uint32_t proto_csum_chunks(uint64_t off, uint32_t len)
+{
+    if (len == 0)
+        return 0;
+    uint64_t first = off / PROTO_CSUM_BLOCK, last = (off + len - 1) / PROTO_CSUM_BLOCK;
+    return (uint32_t)(last - first + 1);
+}
+
+void proto_csum_fill(uint64_t off, const uint8_t *data, uint32_t len, uint8_t *out)
+{
+    while (len) {
+        uint32_t n = proto_csum_chunk_len(off, len);
+        proto_put_le32(out, crc32c(0, data, n));
+        out += 4;
+        data += n;
+        off += n;
+        len -= n;
+    }
+}
+
+int proto_csum_check(uint64_t off, const uint8_t *data, uint32_t len, const struct proto_blob *crcs,
+                     uint64_t *bad_off)
+{
+    if (crcs->len != 4ull * proto_csum_chunks(off, len))
+        return -EBADMSG;
+    const uint8_t *c = crcs->p;
+    while (len) {
+        uint32_t n = proto_csum_chunk_len(off, len);
+        if (crc32c(0, data, n) != proto_le32(c)) {
+            if (bad_off)
+                *bad_off = off;
+            return -EIO;
+        }
+        c += 4;
+        data += n;
+        off += n;
+        len -= n;
+    }
+    return 0;
+}

@@ -1,0 +1,279 @@
+#include "sums.h"
+
+#include "../common/crc.h"
+#include "../common/util.h"
+#include "../proto/csum.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define BS    PROTO_CSUM_BLOCK
+#define ENTRY 8u
+
+static void sums_name(char *buf, size_t len, const char *name)
+{
+    snprintf(buf, len, "%s.c", name);
+}
+
+int sums_open(int dirfd, const char *name, enum sums_how how, struct sums_obj *o)
+{
+    char sname[128];
+    sums_name(sname, sizeof(sname), name);
+    bool write = how != SUMS_READ;
+    o->sfd = -1;
+    o->fd = openat(dirfd, name,
+                   (how == SUMS_READ     ? O_RDONLY
+                    : how == SUMS_CHANGE ? O_RDWR
+                                         : O_RDWR | O_CREAT) |
+                       O_CLOEXEC,
+                   0600);
+    if (o->fd < 0)
+        return -errno;
+    struct stat st;
+    if (fstat(o->fd, &st) < 0) {
+        int rc = -errno;
+        close(o->fd);
+        return rc;
+    }
+    o->size = (uint64_t)st.st_size;
+    o->sfd = openat(dirfd, sname, (write ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0600);
+    if (o->sfd < 0 && (write || errno != ENOENT)) {
+        int rc = -errno;
+        close(o->fd);
+        return rc;
+    }
+    return 0;
+}
+
+void sums_close(struct sums_obj *o)
+{
+    if (o->sfd >= 0)
+        close(o->sfd);
+    close(o->fd);
+}
+
+int sums_sync(struct sums_obj *o)
+{
+    if (fdatasync(o->fd) < 0 || (o->sfd >= 0 && fdatasync(o->sfd) < 0))
+        return -errno;
+    return 0;
+}
+
+void sums_unlink(int dirfd, const char *name)
+{
+    char sname[128];
+    sums_name(sname, sizeof(sname), name);
+    unlinkat(dirfd, sname, 0);
+}
+
+/* pread/pwrite of all len bytes (a short read past the end leaves zeros). */
+static int read_at(int fd, void *buf, size_t len, uint64_t off)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    memset((uint8_t *)buf + got, 0, len - got);
+    return 0;
+}
+
+static int write_at(int fd, const void *buf, size_t len, uint64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+/* Block b's new CRC is c: it becomes the first of its entry, the first
+ * before becoming the second (unless it is c already). */
+static void entry_set(uint8_t *e, uint32_t c)
+{
+    uint32_t cur = proto_le32(e);
+    if (cur == c)
+        return;
+    proto_put_le32(e + 4, cur);
+    proto_put_le32(e, c);
+}
+
+/* The CRC32C block b will have: its bytes [bs, old_end) as they are, then
+ * len bytes of data at object offset at (within the block), up to end. */
+static int block_crc(struct sums_obj *o, uint64_t b, uint64_t at, const uint8_t *data, uint32_t len,
+                     uint64_t end, uint8_t *tmp, uint32_t *crc)
+{
+    uint64_t bs = b * BS;
+    uint64_t old_end = MIN(o->size, bs + BS);
+    int rc = old_end > bs ? read_at(o->fd, tmp, old_end - bs, bs) : 0;
+    if (rc)
+        return rc;
+    if (end > old_end)
+        memset(tmp + (old_end > bs ? old_end - bs : 0), 0, end - MAX(old_end, bs));
+    if (data)
+        memcpy(tmp + (at - bs), data, len);
+    else
+        memset(tmp + (at - bs), 0, len);
+    *crc = crc32c(0, tmp, end - bs);
+    return 0;
+}
+
+static int rewrite_block(struct sums_obj *o, uint64_t b, uint64_t z, uint64_t zl, uint64_t end,
+                         uint8_t *tmp);
+
+int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uint32_t len,
+                      const uint8_t *crcs)
+{
+    if (len == 0)
+        return 0;
+    uint64_t first = off / BS;
+    uint32_t n = proto_csum_chunks(off, len);
+    uint8_t *ents = malloc((size_t)n * ENTRY), *tmp = NULL;
+    if (!ents)
+        return -ENOMEM;
+    int rc = 0;
+    if (o->size % BS && o->size / BS < first) {
+        /* Writing past the end: the block the old end falls in gains zeros
+         * (a hole) up to its end. */
+        if (!(tmp = malloc(BS)))
+            rc = -ENOMEM;
+        else
+            rc = rewrite_block(o, o->size / BS, 0, 0, off + len, tmp);
+    }
+    if (!rc)
+        rc = read_at(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+    for (uint32_t i = 0; i < n && !rc; i++) {
+        uint64_t b = first + i, bs = b * BS;
+        uint32_t cl = proto_csum_chunk_len(off, len);
+        uint64_t old_end = MIN(o->size, bs + BS), end = MAX(old_end, off + cl);
+        uint32_t c = proto_le32(crcs + 4 * i);
+        /* A chunk from the block's start to (past) its old end is the whole
+         * block: its wire CRC is the block's. Otherwise merge. */
+        if (off != bs || off + cl < old_end) {
+            if (!tmp && !(tmp = malloc(BS)))
+                rc = -ENOMEM;
+            else
+                rc = block_crc(o, b, off, data, cl, end, tmp, &c);
+        }
+        entry_set(ents + (size_t)i * ENTRY, c);
+        off += cl;
+        data += cl;
+        len -= cl;
+    }
+    if (!rc)
+        rc = write_at(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+    free(tmp);
+    free(ents);
+    return rc;
+}
+
+/* Give block b the CRC of its bytes as they will be, zeros in [z, z+zl)
+ * and the object ending at end; 0 when it keeps no bytes. */
+static int rewrite_block(struct sums_obj *o, uint64_t b, uint64_t z, uint64_t zl, uint64_t end,
+                         uint8_t *tmp)
+{
+    uint64_t bs = b * BS;
+    uint8_t e[ENTRY];
+    int rc = read_at(o->sfd, e, ENTRY, b * ENTRY);
+    if (rc)
+        return rc;
+    uint32_t c = 0;
+    end = MIN(end, bs + BS);
+    if (end > bs) {
+        uint64_t zs = MAX(z, bs), ze = MIN(z + zl, end);
+        uint64_t keep = o->size;
+        o->size = MIN(o->size, end); /* bytes past the new end are gone */
+        rc = block_crc(o, b, zs < ze ? zs : bs, NULL, zs < ze ? (uint32_t)(ze - zs) : 0, end, tmp,
+                       &c);
+        o->size = keep;
+        if (rc)
+            return rc;
+    }
+    entry_set(e, c);
+    return write_at(o->sfd, e, ENTRY, b * ENTRY);
+}
+
+int sums_before_resize(struct sums_obj *o, uint64_t size)
+{
+    if (o->sfd < 0 || size == o->size)
+        return 0;
+    uint8_t *tmp = malloc(BS);
+    if (!tmp)
+        return -ENOMEM;
+    int rc = 0;
+    if (size < o->size) {
+        /* The block the new end falls in keeps part of its bytes. */
+        if (size % BS)
+            rc = rewrite_block(o, size / BS, 0, 0, size, tmp);
+        if (!rc && ftruncate(o->sfd, (off_t)((size + BS - 1) / BS * ENTRY)) < 0)
+            rc = -errno;
+    } else if (o->size % BS) {
+        /* The block the old end falls in gains zeros. */
+        rc = rewrite_block(o, o->size / BS, 0, 0, size, tmp);
+    }
+    free(tmp);
+    return rc;
+}
+
+int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
+{
+    if (o->sfd < 0 || off >= o->size || len == 0)
+        return 0;
+    uint64_t end = MIN(off + len, o->size);
+    uint8_t *tmp = malloc(BS);
+    if (!tmp)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint64_t b = off / BS; b * BS < end && !rc; b++)
+        rc = rewrite_block(o, b, off, end - off, o->size, tmp);
+    free(tmp);
+    return rc;
+}
+
+int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *buf,
+                uint32_t *crc_out, uint64_t *bad_off)
+{
+    uint8_t *ents = NULL;
+    if (o->sfd >= 0) {
+        if (!(ents = malloc((size_t)n * ENTRY)))
+            return -ENOMEM;
+        int rc = read_at(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+        if (rc) {
+            free(ents);
+            return rc;
+        }
+    }
+    int rc = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t bs = (first + i) * BS;
+        uint64_t end = MIN(o->size, bs + BS);
+        uint32_t c = end > bs ? crc32c(0, buf + (size_t)i * BS, end - bs) : 0;
+        if (crc_out)
+            crc_out[i] = c;
+        if (!ents || rc)
+            continue;
+        uint32_t a = proto_le32(ents + (size_t)i * ENTRY), p = proto_le32(ents + i * ENTRY + 4);
+        if ((a || p) && c != a && c != p) {
+            *bad_off = bs;
+            rc = -EIO;
+        }
+    }
+    free(ents);
+    return rc;
+}

@@ -1,0 +1,54 @@
+/*
+ * The checksums an OST keeps of its objects (docs/architecture.md,
+ * "Checksums").
+ *
+ * Object NAME has its block checksums in NAME.c: for block b (of
+ * PROTO_CSUM_BLOCK bytes) at offset 8*b two CRC32Cs, little-endian: the
+ * block's and the one it had before, 0 meaning none. A block's checksum
+ * covers its bytes up to the object's size. The checksum is written before
+ * the data, and a block matching either CRC passes: a crash between the
+ * two leaves the block readable, old or new. A block with no checksum (a
+ * hole, or an object from before checksums) is not checked.
+ *
+ * The caller serialises writers of one object against everyone else on it
+ * (stord.c's object locks).
+ */
+#ifndef STRIA_STORAGE_SUMS_H
+#define STRIA_STORAGE_SUMS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+struct sums_obj {
+    int fd;        /* the object */
+    int sfd;       /* its checksums, or -1 when it has none */
+    uint64_t size; /* the object's size when opened */
+};
+
+/* Open object name in dirfd with its checksum file: to read it, to change
+ * it (both -ENOENT if absent) or to write it (made if absent). */
+enum sums_how { SUMS_READ, SUMS_CHANGE, SUMS_WRITE };
+int sums_open(int dirfd, const char *name, enum sums_how how, struct sums_obj *o);
+void sums_close(struct sums_obj *o);
+/* Sync the object and its checksums. */
+int sums_sync(struct sums_obj *o);
+/* Remove the checksum file of object name (after the object went). */
+void sums_unlink(int dirfd, const char *name);
+
+/* Record the checksums of the blocks that data (len bytes at object
+ * offset off, whose chunks have the little-endian CRC32Cs crcs, already
+ * checked) will change; call before writing the data. */
+int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uint32_t len,
+                      const uint8_t *crcs);
+/* The same before a truncate to size, and before punching a hole. */
+int sums_before_resize(struct sums_obj *o, uint64_t size);
+int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len);
+
+/* Check the blocks from block first whose bytes (up to the object's size)
+ * start at buf: 0, or -EIO with *bad_off the offset of the first block
+ * that matches neither of its checksums. crc_out[i] (if not NULL) gets
+ * block first+i's CRC32C. */
+int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *buf,
+                uint32_t *crc_out, uint64_t *bad_off);
+
+#endif

@@ -43,6 +43,10 @@ STRIA_API int stria_conf_find(char *buf, size_t len);
  * On success *fs is set; free it with stria_disconnect. */
 STRIA_API int stria_connect(const char *conf, stria_fs_t **fs);
 STRIA_API void stria_disconnect(stria_fs_t *fs);
+/* How long I/O waits for an unreachable storage target (reconnecting
+ * meanwhile) before it fails with EIO: ms in 500..3600000 (client.conf's
+ * timeout_ms, default 100 s). Returns 0 or -EINVAL. */
+STRIA_API int stria_set_io_timeout(stria_fs_t *fs, int ms);
 
 /* The identity metadata operations of the calling thread run as. By default
  * the process's uid, gid and groups; a server acting for others (the FUSE

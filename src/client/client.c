@@ -21,6 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -34,6 +35,9 @@ static const struct cfg_option client_options[] = {
     O(connect_timeout_ms, CFG_INT, 100, 600000, "5000", false,
       "give up connecting to a server after this long"),
     O(io_depth, CFG_INT, 1, 64, "8", false, "data requests in flight per storage connection"),
+    O(timeout_ms, CFG_INT, 500, 3600000, "100000", false,
+      "how long I/O waits for an unreachable storage target (reconnecting meanwhile) before it "
+      "fails with EIO; also the longest a storage server may take to answer"),
 };
 #undef O
 static const struct cfg_table client_table = {"client.conf", "Stria client configuration",
@@ -223,8 +227,16 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     l->reused = l->c != NULL;
     if (l->c)
         return 0;
-    return net_connect(host, port, &fs->key, fs->client_id, "libstria",
-                       (int)fs->conf.connect_timeout_ms, &l->c);
+    int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria",
+                         (int)MIN(fs->conf.connect_timeout_ms, fs->conf.timeout_ms), &l->c);
+    /* A storage server that stops answering (its host cut off) must not
+     * hold a caller forever. */
+    if (rc == 0 && kind == PROTO_NODE_STOR &&
+        (rc = net_set_timeout(l->c, (int)fs->conf.timeout_ms))) {
+        net_close(l->c);
+        l->c = NULL;
+    }
+    return rc;
 }
 
 int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l)
@@ -238,6 +250,80 @@ int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l)
     if (rc == -ENXIO)
         log_warn("no %s%04x in the cluster map", kind == PROTO_NODE_META ? "MDT" : "OST", index);
     return rc;
+}
+
+int stria_set_io_timeout(stria_fs_t *fs, int ms)
+{
+    if (ms < 500 || ms > 3600000)
+        return -EINVAL;
+    __atomic_store_n(&fs->conf.timeout_ms, (int64_t)ms, __ATOMIC_RELAXED);
+    return 0;
+}
+
+static __thread const volatile int *cancel_flag;
+
+void cl_set_cancel(const volatile int *flag)
+{
+    cancel_flag = flag;
+}
+
+bool cl_cancelled(void)
+{
+    return cancel_flag && *cancel_flag;
+}
+
+void cl_retry_init(stria_fs_t *fs, struct cl_retry *r)
+{
+    r->start_ns = (int64_t)util_now_mono_ns();
+    r->deadline_ns = r->start_ns + fs->conf.timeout_ms * 1000000;
+    r->delay_ms = 50;
+}
+
+bool cl_unreachable(int rc, bool transport)
+{
+    switch (rc) {
+    case -ECONNREFUSED:
+    case -ECONNRESET:
+    case -ECONNABORTED:
+    case -EHOSTUNREACH:
+    case -ENETUNREACH:
+    case -ENETDOWN:
+    case -ETIMEDOUT:
+    case -EPIPE:
+    case -EAGAIN:
+        return true;
+    default:
+        return transport && rc < 0;
+    }
+}
+
+bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *what)
+{
+    if (!cl_unreachable(*rc, transport))
+        return false;
+    int64_t now = (int64_t)util_now_mono_ns();
+    while (now < r->deadline_ns && !cl_cancelled()) {
+        /* Sleep in slices, so that an interrupt ends the wait soon. */
+        int64_t until = MIN(now + (int64_t)r->delay_ms * 1000000, r->deadline_ns);
+        while (now < until && !cl_cancelled()) {
+            int64_t step = MIN(until - now, 100000000);
+            struct timespec ts = {0, (long)step};
+            nanosleep(&ts, NULL);
+            now = (int64_t)util_now_mono_ns();
+        }
+        if (cl_cancelled())
+            break;
+        r->delay_ms = MIN(r->delay_ms * 2, 1000);
+        return true;
+    }
+    if (cl_cancelled()) {
+        *rc = -EINTR;
+        return false;
+    }
+    log_warn("%s: out of reach for %lld ms (%s): giving up with EIO", what,
+             (long long)((now - r->start_ns) / 1000000), log_err(*rc));
+    *rc = -EIO;
+    return false;
 }
 
 void cl_put(struct lease *l, bool broken)

@@ -39,6 +39,7 @@ struct client_conf {
     char *key_file;
     int64_t connect_timeout_ms;
     int64_t io_depth;
+    int64_t timeout_ms;
 };
 
 struct stria_fs {
@@ -126,6 +127,25 @@ struct lease {
 int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l);
 /* Return it; broken connections are closed. */
 void cl_put(struct lease *l, bool broken);
+
+/* Storage I/O keeps trying an unreachable target (a server restarting, a
+ * host cut off) until conf.timeout_ms has passed since it began, then
+ * fails with EIO. */
+struct cl_retry {
+    int64_t start_ns, deadline_ns;
+    int delay_ms;
+};
+void cl_retry_init(stria_fs_t *fs, struct cl_retry *r);
+/* Does rc (transport: a connection broke) say the target was out of reach? */
+bool cl_unreachable(int rc, bool transport);
+/* After a failure rc: true (having slept a backoff) to try again; false to
+ * give up, with *rc turned into EIO when the target stayed out of reach,
+ * or EINTR when the caller was interrupted (cl_set_cancel). */
+bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *what);
+/* The calling thread's request may be abandoned when *flag becomes true
+ * (the mount's FUSE interrupts); NULL: never. */
+void cl_set_cancel(const volatile int *flag);
+bool cl_cancelled(void);
 /* Fetch the cluster map from mgmt and update targets. */
 int cl_refresh_map(stria_fs_t *fs);
 

@@ -128,9 +128,10 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
     return rc;
 }
 
-/* One attempt; *stale says a pooled connection failed under us. */
+/* One attempt; *stale says a pooled connection failed under us, *unreach
+ * that an OST was out of reach (cl_unreachable). */
 static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
-                      size_t len, uint64_t off, bool *stale)
+                      size_t len, uint64_t off, bool *stale, bool *unreach)
 {
     size_t npieces = 0;
     for (uint64_t o = off; o < off + len;) {
@@ -174,9 +175,14 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
     for (int k = 0; k < nlanes && !rc; k++) {
         rc = cl_get(fs, PROTO_NODE_STOR, lanes[k].ost, &lanes[k].lease);
         lanes[k].have = rc == 0;
+        if (rc && cl_unreachable(rc, false))
+            *unreach = true;
         if (rc)
-            log_warn("OST%04x unreachable: %s", lanes[k].ost, log_err(rc));
+            log_info("OST%04x unreachable: %s", lanes[k].ost, log_err(rc));
     }
+    /* Replies must keep coming: none for timeout_ms and the OSTs waited on
+     * are out of reach. */
+    int64_t quiet_ns = fs->conf.timeout_ms * 1000000, last_ns = (int64_t)util_now_mono_ns();
     int depth = (int)fs->conf.io_depth;
     struct pollfd pfd[LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP + 1];
     int idx[LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP + 1];
@@ -198,16 +204,31 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         }
         if (rc || np == 0)
             break;
-        if (poll(pfd, (nfds_t)np, -1) < 0) {
-            if (errno == EINTR)
-                continue;
+        int n = poll(pfd, (nfds_t)np, 200);
+        if (n < 0 && errno != EINTR) {
             rc = -errno;
             break;
         }
+        int64_t now = (int64_t)util_now_mono_ns();
+        if (n <= 0) {
+            if (cl_cancelled())
+                rc = -EINTR;
+            else if (now - last_ns >= quiet_ns)
+                rc = -ETIMEDOUT;
+            else
+                continue;
+            for (int j = 0; j < np; j++)
+                lanes[idx[j]].broken = true; /* replies still owed: the connection goes */
+            break;
+        }
+        last_ns = now;
         for (int j = 0; j < np && !rc; j++)
             if (pfd[j].revents)
                 rc = recv_piece(&lanes[idx[j]], write, ino);
     }
+    for (int k = 0; k < nlanes; k++)
+        if (lanes[k].broken)
+            *unreach = true;
     /* On failure, collect what is still in flight so connections stay usable. */
     for (int k = 0; k < nlanes; k++) {
         struct lane *ln = &lanes[k];
@@ -230,11 +251,18 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
     if (len == 0)
         return 0;
     /* Reads and writes of whole pieces are idempotent: after a storage
-     * server restart, repeat once on fresh connections. */
-    bool stale = false;
-    int rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale);
+     * server restart repeat at once on fresh connections, and while an OST
+     * is out of reach keep trying until the timeout. */
+    struct cl_retry rt;
+    cl_retry_init(fs, &rt);
+    bool stale = false, unreach = false;
+    int rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale, &unreach);
     if (rc && stale)
-        rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale);
+        rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale, &unreach);
+    while (rc && cl_retry_again(&rt, &rc, unreach, write ? "write" : "read")) {
+        unreach = false;
+        rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale, &unreach);
+    }
     return rc;
 }
 
@@ -309,18 +337,33 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
             if (n < OBJ_WINDOW && !last)
                 continue;
             object_window(fs, ino, l, op, size, v, n);
-            /* A server restarted under a pooled connection: once more, fresh. */
-            int again = 0;
-            for (int i = 0; i < n; i++)
-                if (v[i].rc && v[i].transport && v[i].lease.reused)
-                    v[again++] = (struct obj_call){.comp = v[i].comp, .stripe = v[i].stripe};
-                else if (v[i].rc && !first)
-                    first = v[i].rc;
-            if (again)
-                object_window(fs, ino, l, op, size, v, again);
-            for (int i = 0; i < again; i++)
-                if (v[i].rc && !first)
-                    first = v[i].rc;
+            /* A server restarted under a pooled connection: once more,
+             * fresh; an OST out of reach: again until the timeout. */
+            struct cl_retry rt;
+            cl_retry_init(fs, &rt);
+            bool fresh = true;
+            for (;;) {
+                int again = 0, arc = 0;
+                bool atr = false;
+                for (int i = 0; i < n; i++)
+                    if (v[i].rc && ((v[i].transport && v[i].lease.reused && fresh) ||
+                                    cl_unreachable(v[i].rc, v[i].transport))) {
+                        arc = v[i].rc;
+                        atr = atr || v[i].transport;
+                        v[again++] = (struct obj_call){.comp = v[i].comp, .stripe = v[i].stripe};
+                    } else if (v[i].rc && !first)
+                        first = v[i].rc;
+                if (!again)
+                    break;
+                if (!fresh && !cl_retry_again(&rt, &arc, atr, "object call")) {
+                    if (!first)
+                        first = arc;
+                    break;
+                }
+                fresh = false;
+                n = again;
+                object_window(fs, ino, l, op, size, v, n);
+            }
             n = 0;
         }
     }
@@ -332,17 +375,21 @@ static int punch_one(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint1
 {
     uint32_t ost = map_group_ost(l->comp[c].groups[s]);
     int rc = 0;
-    for (int attempt = 0; attempt < 2; attempt++) {
+    struct cl_retry rt;
+    cl_retry_init(fs, &rt);
+    for (int attempt = 0;; attempt++) {
         struct lease ls;
         bool transport = false;
-        if ((rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls)))
-            break;
-        struct proto_punch_req q = {ost, ino, c, s, ostart, oend - ostart, 0};
-        struct proto_punch_rep r;
-        rc = net_call_punch(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-        bool again = transport && ls.reused;
-        cl_put(&ls, transport);
-        if (!again)
+        if ((rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls)) == 0) {
+            struct proto_punch_req q = {ost, ino, c, s, ostart, oend - ostart, 0};
+            struct proto_punch_rep r;
+            rc = net_call_punch(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+            bool again = transport && ls.reused && attempt == 0;
+            cl_put(&ls, transport);
+            if (again)
+                continue; /* a server restarted under a pooled connection */
+        }
+        if (!rc || !cl_retry_again(&rt, &rc, transport, "punch"))
             break;
     }
     return rc;

@@ -120,6 +120,30 @@ static char *thread_read_buf(void)
     return buf;
 }
 
+/* ---- interrupts ----
+ * A process blocked on the mount can be interrupted (a signal, or killed):
+ * the kernel sends INTERRUPT, and I/O waiting for an unreachable OST stops
+ * waiting and fails with EINTR (cl_set_cancel). */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+    (void)req;
+    *(volatile int *)data = 1;
+}
+
+static void intr_begin(fuse_req_t req, volatile int *flag)
+{
+    *flag = 0;
+    cl_set_cancel(flag);
+    fuse_req_interrupt_func(req, on_interrupt, (void *)flag);
+}
+
+/* Before the reply: no callback may touch flag after this. */
+static void intr_end(fuse_req_t req)
+{
+    fuse_req_interrupt_func(req, NULL, NULL);
+    cl_set_cancel(NULL);
+}
+
 static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -135,7 +159,10 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     /* The kernel knows this mount's size exactly (its own writes and what
      * we told it) and asks only below it; a short reply would tell it the
      * file ended. So read the whole range, holes as zeros. */
+    volatile int intr;
+    intr_begin(req, &intr);
     ssize_t n = cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off);
+    intr_end(req);
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -147,7 +174,10 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 {
     (void)ino;
     sf_cred(req);
+    volatile int intr;
+    intr_begin(req, &intr);
     ssize_t n = stria_pwrite(fh(fi), buf, size, off);
+    intr_end(req);
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -159,7 +189,11 @@ static void sf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     sf_cred(req);
-    sf_reply_err(req, cl_file_flush(fh(fi)));
+    volatile int intr;
+    intr_begin(req, &intr);
+    int rc = cl_file_flush(fh(fi));
+    intr_end(req);
+    sf_reply_err(req, rc);
 }
 
 static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -179,8 +213,13 @@ static void sf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
     (void)datasync;
     sf_cred(req);
     /* fsync is of the file: what other handles here wrote counts too. */
+    volatile int intr;
+    intr_begin(req, &intr);
     int rc = sf_report_local(ino);
-    sf_reply_err(req, rc ? rc : stria_fsync(fh(fi)));
+    if (!rc)
+        rc = stria_fsync(fh(fi));
+    intr_end(req);
+    sf_reply_err(req, rc);
 }
 
 static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

@@ -177,6 +177,7 @@ struct sf_opts {
     int writeback;
     int mdcache;
     int wb;
+    double timeout;
     int help;
 };
 
@@ -191,6 +192,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("writeback_cache=%d", writeback),
     SF_OPT("mdcache=%d", mdcache),
     SF_OPT("wb_unlink=%d", wb),
+    SF_OPT("timeout=%lf", timeout),
     SF_OPT("--help", help),
     SF_OPT("-h", help),
     FUSE_OPT_END,
@@ -213,7 +215,10 @@ static void usage(const char *prog)
            "                      anywhere revokes the lease before it is acknowledged\n"
            "  wb_unlink=0|1       with mdcache, acknowledge unlinks of files at once and\n"
            "                      send them behind, while no other client uses the MDT\n"
-           "                      (default 1); one still queued is lost if this mount dies"
+           "                      (default 1); one still queued is lost if this mount dies\n"
+           "  timeout=SECS        how long I/O waits for an unreachable OST before it\n"
+           "                      fails with EIO (default: client.conf's timeout_ms, 100);\n"
+           "                      a signal ends the wait sooner (EINTR)\n\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
            "on one mount is seen by an open on another. Within the timeouts above a stat\n"
            "or a name on another mount may still show the older state.\n\n"
@@ -251,6 +256,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "stria-fuse: timeouts are seconds in 0..3600\n");
         return 2;
     }
+    if (o.timeout != 0 && (o.timeout < 0.5 || o.timeout > 3600)) {
+        fprintf(stderr, "stria-fuse: timeout is seconds in 0.5..3600\n");
+        return 2;
+    }
     char found[4096];
     const char *conf = o.conf;
     if (!conf) {
@@ -277,6 +286,8 @@ int main(int argc, char **argv)
         fprintf(stderr, "stria-fuse: cannot reach the cluster of %s: %s\n", sf.conf, strerror(-rc));
         return 1;
     }
+    if (o.timeout)
+        stria_set_io_timeout(sf.fs, (int)(o.timeout * 1000));
     rc = 1;
     /* The mount shows as type fuse.stria with the conf as its source, which
      * is how `stria` finds the cluster behind a path inside the mount. */

@@ -216,6 +216,15 @@ void net_close(struct net_conn *c)
     free(c);
 }
 
+int net_set_timeout(struct net_conn *c, int ms)
+{
+    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+        return -errno;
+    return 0;
+}
+
 int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen, const void *bulk,
              uint32_t blen, uint64_t *reqid)
 {

@@ -39,6 +39,9 @@ struct net_conn {
 int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
                 const char *name, int timeout_ms, struct net_conn **out);
 void net_close(struct net_conn *c);
+/* A send or receive on c that makes no progress for ms (0: forever) fails
+ * with -EAGAIN, a transport failure. */
+int net_set_timeout(struct net_conn *c, int ms);
 
 /* Send one request. Returns 0 or negative errno (the connection is then
  * unusable). *reqid receives the id to match in net_recv. */

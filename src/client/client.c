@@ -208,6 +208,9 @@ static struct ctarget *slot(stria_fs_t *fs, uint8_t kind, uint32_t index)
     return index < n ? v[index] : NULL;
 }
 
+/* The deadline of the calling thread's retrying call (cl_retry_init). */
+static __thread int64_t call_deadline_ns;
+
 static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l)
 {
     pthread_rwlock_rdlock(&fs->map_lock);
@@ -227,8 +230,30 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     l->reused = l->c != NULL;
     if (l->c)
         return 0;
-    int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria",
-                         (int)MIN(fs->conf.connect_timeout_ms, fs->conf.timeout_ms), &l->c);
+    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = fs->conf.timeout_ms * 1000000;
+    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, fs->conf.timeout_ms);
+    if (call_deadline_ns > now) /* a retrying caller's: no try outlasts it */
+        connect_ms = (int)MIN((int64_t)connect_ms, (call_deadline_ns - now) / 1000000 + 1);
+    pthread_mutex_lock(&t->lock);
+    bool written_off = t->down_since_ns && now - t->down_since_ns >= timeout_ns;
+    bool probe = !written_off || now - t->probe_ns >= 1000000000;
+    if (written_off && probe) {
+        t->probe_ns = now;
+        connect_ms = MIN(connect_ms, 1000);
+    }
+    pthread_mutex_unlock(&t->lock);
+    if (!probe)
+        return -EHOSTDOWN;
+    int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria", connect_ms, &l->c);
+    if (rc && cl_unreachable(rc, false)) {
+        pthread_mutex_lock(&t->lock);
+        if (!t->down_since_ns)
+            t->down_since_ns = now;
+        t->probe_ns = (int64_t)util_now_mono_ns(); /* the last try */
+        pthread_mutex_unlock(&t->lock);
+        if (written_off)
+            rc = -EHOSTDOWN; /* the one try failed: no waiting again */
+    }
     /* A storage server that stops answering (its host cut off) must not
      * hold a caller forever. */
     if (rc == 0 && kind == PROTO_NODE_STOR &&
@@ -241,11 +266,15 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
 
 int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l)
 {
+    l->t = NULL;
+    l->c = NULL;
     int rc = lease_once(fs, kind, index, l);
-    if (rc == 0 || kind == PROTO_NODE_MGMT || rc == -EACCES)
+    if (rc == 0 || kind == PROTO_NODE_MGMT || rc == -EACCES || rc == -EHOSTDOWN)
         return rc;
-    /* Unknown or unreachable: the map may have moved on. */
-    if (cl_refresh_map(fs) == 0)
+    /* Unknown or unreachable: the map may have moved on. Only a new
+     * address is worth a second try now. */
+    uint64_t gen = l->t ? l->t->gen : 0;
+    if (cl_refresh_map(fs) == 0 && (rc == -ENXIO || !l->t || l->t->gen != gen))
         rc = lease_once(fs, kind, index, l);
     if (rc == -ENXIO)
         log_warn("no %s%04x in the cluster map", kind == PROTO_NODE_META ? "MDT" : "OST", index);
@@ -272,11 +301,44 @@ bool cl_cancelled(void)
     return cancel_flag && *cancel_flag;
 }
 
+bool cl_op_resendable(enum cl_op op)
+{
+    switch ((int)op) {
+    case PROTO_OP_PING:
+    case PROTO_OP_GET_MAP:
+    case PROTO_OP_LOOKUP:
+    case PROTO_OP_GETATTR:
+    case PROTO_OP_READLINK:
+    case PROTO_OP_READDIR:
+    case PROTO_OP_GETSTRIPE:
+    case PROTO_OP_GETXATTR:
+    case PROTO_OP_LISTXATTR:
+    case PROTO_OP_STATFS:
+    case PROTO_OP_SYNC:
+    case PROTO_OP_STATS:
+    case PROTO_OP_SETSIZE:   /* the MDT keeps the larger size */
+    case PROTO_OP_DESTROYED: /* forgetting twice is forgetting */
+    case PROTO_OP_READ:
+    case PROTO_OP_WRITE:
+    case PROTO_OP_TRUNCATE:
+    case PROTO_OP_DESTROY:
+    case PROTO_OP_OSYNC:
+    case PROTO_OP_OSTATFS:
+    case PROTO_OP_PUNCH:
+    case PROTO_OP_LISTOBJ:
+    case PROTO_OP_SCRUB:
+        return true;
+    default:
+        return false;
+    }
+}
+
 void cl_retry_init(stria_fs_t *fs, struct cl_retry *r)
 {
     r->start_ns = (int64_t)util_now_mono_ns();
     r->deadline_ns = r->start_ns + fs->conf.timeout_ms * 1000000;
     r->delay_ms = 50;
+    call_deadline_ns = r->deadline_ns;
 }
 
 bool cl_unreachable(int rc, bool transport)
@@ -299,6 +361,10 @@ bool cl_unreachable(int rc, bool transport)
 
 bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *what)
 {
+    if (*rc == -EHOSTDOWN) {
+        *rc = -EIO; /* written off already: no second wait */
+        return false;
+    }
     if (!cl_unreachable(*rc, transport))
         return false;
     int64_t now = (int64_t)util_now_mono_ns();
@@ -326,12 +392,24 @@ bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *wha
     return false;
 }
 
+void cl_silent_since(struct lease *l, int64_t since_ns)
+{
+    pthread_mutex_lock(&l->t->lock);
+    if (!l->t->down_since_ns || since_ns < l->t->down_since_ns)
+        l->t->down_since_ns = since_ns;
+    pthread_mutex_unlock(&l->t->lock);
+}
+
 void cl_put(struct lease *l, bool broken)
 {
     struct ctarget *t = l->t;
     if (!l->c)
         return;
     pthread_mutex_lock(&t->lock);
+    if (!broken)
+        t->down_since_ns = 0; /* it answered */
+    else if (!t->down_since_ns)
+        t->down_since_ns = (int64_t)util_now_mono_ns();
     if (!broken && l->gen == t->gen && t->nidle < CT_IDLE_MAX) {
         t->idle[t->nidle++] = l->c;
         l->c = NULL;

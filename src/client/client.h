@@ -32,6 +32,10 @@ struct ctarget {
     uint64_t gen; /* bumped when the address changes */
     struct net_conn *idle[CT_IDLE_MAX];
     int nidle;
+    /* Out of reach since (0: answering), and the last try since then: a
+     * target out of reach for conf.timeout_ms is written off, and requests
+     * to it fail at once with EIO but for one try a second. */
+    int64_t down_since_ns, probe_ns;
 };
 
 struct client_conf {
@@ -127,6 +131,8 @@ struct lease {
 int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l);
 /* Return it; broken connections are closed. */
 void cl_put(struct lease *l, bool broken);
+/* The target of l has not answered since since_ns (monotonic). */
+void cl_silent_since(struct lease *l, int64_t since_ns);
 
 /* Storage I/O keeps trying an unreachable target (a server restarting, a
  * host cut off) until conf.timeout_ms has passed since it began, then
@@ -149,28 +155,48 @@ bool cl_cancelled(void);
 /* Fetch the cluster map from mgmt and update targets. */
 int cl_refresh_map(stria_fs_t *fs);
 
+/* The opcode of each typed call, by its lower-case name (TARGET_CALL). */
+#define CL_OP_ENUM(NAME, num, lname) CL_OP_##lname = num,
+enum cl_op { PROTO_MESSAGES(CL_OP_ENUM) };
+#undef CL_OP_ENUM
+/* May a request of this kind be sent again when its first sending may or
+ * may not have been served (a connection broke under it)? Reads, and
+ * changes that come out the same when made twice. */
+bool cl_op_resendable(enum cl_op op);
+
 /*
  * Call a target (kind, index): borrow a connection, run the typed call, let
- * `use` copy what it needs out of the reply, return the connection. Retries
- * once on a fresh connection when a pooled one turns out dead.
+ * `use` copy what it needs out of the reply, return the connection.
+ * An MDT or OST out of reach is tried again until conf.timeout_ms (then
+ * EIO): always while the request could not be sent, and after a connection
+ * broke under it only if it is resendable; once at once on a fresh
+ * connection when a pooled one turns out dead (the server restarted). The
+ * management service is not waited for: the map it serves is a cache.
  */
 #define TARGET_CALL(fs, kind, index, lname, q, r, use)                                             \
     ({                                                                                             \
         int rc_ = 0;                                                                               \
-        for (int try_ = 0; try_ < 2; try_++) {                                                     \
+        struct cl_retry rty_;                                                                      \
+        cl_retry_init(fs, &rty_);                                                                  \
+        for (int try_ = 0;; try_++) {                                                              \
             struct lease l_;                                                                       \
-            if ((rc_ = cl_get(fs, kind, index, &l_)))                                              \
-                break;                                                                             \
-            bool tr_ = false;                                                                      \
-            rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                      \
-            if (rc_ == 0) {                                                                        \
-                use;                                                                               \
+            bool tr_ = false, sent_ = false;                                                       \
+            if ((rc_ = cl_get(fs, kind, index, &l_)) == 0) {                                       \
+                sent_ = true;                                                                      \
+                rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                  \
+                if (rc_ == 0) {                                                                    \
+                    use;                                                                           \
+                }                                                                                  \
+                bool again_ = tr_ && l_.reused && try_ == 0;                                       \
+                cl_put(&l_, tr_);                                                                  \
+                if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdc)                                 \
+                    mdc_forget_all((fs)->mdc); /* a change may or may not have happened */         \
+                if (again_)                                                                        \
+                    continue;                                                                      \
             }                                                                                      \
-            bool again_ = tr_ && l_.reused;                                                        \
-            cl_put(&l_, tr_);                                                                      \
-            if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdc)                                     \
-                mdc_forget_all((fs)->mdc); /* a change may or may not have happened */             \
-            if (!again_)                                                                           \
+            if (rc_ == 0 || (kind) == PROTO_NODE_MGMT ||                                           \
+                (sent_ && !cl_op_resendable(CL_OP_##lname)) ||                                     \
+                !cl_retry_again(&rty_, &rc_, tr_ || !sent_, #lname))                               \
                 break;                                                                             \
         }                                                                                          \
         rc_;                                                                                       \

@@ -217,8 +217,11 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
                 rc = -ETIMEDOUT;
             else
                 continue;
-            for (int j = 0; j < np; j++)
+            for (int j = 0; j < np; j++) {
                 lanes[idx[j]].broken = true; /* replies still owed: the connection goes */
+                if (rc == -ETIMEDOUT)
+                    cl_silent_since(&lanes[idx[j]].lease, last_ns);
+            }
             break;
         }
         last_ns = now;
@@ -232,8 +235,8 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
     /* On failure, collect what is still in flight so connections stay usable. */
     for (int k = 0; k < nlanes; k++) {
         struct lane *ln = &lanes[k];
-        if (ln->broken && ln->lease.reused)
-            *stale = true;
+        if (ln->broken && ln->lease.reused && rc != -ETIMEDOUT)
+            *stale = true; /* it broke (a restart), rather than went silent */
         while (ln->have && ln->ninflight && !ln->broken)
             recv_piece(ln, write, ino);
         if (ln->have)

@@ -76,11 +76,13 @@ static int drain(int fd, uint64_t len)
     return 0;
 }
 
-static void set_timeout(int fd, int ms)
+static int set_timeout(int fd, int ms)
 {
     struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv));
+    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
+        return -errno;
+    return 0;
 }
 
 static void tune_socket(int fd)
@@ -218,11 +220,7 @@ void net_close(struct net_conn *c)
 
 int net_set_timeout(struct net_conn *c, int ms)
 {
-    struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
-    if (setsockopt(c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-        setsockopt(c->fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
-        return -errno;
-    return 0;
+    return set_timeout(c->fd, ms);
 }
 
 int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen, const void *bulk,

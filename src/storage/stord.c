@@ -455,6 +455,44 @@ static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
     return rc;
 }
 
+/* The OST of a request about one of its 256 fan-out directories; NULL
+ * with *rc for an unknown OST or directory. */
+static struct ost *fan_ost(struct stord *s, uint32_t ost, uint32_t fan, int *rc)
+{
+    struct ost *o = find_ost(s, ost);
+    *rc = !o ? -ENXIO : fan > 255 ? -EINVAL : 0;
+    return *rc ? NULL : o;
+}
+
+/* One of o's 256 fan-out directories, open to list; NULL with *rc. */
+static DIR *fan_open(struct ost *o, uint32_t fan, int *rc)
+{
+    char sub[32];
+    snprintf(sub, sizeof(sub), "objects/%02x", fan);
+    int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        *rc = -errno;
+        if (dfd >= 0)
+            close(dfd);
+    }
+    return d;
+}
+
+/* Is d_name (in fan-out directory fan) an object, named as this server
+ * names them: <inode hex>.<component>.<stripe>, nothing else? Then its
+ * path from the OST's directory goes to name. */
+static bool fan_object(uint32_t fan, const char *d_name, uint64_t *ino, uint32_t *comp,
+                       uint32_t *stripe, char name[96])
+{
+    char tail, sub[32];
+    if (sscanf(d_name, "%16" SCNx64 ".%u.%u%c", ino, comp, stripe, &tail) != 3)
+        return false; /* its checksums (.c), or a stranger */
+    object_name(name, 96, *ino, *comp, *stripe);
+    int sl = snprintf(sub, sizeof(sub), "objects/%02x/", fan);
+    return !strncmp(name, sub, (size_t)sl) && !strcmp(name + sl, d_name);
+}
+
 /* SCRUB: check every block of every object of one fan-out directory. */
 static int h_scrub(void *p, struct net_req *req, struct net_rep *rep)
 {
@@ -462,37 +500,27 @@ static int h_scrub(void *p, struct net_req *req, struct net_rep *rep)
     struct proto_scrub_req q;
     if (proto_dec_scrub_req(&req->dec, &q))
         return -EBADMSG;
-    struct ost *o = find_ost(s, q.ost);
+    int rc = 0;
+    struct ost *o = fan_ost(s, q.ost, q.fan, &rc);
     if (!o)
-        return -ENXIO;
-    if (q.fan > 255)
-        return -EINVAL;
+        return rc;
     const uint32_t win = 32 * PROTO_CSUM_BLOCK, cap = 24 * 1024;
     uint8_t *buf = net_scratch(req, win + cap);
     if (!buf)
         return -ENOMEM;
     uint8_t *bad = buf + win;
-    char sub[32];
-    snprintf(sub, sizeof(sub), "objects/%02x", q.fan);
-    int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        int rc = -errno;
-        if (dfd >= 0)
-            close(dfd);
+    DIR *d = fan_open(o, q.fan, &rc);
+    if (!d)
         return rc;
-    }
     struct proto_scrub_rep r = {0};
     uint32_t nbad = 0;
     struct dirent *de;
-    int rc = 0;
     while ((de = readdir(d)) && !rc) {
         uint64_t ino;
         uint32_t comp, stripe;
-        char tail, name[96];
-        if (sscanf(de->d_name, "%16" SCNx64 ".%u.%u%c", &ino, &comp, &stripe, &tail) != 3)
-            continue; /* not an object (its checksums, or a stranger) */
-        object_name(name, sizeof(name), ino, comp, stripe);
+        char name[96];
+        if (!fan_object(q.fan, de->d_name, &ino, &comp, &stripe, name))
+            continue;
         pthread_rwlock_t *lk = obj_lock(s, q.ost, ino, comp, stripe);
         pthread_rwlock_rdlock(lk);
         struct sums_obj so;
@@ -555,25 +583,17 @@ static int h_listobj(void *p, struct net_req *req, struct net_rep *rep)
     struct proto_listobj_req q;
     if (proto_dec_listobj_req(&req->dec, &q))
         return -EBADMSG;
-    struct ost *o = find_ost(s, q.ost);
+    int rc = 0;
+    struct ost *o = fan_ost(s, q.ost, q.fan, &rc);
     if (!o)
-        return -ENXIO;
-    if (q.fan > 255)
-        return -EINVAL;
+        return rc;
     uint32_t cap = PROTO_MAX_REP_PAYLOAD - 64;
     uint8_t *buf = net_scratch(req, cap);
     if (!buf)
         return -ENOMEM;
-    char sub[32];
-    snprintf(sub, sizeof(sub), "objects/%02x", q.fan);
-    int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        int rc = -errno;
-        if (dfd >= 0)
-            close(dfd);
+    DIR *d = fan_open(o, q.fan, &rc);
+    if (!d)
         return rc;
-    }
     struct proto_listobj_rep r = {.more = 0};
     struct proto_enc e;
     proto_enc_init(&e, buf, cap);
@@ -581,14 +601,8 @@ static int h_listobj(void *p, struct net_req *req, struct net_rep *rep)
     while ((de = readdir(d))) {
         uint64_t ino;
         uint32_t comp, stripe;
-        char tail;
-        /* <inode hex>.<component>.<stripe>, nothing else */
-        if (sscanf(de->d_name, "%16" SCNx64 ".%u.%u%c", &ino, &comp, &stripe, &tail) != 3)
-            continue;
-        char want[96];
-        object_name(want, sizeof(want), ino, comp, stripe);
-        size_t sl = strlen(sub);
-        if (strncmp(want, sub, sl) || want[sl] != '/' || strcmp(want + sl + 1, de->d_name))
+        char name[96];
+        if (!fan_object(q.fan, de->d_name, &ino, &comp, &stripe, name))
             continue; /* not a name this server would give: not one of its objects */
         size_t before = e.len;
         proto_put_U64(&e, &ino);

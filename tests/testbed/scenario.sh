@@ -6,10 +6,12 @@
 #  2. 100 dataset samples written on cli1 read back on cli2;
 #  3. stor2's link goes down: a file on its OST fails with EIO within the
 #     timeout, files on other OSTs are read and written; link up: it reads;
-#  4. stria-stord on stor3 is SIGKILLed during a checkpoint write and
-#     restarted a second later: the write completes and reads back;
-#  5. stria-metad is SIGKILLed during a metadata storm and restarted: the
-#     storm carries on, and every create it acknowledged is there.
+#  4. each daemon type (stria-stord on stor3, stria-metad, stria-mgmtd) is
+#     SIGKILLed during a checkpoint write and restarted a second later: the
+#     write completes, is fsynced, and reads back the same on cli2;
+#  5. each is SIGKILLed during a metadata storm of 400 creates and
+#     restarted: the storm carries on, and every create it acknowledged is
+#     there.
 # Prints what each fault did and how long recovery took. Exits 77 (skipped,
 # loudly) without root, network namespaces or a usable /dev/fuse.
 set -euo pipefail
@@ -84,40 +86,48 @@ for _ in $(seq 1 50); do cmp -s "$T/one" "$M2/on1" && break; sleep 0.2; done
 cmp "$T/one" "$M2/on1" || fail "OST 1's file is unreadable after the link came back"
 echo "   link back: the file reads again after $(since "$t0") s"
 
-step "4. stria-stord on stor3 killed during a checkpoint write, restarted 1 s later"
-head -c $((48 << 20)) /dev/urandom >"$T/shard1"
-t0=$(now)
-dd if="$T/shard1" of="$M1/ckpt/shard1" bs=1M conv=fsync status=none 2>"$T/dd.err" &
-writer=$!
-sleep 0.3
-"$HERE/testbed.sh" kill "$TB" stor3 stord KILL
-sleep 1
-"$HERE/testbed.sh" start "$TB" stor3 stord
-wait "$writer" || { cat "$T/dd.err"; fail "the checkpoint write failed across the restart"; }
-echo "   checkpoint write of 48 MiB finished $(since "$t0") s after it began"
-cmp "$T/shard1" "$M2/ckpt/shard1" || fail "the checkpoint shard reads back otherwise"
+# kill_restart HOST DAEMON: SIGKILL it 0.3 s from now, start it again 1 s
+# later; the time from the kill to the restart goes to $T/down.
+kill_restart() {
+    sleep 0.3
+    "$HERE/testbed.sh" kill "$TB" "$1" "$2" KILL
+    sleep 1
+    "$HERE/testbed.sh" start "$TB" "$1" "$2"
+}
 
-step "5. stria-metad killed during a metadata storm, restarted 1 s later"
-mkdir "$M1/storm"
-(
-    for i in $(seq 1 400); do
-        if touch "$M1/storm/f$i" 2>/dev/null; then echo "ok $i"; else echo "failed $i"; fi
+n=0
+for victim in "stor3 stord" "meta metad" "meta mgmtd"; do
+    n=$((n + 1))
+    set -- $victim
+    step "4.$n. $2 on $1 SIGKILLed during a checkpoint write, restarted 1 s later"
+    head -c $((48 << 20)) /dev/urandom >"$T/shard1"
+    t0=$(now)
+    dd if="$T/shard1" of="$M1/ckpt/k$n" bs=1M conv=fsync status=none 2>"$T/dd.err" &
+    writer=$!
+    kill_restart "$1" "$2"
+    wait "$writer" || { cat "$T/dd.err"; fail "the checkpoint write failed across a restart of $2"; }
+    echo "   48 MiB written and fsynced $(since "$t0") s after it began"
+    cmp "$T/shard1" "$M2/ckpt/k$n" || fail "the shard written across a restart of $2 reads back otherwise"
+
+    step "5.$n. $2 on $1 SIGKILLed during a metadata storm, restarted 1 s later"
+    mkdir "$M1/storm$n"
+    (
+        for i in $(seq 1 400); do
+            if touch "$M1/storm$n/f$i" 2>/dev/null; then echo "ok $i"; else echo "failed $i"; fi
+        done
+    ) >"$T/storm.log" &
+    STORM=$!
+    t0=$(now)
+    kill_restart "$1" "$2"
+    wait "$STORM"
+    STORM=
+    ok=$(grep -c "^ok" "$T/storm.log" || true)
+    bad=$(grep -c "^failed" "$T/storm.log" || true)
+    echo "   storm: $ok of 400 creates acknowledged, $bad failed (in flight at the kill), done $(since "$t0") s after it began"
+    [ "$ok" -ge 390 ] || fail "the storm did not carry on after a restart of $2"
+    for i in $(grep "^ok" "$T/storm.log" | cut -d' ' -f2); do
+        [ -e "$M2/storm$n/f$i" ] || fail "acknowledged create f$i is missing after a restart of $2"
     done
-) >"$T/storm.log" &
-STORM=$!
-sleep 0.5
-"$HERE/testbed.sh" kill "$TB" meta metad KILL
-t0=$(now)
-sleep 1
-"$HERE/testbed.sh" start "$TB" meta metad
-wait "$STORM"
-STORM=
-ok=$(grep -c "^ok" "$T/storm.log" || true)
-bad=$(grep -c "^failed" "$T/storm.log" || true)
-echo "   storm: $ok of 400 creates acknowledged, $bad failed (in flight at the kill); MDT back $(since "$t0") s after the kill"
-[ "$ok" -ge 390 ] || fail "the storm did not carry on after the restart"
-for i in $(grep "^ok" "$T/storm.log" | cut -d' ' -f2); do
-    [ -e "$M2/storm/f$i" ] || fail "acknowledged create f$i is missing"
 done
 cmp "$T/shard" "$M2/ckpt/shard0" || fail "the first shard changed"
 echo "PASS: testbed scenario"

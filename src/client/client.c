@@ -301,6 +301,8 @@ bool cl_cancelled(void)
     return cancel_flag && *cancel_flag;
 }
 
+__thread bool cl_replaying;
+
 bool cl_op_resendable(enum cl_op op)
 {
     switch ((int)op) {

@@ -163,14 +163,18 @@ enum cl_op { PROTO_MESSAGES(CL_OP_ENUM) };
  * may not have been served (a connection broke under it)? Reads, and
  * changes that come out the same when made twice. */
 bool cl_op_resendable(enum cl_op op);
+/* The calling thread is sending a change again (TARGET_CALL). */
+extern __thread bool cl_replaying;
 
 /*
  * Call a target (kind, index): borrow a connection, run the typed call, let
  * `use` copy what it needs out of the reply, return the connection.
  * An MDT or OST out of reach is tried again until conf.timeout_ms (then
- * EIO): always while the request could not be sent, and after a connection
- * broke under it only if it is resendable; once at once on a fresh
- * connection when a pooled one turns out dead (the server restarted). The
+ * EIO): always while the request could not be sent; after a connection
+ * broke under it, if it is resendable, or if it is a change and the same
+ * server process answers the new connection (it keeps the reply, by the
+ * request's sequence number, which the resend keeps: rcache.h); once at
+ * once on a fresh connection when a pooled one turns out dead. The
  * management service is not waited for: the map it serves is a cache.
  */
 #define TARGET_CALL(fs, kind, index, lname, q, r, use)                                             \
@@ -178,16 +182,30 @@ bool cl_op_resendable(enum cl_op op);
         int rc_ = 0;                                                                               \
         struct cl_retry rty_;                                                                      \
         cl_retry_init(fs, &rty_);                                                                  \
+        uint64_t seq_ = net_next_seq(), srv_ = 0;                                                  \
+        bool resend_ = false;                                                                      \
         for (int try_ = 0;; try_++) {                                                              \
             struct lease l_;                                                                       \
             bool tr_ = false, sent_ = false;                                                       \
             if ((rc_ = cl_get(fs, kind, index, &l_)) == 0) {                                       \
+                if (resend_ && l_.c->server_id != srv_) {                                          \
+                    cl_put(&l_, false);                                                            \
+                    rc_ = -EIO; /* its server restarted: the change may or may not be made */      \
+                    break;                                                                         \
+                }                                                                                  \
                 sent_ = true;                                                                      \
+                l_.c->seq = seq_;                                                                  \
+                cl_replaying = resend_; /* leases in a kept reply are old: cl_note skips them */   \
                 rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                  \
                 if (rc_ == 0) {                                                                    \
                     use;                                                                           \
                 }                                                                                  \
+                cl_replaying = false;                                                              \
                 bool again_ = tr_ && l_.reused && try_ == 0;                                       \
+                if (tr_ && !again_ && !cl_op_resendable(CL_OP_##lname)) {                          \
+                    resend_ = (kind) == PROTO_NODE_META;                                           \
+                    srv_ = l_.c->server_id;                                                        \
+                }                                                                                  \
                 cl_put(&l_, tr_);                                                                  \
                 if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdc)                                 \
                     mdc_forget_all((fs)->mdc); /* a change may or may not have happened */         \
@@ -195,7 +213,7 @@ bool cl_op_resendable(enum cl_op op);
                     continue;                                                                      \
             }                                                                                      \
             if (rc_ == 0 || (kind) == PROTO_NODE_MGMT ||                                           \
-                (sent_ && !cl_op_resendable(CL_OP_##lname)) ||                                     \
+                (sent_ && !cl_op_resendable(CL_OP_##lname) && !resend_) ||                         \
                 !cl_retry_again(&rty_, &rc_, tr_ || !sent_, #lname))                               \
                 break;                                                                             \
         }                                                                                          \

@@ -67,8 +67,8 @@ void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, ui
              const char *name, uint64_t child, uint64_t parent2, const char *name2,
              const struct proto_attr *attr)
 {
-    if (!fs->mdc)
-        return;
+    if (!fs->mdc || cl_replaying)
+        return; /* a kept reply's leases may have been taken back since */
     struct mdc_update u = {.sent_ms = sent,
                            .leases = leases,
                            .parent = parent && one_name(name) ? parent : 0,

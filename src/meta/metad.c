@@ -595,6 +595,14 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
     H(DESTROYED, h_destroyed);
     H(LEASE_POLL, h_lease_poll);
 #undef H
+    /* Changes a client may send again after its connection broke: answered
+     * from the reply cache rather than made twice. */
+    static const uint16_t changes[] = {
+        PROTO_OP_OPEN,      PROTO_OP_MKDIR,    PROTO_OP_UNLINK,      PROTO_OP_RMDIR,
+        PROTO_OP_RENAME,    PROTO_OP_LINK,     PROTO_OP_SYMLINK,     PROTO_OP_SETATTR,
+        PROTO_OP_SETSTRIPE, PROTO_OP_SETXATTR, PROTO_OP_REMOVEXATTR, PROTO_OP_SETDIRSTRIPE};
+    for (size_t i = 0; i < ARRAY_SIZE(changes); i++)
+        so.cached[changes[i]] = true;
     if ((rc = net_server_start(&so, &m->srv)))
         return rc;
     struct hb_opts ho = {.mgmt_host = conf->d.mgmt.host,

@@ -11,11 +11,14 @@
  */
 #include "net.h"
 
+#include "rcache.h"
+
 #include "../common/log.h"
 #include "../common/util.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
+#include <stdatomic.h>
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -191,6 +194,7 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
         goto fail;
     }
     c->version = hello.max_version < PROTO_VERSION ? hello.max_version : PROTO_VERSION;
+    c->server_id = hello.server_id;
     uint8_t mac[AUTH_MAC_LEN];
     auth_mac(key, hello.nonce.p, client_id, mac);
     struct proto_auth_req a = {
@@ -223,6 +227,13 @@ int net_set_timeout(struct net_conn *c, int ms)
     return set_timeout(c->fd, ms);
 }
 
+static _Atomic uint64_t seq_counter = 1;
+
+uint64_t net_next_seq(void)
+{
+    return atomic_fetch_add(&seq_counter, 1);
+}
+
 int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen, const void *bulk,
              uint32_t blen, uint64_t *reqid)
 {
@@ -233,7 +244,8 @@ int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen
                           .client_id = c->client_id,
                           .payload_len = plen,
                           .bulk_len = blen};
-    h.seq = h.reqid;
+    h.seq = c->seq ? c->seq : net_next_seq();
+    c->seq = 0;
     *reqid = h.reqid;
     return send_msg(c->fd, &h, payload, bulk);
 }
@@ -344,6 +356,9 @@ struct net_server {
     uint64_t server_id;
     uint64_t started_ns;
     struct op_stat stats[PROTO_OP_MAX];
+    struct rcache *replies; /* when some request is cached */
+    uint64_t drop_every;    /* STRIA_TEST_DROP_REPLY_EVERY (tests) */
+    _Atomic uint64_t cached_served;
 };
 
 /* The STATS bucket of a service time: 0 under 1 us, i for [2^(i-1), 2^i). */
@@ -540,6 +555,19 @@ static void *conn_main(void *arg)
         if (h.bulk_len && (rc = util_read_full(sc->fd, sc->bulk, h.bulk_len)))
             break;
         h.client_id = sc->client_id; /* a request speaks for whom it authenticated as */
+        bool cached = s->replies && fn && s->o.cached[h.opcode];
+        if (cached) {
+            int st;
+            uint32_t len;
+            if (rcache_begin(s->replies, h.client_id, h.seq, &st, sc->reply, PROTO_MAX_REP_PAYLOAD,
+                             &len) == RCACHE_DONE) {
+                log_info("answered a resent request from its reply peer=%s op=%s seq=%llu",
+                         sc->peer, proto_op_name(h.opcode), (unsigned long long)h.seq);
+                if (reply(sc, &h, st, sc->reply, len, NULL, 0))
+                    break;
+                continue;
+            }
+        }
         struct net_req req = {
             .hdr = h, .bulk = sc->bulk, .bulk_len = h.bulk_len, .peer = sc->peer, .conn = sc};
         proto_dec_init(&req.dec, sc->payload, h.payload_len);
@@ -563,6 +591,15 @@ static void *conn_main(void *arg)
         if (status > 0)
             status = -EIO;
         stat_note(s, h.opcode, status, util_now_mono_ns() - t0);
+        if (cached) {
+            rcache_end(s->replies, h.client_id, h.seq, status, sc->reply, (uint32_t)rep.enc.len);
+            if (s->drop_every &&
+                atomic_fetch_add(&s->cached_served, 1) % s->drop_every == s->drop_every - 1) {
+                log_warn("test: dropping the connection instead of the reply peer=%s op=%s",
+                         sc->peer, proto_op_name(h.opcode));
+                break;
+            }
+        }
         if (reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len))
             break;
     }
@@ -675,6 +712,14 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
         s->o.max_conns = 1024;
     auth_random(&s->server_id, sizeof(s->server_id));
     s->started_ns = util_now_mono_ns();
+    for (int i = 0; i < PROTO_OP_MAX && !s->replies; i++)
+        if (s->o.cached[i] && rcache_create(65536, 64ull << 20, &s->replies)) {
+            free(s);
+            return -ENOMEM;
+        }
+    const char *drop = getenv("STRIA_TEST_DROP_REPLY_EVERY");
+    if (drop && s->replies)
+        s->drop_every = strtoull(drop, NULL, 10);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->drained, NULL);
     int rc;
@@ -686,6 +731,7 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     snprintf(portstr, sizeof(portstr), "%u", o->port);
     if ((rc = getaddrinfo(o->host, portstr, &hints, &res))) {
         log_error("cannot resolve listen address %s: %s", o->host, gai_strerror(rc));
+        rcache_destroy(s->replies);
         free(s);
         return -EINVAL;
     }
@@ -698,6 +744,7 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
         freeaddrinfo(res);
         if (s->lfd >= 0)
             close(s->lfd);
+        rcache_destroy(s->replies);
         free(s);
         return rc;
     }
@@ -737,5 +784,6 @@ void net_server_stop(struct net_server *s)
     while (s->nconns > 0)
         pthread_cond_wait(&s->drained, &s->lock);
     pthread_mutex_unlock(&s->lock);
+    rcache_destroy(s->replies);
     free(s);
 }

@@ -28,10 +28,16 @@ struct net_conn {
     uint64_t client_id;
     uint64_t next_reqid;
     uint16_t version;
-    uint8_t *rx;     /* reply payload buffer, PROTO_MAX_REP_PAYLOAD bytes */
-    uint32_t rx_len; /* payload length of the last reply */
-    char peer[280];  /* "host:port" for messages */
+    uint8_t *rx;        /* reply payload buffer, PROTO_MAX_REP_PAYLOAD bytes */
+    uint32_t rx_len;    /* payload length of the last reply */
+    char peer[280];     /* "host:port" for messages */
+    uint64_t server_id; /* the server process (HELLO's): a restart changes it */
+    uint64_t seq;       /* the next request's sequence number, 0: a new one */
 };
+
+/* A new sequence number, unique in this process (a request keeps its own
+ * when it is sent again: net_conn.seq). */
+uint64_t net_next_seq(void);
 
 /* Connect and authenticate. timeout_ms bounds connect and handshake.
  * Returns 0 and *out (free with net_close), -EACCES if the server refused
@@ -100,6 +106,9 @@ struct net_server_opts {
     /* Called (if set) around every handler, before and after it runs. */
     void (*on_enter)(void *ctx, const struct net_req *req);
     void (*on_leave)(void *ctx, const struct net_req *req);
+    /* Requests whose replies the reply cache keeps (rcache.h): a change
+     * sent again with the same sequence number is answered from it. */
+    bool cached[PROTO_OP_MAX];
 };
 
 struct net_server;

@@ -126,13 +126,17 @@ cmd_up() {
     for i in 1 2 3; do start_daemon "stor$i" stord; done
     # Up when a client on cli1 sees 1 MDT and 3 OSTs online, and the MDT
     # has heard of them too (it places a file over all three).
-    local ok= c="$DIR/etc/cli1/client.conf"
+    local ok= c="$DIR/etc/cli1/client.conf" stripes
     for _ in $(seq 1 150); do
         if on cli1 "$BUILD/stria" --conf "$c" status 2>/dev/null | grep -c "online" | grep -qx 4 &&
             on cli1 "$BUILD/stria" --conf "$c" setstripe -c -1 /.testbed-probe >/dev/null 2>&1; then
+            stripes=$(on cli1 "$BUILD/stria" --conf "$c" getstripe /.testbed-probe |
+                grep -cE '^[[:space:]]+[0-9]+[[:space:]]+[0-9]+' || true)
             on cli1 "$BUILD/stria" --conf "$c" rm /.testbed-probe
-            ok=1
-            break
+            if [ "$stripes" = 3 ]; then
+                ok=1
+                break
+            fi
         fi
         sleep 0.2
     done

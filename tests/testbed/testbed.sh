@@ -42,7 +42,7 @@ write_configs() {
     local e="$DIR/etc" mgmt
     mgmt="$(addr meta):7400"
     mkdir -p "$e"/{meta,stor1,stor2,stor3,cli1,cli2}
-    openssl rand -hex 32 >"$DIR/cluster.key"
+    od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$DIR/cluster.key"
     chmod 600 "$DIR/cluster.key"
     for h in "${HOSTS[@]}"; do cp "$DIR/cluster.key" "$e/$h/cluster.key"; done
     cat >"$e/meta/mgmtd.conf" <<EOF

@@ -55,6 +55,7 @@ int stria_ost_scrub(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_scr
     struct proto_scrub_rep r;
     memset(out, 0, sizeof(*out));
     int drc = 0;
+    cl_long_call = true; /* one fan-out directory of a large OST takes long */
     int rc = OST_CALL(fs, ost, scrub, &q, &r, ({
                           size_t count = r.bad.len / 24;
                           out->objects = r.objects;
@@ -72,6 +73,7 @@ int stria_ost_scrub(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_scr
                           }
                           out->nbad = out->bad ? count : 0;
                       }));
+    cl_long_call = false;
     return rc ? rc : drc;
 }
 

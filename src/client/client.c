@@ -302,6 +302,7 @@ bool cl_cancelled(void)
 }
 
 __thread bool cl_replaying;
+__thread bool cl_long_call;
 
 bool cl_op_resendable(enum cl_op op)
 {

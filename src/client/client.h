@@ -165,6 +165,9 @@ enum cl_op { PROTO_MESSAGES(CL_OP_ENUM) };
 bool cl_op_resendable(enum cl_op op);
 /* The calling thread is sending a change again (TARGET_CALL). */
 extern __thread bool cl_replaying;
+/* The calling thread's storage calls may take longer than timeout_ms to
+ * be answered (SCRUB of a large directory): no reply timeout for them. */
+extern __thread bool cl_long_call;
 
 /*
  * Call a target (kind, index): borrow a connection, run the typed call, let
@@ -196,7 +199,11 @@ extern __thread bool cl_replaying;
                 sent_ = true;                                                                      \
                 l_.c->seq = seq_;                                                                  \
                 cl_replaying = resend_; /* leases in a kept reply are old: cl_note skips them */   \
+                if (cl_long_call && (kind) == PROTO_NODE_STOR)                                     \
+                    net_set_timeout(l_.c, 0);                                                      \
                 rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                  \
+                if (cl_long_call && (kind) == PROTO_NODE_STOR && !tr_)                             \
+                    tr_ = net_set_timeout(l_.c, (int)(fs)->conf.timeout_ms) != 0;                  \
                 if (rc_ == 0) {                                                                    \
                     use;                                                                           \
                 }                                                                                  \

@@ -16,20 +16,9 @@
 # every cluster stops and the temporary directory goes.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: bench/bench_dne.sh BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/bench/lib.sh"
-RESULTS="$SRC/bench/results"
-for bin in stria stria-metad bench/bench_meta; do
-    if [ ! -x "$BUILD/$bin" ]; then
-        echo "bench_dne.sh: $BUILD/$bin is missing; build first (make build)" >&2
-        exit 2
-    fi
-done
+bench_setup $# "${1:-}" stria stria-metad bench/bench_meta
 DNE_MDTS=${DNE_MDTS:-1 2 4}
 DNE_FILES=${DNE_FILES:-200000}
 DNE_THREADS=${DNE_THREADS:-4}

@@ -13,20 +13,9 @@
 # output goes to stdout and is appended to bench/results/last-run-fuse.txt.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: bench/bench_fuse.sh BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/bench/lib.sh"
-RESULTS="$SRC/bench/results"
-for bin in stria stria-fuse bench/bench_passthrough bench/bench_fsops; do
-    if [ ! -x "$BUILD/$bin" ]; then
-        echo "bench_fuse.sh: $BUILD/$bin is missing; build first (make build)" >&2
-        exit 2
-    fi
-done
+bench_setup $# "${1:-}" stria stria-fuse bench/bench_passthrough bench/bench_fsops
 if ! command -v fusermount3 >/dev/null 2>&1; then
     echo "bench_fuse.sh: fusermount3 is not installed (package fuse3)" >&2
     exit 2

@@ -19,20 +19,9 @@
 # callgrind_annotate.
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: bench/bench_mdt.sh BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/bench/lib.sh"
-RESULTS="$SRC/bench/results"
-for bin in stria stria-metad bench/bench_meta; do
-    if [ ! -x "$BUILD/$bin" ]; then
-        echo "bench_mdt.sh: $BUILD/$bin is missing; build first (make build)" >&2
-        exit 2
-    fi
-done
+bench_setup $# "${1:-}" stria stria-metad bench/bench_meta
 for tool in valgrind callgrind_control; do
     if ! command -v "$tool" >/dev/null 2>&1; then
         echo "bench_mdt.sh: $tool is not installed (package valgrind)" >&2

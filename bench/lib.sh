@@ -1,4 +1,25 @@
-# Shared by the bench scripts (sourced; BUILD is set).
+# Shared by the bench scripts (sourced, with SRC set; bench_setup sets BUILD).
+
+# bench_setup NARGS BUILD_DIR BIN...: what every bench script checks first:
+# one argument, the build directory (BUILD, absolute), and each BIN built
+# there. RESULTS is where the scripts append their output.
+bench_setup() {
+    local name n=$1 dir=${2:-} bin
+    name=$(basename "$0")
+    shift 2 || shift $#
+    if [ "$n" -ne 1 ]; then
+        echo "usage: bench/$name BUILD_DIR" >&2
+        exit 2
+    fi
+    BUILD=$(cd "$dir" && pwd)
+    RESULTS="$SRC/bench/results"
+    for bin in "$@"; do
+        if [ ! -x "$BUILD/$bin" ]; then
+            echo "$name: $BUILD/$bin is missing; build first (make build)" >&2
+            exit 2
+        fi
+    done
+}
 
 ratio() {
     awk -v a="$1" -v b="$2" 'BEGIN { if (a > 0 && b > 0) printf "%.3f", a / b; else printf "-" }'

@@ -12,20 +12,9 @@
 # (the MDT's instructions per operation, under callgrind).
 set -euo pipefail
 
-if [ $# -ne 1 ]; then
-    echo "usage: bench/run.sh BUILD_DIR" >&2
-    exit 2
-fi
-BUILD=$(cd "$1" && pwd)
 SRC=$(cd "$(dirname "$0")/.." && pwd)
 . "$SRC/bench/lib.sh"
-RESULTS="$SRC/bench/results"
-for bin in stria bench/bench_io bench/bench_meta; do
-    if [ ! -x "$BUILD/$bin" ]; then
-        echo "run.sh: $BUILD/$bin is missing; build first (make build)" >&2
-        exit 2
-    fi
-done
+bench_setup $# "${1:-}" stria bench/bench_io bench/bench_meta
 
 # The standard run; the environment may shrink it for a quick look.
 IO_SIZE=${IO_SIZE:-2G}

@@ -371,17 +371,16 @@ bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *wha
     if (!cl_unreachable(*rc, transport))
         return false;
     int64_t now = (int64_t)util_now_mono_ns();
-    while (now < r->deadline_ns && !cl_cancelled()) {
-        /* Sleep in slices, so that an interrupt ends the wait soon. */
-        int64_t until = MIN(now + (int64_t)r->delay_ms * 1000000, r->deadline_ns);
-        while (now < until && !cl_cancelled()) {
-            int64_t step = MIN(until - now, 100000000);
-            struct timespec ts = {0, (long)step};
-            nanosleep(&ts, NULL);
-            now = (int64_t)util_now_mono_ns();
-        }
-        if (cl_cancelled())
-            break;
+    /* Sleep the pause (at most to the deadline) in slices, so that an
+     * interrupt ends the wait soon. */
+    int64_t until = MIN(now + (int64_t)r->delay_ms * 1000000, r->deadline_ns);
+    bool time_left = now < r->deadline_ns;
+    while (time_left && now < until && !cl_cancelled()) {
+        struct timespec ts = {0, (long)MIN(until - now, 100000000)};
+        nanosleep(&ts, NULL);
+        now = (int64_t)util_now_mono_ns();
+    }
+    if (time_left && !cl_cancelled()) {
         r->delay_ms = MIN(r->delay_ms * 2, 1000);
         return true;
     }

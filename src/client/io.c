@@ -377,25 +377,9 @@ static int punch_one(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint1
                      uint64_t ostart, uint64_t oend)
 {
     uint32_t ost = map_group_ost(l->comp[c].groups[s]);
-    int rc = 0;
-    struct cl_retry rt;
-    cl_retry_init(fs, &rt);
-    for (int attempt = 0;; attempt++) {
-        struct lease ls;
-        bool transport = false;
-        if ((rc = cl_get(fs, PROTO_NODE_STOR, ost, &ls)) == 0) {
-            struct proto_punch_req q = {ost, ino, c, s, ostart, oend - ostart, 0};
-            struct proto_punch_rep r;
-            rc = net_call_punch(ls.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-            bool again = transport && ls.reused && attempt == 0;
-            cl_put(&ls, transport);
-            if (again)
-                continue; /* a server restarted under a pooled connection */
-        }
-        if (!rc || !cl_retry_again(&rt, &rc, transport, "punch"))
-            break;
-    }
-    return rc;
+    struct proto_punch_req q = {ost, ino, c, s, ostart, oend - ostart, 0};
+    struct proto_punch_rep r;
+    return TARGET_CALL(fs, PROTO_NODE_STOR, ost, punch, &q, &r, (void)0);
 }
 
 int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)

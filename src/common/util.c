@@ -244,6 +244,37 @@ int util_write_full(int fd, const void *buf, size_t len)
     return 0;
 }
 
+int util_pread_zero(int fd, void *buf, size_t len, uint64_t off)
+{
+    size_t got = 0;
+    while (got < len) {
+        ssize_t n = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        if (n == 0)
+            break;
+        got += (size_t)n;
+    }
+    memset((uint8_t *)buf + got, 0, len - got);
+    return 0;
+}
+
+int util_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    size_t done = 0;
+    while (done < len) {
+        ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done, (off_t)(off + done));
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n < 0)
+            return -errno;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
 int util_read_file(const char *path, size_t max, char **out, size_t *outlen)
 {
     int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -70,6 +70,10 @@ int util_mkdir_p(const char *path, mode_t mode);
  * negative errno. */
 int util_read_full(int fd, void *buf, size_t len);
 int util_write_full(int fd, const void *buf, size_t len);
+/* pread all len bytes at off, what lies past the file's end as zeros. */
+int util_pread_zero(int fd, void *buf, size_t len, uint64_t off);
+/* pwrite all len bytes at off. Both: 0 or -errno. */
+int util_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
 
 /* Read a whole small file (at most max bytes) into a malloc'd NUL-terminated
  * buffer the caller frees. Returns 0 or negative errno. */

@@ -182,7 +182,8 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             memcpy(w->name, comp, len + 1);
             w->must_dir = end != NULL;
             /* A name a cross-MDT rename holds is read and changed only once
-             * the rename is over (a few milliseconds): the caller waits. */
+             * the rename is over (a few milliseconds): the caller waits. Every
+             * operation on a name comes here, so none checks again. */
             struct meta_ctx *owner = meta_store_owner(t->store);
             if (owner && meta_name_held(owner, cur, comp, 0))
                 return -EAGAIN;
@@ -748,8 +749,6 @@ static int create_or_get(struct meta_txn *t, struct open_arg *a, struct walk *w,
         rc = -EISDIR;
     else if ((rc = valid_name(w->name)) || (rc = meta_may_add(w, &q->cred)))
         ;
-    else if (meta_name_held(a->c, w->dir, w->name, 0))
-        rc = -EAGAIN;
     else if ((rc = meta_alloc_ino(t, ino)) == 0) {
         meta_init_inode(&in, *ino, S_IFREG | (q->mode & 07777), &q->cred, &w->din);
         rc = new_file_layout(a->c, &w->din, q->stripe_count, q->stripe_size, q->stripe_offset,
@@ -866,8 +865,6 @@ static int mk_txn(struct meta_txn *t, void *arg)
         return rc;
     if ((rc = meta_may_add(&w, a->cred)))
         return rc;
-    if (meta_name_held(a->c, w.dir, w.name, 0))
-        return -EAGAIN;
     bool dir = S_ISDIR(a->mode);
     if (!dir && w.must_dir)
         return -ENOENT;
@@ -1009,8 +1006,6 @@ static int rm_txn(struct meta_txn *t, void *arg)
         return -EISDIR;
     if (a->dir && type != DT_DIR)
         return -ENOTDIR;
-    if (meta_name_held(a->c, w.dir, w.name, 0))
-        return -EAGAIN;
     struct meta_inode in;
     rc = meta_inode_get_here(t, ino, &in);
     if (!a->dir && rc == -EREMOTE) {
@@ -1163,8 +1158,6 @@ static int rename_txn(struct meta_txn *t, void *arg)
         return -EBUSY;
     if ((rc = valid_name(d.name)))
         return rc;
-    if (meta_name_held(a->c, s.dir, s.name, 0) || meta_name_held(a->c, d.dir, d.name, 0))
-        return -EAGAIN;
     struct meta_inode sin, din;
     if ((rc = meta_inode_get_here(t, sino, &sin)))
         return rc == -EREMOTE ? rename_cross(a, &s, sino, stype, &d, a->c->mdt) : rc;
@@ -1316,8 +1309,6 @@ static int link_txn(struct meta_txn *t, void *arg)
         return -EEXIST;
     if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))
         return rc;
-    if (meta_name_held(a->c, w.dir, w.name, 0))
-        return -EAGAIN;
     if ((rc = meta_inode_get_here(t, q->ino, &in))) {
         if (rc != -EREMOTE)
             return rc;

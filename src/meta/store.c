@@ -262,6 +262,26 @@ static int flush_deferred(struct meta_store *s, MDB_txn *txn)
     return rc;
 }
 
+/* Throw the batch's transaction away, with any reservation it made, and
+ * begin it again. */
+static int batch_restart(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t *limit)
+{
+    mdb_txn_abort(*txn);
+    s->ino_limit = *limit;
+    return batch_begin(s, flat, txn, limit);
+}
+
+/* The batch's transaction failed (rc) when it was to be kept: every
+ * request of it that had succeeded gets rc. */
+static void batch_failed(struct meta_store *s, struct wreq *batch, int rc, const char *what)
+{
+    s->ino_limit = 0; /* the reservation may not have reached the disk */
+    log_error("MDT%04x batch %s: %s", s->mdt, what, log_err(rc));
+    for (struct wreq *w = batch; w; w = w->next)
+        if (w->rc >= 0)
+            w->rc = rc;
+}
+
 /* A flat request failed after writing: the batch's transaction cannot be
  * kept. Everything the batch did so far goes; the rest of it runs in a new
  * transaction. */
@@ -277,9 +297,7 @@ static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad
     /* The store's own failure, or a fn that broke its promise. */
     log_error("MDT%04x: a flat request (fn %p) failed after writing (%s); %d other(s) lost", s->mdt,
               (void *)bad->fn, log_err(bad->rc), n);
-    mdb_txn_abort(*txn);
-    s->ino_limit = *limit;
-    return batch_begin(s, true, txn, limit);
+    return batch_restart(s, true, txn, limit);
 }
 
 /* A batch is either flat requests only or one request of any kind (the
@@ -304,22 +322,14 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             any = any || t.wrote;
         else if (t.wrote && any)
             rc = batch_lost(s, batch, w, &txn, &limit);
-        else if (t.wrote) {
-            /* Nothing else kept yet: begin again without it. */
-            mdb_txn_abort(txn);
-            s->ino_limit = limit;
-            rc = batch_begin(s, batch->flat, &txn, &limit);
-        }
+        else if (t.wrote)
+            rc = batch_restart(s, batch->flat, &txn, &limit); /* nothing else kept yet */
     }
     if (rc)
         return; /* every request has its error and no transaction is open */
     if (any && (rc = flush_deferred(s, txn))) {
         mdb_txn_abort(txn);
-        s->ino_limit = 0;
-        log_error("MDT%04x batch lost writing its directories: %s", s->mdt, log_err(rc));
-        for (struct wreq *w = batch; w; w = w->next)
-            if (w->rc >= 0)
-                w->rc = rc;
+        batch_failed(s, batch, rc, "lost writing its directories");
         return;
     }
     if (!any) {
@@ -328,14 +338,8 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             s->ino_limit = 0;
         return;
     }
-    rc = mdb_err(mdb_txn_commit(txn));
-    if (rc) {
-        s->ino_limit = 0; /* the reservation may not have reached the disk */
-        log_error("MDT%04x batch commit failed: %s", s->mdt, log_err(rc));
-        for (struct wreq *w = batch; w; w = w->next)
-            if (w->rc >= 0)
-                w->rc = rc;
-    }
+    if ((rc = mdb_err(mdb_txn_commit(txn))))
+        batch_failed(s, batch, rc, "commit failed");
 }
 
 void meta_store_note_to(struct meta_touched *touched)
@@ -573,6 +577,13 @@ static int put_rec(struct meta_txn *t, MDB_dbi dbi, const void *key, size_t klen
     return put_rec_old(t, dbi, key, klen, val, vlen, flags, NULL);
 }
 
+static int put_u64(struct meta_txn *t, MDB_dbi dbi, uint64_t key, const void *val, size_t vlen)
+{
+    uint8_t kb[8];
+    be64(kb, key);
+    return put_rec(t, dbi, kb, 8, val, vlen, 0);
+}
+
 int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
 {
     struct proto_dec d;
@@ -605,6 +616,16 @@ int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
     if (d.err || ver < 1 || ver > INODE_REC_VERSION || !proto_ds_valid(out->dstripe))
         return -EUCLEAN;
     return 0;
+}
+
+/* Note in the request's list that in changed, and to what. */
+static void note_attr(struct meta_txn *t, const struct meta_inode *in)
+{
+    int i = note(t, in->ino);
+    if (i >= 0) {
+        meta_inode_attr(in, &t->touched->attr[i]);
+        t->touched->has_attr[i] = true;
+    }
 }
 
 /* The batch's deferred record of ino, or NULL. */
@@ -645,11 +666,7 @@ int meta_dir_touched(struct meta_txn *t, const struct meta_inode *dir)
     if (!d)
         d = &s->defer[s->ndefer++];
     dir_copy(d, dir);
-    int i = note(t, dir->ino);
-    if (i >= 0) {
-        meta_inode_attr(dir, &t->touched->attr[i]);
-        t->touched->has_attr[i] = true;
-    }
+    note_attr(t, dir);
     t->wrote = true;
     return 0;
 }
@@ -704,18 +721,13 @@ int meta_inode_encode(const struct meta_inode *in, void *buf, size_t cap)
 
 int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
 {
-    uint8_t buf[META_INODE_REC_MAX], kb[8];
+    uint8_t buf[META_INODE_REC_MAX];
     int len = meta_inode_encode(in, buf, sizeof(buf));
     if (len < 0)
         return len;
-    be64(kb, in->ino);
     undefer(t, in->ino);
-    int i = note(t, in->ino);
-    if (i >= 0) {
-        meta_inode_attr(in, &t->touched->attr[i]);
-        t->touched->has_attr[i] = true;
-    }
-    return put_rec(t, t->store->inodes, kb, 8, buf, (size_t)len, 0);
+    note_attr(t, in);
+    return put_u64(t, t->store->inodes, in->ino, buf, (size_t)len);
 }
 
 int meta_inode_del(struct meta_txn *t, uint64_t ino)
@@ -997,9 +1009,7 @@ int meta_symlink_get(struct meta_txn *t, uint64_t ino, MDB_val *target)
 
 int meta_symlink_put(struct meta_txn *t, uint64_t ino, const char *target, size_t len)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    return put_rec(t, t->store->links, kb, 8, target, len, 0);
+    return put_u64(t, t->store->links, ino, target, len);
 }
 
 int meta_symlink_del(struct meta_txn *t, uint64_t ino)
@@ -1012,9 +1022,7 @@ int meta_symlink_del(struct meta_txn *t, uint64_t ino)
 
 int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t len)
 {
-    uint8_t kb[8];
-    be64(kb, txid);
-    return put_rec(t, t->store->intents, kb, 8, rec, len, 0);
+    return put_u64(t, t->store->intents, txid, rec, len);
 }
 
 int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val)
@@ -1044,9 +1052,7 @@ int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg)
 
 int meta_pending_put(struct meta_txn *t, uint64_t ino)
 {
-    uint8_t kb[8];
-    be64(kb, ino);
-    return put_rec(t, t->store->pending, kb, 8, "", 0, 0);
+    return put_u64(t, t->store->pending, ino, "", 0);
 }
 
 int meta_pending_del(struct meta_txn *t, uint64_t ino)

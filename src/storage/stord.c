@@ -215,7 +215,52 @@ static int ost_stat(struct ost *o, struct proto_tstat *t)
     if (!o)                                                                                        \
         return -ENXIO;                                                                             \
     char name[96];                                                                                 \
-    object_name(name, sizeof(name), q.ino, q.comp, q.stripe)
+    object_name(name, sizeof(name), q.ino, q.comp, q.stripe);                                      \
+    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe)
+
+/* Change object name of o under its lock: fn(so, arg) makes the change
+ * (how: SUMS_WRITE makes the object if it is missing, SUMS_CHANGE leaves a
+ * missing one alone, answering 0). The bytes it occupies are counted
+ * again, and a new object once. */
+static int change_object(struct ost *o, const char *name, pthread_rwlock_t *lk, enum sums_how how,
+                         int (*fn)(struct sums_obj *so, void *arg), void *arg)
+{
+    pthread_rwlock_wrlock(lk);
+    struct sums_obj so;
+    int rc = sums_open(o->dirfd, name, how, &so);
+    if (rc) {
+        pthread_rwlock_unlock(lk);
+        return rc == -ENOENT && how == SUMS_CHANGE ? 0 : rc;
+    }
+    struct stat st;
+    uint64_t before = 0;
+    bool created = false;
+    if (fstat(so.fd, &st) == 0) {
+        before = obj_bytes(&st);
+        created = how == SUMS_WRITE && st.st_size == 0 && st.st_blocks == 0;
+    }
+    rc = fn(&so, arg);
+    if (fstat(so.fd, &st) == 0)
+        account(o, before, obj_bytes(&st));
+    if (created && rc == 0)
+        atomic_fetch_add(&o->objects, 1);
+    sums_close(&so);
+    pthread_rwlock_unlock(lk);
+    return rc;
+}
+
+struct write_arg {
+    const struct proto_write_req *q;
+    const uint8_t *data;
+    uint32_t len;
+};
+
+static int write_fn(struct sums_obj *so, void *arg)
+{
+    struct write_arg *a = arg;
+    int rc = sums_before_write(so, a->q->offset, a->data, a->len, a->q->crcs.p);
+    return rc ? rc : util_pwrite_full(so->fd, a->data, a->len, a->q->offset);
+}
 
 static int h_write(void *p, struct net_req *req, struct net_rep *rep)
 {
@@ -233,43 +278,8 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
                   o->index, name, bad, req->peer);
         return rc;
     }
-    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
-    pthread_rwlock_wrlock(lk);
-    struct sums_obj so;
-    if ((rc = sums_open(o->dirfd, name, SUMS_WRITE, &so))) {
-        pthread_rwlock_unlock(lk);
-        return rc;
-    }
-    struct stat st;
-    uint64_t before = 0;
-    bool created = false;
-    if (fstat(so.fd, &st) == 0) {
-        before = obj_bytes(&st);
-        created = st.st_size == 0 && st.st_blocks == 0;
-    }
-    const uint8_t *b = req->bulk;
-    uint64_t off = q.offset;
-    uint32_t left = req->bulk_len;
-    rc = sums_before_write(&so, q.offset, b, left, q.crcs.p);
-    while (left && !rc) {
-        ssize_t n = pwrite(so.fd, b, left, (off_t)off);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            rc = -errno;
-            break;
-        }
-        b += n;
-        off += (uint64_t)n;
-        left -= (uint32_t)n;
-    }
-    if (fstat(so.fd, &st) == 0)
-        account(o, before, obj_bytes(&st));
-    if (created && rc == 0)
-        atomic_fetch_add(&o->objects, 1);
-    sums_close(&so);
-    pthread_rwlock_unlock(lk);
-    if (rc)
+    struct write_arg a = {&q, req->bulk, req->bulk_len};
+    if ((rc = change_object(o, name, lk, SUMS_WRITE, write_fn, &a)))
         log_warn("write failed ost=%u object=%s offset=%" PRIu64 ": %s", o->index, name, q.offset,
                  log_err(rc));
     return rc;
@@ -290,21 +300,12 @@ static int read_checked(struct ost *o, const char *name, struct sums_obj *so, ui
     uint64_t to = MIN(so->size, (off + want + PROTO_CSUM_BLOCK - 1) / PROTO_CSUM_BLOCK *
                                     (uint64_t)PROTO_CSUM_BLOCK);
     uint32_t n = (uint32_t)((to - from + PROTO_CSUM_BLOCK - 1) / PROTO_CSUM_BLOCK);
-    uint32_t done = 0;
-    while (from + done < to) {
-        ssize_t r = pread(so->fd, buf + done, to - from - done, (off_t)(from + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        if (r == 0)
-            break; /* shrank under us: cannot, the lock is held */
-        done += (uint32_t)r;
-    }
-    memset(buf + done, 0, to - from - done);
+    int rc = util_pread_zero(so->fd, buf, to - from, from);
+    if (rc)
+        return rc;
     uint32_t bcrc[PROTO_MAX_BULK / PROTO_CSUM_BLOCK + 2];
     uint64_t bad;
-    int rc = sums_verify(so, first, n, buf, bcrc, &bad);
+    rc = sums_verify(so, first, n, buf, bcrc, &bad);
     if (rc == -EIO)
         log_error("checksum mismatch ost=%u object=%s offset=%" PRIu64 " (block of %u bytes)",
                   o->index, name, bad, PROTO_CSUM_BLOCK);
@@ -332,7 +333,6 @@ static int h_read(void *p, struct net_req *req, struct net_rep *rep)
     DECODE(read);
     if (q.len > PROTO_MAX_BULK)
         return -EINVAL;
-    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
     pthread_rwlock_rdlock(lk);
     struct sums_obj so;
     int rc = sums_open(o->dirfd, name, SUMS_READ, &so);
@@ -362,6 +362,13 @@ static int h_read(void *p, struct net_req *req, struct net_rep *rep)
     return proto_enc_read_rep(&rep->enc, &r);
 }
 
+static int truncate_fn(struct sums_obj *so, void *arg)
+{
+    uint64_t size = *(uint64_t *)arg;
+    int rc = sums_before_resize(so, size);
+    return rc ? rc : ftruncate(so->fd, (off_t)size) < 0 ? -errno : 0;
+}
+
 static int h_truncate(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct stord *s = p;
@@ -369,23 +376,8 @@ static int h_truncate(void *p, struct net_req *req, struct net_rep *rep)
     DECODE(truncate);
     if (q.size > MAX_OBJECT_SIZE)
         return -EFBIG;
-    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
-    pthread_rwlock_wrlock(lk);
-    struct sums_obj so;
-    int rc = sums_open(o->dirfd, name, SUMS_CHANGE, &so);
-    if (rc) {
-        pthread_rwlock_unlock(lk);
-        return rc == -ENOENT ? 0 : rc; /* a missing object is already empty */
-    }
-    struct stat st;
-    uint64_t before = fstat(so.fd, &st) == 0 ? obj_bytes(&st) : 0;
-    if ((rc = sums_before_resize(&so, q.size)) == 0 && ftruncate(so.fd, (off_t)q.size) < 0)
-        rc = -errno;
-    if (fstat(so.fd, &st) == 0)
-        account(o, before, obj_bytes(&st));
-    sums_close(&so);
-    pthread_rwlock_unlock(lk);
-    return rc;
+    /* A missing object is already empty. */
+    return change_object(o, name, lk, SUMS_CHANGE, truncate_fn, &q.size);
 }
 
 static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
@@ -394,7 +386,6 @@ static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
     (void)rep;
     DECODE(destroy);
     struct stat st;
-    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
     pthread_rwlock_wrlock(lk);
     int rc = 0;
     if (fstatat(o->dirfd, name, &st, 0) < 0 || unlinkat(o->dirfd, name, 0) < 0)
@@ -410,6 +401,16 @@ static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
     return 0;
 }
 
+static int punch_fn(struct sums_obj *so, void *arg)
+{
+    const struct proto_punch_req *q = arg;
+    int rc = sums_before_punch(so, q->offset, q->len);
+    if (rc == 0 && fallocate(so->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q->offset,
+                             (off_t)q->len) < 0)
+        rc = -errno;
+    return rc;
+}
+
 static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct stord *s = p;
@@ -420,25 +421,8 @@ static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
         return 0;
     if (q.len > MAX_OBJECT_SIZE - q.offset)
         q.len = MAX_OBJECT_SIZE - q.offset;
-    pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe);
-    pthread_rwlock_wrlock(lk);
-    struct sums_obj so;
-    int rc = sums_open(o->dirfd, name, SUMS_CHANGE, &so);
-    if (rc) {
-        pthread_rwlock_unlock(lk);
-        return rc == -ENOENT ? 0 : rc; /* nothing there: already a hole */
-    }
-    struct stat st;
-    uint64_t before = fstat(so.fd, &st) == 0 ? obj_bytes(&st) : 0;
-    if ((rc = sums_before_punch(&so, q.offset, q.len)) == 0 &&
-        fallocate(so.fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)q.offset,
-                  (off_t)q.len) < 0)
-        rc = -errno;
-    if (fstat(so.fd, &st) == 0)
-        account(o, before, obj_bytes(&st));
-    sums_close(&so);
-    pthread_rwlock_unlock(lk);
-    return rc;
+    /* Nothing there: already a hole. */
+    return change_object(o, name, lk, SUMS_CHANGE, punch_fn, &q);
 }
 
 static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
@@ -446,6 +430,7 @@ static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
     struct stord *s = p;
     (void)rep;
     DECODE(osync);
+    (void)lk; /* a sync changes nothing a reader sees */
     struct sums_obj so;
     int rc = sums_open(o->dirfd, name, SUMS_READ, &so);
     if (rc)
@@ -533,16 +518,9 @@ static int h_scrub(void *p, struct net_req *req, struct net_rep *rep)
         }
         r.objects++;
         for (uint64_t at = 0; at < so.size && !rc;) {
-            uint32_t len = (uint32_t)MIN((uint64_t)win, so.size - at), got = 0;
-            while (got < len) {
-                ssize_t n = pread(so.fd, buf + got, len - got, (off_t)(at + got));
-                if (n < 0 && errno == EINTR)
-                    continue;
-                if (n <= 0)
-                    break;
-                got += (uint32_t)n;
-            }
-            memset(buf + got, 0, len - got);
+            uint32_t len = (uint32_t)MIN((uint64_t)win, so.size - at);
+            if (util_pread_zero(so.fd, buf, len, at))
+                memset(buf, 0, len); /* unreadable: its blocks fail their checks */
             uint32_t nb = (len + PROTO_CSUM_BLOCK - 1) / PROTO_CSUM_BLOCK;
             /* Each block by itself, to name every bad one. */
             for (uint32_t i = 0; i < nb; i++) {

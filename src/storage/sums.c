@@ -71,38 +71,6 @@ void sums_unlink(int dirfd, const char *name)
     unlinkat(dirfd, sname, 0);
 }
 
-/* pread/pwrite of all len bytes (a short read past the end leaves zeros). */
-static int read_at(int fd, void *buf, size_t len, uint64_t off)
-{
-    size_t got = 0;
-    while (got < len) {
-        ssize_t n = pread(fd, (uint8_t *)buf + got, len - got, (off_t)(off + got));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        if (n == 0)
-            break;
-        got += (size_t)n;
-    }
-    memset((uint8_t *)buf + got, 0, len - got);
-    return 0;
-}
-
-static int write_at(int fd, const void *buf, size_t len, uint64_t off)
-{
-    size_t done = 0;
-    while (done < len) {
-        ssize_t n = pwrite(fd, (const uint8_t *)buf + done, len - done, (off_t)(off + done));
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0)
-            return -errno;
-        done += (size_t)n;
-    }
-    return 0;
-}
-
 /* Block b's new CRC is c: it becomes the first of its entry, the first
  * before becoming the second (unless it is c already). */
 static void entry_set(uint8_t *e, uint32_t c)
@@ -121,7 +89,7 @@ static int block_crc(struct sums_obj *o, uint64_t b, uint64_t at, const uint8_t 
 {
     uint64_t bs = b * BS;
     uint64_t old_end = MIN(o->size, bs + BS);
-    int rc = old_end > bs ? read_at(o->fd, tmp, old_end - bs, bs) : 0;
+    int rc = old_end > bs ? util_pread_zero(o->fd, tmp, old_end - bs, bs) : 0;
     if (rc)
         return rc;
     if (end > old_end)
@@ -157,7 +125,7 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
             rc = rewrite_block(o, o->size / BS, 0, 0, off + len, tmp);
     }
     if (!rc)
-        rc = read_at(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+        rc = util_pread_zero(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
     for (uint32_t i = 0; i < n && !rc; i++) {
         uint64_t b = first + i, bs = b * BS;
         uint32_t cl = proto_csum_chunk_len(off, len);
@@ -177,7 +145,7 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
         len -= cl;
     }
     if (!rc)
-        rc = write_at(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+        rc = util_pwrite_full(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
     free(tmp);
     free(ents);
     return rc;
@@ -190,7 +158,7 @@ static int rewrite_block(struct sums_obj *o, uint64_t b, uint64_t z, uint64_t zl
 {
     uint64_t bs = b * BS;
     uint8_t e[ENTRY];
-    int rc = read_at(o->sfd, e, ENTRY, b * ENTRY);
+    int rc = util_pread_zero(o->sfd, e, ENTRY, b * ENTRY);
     if (rc)
         return rc;
     uint32_t c = 0;
@@ -206,7 +174,7 @@ static int rewrite_block(struct sums_obj *o, uint64_t b, uint64_t z, uint64_t zl
             return rc;
     }
     entry_set(e, c);
-    return write_at(o->sfd, e, ENTRY, b * ENTRY);
+    return util_pwrite_full(o->sfd, e, ENTRY, b * ENTRY);
 }
 
 int sums_before_resize(struct sums_obj *o, uint64_t size)
@@ -253,7 +221,7 @@ int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *b
     if (o->sfd >= 0) {
         if (!(ents = malloc((size_t)n * ENTRY)))
             return -ENOMEM;
-        int rc = read_at(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+        int rc = util_pread_zero(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
         if (rc) {
             free(ents);
             return rc;

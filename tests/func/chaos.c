@@ -196,6 +196,53 @@ static int resolve(struct client *c, const char *op, int a, int b, const struct 
                 b >= 0 ? show(&c->model[b], s4, sizeof(s4)) : "-");
 }
 
+/* A create (kind FILE_) or mkdir (DIR_) of name a answered rc: check it
+ * against the model, and follow it there. */
+static int check_made(struct client *c, int a, int rc, enum kind kind)
+{
+    const char *what = kind == FILE_ ? "create" : "mkdir";
+    struct entry *ma = &c->model[a];
+    note(c, "%.3f %s n%d -> %d (model %d %llx)", now_s(), what, a, rc, ma->kind,
+         (unsigned long long)ma->ino);
+    int want = ma->kind == NONE ? 0 : -EEXIST;
+    if (rc == want && rc == 0) {
+        struct entry e;
+        if (look(c, a, &e))
+            return -1;
+        if (e.kind != kind || (kind == FILE_ && e.ino == ma->ino))
+            return fail(c, "%s n%d succeeded but it holds no %s", what, a,
+                        kind == FILE_ ? "new file" : "directory");
+        *ma = e;
+        return 0;
+    }
+    if (rc == want)
+        return 0;
+    struct entry fresh = {kind, 0};
+    if (untrusted(rc) || (rc == -EEXIST && ma->kind == NONE))
+        return resolve(c, what, a, -1, &fresh, NULL, true);
+    return fail(c, "%s n%d: %s, model %s", what, a, strerror(-rc), ma->kind ? "exists" : "none");
+}
+
+/* An unlink (kind FILE_) or rmdir (DIR_) of name a answered rc: the same. */
+static int check_removed(struct client *c, int a, int rc, enum kind kind)
+{
+    const char *what = kind == FILE_ ? "unlink" : "rmdir";
+    struct entry *ma = &c->model[a], none = {NONE, 0};
+    note(c, "%.3f %s n%d -> %d (model %d %llx)", now_s(), what, a, rc, ma->kind,
+         (unsigned long long)ma->ino);
+    int want = ma->kind == NONE   ? -ENOENT
+               : ma->kind != kind ? (kind == FILE_ ? -EISDIR : -ENOTDIR)
+                                  : 0;
+    if (rc == want) {
+        if (rc == 0)
+            *ma = none;
+        return 0;
+    }
+    if (untrusted(rc) || (rc == -ENOENT && ma->kind == kind))
+        return resolve(c, what, a, -1, &none, NULL, false);
+    return fail(c, "%s n%d: %s, want %s", what, a, strerror(-rc), strerror(-want));
+}
+
 static int one_op(struct client *c)
 {
     int a = (int)rnd(c, NAMES), b = (int)rnd(c, NAMES);
@@ -212,75 +259,17 @@ static int one_op(struct client *c)
         rc = stria_open(c->fs, pa, O_CREAT | O_EXCL | O_WRONLY, 0644, &f);
         if (rc == 0)
             rc = stria_close(f);
-        note(c, "%.3f create n%d -> %d (model %d %llx)", now_s(), a, rc, ma->kind,
-             (unsigned long long)ma->ino);
-        want = ma->kind == NONE ? 0 : -EEXIST;
-        if (rc == want && rc == 0) {
-            struct entry e;
-            if (look(c, a, &e))
-                return -1;
-            if (e.kind != FILE_ || e.ino == ma->ino)
-                return fail(c, "create n%d succeeded but it holds no new file", a);
-            *ma = e;
-            return 0;
-        }
-        if (rc == want)
-            return 0;
-        struct entry fresh = {FILE_, 0};
-        if (untrusted(rc) || (rc == -EEXIST && ma->kind == NONE))
-            return resolve(c, "create", a, -1, &fresh, NULL, true);
-        return fail(c, "create n%d: %s, model %s", a, strerror(-rc), ma->kind ? "exists" : "none");
+        return check_made(c, a, rc, FILE_);
     }
     case 2: { /* mkdir, striped over two MDTs one time in three */
         int count = rnd(c, 3) == 0 ? 2 : 0;
         rc = count ? stria_mkdir_striped(c->fs, pa, 0755, count, -1) : stria_mkdir(c->fs, pa, 0755);
-        note(c, "%.3f mkdir n%d -> %d (model %d %llx)", now_s(), a, rc, ma->kind,
-             (unsigned long long)ma->ino);
-        want = ma->kind == NONE ? 0 : -EEXIST;
-        if (rc == want && rc == 0) {
-            struct entry e;
-            if (look(c, a, &e))
-                return -1;
-            if (e.kind != DIR_)
-                return fail(c, "mkdir n%d succeeded but it holds no directory", a);
-            *ma = e;
-            return 0;
-        }
-        if (rc == want)
-            return 0;
-        struct entry d = {DIR_, 0};
-        if (untrusted(rc) || (rc == -EEXIST && ma->kind == NONE))
-            return resolve(c, "mkdir", a, -1, &d, NULL, true);
-        return fail(c, "mkdir n%d: %s", a, strerror(-rc));
+        return check_made(c, a, rc, DIR_);
     }
-    case 3: { /* unlink */
-        rc = stria_unlink(c->fs, pa);
-        note(c, "%.3f unlink n%d -> %d (model %d %llx)", now_s(), a, rc, ma->kind,
-             (unsigned long long)ma->ino);
-        want = ma->kind == NONE ? -ENOENT : ma->kind == DIR_ ? -EISDIR : 0;
-        if (rc == want) {
-            if (rc == 0)
-                *ma = none;
-            return 0;
-        }
-        if (untrusted(rc) || (rc == -ENOENT && ma->kind == FILE_))
-            return resolve(c, "unlink", a, -1, &none, NULL, false);
-        return fail(c, "unlink n%d: %s, want %s", a, strerror(-rc), strerror(-want));
-    }
-    case 4: { /* rmdir: the model's directories are empty */
-        rc = stria_rmdir(c->fs, pa);
-        note(c, "%.3f rmdir n%d -> %d (model %d %llx)", now_s(), a, rc, ma->kind,
-             (unsigned long long)ma->ino);
-        want = ma->kind == NONE ? -ENOENT : ma->kind == FILE_ ? -ENOTDIR : 0;
-        if (rc == want) {
-            if (rc == 0)
-                *ma = none;
-            return 0;
-        }
-        if (untrusted(rc) || (rc == -ENOENT && ma->kind == DIR_))
-            return resolve(c, "rmdir", a, -1, &none, NULL, false);
-        return fail(c, "rmdir n%d: %s, want %s", a, strerror(-rc), strerror(-want));
-    }
+    case 3: /* unlink */
+        return check_removed(c, a, stria_unlink(c->fs, pa), FILE_);
+    case 4: /* rmdir: the model's directories are empty */
+        return check_removed(c, a, stria_rmdir(c->fs, pa), DIR_);
     case 5: { /* rename a -> b */
         rc = stria_rename(c->fs, pa, pb, 0);
         note(c, "%.3f rename n%d n%d -> %d (model %d %llx, %d %llx)", now_s(), a, b, rc, ma->kind,

@@ -411,8 +411,11 @@ static void unlink_conf(const struct cluster *c)
     }
 }
 
-/* Wait until every target of the cluster is online in the map. */
-static int wait_online(const struct cluster *c)
+/* Wait until every target of the cluster is online in the map; settle:
+ * then give the MDTs a heartbeat round to learn of OSTs that have just
+ * come online (an MDT that alone restarted fetches the whole map when it
+ * starts). */
+static int wait_online(const struct cluster *c, bool settle)
 {
     char conf[CLI_PATH_MAX + 32];
     snprintf(conf, sizeof(conf), "%s/client.conf", c->dir);
@@ -436,8 +439,8 @@ static int wait_online(const struct cluster *c)
             }
             stria_disconnect(fs);
             if (mdt == c->mdts && ost == c->osts) {
-                /* One more heartbeat round lets the MDT learn the OSTs. */
-                usleep(1200 * 1000);
+                if (settle)
+                    usleep(1200 * 1000);
                 return 0;
             }
         }
@@ -1033,6 +1036,7 @@ int cmd_up(int argc, char **argv)
     }
     char bindir[CLI_PATH_MAX];
     bin_dir(bindir, sizeof(bindir));
+    bool settle = false; /* a storage or management service started */
     for (int s = 0; s < SVC_N; s++)
         for (int j = 0; j < instances(&cl, (enum svc)s); j++) {
             pid_t pid = running_pid(&cl, (enum svc)s, j);
@@ -1042,10 +1046,11 @@ int cmd_up(int argc, char **argv)
             }
             if ((rc = start_service(&cl, (enum svc)s, j, bindir)))
                 return CLI_FAIL;
+            settle = settle || s != SVC_META;
             if (s == SVC_MGMT)
                 usleep(100 * 1000);
         }
-    if ((rc = wait_online(&cl)))
+    if ((rc = wait_online(&cl, settle)))
         return CLI_FAIL;
     link_conf(&cl);
     if (!no_mount && (rc = mount_cluster(&cl, mount_at)) < 0) {

@@ -18,6 +18,7 @@
 #include <fcntl.h>
 #include <limits.h>
 #include <pwd.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -334,6 +335,39 @@ bool cl_op_resendable(enum cl_op op)
     default:
         return false;
     }
+}
+
+bool cl_open_changes(const struct proto_open_req *q)
+{
+    return (q->flags & (O_CREAT | O_TRUNC)) != 0;
+}
+
+/* Slots for changes in flight, one bit each (slot 0 is "none" on the
+ * wire, so bit i is slot i + 1). More than this many changes in flight at
+ * once from one process wait for a slot. */
+#define CL_TAG_WORDS 16
+static _Atomic uint64_t tag_used[CL_TAG_WORDS];
+
+uint16_t cl_tag_get(void)
+{
+    for (unsigned spins = 0;; spins++) {
+        for (unsigned w = 0; w < CL_TAG_WORDS; w++) {
+            uint64_t v = atomic_load(&tag_used[w]);
+            while (~v) {
+                int b = __builtin_ctzll(~v);
+                if (atomic_compare_exchange_weak(&tag_used[w], &v, v | 1ull << b))
+                    return (uint16_t)(w * 64 + (unsigned)b + 1);
+            }
+        }
+        struct timespec ts = {0, spins < 100 ? 100000 : 1000000};
+        nanosleep(&ts, NULL);
+    }
+}
+
+void cl_tag_put(uint16_t tag)
+{
+    unsigned i = tag - 1u;
+    atomic_fetch_and(&tag_used[i / 64], ~(1ull << (i % 64)));
 }
 
 void cl_retry_init(stria_fs_t *fs, struct cl_retry *r)

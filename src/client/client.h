@@ -163,6 +163,21 @@ enum cl_op { PROTO_MESSAGES(CL_OP_ENUM) };
  * may not have been served (a connection broke under it)? Reads, and
  * changes that come out the same when made twice. */
 bool cl_op_resendable(enum cl_op op);
+/* Does this request of a kind that is not resendable change anything? An
+ * OPEN only with O_CREAT or O_TRUNC; any other, yes. */
+bool cl_open_changes(const struct proto_open_req *q);
+static inline bool cl_req_changes(const void *q)
+{
+    (void)q;
+    return true;
+}
+#define CL_REQ_CHANGES(q)                                                                          \
+    _Generic((q), struct proto_open_req *: cl_open_changes,                                       \
+             const struct proto_open_req *: cl_open_changes, default: cl_req_changes)(q)
+/* A slot for a change in flight to an MDT (PROTO_HDR_TAG), unique in this
+ * process until given back; waits while every slot is in use. */
+uint16_t cl_tag_get(void);
+void cl_tag_put(uint16_t tag);
 /* The calling thread is sending a change again (TARGET_CALL). */
 extern __thread bool cl_replaying;
 /* The calling thread's storage calls may take longer than timeout_ms to
@@ -174,30 +189,30 @@ extern __thread bool cl_long_call;
  * `use` copy what it needs out of the reply, return the connection.
  * An MDT or OST out of reach is tried again until conf.timeout_ms (then
  * EIO): always while the request could not be sent; after a connection
- * broke under it, if it is resendable, or if it is a change and the same
- * server process answers the new connection (it keeps the reply, by the
- * request's sequence number, which the resend keeps: rcache.h); once at
- * once on a fresh connection when a pooled one turns out dead. The
- * management service is not waited for: the map it serves is a cache.
+ * broke under it, if it is resendable or a change to an MDT: a change
+ * carries a slot (cl_tag_get) and keeps its sequence number when sent
+ * again, and the MDT answers a change it made from the reply it kept
+ * (store.h, "Reply records"), also after a restart. Once at once on a
+ * fresh connection when a pooled one turns out dead. The management
+ * service is not waited for: the map it serves is a cache.
  */
 #define TARGET_CALL(fs, kind, index, lname, q, r, use)                                             \
     ({                                                                                             \
         int rc_ = 0;                                                                               \
         struct cl_retry rty_;                                                                      \
         cl_retry_init(fs, &rty_);                                                                  \
-        uint64_t seq_ = net_next_seq(), srv_ = 0;                                                  \
+        uint64_t seq_ = net_next_seq();                                                            \
+        bool change_ = !cl_op_resendable(CL_OP_##lname) && CL_REQ_CHANGES(q);                      \
+        uint16_t tag_ = change_ && (kind) == PROTO_NODE_META ? cl_tag_get() : 0;                   \
         bool resend_ = false;                                                                      \
         for (int try_ = 0;; try_++) {                                                              \
             struct lease l_;                                                                       \
             bool tr_ = false, sent_ = false;                                                       \
             if ((rc_ = cl_get(fs, kind, index, &l_)) == 0) {                                       \
-                if (resend_ && l_.c->server_id != srv_) {                                          \
-                    cl_put(&l_, false);                                                            \
-                    rc_ = -EIO; /* its server restarted: the change may or may not be made */      \
-                    break;                                                                         \
-                }                                                                                  \
                 sent_ = true;                                                                      \
                 l_.c->seq = seq_;                                                                  \
+                l_.c->tag = tag_;                                                                  \
+                l_.c->resend = resend_;                                                            \
                 cl_replaying = resend_; /* leases in a kept reply are old: cl_note skips them */   \
                 if (cl_long_call && (kind) == PROTO_NODE_STOR)                                     \
                     net_set_timeout(l_.c, 0);                                                      \
@@ -209,21 +224,21 @@ extern __thread bool cl_long_call;
                 }                                                                                  \
                 cl_replaying = false;                                                              \
                 bool again_ = tr_ && l_.reused && try_ == 0;                                       \
-                if (tr_ && !again_ && !cl_op_resendable(CL_OP_##lname)) {                          \
-                    resend_ = (kind) == PROTO_NODE_META;                                           \
-                    srv_ = l_.c->server_id;                                                        \
-                }                                                                                  \
+                /* Sent, perhaps served: a change goes again as a resend. */                       \
+                if (tr_ && tag_)                                                                   \
+                    resend_ = true;                                                                \
                 cl_put(&l_, tr_);                                                                  \
                 if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdc)                                 \
                     mdc_forget_all((fs)->mdc); /* a change may or may not have happened */         \
                 if (again_)                                                                        \
                     continue;                                                                      \
             }                                                                                      \
-            if (rc_ == 0 || (kind) == PROTO_NODE_MGMT ||                                           \
-                (sent_ && !cl_op_resendable(CL_OP_##lname) && !resend_) ||                         \
+            if (rc_ == 0 || (kind) == PROTO_NODE_MGMT || (sent_ && change_ && !tag_) ||            \
                 !cl_retry_again(&rty_, &rc_, tr_ || !sent_, #lname))                               \
                 break;                                                                             \
         }                                                                                          \
+        if (tag_)                                                                                  \
+            cl_tag_put(tag_);                                                                      \
         rc_;                                                                                       \
     })
 

@@ -30,6 +30,11 @@
 struct wb_item {
     struct wb_item *next;
     uint64_t parent;
+    /* As a change in flight (TARGET_CALL): its sequence number and slot,
+     * kept when it goes again on a new connection (resend). */
+    uint64_t seq;
+    uint16_t tag;
+    bool resend;
     struct proto_cred cred;
     char name[PROTO_MAX_STR + 1];
 };
@@ -106,6 +111,9 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
             failed(w, it, rc); /* this one only */
             continue;
         }
+        l.c->seq = it->seq;
+        l.c->tag = it->tag;
+        l.c->resend = it->resend;
         if ((rc = net_send(l.c, PROTO_OP_UNLINK, buf, (uint32_t)e.len, NULL, 0, &reqid[nsent]))) {
             broken = true;
             nsent--; /* not sent: it goes again with the rest */
@@ -136,6 +144,8 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
         else
             answered(w, items[done], sent, &r);
     }
+    for (uint32_t i = done; broken && i < n; i++)
+        items[i]->resend = true; /* perhaps made: the MDT knows by its slot */
     cl_put(&l, broken);
     if (broken && fs->mdc)
         mdc_forget_all(fs->mdc); /* what happened to the rest is unknown */
@@ -166,13 +176,19 @@ static void *sender_main(void *arg)
         pthread_mutex_unlock(&w->lock);
         if (w->delay_ms)
             usleep(w->delay_ms * 1000u);
+        for (uint32_t i = 0; i < n; i++) {
+            items[i]->seq = net_next_seq();
+            items[i]->tag = cl_tag_get();
+        }
         uint32_t ok = send_batch(w, items, n);
-        if (ok < n) /* once more on a new connection; a repeat may say ENOENT */
+        if (ok < n) /* once more on a new connection, answered once */
             ok += send_batch(w, items + ok, n - ok);
         for (uint32_t i = ok; i < n; i++)
             failed(w, items[i], -ECONNRESET);
-        for (uint32_t i = 0; i < n; i++)
+        for (uint32_t i = 0; i < n; i++) {
+            cl_tag_put(items[i]->tag);
             free(items[i]);
+        }
         pthread_mutex_lock(&w->lock);
         w->stats.sent += n;
         w->pending -= n;

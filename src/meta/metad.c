@@ -148,6 +148,10 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
 /* Handlers of requests whose reply carries leases; GRANTS: how many inodes
  * a read leases, put in inos (from q and r); AFTER runs on success. */
 #define LEASED(lname, GRANTS, AFTER)                                                               \
+    static int enc_##lname(struct proto_enc *e, const void *r)                                     \
+    {                                                                                              \
+        return proto_enc_##lname##_rep(e, r);                                                      \
+    }                                                                                              \
     static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
     {                                                                                              \
         struct proto_##lname##_req q;                                                              \
@@ -157,7 +161,15 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
             return -EBADMSG;                                                                       \
         struct leasing ls;                                                                         \
         leasing_begin(p, &ls);                                                                     \
+        struct meta_reply kept = {.client = req->hdr.client_id,                                    \
+                                  .seq = req->hdr.seq,                                             \
+                                  .tag = PROTO_HDR_TAG(&req->hdr),                                 \
+                                  .op = req->hdr.opcode,                                           \
+                                  .encode = enc_##lname,                                           \
+                                  .rep = &r};                                                      \
+        meta_store_reply_to(kept.tag ? &kept : NULL);                                              \
         int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
+        meta_store_reply_to(NULL);                                                                 \
         uint64_t inos[PROTO_MAX_LEASES];                                                           \
         uint32_t n = rc == 0 ? (GRANTS) : 0;                                                       \
         leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, &r.leases);                           \
@@ -523,18 +535,45 @@ struct metads {
     struct metad *v;
     uint32_t n;
     uint32_t ticks;
+    int64_t pruned_ns; /* the last prune of reply records (monotonic) */
 };
+
+/* A client resends a change for at most its timeout (an hour at most):
+ * reply records older than two hours belong to clients that went away. */
+#define REPLY_KEEP_NS  (2 * 3600 * 1000000000ll)
+#define PRUNE_EVERY_NS (600 * 1000000000ll)
 
 static void tick(void *p)
 {
     struct metads *all = p;
     all->ticks++;
+    int64_t now = (int64_t)util_now_mono_ns();
+    bool prune = !all->pruned_ns || now - all->pruned_ns >= PRUNE_EVERY_NS;
+    if (prune)
+        all->pruned_ns = now;
     for (uint32_t i = 0; i < all->n; i++) {
         struct metad *m = &all->v[i];
         meta_store_flush_if_dirty(m->store);
         lease_sweep(m->leases);
         meta_xmdt_recover(&m->ctx);
+        if (prune) {
+            int gone = meta_reply_prune(m->store, (int64_t)util_now_real_ns() - REPLY_KEEP_NS);
+            if (gone < 0)
+                log_warn("MDT%04x: pruning reply records: %s", m->index, log_err(gone));
+            else if (gone)
+                log_info("MDT%04x: %d reply records older than 2 hours pruned", m->index, gone);
+        }
     }
+}
+
+/* A change sent again (net_server_opts.replay): its kept reply, if the
+ * store has one. */
+static int replay(void *p, const struct proto_hdr *h, int *status, void *payload, uint32_t cap,
+                  uint32_t *len)
+{
+    struct metad *m = p;
+    return meta_reply_get(m->store, h->client_id, PROTO_HDR_TAG(h), h->seq, status, payload, cap,
+                          len);
 }
 
 static int start_mdt(struct metad *m, const struct metad_conf *conf, const struct auth_key *key,
@@ -564,7 +603,8 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
                                  .ctx = m,
                                  .on_close = conn_closed,
                                  .on_enter = request_enter,
-                                 .on_leave = request_leave};
+                                 .on_leave = request_leave,
+                                 .replay = replay};
 #define H(OP, fn) so.handlers[PROTO_OP_##OP] = fn
     H(PING, h_ping);
     H(LOOKUP, h_lookup);
@@ -595,8 +635,9 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
     H(DESTROYED, h_destroyed);
     H(LEASE_POLL, h_lease_poll);
 #undef H
-    /* Changes a client may send again after its connection broke: answered
-     * from the reply cache rather than made twice. */
+    /* Changes a client may send again after its connection broke (with a
+     * slot, PROTO_HDR_TAG): answered from the reply cache, or from the
+     * reply the store kept, rather than made twice. */
     static const uint16_t changes[] = {
         PROTO_OP_OPEN,      PROTO_OP_MKDIR,    PROTO_OP_UNLINK,      PROTO_OP_RMDIR,
         PROTO_OP_RENAME,    PROTO_OP_LINK,     PROTO_OP_SYMLINK,     PROTO_OP_SETATTR,
@@ -658,7 +699,7 @@ int main(int argc, char **argv)
     struct peers peers = {.key = &key};
     pthread_mutex_init(&peers.lock, NULL);
     auth_random(&peers.client_id, sizeof(peers.client_id));
-    struct metads all = {calloc(n, sizeof(struct metad)), n, 0};
+    struct metads all = {.v = calloc(n, sizeof(struct metad)), .n = n};
     if (!all.v)
         return 1;
     for (uint32_t i = 0; i < n; i++) {

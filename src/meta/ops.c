@@ -1303,8 +1303,10 @@ static int link_txn(struct meta_txn *t, void *arg)
         return rc;
     struct meta_inode in;
     struct walk w = {.links_left = MAX_SYMLINKS};
+    /* A walk that leads to another MDT answers EREMOTE: the client walks
+     * the path itself and sends the link where the name lives. */
     if ((rc = meta_walk_parent(t, &q->cred, q->dparent, path, &w)))
-        return rc == -EREMOTE ? -EXDEV : rc;
+        return rc;
     if (w.self)
         return -EEXIST;
     if ((rc = valid_name(w.name)) || (rc = meta_may_add(&w, &q->cred)))

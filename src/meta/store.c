@@ -33,6 +33,7 @@ struct wreq {
     meta_txn_fn fn;
     void *arg;
     struct meta_touched *touched;
+    struct meta_reply *reply;
     bool flat; /* meta_store_write_flat */
     int rc;
     bool done;
@@ -41,7 +42,7 @@ struct wreq {
 
 struct meta_store {
     MDB_env *env;
-    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending;
+    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending, replies;
     uint32_t mdt;
     void *owner; /* meta_store_set_owner */
     char dir[4096];
@@ -65,6 +66,8 @@ struct meta_store {
 
 /* The touched list of the request the calling thread serves (store.h). */
 static _Thread_local struct meta_touched *note_to;
+/* The reply record the calling thread's request arms (store.h). */
+static _Thread_local struct meta_reply *reply_to;
 static int note(struct meta_txn *t, uint64_t ino);
 
 static int mdb_err(int rc)
@@ -126,7 +129,7 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
     }
     if ((rc = mdb_err(mdb_env_create(&s->env))))
         goto fail;
-    mdb_env_set_maxdbs(s->env, 8);
+    mdb_env_set_maxdbs(s->env, 16);
     mdb_env_set_mapsize(s->env, map_size);
     mdb_env_set_maxreaders(s->env, 4096);
     rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS, 0600);
@@ -143,7 +146,8 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
         (rc = mdb_err(mdb_dbi_open(txn, "links", MDB_CREATE, &s->links))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &s->intents))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "pending", MDB_CREATE, &s->pending))))
+        (rc = mdb_err(mdb_dbi_open(txn, "pending", MDB_CREATE, &s->pending))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "replies", MDB_CREATE, &s->replies))))
         goto fail;
     MDB_val k = {3, "mdt"}, v;
     rc = mdb_get(txn, s->info, &k, &v);
@@ -253,7 +257,7 @@ static int batch_begin(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t 
 /* Write the directory records the batch deferred. */
 static int flush_deferred(struct meta_store *s, MDB_txn *txn)
 {
-    struct meta_txn t = {txn, s, NULL, false};
+    struct meta_txn t = {txn, s, NULL, false, NULL};
     int rc = 0;
     s->defer_txn = NULL;
     for (uint32_t i = 0; i < s->ndefer && !rc; i++)
@@ -316,8 +320,12 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             w->rc = rc;
             continue;
         }
-        struct meta_txn t = {txn, s, w->touched, false};
+        struct meta_txn t = {txn, s, w->touched, false, w->reply};
         w->rc = w->fn(&t, w->arg);
+        if (w->reply && w->rc > 0)
+            w->reply->cross = true; /* its coordinator's commit keeps the reply */
+        else if (w->reply && w->rc == 0 && !w->reply->cross && t.wrote)
+            w->rc = meta_reply_here(&t); /* (a change that changed nothing may run again) */
         if (w->rc >= 0)
             any = any || t.wrote;
         else if (t.wrote && any)
@@ -385,7 +393,7 @@ void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
 
 static int store_write(struct meta_store *s, meta_txn_fn fn, void *arg, bool flat)
 {
-    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to, .flat = flat};
+    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to, .reply = reply_to, .flat = flat};
     pthread_mutex_lock(&s->lock);
     if (s->tail)
         s->tail->next = &w;
@@ -448,7 +456,7 @@ int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
     if (rc)
         return rc;
-    struct meta_txn t = {txn, s, NULL, false};
+    struct meta_txn t = {txn, s, NULL, false, NULL};
     rc = fn(&t, arg);
     mdb_txn_abort(txn);
     return rc;
@@ -1072,4 +1080,160 @@ int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), vo
 {
     struct scan_arg a = {.t = t, .cb.pending = cb, .arg = arg};
     return walk_db(t, t->store->pending, pending_rec, &a);
+}
+
+/* ---- reply records (store.h) ---- */
+
+void meta_store_reply_to(struct meta_reply *r)
+{
+    reply_to = r;
+}
+
+/* Key: client (8 bytes) and tag (2), big-endian. Value: seq u64, the time
+ * it was written (i64 ns, CLOCK_REALTIME), op u16, status i32, then the
+ * reply's payload. */
+#define REPLY_KEY_LEN 10
+#define REPLY_HDR_LEN 22
+/* A change's reply holds at most an attr and a layout. */
+#define REPLY_MAX (REPLY_HDR_LEN + META_INODE_REC_MAX + 1024)
+
+static void reply_key(uint8_t *k, uint64_t client, uint16_t tag)
+{
+    be64(k, client);
+    k[8] = (uint8_t)(tag >> 8);
+    k[9] = (uint8_t)tag;
+}
+
+int meta_reply_here(struct meta_txn *t)
+{
+    struct meta_reply *r = t->reply;
+    if (!r || r->recorded)
+        return 0;
+    static _Thread_local uint8_t buf[REPLY_MAX];
+    struct proto_enc e;
+    proto_enc_init(&e, buf, sizeof(buf));
+    int64_t now = util_now_real_ns();
+    int32_t status = 0;
+    proto_put_U64(&e, &r->seq);
+    proto_put_I64(&e, &now);
+    proto_put_U16(&e, &r->op);
+    proto_put_I32(&e, &status);
+    int rc = r->encode(&e, r->rep);
+    if (rc || e.err) {
+        /* Larger than any change's reply should be: the change stands,
+         * but a resend of it after a restart would run it again. */
+        log_warn("MDT%04x: reply of %s too large to keep (%zu bytes)", t->store->mdt,
+                 proto_op_name(r->op), e.len);
+        return 0;
+    }
+    uint8_t k[REPLY_KEY_LEN];
+    reply_key(k, r->client, r->tag);
+    if ((rc = put_rec(t, t->store->replies, k, sizeof(k), buf, e.len, 0)))
+        return rc;
+    r->recorded = true;
+    return 0;
+}
+
+struct reply_get_arg {
+    uint64_t client, seq;
+    uint16_t tag;
+    int *status;
+    void *payload;
+    uint32_t cap, *len;
+};
+
+static int reply_get_txn(struct meta_txn *t, void *arg)
+{
+    struct reply_get_arg *a = arg;
+    uint8_t k[REPLY_KEY_LEN];
+    reply_key(k, a->client, a->tag);
+    MDB_val key = {sizeof(k), k}, v;
+    int rc = mdb_err(mdb_get(t->txn, t->store->replies, &key, &v));
+    if (rc)
+        return rc == -ENOENT ? 0 : rc;
+    if (v.mv_size < REPLY_HDR_LEN)
+        return -EUCLEAN;
+    struct proto_dec d;
+    proto_dec_init(&d, v.mv_data, v.mv_size);
+    uint64_t seq;
+    int64_t when;
+    uint16_t op;
+    int32_t status;
+    proto_get_U64(&d, &seq);
+    proto_get_I64(&d, &when);
+    proto_get_U16(&d, &op);
+    proto_get_I32(&d, &status);
+    if (seq < a->seq)
+        return 0; /* an older change in that slot: this one was not made */
+    if (seq > a->seq)
+        return -EIO;
+    size_t n = v.mv_size - REPLY_HDR_LEN;
+    if (n > a->cap)
+        return -EMSGSIZE;
+    memcpy(a->payload, (const uint8_t *)v.mv_data + REPLY_HDR_LEN, n);
+    *a->len = (uint32_t)n;
+    *a->status = status;
+    return 1;
+}
+
+int meta_reply_get(struct meta_store *s, uint64_t client, uint16_t tag, uint64_t seq, int *status,
+                   void *payload, uint32_t cap, uint32_t *len)
+{
+    struct reply_get_arg a = {client, seq, tag, status, payload, cap, len};
+    return meta_store_read(s, reply_get_txn, &a);
+}
+
+/* At most this many records go per transaction, so that a prune never
+ * holds the writers up for long. */
+#define PRUNE_BATCH 1024
+
+struct prune_arg {
+    int64_t before_ns;
+    int gone;
+    bool more;
+};
+
+static int prune_txn(struct meta_txn *t, void *arg)
+{
+    struct prune_arg *a = arg;
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->replies, &cur));
+    if (rc)
+        return rc;
+    MDB_val k, v;
+    int n = 0;
+    a->more = false;
+    for (int op = MDB_FIRST; (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
+        struct proto_dec d;
+        int64_t when = 0;
+        uint64_t seq;
+        proto_dec_init(&d, v.mv_data, v.mv_size);
+        proto_get_U64(&d, &seq);
+        proto_get_I64(&d, &when);
+        if (!d.err && when >= a->before_ns)
+            continue;
+        if (n == PRUNE_BATCH) {
+            a->more = true;
+            break;
+        }
+        t->wrote = true;
+        if ((rc = mdb_cursor_del(cur, 0)))
+            break;
+        n++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return mdb_err(rc);
+    a->gone += n;
+    return 0;
+}
+
+int meta_reply_prune(struct meta_store *s, int64_t before_ns)
+{
+    struct prune_arg a = {.before_ns = before_ns};
+    int rc;
+    do
+        rc = meta_store_write(s, prune_txn, &a);
+    while (rc == 0 && a.more);
+    return rc ? rc : a.gone;
 }

@@ -1,14 +1,16 @@
 /*
  * The metadata store of one MDT: an LMDB environment holding inodes,
- * directory entries, xattrs and symlink targets (DESIGN §4).
+ * directory entries, xattrs and symlink targets (DESIGN §4), the intents
+ * of cross-MDT operations and the replies kept for resent changes.
  *
  * Writes go through meta_store_write(), which batches the writes of many
  * concurrent requests into one LMDB transaction (group commit): the first
- * waiting thread becomes the leader, runs every queued request in its own
- * nested transaction (so one failing request never undoes another), and
- * commits the batch once. The environment is opened MDB_NOSYNC: a commit
- * reaches the kernel, so it survives the daemon's death at any moment;
- * meta_store_sync() (and a periodic flusher) make it survive power loss.
+ * waiting thread becomes the leader, runs the queued requests in the
+ * batch's transaction (flat ones together, any other alone: see
+ * meta_store_write_flat), and commits the batch once. The environment is
+ * opened MDB_NOSYNC: a commit reaches the kernel, so it survives the
+ * daemon's death at any moment; meta_store_sync() (and a periodic
+ * flusher) make it survive power loss.
  */
 #ifndef STRIA_META_STORE_H
 #define STRIA_META_STORE_H
@@ -26,6 +28,7 @@
 #define META_INO_MDT(ino) ((uint32_t)((ino) >> META_INO_BITS))
 
 struct meta_store;
+struct meta_reply;
 
 /* The inodes one request changed: every inode record it wrote or removed
  * and every directory whose entries it changed, in order, without repeats
@@ -47,7 +50,8 @@ struct meta_txn {
     MDB_txn *txn;
     struct meta_store *store;
     struct meta_touched *touched;
-    bool wrote; /* a record was put or deleted */
+    bool wrote;               /* a record was put or deleted */
+    struct meta_reply *reply; /* where the request's reply is kept (meta_reply_here) */
 };
 
 /* Inode flags. */
@@ -200,5 +204,46 @@ int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), vo
 int meta_intent_del(struct meta_txn *t, uint64_t txid);
 typedef int (*meta_scan_intent_cb)(void *arg, uint64_t txid, const void *rec, size_t len);
 int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg);
+
+/*
+ * Reply records: exactly-once changes across a restart (docs/protocol.md,
+ * "Resending"). A client tags each change it sends with a slot number
+ * (tag) that it uses for no other change until this one is answered. The
+ * reply to a change is kept under (client, tag), in the same transaction
+ * as the change itself, so a change and its record are both on disk or
+ * neither is. A change sent again after the MDT restarted finds its
+ * record (the same seq) and is answered from it instead of being made
+ * again.
+ *
+ * The handler arms one meta_reply per request (meta_store_reply_to, like
+ * meta_store_note_to); the store records it when a write of the request
+ * succeeds. An operation that goes on across MDTs (a txn fn returning a
+ * positive value, META_CROSS) is recorded only where its coordinator
+ * commits it: that txn calls meta_reply_here. Only successes are kept: a
+ * failure changed nothing, and running it again is harmless.
+ */
+struct proto_enc;
+struct meta_reply {
+    uint64_t client, seq;
+    uint16_t tag, op;
+    /* Encodes the reply as it stands (its leases are not kept: a resent
+     * change's reply carries none). */
+    int (*encode)(struct proto_enc *e, const void *rep);
+    const void *rep;
+    bool cross;    /* the operation went on across MDTs */
+    bool recorded; /* put in a transaction (which may yet fail) */
+};
+void meta_store_reply_to(struct meta_reply *r);
+/* In the transaction that commits a cross-MDT operation: keep its reply. */
+int meta_reply_here(struct meta_txn *t);
+/* The reply kept for (client, tag) if it answers seq: 1 with its status and
+ * payload (up to cap bytes, *len), 0 if no record answers seq (the change
+ * was not made), -EIO if the record is newer than seq (the client reused
+ * the tag too early), or another negative errno. */
+int meta_reply_get(struct meta_store *s, uint64_t client, uint16_t tag, uint64_t seq, int *status,
+                   void *payload, uint32_t cap, uint32_t *len);
+/* Drop the records written before before_ns (CLOCK_REALTIME): clients that
+ * went away. Returns how many went, or a negative errno. */
+int meta_reply_prune(struct meta_store *s, int64_t before_ns);
 
 #endif

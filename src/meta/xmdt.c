@@ -395,7 +395,9 @@ static int xmk_commit_txn(struct meta_txn *t, void *arg)
     }
     if ((rc = meta_touch_dir(t, &w.din, 1)))
         return rc;
-    return meta_intent_del(t, a->txid);
+    if ((rc = meta_intent_del(t, a->txid)))
+        return rc;
+    return meta_reply_here(t); /* the mkdir is made: a resend must not make it again */
 }
 
 int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *m,
@@ -435,13 +437,12 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     }
     if (!rc) {
         struct xmk_commit a = {c, cred, m, xp, txid};
+        meta_inode_attr(&m->rec, out); /* the reply, kept by the commit */
         rc = meta_store_write(c->store, xmk_commit_txn, &a);
     }
     if (rc) {
         finish(c, txid, xp); /* if it fails, left open: recovery tries again */
         rc = meta_peer_err(rc);
-    } else {
-        meta_inode_attr(&m->rec, out);
     }
     meta_xbusy_del(c, txid);
     free(xp);
@@ -473,9 +474,10 @@ static int xrm_commit_txn(struct meta_txn *t, void *arg)
         return rc;
     if (ino != a->m->ino)
         return -ENOENT; /* renamed over meanwhile: the caller may try again */
-    if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)))
+    if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)) ||
+        (rc = meta_intent_advance(t, a->txid, a->x, 2)))
         return rc;
-    return meta_intent_advance(t, a->txid, a->x, 2);
+    return meta_reply_here(t); /* recovery finishes it from here */
 }
 
 int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)

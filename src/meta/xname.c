@@ -613,7 +613,9 @@ static int xmv_commit_txn(struct meta_txn *t, void *arg)
     }
     if (rc)
         return rc;
-    return meta_intent_advance(t, a->txid, a->x, 2);
+    if ((rc = meta_intent_advance(t, a->txid, a->x, 2)))
+        return rc;
+    return meta_reply_here(t); /* the rename is made; recovery finishes it */
 }
 
 int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
@@ -658,9 +660,9 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
     free(h);
     if (rc == 0 && !same) {
         struct xmv_commit a = {c, cred, m, x, txid, out};
+        out->replaced = x->ino2; /* the reply, kept by the commit */
         if ((rc = meta_store_write(c->store, xmv_commit_txn, &a)) == 0) {
             x->phase = 2;
-            out->replaced = x->ino2;
             /* Phase 2: an unreachable peer leaves the intent to recovery;
              * the rename has happened all the same. */
             int frc = rename_forward(c, txid, x, out);
@@ -700,7 +702,9 @@ static int xunlink_txn(struct meta_txn *t, void *arg)
         return proto_cred_may(a->cred, dir.mode, dir.uid, dir.gid, 3) ? -EPERM : -EACCES;
     if ((rc = meta_dentry_del(t, a->dir, a->name)) || (rc = meta_touch_dir(t, &dir, 0)))
         return rc;
-    return meta_intent_record(t, a->txid, a->x);
+    if ((rc = meta_intent_record(t, a->txid, a->x)))
+        return rc;
+    return meta_reply_here(t); /* the name is gone; recovery drops the link */
 }
 
 /* Drop the link on the inode's MDT, end the intent, forget the step. */
@@ -739,8 +743,8 @@ int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir
     if (rc == 0) {
         meta_xbusy_add(c, txid);
         struct xunlink_commit a = {cred, dir, ino, txid, name, x};
+        out->ino = ino; /* the reply, kept by the commit */
         if ((rc = meta_store_write(c->store, xunlink_txn, &a)) == 0) {
-            out->ino = ino;
             int frc = unlink_forward(c, txid, x, out);
             if (frc)
                 log_warn("MDT%04x: unlink %llx: the link of inode %llx goes later: %s", c->mdt,
@@ -777,7 +781,9 @@ static int xlink_txn(struct meta_txn *t, void *arg)
     if ((rc = meta_dentry_add(t, a->dir, a->name, a->ino, a->type)) ||
         (rc = meta_touch_dir(t, &w.din, 0)))
         return rc;
-    return meta_intent_del(t, a->txid);
+    if ((rc = meta_intent_del(t, a->txid)))
+        return rc;
+    return meta_reply_here(t);
 }
 
 int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
@@ -799,10 +805,10 @@ int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, 
         if (rc == 0) {
             struct xlink_commit a = {
                 c, cred, dir, ino, txid, name, (uint8_t)(IFTODT(r->attr.mode))};
+            out->attr = r->attr; /* the reply, kept by the commit */
             rc = meta_store_write(c->store, xlink_txn, &a);
         }
         if (rc == 0) {
-            out->attr = r->attr;
             xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
         } else {
             meta_xname_finish(c, txid, x, false); /* undone, now or by recovery */

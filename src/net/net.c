@@ -245,7 +245,10 @@ int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen
                           .payload_len = plen,
                           .bulk_len = blen};
     h.seq = c->seq ? c->seq : net_next_seq();
+    h.flags = (uint32_t)c->tag << PROTO_TAG_SHIFT | (c->resend ? PROTO_FLAG_RESEND : 0);
     c->seq = 0;
+    c->tag = 0;
+    c->resend = false;
     *reqid = h.reqid;
     return send_msg(c->fd, &h, payload, bulk);
 }
@@ -358,6 +361,7 @@ struct net_server {
     struct op_stat stats[PROTO_OP_MAX];
     struct rcache *replies; /* when some request is cached */
     uint64_t drop_every;    /* STRIA_TEST_DROP_REPLY_EVERY (tests) */
+    uint64_t die_every;     /* STRIA_TEST_DIE_BEFORE_REPLY_EVERY (tests) */
     _Atomic uint64_t cached_served;
 };
 
@@ -555,14 +559,28 @@ static void *conn_main(void *arg)
         if (h.bulk_len && (rc = util_read_full(sc->fd, sc->bulk, h.bulk_len)))
             break;
         h.client_id = sc->client_id; /* a request speaks for whom it authenticated as */
-        bool cached = s->replies && fn && s->o.cached[h.opcode];
+        bool cached = s->replies && fn && s->o.cached[h.opcode] && PROTO_HDR_TAG(&h);
         if (cached) {
-            int st;
-            uint32_t len;
-            if (rcache_begin(s->replies, h.client_id, h.seq, &st, sc->reply, PROTO_MAX_REP_PAYLOAD,
-                             &len) == RCACHE_DONE) {
-                log_info("answered a resent request from its reply peer=%s op=%s seq=%llu",
-                         sc->peer, proto_op_name(h.opcode), (unsigned long long)h.seq);
+            int st = 0;
+            uint32_t len = 0;
+            const char *from = "reply cache";
+            int found = rcache_begin(s->replies, h.client_id, h.seq, &st, sc->reply,
+                                     PROTO_MAX_REP_PAYLOAD, &len) == RCACHE_DONE;
+            if (!found && (h.flags & PROTO_FLAG_RESEND) && s->o.replay) {
+                /* Not served by this process: perhaps before a restart. */
+                from = "kept reply";
+                found = s->o.replay(s->o.ctx, &h, &st, sc->reply, PROTO_MAX_REP_PAYLOAD, &len);
+                if (found < 0) {
+                    st = found;
+                    len = 0;
+                }
+                if (found)
+                    rcache_end(s->replies, h.client_id, h.seq, st, sc->reply, len);
+            }
+            if (found) {
+                log_info("answered a resent request from its %s peer=%s op=%s seq=%llu%s%s", from,
+                         sc->peer, proto_op_name(h.opcode), (unsigned long long)h.seq,
+                         st ? " status=" : "", st ? log_err(st) : "");
                 if (reply(sc, &h, st, sc->reply, len, NULL, 0))
                     break;
                 continue;
@@ -598,6 +616,12 @@ static void *conn_main(void *arg)
                 log_warn("test: dropping the connection instead of the reply peer=%s op=%s",
                          sc->peer, proto_op_name(h.opcode));
                 break;
+            }
+            if (s->die_every && status == 0 &&
+                atomic_fetch_add(&s->cached_served, 1) % s->die_every == s->die_every - 1) {
+                log_warn("test: exiting after a change was made, before its reply peer=%s op=%s",
+                         sc->peer, proto_op_name(h.opcode));
+                _exit(75);
             }
         }
         if (reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len))
@@ -720,6 +744,9 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     const char *drop = getenv("STRIA_TEST_DROP_REPLY_EVERY");
     if (drop && s->replies)
         s->drop_every = strtoull(drop, NULL, 10);
+    const char *die = getenv("STRIA_TEST_DIE_BEFORE_REPLY_EVERY");
+    if (die && s->replies)
+        s->die_every = strtoull(die, NULL, 10);
     pthread_mutex_init(&s->lock, NULL);
     pthread_cond_init(&s->drained, NULL);
     int rc;

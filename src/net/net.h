@@ -33,6 +33,10 @@ struct net_conn {
     char peer[280];     /* "host:port" for messages */
     uint64_t server_id; /* the server process (HELLO's): a restart changes it */
     uint64_t seq;       /* the next request's sequence number, 0: a new one */
+    /* The next request's slot as a change (PROTO_HDR_TAG, 0: none) and
+     * whether it is sent again; both are cleared by the send. */
+    uint16_t tag;
+    bool resend;
 };
 
 /* A new sequence number, unique in this process (a request keeps its own
@@ -106,9 +110,16 @@ struct net_server_opts {
     /* Called (if set) around every handler, before and after it runs. */
     void (*on_enter)(void *ctx, const struct net_req *req);
     void (*on_leave)(void *ctx, const struct net_req *req);
-    /* Requests whose replies the reply cache keeps (rcache.h): a change
-     * sent again with the same sequence number is answered from it. */
+    /* Requests whose replies the reply cache keeps (rcache.h) when they
+     * come with a slot (PROTO_HDR_TAG): a change sent again with the same
+     * sequence number is answered from it. */
     bool cached[PROTO_OP_MAX];
+    /* Where a change sent again (PROTO_FLAG_RESEND) that the reply cache
+     * does not know is looked for next (the server may have restarted
+     * since): 1 with its kept status and payload (up to cap bytes, *len),
+     * 0 if it was never served, or a negative errno to answer with. */
+    int (*replay)(void *ctx, const struct proto_hdr *h, int *status, void *payload, uint32_t cap,
+                  uint32_t *len);
 };
 
 struct net_server;

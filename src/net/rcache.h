@@ -5,9 +5,10 @@
  * made twice. A copy that arrives while the first is still being served
  * waits for it.
  *
- * It lives in the server's memory: a resend after the server restarted
- * finds nothing, and the client does not resend then (net_conn's
- * server_id tells it).
+ * It lives in the server's memory. An MDT also keeps each change's reply
+ * on disk, in the change's own transaction (meta/store.h, "Reply
+ * records"), which answers a resend after a restart; this cache answers
+ * resends to the same process without a read.
  */
 #ifndef STRIA_NET_RCACHE_H
 #define STRIA_NET_RCACHE_H

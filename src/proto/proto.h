@@ -28,6 +28,12 @@
 #define PROTO_MIN_VERSION 3 /* the oldest a server speaks */
 #define PROTO_HDR_LEN     56
 #define PROTO_FLAG_REPLY  1u
+/* A change sent again after its connection broke (protocol.md, "Resending"). */
+#define PROTO_FLAG_RESEND 2u
+/* A change's slot (1..65535, 0: none) is the flags' upper 16 bits: the
+ * client uses it for no other change until this one is answered. */
+#define PROTO_TAG_SHIFT  16
+#define PROTO_HDR_TAG(h) ((uint16_t)((h)->flags >> PROTO_TAG_SHIFT))
 
 /* Per-direction maxima, checked before anything is allocated. */
 /* A request holds a whole xattr value (64 KiB) besides its other fields. */

@@ -1898,6 +1898,74 @@ static void test_persistence(void **state)
     assert_true(n > file);
 }
 
+/* ---- reply records (exactly-once across a restart) ---- */
+
+static int enc_mkdir(struct proto_enc *e, const void *r)
+{
+    return proto_enc_mkdir_rep(e, r);
+}
+
+/* A mkdir made with a reply record armed, as metad's handler makes it. */
+static int kept_mkdir(struct fx *f, const char *path, uint16_t tag, uint64_t seq,
+                      struct proto_mkdir_rep *r)
+{
+    struct proto_mkdir_req q;
+    memset(&q, 0, sizeof(q));
+    memset(r, 0, sizeof(*r));
+    q.cred = root_cred;
+    q.parent = ROOT;
+    q.path = proto_str_c(path);
+    q.mode = 0755;
+    struct meta_reply k = {
+        .client = 77, .seq = seq, .tag = tag, .op = PROTO_OP_MKDIR, .encode = enc_mkdir, .rep = r};
+    meta_store_reply_to(&k);
+    int rc = meta_op_mkdir(&f->ctx, &q, r);
+    meta_store_reply_to(NULL);
+    return rc;
+}
+
+static int kept(struct fx *f, uint16_t tag, uint64_t seq, struct proto_mkdir_rep *r)
+{
+    uint8_t buf[8192];
+    uint32_t len = 0;
+    int status = 1;
+    int rc = meta_reply_get(f->s, 77, tag, seq, &status, buf, sizeof(buf), &len);
+    if (rc == 1) {
+        assert_int_equal(status, 0);
+        struct proto_dec d;
+        proto_dec_init(&d, buf, len);
+        assert_int_equal(proto_dec_mkdir_rep(&d, r), 0);
+    }
+    return rc;
+}
+
+static void test_reply_records(void **state)
+{
+    struct fx *f = *state;
+    struct proto_mkdir_rep r, k;
+    assert_int_equal(kept_mkdir(f, "a", 5, 100, &r), 0);
+    /* A failed change keeps nothing: the slot still answers seq 100. */
+    assert_int_equal(kept_mkdir(f, "a", 5, 101, &k), -EEXIST);
+    fx_close(f);
+    assert_int_equal(fx_open(f), 0); /* the record is on disk with the change */
+    assert_int_equal(kept(f, 5, 100, &k), 1);
+    assert_int_equal(k.attr.ino, r.attr.ino);
+    assert_int_equal(k.attr.mode, S_IFDIR | 0755);
+    assert_int_equal(kept(f, 5, 101, &k), 0);   /* not made: run it */
+    assert_int_equal(kept(f, 5, 99, &k), -EIO); /* the slot was reused too early */
+    assert_int_equal(kept(f, 6, 100, &k), 0);   /* another slot */
+    /* The next change in the slot replaces the record. */
+    assert_int_equal(kept_mkdir(f, "b", 5, 102, &r), 0);
+    assert_int_equal(kept(f, 5, 102, &k), 1);
+    assert_int_equal(k.attr.ino, r.attr.ino);
+    assert_int_equal(kept(f, 5, 100, &k), -EIO);
+    /* Pruning drops records older than the time given. */
+    assert_int_equal(meta_reply_prune(f->s, 0), 0);
+    assert_int_equal(kept(f, 5, 102, &k), 1);
+    assert_int_equal(meta_reply_prune(f->s, INT64_MAX), 1);
+    assert_int_equal(kept(f, 5, 102, &k), 0);
+}
+
 /* ---- fsck ---- */
 
 /* Damage the store directly, as a crash between two writes or a bug
@@ -2034,6 +2102,7 @@ int main(void)
         T(test_group_commit_concurrent),
         T(test_flat_batches),
         T(test_persistence),
+        T(test_reply_records),
         T(test_fsck),
 #undef T
     };

@@ -428,6 +428,65 @@ static void test_failure_at_every_step(void **state)
     }
 }
 
+static int enc_mkdir(struct proto_enc *e, const void *r)
+{
+    return proto_enc_mkdir_rep(e, r);
+}
+
+/* A cross-MDT mkdir keeps its reply in its commit and only there: one
+ * that fails at any step (and is undone) keeps none, so that a resend
+ * makes it; one that succeeds keeps the reply it gave. */
+static void test_reply_at_commit(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "c");
+    for (int k = 0; k < 12; k++) {
+        struct proto_mkdir_req q;
+        struct proto_mkdir_rep r;
+        memset(&q, 0, sizeof(q));
+        memset(&r, 0, sizeof(r));
+        q.parent = ROOT;
+        q.path = proto_str_c("c");
+        q.mode = 0755;
+        q.dir_count = NMDT;
+        q.dir_start = (int32_t)((e + 1) % NMDT);
+        uint64_t seq = 1000 + (uint64_t)k;
+        struct meta_reply kr = {.client = 9,
+                                .seq = seq,
+                                .tag = 3,
+                                .op = PROTO_OP_MKDIR,
+                                .encode = enc_mkdir,
+                                .rep = &r};
+        f->fail_after = k;
+        meta_store_reply_to(&kr);
+        int rc = meta_op_mkdir(&f->ctx[e], &q, &r);
+        meta_store_reply_to(NULL);
+        f->fail_after = -1;
+        for (uint32_t i = 0; i < NMDT; i++)
+            assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
+        uint8_t buf[4096];
+        uint32_t len = 0;
+        int status = 1;
+        int got = meta_reply_get(f->s[e], 9, 3, seq, &status, buf, sizeof(buf), &len);
+        if (rc) {
+            assert_int_equal(got, 0);
+            continue;
+        }
+        assert_int_equal(got, 1);
+        assert_int_equal(status, 0);
+        struct proto_mkdir_rep k2;
+        struct proto_dec d;
+        proto_dec_init(&d, buf, len);
+        assert_int_equal(proto_dec_mkdir_rep(&d, &k2), 0);
+        assert_int_equal(k2.attr.ino, r.attr.ino);
+        assert_int_equal(k2.attr.dstripe, r.attr.dstripe);
+        for (uint32_t i = 0; i < NMDT; i++)
+            if (i != e)
+                assert_int_equal(
+                    meta_reply_get(f->s[i], 9, 3, seq, &status, buf, sizeof(buf), &len), 0);
+        assert_int_equal(rmdir_at(f, e, ROOT, "c"), 0);
+    }
+}
 /* A name of the root that lives on MDT m (not on avoid), made up. */
 static void name_on(uint32_t m, const char *prefix, char *out, size_t len)
 {
@@ -895,6 +954,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_remote_mkdir_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attrs_reach_shards, setup, teardown),
         cmocka_unit_test_setup_teardown(test_failure_at_every_step, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reply_at_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shard_garbage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_between_mdts, setup, teardown),
         cmocka_unit_test_setup_teardown(test_link_between_mdts, setup, teardown),

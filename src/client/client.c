@@ -255,10 +255,9 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
         if (written_off)
             rc = -EHOSTDOWN; /* the one try failed: no waiting again */
     }
-    /* A storage server that stops answering (its host cut off) must not
+    /* A server that stops answering (its host cut off, or frozen) must not
      * hold a caller forever. */
-    if (rc == 0 && kind == PROTO_NODE_STOR &&
-        (rc = net_set_timeout(l->c, (int)fs->conf.timeout_ms))) {
+    if (rc == 0 && (rc = net_set_timeout(l->c, (int)fs->conf.timeout_ms))) {
         net_close(l->c);
         l->c = NULL;
     }
@@ -295,6 +294,7 @@ static __thread const volatile int *cancel_flag;
 void cl_set_cancel(const volatile int *flag)
 {
     cancel_flag = flag;
+    net_set_cancel(flag); /* its waits for replies stop too */
 }
 
 bool cl_cancelled(void)
@@ -642,27 +642,30 @@ int stria_mdt_fsck_fixes(stria_fs_t *fs, uint32_t mdt, int repair, const void *f
     struct proto_fsck_req q = {.repair = repair != 0, .fixes = {fixes, (uint32_t)len}};
     struct proto_fsck_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, mdt, fsck, &q, &r, ({
-                        out->inodes = r.inodes;
-                        out->entries = r.entries;
-                        out->dangling = r.dangling;
-                        out->orphans = r.orphans;
-                        out->bad_nlink = r.bad_nlink;
-                        out->bad_parent = r.bad_parent;
-                        out->corrupt = r.corrupt;
-                        out->fixed = r.fixed;
-                        out->open_ops = r.open_ops;
-                        if (r.refs.len && (out->refs = malloc(r.refs.len))) {
-                            memcpy(out->refs, r.refs.p, r.refs.len);
-                            out->refs_len = r.refs.len;
-                        }
-                        out->refs_full = r.refs_full || (r.refs.len && !out->refs);
-                        if (text && cap) {
-                            size_t len = r.text.len < cap - 1 ? r.text.len : cap - 1;
-                            memcpy(text, r.text.p, len);
-                            text[len] = '\0';
-                        }
-                    }));
+    cl_long_call = true; /* a large MDT takes long to walk */
+    int rc = MDT_CALL(fs, mdt, fsck, &q, &r, ({
+                          out->inodes = r.inodes;
+                          out->entries = r.entries;
+                          out->dangling = r.dangling;
+                          out->orphans = r.orphans;
+                          out->bad_nlink = r.bad_nlink;
+                          out->bad_parent = r.bad_parent;
+                          out->corrupt = r.corrupt;
+                          out->fixed = r.fixed;
+                          out->open_ops = r.open_ops;
+                          if (r.refs.len && (out->refs = malloc(r.refs.len))) {
+                              memcpy(out->refs, r.refs.p, r.refs.len);
+                              out->refs_len = r.refs.len;
+                          }
+                          out->refs_full = r.refs_full || (r.refs.len && !out->refs);
+                          if (text && cap) {
+                              size_t len = r.text.len < cap - 1 ? r.text.len : cap - 1;
+                              memcpy(text, r.text.p, len);
+                              text[len] = '\0';
+                          }
+                      }));
+    cl_long_call = false;
+    return rc;
 }
 
 int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)

@@ -180,8 +180,9 @@ uint16_t cl_tag_get(void);
 void cl_tag_put(uint16_t tag);
 /* The calling thread is sending a change again (TARGET_CALL). */
 extern __thread bool cl_replaying;
-/* The calling thread's storage calls may take longer than timeout_ms to
- * be answered (SCRUB of a large directory): no reply timeout for them. */
+/* The calling thread's calls may take longer than timeout_ms to be
+ * answered (SCRUB of a large directory, FSCK of a large MDT): no reply
+ * timeout for them. */
 extern __thread bool cl_long_call;
 
 /*
@@ -214,16 +215,16 @@ extern __thread bool cl_long_call;
                 l_.c->tag = tag_;                                                                  \
                 l_.c->resend = resend_;                                                            \
                 cl_replaying = resend_; /* leases in a kept reply are old: cl_note skips them */   \
-                if (cl_long_call && (kind) == PROTO_NODE_STOR)                                     \
+                if (cl_long_call)                                                                  \
                     net_set_timeout(l_.c, 0);                                                      \
                 rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                  \
-                if (cl_long_call && (kind) == PROTO_NODE_STOR && !tr_)                             \
+                if (cl_long_call && !tr_)                                                          \
                     tr_ = net_set_timeout(l_.c, (int)(fs)->conf.timeout_ms) != 0;                  \
                 if (rc_ == 0) {                                                                    \
                     use;                                                                           \
                 }                                                                                  \
                 cl_replaying = false;                                                              \
-                bool again_ = tr_ && l_.reused && try_ == 0;                                       \
+                bool again_ = tr_ && l_.reused && try_ == 0 && !cl_cancelled();                    \
                 /* Sent, perhaps served: a change goes again as a resend. */                       \
                 if (tr_ && tag_)                                                                   \
                     resend_ = true;                                                                \

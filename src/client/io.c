@@ -235,7 +235,7 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
     /* On failure, collect what is still in flight so connections stay usable. */
     for (int k = 0; k < nlanes; k++) {
         struct lane *ln = &lanes[k];
-        if (ln->broken && ln->lease.reused && rc != -ETIMEDOUT)
+        if (ln->broken && ln->lease.reused && rc != -ETIMEDOUT && !cl_cancelled())
             *stale = true; /* it broke (a restart), rather than went silent */
         while (ln->have && ln->ninflight && !ln->broken)
             recv_piece(ln, write, ino);
@@ -358,7 +358,7 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
                         first = v[i].rc;
                 if (!again)
                     break;
-                if (!fresh && !cl_retry_again(&rt, &arc, atr, "object call")) {
+                if ((!fresh || cl_cancelled()) && !cl_retry_again(&rt, &arc, atr, "object call")) {
                     if (!first)
                         first = arc;
                     break;

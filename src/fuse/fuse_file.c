@@ -48,7 +48,8 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     stria_file_t *f;
     struct proto_attr a;
     sf_cred(req);
-    int rc = cl_open(sf.fs, parent, name, open_flags(fi->flags) | O_CREAT, mode, 0, 0, -1, &f, &a);
+    int rc = SF_INTR(
+        req, cl_open(sf.fs, parent, name, open_flags(fi->flags) | O_CREAT, mode, 0, 0, -1, &f, &a));
     if (rc) {
         sf_reply_err(req, rc);
         return;
@@ -80,7 +81,7 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
      * and must not be reported back as a size afterwards. */
     if (flags & O_TRUNC)
         sf_report_local(ino);
-    int rc = cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a);
+    int rc = SF_INTR(req, cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a));
     if (rc) {
         sf_reply_err(req, rc);
         return;
@@ -120,30 +121,6 @@ static char *thread_read_buf(void)
     return buf;
 }
 
-/* ---- interrupts ----
- * A process blocked on the mount can be interrupted (a signal, or killed):
- * the kernel sends INTERRUPT, and I/O waiting for an unreachable OST stops
- * waiting and fails with EINTR (cl_set_cancel). */
-static void on_interrupt(fuse_req_t req, void *data)
-{
-    (void)req;
-    *(volatile int *)data = 1;
-}
-
-static void intr_begin(fuse_req_t req, volatile int *flag)
-{
-    *flag = 0;
-    cl_set_cancel(flag);
-    fuse_req_interrupt_func(req, on_interrupt, (void *)flag);
-}
-
-/* Before the reply: no callback may touch flag after this. */
-static void intr_end(fuse_req_t req)
-{
-    fuse_req_interrupt_func(req, NULL, NULL);
-    cl_set_cancel(NULL);
-}
-
 static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -160,9 +137,9 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
      * we told it) and asks only below it; a short reply would tell it the
      * file ended. So read the whole range, holes as zeros. */
     volatile int intr;
-    intr_begin(req, &intr);
+    sf_intr_begin(req, &intr);
     ssize_t n = cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off);
-    intr_end(req);
+    sf_intr_end(req);
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -175,9 +152,9 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     (void)ino;
     sf_cred(req);
     volatile int intr;
-    intr_begin(req, &intr);
+    sf_intr_begin(req, &intr);
     ssize_t n = stria_pwrite(fh(fi), buf, size, off);
-    intr_end(req);
+    sf_intr_end(req);
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -190,9 +167,9 @@ static void sf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     (void)ino;
     sf_cred(req);
     volatile int intr;
-    intr_begin(req, &intr);
+    sf_intr_begin(req, &intr);
     int rc = cl_file_flush(fh(fi));
-    intr_end(req);
+    sf_intr_end(req);
     sf_reply_err(req, rc);
 }
 
@@ -214,11 +191,11 @@ static void sf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
     sf_cred(req);
     /* fsync is of the file: what other handles here wrote counts too. */
     volatile int intr;
-    intr_begin(req, &intr);
+    sf_intr_begin(req, &intr);
     int rc = sf_report_local(ino);
     if (!rc)
         rc = stria_fsync(fh(fi));
-    intr_end(req);
+    sf_intr_end(req);
     sf_reply_err(req, rc);
 }
 

@@ -31,6 +31,20 @@ extern struct sfuse sf;
 
 /* Run the rest of this request as its caller. */
 void sf_cred(fuse_req_t req);
+/* Interrupts: between sf_intr_begin and sf_intr_end (before the reply: no
+ * callback touches flag after it), an INTERRUPT from the kernel makes the
+ * calling thread's client calls stop waiting and fail with EINTR.
+ * SF_INTR(req, call) wraps one call so. */
+void sf_intr_begin(fuse_req_t req, volatile int *flag);
+void sf_intr_end(fuse_req_t req);
+#define SF_INTR(req, call)                                                                         \
+    ({                                                                                             \
+        volatile int intr_;                                                                        \
+        sf_intr_begin(req, &intr_);                                                                \
+        __typeof__(call) v_ = (call);                                                              \
+        sf_intr_end(req);                                                                          \
+        v_;                                                                                        \
+    })
 /* Reply an entry for attributes the MDT returned (and note them). */
 void sf_reply_entry(fuse_req_t req, const struct proto_attr *a);
 /* sf_reply_entry when rc is 0, else the error. */

@@ -57,6 +57,30 @@ void sf_cred(fuse_req_t req)
     stria_set_thread_cred(ctx->uid, ctx->gid, cc.n, cc.groups);
 }
 
+/* ---- interrupts ----
+ * A process blocked on the mount can be interrupted (a signal, or killed):
+ * the kernel sends INTERRUPT for a request it waits on, and the request
+ * stops waiting for an unreachable or silent server and fails with EINTR
+ * (cl_set_cancel). */
+static void on_interrupt(fuse_req_t req, void *data)
+{
+    (void)req;
+    *(volatile int *)data = 1;
+}
+
+void sf_intr_begin(fuse_req_t req, volatile int *flag)
+{
+    *flag = 0;
+    cl_set_cancel(flag);
+    fuse_req_interrupt_func(req, on_interrupt, (void *)flag);
+}
+
+void sf_intr_end(fuse_req_t req)
+{
+    fuse_req_interrupt_func(req, NULL, NULL); /* waits for a callback running */
+    cl_set_cancel(NULL);
+}
+
 void sf_reply_err(fuse_req_t req, int rc)
 {
     fuse_reply_err(req, rc < 0 ? -rc : rc);
@@ -157,6 +181,11 @@ static void sf_init(void *userdata, struct fuse_conn_info *conn)
         conn->want |= conn->capable & FUSE_CAP_WRITEBACK_CACHE;
     else
         conn->want &= ~(unsigned)FUSE_CAP_WRITEBACK_CACHE;
+    /* Not ASYNC_DIO: the kernel waits for an asynchronous O_DIRECT request
+     * without letting a signal end the wait, and sends it no INTERRUPT, so
+     * a direct read of a frozen OST could only end at the timeout. Each
+     * direct request of at most max_read is one synchronous request. */
+    conn->want &= ~(unsigned)FUSE_CAP_ASYNC_DIO;
 }
 
 static void sf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)

@@ -15,7 +15,7 @@ static void sf_lookup(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     struct proto_attr a;
     sf_cred(req);
-    int rc = cl_lookup(sf.fs, parent, name, false, &a);
+    int rc = SF_INTR(req, cl_lookup(sf.fs, parent, name, false, &a));
     sf_reply_entry_rc(req, rc, &a);
 }
 
@@ -34,7 +34,7 @@ static void sf_getattr_op(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info 
     (void)fi;
     struct proto_attr a;
     sf_cred(req);
-    int rc = sf_getattr(ino, &a);
+    int rc = SF_INTR(req, sf_getattr(ino, &a));
     if (rc)
         sf_reply_err(req, rc);
     else
@@ -83,7 +83,7 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
     if (q.valid & SETATTR_SIZE)
         sf_report_local(ino);
     struct proto_setattr_rep *r = malloc(sizeof(*r));
-    int rc = r ? cl_setattr(sf.fs, ino, &q, r) : -ENOMEM;
+    int rc = r ? SF_INTR(req, cl_setattr(sf.fs, ino, &q, r)) : -ENOMEM;
     /* Unlinked but open here: the MDT has forgotten it; the handles and
      * the kernel still hold it. Times and sizes apply locally. */
     if (rc == -ENOENT && tab_orphan_attr(ino, &r->attr)) {
@@ -120,7 +120,7 @@ static void sf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 {
     struct proto_attr a;
     sf_cred(req);
-    int rc = cl_mkdir(sf.fs, parent, name, mode, &a);
+    int rc = SF_INTR(req, cl_mkdir(sf.fs, parent, name, mode, &a));
     sf_reply_entry_rc(req, rc, &a);
 }
 
@@ -134,7 +134,8 @@ static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     stria_file_t *f;
     struct proto_attr a;
     sf_cred(req);
-    int rc = cl_open(sf.fs, parent, name, O_CREAT | O_EXCL | O_WRONLY, mode, 0, 0, -1, &f, &a);
+    int rc = SF_INTR(
+        req, cl_open(sf.fs, parent, name, O_CREAT | O_EXCL | O_WRONLY, mode, 0, 0, -1, &f, &a));
     if (rc == 0)
         stria_close(f);
     sf_reply_entry_rc(req, rc, &a);
@@ -187,7 +188,7 @@ static void sf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
         return;
     }
     struct cl_removed *rm = calloc(1, sizeof(*rm));
-    int rc = rm ? cl_unlink(sf.fs, parent, name, rm) : -ENOMEM;
+    int rc = rm ? SF_INTR(req, cl_unlink(sf.fs, parent, name, rm)) : -ENOMEM;
     if (rc == 0)
         finish_removal(rm);
     free(rm);
@@ -197,14 +198,14 @@ static void sf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 static void sf_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     sf_cred(req);
-    sf_reply_err(req, cl_rmdir(sf.fs, parent, name));
+    sf_reply_err(req, SF_INTR(req, cl_rmdir(sf.fs, parent, name)));
 }
 
 static void sf_symlink(fuse_req_t req, const char *link, fuse_ino_t parent, const char *name)
 {
     struct proto_attr a;
     sf_cred(req);
-    int rc = cl_symlink(sf.fs, parent, name, link, &a);
+    int rc = SF_INTR(req, cl_symlink(sf.fs, parent, name, link, &a));
     sf_reply_entry_rc(req, rc, &a);
 }
 
@@ -213,7 +214,8 @@ static void sf_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_
 {
     struct cl_removed *rm = calloc(1, sizeof(*rm));
     sf_cred(req);
-    int rc = rm ? cl_rename(sf.fs, parent, name, newparent, newname, flags, rm) : -ENOMEM;
+    int rc =
+        rm ? SF_INTR(req, cl_rename(sf.fs, parent, name, newparent, newname, flags, rm)) : -ENOMEM;
     if (rc == 0)
         finish_removal(rm);
     free(rm);
@@ -224,7 +226,7 @@ static void sf_link(fuse_req_t req, fuse_ino_t ino, fuse_ino_t newparent, const 
 {
     struct proto_attr a;
     sf_cred(req);
-    int rc = cl_link(sf.fs, ino, newparent, newname, &a);
+    int rc = SF_INTR(req, cl_link(sf.fs, ino, newparent, newname, &a));
     sf_reply_entry_rc(req, rc, &a);
 }
 
@@ -232,7 +234,7 @@ static void sf_statfs(fuse_req_t req, fuse_ino_t ino)
 {
     (void)ino;
     struct statvfs st;
-    int rc = stria_statfs(sf.fs, &st);
+    int rc = SF_INTR(req, stria_statfs(sf.fs, &st));
     if (rc)
         sf_reply_err(req, rc);
     else

@@ -153,6 +153,32 @@ static int recv_hdr(int fd, struct proto_hdr *h)
     return proto_hdr_decode(hb, h);
 }
 
+static __thread const volatile int *thread_cancel;
+
+void net_set_cancel(const volatile int *flag)
+{
+    thread_cancel = flag;
+}
+
+/* Wait until a reply starts to arrive, in slices, so that a cancelled
+ * caller stops waiting; the socket's own timeout still bounds the wait. */
+static int wait_reply(struct net_conn *c, const volatile int *cancel)
+{
+    int waited = 0;
+    for (;;) {
+        struct pollfd p = {.fd = c->fd, .events = POLLIN};
+        int n = poll(&p, 1, 100);
+        if (n > 0)
+            return 0; /* readable, closed or failed: the read says which */
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (*cancel)
+            return -EINTR;
+        waited += 100;
+        if (c->timeout_ms && waited >= c->timeout_ms)
+            return -EAGAIN;
+    }
+}
 int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
                 const char *name, int timeout_ms, struct net_conn **out)
 {
@@ -171,10 +197,10 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
         rc = c->fd;
         goto fail;
     }
-    set_timeout(c->fd, timeout_ms);
+    net_set_timeout(c, timeout_ms);
     /* The server speaks first: HELLO with the challenge. */
     struct proto_hdr h;
-    if ((rc = recv_hdr(c->fd, &h)))
+    if ((thread_cancel && (rc = wait_reply(c, thread_cancel))) || (rc = recv_hdr(c->fd, &h)))
         goto fail;
     if (h.opcode != PROTO_OP_HELLO || h.bulk_len || h.payload_len > 1024) {
         rc = -EPROTO;
@@ -204,7 +230,7 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
     rc = net_call_auth(c, &a, &ar, NULL, 0, NULL, 0, NULL, &transport);
     if (rc)
         goto fail;
-    set_timeout(c->fd, 0);
+    net_set_timeout(c, 0);
     *out = c;
     return 0;
 fail:
@@ -224,6 +250,7 @@ void net_close(struct net_conn *c)
 
 int net_set_timeout(struct net_conn *c, int ms)
 {
+    c->timeout_ms = ms;
     return set_timeout(c->fd, ms);
 }
 
@@ -257,8 +284,9 @@ int net_recv(struct net_conn *c, uint64_t reqid, void *bulk_dst, uint32_t bulk_c
              uint32_t *bulk_len, bool *transport)
 {
     struct proto_hdr h;
-    int rc = recv_hdr(c->fd, &h);
-    if (rc)
+    const volatile int *cancel = thread_cancel;
+    int rc = cancel ? wait_reply(c, cancel) : 0;
+    if (rc || (rc = recv_hdr(c->fd, &h)))
         goto broken;
     if (!(h.flags & PROTO_FLAG_REPLY) || h.reqid != reqid || h.bulk_len > bulk_cap) {
         rc = -EPROTO;

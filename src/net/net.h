@@ -37,6 +37,7 @@ struct net_conn {
      * whether it is sent again; both are cleared by the send. */
     uint16_t tag;
     bool resend;
+    int timeout_ms; /* net_set_timeout's */
 };
 
 /* A new sequence number, unique in this process (a request keeps its own
@@ -49,6 +50,10 @@ uint64_t net_next_seq(void);
 int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
                 const char *name, int timeout_ms, struct net_conn **out);
 void net_close(struct net_conn *c);
+/* While the calling thread's flag is set (not NULL), its waits for a
+ * reply (handshakes included) end with -EINTR, a transport failure, within
+ * 100 ms of *flag becoming non-zero: an interrupted caller. */
+void net_set_cancel(const volatile int *flag);
 /* A send or receive on c that makes no progress for ms (0: forever) fails
  * with -EAGAIN, a transport failure. */
 int net_set_timeout(struct net_conn *c, int ms);

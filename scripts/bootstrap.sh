@@ -3,7 +3,8 @@
 # Only what is missing is installed; safe to run again.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblmdb-dev libfuse3-dev fuse3 liburing-dev
-      libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc)
+      libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc
+      gnuplot-nox)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

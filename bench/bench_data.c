@@ -1,0 +1,548 @@
+/*
+ * bench_data: the data-path workloads of issue 6 on one file system, so
+ * that bench_data.sh can run each on Stria and on its baselines in the
+ * same run and print ratios.
+ *
+ *   bench_data (--stria CONF | --dir DIR) seq     [--size 4G] [--block 4M] [--threads N]
+ *   bench_data (--stria CONF | --dir DIR) dataset [--files 100000] [--file-size 64K] [--threads N]
+ *   bench_data (--stria CONF | --dir DIR) burst   [--writers 8] [--shard 512M] [--block 4M]
+ *
+ * --stria goes through libstria (files made with --count and --stripe-size,
+ * 4 and 4M unless told); --dir through system calls on a directory: the
+ * local disk, a FUSE mount, a GlusterFS mount.
+ *
+ * seq:     one file of --size; thread t of N writes the t-th of N contiguous
+ *          ranges in --block calls, each thread fsyncs and closes its handle;
+ *          then, after the page cache is dropped, the same threads read it
+ *          back and check every block's stamp. Time: first open to last close.
+ * dataset: --files files of --file-size in one directory, made first (not
+ *          timed); the cache is dropped; then N threads open, read whole and
+ *          close them in one random order (a fixed seed), checking each.
+ * burst:   --writers threads each write a file of --shard of its own, fsync
+ *          and close it, all at once: a checkpoint. Time: start to last close.
+ *
+ * Each result is one line "RESULT <mode> <metric> <value>" for the script,
+ * after a line for people. Files made are removed at the end (--keep keeps a
+ * dataset for the next backend's run only when the script asks). Nothing
+ * here asserts speed; a failed call or a wrong byte exits 1.
+ */
+#include <stria/stria.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#define STAMP_EVERY 4096u
+
+static struct {
+    stria_fs_t *fs;  /* --stria */
+    const char *dir; /* --dir */
+    int32_t count;
+    uint32_t stripe_size;
+} B;
+
+/* One open file of either kind. */
+struct file {
+    stria_file_t *sf;
+    int fd;
+};
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+static void die(const char *what, const char *path, int rc)
+{
+    fprintf(stderr, "bench_data: %s %s: %s\n", what, path, strerror(-rc));
+    exit(1);
+}
+
+/* A path of the file system under test: libstria's or DIR's. */
+static void path_of(char *out, size_t len, const char *rel)
+{
+    if (B.fs)
+        snprintf(out, len, "/%s", rel);
+    else
+        snprintf(out, len, "%s/%s", B.dir, rel);
+}
+
+static int f_create(const char *path, struct file *f, int32_t count)
+{
+    if (B.fs) {
+        int rc = stria_setstripe(B.fs, path, count, B.stripe_size, -1);
+        if (rc && rc != -EEXIST)
+            return rc;
+        return stria_open(B.fs, path, O_WRONLY, 0, &f->sf);
+    }
+    f->fd = open(path, O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+    return f->fd < 0 ? -errno : 0;
+}
+
+static int f_open(const char *path, int flags, struct file *f)
+{
+    if (B.fs)
+        return stria_open(B.fs, path, flags, 0, &f->sf);
+    f->fd = open(path, flags | O_CLOEXEC);
+    return f->fd < 0 ? -errno : 0;
+}
+
+static ssize_t f_pwrite(struct file *f, const void *buf, size_t len, uint64_t off)
+{
+    if (B.fs)
+        return stria_pwrite(f->sf, buf, len, (off_t)off);
+    ssize_t n = pwrite(f->fd, buf, len, (off_t)off);
+    return n < 0 ? -errno : n;
+}
+
+static ssize_t f_pread(struct file *f, void *buf, size_t len, uint64_t off)
+{
+    if (B.fs)
+        return stria_pread(f->sf, buf, len, (off_t)off);
+    ssize_t n = pread(f->fd, buf, len, (off_t)off);
+    return n < 0 ? -errno : n;
+}
+
+static int f_fsync(struct file *f)
+{
+    if (B.fs)
+        return stria_fsync(f->sf);
+    return fsync(f->fd) < 0 ? -errno : 0;
+}
+
+static int f_close(struct file *f)
+{
+    if (B.fs)
+        return stria_close(f->sf);
+    return close(f->fd) < 0 ? -errno : 0;
+}
+
+static int f_unlink(const char *path)
+{
+    if (B.fs)
+        return stria_unlink(B.fs, path);
+    return unlink(path) < 0 ? -errno : 0;
+}
+
+static int f_mkdir(const char *path)
+{
+    int rc = B.fs ? stria_mkdir(B.fs, path, 0755) : (mkdir(path, 0755) < 0 ? -errno : 0);
+    return rc == -EEXIST ? 0 : rc;
+}
+
+static int f_rmdir(const char *path)
+{
+    if (B.fs)
+        return stria_rmdir(B.fs, path);
+    return rmdir(path) < 0 ? -errno : 0;
+}
+
+/* Drop the page cache (also the OSTs' here): reads then come from disks. */
+static bool drop_caches(void)
+{
+    sync();
+    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return false;
+    bool ok = write(fd, "3", 1) == 1;
+    close(fd);
+    return ok;
+}
+
+/* A buffer of pseudo-random bytes whose every 4 KiB starts with tag. */
+static void fill(uint8_t *buf, size_t len, uint64_t tag)
+{
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ tag;
+    for (size_t i = 0; i + 8 <= len; i += 8) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        memcpy(buf + i, &x, 8);
+    }
+    for (size_t o = 0; o + 8 <= len; o += STAMP_EVERY)
+        memcpy(buf + o, &tag, 8);
+}
+
+static bool stamped(const uint8_t *buf, size_t len, uint64_t tag)
+{
+    for (size_t o = 0; o + 8 <= len; o += STAMP_EVERY)
+        if (memcmp(buf + o, &tag, 8))
+            return false;
+    return true;
+}
+
+static void *xmalloc(size_t n)
+{
+    void *p = aligned_alloc(4096, (n + 4095) & ~(size_t)4095);
+    if (!p) {
+        fprintf(stderr, "bench_data: out of memory\n");
+        exit(1);
+    }
+    return p;
+}
+
+/* ---- seq and burst: threads over byte ranges of files ---- */
+
+struct range {
+    const char *path;
+    uint64_t off, len, block;
+    bool write, create;
+    int32_t count;
+};
+
+static void *range_main(void *arg)
+{
+    struct range *r = arg;
+    uint8_t *buf = xmalloc(r->block);
+    struct file f;
+    int rc = r->create ? f_create(r->path, &f, r->count)
+                       : f_open(r->path, r->write ? O_WRONLY : O_RDONLY, &f);
+    if (rc)
+        die(r->write ? "open for writing" : "open for reading", r->path, rc);
+    for (uint64_t done = 0; done < r->len;) {
+        uint64_t off = r->off + done;
+        size_t len = (size_t)(r->len - done < r->block ? r->len - done : r->block);
+        if (r->write)
+            fill(buf, len, off / r->block);
+        ssize_t n = r->write ? f_pwrite(&f, buf, len, off) : f_pread(&f, buf, len, off);
+        if (n != (ssize_t)len)
+            die(r->write ? "pwrite" : "pread", r->path, n < 0 ? (int)n : -EIO);
+        if (!r->write && !stamped(buf, len, off / r->block)) {
+            fprintf(stderr, "bench_data: %s: wrong data at %" PRIu64 "\n", r->path, off);
+            exit(1);
+        }
+        done += len;
+    }
+    if (r->write && (rc = f_fsync(&f)))
+        die("fsync", r->path, rc);
+    if ((rc = f_close(&f)))
+        die("close", r->path, rc);
+    free(buf);
+    return NULL;
+}
+
+/* Run n ranges on n threads; the seconds from start to the last end. */
+static double run_ranges(struct range *r, int n)
+{
+    pthread_t th[n];
+    double t0 = now_s();
+    for (int i = 0; i < n; i++)
+        if (pthread_create(&th[i], NULL, range_main, &r[i])) {
+            fprintf(stderr, "bench_data: cannot start a thread\n");
+            exit(1);
+        }
+    for (int i = 0; i < n; i++)
+        pthread_join(th[i], NULL);
+    return now_s() - t0;
+}
+
+static void report(const char *mode, const char *metric, double v, const char *unit,
+                   const char *how)
+{
+    printf("  %-8s %-10s %12.1f %s  (%s)\n", mode, metric, v, unit, how);
+    printf("RESULT %s %s %.1f\n", mode, metric, v);
+    fflush(stdout);
+}
+
+static void run_seq(uint64_t size, uint64_t block, int threads)
+{
+    char path[4096];
+    path_of(path, sizeof(path), "bench-seq");
+    f_unlink(path);
+    struct range r[threads];
+    uint64_t per = (size / (uint64_t)threads + block - 1) / block * block;
+    for (int i = 0; i < threads; i++) {
+        uint64_t off = (uint64_t)i * per;
+        r[i] = (struct range){path,   off,  off >= size ? 0 : (size - off < per ? size - off : per),
+                              block,  true, false,
+                              B.count};
+    }
+    struct file f;
+    int rc = f_create(path, &f, B.count); /* made once, before the clock */
+    if (rc || (rc = f_close(&f)))
+        die("create", path, rc);
+    double dt = run_ranges(r, threads);
+    char how[128];
+    snprintf(how, sizeof(how), "%d thread(s), %" PRIu64 " MiB, fsync included", threads,
+             size >> 20);
+    report("seq", "write", (double)size / (1 << 20) / dt, "MiB/s", how);
+    bool dropped = drop_caches();
+    for (int i = 0; i < threads; i++)
+        r[i].write = false;
+    dt = run_ranges(r, threads);
+    snprintf(how, sizeof(how), "%d thread(s), cache %s, every byte checked", threads,
+             dropped ? "dropped" : "NOT dropped (no root)");
+    report("seq", "read", (double)size / (1 << 20) / dt, "MiB/s", how);
+    if ((rc = f_unlink(path)))
+        die("unlink", path, rc);
+}
+
+static void run_burst(int writers, uint64_t shard, uint64_t block)
+{
+    struct range r[writers];
+    char paths[writers][4096];
+    for (int i = 0; i < writers; i++) {
+        char rel[64];
+        snprintf(rel, sizeof(rel), "bench-shard-%d", i);
+        path_of(paths[i], sizeof(paths[i]), rel);
+        f_unlink(paths[i]);
+        r[i] = (struct range){paths[i], 0, shard, block, true, true, B.count};
+    }
+    double dt = run_ranges(r, writers);
+    char how[128];
+    snprintf(how, sizeof(how), "%d writers x %" PRIu64 " MiB, each fsynced", writers, shard >> 20);
+    report("burst", "write", (double)shard * (double)writers / (1 << 20) / dt, "MiB/s", how);
+    for (int i = 0; i < writers; i++)
+        f_unlink(paths[i]);
+}
+
+/* ---- dataset: many small files read in random order ---- */
+
+static struct {
+    uint32_t files, file_size;
+    uint32_t *order;
+    _Atomic uint32_t next;
+    bool make;
+} D;
+
+static void ds_path(char *out, size_t len, uint32_t i)
+{
+    char rel[64];
+    snprintf(rel, sizeof(rel), "bench-ds/%03u/f%07u", i % 256, i);
+    path_of(out, len, rel);
+}
+
+static void *ds_main(void *arg)
+{
+    (void)arg;
+    uint8_t *buf = xmalloc(D.file_size);
+    for (;;) {
+        uint32_t k = atomic_fetch_add(&D.next, 1);
+        if (k >= D.files)
+            break;
+        uint32_t i = D.make ? k : D.order[k];
+        char path[4096];
+        ds_path(path, sizeof(path), i);
+        struct file f;
+        int rc;
+        if (D.make) {
+            fill(buf, D.file_size, i);
+            if ((rc = f_create(path, &f, 1)))
+                die("create", path, rc);
+            ssize_t n = f_pwrite(&f, buf, D.file_size, 0);
+            if (n != (ssize_t)D.file_size)
+                die("write", path, n < 0 ? (int)n : -EIO);
+        } else {
+            if ((rc = f_open(path, O_RDONLY, &f)))
+                die("open", path, rc);
+            ssize_t n = f_pread(&f, buf, D.file_size, 0);
+            if (n != (ssize_t)D.file_size || !stamped(buf, D.file_size, i)) {
+                fprintf(stderr, "bench_data: %s: short or wrong (%zd bytes)\n", path, n);
+                exit(1);
+            }
+        }
+        if ((rc = f_close(&f)))
+            die("close", path, rc);
+    }
+    free(buf);
+    return NULL;
+}
+
+static double ds_round(int threads, bool make)
+{
+    D.make = make;
+    atomic_store(&D.next, 0);
+    pthread_t th[threads];
+    double t0 = now_s();
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&th[i], NULL, ds_main, NULL)) {
+            fprintf(stderr, "bench_data: cannot start a thread\n");
+            exit(1);
+        }
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    return now_s() - t0;
+}
+
+static void run_dataset(uint32_t files, uint32_t file_size, int threads)
+{
+    D.files = files;
+    D.file_size = file_size;
+    char path[4096];
+    path_of(path, sizeof(path), "bench-ds");
+    int rc = f_mkdir(path);
+    for (uint32_t d = 0; d < 256 && !rc; d++) {
+        char rel[64];
+        snprintf(rel, sizeof(rel), "bench-ds/%03u", d);
+        path_of(path, sizeof(path), rel);
+        rc = f_mkdir(path);
+    }
+    if (rc)
+        die("mkdir", path, rc);
+    double made = ds_round(threads, true);
+    printf("  (dataset: %u files of %u KiB made in %.1f s, not timed)\n", files, file_size >> 10,
+           made);
+    D.order = malloc(files * sizeof(*D.order));
+    if (!D.order)
+        exit(1);
+    for (uint32_t i = 0; i < files; i++)
+        D.order[i] = i;
+    uint64_t x = 88172645463325252ull; /* one fixed shuffle: every backend reads the same order */
+    for (uint32_t i = files - 1; i > 0; i--) {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        uint32_t j = (uint32_t)(x % (i + 1));
+        uint32_t t = D.order[i];
+        D.order[i] = D.order[j];
+        D.order[j] = t;
+    }
+    bool dropped = drop_caches();
+    double dt = ds_round(threads, false);
+    char how[128];
+    snprintf(how, sizeof(how), "%d thread(s), random order, cache %s", threads,
+             dropped ? "dropped" : "NOT dropped (no root)");
+    report("dataset", "files/s", files / dt, "files/s", how);
+    report("dataset", "read", (double)files * file_size / (1 << 20) / dt, "MiB/s", how);
+    for (uint32_t i = 0; i < files; i++) {
+        ds_path(path, sizeof(path), i);
+        f_unlink(path);
+    }
+    for (uint32_t d = 0; d < 256; d++) {
+        char rel[64];
+        snprintf(rel, sizeof(rel), "bench-ds/%03u", d);
+        path_of(path, sizeof(path), rel);
+        f_rmdir(path);
+    }
+    path_of(path, sizeof(path), "bench-ds");
+    f_rmdir(path);
+    free(D.order);
+}
+
+/* ---- options ---- */
+
+static uint64_t size_arg(const char *s, const char *name, uint64_t max)
+{
+    char *end;
+    errno = 0;
+    unsigned long long v = strtoull(s, &end, 10);
+    uint64_t mul = 1;
+    if (*end == 'K' || *end == 'k')
+        mul = 1ull << 10, end++;
+    else if (*end == 'M' || *end == 'm')
+        mul = 1ull << 20, end++;
+    else if (*end == 'G' || *end == 'g')
+        mul = 1ull << 30, end++;
+    if (errno || *end || v == 0 || v > max / mul) {
+        fprintf(stderr, "bench_data: bad %s '%s' (1..%" PRIu64 ", suffix K, M or G)\n", name, s,
+                max);
+        exit(2);
+    }
+    return v * mul;
+}
+
+static void usage(FILE *to)
+{
+    fprintf(to, "usage: bench_data (--stria CONF | --dir DIR) MODE [options]\n"
+                "  seq     [--size 4G] [--block 4M] [--threads 1]\n"
+                "  dataset [--files 100000] [--file-size 64K] [--threads 2]\n"
+                "  burst   [--writers 8] [--shard 512M] [--block 4M]\n"
+                "  through libstria: [--count 4] [--stripe-size 4M] for the files it makes\n");
+}
+
+int main(int argc, char **argv)
+{
+    const char *conf = NULL;
+    uint64_t size = 4ull << 30, block = 4u << 20, shard = 512u << 20, file_size = 64u << 10;
+    uint64_t files = 100000, threads = 0, writers = 8;
+    B.count = 4;
+    B.stripe_size = 4u << 20;
+    static const struct option lo[] = {
+        {"stria", 1, NULL, 'S'},     {"dir", 1, NULL, 'D'},         {"size", 1, NULL, 's'},
+        {"block", 1, NULL, 'b'},     {"threads", 1, NULL, 't'},     {"files", 1, NULL, 'f'},
+        {"file-size", 1, NULL, 'z'}, {"writers", 1, NULL, 'w'},     {"shard", 1, NULL, 'h'},
+        {"count", 1, NULL, 'c'},     {"stripe-size", 1, NULL, 'p'}, {"help", 0, NULL, 'H'},
+        {NULL, 0, NULL, 0}};
+    int ch;
+    while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
+        switch (ch) {
+        case 'S':
+            conf = optarg;
+            break;
+        case 'D':
+            B.dir = optarg;
+            break;
+        case 's':
+            size = size_arg(optarg, "--size", 1ull << 40);
+            break;
+        case 'b':
+            block = size_arg(optarg, "--block", 64u << 20);
+            break;
+        case 't':
+            threads = size_arg(optarg, "--threads", 64);
+            break;
+        case 'f':
+            files = size_arg(optarg, "--files", 10000000);
+            break;
+        case 'z':
+            file_size = size_arg(optarg, "--file-size", 64u << 20);
+            break;
+        case 'w':
+            writers = size_arg(optarg, "--writers", 256);
+            break;
+        case 'h':
+            shard = size_arg(optarg, "--shard", 1ull << 40);
+            break;
+        case 'c':
+            B.count = (int32_t)size_arg(optarg, "--count", 256);
+            break;
+        case 'p':
+            B.stripe_size = (uint32_t)size_arg(optarg, "--stripe-size", 1u << 30);
+            break;
+        case 'H':
+            usage(stdout);
+            return 0;
+        default:
+            usage(stderr);
+            return 2;
+        }
+    }
+    if (optind != argc - 1 || !conf == !B.dir) {
+        usage(stderr);
+        return 2;
+    }
+    const char *mode = argv[optind];
+    if (conf) {
+        int rc = stria_connect(conf, &B.fs);
+        if (rc) {
+            fprintf(stderr, "bench_data: cannot connect with %s: %s\n", conf, strerror(-rc));
+            return 1;
+        }
+    }
+    if (!strcmp(mode, "seq"))
+        run_seq(size, block, threads ? (int)threads : 1);
+    else if (!strcmp(mode, "dataset"))
+        run_dataset((uint32_t)files, (uint32_t)file_size, threads ? (int)threads : 2);
+    else if (!strcmp(mode, "burst"))
+        run_burst((int)writers, shard, block);
+    else {
+        usage(stderr);
+        return 2;
+    }
+    if (B.fs)
+        stria_disconnect(B.fs);
+    return 0;
+}

@@ -1,0 +1,174 @@
+#!/usr/bin/env bash
+# bench/bench_data.sh BUILD_DIR: the fast data path (issue 6), Stria beside
+# its baselines in one run, as ratios; a table on stdout and a PNG chart.
+#
+# In a temporary directory, on one disk: a 4-OST cluster (one MDT) mounted
+# with stria-fuse, a FUSE passthrough of a local directory (the ceiling for
+# any FUSE file system here), and a plain local directory. Then:
+#  1. sequential write (fsync included) and read of DATA_SEQ_SIZE (4G) in
+#     4 MiB calls, with 1 and 2 client threads: libstria (files striped
+#     -c 4 -S 4M) beside fio on the local disk (psync, bs=4M, end_fsync=1;
+#     2 threads: two jobs, each writing and reading half the size);
+#  2. the same in 1 MiB calls through the stria mount, beside the same
+#     through the passthrough;
+#  3. a dataset: DATA_FILES (100,000) files of 64 KiB read in one random
+#     order by 2 threads after the cache is dropped, in files/s: libstria
+#     and the mount beside the local directory;
+#  4. a checkpoint burst: 8 writers each writing a 512 MiB shard of its own
+#     (DATA_SHARD) at once and fsyncing: libstria and the mount beside the
+#     local directory.
+# Every stria figure comes with its baseline from the same run; the table
+# gives both and the ratio, which gnuplot draws into
+# bench/results/last-run-data.png (when gnuplot is installed). The output is
+# appended to bench/results/last-run-data.txt. On any exit a trap unmounts
+# both mounts (lazily), stops the cluster and removes the directory.
+set -euo pipefail
+
+SRC=$(cd "$(dirname "$0")/.." && pwd)
+. "$SRC/bench/lib.sh"
+bench_setup $# "${1:-}" stria stria-fuse bench/bench_data bench/bench_passthrough
+
+DATA_SEQ_SIZE=${DATA_SEQ_SIZE:-4G}
+DATA_FILES=${DATA_FILES:-100000}
+DATA_WRITERS=${DATA_WRITERS:-8}
+DATA_SHARD=${DATA_SHARD:-512M}
+STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
+BD="$BUILD/bench/bench_data"
+
+if ! command -v fio >/dev/null 2>&1; then
+    echo "bench_data.sh: fio is not installed (scripts/bootstrap.sh installs it)" >&2
+    exit 2
+fi
+if ! command -v fusermount3 >/dev/null 2>&1 || ! { : <>/dev/fuse; } 2>/dev/null; then
+    echo "bench_data.sh: FUSE mounts are not possible here (fuse3, /dev/fuse)" >&2
+    exit 2
+fi
+
+bench_dir stria-bench-data
+MNT="$TMP/mnt"
+PT="$TMP/pt"
+LOCAL="$TMP/local"
+mkdir -p "$MNT" "$PT" "$TMP/ptsrc" "$LOCAL"
+cleanup() {
+    local m
+    for m in "$MNT" "$PT"; do
+        if grep -q " $m fuse" /proc/self/mounts 2>/dev/null; then
+            timeout -k 2 10 fusermount3 -uz "$m" >/dev/null 2>&1 || true
+        fi
+    done
+    bench_remove bench_data.sh
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+OUT="$RESULTS/last-run-data.txt"
+mkdir -p "$RESULTS"
+exec > >(tee -a "$OUT") 2>&1
+
+echo "== bench_data.sh, $(date -u '+%Y-%m-%d %H:%M') UTC, $(nproc) cores, kernel $(uname -r)"
+echo "sizes: seq $DATA_SEQ_SIZE, dataset $DATA_FILES x 64 KiB, burst $DATA_WRITERS x $DATA_SHARD"
+"$BUILD/stria" up --dir "$TMP/cluster" --osts 4 --no-mount >/dev/null
+CONF="$TMP/cluster/client.conf"
+timeout 60 "$BUILD/stria-fuse" -o "conf=$CONF" "$MNT"
+timeout 60 "$BUILD/bench/bench_passthrough" -o "source=$TMP/ptsrc" "$PT"
+
+# Rows of the table: name, stria figure, baseline figure, baseline's name.
+ROWS=()
+row() { # NAME STRIA BASE BASENAME UNIT
+    ROWS+=("$1|$2|$3|$4|$5")
+    printf '  %-34s %10s %10s %-12s %s\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$3")"
+}
+
+# One bench_data run; prints its human lines, returns "metric=value ...".
+run_bd() { # OUTFILE ARGS...
+    local out=$1
+    shift
+    timeout -k 10 "$STEP_TIMEOUT" "$BD" "$@" >"$out" 2>&1 || {
+        cat "$out" >&2
+        echo "bench_data.sh: bench_data $* failed" >&2
+        exit 1
+    }
+    grep -v '^RESULT' "$out" | sed 's/^/  /' >&2
+}
+result() { awk -v m="$2" -v k="$3" '$1 == "RESULT" && $2 == m && $3 == k { print $4 }' "$1"; }
+
+fio_seq() { # JOBS DIRECTION -> MiB/s
+    local jobs=$1 d=$2 bytes per
+    bytes=$(numfmt --from=iec "$DATA_SEQ_SIZE")
+    per=$((bytes / jobs))
+    [ "$d" = read ] && { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; }
+    timeout -k 10 "$STEP_TIMEOUT" fio --name=seq --directory="$LOCAL" --rw="$d" --bs=4M \
+        --size="$per" --numjobs="$jobs" --end_fsync=1 --ioengine=psync --fallocate=none \
+        --group_reporting --output-format=terse --terse-version=3 >"$TMP/fio.out"
+    awk -F';' -v d="$d" '$1 == "3" { printf "%.1f", (d == "read" ? $7 : $48) / 1024 }' \
+        "$TMP/fio.out"
+}
+
+echo
+echo "== 1. sequential, 4 MiB calls: libstria (-c 4 -S 4M) beside fio on the local disk"
+for t in 1 2; do
+    run_bd "$TMP/seq$t" --stria "$CONF" seq --size "$DATA_SEQ_SIZE" --block 4M --threads "$t"
+    fw=$(fio_seq "$t" write)
+    fr=$(fio_seq "$t" read)
+    rm -f "$LOCAL"/seq.*
+    row "seq write, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq write)" "$fw" fio MiB/s
+    row "seq read, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq read)" "$fr" fio MiB/s
+done
+
+echo
+echo "== 2. sequential, 1 MiB calls, through the mount beside the passthrough"
+run_bd "$TMP/mseq" --dir "$MNT" seq --size "$DATA_SEQ_SIZE" --block 1M
+run_bd "$TMP/pseq" --dir "$PT" seq --size "$DATA_SEQ_SIZE" --block 1M
+row "mount seq write (MiB/s)" "$(result "$TMP/mseq" seq write)" \
+    "$(result "$TMP/pseq" seq write)" passthrough MiB/s
+row "mount seq read (MiB/s)" "$(result "$TMP/mseq" seq read)" \
+    "$(result "$TMP/pseq" seq read)" passthrough MiB/s
+
+echo
+echo "== 3. dataset: $DATA_FILES files of 64 KiB, random order, 2 threads"
+run_bd "$TMP/dl" --dir "$LOCAL" dataset --files "$DATA_FILES" --threads 2
+run_bd "$TMP/ds" --stria "$CONF" dataset --files "$DATA_FILES" --threads 2
+run_bd "$TMP/dm" --dir "$MNT" dataset --files "$DATA_FILES" --threads 2
+row "dataset, libstria (files/s)" "$(result "$TMP/ds" dataset files/s)" \
+    "$(result "$TMP/dl" dataset files/s)" local files/s
+row "dataset, mount (files/s)" "$(result "$TMP/dm" dataset files/s)" \
+    "$(result "$TMP/dl" dataset files/s)" local files/s
+
+echo
+echo "== 4. checkpoint burst: $DATA_WRITERS writers x $DATA_SHARD, each fsynced"
+run_bd "$TMP/bl" --dir "$LOCAL" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
+run_bd "$TMP/bs" --stria "$CONF" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
+run_bd "$TMP/bm" --dir "$MNT" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
+row "burst, libstria (MiB/s)" "$(result "$TMP/bs" burst write)" \
+    "$(result "$TMP/bl" burst write)" local MiB/s
+row "burst, mount (MiB/s)" "$(result "$TMP/bm" burst write)" \
+    "$(result "$TMP/bl" burst write)" local MiB/s
+
+echo
+echo "== summary: stria beside its baseline in this run (ratio = stria / baseline)"
+printf '%-36s %10s %10s %-12s %s\n' workload stria baseline "(which)" ratio
+: >"$TMP/chart.dat"
+for r in "${ROWS[@]}"; do
+    IFS='|' read -r name s b bn unit <<<"$r"
+    printf '%-36s %10s %10s %-12s %s\n' "$name" "$s" "$b" "$bn" "$(ratio "$s" "$b")"
+    printf '"%s"\t%s\n' "${name% (*}" "$(ratio "$s" "$b")" >>"$TMP/chart.dat"
+done
+if command -v gnuplot >/dev/null 2>&1; then
+    gnuplot <<EOF
+set terminal pngcairo size 1000,560 noenhanced
+set output "$RESULTS/last-run-data.png"
+set title "Stria data path beside its baselines, $(date -u '+%Y-%m-%d') ($(nproc) cores): ratio stria / baseline"
+set style fill solid 0.8
+set boxwidth 0.6
+set yrange [0:*]
+set xtics rotate by -30
+set grid ytics
+set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
+unset key
+plot "$TMP/chart.dat" using 0:2:xtic(1) with boxes
+EOF
+    echo "chart: bench/results/last-run-data.png"
+else
+    echo "chart: none (gnuplot is not installed; scripts/bootstrap.sh installs it)"
+fi
+echo "== done, $(date -u '+%H:%M') UTC; load average $(cut -d' ' -f1-3 /proc/loadavg)"

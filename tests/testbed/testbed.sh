@@ -85,7 +85,10 @@ start_daemon() {
     local h=$1 d=$2 conf
     conf="$DIR/etc/$h/$d.conf"
     mkdir -p "$DIR/log"
-    on "$h" "$BUILD/stria-$d" --config "$conf" >>"$DIR/log/$h-$d.log" 2>&1 &
+    # nsenter execs the daemon, so $! is its pid. Through the function "on"
+    # it would be a subshell's, and killing that would orphan the daemon.
+    nsenter --net="/run/netns/$(ns "$h")" -- "$BUILD/stria-$d" --config "$conf" \
+        >>"$DIR/log/$h-$d.log" 2>&1 &
     echo $! >"$DIR/run/$h-$d.pid"
 }
 
@@ -160,6 +163,10 @@ cmd_down() {
         kill_daemon "${b%%-*}" "${b#*-}"
     done
     pkill -f "stria-fuse -o conf=$DIR/etc/" 2>/dev/null || true
+    # Whatever still runs in a namespace of the test bed goes too.
+    for h in "${HOSTS[@]}" sw; do
+        ip netns pids "$(ns "$h")" 2>/dev/null | xargs -r kill -9 2>/dev/null || true
+    done
     for h in "${HOSTS[@]}" sw; do ip netns del "$(ns "$h")" 2>/dev/null || true; done
     rm -f "$DIR/testbed.env"
     echo "test bed in $DIR down"

@@ -179,6 +179,7 @@ static void *sender_main(void *arg)
         for (uint32_t i = 0; i < n; i++) {
             items[i]->seq = net_next_seq();
             items[i]->tag = cl_tag_get();
+            items[i]->resend = false;
         }
         uint32_t ok = send_batch(w, items, n);
         if (ok < n) /* once more on a new connection, answered once */

@@ -32,6 +32,7 @@ DATA_SEQ_SIZE=${DATA_SEQ_SIZE:-4G}
 DATA_FILES=${DATA_FILES:-100000}
 DATA_WRITERS=${DATA_WRITERS:-8}
 DATA_SHARD=${DATA_SHARD:-512M}
+DATA_CG_SIZE=${DATA_CG_SIZE:-256M}
 STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
 BD="$BUILD/bench/bench_data"
 
@@ -49,8 +50,70 @@ MNT="$TMP/mnt"
 PT="$TMP/pt"
 LOCAL="$TMP/local"
 mkdir -p "$MNT" "$PT" "$TMP/ptsrc" "$LOCAL"
+
+# GlusterFS, the peer of issue 6: two bricks on this disk in one
+# distributed volume, served by a glusterd of our own (its state under
+# $TMP/gl, bound to 127.0.0.1) and mounted with its FUSE client. Gluster
+# refuses 127.0.0.1 and localhost as brick hosts, so the bricks are named by
+# this machine's host name, which must resolve to a loopback address. Sets
+# GL to the mount, or says why there is none.
+GL=""
+gluster_up() {
+    local host g="$TMP/gl"
+    if ! command -v glusterd >/dev/null 2>&1; then
+        echo "glusterfs: not installed (scripts/bootstrap.sh installs glusterfs-server)"
+        return 0
+    fi
+    host=$(hostname)
+    if ! getent hosts "$host" | awk '{ print $1 }' | grep -q '^127\.'; then
+        echo "glusterfs: skipped: the host name $host does not resolve to a loopback address"
+        return 0
+    fi
+    if ss -Hltn 'sport = :24007' | grep -q .; then
+        echo "glusterfs: skipped: port 24007 is taken (another glusterd?)"
+        return 0
+    fi
+    mkdir -p "$g/wd" "$g/b1" "$g/b2" "$g/mnt" "$g/log"
+    cat >"$g/glusterd.vol" <<VOL
+volume management
+    type mgmt/glusterd
+    option working-directory $g/wd
+    option transport-type socket
+    option transport.socket.bind-address 127.0.0.1
+    option transport.socket.listen-port 24007
+    option glusterd-sockfile $g/glusterd.socket
+    option event-threads 1
+end-volume
+VOL
+    GLS=(gluster --glusterd-sock="$g/glusterd.socket" --mode=script)
+    timeout 30 glusterd -f "$g/glusterd.vol" -p "$g/glusterd.pid" -l "$g/log/glusterd.log" \
+        --log-level=WARNING &&
+        for _ in $(seq 50); do [ -S "$g/glusterd.socket" ] && break; sleep 0.2; done &&
+        timeout 60 "${GLS[@]}" volume create bench "$host:$g/b1" "$host:$g/b2" force >/dev/null &&
+        timeout 60 "${GLS[@]}" volume start bench >/dev/null &&
+        timeout 60 glusterfs --volfile-server=127.0.0.1 --volfile-id=bench \
+            --log-file="$g/log/client.log" "$g/mnt" &&
+        for _ in $(seq 50); do grep -q " $g/mnt fuse" /proc/self/mounts && break; sleep 0.2; done
+    if grep -q " $g/mnt fuse" /proc/self/mounts; then
+        GL="$g/mnt"
+        echo "glusterfs: $(glusterfs --version | head -1), volume of 2 bricks ($host:$g/b1, b2)"
+    else
+        echo "glusterfs: could not start a volume here; see $g/log (kept until the exit)"
+    fi
+}
+gluster_down() {
+    local g="$TMP/gl"
+    [ -d "$g" ] || return 0
+    grep -q " $g/mnt fuse" /proc/self/mounts && umount -l "$g/mnt" 2>/dev/null
+    [ -S "$g/glusterd.socket" ] &&
+        timeout 30 gluster --glusterd-sock="$g/glusterd.socket" --mode=script volume stop bench \
+            >/dev/null 2>&1
+    pkill -f "$g/" 2>/dev/null || true
+}
+
 cleanup() {
     local m
+    gluster_down
     for m in "$MNT" "$PT"; do
         if grep -q " $m fuse" /proc/self/mounts 2>/dev/null; then
             timeout -k 2 10 fusermount3 -uz "$m" >/dev/null 2>&1 || true
@@ -71,6 +134,7 @@ echo "sizes: seq $DATA_SEQ_SIZE, dataset $DATA_FILES x 64 KiB, burst $DATA_WRITE
 CONF="$TMP/cluster/client.conf"
 timeout 60 "$BUILD/stria-fuse" -o "conf=$CONF" "$MNT"
 timeout 60 "$BUILD/bench/bench_passthrough" -o "source=$TMP/ptsrc" "$PT"
+gluster_up
 
 # Rows of the table: name, stria figure, baseline figure, baseline's name.
 ROWS=()
@@ -123,6 +187,13 @@ row "mount seq write (MiB/s)" "$(result "$TMP/mseq" seq write)" \
     "$(result "$TMP/pseq" seq write)" passthrough MiB/s
 row "mount seq read (MiB/s)" "$(result "$TMP/mseq" seq read)" \
     "$(result "$TMP/pseq" seq read)" passthrough MiB/s
+if [ -n "$GL" ]; then
+    run_bd "$TMP/gseq" --dir "$GL" seq --size "$DATA_SEQ_SIZE" --block 1M
+    row "mount seq write vs gluster (MiB/s)" "$(result "$TMP/mseq" seq write)" \
+        "$(result "$TMP/gseq" seq write)" glusterfs MiB/s
+    row "mount seq read vs gluster (MiB/s)" "$(result "$TMP/mseq" seq read)" \
+        "$(result "$TMP/gseq" seq read)" glusterfs MiB/s
+fi
 
 echo
 echo "== 3. dataset: $DATA_FILES files of 64 KiB, random order, 2 threads"
@@ -133,6 +204,13 @@ row "dataset, libstria (files/s)" "$(result "$TMP/ds" dataset files/s)" \
     "$(result "$TMP/dl" dataset files/s)" local files/s
 row "dataset, mount (files/s)" "$(result "$TMP/dm" dataset files/s)" \
     "$(result "$TMP/dl" dataset files/s)" local files/s
+if [ -n "$GL" ]; then
+    run_bd "$TMP/dg" --dir "$GL" dataset --files "$DATA_FILES" --threads 2
+    row "dataset, libstria vs gluster (files/s)" "$(result "$TMP/ds" dataset files/s)" \
+        "$(result "$TMP/dg" dataset files/s)" glusterfs files/s
+    row "dataset, mount vs gluster (files/s)" "$(result "$TMP/dm" dataset files/s)" \
+        "$(result "$TMP/dg" dataset files/s)" glusterfs files/s
+fi
 
 echo
 echo "== 4. checkpoint burst: $DATA_WRITERS writers x $DATA_SHARD, each fsynced"
@@ -143,6 +221,69 @@ row "burst, libstria (MiB/s)" "$(result "$TMP/bs" burst write)" \
     "$(result "$TMP/bl" burst write)" local MiB/s
 row "burst, mount (MiB/s)" "$(result "$TMP/bm" burst write)" \
     "$(result "$TMP/bl" burst write)" local MiB/s
+if [ -n "$GL" ]; then
+    run_bd "$TMP/bg" --dir "$GL" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
+    row "burst, libstria vs gluster (MiB/s)" "$(result "$TMP/bs" burst write)" \
+        "$(result "$TMP/bg" burst write)" glusterfs MiB/s
+    row "burst, mount vs gluster (MiB/s)" "$(result "$TMP/bm" burst write)" \
+        "$(result "$TMP/bg" burst write)" glusterfs MiB/s
+fi
+
+echo "== 5. CPU: instructions per MiB moved and heap allocations (callgrind), $DATA_CG_SIZE written and read"
+# Calls to the heap allocator in a callgrind profile (every call site
+# names its callee with cfn=, compressed to "(id)" after its first use).
+cg_mallocs() {
+    awk 'function name(s) { # "(id) name" defines id; "(id)" refers to it
+             if (match(s, /^\([0-9]+\) /)) { nm[substr(s, 1, RLENGTH - 1)] = substr(s, RLENGTH + 1); return substr(s, RLENGTH + 1) }
+             return (s in nm) ? nm[s] : s }
+         /^fn=/ { infn = name(substr($0, 4)); next }
+         /^cfn=/ { cur = name(substr($0, 5)); next }
+         /^calls=/ { if (cur ~ /^(malloc|calloc|realloc|posix_memalign|aligned_alloc)$/ && infn !~ /^CRYPTO_/) { split(substr($0, 7), a, " "); n += a[1] } cur = "" }
+         END { print n + 0 }' "$@"
+}
+cg_instr() { awk '/^(summary|totals):/ { print $2; exit }' "$1"; }
+if command -v valgrind >/dev/null 2>&1; then
+    CG_MIB=$(($(numfmt --from=iec "$DATA_CG_SIZE") >> 20))
+    # The storage daemon under callgrind, counting its request threads only.
+    kill "$(cat "$TMP/cluster/run/stord.pid")"
+    for _ in $(seq 100); do kill -0 "$(cat "$TMP/cluster/run/stord.pid")" 2>/dev/null || break; sleep 0.1; done
+    valgrind --tool=callgrind --toggle-collect=conn_main --callgrind-out-file="$TMP/cg-stord" \
+        "$BUILD/stria-stord" --config "$TMP/cluster/conf/stord.conf" >"$TMP/cg-stord.log" 2>&1 &
+    CGS=$!
+    for _ in $(seq 300); do
+        [ "$("$BUILD/stria" --conf "$CONF" df 2>/dev/null | grep -c OST)" -ge 4 ] &&
+            "$BUILD/stria" --conf "$CONF" setstripe -c 4 /cg-probe >/dev/null 2>&1 &&
+            "$BUILD/stria" --conf "$CONF" rm /cg-probe >/dev/null 2>&1 && break
+        sleep 0.2
+    done
+    # The client: only inside libstria's calls (the benchmark's own filling
+    # and checking of buffers is left out).
+    valgrind --tool=callgrind --callgrind-out-file="$TMP/cg-client" \
+        --toggle-collect=stria_open --toggle-collect=stria_pwrite --toggle-collect=stria_pread \
+        --toggle-collect=stria_fsync --toggle-collect=stria_close \
+        "$BD" --stria "$CONF" seq --size "$DATA_CG_SIZE" --block 4M >"$TMP/cg-client.log" 2>&1 ||
+        { cat "$TMP/cg-client.log"; exit 1; }
+    kill "$CGS"
+    wait "$CGS" 2>/dev/null || true
+    "$BUILD/stria" up --dir "$TMP/cluster" --no-mount >/dev/null
+    moved=$((2 * CG_MIB))
+    ci=$(cg_instr "$TMP/cg-client")
+    si=$(cg_instr "$TMP/cg-stord")
+    cm=$(cg_mallocs "$TMP/cg-client")
+    sm=$(cg_mallocs "$TMP/cg-stord")
+    calls=$((2 * CG_MIB / 4))
+    printf '  %-8s %14s %12s %12s\n' side instructions "instr/MiB" "allocations"
+    printf '  %-8s %14s %12s %12s\n' client "$ci" "$((ci / moved))" "$cm"
+    printf '  %-8s %14s %12s %12s\n' stord "$si" "$((si / moved))" "$sm"
+    echo "  ($moved MiB moved in $calls calls of 4 MiB. client: inside libstria's calls only;"
+    echo "   stord: its request threads. allocations: calls to malloc and friends, but for"
+    echo "   OpenSSL's own in the handshakes; a fixed number per connection and open file,"
+    echo "   none per request, so it does not grow with DATA_CG_SIZE)"
+    echo "RESULT cpu client_instr_per_mib $((ci / moved))"
+    echo "RESULT cpu stord_instr_per_mib $((si / moved))"
+else
+    echo "  skipped: valgrind is not installed"
+fi
 
 echo
 echo "== summary: stria beside its baseline in this run (ratio = stria / baseline)"

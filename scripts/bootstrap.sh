@@ -4,7 +4,7 @@
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblmdb-dev libfuse3-dev fuse3 liburing-dev
       libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc
-      gnuplot-nox)
+      gnuplot-nox glusterfs-server glusterfs-client)
 missing=()
 for p in "${pkgs[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")

@@ -20,6 +20,7 @@
 #include <inttypes.h>
 #include <limits.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -43,6 +44,60 @@ struct lane {
     struct piece *inflight_tail;
     int ninflight;
 };
+
+/* The pieces and lanes of one call, kept per thread and grown as needed,
+ * so that the I/O path allocates nothing once a thread has done its first
+ * call of a given size (freed when the thread ends). */
+struct io_scratch {
+    struct piece *pieces;
+    size_t npieces;
+    struct lane *lanes;
+    size_t nlanes;
+};
+static pthread_key_t scratch_key;
+static pthread_once_t scratch_once = PTHREAD_ONCE_INIT;
+
+static void scratch_free(void *p)
+{
+    struct io_scratch *s = p;
+    free(s->pieces);
+    free(s->lanes);
+    free(s);
+}
+
+static void scratch_init(void)
+{
+    pthread_key_create(&scratch_key, scratch_free);
+}
+
+/* Room for npieces pieces and nlanes zeroed lanes, or NULL. */
+static struct io_scratch *scratch_get(size_t npieces, size_t nlanes)
+{
+    pthread_once(&scratch_once, scratch_init);
+    struct io_scratch *s = pthread_getspecific(scratch_key);
+    if (!s) {
+        if (!(s = calloc(1, sizeof(*s))) || pthread_setspecific(scratch_key, s)) {
+            free(s);
+            return NULL;
+        }
+    }
+    if (npieces > s->npieces) {
+        struct piece *p = realloc(s->pieces, npieces * sizeof(*p));
+        if (!p)
+            return NULL;
+        s->pieces = p;
+        s->npieces = npieces;
+    }
+    if (nlanes > s->nlanes) {
+        struct lane *l = realloc(s->lanes, nlanes * sizeof(*l));
+        if (!l)
+            return NULL;
+        s->lanes = l;
+        s->nlanes = nlanes;
+    }
+    memset(s->lanes, 0, nlanes * sizeof(*s->lanes));
+    return s;
+}
 
 /* A piece's chunks: at most IO_PIECE_MAX / PROTO_CSUM_BLOCK + 1 of them. */
 #define PIECE_CRCS (IO_PIECE_MAX / PROTO_CSUM_BLOCK + 2)
@@ -141,14 +196,13 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         o += lp.len;
         npieces++;
     }
-    struct piece *pieces = malloc(npieces * sizeof(*pieces));
-    struct lane *lanes =
-        calloc(MIN(npieces, (size_t)LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP) + 1, sizeof(*lanes));
+    struct io_scratch *s =
+        scratch_get(npieces, MIN(npieces, (size_t)LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP) + 1);
+    if (!s)
+        return -ENOMEM;
+    struct piece *pieces = s->pieces;
+    struct lane *lanes = s->lanes;
     int nlanes = 0, rc = 0;
-    if (!pieces || !lanes) {
-        rc = -ENOMEM;
-        goto out;
-    }
     /* Cut the range and deal the pieces to one lane per OST. */
     size_t i = 0;
     for (uint64_t o = off; o < off + len; i++) {
@@ -242,9 +296,6 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         if (ln->have)
             cl_put(&ln->lease, ln->broken || ln->ninflight);
     }
-out:
-    free(pieces);
-    free(lanes);
     return rc;
 }
 

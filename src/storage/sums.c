@@ -14,6 +14,9 @@
 
 #define BS    PROTO_CSUM_BLOCK
 #define ENTRY 8u
+/* A request moves at most PROTO_MAX_BULK bytes: the entries it touches fit
+ * on the stack, so the I/O path allocates nothing. */
+#define MAX_ENTS (PROTO_MAX_BULK / BS + 2)
 
 static void sums_name(char *buf, size_t len, const char *name)
 {
@@ -112,17 +115,14 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
         return 0;
     uint64_t first = off / BS;
     uint32_t n = proto_csum_chunks(off, len);
-    uint8_t *ents = malloc((size_t)n * ENTRY), *tmp = NULL;
-    if (!ents)
-        return -ENOMEM;
+    if (n > MAX_ENTS)
+        return -EINVAL;
+    uint8_t ents[MAX_ENTS * ENTRY], tmp[BS];
     int rc = 0;
     if (o->size % BS && o->size / BS < first) {
         /* Writing past the end: the block the old end falls in gains zeros
          * (a hole) up to its end. */
-        if (!(tmp = malloc(BS)))
-            rc = -ENOMEM;
-        else
-            rc = rewrite_block(o, o->size / BS, 0, 0, off + len, tmp);
+        rc = rewrite_block(o, o->size / BS, 0, 0, off + len, tmp);
     }
     if (!rc)
         rc = util_pread_zero(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
@@ -133,12 +133,8 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
         uint32_t c = proto_le32(crcs + 4 * i);
         /* A chunk from the block's start to (past) its old end is the whole
          * block: its wire CRC is the block's. Otherwise merge. */
-        if (off != bs || off + cl < old_end) {
-            if (!tmp && !(tmp = malloc(BS)))
-                rc = -ENOMEM;
-            else
-                rc = block_crc(o, b, off, data, cl, end, tmp, &c);
-        }
+        if (off != bs || off + cl < old_end)
+            rc = block_crc(o, b, off, data, cl, end, tmp, &c);
         entry_set(ents + (size_t)i * ENTRY, c);
         off += cl;
         data += cl;
@@ -146,8 +142,6 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
     }
     if (!rc)
         rc = util_pwrite_full(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
-    free(tmp);
-    free(ents);
     return rc;
 }
 
@@ -217,15 +211,14 @@ int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
 int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *buf,
                 uint32_t *crc_out, uint64_t *bad_off)
 {
-    uint8_t *ents = NULL;
+    if (n > MAX_ENTS)
+        return -EINVAL;
+    uint8_t ents_buf[MAX_ENTS * ENTRY], *ents = NULL;
     if (o->sfd >= 0) {
-        if (!(ents = malloc((size_t)n * ENTRY)))
-            return -ENOMEM;
+        ents = ents_buf;
         int rc = util_pread_zero(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
-        if (rc) {
-            free(ents);
+        if (rc)
             return rc;
-        }
     }
     int rc = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -242,6 +235,5 @@ int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *b
             rc = -EIO;
         }
     }
-    free(ents);
     return rc;
 }

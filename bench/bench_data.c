@@ -21,6 +21,9 @@
  * burst:   --writers threads each write a file of --shard of its own, fsync
  *          and close it, all at once: a checkpoint. Time: start to last close.
  *
+ * Buffers hold pseudo-random bytes made once; each 4 KiB starts with the
+ * number of its block (or file), which reads check.
+ *
  * Each result is one line "RESULT <mode> <metric> <value>" for the script,
  * after a line for people. Files made are removed at the end (--keep keeps a
  * dataset for the next backend's run only when the script asks). Nothing
@@ -162,16 +165,22 @@ static bool drop_caches(void)
     return ok;
 }
 
-/* A buffer of pseudo-random bytes whose every 4 KiB starts with tag. */
-static void fill(uint8_t *buf, size_t len, uint64_t tag)
+/* Pseudo-random bytes, made once per buffer: making them for every block
+ * would cost the writer more than fio spends on its buffers. */
+static void randomize(uint8_t *buf, size_t len)
 {
-    uint64_t x = 0x9e3779b97f4a7c15ull ^ tag;
+    uint64_t x = 0x9e3779b97f4a7c15ull ^ (uintptr_t)buf;
     for (size_t i = 0; i + 8 <= len; i += 8) {
         x ^= x << 13;
         x ^= x >> 7;
         x ^= x << 17;
         memcpy(buf + i, &x, 8);
     }
+}
+
+/* Make every 4 KiB of buf start with tag (which block or file it is). */
+static void stamp(uint8_t *buf, size_t len, uint64_t tag)
+{
     for (size_t o = 0; o + 8 <= len; o += STAMP_EVERY)
         memcpy(buf + o, &tag, 8);
 }
@@ -207,6 +216,7 @@ static void *range_main(void *arg)
 {
     struct range *r = arg;
     uint8_t *buf = xmalloc(r->block);
+    randomize(buf, r->block);
     struct file f;
     int rc = r->create ? f_create(r->path, &f, r->count)
                        : f_open(r->path, r->write ? O_WRONLY : O_RDONLY, &f);
@@ -216,7 +226,7 @@ static void *range_main(void *arg)
         uint64_t off = r->off + done;
         size_t len = (size_t)(r->len - done < r->block ? r->len - done : r->block);
         if (r->write)
-            fill(buf, len, off / r->block);
+            stamp(buf, len, off / r->block);
         ssize_t n = r->write ? f_pwrite(&f, buf, len, off) : f_pread(&f, buf, len, off);
         if (n != (ssize_t)len)
             die(r->write ? "pwrite" : "pread", r->path, n < 0 ? (int)n : -EIO);
@@ -329,6 +339,7 @@ static void *ds_main(void *arg)
 {
     (void)arg;
     uint8_t *buf = xmalloc(D.file_size);
+    randomize(buf, D.file_size);
     for (;;) {
         uint32_t k = atomic_fetch_add(&D.next, 1);
         if (k >= D.files)
@@ -339,7 +350,7 @@ static void *ds_main(void *arg)
         struct file f;
         int rc;
         if (D.make) {
-            fill(buf, D.file_size, i);
+            stamp(buf, D.file_size, i);
             if ((rc = f_create(path, &f, 1)))
                 die("create", path, rc);
             ssize_t n = f_pwrite(&f, buf, D.file_size, 0);

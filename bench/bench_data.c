@@ -210,6 +210,7 @@ struct range {
     uint64_t off, len, block;
     bool write, create;
     int32_t count;
+    double fsync_s; /* how long its fsync took */
 };
 
 static void *range_main(void *arg)
@@ -236,8 +237,10 @@ static void *range_main(void *arg)
         }
         done += len;
     }
+    double t0 = now_s();
     if (r->write && (rc = f_fsync(&f)))
         die("fsync", r->path, rc);
+    r->fsync_s = now_s() - t0;
     if ((rc = f_close(&f)))
         die("close", r->path, rc);
     free(buf);
@@ -276,9 +279,10 @@ static void run_seq(uint64_t size, uint64_t block, int threads)
     uint64_t per = (size / (uint64_t)threads + block - 1) / block * block;
     for (int i = 0; i < threads; i++) {
         uint64_t off = (uint64_t)i * per;
-        r[i] = (struct range){path,   off,  off >= size ? 0 : (size - off < per ? size - off : per),
-                              block,  true, false,
-                              B.count};
+        r[i] =
+            (struct range){path,    off,  off >= size ? 0 : (size - off < per ? size - off : per),
+                           block,   true, false,
+                           B.count, 0};
     }
     struct file f;
     int rc = f_create(path, &f, B.count); /* made once, before the clock */
@@ -286,8 +290,11 @@ static void run_seq(uint64_t size, uint64_t block, int threads)
         die("create", path, rc);
     double dt = run_ranges(r, threads);
     char how[128];
-    snprintf(how, sizeof(how), "%d thread(s), %" PRIu64 " MiB, fsync included", threads,
-             size >> 20);
+    double fs = 0;
+    for (int i = 0; i < threads; i++)
+        fs = r[i].fsync_s > fs ? r[i].fsync_s : fs;
+    snprintf(how, sizeof(how), "%d thread(s), %" PRIu64 " MiB, fsync included: %.2f of %.2f s",
+             threads, size >> 20, fs, dt);
     report("seq", "write", (double)size / (1 << 20) / dt, "MiB/s", how);
     bool dropped = drop_caches();
     for (int i = 0; i < threads; i++)
@@ -309,7 +316,7 @@ static void run_burst(int writers, uint64_t shard, uint64_t block)
         snprintf(rel, sizeof(rel), "bench-shard-%d", i);
         path_of(paths[i], sizeof(paths[i]), rel);
         f_unlink(paths[i]);
-        r[i] = (struct range){paths[i], 0, shard, block, true, true, B.count};
+        r[i] = (struct range){paths[i], 0, shard, block, true, true, B.count, 0};
     }
     double dt = run_ranges(r, writers);
     char how[128];

@@ -138,10 +138,12 @@ gluster_up
 
 # Rows of the table: name, stria figure, baseline figure, baseline's name.
 ROWS=()
-row() { # NAME STRIA BASE BASENAME UNIT
+row() { # NAME STRIA BASE BASENAME TARGET (issue 6's least ratio, - for none)
     ROWS+=("$1|$2|$3|$4|$5")
     printf '  %-34s %10s %10s %-12s %s\n' "$1" "$2" "$3" "$4" "$(ratio "$2" "$3")"
 }
+# "met", "NOT met" or "" for ratio R against target T.
+verdict() { awk -v r="$1" -v t="$2" 'BEGIN { if (t == "-" || r == "-") print ""; else print (r + 0 >= t + 0 ? "met" : "NOT met") }'; }
 
 # One bench_data run; prints its human lines, returns "metric=value ...".
 run_bd() { # OUTFILE ARGS...
@@ -175,8 +177,8 @@ for t in 1 2; do
     fw=$(fio_seq "$t" write)
     fr=$(fio_seq "$t" read)
     rm -f "$LOCAL"/seq.*
-    row "seq write, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq write)" "$fw" fio MiB/s
-    row "seq read, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq read)" "$fr" fio MiB/s
+    row "seq write, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq write)" "$fw" fio 0.9
+    row "seq read, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq read)" "$fr" fio 0.9
 done
 
 echo
@@ -184,15 +186,15 @@ echo "== 2. sequential, 1 MiB calls, through the mount beside the passthrough"
 run_bd "$TMP/mseq" --dir "$MNT" seq --size "$DATA_SEQ_SIZE" --block 1M
 run_bd "$TMP/pseq" --dir "$PT" seq --size "$DATA_SEQ_SIZE" --block 1M
 row "mount seq write (MiB/s)" "$(result "$TMP/mseq" seq write)" \
-    "$(result "$TMP/pseq" seq write)" passthrough MiB/s
+    "$(result "$TMP/pseq" seq write)" passthrough 0.9
 row "mount seq read (MiB/s)" "$(result "$TMP/mseq" seq read)" \
-    "$(result "$TMP/pseq" seq read)" passthrough MiB/s
+    "$(result "$TMP/pseq" seq read)" passthrough 0.9
 if [ -n "$GL" ]; then
     run_bd "$TMP/gseq" --dir "$GL" seq --size "$DATA_SEQ_SIZE" --block 1M
     row "mount seq write vs gluster (MiB/s)" "$(result "$TMP/mseq" seq write)" \
-        "$(result "$TMP/gseq" seq write)" glusterfs MiB/s
+        "$(result "$TMP/gseq" seq write)" glusterfs 2
     row "mount seq read vs gluster (MiB/s)" "$(result "$TMP/mseq" seq read)" \
-        "$(result "$TMP/gseq" seq read)" glusterfs MiB/s
+        "$(result "$TMP/gseq" seq read)" glusterfs 2
 fi
 
 echo
@@ -201,15 +203,15 @@ run_bd "$TMP/dl" --dir "$LOCAL" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/ds" --stria "$CONF" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/dm" --dir "$MNT" dataset --files "$DATA_FILES" --threads 2
 row "dataset, libstria (files/s)" "$(result "$TMP/ds" dataset files/s)" \
-    "$(result "$TMP/dl" dataset files/s)" local files/s
+    "$(result "$TMP/dl" dataset files/s)" local 0.5
 row "dataset, mount (files/s)" "$(result "$TMP/dm" dataset files/s)" \
-    "$(result "$TMP/dl" dataset files/s)" local files/s
+    "$(result "$TMP/dl" dataset files/s)" local -
 if [ -n "$GL" ]; then
     run_bd "$TMP/dg" --dir "$GL" dataset --files "$DATA_FILES" --threads 2
     row "dataset, libstria vs gluster (files/s)" "$(result "$TMP/ds" dataset files/s)" \
-        "$(result "$TMP/dg" dataset files/s)" glusterfs files/s
+        "$(result "$TMP/dg" dataset files/s)" glusterfs 2
     row "dataset, mount vs gluster (files/s)" "$(result "$TMP/dm" dataset files/s)" \
-        "$(result "$TMP/dg" dataset files/s)" glusterfs files/s
+        "$(result "$TMP/dg" dataset files/s)" glusterfs 2
 fi
 
 echo
@@ -218,15 +220,15 @@ run_bd "$TMP/bl" --dir "$LOCAL" burst --writers "$DATA_WRITERS" --shard "$DATA_S
 run_bd "$TMP/bs" --stria "$CONF" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
 run_bd "$TMP/bm" --dir "$MNT" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
 row "burst, libstria (MiB/s)" "$(result "$TMP/bs" burst write)" \
-    "$(result "$TMP/bl" burst write)" local MiB/s
+    "$(result "$TMP/bl" burst write)" local -
 row "burst, mount (MiB/s)" "$(result "$TMP/bm" burst write)" \
-    "$(result "$TMP/bl" burst write)" local MiB/s
+    "$(result "$TMP/bl" burst write)" local -
 if [ -n "$GL" ]; then
     run_bd "$TMP/bg" --dir "$GL" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
     row "burst, libstria vs gluster (MiB/s)" "$(result "$TMP/bs" burst write)" \
-        "$(result "$TMP/bg" burst write)" glusterfs MiB/s
+        "$(result "$TMP/bg" burst write)" glusterfs 2
     row "burst, mount vs gluster (MiB/s)" "$(result "$TMP/bm" burst write)" \
-        "$(result "$TMP/bg" burst write)" glusterfs MiB/s
+        "$(result "$TMP/bg" burst write)" glusterfs 2
 fi
 
 echo "== 5. CPU: instructions per MiB moved and heap allocations (callgrind), $DATA_CG_SIZE written and read"
@@ -287,16 +289,20 @@ fi
 
 echo
 echo "== summary: stria beside its baseline in this run (ratio = stria / baseline)"
-printf '%-36s %10s %10s %-12s %s\n' workload stria baseline "(which)" ratio
+printf '%-40s %10s %10s %-12s %7s %7s %s\n' workload stria baseline "(which)" ratio target ""
 : >"$TMP/chart.dat"
 for r in "${ROWS[@]}"; do
-    IFS='|' read -r name s b bn unit <<<"$r"
-    printf '%-36s %10s %10s %-12s %s\n' "$name" "$s" "$b" "$bn" "$(ratio "$s" "$b")"
-    printf '"%s"\t%s\n' "${name% (*}" "$(ratio "$s" "$b")" >>"$TMP/chart.dat"
+    IFS='|' read -r name s b bn target <<<"$r"
+    q=$(ratio "$s" "$b")
+    printf '%-40s %10s %10s %-12s %7s %7s %s\n' "$name" "$s" "$b" "$bn" "$q" "$target" \
+        "$(verdict "$q" "$target")"
+    printf '"%s"\t%s\t%s\n' "${name% (*}" "$q" "${target/-/NaN}" >>"$TMP/chart.dat"
 done
 if command -v gnuplot >/dev/null 2>&1; then
     gnuplot <<EOF
-set terminal pngcairo size 1000,560 noenhanced
+set terminal pngcairo size 1200,640 noenhanced
+set rmargin 12
+set bmargin 10
 set output "$RESULTS/last-run-data.png"
 set title "Stria data path beside its baselines, $(date -u '+%Y-%m-%d') ($(nproc) cores): ratio stria / baseline"
 set style fill solid 0.8
@@ -305,8 +311,9 @@ set yrange [0:*]
 set xtics rotate by -30
 set grid ytics
 set arrow from graph 0, first 1 to graph 1, first 1 nohead dt 2
-unset key
-plot "$TMP/chart.dat" using 0:2:xtic(1) with boxes
+set key top left
+plot "$TMP/chart.dat" using 0:2:xtic(1) with boxes title "stria / baseline", \\
+     "" using 0:3 with points pt 7 ps 1.5 lc rgb "red" title "issue 6 target"
 EOF
     echo "chart: bench/results/last-run-data.png"
 else

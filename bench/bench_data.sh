@@ -13,7 +13,8 @@
 #     through the passthrough;
 #  3. a dataset: DATA_FILES (100,000) files of 64 KiB read in one random
 #     order by 2 threads after the cache is dropped, in files/s: libstria
-#     and the mount beside the local directory;
+#     and the mount beside the local directory (the mount also beside the
+#     passthrough);
 #  4. a checkpoint burst: 8 writers each writing a 512 MiB shard of its own
 #     (DATA_SHARD) at once and fsyncing: libstria and the mount beside the
 #     local directory.
@@ -202,10 +203,13 @@ echo "== 3. dataset: $DATA_FILES files of 64 KiB, random order, 2 threads"
 run_bd "$TMP/dl" --dir "$LOCAL" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/ds" --stria "$CONF" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/dm" --dir "$MNT" dataset --files "$DATA_FILES" --threads 2
+run_bd "$TMP/dp" --dir "$PT" dataset --files "$DATA_FILES" --threads 2
 row "dataset, libstria (files/s)" "$(result "$TMP/ds" dataset files/s)" \
     "$(result "$TMP/dl" dataset files/s)" local 0.5
 row "dataset, mount (files/s)" "$(result "$TMP/dm" dataset files/s)" \
     "$(result "$TMP/dl" dataset files/s)" local -
+row "dataset, mount vs passthrough (files/s)" "$(result "$TMP/dm" dataset files/s)" \
+    "$(result "$TMP/dp" dataset files/s)" passthrough -
 if [ -n "$GL" ]; then
     run_bd "$TMP/dg" --dir "$GL" dataset --files "$DATA_FILES" --threads 2
     row "dataset, libstria vs gluster (files/s)" "$(result "$TMP/ds" dataset files/s)" \

@@ -300,7 +300,7 @@ static void run_seq(uint64_t size, uint64_t block, int threads)
     for (int i = 0; i < threads; i++)
         r[i].write = false;
     dt = run_ranges(r, threads);
-    snprintf(how, sizeof(how), "%d thread(s), cache %s, every byte checked", threads,
+    snprintf(how, sizeof(how), "%d thread(s), cache %s, every 4 KiB stamp checked", threads,
              dropped ? "dropped" : "NOT dropped (no root)");
     report("seq", "read", (double)size / (1 << 20) / dt, "MiB/s", how);
     if ((rc = f_unlink(path)))

@@ -575,7 +575,11 @@ static void *conn_main(void *arg)
             continue;
         }
         if (h.bulk_len > sc->bulk_cap) {
-            void *p = realloc(sc->bulk, h.bulk_len);
+            void *p = NULL;
+            if (posix_memalign(&p, 4096, h.bulk_len))
+                p = NULL;
+            if (p)
+                free(sc->bulk);
             if (!p) {
                 if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0, NULL, 0))
                     break;

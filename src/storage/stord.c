@@ -45,6 +45,7 @@
 struct stord_conf {
     struct daemon_conf d;
     struct cfg_list ost;
+    uint64_t direct_io_min;
 };
 
 static const struct cfg_option stord_options[] = {
@@ -53,6 +54,11 @@ static const struct cfg_option stord_options[] = {
     {"ost", CFG_LIST, 0, 0, NULL, true,
      "an object storage target to serve, as INDEX:DIRECTORY; repeat for each OST",
      offsetof(struct stord_conf, ost)},
+    {"direct_io_min", CFG_SIZE, 0, 64 << 20, "512K", false,
+     "a write of at least this many bytes, 4 KiB-aligned, that arrives while another write to "
+     "its OST is in progress goes around the page cache (O_DIRECT; 0: never): a checkpoint "
+     "burst then reaches the disks without a copy into memory",
+     offsetof(struct stord_conf, direct_io_min)},
 };
 
 static const struct cfg_table stord_table = {"stria-stord",
@@ -65,6 +71,9 @@ struct ost {
     int dirfd;
     _Atomic uint64_t used;
     _Atomic uint64_t objects;
+    _Atomic int writing;      /* writes in progress */
+    _Atomic bool no_direct;   /* its file system refused O_DIRECT */
+    _Atomic bool direct_seen; /* a write went around the page cache (logged once) */
 };
 
 #define OBJ_LOCKS 256
@@ -75,6 +84,7 @@ struct stord {
     /* An object's data and checksums change together: a write, truncate or
      * punch holds its lock exclusively, a read or scrub shared. */
     pthread_rwlock_t locks[OBJ_LOCKS];
+    uint64_t direct_io_min; /* 0: never O_DIRECT */
 };
 
 static pthread_rwlock_t *obj_lock(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp,
@@ -253,13 +263,35 @@ struct write_arg {
     const struct proto_write_req *q;
     const uint8_t *data;
     uint32_t len;
+    struct ost *o;
+    const char *name;
+    bool direct; /* around the page cache (direct_io_min) */
 };
 
 static int write_fn(struct sums_obj *so, void *arg)
 {
     struct write_arg *a = arg;
     int rc = sums_before_write(so, a->q->offset, a->data, a->len, a->q->crcs.p);
-    return rc ? rc : util_pwrite_full(so->fd, a->data, a->len, a->q->offset);
+    if (rc)
+        return rc;
+    if (a->direct) {
+        /* Its own descriptor: the checksums' reads of partial blocks need
+         * the buffered one. Linux keeps the two coherent. */
+        int dfd = openat(a->o->dirfd, a->name, O_WRONLY | O_DIRECT | O_CLOEXEC);
+        if (dfd >= 0) {
+            if (!atomic_exchange(&a->o->direct_seen, true))
+                log_info("OST%04x: concurrent large writes go around the page cache (O_DIRECT)",
+                         a->o->index);
+            rc = util_pwrite_full(dfd, a->data, a->len, a->q->offset);
+            close(dfd);
+            if (rc != -EINVAL)
+                return rc;
+        } else if (errno == EINVAL && !atomic_exchange(&a->o->no_direct, true)) {
+            log_info("OST%04x: its file system refuses O_DIRECT: every write is buffered",
+                     a->o->index);
+        }
+    }
+    return util_pwrite_full(so->fd, a->data, a->len, a->q->offset);
 }
 
 static int h_write(void *p, struct net_req *req, struct net_rep *rep)
@@ -278,10 +310,18 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
                   o->index, name, bad, req->peer);
         return rc;
     }
-    struct write_arg a = {&q, req->bulk, req->bulk_len};
+    /* A write that meets others on its OST (a checkpoint burst) skips the
+     * page cache when it is large and aligned; a lone stream keeps it,
+     * since its writes then return before the disk has them. */
+    int others = atomic_fetch_add(&o->writing, 1);
+    struct write_arg a = {&q, req->bulk, req->bulk_len, o, name, false};
+    a.direct = s->direct_io_min && others > 0 && !atomic_load(&o->no_direct) &&
+               req->bulk_len >= s->direct_io_min && q.offset % 4096 == 0 &&
+               req->bulk_len % 4096 == 0 && (uintptr_t)req->bulk % 4096 == 0;
     if ((rc = change_object(o, name, lk, SUMS_WRITE, write_fn, &a)))
         log_warn("write failed ost=%u object=%s offset=%" PRIu64 ": %s", o->index, name, q.offset,
                  log_err(rc));
+    atomic_fetch_sub(&o->writing, 1);
     return rc;
 }
 
@@ -647,6 +687,11 @@ int main(int argc, char **argv)
     struct stord *s = calloc(1, sizeof(*s));
     if (!s)
         return 1;
+    if (conf.direct_io_min % 4096) {
+        fprintf(stderr, "stria-stord: direct_io_min must be a multiple of 4K\n");
+        return 2;
+    }
+    s->direct_io_min = conf.direct_io_min;
     for (int i = 0; i < OBJ_LOCKS; i++)
         pthread_rwlock_init(&s->locks[i], NULL);
     for (int i = 0; i < conf.ost.count; i++) {

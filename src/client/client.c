@@ -320,6 +320,7 @@ bool cl_op_resendable(enum cl_op op)
     case PROTO_OP_STATFS:
     case PROTO_OP_SYNC:
     case PROTO_OP_STATS:
+    case PROTO_OP_FSCK:      /* a check or repair made twice finds nothing the second time */
     case PROTO_OP_SETSIZE:   /* the MDT keeps the larger size */
     case PROTO_OP_DESTROYED: /* forgetting twice is forgetting */
     case PROTO_OP_READ:

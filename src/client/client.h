@@ -202,9 +202,10 @@ extern __thread bool cl_long_call;
         int rc_ = 0;                                                                               \
         struct cl_retry rty_;                                                                      \
         cl_retry_init(fs, &rty_);                                                                  \
-        uint64_t seq_ = net_next_seq();                                                            \
         bool change_ = !cl_op_resendable(CL_OP_##lname) && CL_REQ_CHANGES(q);                      \
         uint16_t tag_ = change_ && (kind) == PROTO_NODE_META ? cl_tag_get() : 0;                   \
+        /* The seq after the slot: the changes of one slot then have rising seqs. */               \
+        uint64_t seq_ = net_next_seq();                                                            \
         bool resend_ = false;                                                                      \
         for (int try_ = 0;; try_++) {                                                              \
             struct lease l_;                                                                       \

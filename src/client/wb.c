@@ -177,8 +177,8 @@ static void *sender_main(void *arg)
         if (w->delay_ms)
             usleep(w->delay_ms * 1000u);
         for (uint32_t i = 0; i < n; i++) {
+            items[i]->tag = cl_tag_get(); /* then the seq: rising within a slot */
             items[i]->seq = net_next_seq();
-            items[i]->tag = cl_tag_get();
             items[i]->resend = false;
         }
         uint32_t ok = send_batch(w, items, n);

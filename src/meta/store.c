@@ -1128,7 +1128,27 @@ int meta_reply_here(struct meta_txn *t)
     }
     uint8_t k[REPLY_KEY_LEN];
     reply_key(k, r->client, r->tag);
-    if ((rc = put_rec(t, t->store->replies, k, sizeof(k), buf, e.len, 0)))
+    MDB_cursor *cur;
+    if ((rc = mdb_err(mdb_cursor_open(t->txn, t->store->replies, &cur))))
+        return rc;
+    MDB_val key = {sizeof(k), k}, old, val = {e.len, buf};
+    int found = mdb_cursor_get(cur, &key, &old, MDB_SET_KEY);
+    uint64_t old_seq = 0;
+    if (found == 0) {
+        struct proto_dec d;
+        proto_dec_init(&d, old.mv_data, old.mv_size);
+        proto_get_U64(&d, &old_seq);
+    }
+    /* A change its client gave up on (EIO, an interrupt) can be made after
+     * the next change in its slot: the newer record stays. */
+    if (found == 0 && old_seq > r->seq) {
+        mdb_cursor_close(cur);
+        return 0;
+    }
+    t->wrote = true;
+    rc = mdb_err(mdb_cursor_put(cur, &key, &val, found == 0 ? MDB_CURRENT : 0));
+    mdb_cursor_close(cur);
+    if (rc)
         return rc;
     r->recorded = true;
     return 0;

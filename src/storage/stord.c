@@ -286,6 +286,7 @@ static int write_fn(struct sums_obj *so, void *arg)
             close(dfd);
             if (rc != -EINVAL)
                 return rc;
+            atomic_store(&a->o->no_direct, true); /* it opens, but will not write */
         } else if (errno == EINVAL && !atomic_exchange(&a->o->no_direct, true)) {
             log_info("OST%04x: its file system refuses O_DIRECT: every write is buffered",
                      a->o->index);
@@ -689,6 +690,7 @@ int main(int argc, char **argv)
         return 1;
     if (conf.direct_io_min % 4096) {
         fprintf(stderr, "stria-stord: direct_io_min must be a multiple of 4K\n");
+        free(s);
         return 2;
     }
     s->direct_io_min = conf.direct_io_min;

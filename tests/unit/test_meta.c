@@ -1959,6 +1959,12 @@ static void test_reply_records(void **state)
     assert_int_equal(kept(f, 5, 102, &k), 1);
     assert_int_equal(k.attr.ino, r.attr.ino);
     assert_int_equal(kept(f, 5, 100, &k), -EIO);
+    /* A change its client gave up on, made after the next one in its slot,
+     * leaves the newer record. */
+    struct proto_mkdir_rep late;
+    assert_int_equal(kept_mkdir(f, "c", 5, 101, &late), 0);
+    assert_int_equal(kept(f, 5, 102, &k), 1);
+    assert_int_equal(k.attr.ino, r.attr.ino);
     /* Pruning drops records older than the time given. */
     assert_int_equal(meta_reply_prune(f->s, 0), 0);
     assert_int_equal(kept(f, 5, 102, &k), 1);

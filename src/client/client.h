@@ -328,15 +328,20 @@ int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name);
 int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
 int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset);
 /* Tell the MDT that ino is at least size bytes long (the MDT keeps the
- * maximum) and, if mtime_ns, its mtime; out (if not NULL) gets the result. */
+ * maximum) and, if mtime_ns, its mtime; out (if not NULL) gets the result.
+ * layout: the file's (from an open handle), for the metadata cache, or NULL. */
 int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
-               struct proto_attr *out);
+               const struct layout *layout, struct proto_attr *out);
 /* Let the metadata cache (if on) follow a reply (struct mdc_update): a
  * name in parent now holds child (0: removed or unknown); the name in
  * parent2 changed too; attr: the attributes of attr->ino now. */
 void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
              const char *name, uint64_t child, uint64_t parent2, const char *name2,
              const struct proto_attr *attr);
+/* cl_note of a reply that also brings attr->ino's layout. */
+void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
+                    uint64_t parent, const char *name, const struct proto_attr *attr,
+                    const struct layout *layout);
 /* Remove the objects of a file whose last link went (if rm->destroy). */
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm);
 /* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */

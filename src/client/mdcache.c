@@ -27,9 +27,10 @@
 #include <time.h>
 #include <unistd.h>
 
-#define BUCKETS    (1u << 16)
-#define MAX_ITEMS  (1u << 18) /* of each kind; past it everything is dropped */
-#define RECV_LIMIT 5000       /* ms without an answer from the channel: broken */
+#define BUCKETS            (1u << 16)
+#define MAX_ITEMS          (1u << 18) /* of each kind; past it everything is dropped */
+#define RECV_LIMIT         5000       /* ms without an answer from the channel: broken */
+#define MDC_LAYOUT_STRIPES 8
 
 struct crec {
     uint64_t ino, gen, revoked, epoch;
@@ -38,6 +39,16 @@ struct crec {
     bool have_attr; /* attr is current */
     bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
     struct proto_attr attr;
+    /* A regular file's layout, when it is one component of at most
+     * MDC_LAYOUT_STRIPES stripes (a dataset's files): an open for reading
+     * then needs no round trip. Good for as long as the lease. */
+    bool have_layout;
+    struct {
+        uint64_t start, end;
+        uint32_t stripe_size;
+        uint16_t stripe_count, type;
+        uint32_t groups[MDC_LAYOUT_STRIPES];
+    } lay;
     struct crec *next;
 };
 
@@ -132,6 +143,7 @@ static void rec_drop(struct mdc *m, struct crec *r)
 {
     r->expiry_ms = 0;
     r->have_attr = r->have_perm = false;
+    r->have_layout = false;
     r->epoch = ++m->next_epoch;
 }
 
@@ -254,6 +266,28 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
     return hit;
 }
 
+bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out)
+{
+    bool hit = false;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, ino);
+    if (rec_valid(m, r, now) && r->have_attr && r->have_layout) {
+        *attr = r->attr;
+        out->ncomp = 1;
+        struct layout_comp *c = &out->comp[0];
+        c->start = r->lay.start;
+        c->end = r->lay.end;
+        c->stripe_size = r->lay.stripe_size;
+        c->stripe_count = r->lay.stripe_count;
+        c->type = r->lay.type;
+        memcpy(c->groups, r->lay.groups, c->stripe_count * sizeof(c->groups[0]));
+        hit = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return hit;
+}
+
 /* ---- following replies ---- */
 
 /* Take in one lease entry; returns the record if what the reply says about
@@ -333,6 +367,17 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     }
     if (attr_rec)
         set_attr(attr_rec, u->attr);
+    if (attr_rec && u->layout && u->layout->ncomp == 1 &&
+        u->layout->comp[0].stripe_count <= MDC_LAYOUT_STRIPES) {
+        const struct layout_comp *c = &u->layout->comp[0];
+        attr_rec->lay.start = c->start;
+        attr_rec->lay.end = c->end;
+        attr_rec->lay.stripe_size = c->stripe_size;
+        attr_rec->lay.stripe_count = c->stripe_count;
+        attr_rec->lay.type = c->type;
+        memcpy(attr_rec->lay.groups, c->groups, c->stripe_count * sizeof(c->groups[0]));
+        attr_rec->have_layout = true;
+    }
     pthread_mutex_unlock(&m->lock);
 }
 

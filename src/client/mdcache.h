@@ -45,6 +45,10 @@ int mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct pr
 bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
+/* What an open of ino for reading needs, when its lease is valid and a
+ * reply brought its layout (one component of at most 8 stripes): its
+ * attributes and layout. */
+bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out);
 /* This client just made directory ino: it is empty, so every name of it is
  * cached (until the lease on it goes). */
 void mdc_new_dir(struct mdc *m, uint64_t ino);
@@ -62,6 +66,7 @@ struct mdc_update {
     uint64_t parent2;
     const char *name2;
     const struct proto_attr *attr; /* attributes of attr->ino, or NULL */
+    const struct layout *layout;   /* attr->ino's layout (a regular file), or NULL */
 };
 void mdc_update(struct mdc *m, const struct mdc_update *u);
 /* This client unlinked name (holding child) from parent and has not told

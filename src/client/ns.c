@@ -62,10 +62,9 @@ static bool one_name(const char *path)
     return path[0] && !strchr(path, '/');
 }
 
-/* Let the metadata cache (if on) follow a reply: see struct mdc_update. */
-void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
-             const char *name, uint64_t child, uint64_t parent2, const char *name2,
-             const struct proto_attr *attr)
+static void note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
+                 const char *name, uint64_t child, uint64_t parent2, const char *name2,
+                 const struct proto_attr *attr, const struct layout *layout)
 {
     if (!fs->mdc || cl_replaying)
         return; /* a kept reply's leases may have been taken back since */
@@ -76,8 +75,25 @@ void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, ui
                            .child = child,
                            .parent2 = parent2 && one_name(name2) ? parent2 : 0,
                            .name2 = name2,
-                           .attr = attr};
+                           .attr = attr,
+                           .layout = layout};
     mdc_update(fs->mdc, &u);
+}
+
+void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
+                    uint64_t parent, const char *name, const struct proto_attr *attr,
+                    const struct layout *layout)
+{
+    note(fs, sent, leases, parent, name, attr->ino, 0, NULL, attr,
+         S_ISREG(attr->mode) ? layout : NULL);
+}
+
+/* Let the metadata cache (if on) follow a reply: see struct mdc_update. */
+void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
+             const char *name, uint64_t child, uint64_t parent2, const char *name2,
+             const struct proto_attr *attr)
+{
+    note(fs, sent, leases, parent, name, child, parent2, name2, attr, NULL);
 }
 
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
@@ -97,7 +113,7 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     rc = ROUTED_CALL(
         fs, parent, path, parent, path, lookup, &q, &r, *out = r.attr; remote = r.remote;
         if (!remote) {
-            cl_note(fs, sent, &r.leases, follow ? 0 : parent, path, r.attr.ino, 0, NULL, &r.attr);
+            cl_note_layout(fs, sent, &r.leases, follow ? 0 : parent, path, &r.attr, &r.layout);
             cl_learn(fs, &r.attr);
         });
     if (rc == 0 && remote)
@@ -419,14 +435,16 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
 }
 
 int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
-               struct proto_attr *out)
+               const struct layout *layout, struct proto_attr *out)
 {
     struct proto_setsize_req q = {.ino = ino, .size = size, .mtime_ns = mtime_ns};
     struct proto_setsize_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
+    /* A file with data keeps its layout (SETSTRIPE wants it empty). */
+    const struct layout *kept = size ? layout : NULL;
     return MDT_CALL(fs, cl_ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
-                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+                    cl_note_layout(fs, sent, &r.leases, 0, NULL, &r.attr, kept));
 }
 
 void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)

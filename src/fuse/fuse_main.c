@@ -117,7 +117,7 @@ int sf_report_local(uint64_t ino)
     uint64_t end = tab_local_size(ino, &open);
     if (!end)
         return 0;
-    int rc = cl_setsize(sf.fs, ino, end, (int64_t)util_now_real_ns(), NULL);
+    int rc = cl_setsize(sf.fs, ino, end, (int64_t)util_now_real_ns(), NULL, NULL);
     return rc == -ENOENT ? 0 : rc; /* unlinked: nobody can see its size */
 }
 

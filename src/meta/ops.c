@@ -518,6 +518,8 @@ static int lookup_txn(struct meta_txn *t, void *arg)
         return rc;
     meta_inode_attr(&in, &a->r->attr);
     a->r->remote = rc == 1;
+    if (rc != 1 && S_ISREG(in.mode))
+        layout_copy(&a->r->layout, &in.layout);
     return 0;
 }
 

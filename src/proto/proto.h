@@ -315,8 +315,10 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * checks, then applies the operation to the last component. */
 #define MSG_LOOKUP_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
 /* remote: the name holds an inode of another MDT, of which attr says only
- * ino and the type in mode; ask its MDT for the rest. */
-#define MSG_LOOKUP_REP(F)  F(ATTR, attr) F(LEASES, leases) F(U8, remote)
+ * ino and the type in mode; ask its MDT for the rest. layout: a regular
+ * file's (none otherwise), so that a client holding the lease can open
+ * the file for reading without asking again (version 3, appended). */
+#define MSG_LOOKUP_REP(F)  F(ATTR, attr) F(LEASES, leases) F(U8, remote) F(LAYOUT, layout)
 #define MSG_GETATTR_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_GETATTR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* valid: SETATTR_* bits below. */

@@ -25,11 +25,12 @@
  * number of its block (or file), which reads check.
  *
  * Each result is one line "RESULT <mode> <metric> <value>" for the script,
- * after a line for people. Files made are removed at the end (--keep keeps a
- * dataset for the next backend's run only when the script asks). Nothing
- * here asserts speed; a failed call or a wrong byte exits 1.
+ * after a line for people. Files made are removed at the end. Nothing here
+ * asserts speed; a failed call or a wrong byte exits 1.
  */
 #include <stria/stria.h>
+
+#include "bench_common.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -60,13 +61,6 @@ struct file {
     stria_file_t *sf;
     int fd;
 };
-
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
 
 static void die(const char *what, const char *path, int rc)
 {
@@ -151,18 +145,6 @@ static int f_rmdir(const char *path)
     if (B.fs)
         return stria_rmdir(B.fs, path);
     return rmdir(path) < 0 ? -errno : 0;
-}
-
-/* Drop the page cache (also the OSTs' here): reads then come from disks. */
-static bool drop_caches(void)
-{
-    sync();
-    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    bool ok = write(fd, "3", 1) == 1;
-    close(fd);
-    return ok;
 }
 
 /* Pseudo-random bytes, made once per buffer: making them for every block

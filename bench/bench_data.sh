@@ -158,6 +158,8 @@ run_bd() { # OUTFILE ARGS...
     grep -v '^RESULT' "$out" | sed 's/^/  /' >&2
 }
 result() { awk -v m="$2" -v k="$3" '$1 == "RESULT" && $2 == m && $3 == k { print $4 }' "$1"; }
+# A row from two bench_data outputs: NAME MODE METRIC STRIA_OUT BASE_OUT BASENAME TARGET.
+vs() { row "$1" "$(result "$4" "$2" "$3")" "$(result "$5" "$2" "$3")" "$6" "$7"; }
 
 fio_seq() { # JOBS DIRECTION -> MiB/s
     local jobs=$1 d=$2 bytes per
@@ -186,16 +188,12 @@ echo
 echo "== 2. sequential, 1 MiB calls, through the mount beside the passthrough"
 run_bd "$TMP/mseq" --dir "$MNT" seq --size "$DATA_SEQ_SIZE" --block 1M
 run_bd "$TMP/pseq" --dir "$PT" seq --size "$DATA_SEQ_SIZE" --block 1M
-row "mount seq write (MiB/s)" "$(result "$TMP/mseq" seq write)" \
-    "$(result "$TMP/pseq" seq write)" passthrough 0.9
-row "mount seq read (MiB/s)" "$(result "$TMP/mseq" seq read)" \
-    "$(result "$TMP/pseq" seq read)" passthrough 0.9
+vs "mount seq write (MiB/s)" seq write "$TMP/mseq" "$TMP/pseq" passthrough 0.9
+vs "mount seq read (MiB/s)" seq read "$TMP/mseq" "$TMP/pseq" passthrough 0.9
 if [ -n "$GL" ]; then
     run_bd "$TMP/gseq" --dir "$GL" seq --size "$DATA_SEQ_SIZE" --block 1M
-    row "mount seq write vs gluster (MiB/s)" "$(result "$TMP/mseq" seq write)" \
-        "$(result "$TMP/gseq" seq write)" glusterfs 2
-    row "mount seq read vs gluster (MiB/s)" "$(result "$TMP/mseq" seq read)" \
-        "$(result "$TMP/gseq" seq read)" glusterfs 2
+    vs "mount seq write vs gluster (MiB/s)" seq write "$TMP/mseq" "$TMP/gseq" glusterfs 2
+    vs "mount seq read vs gluster (MiB/s)" seq read "$TMP/mseq" "$TMP/gseq" glusterfs 2
 fi
 
 echo
@@ -204,18 +202,13 @@ run_bd "$TMP/dl" --dir "$LOCAL" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/ds" --stria "$CONF" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/dm" --dir "$MNT" dataset --files "$DATA_FILES" --threads 2
 run_bd "$TMP/dp" --dir "$PT" dataset --files "$DATA_FILES" --threads 2
-row "dataset, libstria (files/s)" "$(result "$TMP/ds" dataset files/s)" \
-    "$(result "$TMP/dl" dataset files/s)" local 0.5
-row "dataset, mount (files/s)" "$(result "$TMP/dm" dataset files/s)" \
-    "$(result "$TMP/dl" dataset files/s)" local -
-row "dataset, mount vs passthrough (files/s)" "$(result "$TMP/dm" dataset files/s)" \
-    "$(result "$TMP/dp" dataset files/s)" passthrough -
+vs "dataset, libstria (files/s)" dataset files/s "$TMP/ds" "$TMP/dl" local 0.5
+vs "dataset, mount (files/s)" dataset files/s "$TMP/dm" "$TMP/dl" local -
+vs "dataset, mount vs passthrough (files/s)" dataset files/s "$TMP/dm" "$TMP/dp" passthrough -
 if [ -n "$GL" ]; then
     run_bd "$TMP/dg" --dir "$GL" dataset --files "$DATA_FILES" --threads 2
-    row "dataset, libstria vs gluster (files/s)" "$(result "$TMP/ds" dataset files/s)" \
-        "$(result "$TMP/dg" dataset files/s)" glusterfs 2
-    row "dataset, mount vs gluster (files/s)" "$(result "$TMP/dm" dataset files/s)" \
-        "$(result "$TMP/dg" dataset files/s)" glusterfs 2
+    vs "dataset, libstria vs gluster (files/s)" dataset files/s "$TMP/ds" "$TMP/dg" glusterfs 2
+    vs "dataset, mount vs gluster (files/s)" dataset files/s "$TMP/dm" "$TMP/dg" glusterfs 2
 fi
 
 echo
@@ -223,16 +216,12 @@ echo "== 4. checkpoint burst: $DATA_WRITERS writers x $DATA_SHARD, each fsynced"
 run_bd "$TMP/bl" --dir "$LOCAL" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
 run_bd "$TMP/bs" --stria "$CONF" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
 run_bd "$TMP/bm" --dir "$MNT" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
-row "burst, libstria (MiB/s)" "$(result "$TMP/bs" burst write)" \
-    "$(result "$TMP/bl" burst write)" local -
-row "burst, mount (MiB/s)" "$(result "$TMP/bm" burst write)" \
-    "$(result "$TMP/bl" burst write)" local -
+vs "burst, libstria (MiB/s)" burst write "$TMP/bs" "$TMP/bl" local -
+vs "burst, mount (MiB/s)" burst write "$TMP/bm" "$TMP/bl" local -
 if [ -n "$GL" ]; then
     run_bd "$TMP/bg" --dir "$GL" burst --writers "$DATA_WRITERS" --shard "$DATA_SHARD"
-    row "burst, libstria vs gluster (MiB/s)" "$(result "$TMP/bs" burst write)" \
-        "$(result "$TMP/bg" burst write)" glusterfs 2
-    row "burst, mount vs gluster (MiB/s)" "$(result "$TMP/bm" burst write)" \
-        "$(result "$TMP/bg" burst write)" glusterfs 2
+    vs "burst, libstria vs gluster (MiB/s)" burst write "$TMP/bs" "$TMP/bg" glusterfs 2
+    vs "burst, mount vs gluster (MiB/s)" burst write "$TMP/bm" "$TMP/bg" glusterfs 2
 fi
 
 echo "== 5. CPU: instructions per MiB moved and heap allocations (callgrind), $DATA_CG_SIZE written and read"

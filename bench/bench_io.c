@@ -18,6 +18,8 @@
  */
 #include <stria/stria.h>
 
+#include "bench_common.h"
+
 #include "common/util.h"
 
 #include <errno.h>
@@ -62,13 +64,6 @@ struct result {
     double read_mibs;
 };
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 static void fill_pattern(uint8_t *buf, size_t len)
 {
     uint64_t x = 0x9e3779b97f4a7c15ull;
@@ -87,21 +82,6 @@ static void stamp(uint8_t *buf, size_t len, uint64_t blockno)
 {
     for (size_t o = 0; o + 8 <= len; o += STAMP_EVERY)
         memcpy(buf + o, &blockno, 8);
-}
-
-/*
- * Drop the kernel's page cache so reads come from the disk. Returns true
- * if it was dropped; sync(2) first, since only clean pages are dropped.
- */
-static bool drop_caches(void)
-{
-    sync();
-    int fd = open("/proc/sys/vm/drop_caches", O_WRONLY | O_CLOEXEC);
-    if (fd < 0)
-        return false;
-    bool ok = write(fd, "3", 1) == 1;
-    close(fd);
-    return ok;
 }
 
 /* ---- libstria backend ---- */

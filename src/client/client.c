@@ -37,8 +37,8 @@ static const struct cfg_option client_options[] = {
       "give up connecting to a server after this long"),
     O(io_depth, CFG_INT, 1, 64, "8", false, "data requests in flight per storage connection"),
     O(timeout_ms, CFG_INT, 500, 3600000, "100000", false,
-      "how long I/O waits for an unreachable storage target (reconnecting meanwhile) before it "
-      "fails with EIO; also the longest a storage server may take to answer"),
+      "how long a request waits for an unreachable server, MDT or OST (reconnecting "
+      "meanwhile), before it fails with EIO; also the longest a server may take to answer"),
 };
 #undef O
 static const struct cfg_table client_table = {"client.conf", "Stria client configuration",
@@ -289,17 +289,15 @@ int stria_set_io_timeout(stria_fs_t *fs, int ms)
     return 0;
 }
 
-static __thread const volatile int *cancel_flag;
-
+/* One flag per thread, the net layer's: its waits for replies stop too. */
 void cl_set_cancel(const volatile int *flag)
 {
-    cancel_flag = flag;
-    net_set_cancel(flag); /* its waits for replies stop too */
+    net_set_cancel(flag);
 }
 
 bool cl_cancelled(void)
 {
-    return cancel_flag && *cancel_flag;
+    return net_cancelled();
 }
 
 __thread bool cl_replaying;

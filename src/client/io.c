@@ -473,6 +473,17 @@ struct stria_file {
     bool orphan;        /* unlinked while open: the MDT has no inode any more */
 };
 
+/* A handle of the inode a describes, opened with flags (layout set apart). */
+static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct proto_attr *a)
+{
+    f->fs = fs;
+    f->ino = a->ino;
+    f->flags = flags;
+    f->is_dir = S_ISDIR(a->mode);
+    f->size = a->size;
+    pthread_mutex_init(&f->lock, NULL);
+}
+
 /* An open of inode ino (an empty path) for reading, answered from the
  * metadata cache: the lease on it is valid and a reply brought its layout.
  * The MDT would check read permission; so does this. */
@@ -488,11 +499,7 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     cl_cred(&cred);
     if (!proto_cred_may(&cred, a.mode, a.uid, a.gid, 4))
         return false; /* the MDT says why */
-    f->fs = fs;
-    f->ino = a.ino;
-    f->flags = flags;
-    f->size = a.size;
-    pthread_mutex_init(&f->lock, NULL);
+    file_init(f, fs, flags, &a);
     if (attr)
         *attr = a;
     return true;
@@ -507,15 +514,14 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     if (strlen(path) > PROTO_MAX_STR)
         return -ENAMETOOLONG;
     stria_file_t *f = calloc(1, sizeof(*f));
+    if (f && open_cached(fs, parent, path, flags, f, attr)) {
+        *out = f;
+        return 0;
+    }
     struct proto_open_rep *r = malloc(sizeof(*r));
     int rc = -ENOMEM;
     if (!f || !r)
         goto fail;
-    if (open_cached(fs, parent, path, flags, f, attr)) {
-        free(r);
-        *out = f;
-        return 0;
-    }
     struct proto_open_req q = {.parent = parent,
                                .path = proto_str_c(path),
                                .flags = (uint32_t)flags,
@@ -546,13 +552,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         rc = -EISDIR;
         goto fail;
     }
-    f->fs = fs;
-    f->ino = r->attr.ino;
-    f->flags = flags;
-    f->is_dir = S_ISDIR(r->attr.mode);
+    file_init(f, fs, flags, &r->attr);
     f->layout = r->layout;
-    f->size = r->attr.size;
-    pthread_mutex_init(&f->lock, NULL);
     /* O_TRUNC of an existing file: cut its objects too, also when the MDT
      * thought it empty (another handle may have written unreported data). */
     if ((flags & O_TRUNC) && !r->created && f->layout.ncomp &&

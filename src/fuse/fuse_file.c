@@ -136,10 +136,7 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     /* The kernel knows this mount's size exactly (its own writes and what
      * we told it) and asks only below it; a short reply would tell it the
      * file ended. So read the whole range, holes as zeros. */
-    volatile int intr;
-    sf_intr_begin(req, &intr);
-    ssize_t n = cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off);
-    sf_intr_end(req);
+    ssize_t n = SF_INTR(req, cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off));
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -151,10 +148,7 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 {
     (void)ino;
     sf_cred(req);
-    volatile int intr;
-    sf_intr_begin(req, &intr);
-    ssize_t n = stria_pwrite(fh(fi), buf, size, off);
-    sf_intr_end(req);
+    ssize_t n = SF_INTR(req, stria_pwrite(fh(fi), buf, size, off));
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -166,11 +160,7 @@ static void sf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     (void)ino;
     sf_cred(req);
-    volatile int intr;
-    sf_intr_begin(req, &intr);
-    int rc = cl_file_flush(fh(fi));
-    sf_intr_end(req);
-    sf_reply_err(req, rc);
+    sf_reply_err(req, SF_INTR(req, cl_file_flush(fh(fi))));
 }
 
 static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -185,18 +175,18 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     sf_reply_err(req, rc);
 }
 
+/* fsync is of the file: what other handles here wrote counts too. */
+static int fsync_file(fuse_ino_t ino, stria_file_t *f)
+{
+    int rc = sf_report_local(ino);
+    return rc ? rc : stria_fsync(f);
+}
+
 static void sf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_file_info *fi)
 {
     (void)datasync;
     sf_cred(req);
-    /* fsync is of the file: what other handles here wrote counts too. */
-    volatile int intr;
-    sf_intr_begin(req, &intr);
-    int rc = sf_report_local(ino);
-    if (!rc)
-        rc = stria_fsync(fh(fi));
-    sf_intr_end(req);
-    sf_reply_err(req, rc);
+    sf_reply_err(req, SF_INTR(req, fsync_file(ino, fh(fi))));
 }
 
 static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,

@@ -1104,6 +1104,25 @@ static void reply_key(uint8_t *k, uint64_t client, uint16_t tag)
     k[9] = (uint8_t)tag;
 }
 
+/* The fixed part of a record; -EUCLEAN if it is too short to hold one. */
+struct reply_head {
+    uint64_t seq;
+    int64_t when_ns;
+    uint16_t op;
+    int32_t status;
+};
+
+static int reply_head(const MDB_val *v, struct reply_head *h)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, v->mv_data, v->mv_size);
+    proto_get_U64(&d, &h->seq);
+    proto_get_I64(&d, &h->when_ns);
+    proto_get_U16(&d, &h->op);
+    proto_get_I32(&d, &h->status);
+    return d.err ? -EUCLEAN : 0;
+}
+
 int meta_reply_here(struct meta_txn *t)
 {
     struct meta_reply *r = t->reply;
@@ -1133,15 +1152,10 @@ int meta_reply_here(struct meta_txn *t)
         return rc;
     MDB_val key = {sizeof(k), k}, old, val = {e.len, buf};
     int found = mdb_cursor_get(cur, &key, &old, MDB_SET_KEY);
-    uint64_t old_seq = 0;
-    if (found == 0) {
-        struct proto_dec d;
-        proto_dec_init(&d, old.mv_data, old.mv_size);
-        proto_get_U64(&d, &old_seq);
-    }
+    struct reply_head oh;
     /* A change its client gave up on (EIO, an interrupt) can be made after
      * the next change in its slot: the newer record stays. */
-    if (found == 0 && old_seq > r->seq) {
+    if (found == 0 && reply_head(&old, &oh) == 0 && oh.seq > r->seq) {
         mdb_cursor_close(cur);
         return 0;
     }
@@ -1171,28 +1185,19 @@ static int reply_get_txn(struct meta_txn *t, void *arg)
     int rc = mdb_err(mdb_get(t->txn, t->store->replies, &key, &v));
     if (rc)
         return rc == -ENOENT ? 0 : rc;
-    if (v.mv_size < REPLY_HDR_LEN)
-        return -EUCLEAN;
-    struct proto_dec d;
-    proto_dec_init(&d, v.mv_data, v.mv_size);
-    uint64_t seq;
-    int64_t when;
-    uint16_t op;
-    int32_t status;
-    proto_get_U64(&d, &seq);
-    proto_get_I64(&d, &when);
-    proto_get_U16(&d, &op);
-    proto_get_I32(&d, &status);
-    if (seq < a->seq)
+    struct reply_head h;
+    if ((rc = reply_head(&v, &h)))
+        return rc;
+    if (h.seq < a->seq)
         return 0; /* an older change in that slot: this one was not made */
-    if (seq > a->seq)
+    if (h.seq > a->seq)
         return -EIO;
     size_t n = v.mv_size - REPLY_HDR_LEN;
     if (n > a->cap)
         return -EMSGSIZE;
     memcpy(a->payload, (const uint8_t *)v.mv_data + REPLY_HDR_LEN, n);
     *a->len = (uint32_t)n;
-    *a->status = status;
+    *a->status = h.status;
     return 1;
 }
 
@@ -1224,14 +1229,9 @@ static int prune_txn(struct meta_txn *t, void *arg)
     int n = 0;
     a->more = false;
     for (int op = MDB_FIRST; (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
-        struct proto_dec d;
-        int64_t when = 0;
-        uint64_t seq;
-        proto_dec_init(&d, v.mv_data, v.mv_size);
-        proto_get_U64(&d, &seq);
-        proto_get_I64(&d, &when);
-        if (!d.err && when >= a->before_ns)
-            continue;
+        struct reply_head h;
+        if (reply_head(&v, &h) == 0 && h.when_ns >= a->before_ns)
+            continue; /* recent; an unreadable record goes */
         if (n == PRUNE_BATCH) {
             a->more = true;
             break;

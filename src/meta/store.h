@@ -222,7 +222,6 @@ int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg);
  * commits it: that txn calls meta_reply_here. Only successes are kept: a
  * failure changed nothing, and running it again is harmless.
  */
-struct proto_enc;
 struct meta_reply {
     uint64_t client, seq;
     uint16_t tag, op;

@@ -160,6 +160,11 @@ void net_set_cancel(const volatile int *flag)
     thread_cancel = flag;
 }
 
+bool net_cancelled(void)
+{
+    return thread_cancel && *thread_cancel;
+}
+
 /* Wait until a reply starts to arrive, in slices, so that a cancelled
  * caller stops waiting; the socket's own timeout still bounds the wait. */
 static int wait_reply(struct net_conn *c, const volatile int *cancel)
@@ -179,6 +184,14 @@ static int wait_reply(struct net_conn *c, const volatile int *cancel)
             return -EAGAIN;
     }
 }
+/* The next header on c, waited for in slices while the thread may be
+ * cancelled (net_set_cancel). */
+static int recv_hdr_wait(struct net_conn *c, struct proto_hdr *h)
+{
+    int rc = thread_cancel ? wait_reply(c, thread_cancel) : 0;
+    return rc ? rc : recv_hdr(c->fd, h);
+}
+
 int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
                 const char *name, int timeout_ms, struct net_conn **out)
 {
@@ -200,7 +213,7 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
     net_set_timeout(c, timeout_ms);
     /* The server speaks first: HELLO with the challenge. */
     struct proto_hdr h;
-    if ((thread_cancel && (rc = wait_reply(c, thread_cancel))) || (rc = recv_hdr(c->fd, &h)))
+    if ((rc = recv_hdr_wait(c, &h)))
         goto fail;
     if (h.opcode != PROTO_OP_HELLO || h.bulk_len || h.payload_len > 1024) {
         rc = -EPROTO;
@@ -220,7 +233,6 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
         goto fail;
     }
     c->version = hello.max_version < PROTO_VERSION ? hello.max_version : PROTO_VERSION;
-    c->server_id = hello.server_id;
     uint8_t mac[AUTH_MAC_LEN];
     auth_mac(key, hello.nonce.p, client_id, mac);
     struct proto_auth_req a = {
@@ -284,9 +296,8 @@ int net_recv(struct net_conn *c, uint64_t reqid, void *bulk_dst, uint32_t bulk_c
              uint32_t *bulk_len, bool *transport)
 {
     struct proto_hdr h;
-    const volatile int *cancel = thread_cancel;
-    int rc = cancel ? wait_reply(c, cancel) : 0;
-    if (rc || (rc = recv_hdr(c->fd, &h)))
+    int rc = recv_hdr_wait(c, &h);
+    if (rc)
         goto broken;
     if (!(h.flags & PROTO_FLAG_REPLY) || h.reqid != reqid || h.bulk_len > bulk_cap) {
         rc = -EPROTO;
@@ -575,16 +586,14 @@ static void *conn_main(void *arg)
             continue;
         }
         if (h.bulk_len > sc->bulk_cap) {
-            void *p = NULL;
-            if (posix_memalign(&p, 4096, h.bulk_len))
-                p = NULL;
-            if (p)
-                free(sc->bulk);
-            if (!p) {
+            /* Page-aligned: a large write can go to disk with O_DIRECT. */
+            void *p;
+            if (posix_memalign(&p, 4096, h.bulk_len)) {
                 if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0, NULL, 0))
                     break;
                 continue;
             }
+            free(sc->bulk);
             sc->bulk = p;
             sc->bulk_cap = h.bulk_len;
         }

@@ -28,11 +28,10 @@ struct net_conn {
     uint64_t client_id;
     uint64_t next_reqid;
     uint16_t version;
-    uint8_t *rx;        /* reply payload buffer, PROTO_MAX_REP_PAYLOAD bytes */
-    uint32_t rx_len;    /* payload length of the last reply */
-    char peer[280];     /* "host:port" for messages */
-    uint64_t server_id; /* the server process (HELLO's): a restart changes it */
-    uint64_t seq;       /* the next request's sequence number, 0: a new one */
+    uint8_t *rx;     /* reply payload buffer, PROTO_MAX_REP_PAYLOAD bytes */
+    uint32_t rx_len; /* payload length of the last reply */
+    char peer[280];  /* "host:port" for messages */
+    uint64_t seq;    /* the next request's sequence number, 0: a new one */
     /* The next request's slot as a change (PROTO_HDR_TAG, 0: none) and
      * whether it is sent again; both are cleared by the send. */
     uint16_t tag;
@@ -54,6 +53,8 @@ void net_close(struct net_conn *c);
  * reply (handshakes included) end with -EINTR, a transport failure, within
  * 100 ms of *flag becoming non-zero: an interrupted caller. */
 void net_set_cancel(const volatile int *flag);
+/* Whether the calling thread's flag is set and non-zero. */
+bool net_cancelled(void);
 /* A send or receive on c that makes no progress for ms (0: forever) fails
  * with -EAGAIN, a transport failure. */
 int net_set_timeout(struct net_conn *c, int ms);

@@ -15,7 +15,7 @@
 #define BS    PROTO_CSUM_BLOCK
 #define ENTRY 8u
 /* A request moves at most PROTO_MAX_BULK bytes: the entries it touches fit
- * on the stack, so the I/O path allocates nothing. */
+ * on the stack, as does a block (BS): the I/O path allocates nothing. */
 #define MAX_ENTS (PROTO_MAX_BULK / BS + 2)
 
 static void sums_name(char *buf, size_t len, const char *name)
@@ -175,9 +175,7 @@ int sums_before_resize(struct sums_obj *o, uint64_t size)
 {
     if (o->sfd < 0 || size == o->size)
         return 0;
-    uint8_t *tmp = malloc(BS);
-    if (!tmp)
-        return -ENOMEM;
+    uint8_t tmp[BS];
     int rc = 0;
     if (size < o->size) {
         /* The block the new end falls in keeps part of its bytes. */
@@ -189,7 +187,6 @@ int sums_before_resize(struct sums_obj *o, uint64_t size)
         /* The block the old end falls in gains zeros. */
         rc = rewrite_block(o, o->size / BS, 0, 0, size, tmp);
     }
-    free(tmp);
     return rc;
 }
 
@@ -198,13 +195,10 @@ int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
     if (o->sfd < 0 || off >= o->size || len == 0)
         return 0;
     uint64_t end = MIN(off + len, o->size);
-    uint8_t *tmp = malloc(BS);
-    if (!tmp)
-        return -ENOMEM;
+    uint8_t tmp[BS];
     int rc = 0;
     for (uint64_t b = off / BS; b * BS < end && !rc; b++)
         rc = rewrite_block(o, b, off, end - off, o->size, tmp);
-    free(tmp);
     return rc;
 }
 

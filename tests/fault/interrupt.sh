@@ -22,6 +22,19 @@ thaw_all() {
 trap 'rc=$?; set +e; thaw_all; (exit $rc); teardown' EXIT
 freeze() { kill -STOP "$1"; FROZEN+=("$1"); }
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
+# signal_ends PID WHAT: a second after it started, SIGTERM the background
+# job PID waiting on a frozen server; it must end within 20 s (the mount's
+# timeout is 100 s). Says how long it took.
+signal_ends() {
+    local pid=$1 what=$2 t0
+    sleep 1
+    t0=$(date +%s%N)
+    kill -TERM "$pid"
+    for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && fail "$what still waits 20 s after SIGTERM"
+    echo "   $what ended $(ms_since "$t0") ms after SIGTERM"
+    wait "$pid" 2>/dev/null || true
+}
 
 step "a cluster; a client.conf with timeout_ms = 3000"
 cluster_up --osts 1 --no-mount
@@ -54,28 +67,14 @@ MNT="$T/mnt"
 mount_stria "$MNT"
 freeze "$METAD"
 mkdir "$MNT/interrupted" 2>"$T/mkdir.err" &
-pid=$!
-sleep 1
-t0=$(date +%s%N)
-kill -TERM "$pid"
-for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "mkdir on a frozen MDT still waits 20 s after SIGTERM"
-echo "   mkdir ended $(ms_since "$t0") ms after SIGTERM"
-wait "$pid" 2>/dev/null || true
+signal_ends $! "mkdir on a frozen MDT"
 thaw_all
 mkdir "$MNT/after2" || fail "mkdir through the mount after the MDT thawed"
 
 dd if=/dev/zero of="$MNT/ckpt" bs=1M count=4 status=none || fail "write before the freeze"
 freeze "$STORD"
 dd if=/dev/zero of="$MNT/ckpt" bs=1M count=4 conv=notrunc,fsync status=none 2>"$T/dd.err" &
-pid=$!
-sleep 1
-t0=$(date +%s%N)
-kill -TERM "$pid"
-for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-kill -0 "$pid" 2>/dev/null && fail "a write and fsync on a frozen OST still waits 20 s after SIGTERM"
-echo "   dd conv=fsync ended $(ms_since "$t0") ms after SIGTERM"
-wait "$pid" 2>/dev/null || true
+signal_ends $! "a write and fsync (dd conv=fsync) on a frozen OST"
 thaw_all
 # Frozen for seconds, the OST may have been marked offline: new files find
 # a place once it is back in the map.
@@ -90,14 +89,7 @@ for mode in direct cached; do
         echo 1 >/proc/sys/vm/drop_caches 2>/dev/null || true
         cat "$MNT/ckpt2" >/dev/null 2>&1 &
     fi
-    pid=$!
-    sleep 1
-    t0=$(date +%s%N)
-    kill -TERM "$pid"
-    for _ in $(seq 200); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && fail "a $mode read on a frozen OST still waits 20 s after SIGTERM"
-    echo "   $mode read ended $(ms_since "$t0") ms after SIGTERM"
-    wait "$pid" 2>/dev/null || true
+    signal_ends $! "a $mode read on a frozen OST"
 done
 thaw_all
 echo "PASS: interrupt"

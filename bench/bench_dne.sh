@@ -6,11 +6,11 @@
 # MDTs, each in a stria-metad of its own (so each MDT has its own process,
 # threads and store, as on real nodes), and runs bench_meta: DNE_FILES
 # (200,000) empty files created, stat'ed and unlinked in one directory
-# striped over the N MDTs by DNE_THREADS (4) client threads through
+# striped over the N MDTs by DNE_THREADS (4) client threads per MDT through
 # libstria, and the same on the local file system right after each phase.
 # Then it restarts the N stria-metad under callgrind and repeats the three
 # phases with DNE_CG_FILES (4,000) files, once with one client thread and
-# once with DNE_CG_THREADS (16), to count the instructions all N daemons'
+# once with DNE_CG_THREADS (16) per MDT, to count the instructions all N daemons'
 # request threads execute per operation: alone, and saturated. Output goes to
 # stdout and is appended to bench/results/last-run-dne.txt. On any exit
 # every cluster stops and the temporary directory goes.
@@ -48,8 +48,8 @@ exec > >(tee -a "$RESULTS/last-run-dne.txt") 2>&1
 echo "== Stria striped-directory (DNE) scaling, $(date -u '+%Y-%m-%d %H:%M:%S') UTC"
 echo "commit:  $(git -C "$SRC" describe --always --dirty 2>/dev/null || echo unknown)"
 echo "machine: $(uname -sr), $(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
-echo "files:   $DNE_FILES in one directory striped over N MDTs, $DNE_THREADS client threads;" \
-    "instructions over $DNE_CG_FILES files, 1 and $DNE_CG_THREADS threads"
+echo "files:   $DNE_FILES in one directory striped over N MDTs, $DNE_THREADS client threads per MDT;" \
+    "instructions over $DNE_CG_FILES files, 1 thread and $DNE_CG_THREADS per MDT"
 
 # The row of bench_meta's final table for a phase: stria, local, ratio.
 row() { awk -v p="$2" '$1 ~ /^[0-9]+$/ && $2 == p && NF == 5 { print $3, $4, $5 }' "$1"; }
@@ -66,16 +66,18 @@ for n in $DNE_MDTS; do
     "$BUILD/stria" up --dir "$cl" --mdts "$n" --metads "$n" --osts 1 --no-mount >"$TMP/up$n.out" 2>&1 ||
         { cat "$TMP/up$n.out"; exit 1; }
     "$BUILD/bench/bench_meta" --conf "$cl/client.conf" --local "$TMP/local" --files "$DNE_FILES" \
-        --threads "$DNE_THREADS" --mdts "$n" >"$TMP/meta$n.out" 2>&1 || { cat "$TMP/meta$n.out"; exit 1; }
+        --threads $((DNE_THREADS * n)) --mdts "$n" >"$TMP/meta$n.out" 2>&1 || { cat "$TMP/meta$n.out"; exit 1; }
     grep -E "^ +threads=" "$TMP/meta$n.out" || true
     for ph in create stat unlink; do RATE[$n,$ph]=$(row "$TMP/meta$n.out" "$ph"); done
 
     if [ -n "$CG" ]; then
         # Each stria-metad gives way to the same under callgrind, once per
         # client thread count: 1 (every create a batch of its own) and
-        # DNE_CG_THREADS (16: the daemons saturated, so that requests queue
-        # and share a commit, as in a metadata storm).
-        for th in 1 "$DNE_CG_THREADS"; do
+        # DNE_CG_THREADS per MDT (16: the daemons saturated, so that
+        # requests queue and share a commit, as in a metadata storm; per
+        # MDT, so that N MDTs are compared at the same load on each, as
+        # 16 threads over 4 MDTs would leave each with 4).
+        for th in 1 $((DNE_CG_THREADS * n)); do
             pids=()
             for j in $(seq 0 $((n - 1))); do
                 cg_metad "$cl" "$(inst "$j")" "$TMP/cg$n-$th-$j.out"
@@ -90,7 +92,7 @@ for n in $DNE_MDTS; do
                 >"$TMP/cgmeta$n-$th.out" 2>&1 || { cat "$TMP/cgmeta$n-$th.out"; exit 1; }
             # Sum each phase's dumps over the N daemons.
             for ph in create stat unlink; do
-                INSTR[$n,$th,$ph]=$(($(cg_total "$ph" "$TMP"/cg$n-$th-*.out.*) / DNE_CG_FILES))
+                INSTR[$n,$((th > 1 ? DNE_CG_THREADS : 1)),$ph]=$(($(cg_total "$ph" "$TMP"/cg$n-$th-*.out.*) / DNE_CG_FILES))
             done
             for p in "${pids[@]}"; do kill "$p" 2>/dev/null || true; wait "$p" 2>/dev/null || true; done
             VG_PIDS=()
@@ -100,10 +102,10 @@ for n in $DNE_MDTS; do
 done
 
 echo
-echo "== $DNE_FILES files, $DNE_THREADS threads: ops/s (stria, local, stria/local) and" \
-    "instructions per op of all stria-metad request threads with 1 and $DNE_CG_THREADS client thread(s)"
+echo "== $DNE_FILES files, $DNE_THREADS threads per MDT: ops/s (stria, local, stria/local) and" \
+    "instructions per op of all stria-metad request threads with 1 client thread and $DNE_CG_THREADS per MDT"
 printf "%-5s %-7s %12s %12s %8s %12s %12s  %s\n" MDTs phase "stria ops/s" "local ops/s" ratio \
-    "instr/op 1t" "instr/op ${DNE_CG_THREADS}t" "target (${DNE_CG_THREADS}t)"
+    "instr/op 1t" "instr/op ${DNE_CG_THREADS}t/MDT" "target (${DNE_CG_THREADS}t/MDT)"
 for n in $DNE_MDTS; do
     for ph in create stat unlink; do
         read -r s l r <<<"${RATE[$n,$ph]:-- - -}"

@@ -122,6 +122,27 @@ static int valid_name(const char *name)
 
 /* ---- path walk ---- */
 
+/* What a walk reads of inode ino: through the walk cache (*full false when
+ * only a directory's summary came from it), -EREMOTE as
+ * meta_inode_get_here. */
+static int walk_inode(struct meta_txn *t, uint64_t ino, struct meta_inode *out, bool *full)
+{
+    int rc = meta_walk_dir(t, ino, out, full);
+    if (rc == -ENOENT && META_INO_MDT(ino) != meta_store_mdt(t->store))
+        return -EREMOTE;
+    return rc;
+}
+
+/* The walk ends in directory cur (w->din, full or a summary): the caller
+ * gets its whole record unless it asked for no more than a summary. */
+static int walk_end(struct meta_txn *t, struct walk *w, uint64_t cur, bool full, bool need_full)
+{
+    w->dir = cur;
+    if (full || !need_full)
+        return 0;
+    return meta_inode_get_here(t, cur, &w->din);
+}
+
 int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
                      const char *path, struct walk *w)
 {
@@ -132,18 +153,18 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
     memcpy(buf, path, plen + 1);
     char *p = buf;
     uint64_t cur = (*p == '/') ? META_ROOT_INO : start;
-    int rc = meta_inode_get_here(t, cur, &w->din);
+    bool full;
+    int rc = walk_inode(t, cur, &w->din, &full);
     if (rc)
         return rc;
     /* An empty path names the start inode itself, of any type: this is how
      * a client that knows an inode (the FUSE mount) opens or looks it up. */
     if (!*p) {
-        w->dir = cur;
         w->self = true;
         w->must_dir = false;
         w->dots = 0;
         w->name[0] = '\0';
-        return 0;
+        return walk_end(t, w, cur, full, true);
     }
     if (!S_ISDIR(w->din.mode))
         return -ENOTDIR;
@@ -154,10 +175,9 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
         while (*p == '/')
             p++;
         if (!*p) {
-            w->dir = cur;
             w->self = true;
             w->name[0] = '\0';
-            return 0;
+            return walk_end(t, w, cur, full, true);
         }
         char *end = strchr(p, '/');
         size_t len = end ? (size_t)(end - p) : strlen(p);
@@ -178,7 +198,6 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
         if (!w->dots && !name_here(t, cur, &w->din, comp))
             return -EREMOTE;
         if (last && !w->dots) {
-            w->dir = cur;
             memcpy(w->name, comp, len + 1);
             w->must_dir = end != NULL;
             /* A name a cross-MDT rename holds is read and changed only once
@@ -187,19 +206,21 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             struct meta_ctx *owner = meta_store_owner(t->store);
             if (owner && meta_name_held(owner, cur, comp, 0))
                 return -EAGAIN;
-            return 0;
+            return walk_end(t, w, cur, full, !w->summary_ok);
         }
         uint64_t ino;
+        uint8_t type;
         if (w->dots == 1)
             ino = cur;
         else if (w->dots == 2)
             ino = w->din.parent ? w->din.parent : cur;
-        else if ((rc = meta_dentry_get(t, cur, comp, &ino, NULL)))
+        else if ((rc = meta_walk_name(t, cur, comp, &ino, &type)))
             return rc;
-        struct meta_inode in;
-        if ((rc = meta_inode_get_here(t, ino, &in)))
+        /* Straight into w->din when it is a directory, as it must be
+         * unless it is a symlink: no copy of a whole record per step. */
+        if (ino != cur && (rc = walk_inode(t, ino, &w->din, &full)))
             return rc == -ENOENT ? -EUCLEAN : rc;
-        if (S_ISLNK(in.mode)) {
+        if (S_ISLNK(w->din.mode)) {
             if (w->links_left-- <= 0)
                 return -ELOOP;
             MDB_val tv;
@@ -213,17 +234,16 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             memcpy(buf, tv.mv_data, tv.mv_size);
             buf[tv.mv_size] = '/';
             p = buf;
-            if (*p == '/') {
+            /* Back in the directory that held the link. */
+            if (*p == '/')
                 cur = META_ROOT_INO;
-                if ((rc = meta_inode_get_here(t, cur, &w->din)))
-                    return rc;
-            }
+            if ((rc = walk_inode(t, cur, &w->din, &full)))
+                return rc;
             continue;
         }
-        if (!S_ISDIR(in.mode))
+        if (!S_ISDIR(w->din.mode))
             return -ENOTDIR;
         cur = ino;
-        w->din = in;
         p = next;
     }
 }
@@ -232,7 +252,7 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
 static int walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
                      const char *path, bool follow, struct meta_inode *out)
 {
-    struct walk w = {.links_left = MAX_SYMLINKS};
+    struct walk w = {.links_left = MAX_SYMLINKS, .summary_ok = true};
     char buf[PATH_BUF];
     bool need_dir = false; /* a trailing '/' anywhere along the way */
     snprintf(buf, sizeof(buf), "%s", path);
@@ -785,7 +805,8 @@ static int open_txn(struct meta_txn *t, void *arg)
      * with its target, so O_CREAT through a dangling link creates the
      * target, as Linux does. */
     for (;;) {
-        struct walk w = {.links_left = links};
+        /* Only a create changes the directory the walk ends in. */
+        struct walk w = {.links_left = links, .summary_ok = !(q->flags & O_CREAT)};
         if ((rc = meta_walk_parent(t, &q->cred, start, path, &w)))
             return rc;
         links = w.links_left;

@@ -18,6 +18,10 @@ struct walk {
     int dots;       /* with self: 1 if it ended in ".", 2 if in "..", else 0 */
     bool must_dir;  /* the path ended in '/' */
     int links_left; /* symlinks that may still be followed */
+    /* Set by a caller that reads no more of din than a walk cache summary
+     * holds (wcache.h) when the walk ends at a name: mode, owner, parent,
+     * stripe. It spares the read of the whole record. */
+    bool summary_ok;
 };
 
 int64_t meta_now_ns(void);

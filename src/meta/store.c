@@ -17,6 +17,9 @@
 #include "../common/log.h"
 #include "../common/util.h"
 
+#include "wcache.h"
+
+#include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -28,6 +31,7 @@
 #define BATCH_MAX         512
 #define DEFER_MAX         16
 #define INODE_REC_VERSION 2
+#define WCACHE_SLOTS      8192
 
 struct wreq {
     meta_txn_fn fn;
@@ -62,6 +66,7 @@ struct meta_store {
     uint32_t ndefer;
     struct meta_inode defer[DEFER_MAX];
     pthread_mutex_t sync_lock;
+    struct wcache *wc; /* the walk cache (wcache.h) */
 };
 
 /* The touched list of the request the calling thread serves (store.h). */
@@ -123,6 +128,8 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
     pthread_mutex_init(&s->sync_lock, NULL);
     int rc = util_mkdir_p(dir, 0700);
     MDB_txn *txn = NULL;
+    if (!rc && !(s->wc = wcache_create(WCACHE_SLOTS)))
+        rc = -ENOMEM;
     if (rc) {
         log_error("cannot create MDT directory %s: %s", dir, log_err(rc));
         goto fail;
@@ -177,6 +184,7 @@ fail:
         mdb_txn_abort(txn);
     if (s->env)
         mdb_env_close(s->env);
+    wcache_destroy(s->wc);
     free(s);
     return rc;
 }
@@ -187,6 +195,7 @@ void meta_store_close(struct meta_store *s)
         return;
     meta_store_sync(s);
     mdb_env_close(s->env);
+    wcache_destroy(s->wc);
     free(s);
 }
 
@@ -257,7 +266,7 @@ static int batch_begin(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t 
 /* Write the directory records the batch deferred. */
 static int flush_deferred(struct meta_store *s, MDB_txn *txn)
 {
-    struct meta_txn t = {txn, s, NULL, false, NULL};
+    struct meta_txn t = {txn, s, NULL, false, NULL, false, 0};
     int rc = 0;
     s->defer_txn = NULL;
     for (uint32_t i = 0; i < s->ndefer && !rc; i++)
@@ -271,6 +280,8 @@ static int flush_deferred(struct meta_store *s, MDB_txn *txn)
 static int batch_restart(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t *limit)
 {
     mdb_txn_abort(*txn);
+    /* The walk cache may hold facts only those writes made true. */
+    wcache_batch_end(s->wc, true);
     s->ino_limit = *limit;
     return batch_begin(s, flat, txn, limit);
 }
@@ -280,6 +291,7 @@ static int batch_restart(struct meta_store *s, bool flat, MDB_txn **txn, uint64_
 static void batch_failed(struct meta_store *s, struct wreq *batch, int rc, const char *what)
 {
     s->ino_limit = 0; /* the reservation may not have reached the disk */
+    wcache_batch_end(s->wc, true);
     log_error("MDT%04x batch %s: %s", s->mdt, what, log_err(rc));
     for (struct wreq *w = batch; w; w = w->next)
         if (w->rc >= 0)
@@ -320,7 +332,7 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             w->rc = rc;
             continue;
         }
-        struct meta_txn t = {txn, s, w->touched, false, w->reply};
+        struct meta_txn t = {txn, s, w->touched, false, w->reply, false, 0};
         w->rc = w->fn(&t, w->arg);
         if (w->reply && w->rc > 0)
             w->reply->cross = true; /* its coordinator's commit keeps the reply */
@@ -333,8 +345,10 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         else if (t.wrote)
             rc = batch_restart(s, batch->flat, &txn, &limit); /* nothing else kept yet */
     }
-    if (rc)
+    if (rc) {
+        wcache_batch_end(s->wc, true);
         return; /* every request has its error and no transaction is open */
+    }
     if (any && (rc = flush_deferred(s, txn))) {
         mdb_txn_abort(txn);
         batch_failed(s, batch, rc, "lost writing its directories");
@@ -344,10 +358,13 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         /* Nothing to keep but perhaps a new reservation: commit that. */
         if (mdb_txn_commit(txn))
             s->ino_limit = 0;
+        wcache_batch_end(s->wc, false);
         return;
     }
     if ((rc = mdb_err(mdb_txn_commit(txn))))
         batch_failed(s, batch, rc, "commit failed");
+    else
+        wcache_batch_end(s->wc, false);
 }
 
 void meta_store_note_to(struct meta_touched *touched)
@@ -453,10 +470,12 @@ int meta_store_write_flat(struct meta_store *s, meta_txn_fn fn, void *arg)
 int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
 {
     MDB_txn *txn;
+    /* The generation before the snapshot: see wcache.h. */
+    uint64_t gen = wcache_gen(s->wc);
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
     if (rc)
         return rc;
-    struct meta_txn t = {txn, s, NULL, false, NULL};
+    struct meta_txn t = {txn, s, NULL, false, NULL, true, gen};
     rc = fn(&t, arg);
     mdb_txn_abort(txn);
     return rc;
@@ -665,12 +684,87 @@ static void undefer(struct meta_txn *t, uint64_t ino)
     }
 }
 
+/* ---- the walk cache's view of directories (wcache.h) ---- */
+
+static void dir_sum(const struct meta_inode *in, struct wcache_dir *d)
+{
+    d->ino = in->ino;
+    d->parent = in->parent;
+    d->dstripe = in->dstripe;
+    d->mode = in->mode;
+    d->uid = in->uid;
+    d->gid = in->gid;
+}
+
+static bool same_sum(const struct wcache_dir *a, const struct wcache_dir *b)
+{
+    return a->ino == b->ino && a->parent == b->parent && a->dstripe == b->dstripe &&
+           a->mode == b->mode && a->uid == b->uid && a->gid == b->gid;
+}
+
+/* Before the leader writes directory record in: tell the walk cache if
+ * what walks see of it changes. When the cache holds nothing of it, the
+ * record on disk says what a reader might be about to add. */
+static void wc_dir_put(struct meta_txn *t, const struct meta_inode *in)
+{
+    if (!S_ISDIR(in->mode))
+        return;
+    struct wcache *wc = t->store->wc;
+    struct wcache_dir now, was;
+    dir_sum(in, &now);
+    if (wcache_peek_dir(wc, in->ino, &was)) {
+        if (!same_sum(&was, &now))
+            wcache_changed_dir(wc, in->ino);
+        return;
+    }
+    struct meta_inode old;
+    MDB_val v;
+    int rc = get_u64(t, t->store->inodes, in->ino, &v);
+    if (rc == -ENOENT)
+        return; /* a new directory: nothing was known of it */
+    if (rc == 0 && meta_inode_decode(v.mv_data, v.mv_size, &old) == 0 && S_ISDIR(old.mode)) {
+        dir_sum(&old, &was);
+        if (same_sum(&was, &now))
+            return;
+    }
+    wcache_changed_dir(wc, in->ino);
+}
+
+int meta_walk_dir(struct meta_txn *t, uint64_t ino, struct meta_inode *out, bool *full)
+{
+    struct wcache_dir d;
+    if (wcache_dir(t->store->wc, ino, &d)) {
+        meta_inode_clear(out);
+        out->ino = d.ino;
+        out->parent = d.parent;
+        out->dstripe = d.dstripe;
+        out->mode = d.mode;
+        out->uid = d.uid;
+        out->gid = d.gid;
+        *full = false;
+        return 0;
+    }
+    *full = true;
+    int rc = meta_inode_get(t, ino, out);
+    if (rc == 0 && S_ISDIR(out->mode)) {
+        dir_sum(out, &d);
+        wcache_add_dir(t->store->wc, t->reader, t->wc_gen, &d);
+    }
+    return rc;
+}
+
+void meta_store_wcache_counts(struct meta_store *s, uint64_t *hits, uint64_t *drops)
+{
+    wcache_counts(s->wc, hits, drops);
+}
+
 int meta_dir_touched(struct meta_txn *t, const struct meta_inode *dir)
 {
     struct meta_store *s = t->store;
     struct meta_inode *d = deferred(t, dir->ino);
     if (!S_ISDIR(dir->mode) || (!d && (s->defer_txn != t->txn || s->ndefer == DEFER_MAX)))
         return meta_inode_put(t, dir);
+    wc_dir_put(t, dir);
     if (!d)
         d = &s->defer[s->ndefer++];
     dir_copy(d, dir);
@@ -733,6 +827,7 @@ int meta_inode_put(struct meta_txn *t, const struct meta_inode *in)
     int len = meta_inode_encode(in, buf, sizeof(buf));
     if (len < 0)
         return len;
+    wc_dir_put(t, in);
     undefer(t, in->ino);
     note_attr(t, in);
     return put_u64(t, t->store->inodes, in->ino, buf, (size_t)len);
@@ -743,6 +838,9 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
     int i = note(t, ino);
     if (i >= 0)
         t->touched->has_attr[i] = false;
+    struct wcache_dir was;
+    if (wcache_peek_dir(t->store->wc, ino, &was))
+        wcache_changed_dir(t->store->wc, ino);
     undefer(t, ino);
     return del_u64(t, t->store->inodes, ino);
 }
@@ -786,6 +884,20 @@ int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint6
     return 0;
 }
 
+int meta_walk_name(struct meta_txn *t, uint64_t dir, const char *name, uint64_t *ino, uint8_t *type)
+{
+    struct wcache *wc = t->store->wc;
+    size_t len = strlen(name);
+    if (wcache_name(wc, dir, name, len, ino)) {
+        *type = DT_DIR;
+        return 0;
+    }
+    int rc = meta_dentry_get(t, dir, name, ino, type);
+    if (rc == 0 && *type == DT_DIR)
+        wcache_add_name(wc, t->reader, t->wc_gen, dir, name, len, *ino);
+    return rc;
+}
+
 static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
                       uint8_t type, unsigned flags, MDB_val *old)
 {
@@ -796,8 +908,16 @@ static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uin
     be64(vb, ino);
     vb[8] = type;
     note(t, parent);
-    return put_rec_old(t, t->store->dentries, kb, dentry_key(kb, parent, name, len), vb, 9, flags,
-                       old);
+    size_t klen = dentry_key(kb, parent, name, len);
+    if (!(flags & MDB_NOOVERWRITE)) {
+        /* Replacing an entry that names a directory changes a fact of the
+         * walk cache; adding one never does. */
+        MDB_val k = {klen, kb}, v;
+        if (mdb_get(t->txn, t->store->dentries, &k, &v) == 0 &&
+            (v.mv_size != 9 || ((uint8_t *)v.mv_data)[8] == DT_DIR))
+            wcache_changed_name(t->store->wc, parent, name, len);
+    }
+    return put_rec_old(t, t->store->dentries, kb, klen, vb, 9, flags, old);
 }
 
 int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
@@ -832,7 +952,22 @@ int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
     if (len > PROTO_MAX_NAME)
         return -ENAMETOOLONG;
     note(t, parent);
-    return del_rec(t, t->store->dentries, kb, dentry_key(kb, parent, name, len));
+    /* Through a cursor, to see what the entry named (one search, as
+     * mdb_del makes): removing a directory's entry changes a fact of the
+     * walk cache. */
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->dentries, &cur));
+    if (rc)
+        return rc;
+    MDB_val k = {dentry_key(kb, parent, name, len), kb}, v;
+    if ((rc = mdb_err(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY))) == 0) {
+        if (v.mv_size != 9 || ((uint8_t *)v.mv_data)[8] == DT_DIR)
+            wcache_changed_name(t->store->wc, parent, name, len);
+        t->wrote = true;
+        rc = mdb_err(mdb_cursor_del(cur, 0));
+    }
+    mdb_cursor_close(cur);
+    return rc;
 }
 
 int meta_dir_iterate(struct meta_txn *t, uint64_t dir, uint64_t cookie, meta_dirent_cb cb,

@@ -52,6 +52,8 @@ struct meta_txn {
     struct meta_touched *touched;
     bool wrote;               /* a record was put or deleted */
     struct meta_reply *reply; /* where the request's reply is kept (meta_reply_here) */
+    bool reader;              /* a read-only snapshot (meta_store_read) */
+    uint64_t wc_gen;          /* a reader's walk-cache generation (wcache.h) */
 };
 
 /* Inode flags. */
@@ -149,6 +151,17 @@ int meta_alloc_ino(struct meta_txn *t, uint64_t *ino);
 
 int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint64_t *ino,
                     uint8_t *type);
+
+/* For path walks, through the walk cache (wcache.h). meta_walk_name is
+ * meta_dentry_get for one component. meta_walk_dir reads what a walk needs
+ * of inode ino: from the cache only the fields of struct wcache_dir
+ * (*full false; the rest of out is zero), else the whole record (*full
+ * true), which may be of any type. */
+int meta_walk_name(struct meta_txn *t, uint64_t dir, const char *name, uint64_t *ino,
+                   uint8_t *type);
+int meta_walk_dir(struct meta_txn *t, uint64_t ino, struct meta_inode *out, bool *full);
+/* Walk-cache counters for tests (wcache_counts). */
+void meta_store_wcache_counts(struct meta_store *s, uint64_t *hits, uint64_t *drops);
 /* Add an entry; -EEXIST if the name is taken. */
 int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
                     uint8_t type);

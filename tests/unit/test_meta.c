@@ -19,6 +19,7 @@
 #include "common/log.h"
 #include "meta/fsck.h"
 #include "meta/ops.h"
+#include "meta/wcache.h"
 #include "proto/proto.h"
 
 #include <dirent.h>
@@ -2015,6 +2016,156 @@ static struct meta_fsck_report fsck(struct fx *f, bool repair, char *text, size_
     return r;
 }
 
+/* ---- the walk cache (wcache.h) ---- */
+
+static uint64_t wc_hits(struct fx *f)
+{
+    uint64_t hits, drops;
+    meta_store_wcache_counts(f->s, &hits, &drops);
+    return hits;
+}
+
+/* Walks through directories are answered from the cache, and every change
+ * to what a walk sees of them shows at once: a rename, a replaced entry, an
+ * rmdir and a new directory of the same name, a chmod and a chown of a
+ * directory on the way, and ".." after a directory moved. */
+static void test_walk_cache(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    mk_dir(f, &root_cred, "a", 0755);
+    uint64_t b = mk_dir(f, &root_cred, "a/b", 0755);
+    mk_dir(f, &root_cred, "a/b/c", 0755);
+    uint64_t fi = mk_file(f, &root_cred, "a/b/c/f", 0644);
+    struct proto_attr a;
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, &a), 0);
+    uint64_t h0 = wc_hits(f);
+    for (int i = 0; i < 3; i++) {
+        assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, &a), 0);
+        assert_int_equal(a.ino, fi);
+    }
+    assert_true(wc_hits(f) >= h0 + 3 * 3); /* a, b and c's names or records, each time */
+
+    /* Permission on a directory on the way. */
+    assert_int_equal(op_chmod(f, &root_cred, b, 0700), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), -EACCES);
+    assert_int_equal(op_open(f, &u, "a/b/c/g", O_CREAT | O_WRONLY, 0644, NULL), -EACCES);
+    assert_int_equal(op_chown(f, &root_cred, b, 1000, 1000), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), 0);
+    assert_int_equal(op_chown(f, &root_cred, b, 0, 0), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), -EACCES);
+    assert_int_equal(op_chmod(f, &root_cred, b, 0755), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), 0);
+
+    /* A rename of a directory on the way. */
+    assert_int_equal(op_rename(f, &root_cred, "a/b", "a/b2", 0, NULL), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), -ENOENT);
+    assert_int_equal(op_open(f, &root_cred, "a/b/c/g", O_CREAT | O_WRONLY, 0644, NULL), -ENOENT);
+    assert_int_equal(op_lookup(f, &u, "a/b2/c/f", false, &a), 0);
+    assert_int_equal(a.ino, fi);
+
+    /* A new directory under the old name is a different one. */
+    uint64_t nb = mk_dir(f, &root_cred, "a/b", 0755);
+    assert_int_not_equal(nb, b);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), -ENOENT);
+    mk_dir(f, &root_cred, "a/b/c", 0755);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, NULL), -ENOENT);
+
+    /* A directory renamed over another (the entry replaced). */
+    assert_int_equal(op_rmdir(f, &root_cred, "a/b/c"), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c", false, NULL), -ENOENT);
+    assert_int_equal(op_rename(f, &root_cred, "a/b2", "a/b", 0, NULL), 0);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/f", false, &a), 0);
+    assert_int_equal(a.ino, fi);
+    assert_int_equal(op_lookup(f, &u, "a/b2/c/f", false, NULL), -ENOENT);
+
+    /* ".." follows a directory that moved to another parent. */
+    uint64_t x = mk_dir(f, &root_cred, "x", 0755);
+    assert_int_equal(op_lookup(f, &u, "a/b/c/../..", false, &a), 0);
+    assert_int_equal(a.ino, ino_of(f, "a"));
+    assert_int_equal(op_rename(f, &root_cred, "a/b", "x/b", 0, NULL), 0);
+    assert_int_equal(op_lookup(f, &u, "x/b/c/../..", false, &a), 0);
+    assert_int_equal(a.ino, x);
+    assert_int_equal(op_open(f, &root_cred, "x/b/c/../c/g", O_CREAT | O_WRONLY, 0644, NULL), 0);
+    assert_int_equal(op_lookup(f, &u, "x/b/c/g", false, NULL), 0);
+}
+
+/* The cache after a restart: cold, then warmed by readers (lookups in a
+ * read-only snapshot) as well as by writes. */
+static void test_walk_cache_readers(void **state)
+{
+    struct fx *f = *state;
+    mk_dir(f, &root_cred, "r", 0755);
+    mk_dir(f, &root_cred, "r/s", 0755);
+    uint64_t fi = mk_file(f, &root_cred, "r/s/f", 0644);
+    fx_close(f);
+    assert_int_equal(fx_open(f), 0);
+    assert_int_equal(wc_hits(f), 0);
+    struct proto_attr a;
+    assert_int_equal(op_lookup(f, &root_cred, "r/s/f", false, &a), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "r/s/f", false, &a), 0);
+    assert_int_equal(a.ino, fi);
+    assert_true(wc_hits(f) > 0);
+}
+
+/* The rules that keep readers from adding what a change made false. */
+static void test_wcache_rules(void **state)
+{
+    (void)state;
+    struct wcache *c = wcache_create(64);
+    assert_non_null(c);
+    uint64_t child;
+    struct wcache_dir d = {.ino = 7, .parent = 1, .mode = S_IFDIR | 0755}, got;
+
+    /* A reader's fact counts only while its generation is current. */
+    uint64_t g = wcache_gen(c);
+    wcache_add_name(c, true, g, 1, "a", 1, 7);
+    assert_true(wcache_name(c, 1, "a", 1, &child));
+    assert_int_equal(child, 7);
+
+    /* A change: nothing is used or added until the batch ends. */
+    uint64_t g_before = wcache_gen(c);
+    wcache_changed_name(c, 1, "a", 1);
+    assert_false(wcache_name(c, 1, "a", 1, &child));
+    uint64_t g_busy = wcache_gen(c);
+    wcache_add_dir(c, true, g_busy, &d);
+    wcache_add_dir(c, false, 0, &d);
+    assert_false(wcache_peek_dir(c, 7, &got));
+    wcache_batch_end(c, false);
+    /* The changed fact went; a reader whose snapshot may predate the
+     * commit (generation from before it) adds nothing. */
+    assert_false(wcache_name(c, 1, "a", 1, &child));
+    wcache_add_name(c, true, g_before, 1, "a", 1, 9);
+    wcache_add_name(c, true, g_busy, 1, "a", 1, 9);
+    assert_false(wcache_name(c, 1, "a", 1, &child));
+    /* A reader that began after it does. */
+    g = wcache_gen(c);
+    wcache_add_name(c, true, g, 1, "a", 1, 9);
+    assert_true(wcache_name(c, 1, "a", 1, &child));
+    assert_int_equal(child, 9);
+
+    /* A batch thrown away drops everything; long names are never kept. */
+    wcache_add_dir(c, false, 0, &d);
+    assert_true(wcache_dir(c, 7, &got));
+    assert_int_equal(got.parent, 1);
+    wcache_batch_end(c, true);
+    assert_false(wcache_dir(c, 7, &got));
+    assert_false(wcache_name(c, 1, "a", 1, &child));
+    char longname[WCACHE_NAME_MAX + 2];
+    memset(longname, 'n', sizeof(longname) - 1);
+    longname[sizeof(longname) - 1] = '\0';
+    wcache_add_name(c, false, 0, 1, longname, strlen(longname), 5);
+    assert_false(wcache_name(c, 1, longname, strlen(longname), &child));
+
+    /* More changes than a batch remembers: everything goes at its end. */
+    wcache_add_dir(c, false, 0, &d);
+    for (uint64_t i = 100; i < 200; i++)
+        wcache_changed_dir(c, i);
+    wcache_batch_end(c, false);
+    assert_false(wcache_dir(c, 7, &got));
+    wcache_destroy(c);
+}
+
 static void test_fsck(void **state)
 {
     struct fx *f = *state;
@@ -2110,6 +2261,9 @@ int main(void)
         T(test_persistence),
         T(test_reply_records),
         T(test_fsck),
+        T(test_walk_cache),
+        T(test_walk_cache_readers),
+        T(test_wcache_rules),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -242,7 +242,7 @@ if command -v valgrind >/dev/null 2>&1; then
     # The storage daemon under callgrind, counting its request threads only.
     kill "$(cat "$TMP/cluster/run/stord.pid")"
     for _ in $(seq 100); do kill -0 "$(cat "$TMP/cluster/run/stord.pid")" 2>/dev/null || break; sleep 0.1; done
-    valgrind --tool=callgrind --toggle-collect=conn_main --callgrind-out-file="$TMP/cg-stord" \
+    valgrind --tool=callgrind --toggle-collect=conn_serve --callgrind-out-file="$TMP/cg-stord" \
         "$BUILD/stria-stord" --config "$TMP/cluster/conf/stord.conf" >"$TMP/cg-stord.log" 2>&1 &
     CGS=$!
     for _ in $(seq 300); do

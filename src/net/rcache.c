@@ -5,20 +5,32 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define NBUCKETS 16384
+/* Replies up to this size (a create's, with attributes and layout, is
+ * about 150 bytes) live in their entry: no allocation of their own. */
+#define SMALL_REPLY 224
 
 struct entry {
     uint64_t client, seq;
     bool done;
     int status;
     uint32_t len;
-    uint8_t *data;
+    uint8_t *data;             /* small, or allocated */
     struct entry *hnext;       /* bucket chain */
     struct entry *prev, *next; /* served entries, oldest first */
+    uint8_t small[SMALL_REPLY];
 };
+
+static void entry_free(struct entry *e)
+{
+    if (e->data != e->small)
+        free(e->data);
+    free(e);
+}
 
 struct rcache {
     pthread_mutex_t lock;
@@ -49,8 +61,7 @@ void rcache_destroy(struct rcache *c)
     for (uint32_t i = 0; i < NBUCKETS; i++)
         for (struct entry *e = c->bucket[i], *n; e; e = n) {
             n = e->hnext;
-            free(e->data);
-            free(e);
+            entry_free(e);
         }
     pthread_cond_destroy(&c->served);
     pthread_mutex_destroy(&c->lock);
@@ -77,8 +88,7 @@ static void evict(struct rcache *c)
     *slot(c, e->client, e->seq) = e->hnext;
     c->n--;
     c->bytes -= e->len;
-    free(e->data);
-    free(e);
+    entry_free(e);
 }
 
 int rcache_begin(struct rcache *c, uint64_t client, uint64_t seq, int *status, void *payload,
@@ -98,8 +108,9 @@ int rcache_begin(struct rcache *c, uint64_t client, uint64_t seq, int *status, v
         pthread_mutex_unlock(&c->lock);
         return RCACHE_DONE;
     }
-    e = calloc(1, sizeof(*e));
+    e = malloc(sizeof(*e));
     if (e) { /* without memory the request is served uncached */
+        memset(e, 0, offsetof(struct entry, small));
         e->client = client;
         e->seq = seq;
         *p = e;
@@ -114,7 +125,7 @@ void rcache_end(struct rcache *c, uint64_t client, uint64_t seq, int status, con
     pthread_mutex_lock(&c->lock);
     struct entry **p = slot(c, client, seq), *e = *p;
     if (e && !e->done) {
-        uint8_t *d = len ? malloc(len) : NULL;
+        uint8_t *d = len <= SMALL_REPLY ? e->small : malloc(len);
         if (len && !d) {
             *p = e->hnext; /* cannot keep it: forget it */
             free(e);

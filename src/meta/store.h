@@ -7,7 +7,9 @@
  * concurrent requests into one LMDB transaction (group commit): the first
  * waiting thread becomes the leader, runs the queued requests in the
  * batch's transaction (flat ones together, any other alone: see
- * meta_store_write_flat), and commits the batch once. The environment is
+ * meta_store_write_flat), and commits the batch once. A leader whose last
+ * batch held more than one write first yields the CPU once, so that
+ * threads about to queue theirs join this commit. The environment is
  * opened MDB_NOSYNC: a commit reaches the kernel, so it survives the
  * daemon's death at any moment; meta_store_sync() (and a periodic
  * flusher) make it survive power loss.

@@ -98,6 +98,23 @@ kill_restart() {
     "$HERE/testbed.sh" start "$TB" "$1" "$2"
 }
 
+# settled WHAT: wait (30 s at most) until the MDT places a file over all
+# three OSTs again. A restarted mgmtd knows every target as offline until
+# it heartbeats; a step that kills it again before then tests a cluster
+# that had not recovered from the step before, not the step's own fault.
+settled() {
+    local stripes
+    for _ in $(seq 1 150); do
+        if S1 setstripe -c -1 /.settle-probe >/dev/null 2>&1; then
+            stripes=$(S1 getstripe /.settle-probe | grep -cE '^[[:space:]]+[0-9]+[[:space:]]+[0-9]+' || true)
+            S1 rm /.settle-probe >/dev/null 2>&1 || true
+            [ "$stripes" = 3 ] && return 0
+        fi
+        sleep 0.2
+    done
+    fail "the cluster did not settle $1"
+}
+
 n=0
 for victim in "stor3 stord" "meta metad" "meta mgmtd"; do
     n=$((n + 1))
@@ -111,6 +128,7 @@ for victim in "stor3 stord" "meta metad" "meta mgmtd"; do
     wait "$writer" || { cat "$T/dd.err"; fail "the checkpoint write failed across a restart of $2"; }
     echo "   48 MiB written and fsynced $(since "$t0") s after it began"
     cmp "$T/shard1" "$M2/ckpt/k$n" || fail "the shard written across a restart of $2 reads back otherwise"
+    settled "after a restart of $2"
 
     step "5.$n. $2 on $1 SIGKILLed during a metadata storm, restarted 1 s later"
     mkdir "$M1/storm$n"
@@ -132,6 +150,7 @@ for victim in "stor3 stord" "meta metad" "meta mgmtd"; do
     for i in $(grep "^ok" "$T/storm.log" | cut -d' ' -f2); do
         [ -e "$M2/storm$n/f$i" ] || fail "acknowledged create f$i is missing after a restart of $2"
     done
+    settled "after a restart of $2"
 done
 cmp "$T/shard" "$M2/ckpt/shard0" || fail "the first shard changed"
 echo "PASS: testbed scenario"

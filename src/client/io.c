@@ -70,6 +70,19 @@ static void scratch_init(void)
     pthread_key_create(&scratch_key, scratch_free);
 }
 
+/* Make *p an array of at least want elements of size elem (*have now). */
+static int grow(void **p, size_t *have, size_t want, size_t elem)
+{
+    if (want <= *have)
+        return 0;
+    void *n = realloc(*p, want * elem);
+    if (!n)
+        return -ENOMEM;
+    *p = n;
+    *have = want;
+    return 0;
+}
+
 /* Room for npieces pieces and nlanes zeroed lanes, or NULL. */
 static struct io_scratch *scratch_get(size_t npieces, size_t nlanes)
 {
@@ -81,20 +94,9 @@ static struct io_scratch *scratch_get(size_t npieces, size_t nlanes)
             return NULL;
         }
     }
-    if (npieces > s->npieces) {
-        struct piece *p = realloc(s->pieces, npieces * sizeof(*p));
-        if (!p)
-            return NULL;
-        s->pieces = p;
-        s->npieces = npieces;
-    }
-    if (nlanes > s->nlanes) {
-        struct lane *l = realloc(s->lanes, nlanes * sizeof(*l));
-        if (!l)
-            return NULL;
-        s->lanes = l;
-        s->nlanes = nlanes;
-    }
+    if (grow((void **)&s->pieces, &s->npieces, npieces, sizeof(*s->pieces)) ||
+        grow((void **)&s->lanes, &s->nlanes, nlanes, sizeof(*s->lanes)))
+        return NULL;
     memset(s->lanes, 0, nlanes * sizeof(*s->lanes));
     return s;
 }

@@ -753,17 +753,23 @@ static void wc_dir_put(struct meta_txn *t, const struct meta_inode *in)
     wcache_changed_dir(wc, in->ino);
 }
 
+/* The record a summary stands for, zero but for what it holds. */
+static void dir_unsum(const struct wcache_dir *d, struct meta_inode *in)
+{
+    meta_inode_clear(in);
+    in->ino = d->ino;
+    in->parent = d->parent;
+    in->dstripe = d->dstripe;
+    in->mode = d->mode;
+    in->uid = d->uid;
+    in->gid = d->gid;
+}
+
 int meta_walk_dir(struct meta_txn *t, uint64_t ino, struct meta_inode *out, bool *full)
 {
     struct wcache_dir d;
     if (wcache_dir(t->store->wc, ino, &d)) {
-        meta_inode_clear(out);
-        out->ino = d.ino;
-        out->parent = d.parent;
-        out->dstripe = d.dstripe;
-        out->mode = d.mode;
-        out->uid = d.uid;
-        out->gid = d.gid;
+        dir_unsum(&d, out);
         *full = false;
         return 0;
     }
@@ -907,6 +913,13 @@ int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint6
     return 0;
 }
 
+/* Does an entry's value name a directory (or is it one nobody can read,
+ * which a walk-cache fact may still stand for)? */
+static bool names_dir(const MDB_val *v)
+{
+    return v->mv_size != 9 || ((const uint8_t *)v->mv_data)[8] == DT_DIR;
+}
+
 int meta_walk_name(struct meta_txn *t, uint64_t dir, const char *name, uint64_t *ino, uint8_t *type)
 {
     struct wcache *wc = t->store->wc;
@@ -932,15 +945,22 @@ static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uin
     vb[8] = type;
     note(t, parent);
     size_t klen = dentry_key(kb, parent, name, len);
-    if (!(flags & MDB_NOOVERWRITE)) {
-        /* Replacing an entry that names a directory changes a fact of the
-         * walk cache; adding one never does. */
-        MDB_val k = {klen, kb}, v;
-        if (mdb_get(t->txn, t->store->dentries, &k, &v) == 0 &&
-            (v.mv_size != 9 || ((uint8_t *)v.mv_data)[8] == DT_DIR))
-            wcache_changed_name(t->store->wc, parent, name, len);
-    }
-    return put_rec_old(t, t->store->dentries, kb, klen, vb, 9, flags, old);
+    if (flags & MDB_NOOVERWRITE) /* adding a name never changes a walk-cache fact */
+        return put_rec_old(t, t->store->dentries, kb, klen, vb, 9, flags, old);
+    /* Replacing one: through a cursor, to see what it named in the same
+     * search. */
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->dentries, &cur));
+    if (rc)
+        return rc;
+    MDB_val k = {klen, kb}, v, nv = {9, vb};
+    int found = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    if (found == 0 && names_dir(&v))
+        wcache_changed_name(t->store->wc, parent, name, len);
+    t->wrote = true;
+    rc = mdb_err(mdb_cursor_put(cur, &k, &nv, found == 0 ? MDB_CURRENT : 0));
+    mdb_cursor_close(cur);
+    return rc;
 }
 
 int meta_dentry_add(struct meta_txn *t, uint64_t parent, const char *name, uint64_t ino,
@@ -984,7 +1004,7 @@ int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
         return rc;
     MDB_val k = {dentry_key(kb, parent, name, len), kb}, v;
     if ((rc = mdb_err(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY))) == 0) {
-        if (v.mv_size != 9 || ((uint8_t *)v.mv_data)[8] == DT_DIR)
+        if (names_dir(&v))
             wcache_changed_name(t->store->wc, parent, name, len);
         t->wrote = true;
         rc = mdb_err(mdb_cursor_del(cur, 0));

@@ -867,6 +867,9 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
     int i = note(t, ino);
     if (i >= 0)
         t->touched->has_attr[i] = false;
+    /* Only a cached directory's deletion is reported: a reader may still
+     * add an uncached one's summary from an older snapshot, but a deleted
+     * directory was empty, so a walk through it ends in ENOENT. */
     struct wcache_dir was;
     if (wcache_peek_dir(t->store->wc, ino, &was))
         wcache_changed_dir(t->store->wc, ino);

@@ -957,7 +957,7 @@ static int dentry_put(struct meta_txn *t, uint64_t parent, const char *name, uin
     if (rc)
         return rc;
     MDB_val k = {klen, kb}, v, nv = {9, vb};
-    int found = mdb_cursor_get(cur, &k, &v, MDB_SET_KEY);
+    int found = mdb_cursor_get(cur, &k, &v, MDB_SET);
     if (found == 0 && names_dir(&v))
         wcache_changed_name(t->store->wc, parent, name, len);
     t->wrote = true;
@@ -1006,7 +1006,7 @@ int meta_dentry_del(struct meta_txn *t, uint64_t parent, const char *name)
     if (rc)
         return rc;
     MDB_val k = {dentry_key(kb, parent, name, len), kb}, v;
-    if ((rc = mdb_err(mdb_cursor_get(cur, &k, &v, MDB_SET_KEY))) == 0) {
+    if ((rc = mdb_err(mdb_cursor_get(cur, &k, &v, MDB_SET))) == 0) {
         if (names_dir(&v))
             wcache_changed_name(t->store->wc, parent, name, len);
         t->wrote = true;
@@ -1332,7 +1332,10 @@ int meta_reply_here(struct meta_txn *t)
     if ((rc = mdb_err(mdb_cursor_open(t->txn, t->store->replies, &cur))))
         return rc;
     MDB_val key = {sizeof(k), k}, old, val = {e.len, buf};
-    int found = mdb_cursor_get(cur, &key, &old, MDB_SET_KEY);
+    /* MDB_SET, not MDB_SET_KEY: that points key into the page, and a put
+     * of another size re-adds the record with a key copied from a page it
+     * has just rearranged. */
+    int found = mdb_cursor_get(cur, &key, &old, MDB_SET);
     struct reply_head oh;
     /* A change its client gave up on (EIO, an interrupt) can be made after
      * the next change in its slot: the newer record stays. */

@@ -1940,6 +1940,67 @@ static int kept(struct fx *f, uint16_t tag, uint64_t seq, struct proto_mkdir_rep
     return rc;
 }
 
+static int enc_rmdir(struct proto_enc *e, const void *r)
+{
+    return proto_enc_rmdir_rep(e, r);
+}
+
+/* Records of several slots replaced in one transaction, each by one of
+ * another size: the first replacement copies the page, the next ones
+ * resize records in a page the transaction already changed. LMDB re-adds a
+ * resized record with the key it is given, which must never point into
+ * that page (ASan saw the copy overlap, and a key moved under it can land
+ * the record under its neighbour's). */
+struct resize_arg {
+    struct proto_rmdir_rep rep;
+};
+
+static int resize_txn(struct meta_txn *t, void *arg)
+{
+    struct resize_arg *a = arg;
+    for (uint16_t tag = 1; tag <= 40; tag += 3) {
+        struct meta_reply k = {.client = 77,
+                               .seq = 2000 + tag,
+                               .tag = tag,
+                               .op = PROTO_OP_RMDIR,
+                               .encode = enc_rmdir,
+                               .rep = &a->rep};
+        t->reply = &k;
+        int rc = meta_reply_here(t);
+        t->reply = NULL;
+        if (rc)
+            return rc;
+    }
+    return 0;
+}
+
+static void test_reply_record_resized(void **state)
+{
+    struct fx *f = *state;
+    struct proto_mkdir_rep r[40], k;
+    char name[16];
+    for (uint16_t tag = 1; tag <= 40; tag++) {
+        snprintf(name, sizeof(name), "d%u", tag);
+        assert_int_equal(kept_mkdir(f, name, tag, 1000 + tag, &r[tag - 1]), 0);
+    }
+    struct resize_arg ra;
+    memset(&ra, 0, sizeof(ra));
+    assert_int_equal(meta_store_write(f->s, resize_txn, &ra), 0);
+    for (uint16_t tag = 1; tag <= 40; tag++) {
+        if (tag % 3 == 1) {
+            uint8_t buf[256];
+            uint32_t len = 0;
+            int status = 1;
+            assert_int_equal(
+                meta_reply_get(f->s, 77, tag, 2000 + tag, &status, buf, sizeof(buf), &len), 1);
+            assert_int_equal(status, 0);
+        } else {
+            assert_int_equal(kept(f, tag, 1000 + tag, &k), 1);
+            assert_int_equal(k.attr.ino, r[tag - 1].attr.ino);
+        }
+    }
+}
+
 static void test_reply_records(void **state)
 {
     struct fx *f = *state;
@@ -2260,6 +2321,7 @@ int main(void)
         T(test_flat_batches),
         T(test_persistence),
         T(test_reply_records),
+        T(test_reply_record_resized),
         T(test_fsck),
         T(test_walk_cache),
         T(test_walk_cache_readers),

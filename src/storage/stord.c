@@ -46,6 +46,7 @@ struct stord_conf {
     struct daemon_conf d;
     struct cfg_list ost;
     uint64_t direct_io_min;
+    uint64_t writeback_min;
 };
 
 static const struct cfg_option stord_options[] = {
@@ -54,11 +55,17 @@ static const struct cfg_option stord_options[] = {
     {"ost", CFG_LIST, 0, 0, NULL, true,
      "an object storage target to serve, as INDEX:DIRECTORY; repeat for each OST",
      offsetof(struct stord_conf, ost)},
-    {"direct_io_min", CFG_SIZE, 0, 64 << 20, "512K", false,
+    {"direct_io_min", CFG_SIZE, 0, 64 << 20, "0", false,
      "a write of at least this many bytes, 4 KiB-aligned, that arrives while another write to "
      "its OST is in progress goes around the page cache (O_DIRECT; 0: never): a checkpoint "
-     "burst then reaches the disks without a copy into memory",
+     "burst then reaches the disks without a copy into memory (measure first: on a disk that "
+     "writes back as fast, writeback_min alone is faster)",
      offsetof(struct stord_conf, direct_io_min)},
+    {"writeback_min", CFG_SIZE, 0, 64 << 20, "512K", false,
+     "a buffered write of at least this many bytes starts on its way to the disk as soon as it "
+     "is in the page cache (sync_file_range; 0: the kernel decides when): a stream's final "
+     "fsync then finds its data already written",
+     offsetof(struct stord_conf, writeback_min)},
 };
 
 static const struct cfg_table stord_table = {"stria-stord",
@@ -74,6 +81,7 @@ struct ost {
     _Atomic int writing;      /* writes in progress */
     _Atomic bool no_direct;   /* its file system refused O_DIRECT */
     _Atomic bool direct_seen; /* a write went around the page cache (logged once) */
+    _Atomic bool early_seen;  /* a write started its writeback at once (logged once) */
 };
 
 #define OBJ_LOCKS 256
@@ -85,6 +93,7 @@ struct stord {
      * punch holds its lock exclusively, a read or scrub shared. */
     pthread_rwlock_t locks[OBJ_LOCKS];
     uint64_t direct_io_min; /* 0: never O_DIRECT */
+    uint64_t writeback_min; /* 0: never start writeback early */
 };
 
 static pthread_rwlock_t *obj_lock(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp,
@@ -265,7 +274,8 @@ struct write_arg {
     uint32_t len;
     struct ost *o;
     const char *name;
-    bool direct; /* around the page cache (direct_io_min) */
+    bool direct;    /* around the page cache (direct_io_min) */
+    bool writeback; /* start its writeback at once (writeback_min) */
 };
 
 static int write_fn(struct sums_obj *so, void *arg)
@@ -292,7 +302,18 @@ static int write_fn(struct sums_obj *so, void *arg)
                      a->o->index);
         }
     }
-    return util_pwrite_full(so->fd, a->data, a->len, a->q->offset);
+    if ((rc = util_pwrite_full(so->fd, a->data, a->len, a->q->offset)))
+        return rc;
+    /* Hand the range to the disk now rather than when the kernel's dirty
+     * limits say so: the disk works while the next pieces cross the
+     * network, and the fsync at the end of a stream has little left to
+     * write. Only a start: durability is still the fsync's (OSYNC). */
+    if (a->writeback &&
+        sync_file_range(so->fd, (off_t)a->q->offset, a->len, SYNC_FILE_RANGE_WRITE) == 0 &&
+        !atomic_exchange(&a->o->early_seen, true))
+        log_info("OST%04x: large writes start their writeback at once (writeback_min)",
+                 a->o->index);
+    return 0;
 }
 
 static int h_write(void *p, struct net_req *req, struct net_rep *rep)
@@ -315,10 +336,11 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
      * page cache when it is large and aligned; a lone stream keeps it,
      * since its writes then return before the disk has them. */
     int others = atomic_fetch_add(&o->writing, 1);
-    struct write_arg a = {&q, req->bulk, req->bulk_len, o, name, false};
+    struct write_arg a = {&q, req->bulk, req->bulk_len, o, name, false, false};
     a.direct = s->direct_io_min && others > 0 && !atomic_load(&o->no_direct) &&
                req->bulk_len >= s->direct_io_min && q.offset % 4096 == 0 &&
                req->bulk_len % 4096 == 0 && (uintptr_t)req->bulk % 4096 == 0;
+    a.writeback = s->writeback_min && req->bulk_len >= s->writeback_min;
     if ((rc = change_object(o, name, lk, SUMS_WRITE, write_fn, &a)))
         log_warn("write failed ost=%u object=%s offset=%" PRIu64 ": %s", o->index, name, q.offset,
                  log_err(rc));
@@ -694,6 +716,7 @@ int main(int argc, char **argv)
         return 2;
     }
     s->direct_io_min = conf.direct_io_min;
+    s->writeback_min = conf.writeback_min;
     for (int i = 0; i < OBJ_LOCKS; i++)
         pthread_rwlock_init(&s->locks[i], NULL);
     for (int i = 0; i < conf.ost.count; i++) {

@@ -1,14 +1,29 @@
 #!/usr/bin/env bash
-# Concurrent writers, as in a checkpoint burst: 4 threads of bench_data
-# each write a quarter of a file striped over 4 OSTs in 1 MiB calls, so the
-# OSTs see writes meet and send them around the page cache (O_DIRECT, see
-# direct_io_min); then the file is read back with the cache dropped and
-# every block checked. Also 8 writers of a shard each.
+# Large writes on the OSTs, both ways they can go:
+#  - buffered, with their writeback started at once (writeback_min, the
+#    default): one stream of 1 MiB calls, read back with the cache dropped;
+#  - around the page cache (O_DIRECT) when writes meet on an OST
+#    (direct_io_min, set to 512K here): 4 threads of bench_data each write
+#    a quarter of a file striped over 4 OSTs in 1 MiB calls, then 8 writers
+#    of a shard each.
+# Every block is checked on reading, and fsync finds the files whole.
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 
 step "a cluster of 4 OSTs"
 cluster_up --osts 4 --no-mount
+step "one stream of 1 MiB calls: buffered, its writeback started at once"
+"$BUILD/bench/bench_data" --stria "$CONF" seq --size 64M --block 1M --threads 1 ||
+    fail "a lone stream did not read back as written"
+grep -q "start their writeback at once" "$DIR/log/stord.log" ||
+    fail "no write started its writeback early: writeback_min was not tested"
+
+step "direct_io_min = 512K: the storage daemon restarted with it"
+pid=$(daemon_pid stord)
+kill "$pid"
+wait_for 10 bash -c "! kill -0 $pid" || fail "stria-stord did not stop"
+echo "direct_io_min = 512K" >>"$DIR/conf/stord.conf"
+"$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up did not restart stria-stord"
 step "4 threads write 256 MiB of one file in 1 MiB calls; read back and checked"
 "$BUILD/bench/bench_data" --stria "$CONF" seq --size 256M --block 1M --threads 4 ||
     fail "concurrent writes did not read back as written"

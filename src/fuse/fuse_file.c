@@ -10,12 +10,16 @@
  */
 #include "fuse_int.h"
 
+#include "../common/log.h"
+
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/falloc.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #define READ_BUF (1u << 20)
 
@@ -124,7 +128,6 @@ static char *thread_read_buf(void)
 static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
-    (void)ino;
     char *read_buf = thread_read_buf();
     if (!read_buf) {
         fuse_reply_err(req, ENOMEM);
@@ -133,6 +136,13 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     if (size > READ_BUF)
         size = READ_BUF;
     sf_cred(req);
+    /* What this mount acknowledged must read back, also through another
+     * handle and after the page cache let go of it. */
+    int rc = SF_INTR(req, tab_wb_wait(ino, NULL));
+    if (rc) {
+        sf_reply_err(req, rc);
+        return;
+    }
     /* The kernel knows this mount's size exactly (its own writes and what
      * we told it) and asks only below it; a short reply would tell it the
      * file ended. So read the whole range, holes as zeros. */
@@ -143,12 +153,36 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         fuse_reply_buf(req, read_buf, (size_t)n);
 }
 
+/* Write-behind (-o write_behind, the default): a buffered write is
+ * acknowledged at once and then sent from this same thread, while the
+ * kernel passes the caller's next write to another; so one writer keeps
+ * several writes on their way, as the libstria calls keep several pieces.
+ * The data is libfuse's copy, ours until we return. A failure is reported
+ * by the handle's next write, flush (close) or fsync, as a local file
+ * system reports write-back failures; reads, truncates and closes of the
+ * file wait for what is on its way (fuse_tab.c). O_DIRECT and O_SYNC
+ * writes are never behind. */
 static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi)
 {
-    (void)ino;
+    stria_file_t *f = fh(fi);
     sf_cred(req);
-    ssize_t n = SF_INTR(req, stria_pwrite(fh(fi), buf, size, off));
+    bool behind = sf.write_behind && !(fi->flags & (O_DIRECT | O_SYNC | O_DSYNC));
+    int slot;
+    int rc = SF_INTR(req, tab_wb_begin(ino, f, (uint64_t)off, size, behind, &slot));
+    if (rc) {
+        sf_reply_err(req, rc);
+        return;
+    }
+    if (slot >= 0) {
+        fuse_reply_write(req, size);
+        if (sf.wb_test_delay_ms)
+            usleep(sf.wb_test_delay_ms * 1000);
+        ssize_t n = stria_pwrite(f, buf, size, off);
+        tab_wb_end(slot, n < 0 ? (int)n : 0);
+        return;
+    }
+    ssize_t n = SF_INTR(req, stria_pwrite(f, buf, size, off));
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
@@ -158,16 +192,24 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
 /* Every close(2): report the size, so the next opener anywhere sees it. */
 static void sf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
-    (void)ino;
     sf_cred(req);
-    sf_reply_err(req, SF_INTR(req, cl_file_flush(fh(fi))));
+    int rc = SF_INTR(req, tab_wb_wait(ino, fh(fi)));
+    sf_reply_err(req, rc ? rc : SF_INTR(req, cl_file_flush(fh(fi))));
 }
 
 static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     stria_file_t *f = fh(fi);
+    /* Nothing may still be writing through f (no caller to interrupt this
+     * wait); a failure not reported by now has no one left to hear it but
+     * the log. */
+    int rc = tab_wb_wait(ino, f);
+    if (rc)
+        log_warn("inode %" PRIu64 ": a write acknowledged earlier failed and no flush or fsync "
+                 "reported it: %s",
+                 (uint64_t)ino, log_err(rc));
     struct cl_removed *rm = tab_close(ino, f);
-    int rc = stria_close(f);
+    rc = stria_close(f);
     if (rm) {
         cl_destroy(sf.fs, rm); /* unlinked while open: the data goes now */
         free(rm);
@@ -178,7 +220,9 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 /* fsync is of the file: what other handles here wrote counts too. */
 static int fsync_file(fuse_ino_t ino, stria_file_t *f)
 {
-    int rc = sf_report_local(ino);
+    int rc = tab_wb_wait(ino, f);
+    if (!rc)
+        rc = sf_report_local(ino);
     return rc ? rc : stria_fsync(f);
 }
 
@@ -192,7 +236,6 @@ static void sf_fsync(fuse_req_t req, fuse_ino_t ino, int datasync, struct fuse_f
 static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, off_t len,
                          struct fuse_file_info *fi)
 {
-    (void)ino;
     stria_file_t *f = fh(fi);
     int rc;
     if (off < 0 || len <= 0) {
@@ -200,6 +243,10 @@ static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
         return;
     }
     sf_cred(req);
+    if ((rc = SF_INTR(req, tab_wb_wait(ino, NULL)))) {
+        sf_reply_err(req, rc);
+        return;
+    }
     uint64_t end = (uint64_t)off + (uint64_t)len;
     switch (mode) {
     case 0:

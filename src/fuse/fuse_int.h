@@ -24,7 +24,9 @@ struct sfuse {
     struct fuse_session *se;
     double attr_timeout, entry_timeout;
     bool writeback;
-    bool kernel_checks; /* mounted with default_permissions */
+    bool write_behind;         /* acknowledge buffered writes before they land */
+    unsigned wb_test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold them back (tests) */
+    bool kernel_checks;        /* mounted with default_permissions */
     char conf[4096];
 };
 extern struct sfuse sf;
@@ -92,6 +94,21 @@ bool tab_orphan_layout(uint64_t ino, struct layout *l);
 /* Call fn on every open handle of ino, under the table lock: fn must not
  * block (no RPCs). */
 void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
+
+/* Write-behind: a write may be acknowledged to the kernel before it is
+ * sent, and is then tracked here until it lands. tab_wb_begin waits until
+ * no tracked write of ino overlaps [off, off + len) and, if behind and
+ * there is room, tracks this one (*slot >= 0: reply first, then write,
+ * then tab_wb_end); *slot -1: write, then reply. It returns, instead, an
+ * earlier write-behind failure of handle f not yet reported. tab_wb_end
+ * ends a tracked write with its result, which f's next write, flush or
+ * fsync reports. tab_wb_wait waits until no write of ino is tracked
+ * (-EINTR if the caller is interrupted), then returns and clears f's
+ * unreported failure (none asked for when f is NULL). Tracked writes count
+ * in tab_local_size. */
+int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool behind, int *slot);
+void tab_wb_end(int slot, int rc);
+int tab_wb_wait(uint64_t ino, stria_file_t *f);
 
 /* ---- operation groups ---- */
 void sf_ops_ns(struct fuse_lowlevel_ops *ops);

@@ -114,10 +114,13 @@ void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
 int sf_report_local(uint64_t ino)
 {
     bool open;
+    int rc = tab_wb_wait(ino, NULL); /* a size must not come before its data */
+    if (rc)
+        return rc;
     uint64_t end = tab_local_size(ino, &open);
     if (!end)
         return 0;
-    int rc = cl_setsize(sf.fs, ino, end, (int64_t)util_now_real_ns(), NULL, NULL);
+    rc = cl_setsize(sf.fs, ino, end, (int64_t)util_now_real_ns(), NULL, NULL);
     return rc == -ENOENT ? 0 : rc; /* unlinked: nobody can see its size */
 }
 
@@ -204,6 +207,7 @@ struct sf_opts {
     char *conf;
     double attr_timeout, entry_timeout;
     int writeback;
+    int write_behind;
     int mdcache;
     int wb;
     double timeout;
@@ -219,6 +223,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("attr_timeout=%lf", attr_timeout),
     SF_OPT("entry_timeout=%lf", entry_timeout),
     SF_OPT("writeback_cache=%d", writeback),
+    SF_OPT("write_behind=%d", write_behind),
     SF_OPT("mdcache=%d", mdcache),
     SF_OPT("wb_unlink=%d", wb),
     SF_OPT("timeout=%lf", timeout),
@@ -239,6 +244,9 @@ static void usage(const char *prog)
            "  writeback_cache=0|1 let the kernel gather writes (default 0): faster writes,\n"
            "                      but the kernel then keeps its own file sizes, and size\n"
            "                      changes made through other mounts go unseen\n"
+           "  write_behind=0|1    acknowledge a buffered write before it reaches the OSTs\n"
+           "                      and send it meanwhile (default 1): a failure is then\n"
+           "                      reported by the next write, close or fsync of the file\n"
            "  mdcache=0|1         answer lookups and stats from names and attributes\n"
            "                      the MDT leased to this mount (default 1); a change\n"
            "                      anywhere revokes the lease before it is acknowledged\n"
@@ -261,8 +269,12 @@ static void usage(const char *prog)
 int main(int argc, char **argv)
 {
     struct fuse_args args = FUSE_ARGS_INIT(argc, argv);
-    struct sf_opts o = {
-        .attr_timeout = 1.0, .entry_timeout = 1.0, .writeback = 0, .mdcache = 1, .wb = 1};
+    struct sf_opts o = {.attr_timeout = 1.0,
+                        .entry_timeout = 1.0,
+                        .writeback = 0,
+                        .write_behind = 1,
+                        .mdcache = 1,
+                        .wb = 1};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -305,6 +317,9 @@ int main(int argc, char **argv)
     sf.attr_timeout = o.attr_timeout;
     sf.entry_timeout = o.entry_timeout;
     sf.writeback = o.writeback != 0;
+    sf.write_behind = o.write_behind != 0;
+    const char *delay = getenv("STRIA_TEST_WRITE_DELAY_MS");
+    sf.wb_test_delay_ms = delay ? (unsigned)strtoul(delay, NULL, 10) : 0;
     /* With default_permissions the kernel checks like a local file system
      * before asking us (e.g. a touch by a writer who is not the owner). */
     for (int i = 1; i < argc; i++)

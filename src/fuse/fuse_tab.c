@@ -7,15 +7,19 @@
  */
 #include "fuse_int.h"
 
+#include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define TAB_BUCKETS (1u << 16)
 #define TAB_MAX     (1u << 20)
 
 struct handle {
     stria_file_t *f;
+    int err; /* a write-behind failure not yet reported to the caller */
     struct handle *next;
 };
 
@@ -33,6 +37,19 @@ struct ent {
 static pthread_mutex_t tab_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct ent *buckets[TAB_BUCKETS];
 static uint32_t count;
+
+/* Writes already acknowledged to the kernel and still on their way to the
+ * OSTs (write-behind), few enough to scan: WB_SLOTS in all, WB_PER_INODE
+ * per file. Under tab_lock; wb_cond is signalled whenever one ends. */
+#define WB_SLOTS     8
+#define WB_PER_INODE 4
+static struct wb_slot {
+    bool used;
+    uint64_t ino, off, end;
+    stria_file_t *f;
+} wb[WB_SLOTS];
+static _Atomic int wb_used; /* read without the lock as a fast path */
+static pthread_cond_t wb_cond = PTHREAD_COND_INITIALIZER;
 
 void tab_init(void)
 {
@@ -116,6 +133,7 @@ void tab_open(uint64_t ino, stria_file_t *f)
     struct ent *e = find(ino, true);
     if (e && h) {
         h->f = f;
+        h->err = 0;
         h->next = e->open;
         e->open = h;
         h = NULL;
@@ -159,6 +177,10 @@ uint64_t tab_local_size(uint64_t ino, bool *open)
         size = s > size ? s : size;
         *open = true;
     }
+    /* The kernel already counts writes it has had replies for. */
+    for (int i = 0; e && i < WB_SLOTS; i++)
+        if (wb[i].used && wb[i].ino == ino && wb[i].end > size)
+            size = wb[i].end;
     pthread_mutex_unlock(&tab_lock);
     return size;
 }
@@ -227,4 +249,99 @@ void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg)
     for (struct handle *h = e ? e->open : NULL; h; h = h->next)
         fn(h->f, arg);
     pthread_mutex_unlock(&tab_lock);
+}
+
+/* ---- write-behind ---- */
+
+static struct handle *handle_of(uint64_t ino, stria_file_t *f)
+{
+    struct ent *e = find(ino, false);
+    for (struct handle *h = e ? e->open : NULL; h; h = h->next)
+        if (h->f == f)
+            return h;
+    return NULL;
+}
+
+static bool wb_overlaps(uint64_t ino, uint64_t off, uint64_t end, int *same_ino)
+{
+    bool hit = false;
+    *same_ino = 0;
+    for (int i = 0; i < WB_SLOTS; i++) {
+        if (!wb[i].used || wb[i].ino != ino)
+            continue;
+        (*same_ino)++;
+        if (wb[i].off < end && off < wb[i].end)
+            hit = true;
+    }
+    return hit;
+}
+
+int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool behind, int *slot)
+{
+    *slot = -1;
+    pthread_mutex_lock(&tab_lock);
+    struct handle *h = handle_of(ino, f);
+    int rc = h ? h->err : 0;
+    if (h)
+        h->err = 0;
+    int mine = 0;
+    /* A write the kernel has been told is done must land before any later
+     * write over the same bytes. */
+    while (!rc && wb_overlaps(ino, off, off + len, &mine))
+        pthread_cond_wait(&wb_cond, &tab_lock);
+    if (!rc && behind && h && mine < WB_PER_INODE && atomic_load(&wb_used) < WB_SLOTS) {
+        for (int i = 0; i < WB_SLOTS; i++) {
+            if (!wb[i].used) {
+                wb[i] = (struct wb_slot){true, ino, off, off + len, f};
+                atomic_fetch_add(&wb_used, 1);
+                *slot = i;
+                break;
+            }
+        }
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return rc;
+}
+
+void tab_wb_end(int slot, int rc)
+{
+    pthread_mutex_lock(&tab_lock);
+    struct wb_slot *w = &wb[slot];
+    struct handle *h = rc ? handle_of(w->ino, w->f) : NULL;
+    if (h && !h->err)
+        h->err = rc;
+    w->used = false;
+    atomic_fetch_sub(&wb_used, 1);
+    pthread_cond_broadcast(&wb_cond);
+    pthread_mutex_unlock(&tab_lock);
+}
+
+int tab_wb_wait(uint64_t ino, stria_file_t *f)
+{
+    if (atomic_load(&wb_used) == 0 && !f)
+        return 0;
+    int rc = 0, mine;
+    pthread_mutex_lock(&tab_lock);
+    while (wb_overlaps(ino, 0, UINT64_MAX, &mine) && mine) {
+        if (cl_cancelled()) {
+            rc = -EINTR;
+            break;
+        }
+        /* In slices, so that an interrupted caller stops waiting. */
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 100000000;
+        if (ts.tv_nsec >= 1000000000) {
+            ts.tv_sec++;
+            ts.tv_nsec -= 1000000000;
+        }
+        pthread_cond_timedwait(&wb_cond, &tab_lock, &ts);
+    }
+    struct handle *h = !rc && f ? handle_of(ino, f) : NULL;
+    if (h) {
+        rc = h->err;
+        h->err = 0;
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return rc;
 }

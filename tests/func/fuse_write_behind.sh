@@ -1,0 +1,49 @@
+#!/usr/bin/env bash
+# Write-behind through the mount (stria-fuse -o write_behind, the default):
+# a buffered write is acknowledged before it reaches the OSTs. The mount
+# here holds every such write back 3 s (STRIA_TEST_WRITE_DELAY_MS), and
+# tests/func/write_behind.c checks, while the data is still on its way,
+# that a read through a fresh handle of the mount (page cache dropped) and
+# a stat see it, that a truncate cannot be overtaken by it, and that
+# overlapping writes land in order. (Each check fails with its wait taken
+# out of stria-fuse: tried by hand.)
+# A second mount (no delay, timeout 1 s) writes while the only OST is
+# frozen: the failure of the acknowledged write is reported by close(2).
+set -euo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+if ! fuse_usable; then
+    echo "SKIPPED: $FUSE_WHY"
+    exit 77
+fi
+FROZEN=""
+trap 'rc=$?; set +e; [ -n "$FROZEN" ] && kill -CONT "$FROZEN"; (exit $rc); teardown' EXIT
+t() { timeout -k 5 60 "$@"; }
+S() { "$STRIA" --conf "$CONF" "$@"; }
+
+step "a cluster of one OST; a mount whose writes land 3 s after their reply"
+cluster_up --osts 1 --no-mount
+export STRIA_TEST_WRITE_DELAY_MS=3000
+mount_stria "$T/m"
+unset STRIA_TEST_WRITE_DELAY_MS
+M="$T/m"
+head -c 1048576 /dev/urandom >"$T/src"
+
+step "write_behind: read, stat, truncate and overwrite while writes are on their way"
+t "$BUILD/tests/write_behind" "$M" "$CONF" || fail "write_behind"
+
+step "the OST frozen: an acknowledged write's failure is reported by close"
+mount_stria "$T/m2" timeout=1
+pid=$(daemon_pid stord)
+kill -STOP "$pid"
+FROZEN=$pid
+if t dd if="$T/src" of="$T/m2/c" bs=1M status=none 2>"$T/dd.err"; then
+    kill -CONT "$pid"
+    fail "dd through a frozen OST succeeded: a write-behind failure went unreported"
+fi
+kill -CONT "$pid"
+FROZEN=""
+echo "   dd said: $(cat "$T/dd.err")"
+# Until its next heartbeat the OST may still count as down.
+wait_for 30 dd if="$T/src" of="$T/m2/c" bs=1M status=none || fail "dd after the thaw"
+t cmp "$T/m2/c" "$T/src" || fail "c reads otherwise after the thaw"
+echo "PASS: fuse_write_behind"

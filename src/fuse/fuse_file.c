@@ -103,6 +103,10 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     tab_open(ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = keep;
+    /* A close(2) of a read-only handle has nothing to report (no size, no
+     * write-behind): the kernel need not send a flush for it, which is one
+     * request of five per file read (lookup, open, read, flush, release). */
+    fi->noflush = (flags & O_ACCMODE) == O_RDONLY;
     if (fuse_reply_open(req, fi) == -ENOENT)
         drop_unreplied(ino, f);
 }

@@ -240,11 +240,8 @@ cg_instr() { awk '/^(summary|totals):/ { print $2; exit }' "$1"; }
 if command -v valgrind >/dev/null 2>&1; then
     CG_MIB=$(($(numfmt --from=iec "$DATA_CG_SIZE") >> 20))
     # The storage daemon under callgrind, counting its request threads only.
-    kill "$(cat "$TMP/cluster/run/stord.pid")"
-    for _ in $(seq 100); do kill -0 "$(cat "$TMP/cluster/run/stord.pid")" 2>/dev/null || break; sleep 0.1; done
-    valgrind --tool=callgrind --toggle-collect=conn_serve --callgrind-out-file="$TMP/cg-stord" \
-        "$BUILD/stria-stord" --config "$TMP/cluster/conf/stord.conf" >"$TMP/cg-stord.log" 2>&1 &
-    CGS=$!
+    cg_daemon "$TMP/cluster" stord "$TMP/cg-stord"
+    CGS=$CG_PID
     for _ in $(seq 300); do
         [ "$("$BUILD/stria" --conf "$CONF" df 2>/dev/null | grep -c OST)" -ge 4 ] &&
             "$BUILD/stria" --conf "$CONF" setstripe -c 4 /cg-probe >/dev/null 2>&1 &&

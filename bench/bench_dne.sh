@@ -80,7 +80,7 @@ for n in $DNE_MDTS; do
         for th in 1 $((DNE_CG_THREADS * n)); do
             pids=()
             for j in $(seq 0 $((n - 1))); do
-                cg_metad "$cl" "$(inst "$j")" "$TMP/cg$n-$th-$j.out"
+                cg_daemon "$cl" "$(inst "$j")" "$TMP/cg$n-$th-$j.out"
                 pids+=("$CG_PID")
                 VG_PIDS+=("$CG_PID")
             done

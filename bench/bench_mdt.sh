@@ -60,7 +60,7 @@ echo "files:   $MDT_FILES in one directory, $MDT_THREADS client threads"
 CONF="$CL/client.conf"
 
 # The cluster's stria-metad gives way to the same under callgrind.
-cg_metad "$CL" metad "$TMP/cg.out"
+cg_daemon "$CL" metad "$TMP/cg.out"
 VG_PID=$CG_PID
 cg_ready "$CONF" || { echo "bench_mdt.sh: stria-metad under callgrind never answered"; cat "$TMP/cg.out.log"; exit 1; }
 cg_hook "$TMP/hook" "$VG_PID"

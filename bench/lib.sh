@@ -47,8 +47,8 @@ bench_remove() {
 
 # ---- instruction counts (callgrind), for bench_mdt.sh and bench_dne.sh ----
 
-# cg_metad CLUSTER NAME OUT: the cluster's stria-metad NAME (metad, metad1,
-# ...) gives way to the same under callgrind, dumping to OUT.*; its pid in
+# cg_daemon CLUSTER NAME OUT: the cluster's daemon NAME (metad, metad1, ...,
+# stord) gives way to the same under callgrind, dumping to OUT.*; its pid in
 # CG_PID, its output in OUT.log. Only the serving of requests (conn_serve
 # and what it calls) is counted: the once-a-tick work (sync, recovery,
 # heartbeats) costs the same whether requests come or not, and under
@@ -56,13 +56,13 @@ bench_remove() {
 # connection's handshake (an HMAC) is paid once per client connection, and
 # a phase whose threads open their connections would charge it to their
 # first few requests.
-cg_metad() {
+cg_daemon() {
     local pid
     pid=$(cat "$1/run/$2.pid")
     kill "$pid" 2>/dev/null || true # gone already after an earlier round
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
     valgrind --tool=callgrind --toggle-collect=conn_serve --callgrind-out-file="$3" \
-        "$BUILD/stria-metad" --config "$1/conf/$2.conf" >"$3.log" 2>&1 &
+        "$BUILD/stria-${2%%[0-9]*}" --config "$1/conf/$2.conf" >"$3.log" 2>&1 &
     CG_PID=$!
 }
 

@@ -40,6 +40,17 @@ uint64_t util_now_real_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+void util_deadline(struct timespec *ts, clockid_t clk, int64_t ms)
+{
+    clock_gettime(clk, ts);
+    ts->tv_sec += (time_t)(ms / 1000);
+    ts->tv_nsec += (long)(ms % 1000) * 1000000;
+    if (ts->tv_nsec >= 1000000000) {
+        ts->tv_sec++;
+        ts->tv_nsec -= 1000000000;
+    }
+}
+
 uint64_t util_hash64(const void *data, size_t len)
 {
     const uint8_t *p = data;

@@ -9,6 +9,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include <time.h>
 
 #define ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
 #define MIN(a, b)     ((a) < (b) ? (a) : (b))
@@ -17,6 +18,8 @@
 /* Monotonic and wall-clock time in nanoseconds. */
 uint64_t util_now_mono_ns(void);
 uint64_t util_now_real_ns(void);
+/* *ts = now on clock clk plus ms, for pthread_cond_timedwait. */
+void util_deadline(struct timespec *ts, clockid_t clk, int64_t ms);
 
 /* 64-bit hash of a byte string (FNV-1a with a final avalanche). Stable across
  * releases: directory cookies and, later, directory striping depend on it. */

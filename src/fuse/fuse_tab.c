@@ -7,6 +7,8 @@
  */
 #include "fuse_int.h"
 
+#include "../common/util.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -262,6 +264,15 @@ static struct handle *handle_of(uint64_t ino, stria_file_t *f)
     return NULL;
 }
 
+/* Take h's unreported write-behind failure (0: none). */
+static int take_err(struct handle *h)
+{
+    int rc = h ? h->err : 0;
+    if (h)
+        h->err = 0;
+    return rc;
+}
+
 static bool wb_overlaps(uint64_t ino, uint64_t off, uint64_t end, int *same_ino)
 {
     bool hit = false;
@@ -281,9 +292,7 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
     *slot = -1;
     pthread_mutex_lock(&tab_lock);
     struct handle *h = handle_of(ino, f);
-    int rc = h ? h->err : 0;
-    if (h)
-        h->err = 0;
+    int rc = take_err(h);
     int mine = 0;
     /* A write the kernel has been told is done must land before any later
      * write over the same bytes. */
@@ -322,26 +331,18 @@ int tab_wb_wait(uint64_t ino, stria_file_t *f)
         return 0;
     int rc = 0, mine;
     pthread_mutex_lock(&tab_lock);
-    while (wb_overlaps(ino, 0, UINT64_MAX, &mine) && mine) {
+    while (wb_overlaps(ino, 0, UINT64_MAX, &mine)) {
         if (cl_cancelled()) {
             rc = -EINTR;
             break;
         }
         /* In slices, so that an interrupted caller stops waiting. */
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        util_deadline(&ts, CLOCK_REALTIME, 100);
         pthread_cond_timedwait(&wb_cond, &tab_lock, &ts);
     }
-    struct handle *h = !rc && f ? handle_of(ino, f) : NULL;
-    if (h) {
-        rc = h->err;
-        h->err = 0;
-    }
+    if (!rc && f)
+        rc = take_err(handle_of(ino, f));
     pthread_mutex_unlock(&tab_lock);
     return rc;
 }

@@ -324,13 +324,7 @@ static void revoke_holders(struct lrec *r, uint64_t gen_before, struct lclient *
 
 static void deadline(struct timespec *ts, int64_t ms)
 {
-    clock_gettime(CLOCK_MONOTONIC, ts);
-    ts->tv_sec += ms / 1000;
-    ts->tv_nsec += (long)(ms % 1000) * 1000000;
-    if (ts->tv_nsec >= 1000000000) {
-        ts->tv_sec++;
-        ts->tv_nsec -= 1000000000;
-    }
+    util_deadline(ts, CLOCK_MONOTONIC, ms); /* the conditions wait on this clock */
 }
 
 /* ---- grants and changes ---- */

@@ -83,10 +83,7 @@ static void *hb_main(void *arg)
             warned = false;
         }
         struct timespec ts2;
-        clock_gettime(CLOCK_REALTIME, &ts2);
-        uint64_t ns = (uint64_t)ts2.tv_nsec + (uint64_t)h->o.interval_ms * 1000000ull;
-        ts2.tv_sec += (time_t)(ns / 1000000000ull);
-        ts2.tv_nsec = (long)(ns % 1000000000ull);
+        util_deadline(&ts2, CLOCK_REALTIME, h->o.interval_ms);
         pthread_mutex_lock(&h->lock);
         if (!h->stop)
             pthread_cond_timedwait(&h->cond, &h->lock, &ts2);

@@ -10,10 +10,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
-#define BS    PROTO_CSUM_BLOCK
-#define ENTRY 8u
+#define BS         PROTO_CSUM_BLOCK
+#define ENTRY      8u
+#define HEAD_XATTR "user.stria.c"
 /* A request moves at most PROTO_MAX_BULK bytes: the entries it touches fit
  * on the stack, as does a block (BS): the I/O path allocates nothing. */
 #define MAX_ENTS (PROTO_MAX_BULK / BS + 2)
@@ -25,10 +27,7 @@ static void sums_name(char *buf, size_t len, const char *name)
 
 int sums_open(int dirfd, const char *name, enum sums_how how, struct sums_obj *o)
 {
-    char sname[128];
-    sums_name(sname, sizeof(sname), name);
-    bool write = how != SUMS_READ;
-    o->sfd = -1;
+    *o = (struct sums_obj){.dirfd = dirfd, .name = name, .how = how, .sfd = -1};
     o->fd = openat(dirfd, name,
                    (how == SUMS_READ     ? O_RDONLY
                     : how == SUMS_CHANGE ? O_RDWR
@@ -44,12 +43,6 @@ int sums_open(int dirfd, const char *name, enum sums_how how, struct sums_obj *o
         return rc;
     }
     o->size = (uint64_t)st.st_size;
-    o->sfd = openat(dirfd, sname, (write ? O_RDWR | O_CREAT : O_RDONLY) | O_CLOEXEC, 0600);
-    if (o->sfd < 0 && (write || errno != ENOENT)) {
-        int rc = -errno;
-        close(o->fd);
-        return rc;
-    }
     return 0;
 }
 
@@ -60,9 +53,126 @@ void sums_close(struct sums_obj *o)
     close(o->fd);
 }
 
+/* The checksum file, opened when first needed (made, if make): 0 with
+ * o->sfd -1 when there is none. */
+static int need_file(struct sums_obj *o, bool make)
+{
+    if (o->sfd >= 0 || (o->sfd_looked && !make))
+        return 0;
+    char sname[128];
+    sums_name(sname, sizeof(sname), o->name);
+    int flags = o->how == SUMS_READ ? O_RDONLY : O_RDWR | (make ? O_CREAT : 0);
+    o->sfd = openat(o->dirfd, sname, flags | O_CLOEXEC, 0600);
+    o->sfd_looked = true;
+    if (o->sfd < 0)
+        return errno == ENOENT && !make ? 0 : -errno;
+    return 0;
+}
+
+/* The head's entries: from the attribute, else (an older object, or a file
+ * system without user xattrs) from the file. */
+static int load_head(struct sums_obj *o)
+{
+    if (o->head_loaded)
+        return 0;
+    ssize_t n = fgetxattr(o->fd, HEAD_XATTR, o->head, sizeof(o->head));
+    if (n == (ssize_t)sizeof(o->head)) {
+        o->head_in_xattr = true;
+    } else if (n >= 0 || errno == ERANGE) {
+        return -EIO; /* not ours, or damaged: nothing to check against */
+    } else if (errno == ENODATA || errno == EOPNOTSUPP) {
+        /* Writes move the head to the attribute where there can be one. */
+        o->head_in_xattr = errno == ENODATA;
+        memset(o->head, 0, sizeof(o->head));
+        int rc = need_file(o, false);
+        if (rc || (o->sfd >= 0 && (rc = util_pread_zero(o->sfd, o->head, sizeof(o->head), 0))))
+            return rc;
+    } else {
+        return -errno;
+    }
+    o->head_loaded = true;
+    return 0;
+}
+
+/* Entries of blocks [first, first + n) into out (zeros: none). */
+static int ents_read(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *out)
+{
+    uint32_t h = 0;
+    if (first < SUMS_HEAD) {
+        int rc = load_head(o);
+        if (rc)
+            return rc;
+        h = (uint32_t)MIN((uint64_t)n, SUMS_HEAD - first);
+        memcpy(out, o->head + first * ENTRY, (size_t)h * ENTRY);
+    }
+    if (h == n)
+        return 0;
+    int rc = need_file(o, false);
+    if (rc)
+        return rc;
+    if (o->sfd < 0) {
+        memset(out + (size_t)h * ENTRY, 0, (size_t)(n - h) * ENTRY);
+        return 0;
+    }
+    return util_pread_zero(o->sfd, out + (size_t)h * ENTRY, (size_t)(n - h) * ENTRY,
+                           (first + h) * ENTRY);
+}
+
+/* Store the entries of blocks [first, first + n). */
+static int ents_write(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *ents)
+{
+    uint32_t h = 0;
+    int rc;
+    if (first < SUMS_HEAD) {
+        if ((rc = load_head(o)))
+            return rc;
+        h = (uint32_t)MIN((uint64_t)n, SUMS_HEAD - first);
+        memcpy(o->head + first * ENTRY, ents, (size_t)h * ENTRY);
+        if (o->head_in_xattr && fsetxattr(o->fd, HEAD_XATTR, o->head, sizeof(o->head), 0) < 0) {
+            if (errno != EOPNOTSUPP)
+                return -errno;
+            o->head_in_xattr = false;
+        }
+        if (!o->head_in_xattr && ((rc = need_file(o, true)) ||
+                                  (rc = util_pwrite_full(o->sfd, o->head, sizeof(o->head), 0))))
+            return rc;
+    }
+    if (h == n)
+        return 0;
+    if ((rc = need_file(o, true)))
+        return rc;
+    return util_pwrite_full(o->sfd, ents + (size_t)h * ENTRY, (size_t)(n - h) * ENTRY,
+                            (first + h) * ENTRY);
+}
+
+/* Forget the entries of blocks from keep on (the object was cut). */
+static int ents_cut(struct sums_obj *o, uint64_t keep)
+{
+    int rc;
+    if (keep < SUMS_HEAD) {
+        if ((rc = load_head(o)))
+            return rc;
+        static const uint8_t zeros[SUMS_HEAD * ENTRY];
+        size_t at = (size_t)keep * ENTRY;
+        if (memcmp(o->head + at, zeros, sizeof(zeros) - at) &&
+            (rc = ents_write(o, keep, (uint32_t)(SUMS_HEAD - keep), zeros)))
+            return rc;
+    }
+    if ((rc = need_file(o, false)))
+        return rc;
+    if (o->sfd >= 0 && ftruncate(o->sfd, (off_t)(keep * ENTRY)) < 0)
+        return -errno;
+    return 0;
+}
+
 int sums_sync(struct sums_obj *o)
 {
-    if (fdatasync(o->fd) < 0 || (o->sfd >= 0 && fdatasync(o->sfd) < 0))
+    /* fsync, not fdatasync: the head's attribute is the inode's, and
+     * fdatasync may leave a change of only that behind. */
+    int rc = need_file(o, false);
+    if (rc)
+        return rc;
+    if (fsync(o->fd) < 0 || (o->sfd >= 0 && fdatasync(o->sfd) < 0))
         return -errno;
     return 0;
 }
@@ -125,7 +235,7 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
         rc = rewrite_block(o, o->size / BS, 0, 0, off + len, tmp);
     }
     if (!rc)
-        rc = util_pread_zero(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+        rc = ents_read(o, first, n, ents);
     for (uint32_t i = 0; i < n && !rc; i++) {
         uint64_t b = first + i, bs = b * BS;
         uint32_t cl = proto_csum_chunk_len(off, len);
@@ -141,7 +251,7 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
         len -= cl;
     }
     if (!rc)
-        rc = util_pwrite_full(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
+        rc = ents_write(o, first, n, ents);
     return rc;
 }
 
@@ -152,7 +262,7 @@ static int rewrite_block(struct sums_obj *o, uint64_t b, uint64_t z, uint64_t zl
 {
     uint64_t bs = b * BS;
     uint8_t e[ENTRY];
-    int rc = util_pread_zero(o->sfd, e, ENTRY, b * ENTRY);
+    int rc = ents_read(o, b, 1, e);
     if (rc)
         return rc;
     uint32_t c = 0;
@@ -168,12 +278,12 @@ static int rewrite_block(struct sums_obj *o, uint64_t b, uint64_t z, uint64_t zl
             return rc;
     }
     entry_set(e, c);
-    return util_pwrite_full(o->sfd, e, ENTRY, b * ENTRY);
+    return ents_write(o, b, 1, e);
 }
 
 int sums_before_resize(struct sums_obj *o, uint64_t size)
 {
-    if (o->sfd < 0 || size == o->size)
+    if (size == o->size)
         return 0;
     uint8_t tmp[BS];
     int rc = 0;
@@ -181,8 +291,8 @@ int sums_before_resize(struct sums_obj *o, uint64_t size)
         /* The block the new end falls in keeps part of its bytes. */
         if (size % BS)
             rc = rewrite_block(o, size / BS, 0, 0, size, tmp);
-        if (!rc && ftruncate(o->sfd, (off_t)((size + BS - 1) / BS * ENTRY)) < 0)
-            rc = -errno;
+        if (!rc)
+            rc = ents_cut(o, (size + BS - 1) / BS);
     } else if (o->size % BS) {
         /* The block the old end falls in gains zeros. */
         rc = rewrite_block(o, o->size / BS, 0, 0, size, tmp);
@@ -192,7 +302,7 @@ int sums_before_resize(struct sums_obj *o, uint64_t size)
 
 int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
 {
-    if (o->sfd < 0 || off >= o->size || len == 0)
+    if (off >= o->size || len == 0)
         return 0;
     uint64_t end = MIN(off + len, o->size);
     uint8_t tmp[BS];
@@ -207,21 +317,17 @@ int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *b
 {
     if (n > MAX_ENTS)
         return -EINVAL;
-    uint8_t ents_buf[MAX_ENTS * ENTRY], *ents = NULL;
-    if (o->sfd >= 0) {
-        ents = ents_buf;
-        int rc = util_pread_zero(o->sfd, ents, (size_t)n * ENTRY, first * ENTRY);
-        if (rc)
-            return rc;
-    }
-    int rc = 0;
+    uint8_t ents[MAX_ENTS * ENTRY];
+    int rc = ents_read(o, first, n, ents);
+    if (rc)
+        return rc;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t bs = (first + i) * BS;
         uint64_t end = MIN(o->size, bs + BS);
         uint32_t c = end > bs ? crc32c(0, buf + (size_t)i * BS, end - bs) : 0;
         if (crc_out)
             crc_out[i] = c;
-        if (!ents || rc)
+        if (rc)
             continue;
         uint32_t a = proto_le32(ents + (size_t)i * ENTRY), p = proto_le32(ents + i * ENTRY + 4);
         if ((a || p) && c != a && c != p) {

@@ -2,13 +2,22 @@
  * The checksums an OST keeps of its objects (docs/architecture.md,
  * "Checksums").
  *
- * Object NAME has its block checksums in NAME.c: for block b (of
- * PROTO_CSUM_BLOCK bytes) at offset 8*b two CRC32Cs, little-endian: the
- * block's and the one it had before, 0 meaning none. A block's checksum
- * covers its bytes up to the object's size. The checksum is written before
- * the data, and a block matching either CRC passes: a crash between the
- * two leaves the block readable, old or new. A block with no checksum (a
- * hole, or an object from before checksums) is not checked.
+ * An object's blocks (PROTO_CSUM_BLOCK bytes each) have an entry of two
+ * CRC32Cs, little-endian: the block's and the one it had before, 0 meaning
+ * none. The entries of the first SUMS_HEAD blocks live in the object's
+ * extended attribute user.stria.c (64 bytes, which ext4 keeps inside the
+ * inode), those of later blocks at offset 8*b of the file NAME.c beside it,
+ * made only when the object reaches past the head. So reading a small
+ * object (a dataset sample) opens one file, not two, and the OST keeps one
+ * inode per small object. An object without the attribute (written before
+ * it, or on a file system without user xattrs) has all its entries in
+ * NAME.c, which is then read for the head too.
+ *
+ * A block's checksum covers its bytes up to the object's size. The
+ * checksum is written before the data, and a block matching either CRC
+ * passes: a crash between the two leaves the block readable, old or new.
+ * A block with no checksum (a hole, or an object from before checksums)
+ * is not checked.
  *
  * The caller serialises writers of one object against everyone else on it
  * (stord.c's object locks).
@@ -19,15 +28,27 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+/* The blocks whose entries live in the object's attribute. */
+#define SUMS_HEAD 8
+
+enum sums_how { SUMS_READ, SUMS_CHANGE, SUMS_WRITE };
+
 struct sums_obj {
     int fd;        /* the object */
-    int sfd;       /* its checksums, or -1 when it has none */
     uint64_t size; /* the object's size when opened */
+    /* Private: the checksum file, opened when first needed. */
+    int dirfd;
+    const char *name;
+    enum sums_how how;
+    int sfd;            /* -1: not open (absent, or not looked for yet) */
+    bool sfd_looked;    /* sfd is what there is */
+    bool head_loaded;   /* head holds the attribute's entries */
+    bool head_in_xattr; /* they came from (or go to) the attribute */
+    uint8_t head[SUMS_HEAD * 8];
 };
 
-/* Open object name in dirfd with its checksum file: to read it, to change
- * it (both -ENOENT if absent) or to write it (made if absent). */
-enum sums_how { SUMS_READ, SUMS_CHANGE, SUMS_WRITE };
+/* Open object name in dirfd: to read it, to change it (both -ENOENT if
+ * absent) or to write it (made if absent). name must outlive the handle. */
 int sums_open(int dirfd, const char *name, enum sums_how how, struct sums_obj *o);
 void sums_close(struct sums_obj *o);
 /* Sync the object and its checksums. */

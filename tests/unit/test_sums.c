@@ -2,7 +2,9 @@
  * The OST's block checksums (src/storage/sums.c): after any sequence of
  * writes, truncates and punches every block checks, a changed byte is
  * caught, and a crash between the checksum and the data leaves the block
- * readable.
+ * readable. The first blocks' checksums live in the object's attribute, so
+ * a small object has no checksum file; objects from before that still
+ * check.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/xattr.h>
 #include <unistd.h>
 
 #define BS   PROTO_CSUM_BLOCK
@@ -205,6 +208,88 @@ static void test_crash_between(void **state)
     assert_int_equal(check_all(f, &bad), -EIO);
 }
 
+static bool has_file(struct fx *f)
+{
+    return faccessat(f->dirfd, OBJ ".c", F_OK, 0) == 0;
+}
+
+static void flip(struct fx *f, uint64_t off)
+{
+    int fd = openat(f->dirfd, OBJ, O_RDWR);
+    uint8_t b;
+    assert_int_equal(pread(fd, &b, 1, (off_t)off), 1);
+    b = (uint8_t)~b;
+    assert_int_equal(pwrite(fd, &b, 1, (off_t)off), 1);
+    close(fd);
+}
+
+/* An object within the head has its checksums in its attribute and no
+ * checksum file; one that reaches past it gets the file for the rest, and
+ * a changed byte is caught on either side. */
+static void test_head_in_attribute(void **state)
+{
+    struct fx *f = *state;
+    uint32_t len = SUMS_HEAD * BS;
+    uint8_t *data = malloc(len);
+    for (uint32_t i = 0; i < len; i++)
+        data[i] = (uint8_t)(i * 13 + 1);
+    do_write(f, 0, data, 64 << 10, true);
+    do_write(f, 64 << 10, data, len - (64 << 10), true);
+    assert_false(has_file(f));
+    uint8_t head[SUMS_HEAD * 8];
+    int fd = openat(f->dirfd, OBJ, O_RDONLY);
+    assert_int_equal(fgetxattr(fd, "user.stria.c", head, sizeof(head)), sizeof(head));
+    close(fd);
+    uint64_t bad = 0;
+    assert_int_equal(check_all(f, &bad), 0);
+    flip(f, 2 * BS + 9);
+    assert_int_equal(check_all(f, &bad), -EIO);
+    assert_int_equal(bad, 2 * BS);
+    flip(f, 2 * BS + 9);
+    do_write(f, (SUMS_HEAD + 2) * BS + 7, data, 100, true);
+    assert_true(has_file(f));
+    assert_int_equal(check_all(f, &bad), 0);
+    flip(f, (SUMS_HEAD + 2) * BS + 50);
+    assert_int_equal(check_all(f, &bad), -EIO);
+    assert_int_equal(bad, (SUMS_HEAD + 2) * BS);
+    free(data);
+}
+
+/* An object written before the attribute (every entry in its file): its
+ * head is checked from the file; a write moves the head to the attribute
+ * with the entries it had. */
+static void test_older_object(void **state)
+{
+    struct fx *f = *state;
+    uint32_t nb = SUMS_HEAD + 2, len = nb * BS;
+    uint8_t *data = malloc(len), ents[(SUMS_HEAD + 2) * 8] = {0};
+    for (uint32_t i = 0; i < len; i++)
+        data[i] = (uint8_t)(i * 5 + 3);
+    for (uint32_t b = 0; b < nb; b++)
+        proto_put_le32(ents + 8 * b, crc32c(0, data + (size_t)b * BS, BS));
+    int fd = openat(f->dirfd, OBJ, O_RDWR | O_CREAT, 0600);
+    assert_int_equal(pwrite(fd, data, len, 0), (ssize_t)len);
+    close(fd);
+    fd = openat(f->dirfd, OBJ ".c", O_RDWR | O_CREAT, 0600);
+    assert_int_equal(pwrite(fd, ents, sizeof(ents), 0), (ssize_t)sizeof(ents));
+    close(fd);
+    uint64_t bad = 0;
+    assert_int_equal(check_all(f, &bad), 0);
+    flip(f, 3 * BS);
+    assert_int_equal(check_all(f, &bad), -EIO);
+    assert_int_equal(bad, 3 * BS);
+    flip(f, 3 * BS);
+    do_write(f, BS, data + BS, BS, true); /* block 1 again: the head moves */
+    fd = openat(f->dirfd, OBJ, O_RDONLY);
+    assert_int_equal(fgetxattr(fd, "user.stria.c", ents, SUMS_HEAD * 8), SUMS_HEAD * 8);
+    close(fd);
+    assert_int_equal(check_all(f, &bad), 0);
+    flip(f, 3 * BS + 1);
+    assert_int_equal(check_all(f, &bad), -EIO);
+    assert_int_equal(bad, 3 * BS);
+    free(data);
+}
+
 /* The wire's chunks: cut at block boundaries, checked by proto_csum_check. */
 static void test_wire_chunks(void **state)
 {
@@ -232,6 +317,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_ops, setup, teardown),
         cmocka_unit_test_setup_teardown(test_flip_caught, setup, teardown),
         cmocka_unit_test_setup_teardown(test_crash_between, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_head_in_attribute, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_older_object, setup, teardown),
         cmocka_unit_test(test_wire_chunks),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -225,8 +225,10 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     l->t = t;
     l->gen = t->gen;
     l->c = t->nidle ? t->idle[--t->nidle] : NULL;
-    snprintf(host, sizeof(host), "%s", t->host);
-    port = t->port;
+    if (!l->c) { /* connecting: the address, as it is now */
+        snprintf(host, sizeof(host), "%s", t->host);
+        port = t->port;
+    }
     pthread_mutex_unlock(&t->lock);
     l->reused = l->c != NULL;
     if (l->c)

@@ -337,7 +337,13 @@ static int alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_
         n++;
     }
     if (n == 0) {
+        bool known = c->osts_known;
         pthread_mutex_unlock(&c->alloc_lock);
+        /* Just started, before the first cluster map: wait for it
+         * (run_waiting tries again, up to two seconds, then EBUSY) rather
+         * than tell the client the disks are full. */
+        if (!known)
+            return -EAGAIN;
         log_warn("no OST can take a new file (none online with free space)");
         return -ENOSPC;
     }
@@ -515,6 +521,7 @@ void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32
     pthread_mutex_lock(&ctx->alloc_lock);
     ctx->nost = MIN(n, META_MAX_OSTS);
     memcpy(ctx->ost, osts, sizeof(*osts) * ctx->nost);
+    ctx->osts_known = true;
     pthread_mutex_unlock(&ctx->alloc_lock);
 }
 

@@ -65,6 +65,7 @@ struct meta_ctx {
     uint32_t default_size;
     /* Allocation state, under alloc_lock. */
     pthread_mutex_t alloc_lock;
+    bool osts_known; /* a cluster map has come since start */
     uint32_t nost;
     struct meta_ost ost[META_MAX_OSTS];
     uint32_t rr_next;

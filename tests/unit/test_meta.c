@@ -72,6 +72,14 @@ static void set_osts(struct fx *f, uint32_t n, uint32_t online_mask)
     meta_ctx_set_osts(&f->ctx, o, n);
 }
 
+/* The cluster map of four online OSTs, 100 ms from now. */
+static void *map_later(void *arg)
+{
+    usleep(100 * 1000);
+    set_osts(arg, NOST, 0xf);
+    return NULL;
+}
+
 /* Open the store as MDT 0 and a context over it with four online OSTs. */
 static int fx_open(struct fx *f)
 {
@@ -1562,6 +1570,15 @@ static void test_stripe_offline_osts(void **state)
     struct proto_setstripe_rep s;
     assert_int_equal(op_setstripe(f, &root_cred, e, -1, MIB, -1, &s), 0);
     check_layout(&s.layout, 2, MIB, 0xa);
+
+    /* Before the first cluster map (a metad just started) a create waits
+     * for it, rather than hear that the disks are full. */
+    f->ctx.osts_known = false;
+    f->ctx.nost = 0;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, map_later, f), 0);
+    assert_int_equal(op_open(f, &root_cred, "aftermap", O_CREAT | O_WRONLY, 0644, NULL), 0);
+    pthread_join(th, NULL);
 
     /* None online: no file can be created, and nothing is left behind. */
     set_osts(f, NOST, 0);

@@ -94,21 +94,25 @@ static int load_head(struct sums_obj *o)
     return 0;
 }
 
+/* How many of blocks [first, first + n) are in the head (then loaded). */
+static int head_part(struct sums_obj *o, uint64_t first, uint32_t n, uint32_t *h)
+{
+    *h = first < SUMS_HEAD ? (uint32_t)MIN((uint64_t)n, SUMS_HEAD - first) : 0;
+    return *h ? load_head(o) : 0;
+}
+
 /* Entries of blocks [first, first + n) into out (zeros: none). */
 static int ents_read(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *out)
 {
-    uint32_t h = 0;
-    if (first < SUMS_HEAD) {
-        int rc = load_head(o);
-        if (rc)
-            return rc;
-        h = (uint32_t)MIN((uint64_t)n, SUMS_HEAD - first);
+    uint32_t h;
+    int rc = head_part(o, first, n, &h);
+    if (rc)
+        return rc;
+    if (h)
         memcpy(out, o->head + first * ENTRY, (size_t)h * ENTRY);
-    }
     if (h == n)
         return 0;
-    int rc = need_file(o, false);
-    if (rc)
+    if ((rc = need_file(o, false)))
         return rc;
     if (o->sfd < 0) {
         memset(out + (size_t)h * ENTRY, 0, (size_t)(n - h) * ENTRY);
@@ -118,24 +122,17 @@ static int ents_read(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *ou
                            (first + h) * ENTRY);
 }
 
-/* Store the entries of blocks [first, first + n). */
+/* Store the entries of blocks [first, first + n): those of the head in
+ * memory, until head_flush. */
 static int ents_write(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *ents)
 {
-    uint32_t h = 0;
-    int rc;
-    if (first < SUMS_HEAD) {
-        if ((rc = load_head(o)))
-            return rc;
-        h = (uint32_t)MIN((uint64_t)n, SUMS_HEAD - first);
+    uint32_t h;
+    int rc = head_part(o, first, n, &h);
+    if (rc)
+        return rc;
+    if (h) {
         memcpy(o->head + first * ENTRY, ents, (size_t)h * ENTRY);
-        if (o->head_in_xattr && fsetxattr(o->fd, HEAD_XATTR, o->head, sizeof(o->head), 0) < 0) {
-            if (errno != EOPNOTSUPP)
-                return -errno;
-            o->head_in_xattr = false;
-        }
-        if (!o->head_in_xattr && ((rc = need_file(o, true)) ||
-                                  (rc = util_pwrite_full(o->sfd, o->head, sizeof(o->head), 0))))
-            return rc;
+        o->head_dirty = true;
     }
     if (h == n)
         return 0;
@@ -143,6 +140,24 @@ static int ents_write(struct sums_obj *o, uint64_t first, uint32_t n, const uint
         return rc;
     return util_pwrite_full(o->sfd, ents + (size_t)h * ENTRY, (size_t)(n - h) * ENTRY,
                             (first + h) * ENTRY);
+}
+
+/* Write the head if it changed: once per change of the object, as the
+ * last step of each sums_before_*, so before the data it covers. */
+static int head_flush(struct sums_obj *o)
+{
+    if (!o->head_dirty)
+        return 0;
+    o->head_dirty = false;
+    if (o->head_in_xattr && fsetxattr(o->fd, HEAD_XATTR, o->head, sizeof(o->head), 0) < 0) {
+        if (errno != EOPNOTSUPP)
+            return -errno;
+        o->head_in_xattr = false;
+    }
+    if (o->head_in_xattr)
+        return 0;
+    int rc = need_file(o, true);
+    return rc ? rc : util_pwrite_full(o->sfd, o->head, sizeof(o->head), 0);
 }
 
 /* Forget the entries of blocks from keep on (the object was cut). */
@@ -154,9 +169,10 @@ static int ents_cut(struct sums_obj *o, uint64_t keep)
             return rc;
         static const uint8_t zeros[SUMS_HEAD * ENTRY];
         size_t at = (size_t)keep * ENTRY;
-        if (memcmp(o->head + at, zeros, sizeof(zeros) - at) &&
-            (rc = ents_write(o, keep, (uint32_t)(SUMS_HEAD - keep), zeros)))
-            return rc;
+        if (memcmp(o->head + at, zeros, sizeof(zeros) - at)) {
+            memset(o->head + at, 0, sizeof(zeros) - at);
+            o->head_dirty = true;
+        }
     }
     if ((rc = need_file(o, false)))
         return rc;
@@ -252,7 +268,7 @@ int sums_before_write(struct sums_obj *o, uint64_t off, const uint8_t *data, uin
     }
     if (!rc)
         rc = ents_write(o, first, n, ents);
-    return rc;
+    return rc ? rc : head_flush(o);
 }
 
 /* Give block b the CRC of its bytes as they will be, zeros in [z, z+zl)
@@ -297,7 +313,7 @@ int sums_before_resize(struct sums_obj *o, uint64_t size)
         /* The block the old end falls in gains zeros. */
         rc = rewrite_block(o, o->size / BS, 0, 0, size, tmp);
     }
-    return rc;
+    return rc ? rc : head_flush(o);
 }
 
 int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
@@ -309,7 +325,7 @@ int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
     int rc = 0;
     for (uint64_t b = off / BS; b * BS < end && !rc; b++)
         rc = rewrite_block(o, b, off, end - off, o->size, tmp);
-    return rc;
+    return rc ? rc : head_flush(o);
 }
 
 int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *buf,

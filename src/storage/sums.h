@@ -44,6 +44,7 @@ struct sums_obj {
     bool sfd_looked;    /* sfd is what there is */
     bool head_loaded;   /* head holds the attribute's entries */
     bool head_in_xattr; /* they came from (or go to) the attribute */
+    bool head_dirty;    /* changed since it was written */
     uint8_t head[SUMS_HEAD * 8];
 };
 

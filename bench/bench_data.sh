@@ -10,7 +10,8 @@
 #     -c 4 -S 4M) beside fio on the local disk (psync, bs=4M, end_fsync=1;
 #     2 threads: two jobs, each writing and reading half the size);
 #  2. the same in 1 MiB calls through the stria mount, beside the same
-#     through the passthrough;
+#     through the passthrough; then DATA_SMALL_SIZE (256M) in 4 KiB and
+#     64 KiB calls, which the mount gathers into larger writes;
 #  3. a dataset: DATA_FILES (100,000) files of 64 KiB read in one random
 #     order by 2 threads after the cache is dropped, in files/s: libstria
 #     and the mount beside the local directory (the mount also beside the
@@ -34,6 +35,7 @@ DATA_FILES=${DATA_FILES:-100000}
 DATA_WRITERS=${DATA_WRITERS:-8}
 DATA_SHARD=${DATA_SHARD:-512M}
 DATA_CG_SIZE=${DATA_CG_SIZE:-256M}
+DATA_SMALL_SIZE=${DATA_SMALL_SIZE:-256M}
 STEP_TIMEOUT=${STEP_TIMEOUT:-1800}
 BD="$BUILD/bench/bench_data"
 
@@ -195,6 +197,17 @@ if [ -n "$GL" ]; then
     vs "mount seq write vs gluster (MiB/s)" seq write "$TMP/mseq" "$TMP/gseq" glusterfs 2
     vs "mount seq read vs gluster (MiB/s)" seq read "$TMP/mseq" "$TMP/gseq" glusterfs 2
 fi
+# Small calls: each is one FUSE request; the mount gathers them into
+# writes of up to 1 MiB to the OSTs (fuse_tab.c).
+for b in 4K 64K; do
+    run_bd "$TMP/ms$b" --dir "$MNT" seq --size "$DATA_SMALL_SIZE" --block "$b"
+    run_bd "$TMP/ps$b" --dir "$PT" seq --size "$DATA_SMALL_SIZE" --block "$b"
+    vs "mount $b writes (MiB/s)" seq write "$TMP/ms$b" "$TMP/ps$b" passthrough -
+    if [ -n "$GL" ]; then
+        run_bd "$TMP/gs$b" --dir "$GL" seq --size "$DATA_SMALL_SIZE" --block "$b"
+        vs "mount $b writes vs gluster (MiB/s)" seq write "$TMP/ms$b" "$TMP/gs$b" glusterfs -
+    fi
+done
 
 echo
 echo "== 3. dataset: $DATA_FILES files of 64 KiB, random order, 2 threads"

@@ -292,9 +292,9 @@ int stria_set_io_timeout(stria_fs_t *fs, int ms)
 }
 
 /* One flag per thread, the net layer's: its waits for replies stop too. */
-void cl_set_cancel(const volatile int *flag)
+const volatile int *cl_set_cancel(const volatile int *flag)
 {
-    net_set_cancel(flag);
+    return net_set_cancel(flag);
 }
 
 bool cl_cancelled(void)

@@ -149,8 +149,9 @@ bool cl_unreachable(int rc, bool transport);
  * or EINTR when the caller was interrupted (cl_set_cancel). */
 bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *what);
 /* The calling thread's request may be abandoned when *flag becomes true
- * (the mount's FUSE interrupts); NULL: never. */
-void cl_set_cancel(const volatile int *flag);
+ * (the mount's FUSE interrupts); NULL: never. Returns the flag it
+ * replaces, to be put back. */
+const volatile int *cl_set_cancel(const volatile int *flag);
 bool cl_cancelled(void);
 /* Fetch the cluster map from mgmt and update targets. */
 int cl_refresh_map(stria_fs_t *fs);

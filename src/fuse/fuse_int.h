@@ -110,6 +110,24 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
 void tab_wb_end(int slot, int rc);
 int tab_wb_wait(uint64_t ino, stria_file_t *f);
 
+/* Gathering (behind writes only): a small write that continues the last
+ * one of its handle is copied into that handle's buffer and acknowledged;
+ * the buffer goes as one write later (fuse_tab.c says when). tab_gather
+ * returns 1 when it took the write (reply, then tab_gather_send(*send) if
+ * set: a buffer this write filled or ended), 0 when the write goes the
+ * usual way (tab_wb_begin), or an earlier failure of f as tab_wb_begin
+ * does. tab_wb_begin and tab_wb_wait send the inode's buffer first, and
+ * gathered data counts in tab_local_size. tab_gather_start starts the
+ * thread that sends idle buffers; tab_gather_stop ends it. */
+struct gather;
+int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint64_t off,
+               struct gather **send);
+void tab_gather_send(struct gather *g);
+int tab_gather_start(void);
+void tab_gather_stop(void);
+/* Writes gathered, and buffers sent, since the mount began. */
+void tab_gather_stats(uint64_t *writes, uint64_t *sends);
+
 /* ---- operation groups ---- */
 void sf_ops_ns(struct fuse_lowlevel_ops *ops);
 void sf_ops_file(struct fuse_lowlevel_ops *ops);

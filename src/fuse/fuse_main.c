@@ -357,6 +357,8 @@ int main(int argc, char **argv)
         log_warn("metadata cache off: %s", log_err(rc));
     if (sf.fs->mdc && o.wb && (rc = wb_start(sf.fs, sf_wb_removed)))
         log_warn("write-behind unlink off: %s", log_err(rc));
+    if (sf.write_behind && (rc = tab_gather_start()))
+        log_warn("idle gathered writes wait for close or fsync: %s", log_err(rc));
     lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, 16);
     fuse_loop_cfg_set_idle_threads(lc, 8);
@@ -365,6 +367,7 @@ int main(int argc, char **argv)
     else
         rc = fuse_session_loop_mt(sf.se, lc);
     fuse_loop_cfg_destroy(lc);
+    tab_gather_stop();
     fuse_session_unmount(sf.se);
 out_signals:
     fuse_remove_signal_handlers(sf.se);

@@ -7,14 +7,17 @@
  */
 #include "fuse_int.h"
 
+#include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define TAB_BUCKETS (1u << 16)
 #define TAB_MAX     (1u << 20)
@@ -52,6 +55,32 @@ static struct wb_slot {
 } wb[WB_SLOTS];
 static _Atomic int wb_used; /* read without the lock as a fast path */
 static pthread_cond_t wb_cond = PTHREAD_COND_INITIALIZER;
+
+/* Gathering: small writes that continue one another, acknowledged at once
+ * and kept in a buffer, sent as one write when it is full, when a write of
+ * the file does not continue it, when anything else of the file must see
+ * it (read, flush, fsync, release, truncate, size report), or when it has
+ * been idle for GATHER_AGE_MS. At most one buffer per inode is FILLING;
+ * a SENDING one is a tracked write like a write-behind slot. Under
+ * tab_lock. */
+#define GATHER_BUFS   8
+#define GATHER_CAP    (1u << 20)
+#define GATHER_MAX    (256u << 10) /* larger writes are not gathered */
+#define GATHER_AGE_MS 1000
+enum { G_FREE, G_FILLING, G_SENDING };
+struct gather {
+    int state;
+    uint64_t ino, off, len;
+    stria_file_t *f;
+    int64_t touched_ms;
+    char *buf; /* GATHER_CAP bytes, kept once allocated */
+};
+static struct gather gt[GATHER_BUFS];
+static _Atomic int g_used; /* FILLING or SENDING, read without the lock */
+static uint64_t g_writes, g_sends;
+static pthread_t g_flusher;
+static bool g_flusher_on, g_flusher_stop;
+static pthread_cond_t g_flusher_cond = PTHREAD_COND_INITIALIZER;
 
 void tab_init(void)
 {
@@ -183,6 +212,9 @@ uint64_t tab_local_size(uint64_t ino, bool *open)
     for (int i = 0; e && i < WB_SLOTS; i++)
         if (wb[i].used && wb[i].ino == ino && wb[i].end > size)
             size = wb[i].end;
+    for (int i = 0; e && i < GATHER_BUFS; i++)
+        if (gt[i].state != G_FREE && gt[i].ino == ino && gt[i].off + gt[i].len > size)
+            size = gt[i].off + gt[i].len;
     pthread_mutex_unlock(&tab_lock);
     return size;
 }
@@ -273,6 +305,8 @@ static int take_err(struct handle *h)
     return rc;
 }
 
+/* Whether a tracked write of ino (a write-behind slot or a gather being
+ * sent) overlaps [off, end); *same_ino counts them all. */
 static bool wb_overlaps(uint64_t ino, uint64_t off, uint64_t end, int *same_ino)
 {
     bool hit = false;
@@ -284,7 +318,204 @@ static bool wb_overlaps(uint64_t ino, uint64_t off, uint64_t end, int *same_ino)
         if (wb[i].off < end && off < wb[i].end)
             hit = true;
     }
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        if (gt[i].state != G_SENDING || gt[i].ino != ino)
+            continue;
+        (*same_ino)++;
+        if (gt[i].off < end && off < gt[i].off + gt[i].len)
+            hit = true;
+    }
     return hit;
+}
+
+/* ---- gathering ---- */
+
+static struct gather *filling(uint64_t ino)
+{
+    for (int i = 0; i < GATHER_BUFS; i++)
+        if (gt[i].state == G_FILLING && gt[i].ino == ino)
+            return &gt[i];
+    return NULL;
+}
+
+/* Make the filling gather g a tracked write, once no tracked write of its
+ * inode overlaps it (those are older and land first). False if another
+ * thread took it meanwhile. The caller then sends it (gather_send). */
+static bool claim(struct gather *g)
+{
+    uint64_t ino = g->ino;
+    int mine;
+    while (g->state == G_FILLING && g->ino == ino &&
+           wb_overlaps(ino, g->off, g->off + g->len, &mine))
+        pthread_cond_wait(&wb_cond, &tab_lock);
+    if (g->state != G_FILLING || g->ino != ino)
+        return false;
+    g->state = G_SENDING;
+    return true;
+}
+
+/* Send a claimed gather (tab_lock not held). Its writes were acknowledged:
+ * no interrupt of the calling request may abandon it. A failure is kept on
+ * its handle, as write-behind's are. */
+static void gather_send(struct gather *g)
+{
+    const volatile int *cancel = cl_set_cancel(NULL);
+    if (sf.wb_test_delay_ms)
+        usleep(sf.wb_test_delay_ms * 1000);
+    ssize_t n = stria_pwrite(g->f, g->buf, g->len, (off_t)g->off);
+    cl_set_cancel(cancel);
+    pthread_mutex_lock(&tab_lock);
+    if (n < 0) {
+        struct handle *h = handle_of(g->ino, g->f);
+        if (h && !h->err)
+            h->err = (int)n;
+    }
+    g->state = G_FREE;
+    atomic_fetch_sub(&g_used, 1);
+    g_sends++;
+    pthread_cond_broadcast(&wb_cond);
+    pthread_mutex_unlock(&tab_lock);
+}
+
+void tab_gather_send(struct gather *g)
+{
+    gather_send(g);
+}
+
+/* Send ino's filling gather, if any, before anything else of ino goes on
+ * (lock held; dropped while sending). */
+static void gather_drain(uint64_t ino)
+{
+    struct gather *g;
+    while ((g = filling(ino))) {
+        if (claim(g)) {
+            pthread_mutex_unlock(&tab_lock);
+            gather_send(g);
+            pthread_mutex_lock(&tab_lock);
+        }
+    }
+}
+
+static struct gather *free_gather(void)
+{
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        struct gather *g = &gt[i];
+        if (g->state != G_FREE)
+            continue;
+        if (!g->buf && !(g->buf = malloc(GATHER_CAP)))
+            return NULL;
+        return g;
+    }
+    return NULL;
+}
+
+int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint64_t off,
+               struct gather **send)
+{
+    *send = NULL;
+    if (size >= GATHER_MAX || size == 0)
+        return 0;
+    pthread_mutex_lock(&tab_lock);
+    struct handle *h = handle_of(ino, f);
+    int rc = take_err(h);
+    if (rc || !h)
+        goto out;
+    int64_t now = (int64_t)(util_now_mono_ns() / 1000000);
+    for (;;) {
+        struct gather *g = filling(ino);
+        if (g && g->f == f && off == g->off + g->len && g->len + size <= GATHER_CAP) {
+            memcpy(g->buf + g->len, buf, size);
+            g->len += size;
+            g->touched_ms = now;
+            /* Full when another write of this size would not fit. */
+            if (g->len + size > GATHER_CAP && claim(g))
+                *send = g;
+            rc = 1;
+            break;
+        }
+        if (g && !claim(g))
+            continue; /* taken by another thread: look again */
+        struct gather *fresh = free_gather();
+        if (!fresh && g) {
+            /* Every buffer in use: send the one this write ends, then
+             * gather this write in it. */
+            pthread_mutex_unlock(&tab_lock);
+            gather_send(g);
+            pthread_mutex_lock(&tab_lock);
+            continue;
+        }
+        if (!fresh)
+            break; /* not gathered: the caller writes it the usual way */
+        *fresh = (struct gather){G_FILLING, ino, off, size, f, now, fresh->buf};
+        memcpy(fresh->buf, buf, size);
+        atomic_fetch_add(&g_used, 1);
+        *send = g; /* the buffer this write did not continue, if any */
+        rc = 1;
+        break;
+    }
+    if (rc == 1)
+        g_writes++;
+out:
+    pthread_mutex_unlock(&tab_lock);
+    return rc;
+}
+
+/* Send what has been idle GATHER_AGE_MS, so that an acknowledged write
+ * reaches the OSTs (and other mounts) in bounded time without a close. */
+static void *flush_idle(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&tab_lock);
+    while (!g_flusher_stop) {
+        struct timespec ts;
+        util_deadline(&ts, CLOCK_REALTIME, GATHER_AGE_MS / 4);
+        pthread_cond_timedwait(&g_flusher_cond, &tab_lock, &ts);
+        int64_t now = (int64_t)(util_now_mono_ns() / 1000000);
+        for (int i = 0; i < GATHER_BUFS && !g_flusher_stop; i++) {
+            struct gather *g = &gt[i];
+            if (g->state == G_FILLING && now - g->touched_ms >= GATHER_AGE_MS && claim(g)) {
+                pthread_mutex_unlock(&tab_lock);
+                gather_send(g);
+                pthread_mutex_lock(&tab_lock);
+            }
+        }
+    }
+    pthread_mutex_unlock(&tab_lock);
+    return NULL;
+}
+
+int tab_gather_start(void)
+{
+    int rc = pthread_create(&g_flusher, NULL, flush_idle, NULL);
+    g_flusher_on = rc == 0;
+    return -rc;
+}
+
+void tab_gather_stop(void)
+{
+    if (!g_flusher_on)
+        return;
+    pthread_mutex_lock(&tab_lock);
+    g_flusher_stop = true;
+    pthread_cond_signal(&g_flusher_cond);
+    pthread_mutex_unlock(&tab_lock);
+    pthread_join(g_flusher, NULL);
+    g_flusher_on = false;
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        if (gt[i].state != G_FREE)
+            log_warn("inode %" PRIu64 ": %" PRIu64 " gathered bytes were never sent", gt[i].ino,
+                     gt[i].len);
+        free(gt[i].buf);
+        gt[i].buf = NULL;
+    }
+}
+
+void tab_gather_stats(uint64_t *writes, uint64_t *sends)
+{
+    pthread_mutex_lock(&tab_lock);
+    *writes = g_writes;
+    *sends = g_sends;
+    pthread_mutex_unlock(&tab_lock);
 }
 
 int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool behind, int *slot)
@@ -295,7 +526,9 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
     int rc = take_err(h);
     int mine = 0;
     /* A write the kernel has been told is done must land before any later
-     * write over the same bytes. */
+     * write over the same bytes; a gathered one goes first. */
+    if (!rc)
+        gather_drain(ino);
     while (!rc && wb_overlaps(ino, off, off + len, &mine))
         pthread_cond_wait(&wb_cond, &tab_lock);
     if (!rc && behind && h && mine < WB_PER_INODE && atomic_load(&wb_used) < WB_SLOTS) {
@@ -327,10 +560,11 @@ void tab_wb_end(int slot, int rc)
 
 int tab_wb_wait(uint64_t ino, stria_file_t *f)
 {
-    if (atomic_load(&wb_used) == 0 && !f)
+    if (atomic_load(&wb_used) == 0 && atomic_load(&g_used) == 0 && !f)
         return 0;
     int rc = 0, mine;
     pthread_mutex_lock(&tab_lock);
+    gather_drain(ino);
     while (wb_overlaps(ino, 0, UINT64_MAX, &mine)) {
         if (cl_cancelled()) {
             rc = -EINTR;

@@ -155,9 +155,11 @@ static int recv_hdr(int fd, struct proto_hdr *h)
 
 static __thread const volatile int *thread_cancel;
 
-void net_set_cancel(const volatile int *flag)
+const volatile int *net_set_cancel(const volatile int *flag)
 {
+    const volatile int *was = thread_cancel;
     thread_cancel = flag;
+    return was;
 }
 
 bool net_cancelled(void)

@@ -51,8 +51,9 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
 void net_close(struct net_conn *c);
 /* While the calling thread's flag is set (not NULL), its waits for a
  * reply (handshakes included) end with -EINTR, a transport failure, within
- * 100 ms of *flag becoming non-zero: an interrupted caller. */
-void net_set_cancel(const volatile int *flag);
+ * 100 ms of *flag becoming non-zero: an interrupted caller. Returns the
+ * flag it replaces. */
+const volatile int *net_set_cancel(const volatile int *flag);
 /* Whether the calling thread's flag is set and non-zero. */
 bool net_cancelled(void);
 /* A send or receive on c that makes no progress for ms (0: forever) fails

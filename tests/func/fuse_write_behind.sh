@@ -5,10 +5,13 @@
 # tests/func/write_behind.c checks, while the data is still on its way,
 # that a read through a fresh handle of the mount (page cache dropped) and
 # a stat see it, that a truncate cannot be overtaken by it, and that
-# overlapping writes land in order. (Each check fails with its wait taken
+# overlapping writes land in order; the same for small writes, which the
+# mount gathers into larger ones. (Each check fails with its wait taken
 # out of stria-fuse: tried by hand.)
 # A second mount (no delay, timeout 1 s) writes while the only OST is
-# frozen: the failure of the acknowledged write is reported by close(2).
+# frozen: the failure of the acknowledged write, large or gathered, is
+# reported by close(2). On it, a small overwrite of a file held open
+# reaches the cluster without a close (an idle gather is sent).
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 if ! fuse_usable; then
@@ -29,7 +32,8 @@ M="$T/m"
 head -c 1048576 /dev/urandom >"$T/src"
 
 step "write_behind: read, stat, truncate and overwrite while writes are on their way"
-t "$BUILD/tests/write_behind" "$M" "$CONF" || fail "write_behind"
+# Each send waits 3 s, and some checks wait for several in a row.
+timeout -k 5 150 "$BUILD/tests/write_behind" "$M" "$CONF" || fail "write_behind"
 
 step "the OST frozen: an acknowledged write's failure is reported by close"
 mount_stria "$T/m2" timeout=1
@@ -46,4 +50,20 @@ echo "   dd said: $(cat "$T/dd.err")"
 # Until its next heartbeat the OST may still count as down.
 wait_for 30 dd if="$T/src" of="$T/m2/c" bs=1M status=none || fail "dd after the thaw"
 t cmp "$T/m2/c" "$T/src" || fail "c reads otherwise after the thaw"
+
+step "the OST frozen: a gathered write's failure is reported by close"
+kill -STOP "$pid"
+FROZEN=$pid
+if t dd if="$T/src" of="$T/m2/d" bs=4k status=none 2>"$T/dd.err"; then
+    kill -CONT "$pid"
+    fail "dd bs=4k through a frozen OST succeeded: a gathered write's failure went unreported"
+fi
+kill -CONT "$pid"
+FROZEN=""
+echo "   dd said: $(cat "$T/dd.err")"
+wait_for 30 dd if="$T/src" of="$T/m2/d" bs=4k status=none || fail "dd bs=4k after the thaw"
+t cmp "$T/m2/d" "$T/src" || fail "d reads otherwise after the thaw"
+
+step "a small overwrite of a file held open reaches the cluster by itself"
+t "$BUILD/tests/write_behind" --idle "$T/m2" "$CONF" || fail "write_behind --idle"
 echo "PASS: fuse_write_behind"

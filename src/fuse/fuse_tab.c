@@ -7,11 +7,9 @@
  */
 #include "fuse_int.h"
 
-#include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
@@ -59,10 +57,10 @@ static pthread_cond_t wb_cond = PTHREAD_COND_INITIALIZER;
 /* Gathering: small writes that continue one another, acknowledged at once
  * and kept in a buffer, sent as one write when it is full, when a write of
  * the file does not continue it, when anything else of the file must see
- * it (read, flush, fsync, release, truncate, size report), or when it has
- * been idle for GATHER_AGE_MS. At most one buffer per inode is FILLING;
- * a SENDING one is a tracked write like a write-behind slot. Under
- * tab_lock. */
+ * it (read, flush, fsync, release, truncate, size report), or
+ * GATHER_AGE_MS after its first write. At most one buffer per inode is
+ * FILLING; a SENDING one is a tracked write like a write-behind slot.
+ * Under tab_lock. */
 #define GATHER_BUFS   8
 #define GATHER_CAP    (1u << 20)
 #define GATHER_MAX    (256u << 10) /* larger writes are not gathered */
@@ -72,12 +70,13 @@ struct gather {
     int state;
     uint64_t ino, off, len;
     stria_file_t *f;
-    int64_t touched_ms;
-    char *buf; /* GATHER_CAP bytes, kept once allocated */
+    uint64_t seq;    /* its number among buffers begun (g_seq) */
+    int64_t born_ms; /* its first write, monotonic */
+    char *buf;       /* GATHER_CAP bytes, kept once allocated */
 };
 static struct gather gt[GATHER_BUFS];
 static _Atomic int g_used; /* FILLING or SENDING, read without the lock */
-static uint64_t g_writes, g_sends;
+static uint64_t g_writes, g_sends, g_seq;
 static pthread_t g_flusher;
 static bool g_flusher_on, g_flusher_stop;
 static pthread_cond_t g_flusher_cond = PTHREAD_COND_INITIALIZER;
@@ -382,12 +381,15 @@ void tab_gather_send(struct gather *g)
     gather_send(g);
 }
 
-/* Send ino's filling gather, if any, before anything else of ino goes on
- * (lock held; dropped while sending). */
+/* Send ino's filling gather, if it began before this call, before
+ * anything else of ino goes on (lock held; dropped while sending). Ones
+ * begun meanwhile hold later writes: a steady writer cannot keep the
+ * caller here. */
 static void gather_drain(uint64_t ino)
 {
+    uint64_t upto = g_seq;
     struct gather *g;
-    while ((g = filling(ino))) {
+    while ((g = filling(ino)) && g->seq <= upto) {
         if (claim(g)) {
             pthread_mutex_unlock(&tab_lock);
             gather_send(g);
@@ -426,7 +428,6 @@ int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint
         if (g && g->f == f && off == g->off + g->len && g->len + size <= GATHER_CAP) {
             memcpy(g->buf + g->len, buf, size);
             g->len += size;
-            g->touched_ms = now;
             /* Full when another write of this size would not fit. */
             if (g->len + size > GATHER_CAP && claim(g))
                 *send = g;
@@ -446,7 +447,7 @@ int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint
         }
         if (!fresh)
             break; /* not gathered: the caller writes it the usual way */
-        *fresh = (struct gather){G_FILLING, ino, off, size, f, now, fresh->buf};
+        *fresh = (struct gather){G_FILLING, ino, off, size, f, ++g_seq, now, fresh->buf};
         memcpy(fresh->buf, buf, size);
         atomic_fetch_add(&g_used, 1);
         *send = g; /* the buffer this write did not continue, if any */
@@ -460,25 +461,34 @@ out:
     return rc;
 }
 
-/* Send what has been idle GATHER_AGE_MS, so that an acknowledged write
- * reaches the OSTs (and other mounts) in bounded time without a close. */
-static void *flush_idle(void *arg)
+/* Send every filling gather whose first write is age_ms old or older (0:
+ * all), one at a time (lock held; dropped while sending). */
+static void send_aged(int64_t age_ms)
+{
+    int64_t now = (int64_t)(util_now_mono_ns() / 1000000);
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        struct gather *g = &gt[i];
+        if (g->state == G_FILLING && now - g->born_ms >= age_ms && claim(g)) {
+            pthread_mutex_unlock(&tab_lock);
+            gather_send(g);
+            pthread_mutex_lock(&tab_lock);
+        }
+    }
+}
+
+/* Send what was first written GATHER_AGE_MS ago, also while writes still
+ * come, so that an acknowledged write reaches the OSTs (and other mounts
+ * reading bytes they know of) in bounded time without a close. */
+static void *flush_aged(void *arg)
 {
     (void)arg;
     pthread_mutex_lock(&tab_lock);
     while (!g_flusher_stop) {
         struct timespec ts;
-        util_deadline(&ts, CLOCK_REALTIME, GATHER_AGE_MS / 4);
+        util_deadline(&ts, CLOCK_MONOTONIC, GATHER_AGE_MS / 4);
         pthread_cond_timedwait(&g_flusher_cond, &tab_lock, &ts);
-        int64_t now = (int64_t)(util_now_mono_ns() / 1000000);
-        for (int i = 0; i < GATHER_BUFS && !g_flusher_stop; i++) {
-            struct gather *g = &gt[i];
-            if (g->state == G_FILLING && now - g->touched_ms >= GATHER_AGE_MS && claim(g)) {
-                pthread_mutex_unlock(&tab_lock);
-                gather_send(g);
-                pthread_mutex_lock(&tab_lock);
-            }
-        }
+        if (!g_flusher_stop)
+            send_aged(GATHER_AGE_MS);
     }
     pthread_mutex_unlock(&tab_lock);
     return NULL;
@@ -486,25 +496,33 @@ static void *flush_idle(void *arg)
 
 int tab_gather_start(void)
 {
-    int rc = pthread_create(&g_flusher, NULL, flush_idle, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g_flusher_cond, &ca);
+    pthread_condattr_destroy(&ca);
+    int rc = pthread_create(&g_flusher, NULL, flush_aged, NULL);
     g_flusher_on = rc == 0;
     return -rc;
 }
 
 void tab_gather_stop(void)
 {
-    if (!g_flusher_on)
-        return;
+    if (g_flusher_on) {
+        pthread_mutex_lock(&tab_lock);
+        g_flusher_stop = true;
+        pthread_cond_signal(&g_flusher_cond);
+        pthread_mutex_unlock(&tab_lock);
+        pthread_join(g_flusher, NULL);
+        g_flusher_on = false;
+    }
+    /* Stopped by a signal with files still open (no release came): what
+     * they wrote was acknowledged, so it goes now, while the cluster is
+     * still connected. */
     pthread_mutex_lock(&tab_lock);
-    g_flusher_stop = true;
-    pthread_cond_signal(&g_flusher_cond);
+    send_aged(0);
     pthread_mutex_unlock(&tab_lock);
-    pthread_join(g_flusher, NULL);
-    g_flusher_on = false;
     for (int i = 0; i < GATHER_BUFS; i++) {
-        if (gt[i].state != G_FREE)
-            log_warn("inode %" PRIu64 ": %" PRIu64 " gathered bytes were never sent", gt[i].ino,
-                     gt[i].len);
         free(gt[i].buf);
         gt[i].buf = NULL;
     }
@@ -526,11 +544,23 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
     int rc = take_err(h);
     int mine = 0;
     /* A write the kernel has been told is done must land before any later
-     * write over the same bytes; a gathered one goes first. */
-    if (!rc)
-        gather_drain(ino);
-    while (!rc && wb_overlaps(ino, off, off + len, &mine))
-        pthread_cond_wait(&wb_cond, &tab_lock);
+     * write over the same bytes; gathered ones go first, also those
+     * acknowledged while this one waits (mmap write-back is not held back
+     * by the inode lock). */
+    while (!rc) {
+        struct gather *g = filling(ino);
+        if (g) {
+            if (claim(g)) {
+                pthread_mutex_unlock(&tab_lock);
+                gather_send(g);
+                pthread_mutex_lock(&tab_lock);
+            }
+        } else if (wb_overlaps(ino, off, off + len, &mine)) {
+            pthread_cond_wait(&wb_cond, &tab_lock);
+        } else {
+            break;
+        }
+    }
     if (!rc && behind && h && mine < WB_PER_INODE && atomic_load(&wb_used) < WB_SLOTS) {
         for (int i = 0; i < WB_SLOTS; i++) {
             if (!wb[i].used) {

@@ -10,8 +10,9 @@
 # out of stria-fuse: tried by hand.)
 # A second mount (no delay, timeout 1 s) writes while the only OST is
 # frozen: the failure of the acknowledged write, large or gathered, is
-# reported by close(2). On it, a small overwrite of a file held open
-# reaches the cluster without a close (an idle gather is sent).
+# reported by close(2). On it, small overwrites of a file held open reach
+# the cluster without a close while they go on, and a mount stopped by
+# SIGTERM with a file still open sends what it gathered before it exits.
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 if ! fuse_usable; then
@@ -19,7 +20,7 @@ if ! fuse_usable; then
     exit 77
 fi
 FROZEN=""
-trap 'rc=$?; set +e; [ -n "$FROZEN" ] && kill -CONT "$FROZEN"; (exit $rc); teardown' EXIT
+trap 'rc=$?; set +e; [ -n "$FROZEN" ] && kill -CONT "$FROZEN"; [ -n "${HOLD_PID:-}" ] && kill "$HOLD_PID" 2>/dev/null; (exit $rc); teardown' EXIT
 t() { timeout -k 5 60 "$@"; }
 S() { "$STRIA" --conf "$CONF" "$@"; }
 
@@ -64,6 +65,24 @@ frozen_dd frozen-1m 1M
 step "the OST frozen: a gathered write's failure is reported by close"
 frozen_dd frozen-4k 4k
 
-step "a small overwrite of a file held open reaches the cluster by itself"
+step "small overwrites of a file held open reach the cluster by themselves"
 t "$BUILD/tests/write_behind" --idle "$T/m2" "$CONF" || fail "write_behind --idle"
+
+step "a mount stopped with a file open sends what it gathered"
+fpid=$(stria_fuse_pids "$(realpath "$T/m2")")
+[ -n "$fpid" ] || fail "no stria-fuse serves $T/m2"
+head -c 8192 /dev/zero | tr '\0' o >"$T/m2/held"
+# The holder's write is gathered and acknowledged, its file stays open (a
+# close would send it); the signal comes well within the 1 s after which
+# the buffer would be sent anyway.
+coproc "$BUILD/tests/write_behind" --hold "$T/m2/held"
+HOLD_PID=$COPROC_PID
+read -r -t 30 ready <&"${COPROC[0]}" && [ "$ready" = ready ] || fail "write_behind --hold"
+kill -TERM $fpid
+wait_for 30 sh -c "! kill -0 $fpid 2>/dev/null" || fail "stria-fuse did not exit on SIGTERM"
+kill "$HOLD_PID" 2>/dev/null || true
+wait "$HOLD_PID" 2>/dev/null || true
+S cp stria:/held "$T/held.out" || fail "stria cp stria:/held"
+[ "$(head -c 4 "$T/held.out")" = kept ] ||
+    fail "a write acknowledged before SIGTERM was lost: the file starts with $(head -c 4 "$T/held.out")"
 echo "PASS: fuse_write_behind"

@@ -11,12 +11,17 @@
  * sent later as one: the same checks hold for them, and the mount's
  * counters (stria.mount.stats) say how many sends they cost.
  *
- * With --idle, on a mount without the delay: a small overwrite of a file
- * kept open reaches the cluster by itself within 10 s (an idle buffer is
- * sent). An overwrite, because other clients learn a file's new size only
- * from its close or fsync.
+ * With --idle, on a mount without the delay: small overwrites of a file
+ * kept open, one every 100 ms and each continuing the last, reach the
+ * cluster by themselves while they go on (a buffer is sent 1 s after its
+ * first write). Overwrites, because other clients learn a file's new size
+ * only from its close or fsync.
  *
- * Usage: write_behind [--idle] MNT CONF
+ * With --hold FILE: write "kept" over the start of FILE, say "ready" and
+ * keep the descriptor open (no close, hence no flush) for up to 60 s, for
+ * a mount to be stopped meanwhile.
+ *
+ * Usage: write_behind [--idle] MNT CONF | write_behind --hold FILE
  */
 #include "check.h"
 
@@ -71,40 +76,56 @@ static bool write_small(int fd, const char *data, size_t len, off_t off)
     return true;
 }
 
-/* --idle: one small overwrite of a file held open, on a mount without the
- * delay, must reach the cluster without a close or fsync. */
+/* --idle: small overwrites of a file held open, on a mount without the
+ * delay, must reach the cluster without a close or fsync, also while more
+ * of them keep coming. */
 static int idle_send(const char *mnt)
 {
     char path[4096], seen[SMALL];
     snprintf(path, sizeof(path), "%s/idle", mnt);
     memset(seen, 'o', SMALL);
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    CHECK(fd >= 0 && write(fd, seen, 100) == 100 && close(fd) == 0, "write %s: %s", path,
+    CHECK(fd >= 0 && write(fd, seen, SMALL) == SMALL && close(fd) == 0, "write %s: %s", path,
           strerror(errno));
     fd = open(path, O_WRONLY);
     CHECK(fd >= 0, "open %s: %s", path, strerror(errno));
     if (fd < 0)
         return 1;
     memset(seen, 'i', SMALL);
-    CHECK(pwrite(fd, seen, 100, 0) == 100, "overwrite %s: %s", path, strerror(errno));
     bool there = false;
-    for (int i = 0; i < 100 && !there; i++) { /* 10 s at most */
+    for (int i = 0; i < 40 && !there; i++) { /* 40 writes of 100 bytes, 100 ms apart */
+        CHECK(pwrite(fd, seen, 100, i * 100) == 100, "overwrite %s: %s", path, strerror(errno));
         stria_file_t *f;
-        char got[200];
+        char got[100];
         if (stria_open(fs, "/idle", O_RDONLY, 0, &f) == 0) {
             there = stria_pread(f, got, sizeof(got), 0) == 100 && memcmp(got, seen, 100) == 0;
             stria_close(f);
         }
-        if (!there)
-            usleep(100 * 1000);
+        usleep(100 * 1000);
     }
-    CHECK(there, "a small overwrite of a file held open never reached the cluster");
+    CHECK(there, "4 s of small overwrites of a file held open never reached the cluster");
     close(fd);
     return failures ? 1 : 0;
 }
 
+/* --hold: see the top. */
+static int hold(const char *path)
+{
+    int fd = open(path, O_WRONLY);
+    if (fd < 0 || pwrite(fd, "kept", 4, 0) != 4) {
+        fprintf(stderr, "write_behind --hold %s: %s\n", path, strerror(errno));
+        return 1;
+    }
+    printf("ready\n");
+    fflush(stdout);
+    sleep(60);
+    return 0;
+}
+
 int main(int argc, char **argv)
 {
+    if (argc == 3 && !strcmp(argv[1], "--hold"))
+        return hold(argv[2]);
     bool idle = argc == 4 && !strcmp(argv[1], "--idle");
     if (idle) {
         argv++;

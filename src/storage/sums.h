@@ -15,7 +15,9 @@
  *
  * A block's checksum covers its bytes up to the object's size. The
  * checksum is written before the data, and a block matching either CRC
- * passes: a crash between the two leaves the block readable, old or new.
+ * passes: a block written once since its data last reached the disk reads
+ * old or new after a crash of the host. Two such writes, or a block whose
+ * pages were written back in part, fail the check (architecture.md).
  * A block with no checksum (a hole, or an object from before checksums)
  * is not checked.
  *

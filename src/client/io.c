@@ -467,10 +467,11 @@ struct stria_file {
     bool is_dir;
     struct layout layout;
     pthread_mutex_t lock;
-    uint64_t size;      /* as the MDT last said, or as we extended it */
-    uint64_t wrote_end; /* end of the furthest byte this handle wrote */
-    bool marked;        /* the MDT knows objects may exist */
-    bool dirty;         /* written since the last size report */
+    uint64_t size;                                 /* as the MDT last said, or as we extended it */
+    uint64_t wrote_end;                            /* end of the furthest byte this handle wrote */
+    enum { MARK_NONE, MARK_BUSY, MARK_DONE } mark; /* the MDT knows objects may exist */
+    pthread_cond_t marked;                         /* a mark in flight ended */
+    bool dirty;                                    /* written since the last size report */
     uint64_t write_gen; /* bumped by every write: a report covers those before it */
     bool orphan;        /* unlinked while open: the MDT has no inode any more */
 };
@@ -484,6 +485,7 @@ static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct p
     f->is_dir = S_ISDIR(a->mode);
     f->size = a->size;
     pthread_mutex_init(&f->lock, NULL);
+    pthread_cond_init(&f->marked, NULL);
 }
 
 /* An open of inode ino (an empty path) for reading, answered from the
@@ -636,20 +638,28 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
         return 0;
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
+    /* Before the first byte lands, tell the MDT objects may exist, so an
+     * unlink from anywhere removes them. Concurrent writes of this handle
+     * (the mount's write-behind) wait for that mark; if it fails, the next
+     * one tries. */
     pthread_mutex_lock(&f->lock);
-    bool mark = !f->marked;
-    f->marked = true;
+    while (f->mark == MARK_BUSY)
+        pthread_cond_wait(&f->marked, &f->lock);
+    bool mark = f->mark == MARK_NONE;
+    if (mark)
+        f->mark = MARK_BUSY;
     if (f->flags & O_APPEND)
         off = (off_t)MAX(f->size, f->wrote_end);
     pthread_mutex_unlock(&f->lock);
-    /* Before the first byte lands, tell the MDT objects may exist, so an
-     * unlink from anywhere removes them. */
     int rc;
-    if (mark && (rc = call_setsize(f, 0, 0))) {
+    if (mark) {
+        rc = call_setsize(f, 0, 0);
         pthread_mutex_lock(&f->lock);
-        f->marked = false;
+        f->mark = rc ? MARK_NONE : MARK_DONE;
+        pthread_cond_broadcast(&f->marked);
         pthread_mutex_unlock(&f->lock);
-        return rc;
+        if (rc)
+            return rc;
     }
     if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (void *)buf, len, (uint64_t)off)))
         return rc;
@@ -824,6 +834,7 @@ int stria_close(stria_file_t *f)
     if (!f)
         return -EBADF;
     int rc = report(f);
+    pthread_cond_destroy(&f->marked);
     pthread_mutex_destroy(&f->lock);
     free(f);
     return rc;

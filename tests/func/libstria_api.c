@@ -6,9 +6,12 @@
  * objects removed when the last link goes (seen in the OSTs' usage);
  * xattrs, symlinks, hard links and rename through the API. With a second
  * argument, that shell command (which restarts daemons) runs while both
- * clients hold pooled connections, and both must carry on.
+ * clients hold pooled connections, and both must carry on. With two more,
+ * shell commands that freeze and thaw the MDT's daemon: no byte of a fresh
+ * handle may land on the OSTs before the MDT knows the file has objects,
+ * also when two threads write it at once.
  *
- * Usage: libstria_api CLIENT_CONF [RESTART_COMMAND]
+ * Usage: libstria_api CLIENT_CONF [RESTART_COMMAND [FREEZE_MDT THAW_MDT]]
  */
 #include "stria/stria.h"
 
@@ -21,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
@@ -187,6 +191,50 @@ static void threads(void)
     free(want);
 }
 
+struct first {
+    stria_file_t *f;
+    ssize_t rc;
+};
+
+static void *first_write(void *arg)
+{
+    struct first *w = arg;
+    char b[4096] = {1};
+    w->rc = stria_pwrite(w->f, b, sizeof(b), 0);
+    return NULL;
+}
+
+/* A fresh handle's first write tells the MDT that objects may exist before
+ * its data goes, so an unlink anywhere removes them. With the MDT frozen
+ * that mark cannot be made: a second thread's write while the first one's
+ * mark is on its way must wait for it and fail with it, not go to the OSTs
+ * unannounced (which an unlink would then leave behind). */
+static void mark_before_data(const char *freeze, const char *thaw)
+{
+    stria_fs_t *fs3;
+    stria_file_t *f;
+    CHECK(stria_connect(getenv("STRIA_TEST_CONF"), &fs3) == 0, "connect");
+    CHECK(stria_set_io_timeout(fs3, 1000) == 0, "timeout");
+    CHECK(stria_open(fs3, "/marked", O_CREAT | O_WRONLY | O_TRUNC, 0644, &f) == 0, "create");
+    CHECK(system(freeze) == 0, "%s", freeze);
+    struct first w = {f, 0};
+    pthread_t t;
+    pthread_create(&t, NULL, first_write, &w);
+    struct timespec pause = {0, 300 * 1000000};
+    nanosleep(&pause, NULL); /* the first write is waiting for the MDT */
+    char b[4096] = {2};
+    ssize_t second = stria_pwrite(f, b, sizeof(b), 1 << 20);
+    pthread_join(t, NULL);
+    CHECK(system(thaw) == 0, "%s", thaw);
+    CHECK(w.rc < 0, "the first write succeeded with the MDT frozen (%zd)", w.rc);
+    CHECK(second < 0,
+          "a write reached the OSTs while the handle's first write was still telling the MDT "
+          "(it returned %zd)",
+          second);
+    stria_close(f);
+    stria_disconnect(fs3);
+}
+
 static void objects_removed(void)
 {
     uint64_t before = ost_used();
@@ -249,8 +297,11 @@ static void names(void)
 
 int main(int argc, char **argv)
 {
-    if (argc != 2 && argc != 3)
-        return fprintf(stderr, "usage: %s CLIENT_CONF [RESTART_COMMAND]\n", argv[0]), 2;
+    if (argc != 2 && argc != 3 && argc != 5)
+        return fprintf(stderr, "usage: %s CLIENT_CONF [RESTART_COMMAND [FREEZE_MDT THAW_MDT]]\n",
+                       argv[0]),
+               2;
+    setenv("STRIA_TEST_CONF", argv[1], 1);
     if (stria_connect(argv[1], &fs) || stria_connect(argv[1], &fs2))
         return fprintf(stderr, "connect failed\n"), 1;
     printf("== striped I/O, holes, truncate, O_TRUNC, O_APPEND\n");
@@ -263,7 +314,11 @@ int main(int argc, char **argv)
     objects_removed();
     printf("== names, xattrs, attributes\n");
     names();
-    if (argc == 3) {
+    if (argc == 5) {
+        printf("== no data before the MDT knows of it, two threads on one handle\n");
+        mark_before_data(argv[3], argv[4]);
+    }
+    if (argc >= 3) {
         printf("== daemons restarted under two live clients\n");
         survive_restart(argv[2]);
     }

@@ -175,9 +175,9 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     bool behind = sf.write_behind && !(fi->flags & (O_DIRECT | O_SYNC | O_DSYNC));
     int slot, rc;
     if (behind) {
-        /* Neither credentials nor interrupts: gathering calls no server,
-         * and waits only for a send of the same file that no interrupt
-         * would end. */
+        /* Neither credentials nor interrupts: what gathering sends needs
+         * none (the OSTs check none, nor does the MDT's size report), and
+         * a send of acknowledged writes is never abandoned. */
         struct gather *send;
         rc = tab_gather(ino, f, buf, size, (uint64_t)off, &send);
         if (rc < 0) {

@@ -118,7 +118,8 @@ int tab_wb_wait(uint64_t ino, stria_file_t *f);
  * usual way (tab_wb_begin), or an earlier failure of f as tab_wb_begin
  * does. tab_wb_begin and tab_wb_wait send the inode's buffer first, and
  * gathered data counts in tab_local_size. tab_gather_start starts the
- * thread that sends idle buffers; tab_gather_stop ends it. */
+ * thread that sends each buffer 1 s after its first write; tab_gather_stop
+ * ends it and sends what is left (the mount is stopping). */
 struct gather;
 int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint64_t off,
                struct gather **send);

@@ -358,7 +358,7 @@ int main(int argc, char **argv)
     if (sf.fs->mdc && o.wb && (rc = wb_start(sf.fs, sf_wb_removed)))
         log_warn("write-behind unlink off: %s", log_err(rc));
     if (sf.write_behind && (rc = tab_gather_start()))
-        log_warn("idle gathered writes wait for close or fsync: %s", log_err(rc));
+        log_warn("gathered writes wait for a full buffer, close or fsync: %s", log_err(rc));
     lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, 16);
     fuse_loop_cfg_set_idle_threads(lc, 8);

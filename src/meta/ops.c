@@ -753,12 +753,28 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         return rc;
     if ((q->flags & O_TRUNC) && S_ISREG(in->mode)) {
         a->r->old_size = in->size;
+        bool changed = false;
         if (in->size) {
             in->size = 0;
             in->mtime_ns = in->ctime_ns = meta_now_ns();
-            if ((rc = meta_inode_put(t, in)))
-                return rc;
+            changed = true;
         }
+        /* As Linux's truncate: a caller without CAP_FSETID (here, not
+         * root) drops set-user-ID, and set-group-ID where the group may
+         * execute. The mount's kernel leaves O_TRUNC to us whole. */
+        uint32_t drop = 0;
+        if (q->cred.uid != 0) {
+            drop = in->mode & S_ISUID;
+            if ((in->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+                drop |= S_ISGID;
+        }
+        if (drop) {
+            in->mode &= ~drop;
+            in->ctime_ns = meta_now_ns();
+            changed = true;
+        }
+        if (changed && (rc = meta_inode_put(t, in)))
+            return rc;
     }
     meta_inode_attr(in, &a->r->attr);
     if (S_ISREG(in->mode))

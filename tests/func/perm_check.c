@@ -112,7 +112,9 @@ static int setup(void)
         put("sticky/root_file", 0666, 0, 0, "root's\n") ||
         put("sticky/other_file", 0666, OTHER, OTHER, "other's\n") || dir("open_dir", 0777, 0, 0) ||
         dir("priv", 0700, 0, 0) || put("priv/f", 0644, 0, 0, "private\n") ||
-        dir("search_only", 0711, 0, 0) || put("search_only/f", 0644, 0, 0, "findable\n"))
+        dir("search_only", 0711, 0, 0) || put("search_only/f", 0644, 0, 0, "findable\n") ||
+        put("suid_w", 06777, 0, 0, "setuid\n") || put("suid_t", 06777, 0, 0, "setuid\n") ||
+        put("suid_o", 06777, 0, 0, "setuid\n"))
         return -1;
     return 0;
 }
@@ -129,6 +131,19 @@ static ssize_t slurp(int dfd, const char *name, char *buf, size_t len)
     if (n >= 0)
         buf[n] = 0;
     return n;
+}
+
+/* truncate(2) of name under the fixture directory, to 1 byte. */
+static int truncateat_helper(const char *name)
+{
+    int fd = openat(base, name, O_WRONLY);
+    if (fd < 0)
+        return -1;
+    int rc = ftruncate(fd, 1);
+    int e = errno;
+    close(fd);
+    errno = e;
+    return rc;
 }
 
 /* Everything the unprivileged child checks; relative to the fixture directory. */
@@ -245,6 +260,26 @@ static void child_checks(void)
     n = slurp(base, "search_only/f", buf, sizeof(buf));
     expect("read a 0644 file under a 0711 root dir", n, 0);
     expect("list a 0711 root dir", openat(base, "search_only", O_RDONLY | O_DIRECTORY), EACCES);
+
+    /* A write, a truncate or an O_TRUNC open by a user without CAP_FSETID
+     * drops set-user-ID, and set-group-ID where the group may execute. */
+    fd = openat(base, "suid_w", O_WRONLY);
+    expect("open a 06777 root file for writing", fd, 0);
+    expect("write it", fd < 0 ? -1 : pwrite(fd, "w", 1, 0), 0);
+    if (fd >= 0)
+        close(fd);
+    expect("truncate another", truncateat_helper("suid_t"), 0);
+    fd = openat(base, "suid_o", O_WRONLY | O_TRUNC);
+    expect("open a third with O_TRUNC", fd, 0);
+    if (fd >= 0)
+        close(fd);
+    const char *privs[] = {"suid_w", "suid_t", "suid_o"};
+    for (int i = 0; i < 3; i++) {
+        char what[64];
+        snprintf(what, sizeof(what), "%s lost setuid and setgid", privs[i]);
+        bool got = fstatat(base, privs[i], &st, 0) == 0;
+        check(what, got && (st.st_mode & 07777) == 0777, "mode %o", got ? st.st_mode & 07777 : 0);
+    }
 }
 
 /* After the child: what it was refused must be as it was. */

@@ -1245,6 +1245,11 @@ static void t_chmod(struct cx *c)
     PW(c, fd, 0, 5, 61);
     DO(c, close(fd));
     ST(c, "f");
+    /* So does an O_TRUNC open, which the mount's kernel leaves to the MDT. */
+    DO(c, fchmodat(c->d, "f", 06755, 0));
+    fd = FD(c, openat(c->d, "f", O_WRONLY | O_TRUNC));
+    DO(c, close(fd));
+    ST(c, "f");
 }
 
 static void t_chown(struct cx *c)

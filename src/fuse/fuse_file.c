@@ -174,6 +174,10 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
     stria_file_t *f = fh(fi);
     bool behind = sf.write_behind && !(fi->flags & (O_DIRECT | O_SYNC | O_DSYNC));
     int slot, rc;
+    if (sf_write_kills_privs && (rc = sf_write_drop_privs(req, ino))) {
+        sf_reply_err(req, rc);
+        return;
+    }
     if (behind) {
         /* Neither credentials nor interrupts: what gathering sends needs
          * none (the OSTs check none, nor does the MDT's size report), and

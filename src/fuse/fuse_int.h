@@ -33,6 +33,13 @@ extern struct sfuse sf;
 
 /* Run the rest of this request as its caller. */
 void sf_cred(fuse_req_t req);
+/* Set while a worker serves a WRITE whose caller lacks CAP_FSETID, under
+ * FUSE_HANDLE_KILLPRIV_V2 (fuse_main.c: libfuse 3.14 drops the flag). */
+extern __thread bool sf_write_kills_privs;
+/* Such a write drops setuid, and setgid where the group may execute. */
+int sf_write_drop_privs(fuse_req_t req, uint64_t ino);
+/* The mode the kernel was last told for ino, if it was told any. */
+bool tab_mode(uint64_t ino, uint32_t *mode);
 /* Interrupts: between sf_intr_begin and sf_intr_end (before the reply: no
  * callback touches flag after it), an INTERRUPT from the kernel makes the
  * calling thread's client calls stop waiting and fail with EINTR.

@@ -19,7 +19,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <linux/fuse.h>
 #include <sys/stat.h>
+#include <sys/uio.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -191,6 +193,86 @@ static void sf_init(void *userdata, struct fuse_conn_info *conn)
     conn->want &= ~(unsigned)FUSE_CAP_ASYNC_DIO;
 }
 
+/* ---- FUSE_HANDLE_KILLPRIV_V2 ----
+ * Without it the kernel asks for security.capability (a GETXATTR) before
+ * every write, to learn whether the write must drop file capabilities:
+ * two requests per small write. With it the kernel marks an inode checked
+ * (S_NOSEC) and leaves dropping setuid and setgid to the file system. The
+ * libfuse of Debian 12 (3.14) cannot ask for it and passes on none of the
+ * flags that come with it, so the mount reads and writes /dev/fuse through
+ * fuse_session_custom_io: the INIT reply asks for it when the kernel
+ * offers it, and each WRITE's FUSE_WRITE_KILL_SUIDGID is noted for the
+ * worker that serves it (libfuse serves a request in the thread that read
+ * it). The other two places the kernel then leaves to us need no flag: an
+ * O_TRUNC open and a truncate by a caller other than root drop the bits on
+ * the MDT (meta/ops.c). architecture.md, "The mount". */
+__thread bool sf_write_kills_privs;
+static uint64_t init_unique; /* the INIT request, until it is answered */
+static bool init_offers_v2;
+
+static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
+{
+    (void)userdata;
+    ssize_t n = read(fd, buf, len);
+    const struct fuse_in_header *h = buf;
+    sf_write_kills_privs = false;
+    if (n < (ssize_t)sizeof(*h))
+        return n;
+    if (h->opcode == FUSE_INIT && n >= (ssize_t)(sizeof(*h) + sizeof(struct fuse_init_in))) {
+        const struct fuse_init_in *in = (const void *)(h + 1);
+        init_unique = h->unique;
+        init_offers_v2 = in->major == 7 && in->minor >= 33 && (in->flags & FUSE_HANDLE_KILLPRIV_V2);
+    } else if (h->opcode == FUSE_WRITE &&
+               n >= (ssize_t)(sizeof(*h) + sizeof(struct fuse_write_in))) {
+        const struct fuse_write_in *w = (const void *)(h + 1);
+        sf_write_kills_privs = (w->write_flags & FUSE_WRITE_KILL_SUIDGID) != 0;
+    }
+    return n;
+}
+
+static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
+{
+    (void)userdata;
+    if (init_unique && count >= 2 && iov[0].iov_len >= sizeof(struct fuse_out_header) &&
+        iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
+        const struct fuse_out_header *o = iov[0].iov_base;
+        if (o->unique == init_unique) {
+            init_unique = 0;
+            if (o->error == 0 && init_offers_v2)
+                ((struct fuse_init_out *)iov[1].iov_base)->flags |= FUSE_HANDLE_KILLPRIV_V2;
+        }
+    }
+    return writev(fd, iov, count);
+}
+
+int sf_write_drop_privs(fuse_req_t req, uint64_t ino)
+{
+    uint32_t mode;
+    struct proto_attr a;
+    if (!tab_mode(ino, &mode)) {
+        int rc = sf_getattr(ino, &a);
+        if (rc)
+            return rc;
+        mode = a.mode;
+    }
+    uint32_t drop = mode & S_ISUID;
+    if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+        drop |= S_ISGID;
+    if (!drop)
+        return 0;
+    /* The MDT lets anyone who may write the file make this change. */
+    struct proto_setattr_req q = {.valid = SETATTR_MODE, .mode = mode & 07777 & ~drop};
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    sf_cred(req);
+    int rc = SF_INTR(req, cl_setattr(sf.fs, ino, &q, r));
+    if (rc == 0)
+        tab_note(&r->attr);
+    free(r);
+    return rc;
+}
+
 static void sf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)
 {
     (void)ino, (void)nlookup;
@@ -210,6 +292,7 @@ struct sf_opts {
     int write_behind;
     int mdcache;
     int wb;
+    int killpriv;
     double timeout;
     int help;
 };
@@ -226,6 +309,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("write_behind=%d", write_behind),
     SF_OPT("mdcache=%d", mdcache),
     SF_OPT("wb_unlink=%d", wb),
+    SF_OPT("killpriv_v2=%d", killpriv),
     SF_OPT("timeout=%lf", timeout),
     SF_OPT("--help", help),
     SF_OPT("-h", help),
@@ -253,6 +337,8 @@ static void usage(const char *prog)
            "  wb_unlink=0|1       with mdcache, acknowledge unlinks of files at once and\n"
            "                      send them behind, while no other client uses the MDT\n"
            "                      (default 1); one still queued is lost if this mount dies\n"
+           "  killpriv_v2=0|1     let the mount, not the kernel, drop setuid and setgid on\n"
+           "                      write (default 1): spares a GETXATTR per write\n"
            "  timeout=SECS        how long I/O waits for an unreachable OST before it\n"
            "                      fails with EIO (default: client.conf's timeout_ms, 100)\n\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
@@ -274,7 +360,8 @@ int main(int argc, char **argv)
                         .writeback = 0,
                         .write_behind = 1,
                         .mdcache = 1,
-                        .wb = 1};
+                        .wb = 1,
+                        .killpriv = 1};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -351,6 +438,11 @@ int main(int argc, char **argv)
         goto out_session;
     if (fuse_session_mount(sf.se, co.mountpoint) != 0)
         goto out_signals;
+    if (o.killpriv) {
+        static const struct fuse_custom_io io = {.writev = io_writev, .read = io_read};
+        if (fuse_session_custom_io(sf.se, &io, fuse_session_fd(sf.se)))
+            log_warn("FUSE_HANDLE_KILLPRIV_V2 not asked for: every write costs a GETXATTR");
+    }
     fuse_daemonize(co.foreground);
     /* After the fork: the cache's thread must live in the daemon. */
     if (o.mdcache && (rc = mdc_start(sf.fs)))

@@ -151,6 +151,17 @@ void tab_note(const struct proto_attr *a)
     note(a);
 }
 
+bool tab_mode(uint64_t ino, uint32_t *mode)
+{
+    pthread_mutex_lock(&tab_lock);
+    struct ent *e = find(ino, false);
+    bool known = e && e->known;
+    if (known)
+        *mode = e->last.mode;
+    pthread_mutex_unlock(&tab_lock);
+    return known;
+}
+
 bool tab_unchanged(const struct proto_attr *a)
 {
     return note(a);

@@ -615,6 +615,19 @@ void meta_op_lease_attrs(struct meta_ctx *c, const struct meta_touched *touched,
         meta_store_read(c->store, lease_attrs_txn, ls);
 }
 
+/* The mode bits a truncate by c drops, as Linux's: a caller without
+ * CAP_FSETID (here, not root) loses set-user-ID, and set-group-ID where
+ * the group may execute. */
+static uint32_t truncate_drops(const struct meta_inode *in, const struct proto_cred *c)
+{
+    if (c->uid == 0)
+        return 0;
+    uint32_t drop = in->mode & S_ISUID;
+    if ((in->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+        drop |= S_ISGID;
+    return drop;
+}
+
 static int setattr_txn(struct meta_txn *t, void *arg)
 {
     struct ino_arg *a = arg;
@@ -668,6 +681,8 @@ static int setattr_txn(struct meta_txn *t, void *arg)
         in.size = q->size;
         if (q->size)
             in.flags |= META_F_OBJECTS;
+        /* Also when the kernel leaves it to us (FUSE_HANDLE_KILLPRIV_V2). */
+        in.mode &= ~truncate_drops(&in, c);
     }
     if (q->valid & (SETATTR_ATIME | SETATTR_MTIME | SETATTR_ATIME_NOW | SETATTR_MTIME_NOW)) {
         /* Explicit times need ownership, "now" only write access; a kernel
@@ -759,15 +774,8 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
             in->mtime_ns = in->ctime_ns = meta_now_ns();
             changed = true;
         }
-        /* As Linux's truncate: a caller without CAP_FSETID (here, not
-         * root) drops set-user-ID, and set-group-ID where the group may
-         * execute. The mount's kernel leaves O_TRUNC to us whole. */
-        uint32_t drop = 0;
-        if (q->cred.uid != 0) {
-            drop = in->mode & S_ISUID;
-            if ((in->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-                drop |= S_ISGID;
-        }
+        /* The mount's kernel leaves O_TRUNC to us whole. */
+        uint32_t drop = truncate_drops(in, &q->cred);
         if (drop) {
             in->mode &= ~drop;
             in->ctime_ns = meta_now_ns();

@@ -15,6 +15,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -207,8 +208,10 @@ static void sf_init(void *userdata, struct fuse_conn_info *conn)
  * O_TRUNC open and a truncate by a caller other than root drop the bits on
  * the MDT (meta/ops.c). architecture.md, "The mount". */
 __thread bool sf_write_kills_privs;
-static uint64_t init_unique; /* the INIT request, until it is answered */
-static bool init_offers_v2;
+/* The INIT request, until it is answered; whether it offered V2. Written
+ * before any other request can come, read by every reply. */
+static _Atomic uint64_t init_unique;
+static _Atomic bool init_offers_v2;
 
 static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 {
@@ -220,8 +223,9 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
         return n;
     if (h->opcode == FUSE_INIT && n >= (ssize_t)(sizeof(*h) + sizeof(struct fuse_init_in))) {
         const struct fuse_init_in *in = (const void *)(h + 1);
-        init_unique = h->unique;
-        init_offers_v2 = in->major == 7 && in->minor >= 33 && (in->flags & FUSE_HANDLE_KILLPRIV_V2);
+        atomic_store(&init_offers_v2,
+                     in->major == 7 && in->minor >= 33 && (in->flags & FUSE_HANDLE_KILLPRIV_V2));
+        atomic_store(&init_unique, h->unique);
     } else if (h->opcode == FUSE_WRITE &&
                n >= (ssize_t)(sizeof(*h) + sizeof(struct fuse_write_in))) {
         const struct fuse_write_in *w = (const void *)(h + 1);
@@ -233,12 +237,13 @@ static ssize_t io_read(int fd, void *buf, size_t len, void *userdata)
 static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 {
     (void)userdata;
-    if (init_unique && count >= 2 && iov[0].iov_len >= sizeof(struct fuse_out_header) &&
+    uint64_t init = atomic_load(&init_unique);
+    if (init && count >= 2 && iov[0].iov_len >= sizeof(struct fuse_out_header) &&
         iov[1].iov_len >= offsetof(struct fuse_init_out, flags) + sizeof(uint32_t)) {
         const struct fuse_out_header *o = iov[0].iov_base;
-        if (o->unique == init_unique) {
-            init_unique = 0;
-            if (o->error == 0 && init_offers_v2)
+        if (o->unique == init) {
+            atomic_store(&init_unique, 0);
+            if (o->error == 0 && atomic_load(&init_offers_v2))
                 ((struct fuse_init_out *)iov[1].iov_base)->flags |= FUSE_HANDLE_KILLPRIV_V2;
         }
     }

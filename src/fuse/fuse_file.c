@@ -84,7 +84,7 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     /* O_TRUNC under other handles of this mount: what they wrote goes too,
      * and must not be reported back as a size afterwards. */
     if (flags & O_TRUNC)
-        sf_report_local(ino);
+        sf_report_local(ino, NULL);
     int rc = SF_INTR(req, cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a));
     if (rc) {
         sf_reply_err(req, rc);
@@ -247,9 +247,7 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
 /* fsync is of the file: what other handles here wrote counts too. */
 static int fsync_file(fuse_ino_t ino, stria_file_t *f)
 {
-    int rc = tab_wb_wait(ino, f);
-    if (!rc)
-        rc = sf_report_local(ino);
+    int rc = sf_report_local(ino, f);
     return rc ? rc : stria_fsync(f);
 }
 

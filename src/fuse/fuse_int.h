@@ -59,8 +59,10 @@ void sf_reply_entry(fuse_req_t req, const struct proto_attr *a);
 /* sf_reply_entry when rc is 0, else the error. */
 void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a);
 /* Report to the MDT what this mount's handles of ino wrote and have not
- * reported (before a truncate or an fsync). */
-int sf_report_local(uint64_t ino);
+ * reported (before a truncate or an fsync), once their writes on the way
+ * have landed; a write-behind failure of handle f (NULL: none) comes
+ * first, as tab_wb_wait's. */
+int sf_report_local(uint64_t ino, stria_file_t *f);
 /* Fill a fuse_entry_param for a, without noting it (see sf_entry). */
 void sf_fill_entry(const struct proto_attr *a, struct fuse_entry_param *e);
 /* Note that the kernel was given entry e (filled from a). */

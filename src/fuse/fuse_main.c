@@ -114,10 +114,10 @@ void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
     sf_note_entry(attr, e);
 }
 
-int sf_report_local(uint64_t ino)
+int sf_report_local(uint64_t ino, stria_file_t *f)
 {
     bool open;
-    int rc = tab_wb_wait(ino, NULL); /* a size must not come before its data */
+    int rc = tab_wb_wait(ino, f); /* a size must not come before its data */
     if (rc)
         return rc;
     uint64_t end = tab_local_size(ino, &open);
@@ -260,9 +260,7 @@ int sf_write_drop_privs(fuse_req_t req, uint64_t ino)
             return rc;
         mode = a.mode;
     }
-    uint32_t drop = mode & S_ISUID;
-    if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-        drop |= S_ISGID;
+    uint32_t drop = proto_mode_kill_privs(mode);
     if (!drop)
         return 0;
     /* The MDT lets anyone who may write the file make this change. */

@@ -81,7 +81,7 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
     /* Sizes this mount wrote but has not reported would re-grow the file
      * after the truncate: report them first, and cut them after. */
     if (q.valid & SETATTR_SIZE)
-        sf_report_local(ino);
+        sf_report_local(ino, NULL);
     struct proto_setattr_rep *r = malloc(sizeof(*r));
     int rc = r ? SF_INTR(req, cl_setattr(sf.fs, ino, &q, r)) : -ENOMEM;
     /* Unlinked but open here: the MDT has forgotten it; the handles and

@@ -392,6 +392,14 @@ void tab_gather_send(struct gather *g)
     gather_send(g);
 }
 
+/* gather_send from under tab_lock, which it drops meanwhile. */
+static void send_locked(struct gather *g)
+{
+    pthread_mutex_unlock(&tab_lock);
+    gather_send(g);
+    pthread_mutex_lock(&tab_lock);
+}
+
 /* Send ino's filling gather, if it began before this call, before
  * anything else of ino goes on (lock held; dropped while sending). Ones
  * begun meanwhile hold later writes: a steady writer cannot keep the
@@ -401,11 +409,8 @@ static void gather_drain(uint64_t ino)
     uint64_t upto = g_seq;
     struct gather *g;
     while ((g = filling(ino)) && g->seq <= upto) {
-        if (claim(g)) {
-            pthread_mutex_unlock(&tab_lock);
-            gather_send(g);
-            pthread_mutex_lock(&tab_lock);
-        }
+        if (claim(g))
+            send_locked(g);
     }
 }
 
@@ -451,9 +456,7 @@ int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint
         if (!fresh && g) {
             /* Every buffer in use: send the one this write ends, then
              * gather this write in it. */
-            pthread_mutex_unlock(&tab_lock);
-            gather_send(g);
-            pthread_mutex_lock(&tab_lock);
+            send_locked(g);
             continue;
         }
         if (!fresh)
@@ -480,9 +483,7 @@ static void send_aged(int64_t age_ms)
     for (int i = 0; i < GATHER_BUFS; i++) {
         struct gather *g = &gt[i];
         if (g->state == G_FILLING && now - g->born_ms >= age_ms && claim(g)) {
-            pthread_mutex_unlock(&tab_lock);
-            gather_send(g);
-            pthread_mutex_lock(&tab_lock);
+            send_locked(g);
         }
     }
 }
@@ -561,11 +562,8 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
     while (!rc) {
         struct gather *g = filling(ino);
         if (g) {
-            if (claim(g)) {
-                pthread_mutex_unlock(&tab_lock);
-                gather_send(g);
-                pthread_mutex_lock(&tab_lock);
-            }
+            if (claim(g))
+                send_locked(g);
         } else if (wb_overlaps(ino, off, off + len, &mine)) {
             pthread_cond_wait(&wb_cond, &tab_lock);
         } else {

@@ -615,17 +615,10 @@ void meta_op_lease_attrs(struct meta_ctx *c, const struct meta_touched *touched,
         meta_store_read(c->store, lease_attrs_txn, ls);
 }
 
-/* The mode bits a truncate by c drops, as Linux's: a caller without
- * CAP_FSETID (here, not root) loses set-user-ID, and set-group-ID where
- * the group may execute. */
+/* The mode bits a truncate by c drops: CAP_FSETID is root's here. */
 static uint32_t truncate_drops(const struct meta_inode *in, const struct proto_cred *c)
 {
-    if (c->uid == 0)
-        return 0;
-    uint32_t drop = in->mode & S_ISUID;
-    if ((in->mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-        drop |= S_ISGID;
-    return drop;
+    return c->uid == 0 ? 0 : proto_mode_kill_privs(in->mode);
 }
 
 static int setattr_txn(struct meta_txn *t, void *arg)

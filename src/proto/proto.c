@@ -150,6 +150,14 @@ bool proto_cred_may(const struct proto_cred *c, uint32_t mode, uint32_t uid, uin
     return (bits & mask) == mask;
 }
 
+uint32_t proto_mode_kill_privs(uint32_t mode)
+{
+    uint32_t drop = mode & S_ISUID;
+    if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+        drop |= S_ISGID;
+    return drop;
+}
+
 bool proto_cred_may_delete(const struct proto_cred *c, uint32_t dmode, uint32_t duid, uint32_t dgid,
                            uint32_t victim_uid)
 {

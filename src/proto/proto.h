@@ -132,6 +132,10 @@ bool proto_cred_in_group(const struct proto_cred *c, uint32_t gid);
  * execute or search)? Root may do anything but execute a file no one may. */
 bool proto_cred_may(const struct proto_cred *c, uint32_t mode, uint32_t uid, uint32_t gid,
                     unsigned mask);
+/* The mode bits a write or truncate drops when its caller lacks
+ * CAP_FSETID, as Linux's: set-user-ID, and set-group-ID where the group
+ * may execute. */
+uint32_t proto_mode_kill_privs(uint32_t mode);
 /* May c remove (or rename away) a name holding an inode owned by
  * victim_uid from the directory of dmode, duid and dgid? Write and search
  * on it, and with its sticky bit set, c owns it or the victim (or is root). */

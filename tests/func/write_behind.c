@@ -43,14 +43,14 @@
 
 static stria_fs_t *fs;
 
-/* What the cluster holds of path (libstria): its first LEN bytes into buf;
+/* What the cluster holds of path (libstria): its first len bytes into buf;
  * returns how many there are, or -1. */
-static ssize_t cluster_read(const char *path, char *buf)
+static ssize_t cluster_read(const char *path, char *buf, size_t len)
 {
     stria_file_t *f;
     if (stria_open(fs, path, O_RDONLY, 0, &f))
         return -1;
-    ssize_t n = stria_pread(f, buf, LEN, 0);
+    ssize_t n = stria_pread(f, buf, len, 0);
     stria_close(f);
     return n;
 }
@@ -95,12 +95,8 @@ static int idle_send(const char *mnt)
     bool there = false;
     for (int i = 0; i < 40 && !there; i++) { /* 40 writes of 100 bytes, 100 ms apart */
         CHECK(pwrite(fd, seen, 100, i * 100) == 100, "overwrite %s: %s", path, strerror(errno));
-        stria_file_t *f;
         char got[100];
-        if (stria_open(fs, "/idle", O_RDONLY, 0, &f) == 0) {
-            there = stria_pread(f, got, sizeof(got), 0) == 100 && memcmp(got, seen, 100) == 0;
-            stria_close(f);
-        }
+        there = cluster_read("/idle", got, sizeof(got)) == 100 && memcmp(got, seen, 100) == 0;
         usleep(100 * 1000);
     }
     CHECK(there, "4 s of small overwrites of a file held open never reached the cluster");
@@ -132,7 +128,7 @@ int main(int argc, char **argv)
         argc--;
     }
     if (argc != 3) {
-        fprintf(stderr, "usage: write_behind [--idle] MNT CONF\n");
+        fprintf(stderr, "usage: write_behind [--idle] MNT CONF | write_behind --hold FILE\n");
         return 2;
     }
     if (stria_connect(argv[2], &fs)) {
@@ -171,7 +167,7 @@ int main(int argc, char **argv)
     CHECK(fstat(fd, &st) == 0 && st.st_size == LEN, "fstat of a: %lld bytes, not %d",
           (long long)st.st_size, LEN);
     CHECK(close(fd) == 0, "close of a: %s", strerror(errno));
-    n = cluster_read("/a", seen);
+    n = cluster_read("/a", seen, LEN);
     CHECK(n == LEN && memcmp(seen, data, LEN) == 0,
           "another client reads a otherwise after its close (%zd bytes)", n);
 
@@ -184,7 +180,7 @@ int main(int argc, char **argv)
     CHECK(close(fd) == 0, "close of b: %s", strerror(errno));
     CHECK(stat(b, &st) == 0 && st.st_size == 0, "b is %lld bytes after its truncate",
           (long long)st.st_size);
-    n = cluster_read("/b", seen);
+    n = cluster_read("/b", seen, LEN);
     CHECK(n == 0, "another client reads %zd bytes of b after its truncate", n);
 
     /* 3. Overlapping writes land in the order they were acknowledged. */
@@ -197,7 +193,7 @@ int main(int argc, char **argv)
     CHECK(close(fd) == 0, "close of a: %s", strerror(errno));
     memset(data + 4096, 'x', 8192);
     memset(data + 8192, 'y', 4096);
-    n = cluster_read("/a", seen);
+    n = cluster_read("/a", seen, LEN);
     CHECK(n == LEN && memcmp(seen, data, LEN) == 0,
           "overlapping writes landed out of order (%zd bytes)", n);
 
@@ -225,7 +221,7 @@ int main(int argc, char **argv)
     CHECK(write_small(fd, data + 64 * SMALL, 16 * SMALL, 64 * SMALL), "more small writes: %s",
           strerror(errno));
     CHECK(fsync(fd) == 0, "fsync of c: %s", strerror(errno));
-    n = cluster_read("/c", seen);
+    n = cluster_read("/c", seen, LEN);
     CHECK(n == 80 * SMALL && memcmp(seen, data, (size_t)n) == 0,
           "after fsync another client reads %zd bytes of c (or other bytes), not the %d gathered",
           n, 80 * SMALL);
@@ -244,7 +240,7 @@ int main(int argc, char **argv)
         return 2;
     memcpy(want, data, SMALL + 100);
     memcpy(want + 2 * SMALL, data, SMALL);
-    n = cluster_read("/c", seen);
+    n = cluster_read("/c", seen, LEN);
     CHECK(n == 3 * SMALL && memcmp(seen, want, 3 * SMALL) == 0,
           "gathered writes and a truncate: another client reads %zd bytes, or other bytes", n);
 
@@ -263,7 +259,7 @@ int main(int argc, char **argv)
               strerror(errno));
     }
     CHECK(close(fd2) == 0 && close(fd) == 0, "close of c: %s", strerror(errno));
-    n = cluster_read("/c", seen);
+    n = cluster_read("/c", seen, LEN);
     CHECK(n == 4 * SMALL && seen[0] == 'u' && seen[SMALL] == 't' && seen[2 * SMALL] == 'q' &&
               seen[3 * SMALL] == 'r' && seen[4 * SMALL - 1] == 'r',
           "small overwrites landed out of order: %zd bytes, %c%c%c%c", n, seen[0], seen[SMALL],

@@ -166,11 +166,68 @@ int sf_getattr(uint64_t ino, struct proto_attr *a)
 
 /* ---- session ---- */
 
+/* The read-ahead asked for, in KiB (0: the kernel's own). */
+static unsigned sf_read_ahead_kb;
+
+/* Undo mountinfo's octal escapes (\040 for a space) in place. */
+static void unescape_octal(char *s)
+{
+    char *w = s;
+    for (char *r = s; *r; w++) {
+        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
+            r[3] >= '0' && r[3] <= '7') {
+            *w = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
+            r += 4;
+        } else {
+            *w = *r++;
+        }
+    }
+    *w = '\0';
+}
+
+/* The kernel gives a FUSE mount 128 KiB of read-ahead and sends READs no
+ * larger, about two at a time; a sequential read then waits on round trips
+ * to the OSTs between them. The read-ahead is a setting of the mount's
+ * backing device (/sys/class/bdi/MAJOR:MINOR/read_ahead_kb), which only
+ * root may change. Found through /proc/self/mountinfo, not stat(): a stat
+ * of the mount point would be a request to this very process, whose loop
+ * has not started. Returns 0 or a negative errno. */
+static int set_read_ahead(const char *mountpoint, unsigned kb)
+{
+    FILE *f = fopen("/proc/self/mountinfo", "r");
+    if (!f)
+        return -errno;
+    char line[8192], dev[32] = "";
+    while (fgets(line, sizeof(line), f)) {
+        /* ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ... */
+        char d[32], root[4096], mp[4096];
+        if (sscanf(line, "%*u %*u %31s %4095s %4095s", d, root, mp) != 3)
+            continue;
+        unescape_octal(mp);
+        if (strcmp(mp, mountpoint) == 0)
+            snprintf(dev, sizeof(dev), "%s", d); /* the last one is on top */
+    }
+    fclose(f);
+    if (!dev[0])
+        return -ENOENT;
+    char path[128];
+    snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
+    FILE *ra = fopen(path, "w");
+    if (!ra)
+        return -errno;
+    int rc = fprintf(ra, "%u\n", kb) < 0 ? -EIO : 0;
+    if (fclose(ra) && !rc)
+        rc = -errno;
+    return rc;
+}
+
 static void sf_init(void *userdata, struct fuse_conn_info *conn)
 {
     (void)userdata;
     conn->max_write = MAX_IO;
-    conn->max_readahead = MAX_IO;
+    /* The kernel keeps the smaller of this and the read-ahead set_read_ahead
+     * gave the mount's backing device, which may be the larger. */
+    conn->max_readahead = MAX(MAX_IO, sf_read_ahead_kb * 1024u);
     conn->want |= conn->capable &
                   (FUSE_CAP_ATOMIC_O_TRUNC | FUSE_CAP_AUTO_INVAL_DATA | FUSE_CAP_READDIRPLUS |
                    FUSE_CAP_READDIRPLUS_AUTO | FUSE_CAP_PARALLEL_DIROPS | FUSE_CAP_ASYNC_READ);
@@ -288,6 +345,9 @@ static void sf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
     fuse_reply_none(req);
 }
 
+/* read_ahead_kb when not given: 1024, said quietly if refused. */
+#define RA_DEFAULT INT_MIN
+
 struct sf_opts {
     char *conf;
     double attr_timeout, entry_timeout;
@@ -296,6 +356,7 @@ struct sf_opts {
     int mdcache;
     int wb;
     int killpriv;
+    int read_ahead_kb;
     double timeout;
     int help;
 };
@@ -313,6 +374,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("mdcache=%d", mdcache),
     SF_OPT("wb_unlink=%d", wb),
     SF_OPT("killpriv_v2=%d", killpriv),
+    SF_OPT("read_ahead_kb=%d", read_ahead_kb),
     SF_OPT("timeout=%lf", timeout),
     SF_OPT("--help", help),
     SF_OPT("-h", help),
@@ -342,6 +404,9 @@ static void usage(const char *prog)
            "                      (default 1); one still queued is lost if this mount dies\n"
            "  killpriv_v2=0|1     let the mount, not the kernel, drop setuid and setgid on\n"
            "                      write (default 1): spares a GETXATTR per write\n"
+           "  read_ahead_kb=KIB   how far the kernel reads ahead of a sequential reader,\n"
+           "                      in READs of up to 1 MiB (default 1024; 0: the kernel's\n"
+           "                      128); needs root, else the kernel's stays\n"
            "  timeout=SECS        how long I/O waits for an unreachable OST before it\n"
            "                      fails with EIO (default: client.conf's timeout_ms, 100)\n\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
@@ -364,7 +429,8 @@ int main(int argc, char **argv)
                         .write_behind = 1,
                         .mdcache = 1,
                         .wb = 1,
-                        .killpriv = 1};
+                        .killpriv = 1,
+                        .read_ahead_kb = RA_DEFAULT};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
     int rc = 1;
@@ -386,6 +452,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "stria-fuse: timeouts are seconds in 0..3600\n");
         return 2;
     }
+    bool ra_asked = o.read_ahead_kb != RA_DEFAULT;
+    if (!ra_asked)
+        o.read_ahead_kb = 1024;
+    if (o.read_ahead_kb < 0 || o.read_ahead_kb > 65536) {
+        fprintf(stderr, "stria-fuse: read_ahead_kb is KiB in 0..65536\n");
+        return 2;
+    }
+    sf_read_ahead_kb = (unsigned)o.read_ahead_kb;
     if (o.timeout != 0 && (o.timeout < 0.5 || o.timeout > 3600)) {
         fprintf(stderr, "stria-fuse: timeout is seconds in 0.5..3600\n");
         return 2;
@@ -446,6 +520,11 @@ int main(int argc, char **argv)
         if (fuse_session_custom_io(sf.se, &io, fuse_session_fd(sf.se)))
             log_warn("FUSE_HANDLE_KILLPRIV_V2 not asked for: every write costs a GETXATTR");
     }
+    /* Not root: unless asked for, the kernel's read-ahead is no surprise. */
+    if (o.read_ahead_kb && (rc = set_read_ahead(co.mountpoint, (unsigned)o.read_ahead_kb)))
+        log_msg(ra_asked || rc != -EACCES ? LOG_WARN : LOG_INFO,
+                "read-ahead left at the kernel's default: %s", log_err(rc));
+    rc = 1;
     fuse_daemonize(co.foreground);
     /* After the fork: the cache's thread must live in the daemon. */
     if (o.mdcache && (rc = mdc_start(sf.fs)))

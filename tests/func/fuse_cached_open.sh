@@ -4,6 +4,8 @@
 # "Metadata leases"): a dataset's files are looked up, then opened. The
 # files are written by another client (the CLI, through libstria), as a
 # dataset is; after that client rewrites one, the mount reads the new bytes.
+# The mount raises its read-ahead (-o read_ahead_kb), and a large file reads
+# back whole through the larger READs that brings.
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 if ! fuse_usable; then
@@ -36,4 +38,28 @@ step "rewritten by the CLI: the mount reads the new bytes"
 head -c 100000 /dev/urandom >"$T/new"
 S cp "$T/new" stria:/ds/f7 || fail "stria cp over f7"
 t cmp "$T/new" "$T/m/ds/f7" || fail "the mount read f7's old bytes after a rewrite elsewhere"
+
+# The read-ahead of a mount is its backing device's; mountpoint -d names it.
+ra_of() { cat "/sys/class/bdi/$(mountpoint -d "$1")/read_ahead_kb"; }
+step "read-ahead: 1024 KiB by default, as asked, or the kernel's with 0"
+[ "$(ra_of "$T/m")" = 1024 ] || fail "the mount's read-ahead is $(ra_of "$T/m") KiB, not 1024"
+mount_stria "$T/m4" read_ahead_kb=4096
+[ "$(ra_of "$T/m4")" = 4096 ] || fail "read_ahead_kb=4096 gave $(ra_of "$T/m4") KiB"
+mount_stria "$T/m0" read_ahead_kb=0
+[ "$(ra_of "$T/m0")" = 128 ] || fail "read_ahead_kb=0 gave $(ra_of "$T/m0") KiB, not the kernel's 128"
+for bad in -1 65537 x; do
+    mkdir -p "$T/mbad"
+    rc=0
+    t "$BUILD/stria-fuse" -o "conf=$CONF,read_ahead_kb=$bad" "$T/mbad" >"$T/bad.out" 2>&1 || rc=$?
+    [ "$rc" = 2 ] || fail "read_ahead_kb=$bad: exit $rc, want 2: $(cat "$T/bad.out")"
+    ! grep -q " $T/mbad fuse" /proc/self/mounts || fail "read_ahead_kb=$bad mounted anyway"
+done
+
+step "a 24 MiB file reads back whole through 1 MiB READs"
+head -c $((24 << 20)) /dev/urandom >"$T/big"
+t cp "$T/big" "$T/m/big"
+sync
+echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true
+t cmp "$T/big" "$T/m4/big" || fail "a large file reads back otherwise with 4 MiB of read-ahead"
+t cmp "$T/big" "$T/m/big" || fail "a large file reads back otherwise through the mount"
 echo "PASS: fuse_cached_open"

@@ -231,8 +231,16 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     }
     pthread_mutex_unlock(&t->lock);
     l->reused = l->c != NULL;
-    if (l->c)
-        return 0;
+    if (l->c) {
+        /* Pooled before a stria_set_io_timeout: it takes the new one. */
+        int want = (int)__atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
+        int rc = l->c->timeout_ms == want ? 0 : net_set_timeout(l->c, want);
+        if (rc) {
+            net_close(l->c);
+            l->c = NULL;
+        }
+        return rc;
+    }
     int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = fs->conf.timeout_ms * 1000000;
     int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, fs->conf.timeout_ms);
     if (call_deadline_ns > now) /* a retrying caller's: no try outlasts it */
@@ -259,7 +267,8 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     }
     /* A server that stops answering (its host cut off, or frozen) must not
      * hold a caller forever. */
-    if (rc == 0 && (rc = net_set_timeout(l->c, (int)fs->conf.timeout_ms))) {
+    if (rc == 0 && (rc = net_set_timeout(
+                        l->c, (int)__atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED)))) {
         net_close(l->c);
         l->c = NULL;
     }

@@ -9,7 +9,8 @@
  * clients hold pooled connections, and both must carry on. With two more,
  * shell commands that freeze and thaw the MDT's daemon: no byte of a fresh
  * handle may land on the OSTs before the MDT knows the file has objects,
- * also when two threads write it at once.
+ * also when two threads write it at once; and a timeout lowered after
+ * connections were pooled holds for them.
  *
  * Usage: libstria_api CLIENT_CONF [RESTART_COMMAND [FREEZE_MDT THAW_MDT]]
  */
@@ -19,6 +20,7 @@
 #include <fcntl.h>
 #include <linux/fs.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -235,6 +237,49 @@ static void mark_before_data(const char *freeze, const char *thaw)
     stria_disconnect(fs3);
 }
 
+struct timed_mkdir {
+    stria_fs_t *fs;
+    int rc;
+    _Atomic bool done;
+};
+
+static void *mkdir_thread(void *arg)
+{
+    struct timed_mkdir *m = arg;
+    m->rc = stria_mkdir(m->fs, "/timeout-probe", 0755);
+    atomic_store(&m->done, true);
+    return NULL;
+}
+
+/* stria_set_io_timeout reaches connections already in the pool: a client
+ * that used the MDT under the default timeout (100 s) and then lowered it
+ * to 1 s gets an error from a frozen MDT within seconds. The call is
+ * watched for 30 s (thirty times its timeout), then the MDT is thawed, so
+ * the check ends either way. */
+static void timeout_reaches_pool(const char *freeze, const char *thaw)
+{
+    stria_fs_t *fs4;
+    struct stat st;
+    CHECK(stria_connect(getenv("STRIA_TEST_CONF"), &fs4) == 0, "connect");
+    CHECK(stria_stat(fs4, "/", &st) == 0, "stat: pools an MDT connection");
+    CHECK(stria_set_io_timeout(fs4, 1000) == 0, "timeout");
+    CHECK(system(freeze) == 0, "%s", freeze);
+    struct timed_mkdir m = {fs4, 0, false};
+    pthread_t t;
+    pthread_create(&t, NULL, mkdir_thread, &m);
+    for (int i = 0; i < 300 && !atomic_load(&m.done); i++) {
+        struct timespec tick = {0, 100 * 1000000};
+        nanosleep(&tick, NULL);
+    }
+    bool ended = atomic_load(&m.done);
+    CHECK(system(thaw) == 0, "%s", thaw);
+    pthread_join(t, NULL);
+    CHECK(ended, "a call on a pooled connection outlived 30 s with a 1 s timeout");
+    CHECK(m.rc < 0, "mkdir succeeded with the MDT frozen (%d)", m.rc);
+    stria_rmdir(fs4, "/timeout-probe"); /* if it was made after the thaw */
+    stria_disconnect(fs4);
+}
+
 static void objects_removed(void)
 {
     uint64_t before = ost_used();
@@ -317,6 +362,8 @@ int main(int argc, char **argv)
     if (argc == 5) {
         printf("== no data before the MDT knows of it, two threads on one handle\n");
         mark_before_data(argv[3], argv[4]);
+        printf("== a lowered timeout reaches pooled connections\n");
+        timeout_reaches_pool(argv[3], argv[4]);
     }
     if (argc >= 3) {
         printf("== daemons restarted under two live clients\n");

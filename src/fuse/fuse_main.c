@@ -436,33 +436,34 @@ int main(int argc, char **argv)
     int rc = 1;
     log_init("stria-fuse", LOG_WARN);
     if (fuse_opt_parse(&args, &o, sf_opt_spec, NULL) == -1)
-        return 2;
+        goto usage_error;
     if (o.help) {
         usage(argv[0]);
-        return 0;
+        rc = 0;
+        goto done;
     }
     if (fuse_parse_cmdline(&args, &co) != 0)
-        return 2;
+        goto usage_error;
     if (!co.mountpoint) {
         fprintf(stderr, "stria-fuse: no mount point (try --help)\n");
-        return 2;
+        goto usage_error;
     }
     if (o.attr_timeout < 0 || o.entry_timeout < 0 || o.attr_timeout > 3600 ||
         o.entry_timeout > 3600) {
         fprintf(stderr, "stria-fuse: timeouts are seconds in 0..3600\n");
-        return 2;
+        goto usage_error;
     }
     bool ra_asked = o.read_ahead_kb != RA_DEFAULT;
     if (!ra_asked)
         o.read_ahead_kb = 1024;
     if (o.read_ahead_kb < 0 || o.read_ahead_kb > 65536) {
         fprintf(stderr, "stria-fuse: read_ahead_kb is KiB in 0..65536\n");
-        return 2;
+        goto usage_error;
     }
     sf_read_ahead_kb = (unsigned)o.read_ahead_kb;
     if (o.timeout != 0 && (o.timeout < 0.5 || o.timeout > 3600)) {
         fprintf(stderr, "stria-fuse: timeout is seconds in 0.5..3600\n");
-        return 2;
+        goto usage_error;
     }
     char found[4096];
     const char *conf = o.conf;
@@ -470,13 +471,13 @@ int main(int argc, char **argv)
         if (stria_conf_find(found, sizeof(found))) {
             fprintf(stderr, "stria-fuse: no client.conf (looked for %s); use -o conf=FILE\n",
                     found);
-            return 2;
+            goto usage_error;
         }
         conf = found;
     }
     if (!realpath(conf, sf.conf)) {
         fprintf(stderr, "stria-fuse: %s: %s\n", conf, strerror(errno));
-        return 2;
+        goto usage_error;
     }
     sf.attr_timeout = o.attr_timeout;
     sf.entry_timeout = o.entry_timeout;
@@ -549,8 +550,13 @@ out_session:
     fuse_session_destroy(sf.se);
 out:
     stria_disconnect(sf.fs);
+    rc = rc ? 1 : 0;
+done:
     free(co.mountpoint);
     free(o.conf);
     fuse_opt_free_args(&args);
-    return rc ? 1 : 0;
+    return rc;
+usage_error:
+    rc = 2;
+    goto done;
 }

@@ -17,6 +17,7 @@
 #include <inttypes.h>
 #include <linux/falloc.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -129,6 +130,15 @@ static char *thread_read_buf(void)
     return buf;
 }
 
+/* What the kernel asked to read: the average READ shows its read-ahead. */
+static _Atomic uint64_t reads_served, read_bytes;
+
+void sf_read_stats(uint64_t *reads, uint64_t *bytes)
+{
+    *reads = atomic_load_explicit(&reads_served, memory_order_relaxed);
+    *bytes = atomic_load_explicit(&read_bytes, memory_order_relaxed);
+}
+
 static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -151,10 +161,13 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
      * we told it) and asks only below it; a short reply would tell it the
      * file ended. So read the whole range, holes as zeros. */
     ssize_t n = SF_INTR(req, cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off));
-    if (n < 0)
+    if (n < 0) {
         sf_reply_err(req, (int)n);
-    else
-        fuse_reply_buf(req, read_buf, (size_t)n);
+        return;
+    }
+    atomic_fetch_add_explicit(&reads_served, 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&read_bytes, (uint64_t)n, memory_order_relaxed);
+    fuse_reply_buf(req, read_buf, (size_t)n);
 }
 
 /* Write-behind (-o write_behind, the default): a buffered write is

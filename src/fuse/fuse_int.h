@@ -137,6 +137,8 @@ int tab_gather_start(void);
 void tab_gather_stop(void);
 /* Writes gathered, and buffers sent, since the mount began. */
 void tab_gather_stats(uint64_t *writes, uint64_t *sends);
+/* READ requests served and their bytes, for stria.mount.stats (fuse_file.c). */
+void sf_read_stats(uint64_t *reads, uint64_t *bytes);
 
 /* ---- operation groups ---- */
 void sf_ops_ns(struct fuse_lowlevel_ops *ops);

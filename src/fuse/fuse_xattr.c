@@ -14,7 +14,7 @@
  *
  *   getfattr -n stria.mount.stats /mnt/stria
  *     unlinks_behind=N unlinks_sent=N unlinks_failed=N wb_grants=N
- *     writes_gathered=N gathers_sent=N
+ *     writes_gathered=N gathers_sent=N reads=N read_bytes=N
  */
 #include "fuse_int.h"
 
@@ -116,15 +116,17 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
         n = format_layout(ino, small, sizeof(small));
     } else if (!strcmp(name, STATS_XATTR)) {
         struct wb_stats w;
-        uint64_t gathered, sent;
+        uint64_t gathered, sent, reads, rbytes;
         wb_get_stats(sf.fs, &w);
         tab_gather_stats(&gathered, &sent);
+        sf_read_stats(&reads, &rbytes);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
-                     "writes_gathered=%llu gathers_sent=%llu",
+                     "writes_gathered=%llu gathers_sent=%llu reads=%llu read_bytes=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,
-                     (unsigned long long)gathered, (unsigned long long)sent);
+                     (unsigned long long)gathered, (unsigned long long)sent,
+                     (unsigned long long)reads, (unsigned long long)rbytes);
     } else {
         if (size > sizeof(small) && !(buf = malloc(size))) {
             fuse_reply_err(req, ENOMEM);

@@ -14,6 +14,8 @@
 
 #include "stria/stria.h"
 
+#include "../common/mounts.h"
+
 enum { CLI_OK = 0, CLI_FAIL = 1, CLI_USAGE = 2 };
 
 /* Longest cluster or local path the tool handles, NUL included. */
@@ -120,36 +122,21 @@ const char *cli_mount_conf(const char *arg);
 
 /* ---- stria mounts (namespace.c) ---- */
 
-/* One line of /proc/self/mountinfo, with its octal escapes (\040) decoded. */
-struct cli_mount {
-    const char *point;  /* where it is mounted */
-    const char *root;   /* the directory of the file system seen there, "/" usually */
-    const char *fstype; /* "fuse.stria" for a stria mount */
-    const char *source; /* a stria mount's client.conf */
-};
-
-struct cli_mounts {
-    struct cli_mount *v; /* in mountinfo order: of two at one point, the later is on top */
-    size_t n;
-    char *text; /* what the strings point into */
-};
-
 /* The type a stria FUSE mount has in mountinfo. */
 #define CLI_MOUNT_TYPE "fuse.stria"
 
 /*
- * Read every mount of this process's mount namespace from
- * /proc/self/mountinfo (or from the file $STRIA_MOUNTINFO names, for
- * tests). Returns 0 or a negative errno; free m with cli_mounts_free.
+ * Read every mount of this process's mount namespace (mount_table_read)
+ * from /proc/self/mountinfo, or from the file $STRIA_MOUNTINFO names, for
+ * tests. Free m with mount_table_free.
  */
-int cli_mounts_read(struct cli_mounts *m);
-void cli_mounts_free(struct cli_mounts *m);
+int cli_mounts_read(struct mount_table *m);
 
 /*
  * The mount on top at exactly point (absolute, canonical) if it is a
  * stria mount, else NULL. The result points into m.
  */
-const struct cli_mount *cli_mount_at(const struct cli_mounts *m, const char *point);
+const struct mount_ent *cli_mount_at(const struct mount_table *m, const char *point);
 
 /* Join a directory and a name into out; returns 0 or -ENAMETOOLONG. */
 int cli_path_join(const char *dir, const char *name, char *out, size_t len);

@@ -788,7 +788,7 @@ static int mount_cluster(const struct cluster *c, const char *given)
 {
     char want[CLI_PATH_MAX + 8], mnt[PATH_MAX], conf[PATH_MAX], prog[CLI_PATH_MAX];
     char log[CLI_PATH_MAX + 32], opts[PATH_MAX + 64], msg[1024];
-    struct cli_mounts ms;
+    struct mount_table ms;
     int rc;
 
     snprintf(want, sizeof(want), "%s/mnt", c->dir);
@@ -800,14 +800,14 @@ static int mount_cluster(const struct cluster *c, const char *given)
     }
     client_conf(c, conf, sizeof(conf));
     if (cli_mounts_read(&ms) == 0) {
-        const struct cli_mount *m = cli_mount_at(&ms, mnt);
+        const struct mount_ent *m = cli_mount_at(&ms, mnt);
         bool ours = m && same_file(m->source, conf), alive = ours && mount_alive(mnt);
         if (m && !ours)
             fprintf(stderr,
                     "stria up: cannot mount at %s: it is a stria mount of another "
                     "cluster (%s) already\n",
                     mnt, m->source);
-        cli_mounts_free(&ms);
+        mount_table_free(&ms);
         if (m && !ours)
             return -EBUSY;
         if (alive) {
@@ -875,14 +875,14 @@ static int mount_cluster(const struct cluster *c, const char *given)
         if (cli_mounts_read(&ms) == 0) {
             if (cli_mount_at(&ms, mnt))
                 unmount_one("up", mnt);
-            cli_mounts_free(&ms);
+            mount_table_free(&ms);
         }
         return rc < 0 ? rc : -EIO;
     }
     bool there = false;
     if (cli_mounts_read(&ms) == 0) {
         there = cli_mount_at(&ms, mnt) != NULL;
-        cli_mounts_free(&ms);
+        mount_table_free(&ms);
     }
     if (!there) {
         fprintf(stderr, "stria up: %s exited 0 but %s is not a %s mount; it said:\n", FUSE_BIN, mnt,
@@ -1073,30 +1073,30 @@ int cmd_up(int argc, char **argv)
  */
 static void for_each_mount(const struct cluster *c,
                            void (*fn)(const struct cluster *c, const char *mnt,
-                                      const struct cli_mount *m))
+                                      const struct mount_ent *m))
 {
     char conf[PATH_MAX];
-    struct cli_mounts ms = {0};
+    struct mount_table ms = {0};
     char *text = recorded_mounts(c), *save = NULL;
     client_conf(c, conf, sizeof(conf));
     cli_mounts_read(&ms);
     char *copy = text ? strdup(text) : NULL;
     for (char *l = copy ? strtok_r(copy, "\n", &save) : NULL; l; l = strtok_r(NULL, "\n", &save)) {
-        const struct cli_mount *m = cli_mount_at(&ms, l);
+        const struct mount_ent *m = cli_mount_at(&ms, l);
         fn(c, l, m && same_file(m->source, conf) ? m : NULL);
     }
     for (size_t i = 0; i < ms.n; i++) {
-        const struct cli_mount *m = &ms.v[i];
+        const struct mount_ent *m = &ms.v[i];
         if (strcmp(m->fstype, CLI_MOUNT_TYPE) == 0 && cli_mount_at(&ms, m->point) == m &&
             !recorded(text, m->point) && same_file(m->source, conf))
             fn(c, m->point, m);
     }
     free(copy);
     free(text);
-    cli_mounts_free(&ms);
+    mount_table_free(&ms);
 }
 
-static void unmount_cb(const struct cluster *c, const char *mnt, const struct cli_mount *m)
+static void unmount_cb(const struct cluster *c, const char *mnt, const struct mount_ent *m)
 {
     (void)c;
     if (m)
@@ -1112,7 +1112,7 @@ static void unmount_all(const struct cluster *c)
     unlink(path);
 }
 
-static void status_cb(const struct cluster *c, const char *mnt, const struct cli_mount *m)
+static void status_cb(const struct cluster *c, const char *mnt, const struct mount_ent *m)
 {
     pid_t pid;
     (void)c;
@@ -1132,13 +1132,13 @@ static void show_mounts(const struct cluster *c)
 {
     char *text = recorded_mounts(c);
     bool any = text && *text;
-    struct cli_mounts ms;
+    struct mount_table ms;
     char conf[PATH_MAX];
     client_conf(c, conf, sizeof(conf));
     if (!any && cli_mounts_read(&ms) == 0) {
         for (size_t i = 0; i < ms.n; i++)
             any |= strcmp(ms.v[i].fstype, CLI_MOUNT_TYPE) == 0 && same_file(ms.v[i].source, conf);
-        cli_mounts_free(&ms);
+        mount_table_free(&ms);
     }
     free(text);
     if (any)

@@ -82,119 +82,27 @@ static int path_normalize(const char *in, char *out, size_t len)
 
 /* ---- stria mounts ---- */
 
-/* Decode mountinfo's octal escapes ("\040" for a space) in place. */
-static void mountinfo_unescape(char *s)
-{
-    char *w = s;
-    for (; *s; s++) {
-        if (s[0] == '\\' && s[1] >= '0' && s[1] <= '3' && s[2] >= '0' && s[2] <= '7' &&
-            s[3] >= '0' && s[3] <= '7') {
-            *w++ = (char)(((s[1] - '0') << 6) | ((s[2] - '0') << 3) | (s[3] - '0'));
-            s += 3;
-        } else {
-            *w++ = *s;
-        }
-    }
-    *w = '\0';
-}
-
-/* Split one mountinfo line in place; false if it is not one.
- * "36 35 98:0 /root /point opts - fstype source superopts" */
-static bool mountinfo_parse(char *line, struct cli_mount *m)
-{
-    char *save = NULL, *f[5];
-    for (int i = 0; i < 5; i++)
-        if (!(f[i] = strtok_r(i ? NULL : line, " ", &save)))
-            return false;
-    char *tok;
-    while ((tok = strtok_r(NULL, " ", &save)) && strcmp(tok, "-") != 0)
-        ; /* optional fields, up to the separator */
-    char *fstype = tok ? strtok_r(NULL, " ", &save) : NULL;
-    char *source = fstype ? strtok_r(NULL, " ", &save) : NULL;
-    if (!source)
-        return false;
-    mountinfo_unescape(f[3]);
-    mountinfo_unescape(f[4]);
-    mountinfo_unescape(fstype);
-    mountinfo_unescape(source);
-    *m = (struct cli_mount){.point = f[4], .root = f[3], .fstype = fstype, .source = source};
-    return true;
-}
-
-int cli_mounts_read(struct cli_mounts *m)
+int cli_mounts_read(struct mount_table *m)
 {
     const char *path = getenv("STRIA_MOUNTINFO");
-    int rc = 0;
-    size_t cap = 0, len = 0, lines = 0;
-    char buf[4096];
-
-    *m = (struct cli_mounts){0};
-    /* /proc files have no size: read until EOF. */
-    FILE *f = fopen(path && *path ? path : "/proc/self/mountinfo", "re");
-    if (!f)
-        return -errno;
-    for (size_t n; (n = fread(buf, 1, sizeof(buf), f)) > 0;) {
-        if (len + n + 1 > cap) {
-            cap = 2 * (len + n + 1);
-            char *t = realloc(m->text, cap);
-            if (!t) {
-                rc = -ENOMEM;
-                goto out;
-            }
-            m->text = t;
-        }
-        memcpy(m->text + len, buf, n);
-        len += n;
-    }
-    if (ferror(f)) {
-        rc = -EIO;
-        goto out;
-    }
-    if (!m->text)
-        goto out;
-    m->text[len] = '\0';
-    for (size_t i = 0; i < len; i++)
-        lines += m->text[i] == '\n';
-    if (!(m->v = calloc(lines + 1, sizeof(*m->v)))) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    char *save = NULL;
-    for (char *l = strtok_r(m->text, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
-        if (m->n <= lines && mountinfo_parse(l, &m->v[m->n]))
-            m->n++;
-out:
-    fclose(f);
-    if (rc < 0)
-        cli_mounts_free(m);
-    return rc;
+    return mount_table_read(path && *path ? path : NULL, m);
 }
 
-void cli_mounts_free(struct cli_mounts *m)
+const struct mount_ent *cli_mount_at(const struct mount_table *m, const char *point)
 {
-    free(m->v);
-    free(m->text);
-    *m = (struct cli_mounts){0};
-}
-
-const struct cli_mount *cli_mount_at(const struct cli_mounts *m, const char *point)
-{
-    const struct cli_mount *top = NULL;
-    for (size_t i = 0; i < m->n; i++)
-        if (strcmp(m->v[i].point, point) == 0)
-            top = &m->v[i];
+    const struct mount_ent *top = mount_table_top(m, point);
     return top && strcmp(top->fstype, CLI_MOUNT_TYPE) == 0 ? top : NULL;
 }
 
 /* This process's mounts, read once: they do not change under a command. */
-static const struct cli_mounts *mounts(void)
+static const struct mount_table *mounts(void)
 {
-    static struct cli_mounts m;
+    static struct mount_table m;
     static bool loaded, any_stria;
     if (!loaded) {
         loaded = true;
         if (cli_mounts_read(&m) < 0)
-            m = (struct cli_mounts){0};
+            m = (struct mount_table){0};
         for (size_t i = 0; i < m.n; i++)
             any_stria |= strcmp(m.v[i].fstype, CLI_MOUNT_TYPE) == 0;
     }
@@ -203,10 +111,10 @@ static const struct cli_mounts *mounts(void)
 
 /* The file system on top at canonical path p, if it is a stria mount;
  * *rest is then the part of p below its mount point ("" or "/..."). */
-static const struct cli_mount *stria_mount_of(const struct cli_mounts *m, const char *p,
+static const struct mount_ent *stria_mount_of(const struct mount_table *m, const char *p,
                                               const char **rest)
 {
-    const struct cli_mount *best = NULL;
+    const struct mount_ent *best = NULL;
     size_t best_len = 0;
     for (size_t i = 0; i < m->n; i++) {
         size_t l = strlen(m->v[i].point);
@@ -257,11 +165,11 @@ static bool resolve_parent(const char *abs, char *out)
  * to out, set *mount and return 1; return 0 if it does not, or a negative
  * errno.
  */
-static int mount_path(const char *arg, char *out, size_t len, const struct cli_mount **mount)
+static int mount_path(const char *arg, char *out, size_t len, const struct mount_ent **mount)
 {
-    const struct cli_mounts *m = mounts();
+    const struct mount_table *m = mounts();
     char abs[CLI_PATH_MAX], canon[PATH_MAX], cwd[CLI_PATH_MAX], joined[2 * CLI_PATH_MAX];
-    const struct cli_mount *mt = NULL;
+    const struct mount_ent *mt = NULL;
     const char *rest = "";
 
     if (!m || !*arg)
@@ -304,7 +212,7 @@ static int mount_path(const char *arg, char *out, size_t len, const struct cli_m
 const char *cli_mount_conf(const char *arg)
 {
     char path[CLI_PATH_MAX];
-    const struct cli_mount *mt;
+    const struct mount_ent *mt;
     if (strncmp(arg, "stria:", 6) == 0 || mount_path(arg, path, sizeof(path), &mt) <= 0)
         return NULL;
     return mt->source;

@@ -231,18 +231,19 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     }
     pthread_mutex_unlock(&t->lock);
     l->reused = l->c != NULL;
+    /* stria_set_io_timeout may change it at any time. */
+    int64_t timeout_ms = __atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
     if (l->c) {
         /* Pooled before a stria_set_io_timeout: it takes the new one. */
-        int want = (int)__atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
-        int rc = l->c->timeout_ms == want ? 0 : net_set_timeout(l->c, want);
+        int rc = l->c->timeout_ms == timeout_ms ? 0 : net_set_timeout(l->c, (int)timeout_ms);
         if (rc) {
             net_close(l->c);
             l->c = NULL;
         }
         return rc;
     }
-    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = fs->conf.timeout_ms * 1000000;
-    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, fs->conf.timeout_ms);
+    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = timeout_ms * 1000000;
+    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, timeout_ms);
     if (call_deadline_ns > now) /* a retrying caller's: no try outlasts it */
         connect_ms = (int)MIN((int64_t)connect_ms, (call_deadline_ns - now) / 1000000 + 1);
     pthread_mutex_lock(&t->lock);
@@ -267,8 +268,7 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     }
     /* A server that stops answering (its host cut off, or frozen) must not
      * hold a caller forever. */
-    if (rc == 0 && (rc = net_set_timeout(
-                        l->c, (int)__atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED)))) {
+    if (rc == 0 && (rc = net_set_timeout(l->c, (int)timeout_ms))) {
         net_close(l->c);
         l->c = NULL;
     }

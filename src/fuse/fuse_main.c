@@ -11,6 +11,7 @@
 #include "fuse_int.h"
 
 #include "../common/log.h"
+#include "../common/mounts.h"
 #include "../common/util.h"
 
 #include <errno.h>
@@ -169,22 +170,6 @@ int sf_getattr(uint64_t ino, struct proto_attr *a)
 /* The read-ahead asked for, in KiB (0: the kernel's own). */
 static unsigned sf_read_ahead_kb;
 
-/* Undo mountinfo's octal escapes (\040 for a space) in place. */
-static void unescape_octal(char *s)
-{
-    char *w = s;
-    for (char *r = s; *r; w++) {
-        if (r[0] == '\\' && r[1] >= '0' && r[1] <= '3' && r[2] >= '0' && r[2] <= '7' &&
-            r[3] >= '0' && r[3] <= '7') {
-            *w = (char)((r[1] - '0') << 6 | (r[2] - '0') << 3 | (r[3] - '0'));
-            r += 4;
-        } else {
-            *w = *r++;
-        }
-    }
-    *w = '\0';
-}
-
 /* The kernel gives a FUSE mount 128 KiB of read-ahead and sends READs no
  * larger, about two at a time; a sequential read then waits on round trips
  * to the OSTs between them. The read-ahead is a setting of the mount's
@@ -194,28 +179,21 @@ static void unescape_octal(char *s)
  * has not started. Returns 0 or a negative errno. */
 static int set_read_ahead(const char *mountpoint, unsigned kb)
 {
-    FILE *f = fopen("/proc/self/mountinfo", "r");
-    if (!f)
-        return -errno;
-    char line[8192], dev[32] = "";
-    while (fgets(line, sizeof(line), f)) {
-        /* ID PARENT MAJOR:MINOR ROOT MOUNTPOINT ... */
-        char d[32], root[4096], mp[4096];
-        if (sscanf(line, "%*u %*u %31s %4095s %4095s", d, root, mp) != 3)
-            continue;
-        unescape_octal(mp);
-        if (strcmp(mp, mountpoint) == 0)
-            snprintf(dev, sizeof(dev), "%s", d); /* the last one is on top */
-    }
-    fclose(f);
-    if (!dev[0])
-        return -ENOENT;
+    struct mount_table mt;
+    int rc = mount_table_read(NULL, &mt);
+    if (rc)
+        return rc;
+    const struct mount_ent *m = mount_table_top(&mt, mountpoint);
     char path[128];
-    snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", dev);
+    if (m)
+        snprintf(path, sizeof(path), "/sys/class/bdi/%s/read_ahead_kb", m->dev);
+    mount_table_free(&mt);
+    if (!m)
+        return -ENOENT;
     FILE *ra = fopen(path, "w");
     if (!ra)
         return -errno;
-    int rc = fprintf(ra, "%u\n", kb) < 0 ? -EIO : 0;
+    rc = fprintf(ra, "%u\n", kb) < 0 ? -EIO : 0;
     if (fclose(ra) && !rc)
         rc = -errno;
     return rc;
@@ -521,11 +499,11 @@ int main(int argc, char **argv)
         if (fuse_session_custom_io(sf.se, &io, fuse_session_fd(sf.se)))
             log_warn("FUSE_HANDLE_KILLPRIV_V2 not asked for: every write costs a GETXATTR");
     }
+    int ra = o.read_ahead_kb ? set_read_ahead(co.mountpoint, (unsigned)o.read_ahead_kb) : 0;
     /* Not root: unless asked for, the kernel's read-ahead is no surprise. */
-    if (o.read_ahead_kb && (rc = set_read_ahead(co.mountpoint, (unsigned)o.read_ahead_kb)))
-        log_msg(ra_asked || rc != -EACCES ? LOG_WARN : LOG_INFO,
-                "read-ahead left at the kernel's default: %s", log_err(rc));
-    rc = 1;
+    if (ra)
+        log_msg(ra_asked || ra != -EACCES ? LOG_WARN : LOG_INFO,
+                "read-ahead left at the kernel's default: %s", log_err(ra));
     fuse_daemonize(co.foreground);
     /* After the fork: the cache's thread must live in the daemon. */
     if (o.mdcache && (rc = mdc_start(sf.fs)))

@@ -45,6 +45,17 @@ echo "timeout_ms = 3000" >>"$C2"
 S() { "$STRIA" --conf "$C2" "$@"; }
 two_osts() { [ "$(S df | grep -c "OST")" = 2 ]; }
 wait_for 30 two_osts || fail "OST 1 never joined"
+# The MDT learns of OST 1 from its next cluster map, a moment after the
+# management service lists it; until then -i 1 is only a hint it cannot
+# follow (as Lustre's stripe offset), and the file lands on OST 0.
+mdt_places_on_1() {
+    S setstripe -c 1 -i 1 /probe >/dev/null || return 1
+    local on1=0
+    S getstripe /probe | grep -qE '^[[:space:]]+1[[:space:]]' && on1=1
+    S rm /probe >/dev/null
+    [ "$on1" = 1 ]
+}
+wait_for 30 mdt_places_on_1 || fail "the MDT never placed a file on OST 1"
 
 head -c $((6 << 20)) /dev/urandom >"$T/data"
 S setstripe -c 1 -i 0 /on0 >/dev/null

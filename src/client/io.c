@@ -31,6 +31,7 @@ struct piece {
     struct layout_piece lp;
     uint8_t *buf;
     uint64_t reqid;
+    bool checked;       /* asked again, to be read and checked by the OST */
     struct piece *next; /* next piece for the same OST */
 };
 
@@ -130,7 +131,8 @@ static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln,
                                    .comp = p->lp.comp,
                                    .stripe = p->lp.stripe,
                                    .offset = p->lp.obj_off,
-                                   .len = p->lp.len};
+                                   .len = p->lp.len,
+                                   .flags = p->checked ? PROTO_READ_CHECKED : 0};
         rc = proto_enc_read_req(&e, &q);
         op = PROTO_OP_READ;
     }
@@ -173,7 +175,20 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
             ln->broken = true;
             return -EPROTO;
         }
-        if ((rc = proto_csum_check(p->lp.obj_off, p->buf, got, &r.crcs, &bad))) {
+        rc = proto_csum_check(p->lp.obj_off, p->buf, got, &r.crcs, &r.alt, &bad);
+        if (rc == -EIO && r.alt.len && !p->checked) {
+            /* Sent from the OST's cache unread: the block changed since
+             * its checksum was kept (a write raced the send), or its copy
+             * on disk is bad. Ask again for a read the OST checks. */
+            log_info("checksum mismatch reading OST%04x object %" PRIx64 ".%u.%u offset %" PRIu64
+                     " from its cache: asking for a checked read",
+                     ln->ost, ino, p->lp.comp, p->lp.stripe, bad);
+            p->checked = true;
+            p->next = ln->todo;
+            ln->todo = p;
+            return 0;
+        }
+        if (rc) {
             log_error("checksum mismatch reading OST%04x object %" PRIx64 ".%u.%u offset %" PRIu64
                       ": the data changed on its way",
                       ln->ost, ino, p->lp.comp, p->lp.stripe, bad);
@@ -211,6 +226,7 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         struct piece *p = &pieces[i];
         layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &p->lp);
         p->buf = (uint8_t *)buf + (o - off);
+        p->checked = false;
         o += p->lp.len;
         uint32_t ost = map_group_ost(p->lp.group);
         struct lane *ln = NULL;

@@ -28,17 +28,18 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #define HANDSHAKE_TIMEOUT_MS 5000
 
-static int send_iov(int fd, struct iovec *iov, int n)
+static int send_iov(int fd, struct iovec *iov, int n, int flags)
 {
     while (n > 0) {
         struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL);
+        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
@@ -63,7 +64,54 @@ static int send_msg(int fd, struct proto_hdr *h, const void *payload, const void
     proto_hdr_encode(h, hb);
     struct iovec iov[3] = {
         {hb, PROTO_HDR_LEN}, {(void *)payload, h->payload_len}, {(void *)bulk, h->bulk_len}};
-    return send_iov(fd, iov, 3);
+    return send_iov(fd, iov, 3, 0);
+}
+
+/* Send len bytes of file fd from off through a buffer; bytes the file no
+ * longer has (cut since) go as zeros, so that the stream stays whole and
+ * the reader's checks fail. */
+static int send_file_copy(int sock, int fd, uint64_t off, uint64_t len)
+{
+    uint8_t buf[16384];
+    while (len) {
+        size_t n = (size_t)MIN(len, sizeof(buf));
+        ssize_t r = pread(fd, buf, n, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0) {
+            memset(buf, 0, n);
+            r = (ssize_t)n;
+        }
+        struct iovec iov = {buf, (size_t)r};
+        int rc = send_iov(sock, &iov, 1, 0);
+        if (rc)
+            return rc;
+        off += (uint64_t)r;
+        len -= (uint64_t)r;
+    }
+    return 0;
+}
+
+/* Send len bytes of file fd from off: by sendfile, straight from its page
+ * cache, else (the file's end, or a file that cannot be spliced) through
+ * send_file_copy. */
+static int send_file(int sock, int fd, uint64_t off, uint64_t len)
+{
+    while (len) {
+        off_t o = (off_t)off;
+        ssize_t w = sendfile(sock, fd, &o, len);
+        if (w < 0 && errno == EINTR)
+            continue;
+        if (w == 0 || (w < 0 && (errno == EINVAL || errno == ENOSYS)))
+            return send_file_copy(sock, fd, off, len);
+        if (w < 0)
+            return -errno;
+        off += (uint64_t)w;
+        len -= (uint64_t)w;
+    }
+    return 0;
 }
 
 static int drain(int fd, uint64_t len)
@@ -476,7 +524,7 @@ void *net_scratch(struct net_req *req, uint32_t len)
 }
 
 static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, const void *payload,
-                 uint32_t plen, const void *bulk, uint32_t blen)
+                 uint32_t plen, const void *bulk, uint32_t blen, int bulk_fd, uint64_t bulk_off)
 {
     struct proto_hdr h = {.magic = PROTO_MAGIC,
                           .version = PROTO_VERSION,
@@ -488,7 +536,14 @@ static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, c
                           .seq = req->seq,
                           .payload_len = status ? 0 : plen,
                           .bulk_len = status ? 0 : blen};
-    return send_msg(sc->fd, &h, payload, bulk);
+    if (bulk_fd < 0 || h.bulk_len == 0)
+        return send_msg(sc->fd, &h, payload, bulk);
+    /* The header and payload first, held back to go with the file's data. */
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(&h, hb);
+    struct iovec iov[2] = {{hb, PROTO_HDR_LEN}, {(void *)payload, h.payload_len}};
+    int rc = send_iov(sc->fd, iov, 2, MSG_MORE);
+    return rc ? rc : send_file(sc->fd, bulk_fd, bulk_off, h.bulk_len);
 }
 
 static int handshake(struct srv_conn *sc)
@@ -498,8 +553,8 @@ static int handshake(struct srv_conn *sc)
     int rc = auth_random(nonce, sizeof(nonce));
     if (rc)
         return rc;
-    /* Version 3 put checksums into WRITE and READ: older peers cannot talk
-     * to this one (PROTO_MIN_VERSION). */
+    /* Version 3 put checksums into WRITE and READ, version 4 READs sent
+     * unread: older peers cannot talk to this one (PROTO_MIN_VERSION). */
     struct proto_hello_req hello = {.min_version = PROTO_MIN_VERSION,
                                     .max_version = PROTO_VERSION,
                                     .nonce = {nonce, AUTH_NONCE_LEN},
@@ -534,20 +589,20 @@ static int handshake(struct srv_conn *sc)
     proto_dec_init(&d, buf, h.payload_len);
     if (proto_dec_auth_req(&d, &a) || a.mac.len != AUTH_MAC_LEN) {
         log_warn("auth refused peer=%s reason=\"malformed AUTH\"", sc->peer);
-        reply(sc, &h, -EBADMSG, NULL, 0, NULL, 0);
+        reply(sc, &h, -EBADMSG, NULL, 0, NULL, 0, -1, 0);
         return -EACCES;
     }
     if (auth_verify(s->o.key, nonce, h.client_id, a.mac.p)) {
         log_warn("auth refused peer=%s reason=\"wrong cluster key\" client=%016llx", sc->peer,
                  (unsigned long long)h.client_id);
-        reply(sc, &h, -EACCES, NULL, 0, NULL, 0);
+        reply(sc, &h, -EACCES, NULL, 0, NULL, 0, -1, 0);
         return -EACCES;
     }
     sc->client_id = h.client_id;
     struct proto_auth_rep ar = {.version = a.version < PROTO_VERSION ? a.version : PROTO_VERSION};
     proto_enc_init(&e, buf, sizeof(buf));
     proto_enc_auth_rep(&e, &ar);
-    return reply(sc, &h, 0, buf, (uint32_t)e.len, NULL, 0);
+    return reply(sc, &h, 0, buf, (uint32_t)e.len, NULL, 0, -1, 0);
 }
 
 /* Serve a connection's requests until it closes or breaks. A function of
@@ -578,7 +633,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
         bool builtin_stats = !fn && h.opcode == PROTO_OP_STATS;
         if (!fn && !builtin_stats) {
             log_warn("unsupported request peer=%s opcode=%u", sc->peer, h.opcode);
-            if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0, NULL, 0))
+            if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0, NULL, 0, -1, 0))
                 break;
             continue;
         }
@@ -586,7 +641,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
             /* Page-aligned: a large write can go to disk with O_DIRECT. */
             void *p;
             if (posix_memalign(&p, 4096, h.bulk_len)) {
-                if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0, NULL, 0))
+                if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0, NULL, 0, -1, 0))
                     break;
                 continue;
             }
@@ -619,7 +674,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
                 log_info("answered a resent request from its %s peer=%s op=%s seq=%llu%s%s", from,
                          sc->peer, proto_op_name(h.opcode), (unsigned long long)h.seq,
                          st ? " status=" : "", st ? log_err(st) : "");
-                if (reply(sc, &h, st, sc->reply, len, NULL, 0))
+                if (reply(sc, &h, st, sc->reply, len, NULL, 0, -1, 0))
                     break;
                 continue;
             }
@@ -653,6 +708,8 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
                 atomic_fetch_add(&s->cached_served, 1) % s->drop_every == s->drop_every - 1) {
                 log_warn("test: dropping the connection instead of the reply peer=%s op=%s",
                          sc->peer, proto_op_name(h.opcode));
+                if (rep.bulk_in_file)
+                    close(rep.bulk_fd);
                 break;
             }
             if (s->die_every && status == 0 &&
@@ -662,7 +719,12 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
                 _exit(75);
             }
         }
-        if (reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len))
+        int fd = rep.bulk_in_file ? rep.bulk_fd : -1;
+        int sent = reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len,
+                         fd, rep.bulk_off);
+        if (fd >= 0)
+            close(fd);
+        if (sent)
             break;
     }
 }

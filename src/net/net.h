@@ -99,6 +99,13 @@ struct net_rep {
     struct proto_enc enc; /* reply payload */
     const void *bulk;     /* reply bulk, e.g. from net_scratch */
     uint32_t bulk_len;
+    /* Or, with bulk_in_file, the bulk is bulk_len bytes of file bulk_fd from
+     * bulk_off, sent from the page cache (sendfile) after the handler
+     * returns; the server closes bulk_fd in any case. Bytes the file no
+     * longer has by then go as zeros. */
+    bool bulk_in_file;
+    int bulk_fd;
+    uint64_t bulk_off;
 };
 
 /* Handler: decode req->dec, do the work, encode into rep->enc. Returns 0 or

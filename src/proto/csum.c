@@ -25,19 +25,22 @@ void proto_csum_fill(uint64_t off, const uint8_t *data, uint32_t len, uint8_t *o
 }
 
 int proto_csum_check(uint64_t off, const uint8_t *data, uint32_t len, const struct proto_blob *crcs,
-                     uint64_t *bad_off)
+                     const struct proto_blob *alt, uint64_t *bad_off)
 {
-    if (crcs->len != 4ull * proto_csum_chunks(off, len))
+    uint64_t want = 4ull * proto_csum_chunks(off, len);
+    if (crcs->len != want || (alt && alt->len && alt->len != want))
         return -EBADMSG;
-    const uint8_t *c = crcs->p;
+    const uint8_t *c = crcs->p, *a = alt && alt->len ? alt->p : NULL;
     while (len) {
         uint32_t n = proto_csum_chunk_len(off, len);
-        if (crc32c(0, data, n) != proto_le32(c)) {
+        uint32_t v = crc32c(0, data, n);
+        if (v != proto_le32(c) && !(a && proto_le32(a) && v == proto_le32(a))) {
             if (bad_off)
                 *bad_off = off;
             return -EIO;
         }
         c += 4;
+        a = a ? a + 4 : NULL;
         data += n;
         off += n;
         len -= n;

@@ -27,10 +27,11 @@ static inline uint32_t proto_csum_chunk_len(uint64_t off, uint32_t len)
 /* Write the chunks' CRC32Cs (4 bytes each, little-endian) into out, which
  * holds proto_csum_chunks(off, len) * 4 bytes. */
 void proto_csum_fill(uint64_t off, const uint8_t *data, uint32_t len, uint8_t *out);
-/* Check data against crcs: 0, -EBADMSG if crcs has the wrong length, or
- * -EIO with *bad_off (if not NULL) the object offset of the first chunk
- * that does not match. */
+/* Check data against crcs: 0, -EBADMSG if crcs (or a non-empty alt) has
+ * the wrong length, or -EIO with *bad_off (if not NULL) the object offset
+ * of the first chunk that does not match. With alt (NULL or empty: none),
+ * a chunk may match its CRC in either; a zero in alt matches nothing. */
 int proto_csum_check(uint64_t off, const uint8_t *data, uint32_t len, const struct proto_blob *crcs,
-                     uint64_t *bad_off);
+                     const struct proto_blob *alt, uint64_t *bad_off);
 
 #endif

@@ -24,8 +24,8 @@
 #include <stdint.h>
 
 #define PROTO_MAGIC       0x41525453u /* "STRA" little-endian */
-#define PROTO_VERSION     3
-#define PROTO_MIN_VERSION 3 /* the oldest a server speaks */
+#define PROTO_VERSION     4
+#define PROTO_MIN_VERSION 4 /* the oldest a server speaks */
 #define PROTO_HDR_LEN     56
 #define PROTO_FLAG_REPLY  1u
 /* A change sent again after its connection broke (protocol.md, "Resending"). */
@@ -503,13 +503,19 @@ enum {
 #define MSG_DESTROYED_REP(F)
 
 /* Storage: one object of one file on one OST. */
-/* WRITE's crcs and READ's: a CRC32C of each chunk of the bulk (csum.h). */
+/* WRITE's crcs and READ's: a CRC32C of each chunk of the bulk (csum.h).
+ * A READ's reply may instead come straight from the OST's cache, unread
+ * by it: then alt is not empty, and each chunk is a whole block (or the
+ * object's last) that must match its CRC in crcs or in alt (the block's
+ * CRC before its last write). A READ with flags PROTO_READ_CHECKED is
+ * always read and checked by the OST (protocol.md, "Version 4"). */
+#define PROTO_READ_CHECKED 1u
 #define MSG_WRITE_REQ(F)                                                                           \
     F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(BLOB, crcs)
 #define MSG_WRITE_REP(F)
 #define MSG_READ_REQ(F)                                                                            \
-    F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U32, len)
-#define MSG_READ_REP(F)     F(BLOB, crcs)
+    F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, offset) F(U32, len) F(U8, flags)
+#define MSG_READ_REP(F)     F(BLOB, crcs) F(BLOB, alt)
 #define MSG_TRUNCATE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, size)
 #define MSG_TRUNCATE_REP(F)
 #define MSG_DESTROY_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)

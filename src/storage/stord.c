@@ -47,6 +47,7 @@ struct stord_conf {
     struct cfg_list ost;
     uint64_t direct_io_min;
     uint64_t writeback_min;
+    uint64_t sendfile_min;
 };
 
 static const struct cfg_option stord_options[] = {
@@ -66,6 +67,11 @@ static const struct cfg_option stord_options[] = {
      "is in the page cache (sync_file_range; 0: the kernel decides when): a stream's final "
      "fsync then finds its data already written",
      offsetof(struct stord_conf, writeback_min)},
+    {"sendfile_min", CFG_SIZE, 0, 64 << 20, "32K", false,
+     "a read of at least this many bytes of whole checksum blocks goes from the page cache "
+     "straight to the socket (sendfile; 0: never), unread by the OST: the client checks the "
+     "blocks' kept checksums and asks again for a checked read if one fails",
+     offsetof(struct stord_conf, sendfile_min)},
 };
 
 static const struct cfg_table stord_table = {"stria-stord",
@@ -94,6 +100,7 @@ struct stord {
     pthread_rwlock_t locks[OBJ_LOCKS];
     uint64_t direct_io_min; /* 0: never O_DIRECT */
     uint64_t writeback_min; /* 0: never start writeback early */
+    uint64_t sendfile_min;  /* 0: every read is read and checked here */
 };
 
 static pthread_rwlock_t *obj_lock(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp,
@@ -324,7 +331,7 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
     if (q.offset > MAX_OBJECT_SIZE || req->bulk_len > MAX_OBJECT_SIZE - q.offset)
         return -EFBIG;
     uint64_t bad;
-    int rc = proto_csum_check(q.offset, req->bulk, req->bulk_len, &q.crcs, &bad);
+    int rc = proto_csum_check(q.offset, req->bulk, req->bulk_len, &q.crcs, NULL, &bad);
     if (rc == -EBADMSG)
         return rc;
     if (rc) {
@@ -390,6 +397,40 @@ static int read_checked(struct ost *o, const char *name, struct sums_obj *so, ui
     return 0;
 }
 
+/* Send [off, off + len) of the object from the page cache, unread, with
+ * the kept checksums of its blocks for the client to check: 1 if done
+ * (the reply is encoded and so->fd handed to the server), 0 if the range
+ * does not qualify (not whole blocks, or a block without a checksum). */
+static int read_unread(struct sums_obj *so, uint64_t off, uint32_t len, struct net_rep *rep)
+{
+    if (off % PROTO_CSUM_BLOCK || off >= so->size)
+        return 0;
+    uint32_t want = (uint32_t)MIN((uint64_t)len, so->size - off);
+    if (want % PROTO_CSUM_BLOCK && off + want != so->size)
+        return 0;
+    uint32_t n = proto_csum_chunks(off, want);
+    enum { MAXB = PROTO_MAX_BULK / PROTO_CSUM_BLOCK };
+    uint8_t ents[MAXB * 8], crcs[MAXB * 4], alt[MAXB * 4];
+    if (n > MAXB || sums_entries(so, off / PROTO_CSUM_BLOCK, n, ents))
+        return 0;
+    for (uint32_t i = 0; i < n; i++) {
+        if (!proto_le32(ents + 8 * i))
+            return 0; /* a block without a checksum: read and send it here */
+        memcpy(crcs + 4 * i, ents + 8 * i, 4);
+        memcpy(alt + 4 * i, ents + 8 * i + 4, 4); /* 0: no earlier CRC */
+    }
+    struct proto_read_rep r = {.crcs = {crcs, 4 * n}, .alt = {alt, 4 * n}};
+    int rc = proto_enc_read_rep(&rep->enc, &r);
+    if (rc)
+        return rc;
+    rep->bulk_in_file = true;
+    rep->bulk_fd = so->fd;
+    rep->bulk_off = off;
+    rep->bulk_len = want;
+    so->fd = -1;
+    return 1;
+}
+
 static int h_read(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct stord *s = p;
@@ -405,6 +446,14 @@ static int h_read(void *p, struct net_req *req, struct net_rep *rep)
             return rc;
         struct proto_read_rep none = {.crcs = {NULL, 0}}; /* never written: a hole */
         return proto_enc_read_rep(&rep->enc, &none);
+    }
+    if (s->sendfile_min && q.len >= s->sendfile_min && !(q.flags & PROTO_READ_CHECKED)) {
+        rc = read_unread(&so, q.offset, q.len, rep);
+        if (rc) {
+            sums_close(&so);
+            pthread_rwlock_unlock(lk);
+            return rc < 0 ? rc : 0;
+        }
     }
     uint32_t nchunks = proto_csum_chunks(q.offset, q.len);
     uint8_t *buf = net_scratch(req, q.len + 2 * PROTO_CSUM_BLOCK + 4 * nchunks);
@@ -717,6 +766,7 @@ int main(int argc, char **argv)
     }
     s->direct_io_min = conf.direct_io_min;
     s->writeback_min = conf.writeback_min;
+    s->sendfile_min = conf.sendfile_min;
     for (int i = 0; i < OBJ_LOCKS; i++)
         pthread_rwlock_init(&s->locks[i], NULL);
     for (int i = 0; i < conf.ost.count; i++) {

@@ -50,7 +50,8 @@ void sums_close(struct sums_obj *o)
 {
     if (o->sfd >= 0)
         close(o->sfd);
-    close(o->fd);
+    if (o->fd >= 0)
+        close(o->fd); /* -1: handed on (stord's sendfile reads) */
 }
 
 /* The checksum file, opened when first needed (made, if make): 0 with
@@ -326,6 +327,11 @@ int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len)
     for (uint64_t b = off / BS; b * BS < end && !rc; b++)
         rc = rewrite_block(o, b, off, end - off, o->size, tmp);
     return rc ? rc : head_flush(o);
+}
+
+int sums_entries(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *ents)
+{
+    return n > MAX_ENTS ? -EINVAL : ents_read(o, first, n, ents);
 }
 
 int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *buf,

@@ -75,4 +75,8 @@ int sums_before_punch(struct sums_obj *o, uint64_t off, uint64_t len);
 int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *buf,
                 uint32_t *crc_out, uint64_t *bad_off);
 
+/* The entries of blocks [first, first + n) into ents (8 bytes each: the
+ * block's CRC32C and the one before it, little-endian; zeros: none). */
+int sums_entries(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *ents);
+
 #endif

@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # A byte flipped in an object file on an OST's disk (issue 5): reading the
-# file fails with EIO and the OST logs the object and offset; stria scrub
+# file fails with EIO (the client's check of the OST's unread send fails,
+# and the checked read it asks for then) and the OST logs the object and
+# offset; stria scrub
 # finds the block (exit 1) and names the file's inode; the other OST scrubs
 # clean; rewriting the file heals it.
 set -euo pipefail
@@ -27,6 +29,10 @@ cmp -s "$T/data" "$obj" && fail "the byte did not change"
 step "reading the file fails with EIO, and the OST says where"
 if S cp stria:/f "$T/bad" 2>"$T/cp.err"; then fail "a damaged block was read"; fi
 grep -q "Input/output error" "$T/cp.err" || { cat "$T/cp.err"; fail "not EIO"; }
+# The 1 MiB read came first from the OST's cache, unread (sendfile_min):
+# the client's check failed and it asked again for a checked read.
+grep -q "asking for a checked read" "$T/cp.err" ||
+    { cat "$T/cp.err"; fail "the unread send of the damaged block was not checked by the client"; }
 # Block 30 (32 KiB blocks) holds byte 1,000,000.
 grep -q "checksum mismatch ost=1 object=objects/.*/$ino.0.0 offset=983040" "$DIR/log/stord.log" ||
     fail "the OST's log does not name the object and offset"

@@ -18,6 +18,16 @@ step "one stream of 1 MiB calls: buffered, its writeback started at once"
 grep -q "start their writeback at once" "$DIR/log/stord.log" ||
     fail "no write started its writeback early: writeback_min was not tested"
 
+step "a reader beside a writer of the same blocks: no read is torn, none fails"
+# Reads of whole blocks go from the OST's page cache unread (sendfile_min);
+# a write racing the send makes the client ask again for a checked read.
+"$BUILD/tests/read_race" "$CONF" /race 400 60 >"$T/race.out" 2>"$T/race.err" ||
+    { cat "$T/race.out" "$T/race.err"; fail "a read beside a writer was torn or failed"; }
+cat "$T/race.out"
+echo "  reads asked again after a failed check: $(grep -c "asking for a checked read" "$T/race.err")"
+grep -v "asking for a checked read" "$T/race.err" | grep -i "error\|mismatch" &&
+    fail "the race left errors"
+
 step "direct_io_min = 512K: the storage daemon restarted with it"
 pid=$(daemon_pid stord)
 kill "$pid"

@@ -191,7 +191,7 @@ static void wire_checksums(uint16_t port)
     CHECK(rc == 0, "stord: a good write gave %d", rc);
     rc = net_call_read(c, &rq, &rr, NULL, 0, back, sizeof(back), &got, &tr);
     CHECK(rc == 0 && got == sizeof(back) && !memcmp(back, data, got) &&
-              proto_csum_check(off, back, got, &rr.crcs, NULL) == 0,
+              proto_csum_check(off, back, got, &rr.crcs, &rr.alt, NULL) == 0,
           "stord: read back: rc %d, %u bytes", rc, got);
     struct proto_destroy_req dq = {.ost = 0, .ino = 0x7777};
     struct proto_destroy_rep dr;

@@ -301,14 +301,39 @@ static void test_wire_chunks(void **state)
     assert_int_equal(proto_csum_chunks(5, 0), 0);
     proto_csum_fill(BS - 10, data, 2 * BS, crcs);
     struct proto_blob c = {crcs, 12};
-    assert_int_equal(proto_csum_check(BS - 10, data, 2 * BS, &c, NULL), 0);
+    assert_int_equal(proto_csum_check(BS - 10, data, 2 * BS, &c, NULL, NULL), 0);
     assert_int_equal(proto_le32(crcs), crc32c(0, data, 10));
     uint64_t bad;
     data[BS + 3] ^= 1;
-    assert_int_equal(proto_csum_check(BS - 10, data, 2 * BS, &c, &bad), -EIO);
+    assert_int_equal(proto_csum_check(BS - 10, data, 2 * BS, &c, NULL, &bad), -EIO);
     assert_int_equal(bad, BS);
     c.len = 8;
-    assert_int_equal(proto_csum_check(BS - 10, data, 2 * BS, &c, NULL), -EBADMSG);
+    assert_int_equal(proto_csum_check(BS - 10, data, 2 * BS, &c, NULL, NULL), -EBADMSG);
+}
+
+/* A read sent from the OST's cache unread: each chunk may match its CRC or
+ * the one its block had before (alt); a zero in alt matches nothing. */
+static void test_wire_alt(void **state)
+{
+    (void)state;
+    uint8_t data[2 * BS], now[8], before[8], zero[8] = {0};
+    memset(data, 7, sizeof(data));
+    proto_csum_fill(0, data, sizeof(data), before);
+    data[5] = 8; /* block 0 was written since: its current CRC is of this */
+    proto_csum_fill(0, data, sizeof(data), now);
+    struct proto_blob c = {now, 8}, a = {before, 8}, z = {zero, 8}, none = {NULL, 0};
+    assert_int_equal(proto_csum_check(0, data, sizeof(data), &c, &a, NULL), 0);
+    data[5] = 7; /* the data as it was before that write: still passes */
+    assert_int_equal(proto_csum_check(0, data, sizeof(data), &c, &a, NULL), 0);
+    assert_int_equal(proto_csum_check(0, data, sizeof(data), &c, &z, NULL), -EIO);
+    assert_int_equal(proto_csum_check(0, data, sizeof(data), &c, &none, NULL), -EIO);
+    data[5] = 9; /* neither */
+    uint64_t bad = 1;
+    assert_int_equal(proto_csum_check(0, data, sizeof(data), &c, &a, &bad), -EIO);
+    assert_int_equal(bad, 0);
+    /* alt, when given, has one CRC per chunk too. */
+    a.len = 4;
+    assert_int_equal(proto_csum_check(0, data, sizeof(data), &c, &a, NULL), -EBADMSG);
 }
 
 int main(void)
@@ -320,6 +345,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_head_in_attribute, setup, teardown),
         cmocka_unit_test_setup_teardown(test_older_object, setup, teardown),
         cmocka_unit_test(test_wire_chunks),
+        cmocka_unit_test(test_wire_alt),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

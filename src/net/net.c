@@ -511,7 +511,7 @@ static int h_stats(struct net_server *s, struct net_req *req, struct net_rep *re
 void *net_scratch(struct net_req *req, uint32_t len)
 {
     struct srv_conn *sc = req->conn;
-    if (len > PROTO_MAX_BULK)
+    if (len > NET_SCRATCH_MAX)
         return NULL;
     if (sc->scratch_cap < len) {
         void *p = realloc(sc->scratch, len);

@@ -143,7 +143,10 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out);
 uint16_t net_server_port(const struct net_server *s);
 /* Stop accepting, close every connection, join all threads, free. */
 void net_server_stop(struct net_server *s);
-/* A buffer of at least len bytes (len <= PROTO_MAX_BULK) owned by the
+/* The most a handler may ask of net_scratch: a bulk and what goes with it
+ * (an OST's read keeps the blocks around the range and their CRCs). */
+#define NET_SCRATCH_MAX (PROTO_MAX_BULK + (1u << 20))
+/* A buffer of at least len bytes (len <= NET_SCRATCH_MAX) owned by the
  * connection, valid until the handler's reply is sent; NULL if no memory. */
 void *net_scratch(struct net_req *req, uint32_t len);
 

@@ -193,6 +193,25 @@ static void wire_checksums(uint16_t port)
     CHECK(rc == 0 && got == sizeof(back) && !memcmp(back, data, got) &&
               proto_csum_check(off, back, got, &rr.crcs, &rr.alt, NULL) == 0,
           "stord: read back: rc %d, %u bytes", rc, got);
+    /* The largest READ there is, read and checked by the OST: short at the
+     * object's end. */
+    uint8_t *big = malloc(PROTO_MAX_BULK);
+    rq.len = PROTO_MAX_BULK;
+    rq.flags = PROTO_READ_CHECKED;
+    rc = big ? net_call_read(c, &rq, &rr, NULL, 0, big, PROTO_MAX_BULK, &got, &tr) : -ENOMEM;
+    CHECK(rc == 0 && got == sizeof(data) && !memcmp(big, data, got) && rr.alt.len == 0 &&
+              proto_csum_check(off, big, got, &rr.crcs, &rr.alt, NULL) == 0,
+          "stord: a checked read of %u bytes: rc %d, %u bytes, alt %u", PROTO_MAX_BULK, rc, got,
+          rr.alt.len);
+    /* Whole blocks: sent from the cache unread, with both CRCs of each. */
+    rq.offset = 0;
+    rq.len = 2 * PROTO_CSUM_BLOCK;
+    rq.flags = 0;
+    rc = big ? net_call_read(c, &rq, &rr, NULL, 0, big, PROTO_MAX_BULK, &got, &tr) : -ENOMEM;
+    CHECK(rc == 0 && got == rq.len && !memcmp(big + off, data, got - off) && rr.alt.len == 8 &&
+              proto_csum_check(0, big, got, &rr.crcs, &rr.alt, NULL) == 0,
+          "stord: a read of whole blocks: rc %d, %u bytes, alt %u", rc, got, rr.alt.len);
+    free(big);
     struct proto_destroy_req dq = {.ost = 0, .ino = 0x7777};
     struct proto_destroy_rep dr;
     net_call_destroy(c, &dq, &dr, NULL, 0, NULL, 0, NULL, &tr);

@@ -60,6 +60,9 @@ struct meta_ctx {
      * how many it finished (atomic). */
     uint32_t xopen_said;
     uint64_t xrecovered;
+    /* Tests only (NULL in the daemon): called by recovery once it has its
+     * snapshot of the intents, before it reads one. */
+    void (*recover_hook)(struct meta_ctx *c);
     /* File system defaults for new files (DESIGN §3). */
     int32_t default_count;
     uint32_t default_size;

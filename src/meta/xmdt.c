@@ -100,10 +100,13 @@ static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
 
 /* ---- operations in progress (recovery leaves them alone) ---- */
 
+/* One owner at a time: a request that writes the intent, or a recovery. */
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
-    bool ok = c->nxbusy < sizeof(c->xbusy) / sizeof(c->xbusy[0]);
+    bool ok = c->nxbusy < ARRAY_SIZE(c->xbusy);
+    for (uint32_t i = 0; i < c->nxbusy && ok; i++)
+        ok = c->xbusy[i] != txid;
     if (ok)
         c->xbusy[c->nxbusy++] = txid;
     pthread_mutex_unlock(&c->xlock);
@@ -218,14 +221,19 @@ int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_inte
 
 /* Marked busy before the intent can be seen, so that recovery (which
  * reads committed intents) never runs it beside the request that writes
- * it; the caller unmarks it, also when this fails. */
+ * it; the caller unmarks it, also when this fails. An intent that cannot
+ * be marked is not written. */
 static int begin_txn(struct meta_txn *t, void *arg)
 {
     struct intent_arg *a = arg;
     int rc = meta_alloc_ino(t, &a->txid);
     if (rc)
         return rc;
-    meta_xbusy_add(a->c, a->txid);
+    if (!meta_xbusy_add(a->c, a->txid)) {
+        log_warn("MDT%04x: too many cross-MDT operations in progress: %s refused", a->c->mdt,
+                 meta_intent_kind(a->x->kind));
+        return -EBUSY;
+    }
     if (a->alloc_ino && (rc = meta_alloc_ino(t, &a->x->ino)))
         return rc;
     return meta_intent_record(t, a->txid, a->x);
@@ -736,65 +744,104 @@ int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct pr
 
 /* ---- recovery ---- */
 
-struct open_intent {
-    uint64_t txid;
-    struct meta_intent x;
-};
+/* Recovery reads which intents are open from a snapshot, which may be older
+ * than the request (or the other recovery) that ends one: it claims each
+ * (meta_xbusy_add) and only then reads it again, and runs what it reads
+ * then. A request unmarks its intent only after its last change to it has
+ * committed, so a claimed intent read afresh is as its owner left it, or
+ * gone. Run from the scan's copy, a striped mkdir that committed would be
+ * undone (its records deleted under its name), a rename acknowledged in
+ * phase 2 rolled back, a link dropped twice. */
 
 struct scan_arg {
     struct meta_ctx *c;
-    struct open_intent *v;
+    struct meta_intent *x; /* scratch */
+    uint64_t *v;           /* txids of intents that look open */
     uint32_t n, cap;
 };
+
+static bool not_ours(uint8_t kind)
+{
+    return kind == XK_APPLIED || kind == XK_HOLD || kind == XK_RLOCK;
+}
 
 static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
 {
     struct scan_arg *s = arg;
     if (s->n == s->cap || is_busy(s->c, txid))
         return 0;
-    struct open_intent *o = &s->v[s->n];
-    if (meta_intent_decode(rec, len, &o->x)) {
+    if (meta_intent_decode(rec, len, s->x)) {
         log_error("MDT%04x: intent %llx cannot be read; left for fsck", s->c->mdt,
                   (unsigned long long)txid);
         return 0;
     }
-    if (o->x.kind == XK_APPLIED || o->x.kind == XK_HOLD || o->x.kind == XK_RLOCK)
+    if (not_ours(s->x->kind))
         return 0; /* another MDT's operation, kept here: not ours to finish */
-    o->txid = txid;
-    s->n++;
+    s->v[s->n++] = txid;
     return 0;
 }
 
 static int scan_txn(struct meta_txn *t, void *arg)
 {
     struct scan_arg *s = arg;
+    if (s->c->recover_hook)
+        s->c->recover_hook(s->c);
     return meta_intent_scan(t, scan_cb, s);
+}
+
+struct reread_arg {
+    uint64_t txid;
+    struct meta_intent *x;
+};
+
+static int reread_txn(struct meta_txn *t, void *arg)
+{
+    struct reread_arg *a = arg;
+    MDB_val v;
+    int rc = meta_intent_get(t, a->txid, &v);
+    if (rc == 0 && (meta_intent_decode(v.mv_data, v.mv_size, a->x) || not_ours(a->x->kind)))
+        rc = -ENOENT; /* said by the scan, or not an operation */
+    return rc;
 }
 
 int meta_xmdt_recover(struct meta_ctx *c)
 {
     __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
-    struct scan_arg s = {c, NULL, 0, 64};
+    struct scan_arg s = {c, malloc(sizeof(*s.x)), NULL, 0, 64};
     s.v = calloc(s.cap, sizeof(*s.v));
-    if (!s.v)
+    if (!s.x || !s.v) {
+        free(s.x);
+        free(s.v);
         return -ENOMEM;
+    }
     int rc = meta_store_read(c->store, scan_txn, &s);
     int open = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
+        uint64_t txid = s.v[i];
         /* Claimed so that two recoveries never run one intent at once. */
-        if (is_busy(c, s.v[i].txid) || !meta_xbusy_add(c, s.v[i].txid)) {
+        if (!meta_xbusy_add(c, txid)) {
             open++;
             continue;
         }
+        struct reread_arg a = {txid, s.x};
+        int rrc = meta_store_read(c->store, reread_txn, &a);
+        if (rrc) {
+            meta_xbusy_del(c, txid);
+            if (rrc != -ENOENT) /* gone: ended since the scan */
+                rc = rrc;
+            continue;
+        }
         log_debug("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                  meta_intent_kind(s.v[i].x.kind), (unsigned long long)s.v[i].txid, s.v[i].x.phase,
-                  (unsigned long long)s.v[i].x.ino);
-        if (finish_quiet(c, s.v[i].txid, &s.v[i].x, true))
+                  meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
+                  (unsigned long long)s.x->ino);
+        uint8_t kind = s.x->kind;
+        if (finish_quiet(c, txid, s.x, true))
             open++;
-        else if (s.v[i].x.kind != XK_SYNC)
+        else if (kind != XK_SYNC)
             __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);
-        meta_xbusy_del(c, s.v[i].txid);
+        meta_xbusy_del(c, txid);
     }
+    free(s.x);
     free(s.v);
     /* One line when the count of open operations changes, not one per try. */
     pthread_mutex_lock(&c->xlock);

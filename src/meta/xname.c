@@ -740,8 +740,12 @@ int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir
     x->mdt[0] = (uint16_t)META_INO_MDT(ino);
     uint64_t txid;
     int rc = meta_store_write(c->store, alloc_txn, &txid);
-    if (rc == 0) {
-        meta_xbusy_add(c, txid);
+    if (rc == 0 && !meta_xbusy_add(c, txid)) {
+        /* Unmarked, recovery could run its intent beside it. */
+        log_warn("MDT%04x: too many cross-MDT operations in progress: %s refused", c->mdt,
+                 meta_intent_kind(x->kind));
+        rc = -EBUSY;
+    } else if (rc == 0) {
         struct xunlink_commit a = {cred, dir, ino, txid, name, x};
         out->ino = ino; /* the reply, kept by the commit */
         if ((rc = meta_store_write(c->store, xunlink_txn, &a)) == 0) {

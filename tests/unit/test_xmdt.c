@@ -32,6 +32,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <linux/fs.h>
+#include <pthread.h>
 #include <sys/stat.h>
 
 #define NMDT     4
@@ -44,7 +45,20 @@ struct fx {
     struct meta_ctx ctx[NMDT];
     int fail_after; /* steps that still succeed; -1: all do */
     int steps;
+    /* Recovery beside an operation (test_recovery_beside_*): at the first
+     * step of this kind, start a recovery of MDT pause_mdt in a thread and
+     * wait until it has its snapshot of the intents (0: never). */
+    uint8_t pause_shard, pause_xname;
+    uint32_t pause_mdt;
+    /* Fail the next XNAME step of this kind, once (0: none). */
+    uint8_t fail_xname;
+    /* At the first XNAME step of this kind, run a recovery of MDT
+     * nest_mdt in this thread, as a second one beside the first. */
+    uint8_t nest_xname;
+    uint32_t nest_mdt;
 };
+
+static void recovery_paused(struct fx *f);
 
 static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct proto_shard_rep *r)
 {
@@ -55,6 +69,10 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
     if (f->fail_after >= 0 && f->fail_after-- == 0) {
         f->fail_after = 0; /* and every step after it */
         return -ECONNREFUSED;
+    }
+    if (f->pause_shard && q->op == f->pause_shard) {
+        f->pause_shard = 0;
+        recovery_paused(f);
     }
     return meta_op_shard(&f->ctx[mdt], q, r);
 }
@@ -69,6 +87,18 @@ static int xpeer(void *arg, uint32_t mdt, const struct proto_xname_req *q,
     if (f->fail_after >= 0 && f->fail_after-- == 0) {
         f->fail_after = 0;
         return -ECONNREFUSED;
+    }
+    if (f->fail_xname && q->op == f->fail_xname) {
+        f->fail_xname = 0;
+        return -ECONNRESET;
+    }
+    if (f->pause_xname && q->op == f->pause_xname) {
+        f->pause_xname = 0;
+        recovery_paused(f);
+    }
+    if (f->nest_xname && q->op == f->nest_xname) {
+        f->nest_xname = 0;
+        meta_xmdt_recover(&f->ctx[f->nest_mdt]);
     }
     return meta_op_xname(&f->ctx[mdt], q, r);
 }
@@ -946,6 +976,171 @@ static void test_shard_garbage(void **state)
     assert_int_equal(meta_op_shard(&f->ctx[2], &q, &r), -EPERM);
 }
 
+/* ---- recovery beside the operations it must leave alone ---- */
+
+/* A recovery in a thread of its own, held once it has its snapshot of the
+ * intents until the test lets it go on: what the daemon's tick does when
+ * it is descheduled in the middle of its scan. */
+static struct paused {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stage; /* 0: not begun; 1: has its snapshot, waits; 2: goes on */
+    bool started;
+    struct meta_ctx *c;
+    pthread_t thread;
+} paused = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, false, NULL, 0};
+
+static void paused_hook(struct meta_ctx *c)
+{
+    pthread_mutex_lock(&paused.lock);
+    if (c == paused.c && paused.stage == 0) {
+        paused.stage = 1;
+        pthread_cond_broadcast(&paused.cond);
+        while (paused.stage != 2)
+            pthread_cond_wait(&paused.cond, &paused.lock);
+    }
+    pthread_mutex_unlock(&paused.lock);
+}
+
+static void *paused_main(void *arg)
+{
+    meta_xmdt_recover(arg);
+    return NULL;
+}
+
+/* From a step of the operation: the recovery starts and takes its snapshot. */
+static void recovery_paused(struct fx *f)
+{
+    struct meta_ctx *c = &f->ctx[f->pause_mdt];
+    paused.stage = 0;
+    paused.c = c;
+    c->recover_hook = paused_hook;
+    if (pthread_create(&paused.thread, NULL, paused_main, c))
+        return;
+    paused.started = true;
+    pthread_mutex_lock(&paused.lock);
+    while (paused.stage != 1)
+        pthread_cond_wait(&paused.cond, &paused.lock);
+    pthread_mutex_unlock(&paused.lock);
+}
+
+/* The operation is over: the recovery reads its snapshot and ends. Whether
+ * it had started. */
+static bool recovery_goes_on(struct fx *f)
+{
+    bool started = paused.started;
+    if (started) {
+        pthread_mutex_lock(&paused.lock);
+        paused.stage = 2;
+        pthread_cond_broadcast(&paused.cond);
+        pthread_mutex_unlock(&paused.lock);
+        pthread_join(paused.thread, NULL);
+        paused.c->recover_hook = NULL;
+    }
+    paused.started = false;
+    f->pause_shard = f->pause_xname = 0;
+    return started;
+}
+
+/* A striped mkdir whose intent a recovery saw (its snapshot taken between
+ * the mkdir's steps) and read once the mkdir was over: the recovery must
+ * not undo it, or its name stays without the inode (EUCLEAN, as in the
+ * chaos test with seed 11492). */
+static void test_recovery_beside_mkdir(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "c");
+    uint64_t base = inodes(f);
+    f->pause_mdt = e;
+    f->pause_shard = PROTO_SHARD_PUT; /* the record on the other MDT */
+    struct proto_attr d;
+    int rc = mkdir_at(f, e, ROOT, "c", 2, -1, &d);
+    assert_true(recovery_goes_on(f));
+    assert_int_equal(rc, 0);
+    assert_int_equal(META_INO_MDT(d.ino), e);
+    assert_int_equal(getattr_at(f, e, d.ino, NULL), 0);
+    assert_int_equal(holds(f, "c"), d.ino);
+    assert_int_equal(inodes(f), base + 2);
+    assert_clean(f);
+    assert_int_equal(rmdir_at(f, e, ROOT, "c"), 0);
+    assert_int_equal(inodes(f), base);
+}
+
+/* A rename between MDTs acknowledged while its target's MDT could not be
+ * reached ("finishing later", phase 2), whose intent a recovery saw in
+ * phase 1: the recovery finishes it, it does not roll it back (which
+ * would release the target name and leave the file without a name). */
+static void test_recovery_beside_rename(void **state)
+{
+    struct fx *f = *state;
+    char tmp[32], ckpt[32];
+    name_on(1, "tmp", tmp, sizeof(tmp));
+    name_on(3, "ckpt", ckpt, sizeof(ckpt));
+    uint64_t ino = create_file(f, tmp);
+    struct proto_rename_rep *r = calloc(1, sizeof(*r));
+    f->pause_mdt = 1;
+    f->pause_xname = PROTO_XNAME_HOLD;  /* phase 1 */
+    f->fail_xname = PROTO_XNAME_COMMIT; /* phase 2 left to recovery */
+    int rc = rename_at(f, tmp, ckpt, r);
+    f->fail_xname = 0;
+    assert_true(recovery_goes_on(f));
+    free(r);
+    assert_int_equal(rc, 0);
+    assert_true(meta_xmdt_recover(&f->ctx[1]) >= 0);
+    assert_int_equal(holds(f, tmp), 0);
+    assert_int_equal(holds(f, ckpt), ino);
+    assert_clean(f);
+}
+
+/* Two recoveries of one MDT at once (the tick, and a request that changed
+ * a striped directory): one that read an intent before the other ran it
+ * to its end must not run it again. Here two unlinks of remote names whose
+ * link drops were left for later: a second drop would take the inode from
+ * under the file's other name. */
+static void test_two_recoveries(void **state)
+{
+    struct fx *f = *state;
+    char a[2][32], g[2][32];
+    uint64_t ino[2];
+    name_on(0, "a", a[0], sizeof(a[0]));
+    name_on(0, "b", a[1], sizeof(a[1]));
+    name_on(2, "g", g[0], sizeof(g[0]));
+    name_on(2, "h", g[1], sizeof(g[1]));
+    for (int i = 0; i < 2; i++) {
+        ino[i] = create_file(f, a[i]);
+        struct proto_link_req q;
+        struct proto_link_rep r;
+        memset(&q, 0, sizeof(q));
+        q.ino = ino[i];
+        q.dparent = ROOT;
+        q.dpath = proto_str_c(g[i]);
+        assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), 0);
+    }
+    for (int i = 0; i < 2; i++) {
+        struct proto_unlink_req uq;
+        struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+        memset(&uq, 0, sizeof(uq));
+        uq.parent = ROOT;
+        uq.path = proto_str_c(g[i]);
+        f->fail_after = 0; /* the link drop on MDT 0 goes later */
+        assert_int_equal(meta_op_unlink(&f->ctx[2], &uq, ur), 0);
+        f->fail_after = -1;
+        free(ur);
+    }
+    f->nest_xname = PROTO_XNAME_LINK_DROP;
+    f->nest_mdt = 2;
+    assert_true(meta_xmdt_recover(&f->ctx[2]) >= 0);
+    assert_int_equal(f->nest_xname, 0);
+    for (int i = 0; i < 2; i++) {
+        struct proto_attr at;
+        assert_int_equal(getattr_at(f, 0, ino[i], &at), 0);
+        assert_int_equal(at.nlink, 1);
+        assert_int_equal(holds(f, a[i]), ino[i]);
+        assert_int_equal(holds(f, g[i]), 0);
+    }
+    assert_clean(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -963,6 +1158,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_random_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fsck_across, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_lock_restart, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_beside_mkdir, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_beside_rename, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_two_recoveries, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

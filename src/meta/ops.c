@@ -514,6 +514,8 @@ int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int3
 void meta_ctx_destroy(struct meta_ctx *ctx)
 {
     pthread_mutex_destroy(&ctx->alloc_lock);
+    free(ctx->xbusy);
+    ctx->xbusy = NULL;
 }
 
 void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n)

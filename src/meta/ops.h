@@ -48,10 +48,11 @@ struct meta_ctx {
      * without it, as a hint that there are none). */
     struct meta_hold holds[META_MAX_HOLDS];
     uint32_t nholds;
-    /* Cross-MDT operations in progress here (xmdt.c), under xlock. */
+    /* Cross-MDT operations in progress here (xmdt.c), under xlock: as
+     * many as there are requests at once, so it grows. */
     pthread_mutex_t xlock;
-    uint64_t xbusy[64];
-    uint32_t nxbusy;
+    uint64_t *xbusy;
+    uint32_t nxbusy, xbusy_cap;
     int xpending; /* an intent waits to be run (atomic) */
     /* MDT 0: the rename lock (txid, when it lapses), under xlock */
     uint64_t rlock_txid;

@@ -100,13 +100,23 @@ static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
 
 /* ---- operations in progress (recovery leaves them alone) ---- */
 
-/* One owner at a time: a request that writes the intent, or a recovery. */
+/* One owner at a time: a request that writes the intent, or a recovery.
+ * false: marked already, or no memory to mark it. */
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
-    bool ok = c->nxbusy < ARRAY_SIZE(c->xbusy);
+    bool ok = true;
     for (uint32_t i = 0; i < c->nxbusy && ok; i++)
         ok = c->xbusy[i] != txid;
+    if (ok && c->nxbusy == c->xbusy_cap) {
+        uint32_t cap = c->xbusy_cap ? 2 * c->xbusy_cap : 64;
+        uint64_t *v = realloc(c->xbusy, cap * sizeof(*v));
+        if (v) {
+            c->xbusy = v;
+            c->xbusy_cap = cap;
+        }
+        ok = v != NULL;
+    }
     if (ok)
         c->xbusy[c->nxbusy++] = txid;
     pthread_mutex_unlock(&c->xlock);
@@ -222,18 +232,15 @@ int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_inte
 /* Marked busy before the intent can be seen, so that recovery (which
  * reads committed intents) never runs it beside the request that writes
  * it; the caller unmarks it, also when this fails. An intent that cannot
- * be marked is not written. */
+ * be marked (no memory) is not written. */
 static int begin_txn(struct meta_txn *t, void *arg)
 {
     struct intent_arg *a = arg;
     int rc = meta_alloc_ino(t, &a->txid);
     if (rc)
         return rc;
-    if (!meta_xbusy_add(a->c, a->txid)) {
-        log_warn("MDT%04x: too many cross-MDT operations in progress: %s refused", a->c->mdt,
-                 meta_intent_kind(a->x->kind));
-        return -EBUSY;
-    }
+    if (!meta_xbusy_add(a->c, a->txid))
+        return -ENOMEM; /* a new txid: only memory can fail */
     if (a->alloc_ino && (rc = meta_alloc_ino(t, &a->x->ino)))
         return rc;
     return meta_intent_record(t, a->txid, a->x);

@@ -480,6 +480,8 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
             out->size = r->size;
         }
         free(r);
+        if (rc == -ENOENT)
+            rc = 0; /* the victim is gone already, as in unlink_forward */
         if (rc)
             return rc;
     }
@@ -741,10 +743,7 @@ int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir
     uint64_t txid;
     int rc = meta_store_write(c->store, alloc_txn, &txid);
     if (rc == 0 && !meta_xbusy_add(c, txid)) {
-        /* Unmarked, recovery could run its intent beside it. */
-        log_warn("MDT%04x: too many cross-MDT operations in progress: %s refused", c->mdt,
-                 meta_intent_kind(x->kind));
-        rc = -EBUSY;
+        rc = -ENOMEM; /* unmarked, recovery could run its intent beside it */
     } else if (rc == 0) {
         struct xunlink_commit a = {cred, dir, ino, txid, name, x};
         out->ino = ino; /* the reply, kept by the commit */

@@ -1141,10 +1141,30 @@ static void test_two_recoveries(void **state)
     assert_clean(f);
 }
 
+/* The marks of operations in progress: as many as there are requests at
+ * once (a metadata storm), one owner per intent. */
+static void test_busy_marks(void **state)
+{
+    struct fx *f = *state;
+    struct meta_ctx *c = &f->ctx[1];
+    enum { N = 5000 };
+    for (uint64_t t = 1; t <= N; t++)
+        assert_true(meta_xbusy_add(c, 1000 + t));
+    assert_false(meta_xbusy_add(c, 1000 + N / 2)); /* one owner */
+    for (uint64_t t = 1; t <= N; t += 2)
+        meta_xbusy_del(c, 1000 + t);
+    assert_true(meta_xbusy_add(c, 1001));
+    assert_false(meta_xbusy_add(c, 1002));
+    for (uint64_t t = 1; t <= N; t++)
+        meta_xbusy_del(c, 1000 + t);
+    assert_int_equal(c->nxbusy, 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_root_striped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_busy_marks, setup, teardown),
         cmocka_unit_test_setup_teardown(test_striped_mkdir_rmdir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_remote_mkdir_lookup, setup, teardown),
         cmocka_unit_test_setup_teardown(test_attrs_reach_shards, setup, teardown),

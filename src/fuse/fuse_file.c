@@ -47,6 +47,36 @@ static void drop_unreplied(uint64_t ino, stria_file_t *f)
     }
 }
 
+/* A write-only handle writes around the kernel's page cache (-o
+ * direct_writes): the kernel then hands the caller's pages to the WRITE
+ * instead of copying them into its cache first, which was a quarter of
+ * the CPU of a large write through the mount. Nothing of such a handle is
+ * ever read, and it cannot be mapped. The flags are the open's, which the
+ * kernel also passes with every WRITE. */
+static bool direct_handle(int flags)
+{
+    return sf.direct_writes && (flags & O_ACCMODE) == O_WRONLY;
+}
+
+/* Before a direct write is acknowledged: drop what other handles of ino
+ * hold of the range in the page cache, so that their next read sees this
+ * write (kernels before 6.6 do not do it for a direct write). */
+static _Atomic uint64_t direct_writes;
+
+static void direct_written(fuse_ino_t ino, const struct fuse_file_info *fi, off_t off, size_t size)
+{
+    if (!direct_handle(fi->flags))
+        return;
+    atomic_fetch_add_explicit(&direct_writes, 1, memory_order_relaxed);
+    if (size)
+        fuse_lowlevel_notify_inval_inode(sf.se, ino, off, (off_t)size);
+}
+
+uint64_t sf_direct_writes(void)
+{
+    return atomic_load_explicit(&direct_writes, memory_order_relaxed);
+}
+
 static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
                       struct fuse_file_info *fi)
 {
@@ -66,6 +96,7 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     tab_open(a.ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = 0;
+    fi->direct_io = direct_handle(fi->flags);
     if (fuse_reply_create(req, &e, fi) == -ENOENT)
         drop_unreplied(a.ino, f); /* interrupted: nobody will release it */
 }
@@ -108,6 +139,7 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
      * write-behind): the kernel need not send a flush for it, which is one
      * request of five per file read (lookup, open, read, flush, release). */
     fi->noflush = (flags & O_ACCMODE) == O_RDONLY;
+    fi->direct_io = direct_handle(flags);
     if (fuse_reply_open(req, fi) == -ENOENT)
         drop_unreplied(ino, f);
 }
@@ -202,6 +234,7 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
             return;
         }
         if (rc == 1) {
+            direct_written(ino, fi, off, size);
             fuse_reply_write(req, size);
             if (send)
                 tab_gather_send(send);
@@ -215,6 +248,7 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         return;
     }
     if (slot >= 0) {
+        direct_written(ino, fi, off, size);
         fuse_reply_write(req, size);
         if (sf.wb_test_delay_ms)
             usleep(sf.wb_test_delay_ms * 1000);
@@ -223,10 +257,12 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         return;
     }
     ssize_t n = SF_INTR(req, stria_pwrite(f, buf, size, off));
-    if (n < 0)
+    if (n < 0) {
         sf_reply_err(req, (int)n);
-    else
+    } else {
+        direct_written(ino, fi, off, (size_t)n);
         fuse_reply_write(req, (size_t)n);
+    }
 }
 
 /* Every close(2): report the size, so the next opener anywhere sees it. */

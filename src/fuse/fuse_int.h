@@ -25,6 +25,7 @@ struct sfuse {
     double attr_timeout, entry_timeout;
     bool writeback;
     bool write_behind;         /* acknowledge buffered writes before they land */
+    bool direct_writes;        /* write-only handles bypass the page cache */
     unsigned wb_test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold them back (tests) */
     bool kernel_checks;        /* mounted with default_permissions */
     char conf[4096];
@@ -139,6 +140,8 @@ void tab_gather_stop(void);
 void tab_gather_stats(uint64_t *writes, uint64_t *sends);
 /* READ requests served and their bytes, for stria.mount.stats (fuse_file.c). */
 void sf_read_stats(uint64_t *reads, uint64_t *bytes);
+/* WRITEs served on write-only handles, which bypass the page cache. */
+uint64_t sf_direct_writes(void);
 
 /* ---- operation groups ---- */
 void sf_ops_ns(struct fuse_lowlevel_ops *ops);

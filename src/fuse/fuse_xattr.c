@@ -14,7 +14,7 @@
  *
  *   getfattr -n stria.mount.stats /mnt/stria
  *     unlinks_behind=N unlinks_sent=N unlinks_failed=N wb_grants=N
- *     writes_gathered=N gathers_sent=N reads=N read_bytes=N
+ *     writes_gathered=N gathers_sent=N reads=N read_bytes=N direct_writes=N
  */
 #include "fuse_int.h"
 
@@ -122,11 +122,13 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
         sf_read_stats(&reads, &rbytes);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
-                     "writes_gathered=%llu gathers_sent=%llu reads=%llu read_bytes=%llu",
+                     "writes_gathered=%llu gathers_sent=%llu reads=%llu read_bytes=%llu "
+                     "direct_writes=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,
                      (unsigned long long)gathered, (unsigned long long)sent,
-                     (unsigned long long)reads, (unsigned long long)rbytes);
+                     (unsigned long long)reads, (unsigned long long)rbytes,
+                     (unsigned long long)sf_direct_writes());
     } else {
         if (size > sizeof(small) && !(buf = malloc(size))) {
             fuse_reply_err(req, ENOMEM);

@@ -5,7 +5,8 @@
 # files are written by another client (the CLI, through libstria), as a
 # dataset is; after that client rewrites one, the mount reads the new bytes.
 # The mount raises its read-ahead (-o read_ahead_kb), and a large file reads
-# back whole through the larger READs that brings.
+# back whole through the larger READs that brings. Write-only opens bypass
+# the page cache (-o direct_writes), and readers still see what they wrote.
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 if ! fuse_usable; then
@@ -79,4 +80,32 @@ echo "   average READ: $a0 bytes at the kernel's read-ahead, $a1 at 1024 KiB, $a
 [ "$a0" -le $((128 << 10)) ] || fail "READs of $a0 bytes on average with the kernel's 128 KiB"
 [ "$a1" -gt $((256 << 10)) ] || fail "READs of $a1 bytes on average with 1 MiB of read-ahead"
 [ "$a4" -gt $((256 << 10)) ] || fail "READs of $a4 bytes on average with 4 MiB of read-ahead"
+step "write-only opens write around the page cache; a reader then sees their bytes"
+# The kernel tells the mount a WRITE's open flags; direct_writes in
+# stria.mount.stats counts those of write-only handles, which the mount
+# opened with direct I/O (kernels since 6.6 keep no page of them anyway).
+mount_stria "$T/mp" direct_writes=0
+head -c $((4 << 20)) /dev/urandom >"$T/w1"
+head -c $((4 << 20)) /dev/urandom >"$T/w2"
+d0=$(stat_of "$T/m" direct_writes)
+t dd if="$T/w1" of="$T/m/w" bs=1M status=none
+d1=$(stat_of "$T/m" direct_writes)
+[ $((d1 - d0)) -ge 4 ] || fail "4 MiB written write-only: $((d1 - d0)) direct WRITEs, want 4 or more"
+exec 4<>"$T/m/rw"
+cat "$T/w1" >&4
+exec 4>&-
+[ "$(stat_of "$T/m" direct_writes)" = "$d1" ] || fail "a read-write handle wrote around the page cache"
+t dd if="$T/w1" of="$T/mp/wp" bs=1M status=none
+[ "$(stat_of "$T/mp" direct_writes)" = 0 ] || fail "direct_writes=0 still wrote around the page cache"
+# A reader holding the file's pages in the cache, then a write-only
+# handle writing 1 MiB at 1 MiB: the reader, and a new one, see it.
+t cmp "$T/w1" "$T/m/w" || fail "a file written write-only reads back otherwise"
+exec 3<"$T/m/w" # opened while the pages are cached: kept
+t dd if="$T/w2" of="$T/m/w" bs=64K seek=16 skip=16 count=16 conv=notrunc status=none
+head -c $((1 << 20)) "$T/w1" >"$T/w3"
+head -c $((2 << 20)) "$T/w2" | tail -c $((1 << 20)) >>"$T/w3"
+tail -c $((2 << 20)) "$T/w1" >>"$T/w3"
+t cmp "$T/w3" "$T/m/w" || fail "a new reader saw the page cache's old bytes after a write-only handle wrote"
+t cmp "$T/w3" - <&3 || fail "an open reader saw old bytes after a write-only handle wrote"
+exec 3<&-
 echo "PASS: fuse_cached_open"

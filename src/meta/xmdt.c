@@ -838,9 +838,13 @@ int meta_xmdt_recover(struct meta_ctx *c)
                 rc = rrc;
             continue;
         }
-        log_debug("MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                  meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
-                  (unsigned long long)s.x->ino);
+        /* Said at info but for attribute copies (every setattr of a
+         * striped directory has one): what recovery ran is what explains
+         * a namespace after a crash. */
+        log_msg(s.x->kind == XK_SYNC ? LOG_DEBUG : LOG_INFO,
+                "MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
+                meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
+                (unsigned long long)s.x->ino);
         uint8_t kind = s.x->kind;
         if (finish_quiet(c, txid, s.x, true))
             open++;

@@ -81,7 +81,12 @@ struct meta_intent {
 #define XF_LOCKED   1u
 #define XF_REPARENT 2u
 #define XF_VDIR     4u /* ino2 is a directory being replaced (records from vfirst) */
-/* One SHARD step (arg: SETPARENT's parent) on MDT mdt, this one or a peer. */
+/* One SHARD step (arg: SETPARENT's parent; DEL's flag) on MDT mdt, this one
+ * or a peer. SEAL, UNSEAL and DEL act for txid: a seal is the operation's
+ * that made it; another's SEAL and DEL answer EBUSY, another's UNSEAL does
+ * nothing. DEL removes only a record sealed by txid, or one that no name
+ * ever held (META_SHARD_DEL_UNNAMED: an unfinished mkdir's). */
+#define META_SHARD_DEL_UNNAMED 1
 int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                     uint64_t arg, struct proto_shard_rep *r);
 /* Write x under a new txid (and allocate x->ino here if alloc_ino). */
@@ -100,7 +105,9 @@ int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x
  * (each must hold none): x->mdt[first] is its inode's MDT, already in the
  * recorded intent; the others (from dstripe, or as the seal says) are
  * added to x and recorded before they are sealed. The directory is x->ino
- * for rmdir, else x->ino2 (the one a rename replaces); uid: its owner. */
+ * for rmdir, else x->ino2 (the one a rename replaces); uid: its owner.
+ * A record sealed by another operation is waited for (2 s at most, then
+ * EBUSY). */
 int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
                       uint64_t dstripe, uint32_t *uid);
 /* What a client sees when a peer MDT cannot be reached: EIO. */

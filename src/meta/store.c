@@ -662,6 +662,10 @@ int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
     if (ver >= 2 && S_ISDIR(out->mode)) {
         proto_get_U64(&d, &out->dstripe);
         proto_get_U64(&d, &out->ddefault);
+        /* The owner of a seal follows, when there is one: a reader that
+         * does not know it stops before (so no new version). */
+        if (!d.err && d.off < d.len)
+            proto_get_U64(&d, &out->seal);
     }
     if (d.err || ver < 1 || ver > INODE_REC_VERSION || !proto_ds_valid(out->dstripe))
         return -EUCLEAN;
@@ -846,6 +850,8 @@ int meta_inode_encode(const struct meta_inode *in, void *buf, size_t cap)
     if (S_ISDIR(in->mode)) {
         proto_put_U64(&e, &in->dstripe);
         proto_put_U64(&e, &in->ddefault);
+        if (in->seal)
+            proto_put_U64(&e, &in->seal);
     }
     return e.err ? e.err : (int)e.len;
 }

@@ -64,7 +64,8 @@ struct meta_txn {
  * record holds that inode's number, owner and mode for permission checks
  * here, and counts the subdirectories of this shard only. */
 #define META_F_SHARD 2u
-/* A directory being removed by a cross-MDT rmdir: it takes no new names. */
+/* A directory being removed by a cross-MDT rmdir (or replaced by a rename):
+ * it takes no new names. The seal belongs to the operation in seal. */
 #define META_F_SEALED 4u
 /* A file that another MDT's entry may name (it moved or was linked there):
  * its entries cannot all be counted on this MDT alone. */
@@ -86,6 +87,9 @@ struct meta_inode {
     /* directories: the stripe over MDTs (proto_dstripe, 0 plain) and the
      * default for new subdirectories (GETSTRIPE's ddefault) */
     uint64_t dstripe, ddefault;
+    /* sealed directories: the txid of the operation that sealed it (0: a
+     * seal made before seals were owned, which any operation may undo) */
+    uint64_t seal;
     struct layout layout; /* regular files */
 };
 

@@ -11,7 +11,9 @@
  *
  *   mkdir  phase 1: records put on the other MDTs. Not committed, so
  *          recovery deletes them (the mkdir did not happen).
- *   rmdir  phase 1: every record sealed (no new names, and none held).
+ *   rmdir  phase 1: every record sealed (no new names, and none held),
+ *          each seal this rmdir's (txid) alone: a later rmdir waits for
+ *          it, and this one's UNSEAL and DEL touch no other's seal.
  *          Recovery unseals them (the rmdir did not happen).
  *          phase 2: the name is gone; recovery deletes the records.
  *   sync   a striped directory's owner, mode, times or defaults changed
@@ -27,6 +29,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
 {
@@ -195,16 +198,14 @@ int meta_peer_err(int rc)
                : rc;
 }
 
-/* The same step on every MDT of x but skip; 0 if all succeeded, else the
+/* The same step (with arg) on every MDT of x; 0 if all succeeded, else the
  * first error (the others are still tried). */
 static int step_all(struct meta_ctx *c, const struct meta_intent *x, uint8_t op, uint64_t txid,
-                    uint32_t skip)
+                    uint64_t arg)
 {
     int first = 0;
     for (uint16_t i = 0; i < x->n; i++) {
-        if (x->mdt[i] == skip)
-            continue;
-        int rc = step(c, x->mdt[i], op, txid, x->ino, NULL, NULL);
+        int rc = shard_step(c, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
         if (rc == -ENOENT && (op == PROTO_SHARD_DEL || op == PROTO_SHARD_UNSEAL))
             rc = 0;
         if (rc && !first)
@@ -355,11 +356,11 @@ static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct meta_intent *x
     if (x->kind == XK_SYNC)
         rc = sync_shards(c, txid, x);
     else if (x->kind == XK_MKDIR)
-        rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
+        rc = step_all(c, x, PROTO_SHARD_DEL, txid, META_SHARD_DEL_UNNAMED);
     else if (x->phase == 1)
-        rc = step_all(c, x, PROTO_SHARD_UNSEAL, txid, UINT32_MAX);
+        rc = step_all(c, x, PROTO_SHARD_UNSEAL, txid, 0);
     else
-        rc = step_all(c, x, PROTO_SHARD_DEL, txid, UINT32_MAX);
+        rc = step_all(c, x, PROTO_SHARD_DEL, txid, 0);
     if (rc) {
         log_msg(quiet ? LOG_DEBUG : LOG_WARN,
                 "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
@@ -527,13 +528,31 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     return rc;
 }
 
+/* SEAL one record; while another operation's seal is on it, wait for that
+ * one to end (a rollback that recovery runs within a tick). Every sealer
+ * seals a directory's records in the same order, its inode's first, so two
+ * never wait for each other. */
+#define SEAL_TRIES 400 /* x 5 ms */
+
+static int seal_one(struct meta_ctx *c, uint32_t mdt, uint64_t txid, uint64_t ino,
+                    struct proto_shard_rep *r)
+{
+    int rc;
+    for (int i = 0;; i++) {
+        rc = shard_step(c, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
+        if (rc != -EBUSY || ino == META_ROOT_INO || i == SEAL_TRIES)
+            return rc;
+        usleep(5000);
+    }
+}
+
 int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
                       uint64_t dstripe, uint32_t *uid)
 {
     uint32_t owner = x->mdt[first];
     uint64_t ino = x->kind == XK_RMDIR ? x->ino : x->ino2;
     struct proto_shard_rep r;
-    int rc = shard_step(c, owner, PROTO_SHARD_SEAL, txid, ino, NULL, 0, &r);
+    int rc = seal_one(c, owner, txid, ino, &r);
     if (rc)
         return rc;
     if (uid)
@@ -549,7 +568,7 @@ int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
     if (x->n > first + 1 && (rc = meta_intent_rewrite(c, txid, x)))
         return rc;
     for (uint16_t i = first + 1; i < x->n && rc == 0; i++)
-        rc = shard_step(c, x->mdt[i], PROTO_SHARD_SEAL, txid, ino, NULL, 0, NULL);
+        rc = seal_one(c, x->mdt[i], txid, ino, NULL);
     return rc;
 }
 
@@ -615,9 +634,20 @@ static int shard_txn(struct meta_txn *t, void *arg)
     a->r->ino = in.ino;
     a->r->uid = in.uid;
     a->r->dstripe = in.dstripe;
+    /* A seal is the operation's that made it (txid): another's SEAL waits
+     * for it to go, another's UNSEAL leaves it, and only its own DEL
+     * removes the record. Otherwise the late rollback of one rmdir (by
+     * recovery, after a restart) could unseal a directory that a newer
+     * rmdir had sealed, and a create slip in before its removal. */
+    bool sealed = in.flags & META_F_SEALED;
+    bool mine = sealed && (in.seal == q->txid || in.seal == 0);
     switch (q->op) {
     case PROTO_SHARD_DEL:
     case PROTO_SHARD_SEAL:
+        if (sealed && !mine)
+            return -EBUSY;
+        if (q->op == PROTO_SHARD_DEL && !sealed && q->arg != META_SHARD_DEL_UNNAMED)
+            return -EBUSY; /* a named directory goes only sealed */
         if ((rc = meta_dir_is_empty(t, q->ino)) <= 0)
             return rc ? rc : -ENOTEMPTY;
         if (q->op == PROTO_SHARD_DEL) {
@@ -625,14 +655,16 @@ static int shard_txn(struct meta_txn *t, void *arg)
                 return rc;
             return meta_xattr_del_all(t, q->ino);
         }
-        if (in.flags & META_F_SEALED)
+        if (sealed && in.seal == q->txid)
             return 0;
         in.flags |= META_F_SEALED;
+        in.seal = q->txid;
         return meta_inode_put(t, &in);
     case PROTO_SHARD_UNSEAL:
-        if (!(in.flags & META_F_SEALED))
-            return 0;
+        if (!mine)
+            return 0; /* not sealed, or not by this operation */
         in.flags &= ~META_F_SEALED;
+        in.seal = 0;
         return meta_inode_put(t, &in);
     }
     return -EINVAL;

@@ -56,6 +56,9 @@ struct fx {
      * nest_mdt in this thread, as a second one beside the first. */
     uint8_t nest_xname;
     uint32_t nest_mdt;
+    /* Once a SHARD step of this kind has been answered, call after (0: none). */
+    uint8_t after_shard;
+    void (*after)(struct fx *f);
 };
 
 static void recovery_paused(struct fx *f);
@@ -74,7 +77,12 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
         f->pause_shard = 0;
         recovery_paused(f);
     }
-    return meta_op_shard(&f->ctx[mdt], q, r);
+    int rc = meta_op_shard(&f->ctx[mdt], q, r);
+    if (f->after_shard && q->op == f->after_shard) {
+        f->after_shard = 0;
+        f->after(f);
+    }
+    return rc;
 }
 
 static int xpeer(void *arg, uint32_t mdt, const struct proto_xname_req *q,
@@ -1160,6 +1168,152 @@ static void test_busy_marks(void **state)
     assert_int_equal(c->nxbusy, 0);
 }
 
+/* ---- seals belong to operations ---- */
+
+/* The directory late_rollback works on: removed from MDT e, a name in it on e. */
+static struct {
+    uint32_t e;
+    uint64_t dir;
+    char name[32];
+    int create_rc;
+} late;
+
+/* The first rmdir's rollback, as recovery runs it (each tick, requests
+ * being served meanwhile), then a create in the directory. */
+static void late_rollback(struct fx *f)
+{
+    assert_true(meta_xmdt_recover(&f->ctx[late.e]) >= 0);
+    late.create_rc = create_at(f, late.e, late.dir, late.name);
+}
+
+/* An rmdir that stopped in phase 1 (its peers away: seals left behind),
+ * then the same rmdir again (the client's resend after a restart, or
+ * another client's) before recovery rolled the first back. The rollback
+ * comes after the second has sealed the directory's inode: it must not
+ * unseal what the second sealed, or a file made in the directory before
+ * the second removes its name is lost with it (and the second's intent
+ * never ends, its records not empty). */
+static void test_late_unseal(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "c");
+    uint64_t base = inodes(f);
+    struct proto_attr d;
+    /* The inode on the coordinator's MDT, the other shards elsewhere. */
+    assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)e, &d), 0);
+    assert_int_equal(META_INO_MDT(d.ino), e);
+    /* The first: the inode and one shard sealed, then no peer answers; its
+     * rollback unseals the inode (here) but not the shard. */
+    f->fail_after = 1;
+    assert_int_equal(rmdir_at(f, e, ROOT, "c"), -EIO);
+    f->fail_after = -1;
+    late.e = e;
+    late.dir = d.ino;
+    late.create_rc = 1;
+    for (int i = 0;; i++) {
+        snprintf(late.name, sizeof(late.name), "late%d", i);
+        if (where(d.dstripe, d.ino, late.name) == e)
+            break;
+    }
+    /* The second: it seals the inode here, then the shards; the first
+     * one's rollback comes right after the first shard's answer. */
+    f->after_shard = PROTO_SHARD_SEAL;
+    f->after = late_rollback;
+    int rc = rmdir_at(f, e, ROOT, "c");
+    assert_int_equal(f->after_shard, 0);
+    assert_int_equal(late.create_rc, -ENOENT); /* still sealed, by the second */
+    assert_int_equal(rc, 0);
+    assert_int_equal(getattr_at(f, e, d.ino, NULL), -ENOENT);
+    assert_int_equal(inodes(f), base);
+    assert_clean(f);
+}
+
+static int unlink_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
+{
+    struct proto_unlink_req q;
+    struct proto_unlink_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.parent = parent;
+    q.path = proto_str_c(name);
+    int rc = meta_op_unlink(&f->ctx[mdt], &q, r);
+    free(r);
+    return rc;
+}
+
+static int shard_op(struct fx *f, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                    uint64_t arg)
+{
+    struct proto_shard_req q;
+    struct proto_shard_rep r;
+    memset(&q, 0, sizeof(q));
+    q.op = op;
+    q.txid = txid;
+    q.ino = ino;
+    q.arg = arg;
+    return meta_op_shard(&f->ctx[mdt], &q, &r);
+}
+
+/* A seal as the code before owned seals wrote it: no operation's. */
+static int old_seal_txn(struct meta_txn *t, void *arg)
+{
+    struct meta_inode in;
+    int rc = meta_inode_get(t, *(uint64_t *)arg, &in);
+    if (rc)
+        return rc;
+    in.flags |= META_F_SEALED;
+    in.seal = 0;
+    return meta_inode_put(t, &in);
+}
+
+/* The steps themselves: another operation's SEAL waits (EBUSY), its UNSEAL
+ * leaves the seal, its DEL is refused; a named directory goes only sealed;
+ * a seal made before seals had owners is undone by anyone. */
+static void test_seal_owned(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "s");
+    struct proto_attr d;
+    assert_int_equal(mkdir_at(f, e, ROOT, "s", 2, (int32_t)e, &d), 0);
+    uint32_t o = META_INO_MDT(d.ino);
+    char n[32];
+    for (int i = 0;; i++) {
+        snprintf(n, sizeof(n), "n%d", i);
+        if (where(d.dstripe, d.ino, n) == o)
+            break;
+    }
+    const uint64_t t1 = 0x7001, t2 = 0x7002;
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_DEL, t1, d.ino, 0), -EBUSY); /* not sealed */
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t1, d.ino, 0), 0);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t1, d.ino, 0), 0); /* a repeat */
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t2, d.ino, 0), -EBUSY);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t2, d.ino, 0), 0);
+    assert_int_equal(create_at(f, o, d.ino, n), -ENOENT); /* still sealed */
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_DEL, t2, d.ino, 0), -EBUSY);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t1, d.ino, 0), 0);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t1, d.ino, 0), 0); /* a repeat */
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t2, d.ino, 0), 0);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t2, d.ino, 0), 0);
+    /* Unsealed again: names are made. */
+    assert_int_equal(create_at(f, o, d.ino, n), 0);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t1, d.ino, 0), -ENOTEMPTY);
+    assert_int_equal(unlink_at(f, o, d.ino, n), 0);
+    /* An old seal (no owner) is taken over by a SEAL, undone by any UNSEAL. */
+    uint64_t ino = d.ino;
+    assert_int_equal(meta_store_write(f->s[o], old_seal_txn, &ino), 0);
+    assert_int_equal(create_at(f, o, d.ino, n), -ENOENT);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t2, d.ino, 0), 0);
+    assert_int_equal(create_at(f, o, d.ino, n), 0);
+    assert_int_equal(unlink_at(f, o, d.ino, n), 0);
+    assert_int_equal(meta_store_write(f->s[o], old_seal_txn, &ino), 0);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t2, d.ino, 0), 0);
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t1, d.ino, 0), 0);
+    assert_int_equal(create_at(f, o, d.ino, n), -ENOENT); /* t2's now */
+    assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t2, d.ino, 0), 0);
+    assert_clean(f);
+    assert_int_equal(rmdir_at(f, e, ROOT, "s"), 0);
+    assert_clean(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1181,6 +1335,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recovery_beside_mkdir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_beside_rename, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_recoveries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_late_unseal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_seal_owned, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -304,7 +304,7 @@ done
 if command -v gnuplot >/dev/null 2>&1; then
     gnuplot <<EOF
 set terminal pngcairo size 1200,640 noenhanced
-set rmargin 12
+set rmargin 20
 set bmargin 10
 set output "$RESULTS/last-run-data.png"
 set title "Stria data path beside its baselines, $(date -u '+%Y-%m-%d') ($(nproc) cores): ratio stria / baseline"

@@ -278,7 +278,10 @@ int net_connect(const char *host, uint16_t port, const struct auth_key *key, uin
         rc = -EPROTO;
         goto fail;
     }
-    if (hello.min_version > PROTO_VERSION || hello.max_version < 1) {
+    /* Either side's oldest version above the other's newest: no common
+     * one. A server older than PROTO_MIN_VERSION would misread this
+     * client's READs (protocol.md, "Version 4"). */
+    if (hello.min_version > PROTO_VERSION || hello.max_version < PROTO_MIN_VERSION) {
         rc = -EPROTONOSUPPORT;
         goto fail;
     }

@@ -18,7 +18,10 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -218,6 +221,55 @@ static void wire_checksums(uint16_t port)
     net_close(c);
 }
 
+/* A server of protocol version 3 (before READs sent unread): the client
+ * refuses it at the handshake (EPROTONOSUPPORT), not at its first READ. */
+static void *old_server(void *arg)
+{
+    int lfd = *(int *)arg;
+    int fd = accept(lfd, NULL, NULL);
+    if (fd < 0)
+        return NULL;
+    uint8_t nonce[AUTH_NONCE_LEN] = {0}, payload[256], hb[PROTO_HDR_LEN];
+    struct proto_hello_req hello = {
+        .min_version = 3, .max_version = 3, .nonce = {nonce, AUTH_NONCE_LEN}};
+    struct proto_enc e;
+    proto_enc_init(&e, payload, sizeof(payload));
+    proto_enc_hello_req(&e, &hello);
+    struct proto_hdr h = {.magic = PROTO_MAGIC,
+                          .version = 3,
+                          .opcode = PROTO_OP_HELLO,
+                          .payload_len = (uint32_t)e.len};
+    proto_hdr_encode(&h, hb);
+    if (write(fd, hb, sizeof(hb)) == (ssize_t)sizeof(hb) &&
+        write(fd, payload, e.len) == (ssize_t)e.len)
+        closed_by_peer(fd);
+    close(fd);
+    return NULL;
+}
+
+static void old_server_refused(void)
+{
+    int lfd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    socklen_t len = sizeof(a);
+    if (lfd < 0 || bind(lfd, (struct sockaddr *)&a, sizeof(a)) || listen(lfd, 1) ||
+        getsockname(lfd, (struct sockaddr *)&a, &len)) {
+        CHECK(0, "old server: cannot listen: %s", strerror(errno));
+        if (lfd >= 0)
+            close(lfd);
+        return;
+    }
+    pthread_t t;
+    pthread_create(&t, NULL, old_server, &lfd);
+    struct net_conn *c = NULL;
+    int rc = net_connect("127.0.0.1", ntohs(a.sin_port), &key, 12, "tester", 3000, &c);
+    CHECK(rc == -EPROTONOSUPPORT, "a version 3 server: connect gave %d, want -EPROTONOSUPPORT", rc);
+    if (rc == 0)
+        net_close(c);
+    pthread_join(t, NULL);
+    close(lfd);
+}
+
 static void normal_work(const char *conf)
 {
     stria_fs_t *fs;
@@ -273,6 +325,8 @@ int main(int argc, char **argv)
     }
     printf("== checksums of data on the wire (stord)\n");
     wire_checksums((uint16_t)atoi(argv[4]));
+    printf("== a server of an older protocol is refused at the handshake\n");
+    old_server_refused();
     printf("== normal work through libstria\n");
     normal_work(argv[5]);
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

@@ -58,18 +58,21 @@ static bool direct_handle(int flags)
     return sf.direct_writes && (flags & O_ACCMODE) == O_WRONLY;
 }
 
-/* Before a direct write is acknowledged: drop what other handles of ino
- * hold of the range in the page cache, so that their next read sees this
- * write (kernels before 6.6 do not do it for a direct write). */
 static _Atomic uint64_t direct_writes;
 
-static void direct_written(fuse_ino_t ino, const struct fuse_file_info *fi, off_t off, size_t size)
+/* Acknowledge size bytes written at off. A direct handle's write first
+ * drops what other handles of ino hold of the range in the page cache, so
+ * that their next read sees it (kernels before 6.6 do not do that for a
+ * direct write). */
+static void reply_written(fuse_req_t req, fuse_ino_t ino, const struct fuse_file_info *fi,
+                          off_t off, size_t size)
 {
-    if (!direct_handle(fi->flags))
-        return;
-    atomic_fetch_add_explicit(&direct_writes, 1, memory_order_relaxed);
-    if (size)
-        fuse_lowlevel_notify_inval_inode(sf.se, ino, off, (off_t)size);
+    if (direct_handle(fi->flags)) {
+        atomic_fetch_add_explicit(&direct_writes, 1, memory_order_relaxed);
+        if (size)
+            fuse_lowlevel_notify_inval_inode(sf.se, ino, off, (off_t)size);
+    }
+    fuse_reply_write(req, size);
 }
 
 uint64_t sf_direct_writes(void)
@@ -234,8 +237,7 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
             return;
         }
         if (rc == 1) {
-            direct_written(ino, fi, off, size);
-            fuse_reply_write(req, size);
+            reply_written(req, ino, fi, off, size);
             if (send)
                 tab_gather_send(send);
             return;
@@ -248,8 +250,7 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         return;
     }
     if (slot >= 0) {
-        direct_written(ino, fi, off, size);
-        fuse_reply_write(req, size);
+        reply_written(req, ino, fi, off, size);
         if (sf.wb_test_delay_ms)
             usleep(sf.wb_test_delay_ms * 1000);
         ssize_t n = stria_pwrite(f, buf, size, off);
@@ -257,12 +258,10 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         return;
     }
     ssize_t n = SF_INTR(req, stria_pwrite(f, buf, size, off));
-    if (n < 0) {
+    if (n < 0)
         sf_reply_err(req, (int)n);
-    } else {
-        direct_written(ino, fi, off, (size_t)n);
-        fuse_reply_write(req, (size_t)n);
-    }
+    else
+        reply_written(req, ino, fi, off, (size_t)n);
 }
 
 /* Every close(2): report the size, so the next opener anywhere sees it. */

@@ -114,8 +114,8 @@ int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
 int meta_peer_err(int rc);
 const char *meta_intent_kind(uint8_t kind);
 /* Mark txid worked on (recovery leaves it alone) or not. Marking fails
- * when someone works on txid already, or too many operations are in
- * progress: then the caller must not touch the intent. */
+ * when someone works on txid already, or there is no memory for the mark:
+ * then the caller must not touch the intent. */
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid);
 void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
 /* Run a name intent (xname.c) to its end; 0 when it is gone. */

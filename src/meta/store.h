@@ -93,6 +93,26 @@ struct meta_inode {
     struct layout layout; /* regular files */
 };
 
+/* Whether in is sealed by operation txid: its seal is txid's, or an
+ * unowned one (made before seals had owners), which any operation holds. */
+static inline bool meta_sealed_by(const struct meta_inode *in, uint64_t txid)
+{
+    return (in->flags & META_F_SEALED) && (in->seal == txid || in->seal == 0);
+}
+
+/* Seal in for operation txid, or let go of its seal (the caller puts it). */
+static inline void meta_seal_set(struct meta_inode *in, uint64_t txid)
+{
+    in->flags |= META_F_SEALED;
+    in->seal = txid;
+}
+
+static inline void meta_seal_clear(struct meta_inode *in)
+{
+    in->flags &= ~META_F_SEALED;
+    in->seal = 0;
+}
+
 /* Zero an inode record but for the unused part of its layout (4 KiB at
  * full size; only ncomp components count). */
 static inline void meta_inode_clear(struct meta_inode *in)

@@ -639,8 +639,7 @@ static int shard_txn(struct meta_txn *t, void *arg)
      * removes the record. Otherwise the late rollback of one rmdir (by
      * recovery, after a restart) could unseal a directory that a newer
      * rmdir had sealed, and a create slip in before its removal. */
-    bool sealed = in.flags & META_F_SEALED;
-    bool mine = sealed && (in.seal == q->txid || in.seal == 0);
+    bool sealed = in.flags & META_F_SEALED, mine = meta_sealed_by(&in, q->txid);
     switch (q->op) {
     case PROTO_SHARD_DEL:
     case PROTO_SHARD_SEAL:
@@ -657,14 +656,12 @@ static int shard_txn(struct meta_txn *t, void *arg)
         }
         if (sealed && in.seal == q->txid)
             return 0;
-        in.flags |= META_F_SEALED;
-        in.seal = q->txid;
+        meta_seal_set(&in, q->txid); /* an unowned seal is taken over */
         return meta_inode_put(t, &in);
     case PROTO_SHARD_UNSEAL:
         if (!mine)
             return 0; /* not sealed, or not by this operation */
-        in.flags &= ~META_F_SEALED;
-        in.seal = 0;
+        meta_seal_clear(&in);
         return meta_inode_put(t, &in);
     }
     return -EINVAL;

@@ -174,10 +174,8 @@ static int release_txn(struct meta_txn *t, void *arg)
         return -ENOMEM;
     struct meta_inode in;
     if (meta_intent_decode(v.mv_data, v.mv_size, x) == 0 && x->ino2 &&
-        meta_inode_get(t, x->ino2, &in) == 0 && (in.flags & META_F_SEALED) &&
-        (in.seal == a->q->txid || in.seal == 0)) {
-        in.flags &= ~META_F_SEALED;
-        in.seal = 0;
+        meta_inode_get(t, x->ino2, &in) == 0 && meta_sealed_by(&in, a->q->txid)) {
+        meta_seal_clear(&in);
         rc = meta_inode_put(t, &in);
     }
     free(x);
@@ -276,12 +274,11 @@ static int hold_txn(struct meta_txn *t, void *arg)
         a->r->size = rc ? 0 : victim.dstripe;
         return hold_record(t, q->txid, q->dir, a->name, 0);
     }
-    if ((victim.flags & META_F_SEALED) && victim.seal && victim.seal != q->txid)
+    if ((victim.flags & META_F_SEALED) && !meta_sealed_by(&victim, q->txid))
         return -EBUSY; /* another operation is removing it */
     if ((rc = meta_dir_is_empty(t, ino)) <= 0)
         return rc ? rc : -ENOTEMPTY;
-    victim.flags |= META_F_SEALED;
-    victim.seal = q->txid;
+    meta_seal_set(&victim, q->txid);
     if ((rc = meta_inode_put(t, &victim)))
         return rc;
     return hold_record(t, q->txid, q->dir, a->name, ino);

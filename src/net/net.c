@@ -526,8 +526,11 @@ void *net_scratch(struct net_req *req, uint32_t len)
     return sc->scratch;
 }
 
-static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, const void *payload,
-                 uint32_t plen, const void *bulk, uint32_t blen, int bulk_fd, uint64_t bulk_off)
+/* A reply with its bulk from memory (bulk, blen) or, with bulk_fd >= 0,
+ * blen bytes of that file from bulk_off. */
+static int reply_bulk(struct srv_conn *sc, const struct proto_hdr *req, int status,
+                      const void *payload, uint32_t plen, const void *bulk, uint32_t blen,
+                      int bulk_fd, uint64_t bulk_off)
 {
     struct proto_hdr h = {.magic = PROTO_MAGIC,
                           .version = PROTO_VERSION,
@@ -547,6 +550,12 @@ static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, c
     struct iovec iov[2] = {{hb, PROTO_HDR_LEN}, {(void *)payload, h.payload_len}};
     int rc = send_iov(sc->fd, iov, 2, MSG_MORE);
     return rc ? rc : send_file(sc->fd, bulk_fd, bulk_off, h.bulk_len);
+}
+
+static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, const void *payload,
+                 uint32_t plen)
+{
+    return reply_bulk(sc, req, status, payload, plen, NULL, 0, -1, 0);
 }
 
 static int handshake(struct srv_conn *sc)
@@ -592,20 +601,20 @@ static int handshake(struct srv_conn *sc)
     proto_dec_init(&d, buf, h.payload_len);
     if (proto_dec_auth_req(&d, &a) || a.mac.len != AUTH_MAC_LEN) {
         log_warn("auth refused peer=%s reason=\"malformed AUTH\"", sc->peer);
-        reply(sc, &h, -EBADMSG, NULL, 0, NULL, 0, -1, 0);
+        reply(sc, &h, -EBADMSG, NULL, 0);
         return -EACCES;
     }
     if (auth_verify(s->o.key, nonce, h.client_id, a.mac.p)) {
         log_warn("auth refused peer=%s reason=\"wrong cluster key\" client=%016llx", sc->peer,
                  (unsigned long long)h.client_id);
-        reply(sc, &h, -EACCES, NULL, 0, NULL, 0, -1, 0);
+        reply(sc, &h, -EACCES, NULL, 0);
         return -EACCES;
     }
     sc->client_id = h.client_id;
     struct proto_auth_rep ar = {.version = a.version < PROTO_VERSION ? a.version : PROTO_VERSION};
     proto_enc_init(&e, buf, sizeof(buf));
     proto_enc_auth_rep(&e, &ar);
-    return reply(sc, &h, 0, buf, (uint32_t)e.len, NULL, 0, -1, 0);
+    return reply(sc, &h, 0, buf, (uint32_t)e.len);
 }
 
 /* Serve a connection's requests until it closes or breaks. A function of
@@ -636,7 +645,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
         bool builtin_stats = !fn && h.opcode == PROTO_OP_STATS;
         if (!fn && !builtin_stats) {
             log_warn("unsupported request peer=%s opcode=%u", sc->peer, h.opcode);
-            if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0, NULL, 0, -1, 0))
+            if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0))
                 break;
             continue;
         }
@@ -644,7 +653,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
             /* Page-aligned: a large write can go to disk with O_DIRECT. */
             void *p;
             if (posix_memalign(&p, 4096, h.bulk_len)) {
-                if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0, NULL, 0, -1, 0))
+                if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0))
                     break;
                 continue;
             }
@@ -677,7 +686,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
                 log_info("answered a resent request from its %s peer=%s op=%s seq=%llu%s%s", from,
                          sc->peer, proto_op_name(h.opcode), (unsigned long long)h.seq,
                          st ? " status=" : "", st ? log_err(st) : "");
-                if (reply(sc, &h, st, sc->reply, len, NULL, 0, -1, 0))
+                if (reply(sc, &h, st, sc->reply, len))
                     break;
                 continue;
             }
@@ -723,8 +732,8 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
             }
         }
         int fd = rep.bulk_in_file ? rep.bulk_fd : -1;
-        int sent = reply(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk, rep.bulk_len,
-                         fd, rep.bulk_off);
+        int sent = reply_bulk(sc, &h, status, sc->reply, (uint32_t)rep.enc.len, rep.bulk,
+                              rep.bulk_len, fd, rep.bulk_off);
         if (fd >= 0)
             close(fd);
         if (sent)

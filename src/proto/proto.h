@@ -447,14 +447,15 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 /* SHARD: MDT -> MDT, a step of a cross-MDT operation (docs/architecture.md,
  * "Cross-MDT operations"), op one of PROTO_SHARD_*: ALLOC a new inode number
  * of the receiving MDT (ino); PUT the inode record rec (an MDT's own
- * encoding) there; DEL inode ino there, which must hold no entries and,
- * if a directory, be sealed by txid (or arg 1: a record an unfinished
- * mkdir made, never sealed); SEAL a directory's record for txid against
- * new entries if it holds none (else ENOTEMPTY; EBUSY while another txid
- * holds the seal), UNSEAL it if txid holds the seal (else nothing); ATTR: copy a striped
- * directory's attributes (owner, mode, times, defaults) from rec onto its shard there. The reply
- * says the record's owner (uid) and stripe (dstripe). Every step but ALLOC
- * may be repeated and changes nothing the second time. Root only. */
+ * encoding) there; DEL inode ino there, which must hold no entries and, if
+ * a directory, be sealed by txid (or arg 1: a record an unfinished mkdir
+ * made, never sealed); SEAL a directory's record for txid against new
+ * entries if it holds none (else ENOTEMPTY; EBUSY while another txid holds
+ * the seal), UNSEAL it if txid holds the seal (else nothing); ATTR: copy a
+ * striped directory's attributes (owner, mode, times, defaults) from rec
+ * onto its shard there. The reply says the record's owner (uid) and stripe
+ * (dstripe). Every step but ALLOC may be repeated and changes nothing the
+ * second time. Root only. */
 enum {
     PROTO_SHARD_ALLOC = 1,
     PROTO_SHARD_PUT,

@@ -54,6 +54,7 @@ static struct {
     const char *dir; /* --dir */
     int32_t count;
     uint32_t stripe_size;
+    const char *warm; /* seq --warm: the source behind a FUSE passthrough */
 } B;
 
 /* One open file of either kind. */
@@ -252,6 +253,27 @@ static void report(const char *mode, const char *metric, double v, const char *u
     fflush(stdout);
 }
 
+/* Read DIR/bench-seq back into the page cache after the drop (seq
+ * --warm): behind a passthrough of DIR, the read that follows then costs
+ * its source a memory copy and no disk, which shows what the kernel's FUSE
+ * path alone allows. Returns false if it could not be read. */
+static bool warm_source(uint64_t size)
+{
+    char path[4096];
+    snprintf(path, sizeof(path), "%s/bench-seq", B.warm);
+    int fd = open(path, O_RDONLY);
+    if (fd < 0)
+        return false;
+    char *buf = malloc(1u << 20);
+    uint64_t got = 0;
+    ssize_t n = 1;
+    while (buf && got < size && (n = read(fd, buf, 1u << 20)) > 0)
+        got += (uint64_t)n;
+    free(buf);
+    close(fd);
+    return got == size;
+}
+
 static void run_seq(uint64_t size, uint64_t block, int threads)
 {
     char path[4096];
@@ -279,11 +301,16 @@ static void run_seq(uint64_t size, uint64_t block, int threads)
              threads, size >> 20, fs, dt);
     report("seq", "write", (double)size / (1 << 20) / dt, "MiB/s", how);
     bool dropped = drop_caches();
+    if (B.warm && !warm_source(size)) {
+        fprintf(stderr, "bench_data: cannot read %s/bench-seq back into memory\n", B.warm);
+        exit(1);
+    }
     for (int i = 0; i < threads; i++)
         r[i].write = false;
     dt = run_ranges(r, threads);
-    snprintf(how, sizeof(how), "%d thread(s), cache %s, every 4 KiB stamp checked", threads,
-             dropped ? "dropped" : "NOT dropped (no root)");
+    snprintf(how, sizeof(how), "%d thread(s), cache %s%s, every 4 KiB stamp checked", threads,
+             dropped ? "dropped" : "NOT dropped (no root)",
+             B.warm ? ", source read back into memory" : "");
     report("seq", "read", (double)size / (1 << 20) / dt, "MiB/s", how);
     if ((rc = f_unlink(path)))
         die("unlink", path, rc);
@@ -457,7 +484,7 @@ static uint64_t size_arg(const char *s, const char *name, uint64_t max)
 static void usage(FILE *to)
 {
     fprintf(to, "usage: bench_data (--stria CONF | --dir DIR) MODE [options]\n"
-                "  seq     [--size 4G] [--block 4M] [--threads 1]\n"
+                "  seq     [--size 4G] [--block 4M] [--threads 1] [--warm SOURCE_DIR]\n"
                 "  dataset [--files 100000] [--file-size 64K] [--threads 2]\n"
                 "  burst   [--writers 8] [--shard 512M] [--block 4M]\n"
                 "  through libstria: [--count 4] [--stripe-size 4M] for the files it makes\n");
@@ -470,12 +497,13 @@ int main(int argc, char **argv)
     uint64_t files = 100000, threads = 0, writers = 8;
     B.count = 4;
     B.stripe_size = 4u << 20;
-    static const struct option lo[] = {
-        {"stria", 1, NULL, 'S'},     {"dir", 1, NULL, 'D'},         {"size", 1, NULL, 's'},
-        {"block", 1, NULL, 'b'},     {"threads", 1, NULL, 't'},     {"files", 1, NULL, 'f'},
-        {"file-size", 1, NULL, 'z'}, {"writers", 1, NULL, 'w'},     {"shard", 1, NULL, 'h'},
-        {"count", 1, NULL, 'c'},     {"stripe-size", 1, NULL, 'p'}, {"help", 0, NULL, 'H'},
-        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"stria", 1, NULL, 'S'},       {"dir", 1, NULL, 'D'},
+                                       {"size", 1, NULL, 's'},        {"block", 1, NULL, 'b'},
+                                       {"threads", 1, NULL, 't'},     {"files", 1, NULL, 'f'},
+                                       {"file-size", 1, NULL, 'z'},   {"writers", 1, NULL, 'w'},
+                                       {"shard", 1, NULL, 'h'},       {"count", 1, NULL, 'c'},
+                                       {"stripe-size", 1, NULL, 'p'}, {"help", 0, NULL, 'H'},
+                                       {"warm", 1, NULL, 'W'},        {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -512,6 +540,9 @@ int main(int argc, char **argv)
         case 'p':
             B.stripe_size = (uint32_t)size_arg(optarg, "--stripe-size", 1u << 30);
             break;
+        case 'W':
+            B.warm = optarg;
+            break;
         case 'H':
             usage(stdout);
             return 0;
@@ -525,6 +556,10 @@ int main(int argc, char **argv)
         return 2;
     }
     const char *mode = argv[optind];
+    if (B.warm && (conf || strcmp(mode, "seq"))) {
+        fprintf(stderr, "bench_data: --warm is for seq through --dir (a passthrough)\n");
+        return 2;
+    }
     if (conf) {
         int rc = stria_connect(conf, &B.fs);
         if (rc) {

@@ -10,8 +10,10 @@
 #     -c 4 -S 4M) beside fio on the local disk (psync, bs=4M, end_fsync=1;
 #     2 threads: two jobs, each writing and reading half the size);
 #  2. the same in 1 MiB calls through the stria mount, beside the same
-#     through the passthrough; then DATA_SMALL_SIZE (256M) in 4 KiB and
-#     64 KiB calls, which the mount gathers into larger writes;
+#     through the passthrough, and beside a read through the passthrough
+#     whose source is in memory (the FUSE ceiling for reads); then
+#     DATA_SMALL_SIZE (256M) in 4 KiB and 64 KiB calls, which the mount
+#     gathers into larger writes;
 #  3. a dataset: DATA_FILES (100,000) files of 64 KiB read in one random
 #     order by 2 threads after the cache is dropped, in files/s: libstria
 #     and the mount beside the local directory (the mount also beside the
@@ -184,6 +186,7 @@ for t in 1 2; do
     rm -f "$LOCAL"/seq.*
     row "seq write, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq write)" "$fw" fio 0.9
     row "seq read, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq read)" "$fr" fio 0.9
+    [ "$t" = 1 ] && FIO_READ1=$fr
 done
 
 echo
@@ -192,10 +195,22 @@ run_bd "$TMP/mseq" --dir "$MNT" seq --size "$DATA_SEQ_SIZE" --block 1M
 run_bd "$TMP/pseq" --dir "$PT" seq --size "$DATA_SEQ_SIZE" --block 1M
 vs "mount seq write (MiB/s)" seq write "$TMP/mseq" "$TMP/pseq" passthrough 0.9
 vs "mount seq read (MiB/s)" seq read "$TMP/mseq" "$TMP/pseq" passthrough 0.9
+# The FUSE ceiling for reads here: the passthrough once more, its source
+# read back into memory after the drop, so that a READ costs it a copy
+# from memory and no disk. The mount makes as many copies (from its
+# socket, to the kernel, to the reader) and must also wait for the disk,
+# so it cannot read faster than this on this machine.
+run_bd "$TMP/pwseq" --dir "$PT" seq --size "$DATA_SEQ_SIZE" --block 1M --warm "$TMP/ptsrc"
+vs "mount seq read vs FUSE ceiling (MiB/s)" seq read "$TMP/mseq" "$TMP/pwseq" "pt, memory" -
 if [ -n "$GL" ]; then
     run_bd "$TMP/gseq" --dir "$GL" seq --size "$DATA_SEQ_SIZE" --block 1M
     vs "mount seq write vs gluster (MiB/s)" seq write "$TMP/mseq" "$TMP/gseq" glusterfs 2
     vs "mount seq read vs gluster (MiB/s)" seq read "$TMP/mseq" "$TMP/gseq" glusterfs 2
+    # What twice GlusterFS's read asks of the mount, beside the local
+    # disk's own read (fio, one thread, section 1) and the FUSE ceiling.
+    g2=$(awk -v g="$(result "$TMP/gseq" seq read)" 'BEGIN { printf "%.1f", 2 * g }')
+    echo "  (2 x glusterfs's read is $g2 MiB/s: $(ratio "$g2" "$FIO_READ1") of the local disk's" \
+        "read by fio, $(ratio "$g2" "$(result "$TMP/pwseq" seq read)") of the FUSE ceiling)"
 fi
 # Small calls: each is one FUSE request; the mount gathers them into
 # writes of up to 1 MiB to the OSTs (fuse_tab.c).

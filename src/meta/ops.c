@@ -1068,12 +1068,21 @@ static int rm_txn(struct meta_txn *t, void *arg)
         return META_CROSS;
     }
     if (a->dir && type == DT_DIR && (rc == -EREMOTE || (rc == 0 && in.dstripe))) {
-        /* Its records live on several MDTs: xmdt.c removes it. */
+        /* Its records live on several MDTs: xmdt.c removes it. It seals
+         * them first, which holds off every create in it, so a caller who
+         * may not remove it is refused here, before any seal (its commit
+         * checks again). Where the sticky bit makes the answer the
+         * victim's owner's and that inode is elsewhere, xmdt.c asks. */
         struct meta_xrm *x = a->x;
+        int prc = rc == 0 ? may_delete(&w.din, &in, a->cred) : may(&w.din, a->cred, 3);
+        if (prc)
+            return prc;
         x->dir = w.dir;
         memcpy(x->name, w.name, sizeof(x->name));
         x->ino = ino;
         x->dstripe = rc == 0 ? in.dstripe : 0;
+        x->ask_owner = rc == -EREMOTE && !proto_cred_may_delete(a->cred, w.din.mode, w.din.uid,
+                                                                w.din.gid, UINT32_MAX);
         return META_CROSS;
     }
     if (rc)

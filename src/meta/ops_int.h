@@ -168,6 +168,7 @@ struct meta_xrm {
     char name[PROTO_MAX_NAME + 1];
     uint64_t ino;
     uint64_t dstripe;
+    bool ask_owner; /* the sticky bit: may remove only if it owns the (remote) victim */
 };
 int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *x);
 

@@ -498,6 +498,15 @@ static int xrm_commit_txn(struct meta_txn *t, void *arg)
 
 int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)
 {
+    if (m->ask_owner) {
+        /* Refused before any seal, as in meta_op_rmdir's walk. */
+        struct proto_shard_rep r;
+        int rc = shard_step(c, META_INO_MDT(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
+        if (rc)
+            return meta_peer_err(rc);
+        if (cred->uid != r.uid)
+            return -EPERM;
+    }
     struct meta_intent *xp = calloc(1, sizeof(*xp));
     if (!xp)
         return -ENOMEM;

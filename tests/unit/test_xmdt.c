@@ -59,6 +59,7 @@ struct fx {
     /* Once a SHARD step of this kind has been answered, call after (0: none). */
     uint8_t after_shard;
     void (*after)(struct fx *f);
+    int seals; /* SEAL steps sent to peers */
 };
 
 static void recovery_paused(struct fx *f);
@@ -69,6 +70,8 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
     if (mdt >= NMDT)
         return -EHOSTUNREACH;
     f->steps++;
+    if (q->op == PROTO_SHARD_SEAL)
+        f->seals++;
     if (f->fail_after >= 0 && f->fail_after-- == 0) {
         f->fail_after = 0; /* and every step after it */
         return -ECONNREFUSED;
@@ -170,13 +173,14 @@ static uint64_t root_ds(void)
     return proto_ds_pack(d);
 }
 
-static int mkdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name, int32_t count,
-                    int32_t start, struct proto_attr *out)
+static int mkdir_as(struct fx *f, uint32_t uid, uint32_t mdt, uint64_t parent, const char *name,
+                    int32_t count, int32_t start, struct proto_attr *out)
 {
     struct proto_mkdir_req q;
     struct proto_mkdir_rep r;
     memset(&q, 0, sizeof(q));
     memset(&r, 0, sizeof(r));
+    q.cred.uid = q.cred.gid = uid;
     q.parent = parent;
     q.path = proto_str_c(name);
     q.mode = 0755;
@@ -188,14 +192,38 @@ static int mkdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *nam
     return rc;
 }
 
-static int rmdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
+static int mkdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name, int32_t count,
+                    int32_t start, struct proto_attr *out)
+{
+    return mkdir_as(f, 0, mdt, parent, name, count, start, out);
+}
+
+static int rmdir_as(struct fx *f, uint32_t uid, uint32_t mdt, uint64_t parent, const char *name)
 {
     struct proto_rmdir_req q;
     struct proto_rmdir_rep r;
     memset(&q, 0, sizeof(q));
+    q.cred.uid = q.cred.gid = uid;
     q.parent = parent;
     q.path = proto_str_c(name);
     return meta_op_rmdir(&f->ctx[mdt], &q, &r);
+}
+
+static int rmdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
+{
+    return rmdir_as(f, 0, mdt, parent, name);
+}
+
+static void chmod_as_root(struct fx *f, uint64_t ino, uint32_t mode)
+{
+    struct proto_setattr_req q;
+    struct proto_setattr_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.ino = ino;
+    q.valid = SETATTR_MODE;
+    q.mode = mode;
+    assert_int_equal(meta_op_setattr(&f->ctx[META_INO_MDT(ino)], &q, r), 0);
+    free(r);
 }
 
 static int create_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
@@ -1314,6 +1342,47 @@ static void test_seal_owned(void **state)
     assert_clean(f);
 }
 
+/* A directory over several MDTs is sealed before it is removed, which
+ * holds off every create in it; so one the caller may not remove is
+ * refused before any seal: in a sticky directory unless the caller owns
+ * it (its inode here or on another MDT), and without write permission on
+ * the parent at all. */
+static void test_rmdir_refused_before_seal(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "pub");
+    struct proto_attr p;
+    assert_int_equal(mkdir_at(f, e, ROOT, "pub", 0, -1, &p), 0);
+    chmod_as_root(f, p.ino, 01777);
+    uint32_t h = META_INO_MDT(p.ino), other = (h + 1) % NMDT;
+    assert_int_equal(where(p.dstripe, p.ino, "rv"), h);
+    /* Root's: one whose inode is on another MDT, one striped from here. */
+    struct proto_attr rv, sv, mine;
+    assert_int_equal(mkdir_at(f, h, p.ino, "rv", 1, (int32_t)other, &rv), 0);
+    assert_int_equal(META_INO_MDT(rv.ino), other);
+    assert_int_equal(mkdir_at(f, h, p.ino, "sv", NMDT, (int32_t)h, &sv), 0);
+    assert_int_equal(META_INO_MDT(sv.ino), h);
+    /* uid 1000's, its inode on another MDT. */
+    assert_int_equal(mkdir_as(f, 1000, h, p.ino, "mine", 1, (int32_t)other, &mine), 0);
+    assert_int_equal(mine.uid, 1000);
+    f->seals = 0;
+    assert_int_equal(rmdir_as(f, 1000, h, p.ino, "rv"), -EPERM);
+    assert_int_equal(rmdir_as(f, 1000, h, p.ino, "sv"), -EPERM);
+    assert_int_equal(f->seals, 0);
+    assert_int_equal(rmdir_as(f, 1000, h, p.ino, "mine"), 0);
+    assert_true(f->seals > 0);
+    /* No write permission on the parent. */
+    chmod_as_root(f, p.ino, 0755);
+    f->seals = 0;
+    assert_int_equal(rmdir_as(f, 1000, h, p.ino, "rv"), -EACCES);
+    assert_int_equal(rmdir_as(f, 1000, h, p.ino, "sv"), -EACCES);
+    assert_int_equal(f->seals, 0);
+    assert_int_equal(rmdir_at(f, h, p.ino, "rv"), 0);
+    assert_int_equal(rmdir_at(f, h, p.ino, "sv"), 0);
+    assert_int_equal(rmdir_at(f, e, ROOT, "pub"), 0);
+    assert_clean(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1337,6 +1406,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_recoveries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_unseal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seal_owned, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rmdir_refused_before_seal, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

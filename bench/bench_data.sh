@@ -3,8 +3,9 @@
 # its baselines in one run, as ratios; a table on stdout and a PNG chart.
 #
 # In a temporary directory, on one disk: a 4-OST cluster (one MDT) mounted
-# with stria-fuse, a FUSE passthrough of a local directory (the ceiling for
-# any FUSE file system here), and a plain local directory. Then:
+# with stria-fuse, a FUSE passthrough of a local directory (what a FUSE file
+# system that only forwards to the disk gets), and a plain local directory.
+# Then:
 #  1. sequential write (fsync included) and read of DATA_SEQ_SIZE (4G) in
 #     4 MiB calls, with 1 and 2 client threads: libstria (files striped
 #     -c 4 -S 4M) beside fio on the local disk (psync, bs=4M, end_fsync=1;
@@ -186,7 +187,7 @@ for t in 1 2; do
     rm -f "$LOCAL"/seq.*
     row "seq write, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq write)" "$fw" fio 0.9
     row "seq read, $t thread(s) (MiB/s)" "$(result "$TMP/seq$t" seq read)" "$fr" fio 0.9
-    [ "$t" = 1 ] && FIO_READ1=$fr
+    [ "$t" = 1 ] && FIO_READ1=$fr LIB_READ1=$(result "$TMP/seq$t" seq read)
 done
 
 echo
@@ -207,10 +208,12 @@ if [ -n "$GL" ]; then
     vs "mount seq write vs gluster (MiB/s)" seq write "$TMP/mseq" "$TMP/gseq" glusterfs 2
     vs "mount seq read vs gluster (MiB/s)" seq read "$TMP/mseq" "$TMP/gseq" glusterfs 2
     # What twice GlusterFS's read asks of the mount, beside the local
-    # disk's own read (fio, one thread, section 1) and the FUSE ceiling.
+    # disk's own read (fio, one thread, section 1), libstria's read with
+    # no FUSE at all (section 1) and the FUSE ceiling.
     g2=$(awk -v g="$(result "$TMP/gseq" seq read)" 'BEGIN { printf "%.1f", 2 * g }')
     echo "  (2 x glusterfs's read is $g2 MiB/s: $(ratio "$g2" "$FIO_READ1") of the local disk's" \
-        "read by fio, $(ratio "$g2" "$(result "$TMP/pwseq" seq read)") of the FUSE ceiling)"
+        "read by fio, $(ratio "$g2" "$LIB_READ1") of libstria's own read,"
+    echo "   $(ratio "$g2" "$(result "$TMP/pwseq" seq read)") of the FUSE ceiling)"
 fi
 # Small calls: each is one FUSE request; the mount gathers them into
 # writes of up to 1 MiB to the OSTs (fuse_tab.c).

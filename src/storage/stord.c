@@ -48,6 +48,7 @@ struct stord_conf {
     uint64_t direct_io_min;
     uint64_t writeback_min;
     uint64_t sendfile_min;
+    int64_t sync_interval;
 };
 
 static const struct cfg_option stord_options[] = {
@@ -72,6 +73,11 @@ static const struct cfg_option stord_options[] = {
      "straight to the socket (sendfile; 0: never), unread by the OST: the client checks the "
      "blocks' kept checksums and asks again for a checked read if one fails",
      offsetof(struct stord_conf, sendfile_min)},
+    {"sync_interval", CFG_INT, 1, 3600, "30", false,
+     "seconds between the syncs that bound what an unclean stop leaves to check: after a "
+     "crash of the host, the objects changed since the last of them have their checksums "
+     "checked and, where a block's write reached the disk only in part, summed again",
+     offsetof(struct stord_conf, sync_interval)},
 };
 
 static const struct cfg_table stord_table = {"stria-stord",
@@ -88,6 +94,13 @@ struct ost {
     _Atomic bool no_direct;   /* its file system refused O_DIRECT */
     _Atomic bool direct_seen; /* a write went around the page cache (logged once) */
     _Atomic bool early_seen;  /* a write started its writeback at once (logged once) */
+    /* Crash safety of the checksums (below): a change takes epoch_lock
+     * shared, the switch to a new epoch exclusively. */
+    pthread_rwlock_t epoch_lock;
+    pthread_mutex_t log_lock; /* appends to the epoch's log */
+    int log_fd;               /* the epoch's log; -1: none */
+    int64_t epoch_ns;         /* objects last changed before it were on disk at its start */
+    int64_t old_epoch_ns;     /* the one before, until the sync that ends it is done; 0: none */
 };
 
 #define OBJ_LOCKS 256
@@ -143,6 +156,215 @@ static void account(struct ost *o, uint64_t before, uint64_t after)
     while (!atomic_compare_exchange_weak(&o->used, &cur, next));
 }
 
+/* ---- crash safety of the checksums ----
+ *
+ * An object's checksums are written before its data, and the page cache
+ * keeps the two together while the host runs. A power loss can leave on
+ * disk a block that matches none of its entries: written twice since its
+ * data last reached the disk, or with only some of its pages written back.
+ * Such a block would answer EIO for good, bytes an earlier fsync made
+ * durable with it. So each OST bounds which objects can hold one:
+ *
+ *  - Time runs in epochs of sync_interval. An epoch starts with its log
+ *    (dirty.NS, NS its start in ns) made durable, then a syncfs of the
+ *    OST's file system: what changed before the epoch is then on disk.
+ *  - An object last changed (mtime) before the epoch began was on disk as
+ *    it is: its first change in the epoch appends its name to the log,
+ *    durably, before the change. Its mtime then lies in the epoch, so
+ *    later changes need nothing.
+ *  - An object made in the epoch has an mtime in it on disk whenever any
+ *    of its data is (ext4 orders a new block's data before the inode that
+ *    points at it).
+ *  - The log of the epoch before goes once the sync that ended it is done.
+ *  - An orderly stop syncs and leaves a file "clean". A start without it
+ *    checks every object named in a log or changed since the oldest log's
+ *    epoch, and gives each block that matches none of its entries the
+ *    checksum of what it holds (sums_heal), logged at warning. Those bytes
+ *    were never synced: a crash may leave them old or new, and now they
+ *    read as they are, while every other block keeps its check.
+ *
+ * What it costs: a syncfs per OST every sync_interval, on the main thread,
+ * and a small synced append the first time in an epoch that an object
+ * already on disk changes (a checkpoint's new files, or a dataset's, need
+ * none). At a start after a crash, a read of what changed in the last
+ * epoch or two. */
+#define LOG_PREFIX "dirty."
+#define CLEAN_FILE "clean"
+
+static int64_t ts_ns(const struct timespec *t)
+{
+    return (int64_t)t->tv_sec * 1000000000 + t->tv_nsec;
+}
+
+static void log_name(char *buf, size_t len, int64_t epoch)
+{
+    snprintf(buf, len, LOG_PREFIX "%" PRId64, epoch);
+}
+
+/* The object names a recovery checks (each at most 95 bytes). */
+struct names {
+    char (*v)[96];
+    size_t n, cap;
+};
+
+static int names_add(struct names *l, const char *name)
+{
+    if (strlen(name) >= sizeof(*l->v))
+        return 0; /* not an object's */
+    if (l->n == l->cap) {
+        size_t cap = l->cap ? 2 * l->cap : 256;
+        void *v = realloc(l->v, cap * sizeof(*l->v));
+        if (!v)
+            return -ENOMEM;
+        l->v = v;
+        l->cap = cap;
+    }
+    snprintf(l->v[l->n++], sizeof(*l->v), "%s", name);
+    return 0;
+}
+
+static int name_cmp(const void *a, const void *b)
+{
+    return strcmp(a, b);
+}
+
+/* The logs in o's directory: the oldest epoch into *oldest (0: none), and
+ * (if names) the names they hold. */
+static int logs_read(struct ost *o, int64_t *oldest, struct names *names)
+{
+    *oldest = 0;
+    int dfd = dup(o->dirfd);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return -errno;
+    }
+    rewinddir(d);
+    int rc = 0;
+    struct dirent *de;
+    while (!rc && (de = readdir(d))) {
+        int64_t e;
+        if (strncmp(de->d_name, LOG_PREFIX, strlen(LOG_PREFIX)) ||
+            util_parse_i64(de->d_name + strlen(LOG_PREFIX), &e) || e <= 0)
+            continue;
+        if (!*oldest || e < *oldest)
+            *oldest = e;
+        if (!names)
+            continue;
+        char path[4200], *text = NULL;
+        snprintf(path, sizeof(path), "%s/%s", o->path, de->d_name);
+        if ((rc = util_read_file(path, 1u << 30, &text, NULL)))
+            break;
+        for (char *line = strtok(text, "\n"); line && !rc; line = strtok(NULL, "\n"))
+            rc = names_add(names, line);
+        free(text);
+    }
+    closedir(d);
+    return rc;
+}
+
+/* Remove the logs of epochs before keep. */
+static void logs_drop(struct ost *o, int64_t keep)
+{
+    int64_t e;
+    while (logs_read(o, &e, NULL) == 0 && e && e < keep) {
+        char name[64];
+        log_name(name, sizeof(name), e);
+        if (unlinkat(o->dirfd, name, 0) < 0)
+            break;
+    }
+}
+
+/* Begin a new epoch on o: its log on disk, then a sync of everything
+ * before it; then the log before it goes. */
+static int epoch_begin(struct ost *o)
+{
+    int64_t e = (int64_t)util_now_real_ns() - 1000000000; /* file times may lag */
+    if (e <= o->epoch_ns)
+        e = o->epoch_ns + 1;
+    char name[64];
+    log_name(name, sizeof(name), e);
+    int fd = openat(o->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
+    if (fd < 0)
+        return -errno;
+    if (fsync(fd) < 0 || fsync(o->dirfd) < 0) {
+        int rc = -errno;
+        close(fd);
+        unlinkat(o->dirfd, name, 0);
+        return rc;
+    }
+    pthread_rwlock_wrlock(&o->epoch_lock);
+    int old_fd = o->log_fd;
+    if (o->epoch_ns && !o->old_epoch_ns)
+        o->old_epoch_ns = o->epoch_ns;
+    o->log_fd = fd;
+    o->epoch_ns = e;
+    pthread_rwlock_unlock(&o->epoch_lock);
+    if (old_fd >= 0)
+        close(old_fd);
+    if (syncfs(o->dirfd) < 0)
+        return -errno; /* the old log stays: a recovery checks its epoch too */
+    o->old_epoch_ns = 0;
+    logs_drop(o, e);
+    return 0;
+}
+
+/* Before the first change in the epoch of an object last changed (at
+ * mtime) before it: its name in the log, on disk. Under epoch_lock. */
+static int note_change(struct ost *o, const char *name, const struct stat *st)
+{
+    if (o->log_fd < 0 || (st && ts_ns(&st->st_mtim) >= o->epoch_ns))
+        return 0;
+    char line[128];
+    int n = snprintf(line, sizeof(line), "%s\n", name);
+    pthread_mutex_lock(&o->log_lock);
+    int rc = util_write_full(o->log_fd, line, (size_t)n);
+    if (rc == 0 && fdatasync(o->log_fd) < 0)
+        rc = -errno;
+    pthread_mutex_unlock(&o->log_lock);
+    if (rc)
+        log_error("OST%04x: cannot log a change of %s for crash recovery: %s", o->index, name,
+                  log_err(rc));
+    return rc;
+}
+
+/* At a start after an unclean stop: check the objects that can hold a
+ * block no entry describes (names: sorted here), and sum those again. */
+static void recover(struct ost *o, struct names *names, int64_t since)
+{
+    qsort(names->v, names->n, sizeof(*names->v), name_cmp);
+    uint64_t objects = 0, blocks = 0;
+    for (size_t i = 0; i < names->n; i++) {
+        if (i && !strcmp(names->v[i], names->v[i - 1]))
+            continue;
+        struct sums_obj so;
+        int rc = sums_open(o->dirfd, names->v[i], SUMS_CHANGE, &so);
+        if (rc == -ENOENT)
+            continue;
+        uint64_t healed = 0, first = 0;
+        if (rc == 0) {
+            if ((rc = sums_heal(&so, &healed, &first)) == 0 && healed)
+                rc = sums_sync(&so);
+            sums_close(&so);
+        }
+        if (rc == 0)
+            objects++;
+        if (rc)
+            log_error("OST%04x: cannot check object %s after an unclean stop: %s", o->index,
+                      names->v[i], log_err(rc));
+        else if (healed)
+            log_warn("OST%04x: object %s: %" PRIu64 " block(s) from offset %" PRIu64
+                     " held data no checksum described after an unclean stop (a write not yet "
+                     "synced, cut short); summed again as they are",
+                     o->index, names->v[i], healed, first);
+        blocks += healed;
+    }
+    log_info("OST%04x: unclean stop: checked %" PRIu64 " object(s) changed since %" PRId64
+             ".%09" PRId64 ", %" PRIu64 " block(s) summed again",
+             o->index, objects, since / 1000000000, since % 1000000000, blocks);
+}
+
 /* Open an OST, creating its layout on first use; refuse a directory that
  * belongs to another OST index. */
 static int ost_open(const char *path, uint32_t index, struct ost **out)
@@ -156,6 +378,9 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
     if (!o)
         return -ENOMEM;
     o->index = index;
+    o->log_fd = -1;
+    pthread_rwlock_init(&o->epoch_lock, NULL);
+    pthread_mutex_init(&o->log_lock, NULL);
     snprintf(o->path, sizeof(o->path), "%s", path);
     o->dirfd = open(path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
     if (o->dirfd < 0) {
@@ -186,6 +411,23 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
             goto fail;
         }
     }
+    /* Without the mark of an orderly stop, the objects its logs name or
+     * that changed since its oldest log's epoch are checked (above). The
+     * mark goes first: a crash from here on is an unclean stop. */
+    bool clean = faccessat(o->dirfd, CLEAN_FILE, F_OK, 0) == 0;
+    if (clean && (unlinkat(o->dirfd, CLEAN_FILE, 0) < 0 || fsync(o->dirfd) < 0)) {
+        rc = -errno;
+        log_error("OST%04x: cannot remove %s/" CLEAN_FILE ": %s", index, path, log_err(rc));
+        goto fail;
+    }
+    int64_t since = 0;
+    struct names check = {0};
+    if ((rc = logs_read(o, &since, clean ? NULL : &check))) {
+        log_error("OST%04x: cannot read its crash recovery logs: %s", index, log_err(rc));
+        free(check.v);
+        goto fail;
+    }
+    bool recovering = !clean && since;
     /* Count what the objects occupy. */
     for (int i = 0; i < 256; i++) {
         snprintf(sub, sizeof(sub), "objects/%02x", i);
@@ -206,12 +448,32 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
                 continue; /* an object's checksums */
             o->used += obj_bytes(&st);
             o->objects++;
+            if (recovering && ts_ns(&st.st_mtim) >= since) {
+                char name[96];
+                snprintf(name, sizeof(name), "%s/%.80s", sub, de->d_name);
+                if ((rc = names_add(&check, name)))
+                    recovering = false; /* out of memory: logged below */
+            }
         }
         closedir(d);
+    }
+    if (rc) {
+        log_error("OST%04x: cannot check what an unclean stop left: %s", index, log_err(rc));
+        free(check.v);
+        goto fail;
+    }
+    if (recovering)
+        recover(o, &check, since);
+    free(check.v);
+    if ((rc = epoch_begin(o))) {
+        log_error("OST%04x: cannot begin its first sync epoch in %s: %s", index, path, log_err(rc));
+        goto fail;
     }
     *out = o;
     return 0;
 fail:
+    if (o->log_fd >= 0)
+        close(o->log_fd);
     close(o->dirfd);
     free(o);
     return rc;
@@ -251,27 +513,32 @@ static int ost_stat(struct ost *o, struct proto_tstat *t)
 static int change_object(struct ost *o, const char *name, pthread_rwlock_t *lk, enum sums_how how,
                          int (*fn)(struct sums_obj *so, void *arg), void *arg)
 {
+    pthread_rwlock_rdlock(&o->epoch_lock);
     pthread_rwlock_wrlock(lk);
     struct sums_obj so;
     int rc = sums_open(o->dirfd, name, how, &so);
     if (rc) {
         pthread_rwlock_unlock(lk);
+        pthread_rwlock_unlock(&o->epoch_lock);
         return rc == -ENOENT && how == SUMS_CHANGE ? 0 : rc;
     }
     struct stat st;
     uint64_t before = 0;
-    bool created = false;
-    if (fstat(so.fd, &st) == 0) {
+    bool created = false, have = fstat(so.fd, &st) == 0;
+    if (have) {
         before = obj_bytes(&st);
         created = how == SUMS_WRITE && st.st_size == 0 && st.st_blocks == 0;
     }
-    rc = fn(&so, arg);
+    rc = note_change(o, name, have ? &st : NULL);
+    if (rc == 0)
+        rc = fn(&so, arg);
     if (fstat(so.fd, &st) == 0)
         account(o, before, obj_bytes(&st));
     if (created && rc == 0)
         atomic_fetch_add(&o->objects, 1);
     sums_close(&so);
     pthread_rwlock_unlock(lk);
+    pthread_rwlock_unlock(&o->epoch_lock);
     return rc;
 }
 
@@ -745,6 +1012,39 @@ static int hb_stats(void *p, struct proto_tstats *out)
     return 0;
 }
 
+/* Every sync_interval: a new epoch on each OST (crash safety, above). */
+static void epoch_tick(void *arg)
+{
+    struct stord *s = arg;
+    for (int i = 0; i < s->nosts; i++) {
+        int rc = epoch_begin(s->osts[i]);
+        if (rc)
+            log_error("OST%04x: cannot sync for crash recovery (a crash would check more): %s",
+                      s->osts[i]->index, log_err(rc));
+    }
+}
+
+/* An orderly stop, once nothing is served: all on disk, and the mark that
+ * says so (a start then checks nothing). */
+static void ost_close(struct ost *o)
+{
+    int rc = syncfs(o->dirfd) < 0 ? -errno : 0;
+    if (rc == 0) {
+        int fd = openat(o->dirfd, CLEAN_FILE, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (fd < 0 || fsync(fd) < 0 || fsync(o->dirfd) < 0)
+            rc = -errno;
+        if (fd >= 0)
+            close(fd);
+    }
+    if (rc)
+        log_error("OST%04x: stopped without its orderly-stop mark (its next start checks what "
+                  "changed lately): %s",
+                  o->index, log_err(rc));
+    if (o->log_fd >= 0)
+        close(o->log_fd);
+    close(o->dirfd);
+}
+
 int main(int argc, char **argv)
 {
     static struct stord_conf conf; /* lives as long as the process */
@@ -822,12 +1122,12 @@ int main(int argc, char **argv)
                  s->osts[i]->path, (uint64_t)s->osts[i]->objects, (uint64_t)s->osts[i]->used);
     log_info("listening on %s:%u advertise=%s node=%s", conf.d.listen.host, net_server_port(srv),
              adv, node);
-    int sig = daemon_wait(0, NULL, NULL);
+    int sig = daemon_wait((int)conf.sync_interval * 1000, epoch_tick, s);
     log_info("signal %d: stopping", sig);
     hb_stop(hb);
     net_server_stop(srv);
     for (int i = 0; i < s->nosts; i++) {
-        close(s->osts[i]->dirfd);
+        ost_close(s->osts[i]);
         free(s->osts[i]);
     }
     free(s);

@@ -359,3 +359,25 @@ int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *b
     }
     return rc;
 }
+
+int sums_heal(struct sums_obj *o, uint64_t *healed, uint64_t *first_off)
+{
+    uint8_t buf[BS], e[ENTRY];
+    *healed = 0;
+    for (uint64_t b = 0; b * BS < o->size; b++) {
+        uint64_t bs = b * BS, end = MIN(o->size, bs + BS);
+        int rc = util_pread_zero(o->fd, buf, end - bs, bs);
+        if (rc || (rc = ents_read(o, b, 1, e)))
+            return rc;
+        uint32_t c = crc32c(0, buf, end - bs), a = proto_le32(e), p = proto_le32(e + 4);
+        if (!(a || p) || c == a || c == p)
+            continue;
+        if (!(*healed)++)
+            *first_off = bs;
+        proto_put_le32(e, c);
+        proto_put_le32(e + 4, 0);
+        if ((rc = ents_write(o, b, 1, e)))
+            return rc;
+    }
+    return head_flush(o);
+}

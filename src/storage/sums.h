@@ -15,9 +15,10 @@
  *
  * A block's checksum covers its bytes up to the object's size. The
  * checksum is written before the data, and a block matching either CRC
- * passes: a block written once since its data last reached the disk reads
- * old or new after a crash of the host. Two such writes, or a block whose
- * pages were written back in part, fail the check (architecture.md).
+ * passes. After a crash of the host, a block can hold something neither
+ * CRC describes (two writes since its data last reached the disk, or its
+ * pages written back in part); stord.c finds the objects that can hold
+ * such blocks and sums_heal sums them again (architecture.md).
  * A block with no checksum (a hole, or an object from before checksums)
  * is not checked.
  *
@@ -78,5 +79,11 @@ int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *b
 /* The entries of blocks [first, first + n) into ents (8 bytes each: the
  * block's CRC32C and the one before it, little-endian; zeros: none). */
 int sums_entries(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *ents);
+
+/* After an unclean stop (stord.c, "Crash safety"): give every block of the
+ * object that matches neither of its checksums the checksum of what it
+ * holds now. *healed gets how many did, *first_off the first one's offset.
+ * The caller syncs. */
+int sums_heal(struct sums_obj *o, uint64_t *healed, uint64_t *first_off);
 
 #endif

@@ -207,9 +207,30 @@ struct names {
     size_t n, cap;
 };
 
+/* Whether name is an object's: objects/XX/INODE.COMP.STRIPE, INODE 16
+ * hex digits (what object_name makes; a log's line torn by a crash, or
+ * anything else, is not). */
+static bool object_name_ok(const char *name)
+{
+    size_t n = strlen(name);
+    if (n < 31 || n >= 96 || strncmp(name, "objects/", 8) || name[10] != '/' || name[27] != '.')
+        return false;
+    for (size_t i = 8; i < 27; i++)
+        if (i != 10 && !((name[i] >= '0' && name[i] <= '9') || (name[i] >= 'a' && name[i] <= 'f')))
+            return false;
+    int dots = 0;
+    for (size_t i = 27; i < n; i++) {
+        if (name[i] == '.' && i + 1 < n && name[i - 1] != '.')
+            dots++;
+        else if (name[i] < '0' || name[i] > '9')
+            return false;
+    }
+    return dots == 2;
+}
+
 static int names_add(struct names *l, const char *name)
 {
-    if (strlen(name) >= sizeof(*l->v))
+    if (!object_name_ok(name))
         return 0; /* not an object's */
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 256;
@@ -252,7 +273,7 @@ static int logs_read(struct ost *o, int64_t *oldest, struct names *names)
             *oldest = e;
         if (!names)
             continue;
-        char path[4200], *text = NULL;
+        char path[sizeof(o->path) + sizeof(de->d_name) + 2], *text = NULL;
         snprintf(path, sizeof(path), "%s/%s", o->path, de->d_name);
         if ((rc = util_read_file(path, 1u << 30, &text, NULL)))
             break;
@@ -449,8 +470,8 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
             o->used += obj_bytes(&st);
             o->objects++;
             if (recovering && ts_ns(&st.st_mtim) >= since) {
-                char name[96];
-                snprintf(name, sizeof(name), "%s/%.80s", sub, de->d_name);
+                char name[sizeof(sub) + sizeof(de->d_name) + 1];
+                snprintf(name, sizeof(name), "%s/%s", sub, de->d_name);
                 if ((rc = names_add(&check, name)))
                     recovering = false; /* out of memory: logged below */
             }

@@ -80,6 +80,9 @@ $round_ok || fail "three rounds overtaken by a new epoch"
 grep -q "objects/.*$(basename "$OLD")" "$DIR/ost0/$e" || fail "the epoch's log does not name the object rewritten"
 
 step "the disk as a power loss may leave it: new data, old entries (and an old mtime)"
+# A log's tail torn by the crash, and lines that are no object's, are passed over.
+printf 'objects/../../../../%s\nobjects/0\0garbage\n%0300d\nobjects/ab/00000000000' \
+    "$T/old" 7 >>"$DIR/ost0/$e"
 setfattr -n user.stria.c -v "$old_sums" "$OLD"
 touch -d "$old_mtime" "$OLD"
 # The made object: its first block changed after the write whose entry

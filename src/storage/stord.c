@@ -100,7 +100,6 @@ struct ost {
     pthread_mutex_t log_lock; /* appends to the epoch's log */
     int log_fd;               /* the epoch's log; -1: none */
     int64_t epoch_ns;         /* objects last changed before it were on disk at its start */
-    int64_t old_epoch_ns;     /* the one before, until the sync that ends it is done; 0: none */
 };
 
 #define OBJ_LOCKS 256
@@ -317,8 +316,6 @@ static int epoch_begin(struct ost *o)
     }
     pthread_rwlock_wrlock(&o->epoch_lock);
     int old_fd = o->log_fd;
-    if (o->epoch_ns && !o->old_epoch_ns)
-        o->old_epoch_ns = o->epoch_ns;
     o->log_fd = fd;
     o->epoch_ns = e;
     pthread_rwlock_unlock(&o->epoch_lock);
@@ -326,7 +323,6 @@ static int epoch_begin(struct ost *o)
         close(old_fd);
     if (syncfs(o->dirfd) < 0)
         return -errno; /* the old log stays: a recovery checks its epoch too */
-    o->old_epoch_ns = 0;
     logs_drop(o, e);
     return 0;
 }

@@ -350,7 +350,8 @@ static int note_change(struct ost *o, const char *name, const struct stat *st)
  * block no entry describes (names: sorted here), and sum those again. */
 static void recover(struct ost *o, struct names *names, int64_t since)
 {
-    qsort(names->v, names->n, sizeof(*names->v), name_cmp);
+    if (names->n)
+        qsort(names->v, names->n, sizeof(*names->v), name_cmp);
     uint64_t objects = 0, blocks = 0;
     for (size_t i = 0; i < names->n; i++) {
         if (i && !strcmp(names->v[i], names->v[i - 1]))

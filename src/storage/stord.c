@@ -175,20 +175,45 @@ static void account(struct ost *o, uint64_t before, uint64_t after)
  *    of its data is (ext4 orders a new block's data before the inode that
  *    points at it).
  *  - The log of the epoch before goes once the sync that ended it is done.
- *  - An orderly stop syncs and leaves a file "clean". A start without it
- *    checks every object named in a log or changed since the oldest log's
- *    epoch, and gives each block that matches none of its entries the
- *    checksum of what it holds (sums_heal), logged at warning. Those bytes
- *    were never synced: a crash may leave them old or new, and now they
- *    read as they are, while every other block keeps its check.
+ *  - An orderly stop syncs and leaves a file "clean". A start without it,
+ *    after a restart of the host (each log names the boot it was written
+ *    in), checks every object named in a log or changed since the oldest
+ *    log's epoch, and gives each block that matches none of its entries
+ *    the checksum of what it holds (sums_heal), logged at warning. Those
+ *    bytes were never synced: a crash may leave them old or new, and now
+ *    they read as they are; the objects no log names and no recent change
+ *    touched keep every check. A kill of the daemon alone (same boot)
+ *    checks nothing: the page cache kept data and entries together, so a
+ *    failing block there is damage and must stay visible.
  *
  * What it costs: a syncfs per OST every sync_interval, on the main thread,
  * and a small synced append the first time in an epoch that an object
  * already on disk changes (a checkpoint's new files, or a dataset's, need
  * none). At a start after a crash, a read of what changed in the last
  * epoch or two. */
-#define LOG_PREFIX "dirty."
-#define CLEAN_FILE "clean"
+#define LOG_PREFIX   "dirty."
+#define CLEAN_FILE   "clean"
+#define BOOT_LINE    "boot "
+#define LOG_PREALLOC (256 << 10) /* ~7,000 names: appends rarely need a block */
+
+/* This boot of the host (the kernel's boot_id; "" if unknown), read at
+ * start-up. A log written in this boot says that its OST's page cache
+ * outlived the stop, data and entries together: then nothing a crash of
+ * the host leaves can be there, and a block failing its check is damage,
+ * not to be summed again. */
+static char boot[64];
+
+static void boot_load(void)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    ssize_t n = fd >= 0 ? read(fd, boot, sizeof(boot) - 1) : -1;
+    if (fd >= 0)
+        close(fd);
+    boot[n > 0 ? n : 0] = '\0';
+    boot[strcspn(boot, "\n")] = '\0';
+    if (!boot[0])
+        log_warn("the host's boot id is unknown: every unclean stop counts as a crash of the host");
+}
 
 static int64_t ts_ns(const struct timespec *t)
 {
@@ -249,10 +274,13 @@ static int name_cmp(const void *a, const void *b)
 }
 
 /* The logs in o's directory: the oldest epoch into *oldest (0: none), and
- * (if names) the names they hold. */
-static int logs_read(struct ost *o, int64_t *oldest, struct names *names)
+ * (if names) the names they hold, and whether one of them was written in
+ * another boot of the host (or says none). */
+static int logs_read(struct ost *o, int64_t *oldest, struct names *names, bool *rebooted)
 {
     *oldest = 0;
+    if (rebooted)
+        *rebooted = false;
     int dfd = dup(o->dirfd);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
@@ -276,6 +304,10 @@ static int logs_read(struct ost *o, int64_t *oldest, struct names *names)
         snprintf(path, sizeof(path), "%s/%s", o->path, de->d_name);
         if ((rc = util_read_file(path, 1u << 30, &text, NULL)))
             break;
+        size_t bl = strlen(BOOT_LINE);
+        if (rebooted && (!boot[0] || strncmp(text, BOOT_LINE, bl) ||
+                         strncmp(text + bl, boot, strlen(boot)) || text[bl + strlen(boot)] != '\n'))
+            *rebooted = true;
         for (char *line = strtok(text, "\n"); line && !rc; line = strtok(NULL, "\n"))
             rc = names_add(names, line);
         free(text);
@@ -288,7 +320,7 @@ static int logs_read(struct ost *o, int64_t *oldest, struct names *names)
 static void logs_drop(struct ost *o, int64_t keep)
 {
     int64_t e;
-    while (logs_read(o, &e, NULL) == 0 && e && e < keep) {
+    while (logs_read(o, &e, NULL, NULL) == 0 && e && e < keep) {
         char name[64];
         log_name(name, sizeof(name), e);
         if (unlinkat(o->dirfd, name, 0) < 0)
@@ -308,8 +340,14 @@ static int epoch_begin(struct ost *o)
     int fd = openat(o->dirfd, name, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0600);
     if (fd < 0)
         return -errno;
-    if (fsync(fd) < 0 || fsync(o->dirfd) < 0) {
-        int rc = -errno;
+    /* Room for its appends now: on a full disk, a truncate or punch (which
+     * frees space) must not fail for want of a block for its log line. */
+    (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, LOG_PREALLOC);
+    char line[96];
+    int n = snprintf(line, sizeof(line), BOOT_LINE "%s\n", boot);
+    int rc = util_write_full(fd, line, (size_t)n);
+    if (rc || fsync(fd) < 0 || fsync(o->dirfd) < 0) {
+        rc = rc ? rc : -errno;
         close(fd);
         unlinkat(o->dirfd, name, 0);
         return rc;
@@ -331,7 +369,11 @@ static int epoch_begin(struct ost *o)
  * mtime) before it: its name in the log, on disk. Under epoch_lock. */
 static int note_change(struct ost *o, const char *name, const struct stat *st)
 {
-    if (o->log_fd < 0 || (st && ts_ns(&st->st_mtim) >= o->epoch_ns))
+    if (o->log_fd < 0)
+        return 0;
+    /* An mtime ahead of the clock (set back since) proves nothing. */
+    int64_t m = st ? ts_ns(&st->st_mtim) : 0;
+    if (m >= o->epoch_ns && m <= (int64_t)util_now_real_ns() + 1000000000)
         return 0;
     char line[128];
     int n = snprintf(line, sizeof(line), "%s\n", name);
@@ -397,7 +439,13 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
         return -ENOMEM;
     o->index = index;
     o->log_fd = -1;
-    pthread_rwlock_init(&o->epoch_lock, NULL);
+    /* The switch to a new epoch must not wait behind a stream of changes
+     * (glibc's rwlocks prefer readers unless told). */
+    pthread_rwlockattr_t ra;
+    pthread_rwlockattr_init(&ra);
+    pthread_rwlockattr_setkind_np(&ra, PTHREAD_RWLOCK_PREFER_WRITER_NONRECURSIVE_NP);
+    pthread_rwlock_init(&o->epoch_lock, &ra);
+    pthread_rwlockattr_destroy(&ra);
     pthread_mutex_init(&o->log_lock, NULL);
     snprintf(o->path, sizeof(o->path), "%s", path);
     o->dirfd = open(path, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
@@ -440,12 +488,17 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
     }
     int64_t since = 0;
     struct names check = {0};
-    if ((rc = logs_read(o, &since, clean ? NULL : &check))) {
+    bool rebooted = false;
+    if ((rc = logs_read(o, &since, clean ? NULL : &check, &rebooted))) {
         log_error("OST%04x: cannot read its crash recovery logs: %s", index, log_err(rc));
         free(check.v);
         goto fail;
     }
-    bool recovering = !clean && since;
+    /* Killed, but the host kept running: its page cache kept data and
+     * entries together, and there is nothing to sum again. */
+    if (!clean && since && !rebooted)
+        log_info("OST%04x: unclean stop without a restart of the host: nothing to check", index);
+    bool recovering = !clean && since && rebooted;
     /* Count what the objects occupy. */
     for (int i = 0; i < 256; i++) {
         snprintf(sub, sizeof(sub), "objects/%02x", i);
@@ -1082,6 +1135,7 @@ int main(int argc, char **argv)
         free(s);
         return 2;
     }
+    boot_load();
     s->direct_io_min = conf.direct_io_min;
     s->writeback_min = conf.writeback_min;
     s->sendfile_min = conf.sendfile_min;

@@ -7,8 +7,8 @@
 # that can hold one: an object already on disk when its epoch began (found
 # through the epoch's log, even with its mtime put back too) and an object
 # made in the epoch (found by its mtime). A block damaged in an object that
-# no write touched still fails its check, and after an orderly stop nothing
-# is summed again.
+# no write touched still fails its check; and after a kill of the daemon
+# alone (the host ran on) or an orderly stop, nothing is summed again.
 set -euo pipefail
 . "$(cd "$(dirname "$0")/../func" && pwd)/lib.sh"
 
@@ -26,12 +26,14 @@ start_stord() {
     "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up did not start stria-stord"
     wait_for 30 S df || fail "the OST did not come back"
 }
-# The newest epoch's log, and a wait (bounded) for the next one.
-epoch() { find "$DIR/ost0" -maxdepth 1 -name 'dirty.*' -printf '%f\n' | sort -t. -k2n | tail -1; }
+# The newest epoch's log, and a wait (bounded) for the next one to have
+# begun whole: its log the only one left, which also means its sync is done.
+logs() { find "$DIR/ost0" -maxdepth 1 -name 'dirty.*' -printf '%f\n' | sort -t. -k2n; }
+epoch() { logs | tail -1; }
 next_epoch() {
     local e
     e=$(epoch)
-    wait_for $((INTERVAL * 4)) bash -c "[ \"\$(find '$DIR/ost0' -maxdepth 1 -name 'dirty.*' -printf '%f\n' | sort -t. -k2n | tail -1)\" != '$e' ]" ||
+    wait_for $((INTERVAL * 4)) bash -c "l=\$(find '$DIR/ost0' -maxdepth 1 -name 'dirty.*' -printf '%f\n'); [ \"\$l\" != '$e' ] && [ \$(echo \"\$l\" | wc -l) = 1 ]" ||
         fail "no new epoch began"
 }
 obj() { # the object file of a one-stripe cluster file
@@ -80,6 +82,8 @@ $round_ok || fail "three rounds overtaken by a new epoch"
 grep -q "objects/.*$(basename "$OLD")" "$DIR/ost0/$e" || fail "the epoch's log does not name the object rewritten"
 
 step "the disk as a power loss may leave it: new data, old entries (and an old mtime)"
+# A power loss restarts the host: the logs were written in another boot.
+sed -i '1s/^boot .*/boot 00000000-0000-0000-0000-000000000000/' "$DIR"/ost0/dirty.*
 # A log's tail torn by the crash, and lines that are no object's, are passed over.
 printf 'objects/../../../../%s\nobjects/0\0garbage\n%0300d\nobjects/ab/00000000000' \
     "$T/old" 7 >>"$DIR/ost0/$e"
@@ -115,6 +119,20 @@ S cp "stria:/fresh$r" "$T/fresh.back" || fail "the made file does not read"
 cmp "$T/fresh.want" "$T/fresh.back" || fail "the made file reads wrong"
 if S cp "stria:/quiet$r" "$T/quiet.back" 2>/dev/null; then
     fail "a rotten block of an untouched object was read"
+fi
+
+step "killed while the host ran on: a damaged block is not summed again"
+S cp "$T/fresh" stria:/late
+LATE=$(obj /late)
+stop_stord KILL
+damage "$LATE" 70000 '\x55'
+: >"$DIR/log/stord.log"
+start_stord
+grep -q "OST0000: unclean stop without a restart of the host: nothing to check" \
+    "$DIR/log/stord.log" || fail "a kill without a reboot was not told apart"
+grep -q "summed again" "$DIR/log/stord.log" && fail "a kill without a reboot summed blocks again"
+if S cp stria:/late "$T/late.bad" 2>/dev/null; then
+    fail "a damaged block was read after a kill without a reboot"
 fi
 
 step "after an orderly stop, nothing is summed again"

@@ -1164,6 +1164,13 @@ static int rename_cross(struct rename_arg *a, const struct walk *s, uint64_t sin
         return -EXDEV; /* an exchange between MDTs: not yet */
     if ((s->must_dir || d->must_dir) && stype != DT_DIR)
         return -ENOTDIR;
+    /* Refused here, before any step on another MDT (which may seal a
+     * directory the rename would replace, holding off creates in it):
+     * write and search on the source's parent. Its commit checks it all
+     * again, with the sticky bit. */
+    int rc = may(&s->din, &a->q->cred, 3);
+    if (rc)
+        return rc;
     struct meta_xmv *x = a->x;
     x->lock = stype == DT_DIR && s->dir != d->dir;
     x->sdir = s->dir;

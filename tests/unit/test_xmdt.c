@@ -1383,6 +1383,44 @@ static void test_rmdir_refused_before_seal(void **state)
     assert_clean(f);
 }
 
+/* The same for a rename between MDTs over a directory spanning them: a
+ * caller without write permission on the source's parent is refused
+ * before the directory it would replace is sealed. */
+static void test_rename_refused_before_seal(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr src, pub, sd, v;
+    uint32_t es = where(root_ds(), ROOT, "src"), ep = where(root_ds(), ROOT, "pub");
+    assert_int_equal(mkdir_at(f, es, ROOT, "src", 0, -1, &src), 0);
+    assert_int_equal(mkdir_at(f, ep, ROOT, "pub", 0, -1, &pub), 0);
+    chmod_as_root(f, pub.ino, 0777);
+    uint32_t ms = where(src.dstripe, src.ino, "sd"), mv = where(pub.dstripe, pub.ino, "v");
+    assert_int_equal(mkdir_at(f, ms, src.ino, "sd", 0, -1, &sd), 0);
+    assert_int_equal(mkdir_at(f, mv, pub.ino, "v", NMDT, (int32_t)mv, &v), 0);
+    struct proto_rename_req q;
+    struct proto_rename_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred.uid = q.cred.gid = 1000;
+    q.sparent = src.ino;
+    q.spath = proto_str_c("sd");
+    q.dparent = pub.ino;
+    q.dpath = proto_str_c("v");
+    q.dmdt = mv;
+    f->seals = 0;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(meta_op_rename(&f->ctx[ms], &q, &r), -EACCES);
+    assert_int_equal(f->seals, 0);
+    /* Root may: the directory is replaced. */
+    q.cred.uid = q.cred.gid = 0;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(meta_op_rename(&f->ctx[ms], &q, &r), 0);
+    assert_true(f->seals > 0);
+    assert_int_equal(rmdir_at(f, mv, pub.ino, "v"), 0);
+    assert_int_equal(rmdir_at(f, ep, ROOT, "pub"), 0);
+    assert_int_equal(rmdir_at(f, es, ROOT, "src"), 0);
+    assert_clean(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1407,6 +1445,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_late_unseal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seal_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_refused_before_seal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_refused_before_seal, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -273,40 +273,54 @@ static int name_cmp(const void *a, const void *b)
     return strcmp(a, b);
 }
 
-/* The logs in o's directory: the oldest epoch into *oldest (0: none), and
- * (if names) the names they hold, and whether one of them was written in
+/* The first line of a log: the boot it was written in. */
+static int boot_line(char *buf, size_t len)
+{
+    return snprintf(buf, len, BOOT_LINE "%s\n", boot);
+}
+
+/* Whether a name in an OST's directory is a log, and of which epoch. */
+static bool log_epoch(const char *name, int64_t *e)
+{
+    return !strncmp(name, LOG_PREFIX, strlen(LOG_PREFIX)) &&
+           !util_parse_i64(name + strlen(LOG_PREFIX), e) && *e > 0;
+}
+
+/* o's directory, to list (its own descriptor: o->dirfd stays as it is). */
+static DIR *ost_dir(struct ost *o)
+{
+    int dfd = openat(o->dirfd, ".", O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d && dfd >= 0)
+        close(dfd);
+    return d;
+}
+
+/* The logs in o's directory: the oldest epoch into *oldest (0: none), the
+ * names they hold into names, and whether one of them was written in
  * another boot of the host (or says none). */
 static int logs_read(struct ost *o, int64_t *oldest, struct names *names, bool *rebooted)
 {
     *oldest = 0;
-    if (rebooted)
-        *rebooted = false;
-    int dfd = dup(o->dirfd);
-    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-    if (!d) {
-        if (dfd >= 0)
-            close(dfd);
+    *rebooted = false;
+    DIR *d = ost_dir(o);
+    if (!d)
         return -errno;
-    }
-    rewinddir(d);
+    char want[96];
+    size_t wl = (size_t)boot_line(want, sizeof(want));
     int rc = 0;
     struct dirent *de;
     while (!rc && (de = readdir(d))) {
         int64_t e;
-        if (strncmp(de->d_name, LOG_PREFIX, strlen(LOG_PREFIX)) ||
-            util_parse_i64(de->d_name + strlen(LOG_PREFIX), &e) || e <= 0)
+        if (!log_epoch(de->d_name, &e))
             continue;
         if (!*oldest || e < *oldest)
             *oldest = e;
-        if (!names)
-            continue;
         char path[sizeof(o->path) + sizeof(de->d_name) + 2], *text = NULL;
         snprintf(path, sizeof(path), "%s/%s", o->path, de->d_name);
         if ((rc = util_read_file(path, 1u << 30, &text, NULL)))
             break;
-        size_t bl = strlen(BOOT_LINE);
-        if (rebooted && (!boot[0] || strncmp(text, BOOT_LINE, bl) ||
-                         strncmp(text + bl, boot, strlen(boot)) || text[bl + strlen(boot)] != '\n'))
+        if (!boot[0] || strncmp(text, want, wl))
             *rebooted = true;
         for (char *line = strtok(text, "\n"); line && !rc; line = strtok(NULL, "\n"))
             rc = names_add(names, line);
@@ -319,13 +333,15 @@ static int logs_read(struct ost *o, int64_t *oldest, struct names *names, bool *
 /* Remove the logs of epochs before keep. */
 static void logs_drop(struct ost *o, int64_t keep)
 {
-    int64_t e;
-    while (logs_read(o, &e, NULL, NULL) == 0 && e && e < keep) {
-        char name[64];
-        log_name(name, sizeof(name), e);
-        if (unlinkat(o->dirfd, name, 0) < 0)
-            break;
+    DIR *d = ost_dir(o);
+    struct dirent *de;
+    while (d && (de = readdir(d))) {
+        int64_t e;
+        if (log_epoch(de->d_name, &e) && e < keep)
+            unlinkat(o->dirfd, de->d_name, 0);
     }
+    if (d)
+        closedir(d);
 }
 
 /* Begin a new epoch on o: its log on disk, then a sync of everything
@@ -344,8 +360,7 @@ static int epoch_begin(struct ost *o)
      * frees space) must not fail for want of a block for its log line. */
     (void)fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, LOG_PREALLOC);
     char line[96];
-    int n = snprintf(line, sizeof(line), BOOT_LINE "%s\n", boot);
-    int rc = util_write_full(fd, line, (size_t)n);
+    int rc = util_write_full(fd, line, (size_t)boot_line(line, sizeof(line)));
     if (rc || fsync(fd) < 0 || fsync(o->dirfd) < 0) {
         rc = rc ? rc : -errno;
         close(fd);
@@ -480,8 +495,8 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
     /* Without the mark of an orderly stop, the objects its logs name or
      * that changed since its oldest log's epoch are checked (above). The
      * mark goes first: a crash from here on is an unclean stop. */
-    bool clean = faccessat(o->dirfd, CLEAN_FILE, F_OK, 0) == 0;
-    if (clean && (unlinkat(o->dirfd, CLEAN_FILE, 0) < 0 || fsync(o->dirfd) < 0)) {
+    bool clean = unlinkat(o->dirfd, CLEAN_FILE, 0) == 0;
+    if ((!clean && errno != ENOENT) || (clean && fsync(o->dirfd) < 0)) {
         rc = -errno;
         log_error("OST%04x: cannot remove %s/" CLEAN_FILE ": %s", index, path, log_err(rc));
         goto fail;
@@ -489,7 +504,7 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
     int64_t since = 0;
     struct names check = {0};
     bool rebooted = false;
-    if ((rc = logs_read(o, &since, clean ? NULL : &check, &rebooted))) {
+    if ((rc = logs_read(o, &since, &check, &rebooted))) {
         log_error("OST%04x: cannot read its crash recovery logs: %s", index, log_err(rc));
         free(check.v);
         goto fail;

@@ -30,11 +30,9 @@ start_stord() {
 # begun whole: its log the only one left, which also means its sync is done.
 logs() { find "$DIR/ost0" -maxdepth 1 -name 'dirty.*' -printf '%f\n' | sort -t. -k2n; }
 epoch() { logs | tail -1; }
+begun_after() { [ "$(logs)" != "$1" ] && [ "$(logs | wc -l)" = 1 ]; }
 next_epoch() {
-    local e
-    e=$(epoch)
-    wait_for $((INTERVAL * 4)) bash -c "l=\$(find '$DIR/ost0' -maxdepth 1 -name 'dirty.*' -printf '%f\n'); [ \"\$l\" != '$e' ] && [ \$(echo \"\$l\" | wc -l) = 1 ]" ||
-        fail "no new epoch began"
+    wait_for $((INTERVAL * 4)) begun_after "$(epoch)" || fail "no new epoch began"
 }
 obj() { # the object file of a one-stripe cluster file
     local ino

@@ -403,14 +403,7 @@ static void test_attrs_reach_shards(void **state)
     struct proto_attr d;
     uint32_t e = where(root_ds(), ROOT, "p");
     assert_int_equal(mkdir_at(f, e, ROOT, "p", NMDT, 0, &d), 0);
-    struct proto_setattr_req q;
-    struct proto_setattr_rep *r = calloc(1, sizeof(*r));
-    memset(&q, 0, sizeof(q));
-    q.ino = d.ino;
-    q.valid = SETATTR_MODE;
-    q.mode = 0700;
-    assert_int_equal(meta_op_setattr(&f->ctx[0], &q, r), 0);
-    free(r);
+    chmod_as_root(f, d.ino, 0700);
     for (uint32_t i = 0; i < NMDT; i++) {
         struct proto_attr a;
         assert_int_equal(getattr_at(f, i, d.ino, &a), 0);
@@ -1271,14 +1264,8 @@ static int unlink_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *na
 static int shard_op(struct fx *f, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                     uint64_t arg)
 {
-    struct proto_shard_req q;
     struct proto_shard_rep r;
-    memset(&q, 0, sizeof(q));
-    q.op = op;
-    q.txid = txid;
-    q.ino = ino;
-    q.arg = arg;
-    return meta_op_shard(&f->ctx[mdt], &q, &r);
+    return meta_shard_step(&f->ctx[mdt], mdt, op, txid, ino, arg, &r);
 }
 
 /* A seal as the code before owned seals wrote it: no operation's. */

@@ -68,6 +68,13 @@ STRIA_API ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off
 STRIA_API int stria_fsync(stria_file_t *f);
 STRIA_API int stria_ftruncate(stria_file_t *f, off_t size);
 STRIA_API int stria_fstat(stria_file_t *f, struct stat *st);
+/* Set the times of f's file (as futimens(2); times as stria_utimens).
+ * What f wrote is reported first, so the times set here survive the close,
+ * as cp -p and tar -x expect. A file's mtime is that of its last write:
+ * a handle's close or fsync reports the size with the time of its last
+ * write, which replaces a time set by name since then (stria_utimens), as
+ * it would on a file system that writes back later. */
+STRIA_API int stria_futimens(stria_file_t *f, const struct timespec times[2]);
 
 /* ---- namespace ---- */
 

@@ -362,8 +362,14 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
 void cl_file_allow_read(stria_file_t *f);
 /* Report the size this handle wrote, if anything changed (close-to-open). */
 int cl_file_flush(stria_file_t *f);
-/* The end of what this handle wrote and has not reported yet; 0 if none. */
-uint64_t cl_file_unreported_end(stria_file_t *f);
+/* Whether f is a file opened for writing (ftruncate may use it). */
+bool cl_file_writable(const stria_file_t *f);
+/* The end of what this handle wrote and has not reported yet (0 if none),
+ * and when it last wrote (*wrote_ns, 0 if none). */
+uint64_t cl_file_unreported(stria_file_t *f, int64_t *wrote_ns);
+/* Someone reported size end with mtime wrote_ns for this handle's inode:
+ * if that covers all this handle wrote, it has nothing left to report. */
+void cl_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns);
 /* Someone truncated the file to size: forget what this handle wrote past it. */
 void cl_file_truncated(stria_file_t *f, uint64_t size);
 /* Read exactly [off, off + len), whatever size this handle knows: bytes no

@@ -488,6 +488,7 @@ struct stria_file {
     enum { MARK_NONE, MARK_BUSY, MARK_DONE } mark; /* the MDT knows objects may exist */
     pthread_cond_t marked;                         /* a mark in flight ended */
     bool dirty;                                    /* written since the last size report */
+    int64_t wrote_ns;   /* when this handle last wrote: the mtime its report sets */
     uint64_t write_gen; /* bumped by every write: a report covers those before it */
     bool orphan;        /* unlinked while open: the MDT has no inode any more */
 };
@@ -601,12 +602,28 @@ void cl_file_allow_read(stria_file_t *f)
         f->flags = (f->flags & ~O_ACCMODE) | O_RDWR;
 }
 
-uint64_t cl_file_unreported_end(stria_file_t *f)
+bool cl_file_writable(const stria_file_t *f)
+{
+    return !f->is_dir && (f->flags & O_ACCMODE) != O_RDONLY;
+}
+
+uint64_t cl_file_unreported(stria_file_t *f, int64_t *wrote_ns)
 {
     pthread_mutex_lock(&f->lock);
     uint64_t end = f->dirty ? f->wrote_end : 0;
+    *wrote_ns = f->dirty ? f->wrote_ns : 0;
     pthread_mutex_unlock(&f->lock);
     return end;
+}
+
+void cl_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns)
+{
+    pthread_mutex_lock(&f->lock);
+    if (f->dirty && f->wrote_end <= end && f->wrote_ns <= wrote_ns)
+        f->dirty = false;
+    if (end > f->size)
+        f->size = end;
+    pthread_mutex_unlock(&f->lock);
 }
 
 void cl_file_know_size(stria_file_t *f, uint64_t size)
@@ -679,8 +696,10 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     }
     if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (void *)buf, len, (uint64_t)off)))
         return rc;
+    int64_t now = (int64_t)util_now_real_ns();
     pthread_mutex_lock(&f->lock);
     f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
+    f->wrote_ns = MAX(f->wrote_ns, now);
     f->dirty = true;
     f->write_gen++;
     pthread_mutex_unlock(&f->lock);
@@ -738,18 +757,21 @@ ssize_t cl_file_read_range(stria_file_t *f, void *buf, size_t len, uint64_t off)
     return rc ? rc : (ssize_t)len;
 }
 
-/* Report the size if this handle wrote since the last report. */
+/* Report the size if this handle wrote since the last report, with the
+ * time of its last write as the mtime: a close is no write, and a time
+ * set since (futimens before close, as cp -p does) must stay. */
 static int report(stria_file_t *f)
 {
     pthread_mutex_lock(&f->lock);
     bool dirty = f->dirty;
     uint64_t end = f->wrote_end, gen = f->write_gen;
+    int64_t wrote_ns = f->wrote_ns;
     pthread_mutex_unlock(&f->lock);
     if (!dirty)
         return 0;
     /* dirty stays set until the MDT has the size, so a concurrent flush
      * cannot return early; reports are max-merged, so two are harmless. */
-    int rc = call_setsize(f, end, (int64_t)util_now_real_ns());
+    int rc = call_setsize(f, end, wrote_ns);
     pthread_mutex_lock(&f->lock);
     if (rc == 0 && f->write_gen == gen)
         f->dirty = false;
@@ -783,7 +805,9 @@ int stria_ftruncate(stria_file_t *f, off_t size)
     int rc = report(f);
     if (rc)
         return rc;
-    struct proto_setattr_req q = {.ino = f->ino, .valid = SETATTR_SIZE, .size = (uint64_t)size};
+    /* Checked against how f was opened, not the file's mode now. */
+    struct proto_setattr_req q = {
+        .ino = f->ino, .valid = SETATTR_SIZE | SETATTR_WRITER, .size = (uint64_t)size};
     struct proto_setattr_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;
@@ -798,12 +822,35 @@ int stria_ftruncate(stria_file_t *f, off_t size)
     return rc;
 }
 
+int stria_futimens(stria_file_t *f, const struct timespec times[2])
+{
+    if (!f)
+        return -EBADF;
+    struct proto_setattr_req q = {0};
+    cl_set_time(&q, times ? &times[0] : NULL, true);
+    cl_set_time(&q, times ? &times[1] : NULL, false);
+    if (!q.valid)
+        return 0;
+    /* Its report comes first, or it would undo the times at the close. */
+    int rc = report(f);
+    if (rc)
+        return rc;
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    rc = cl_setattr(f->fs, f->ino, &q, r);
+    free(r);
+    return rc;
+}
+
 int cl_file_extend(stria_file_t *f, uint64_t size)
 {
+    int64_t now = (int64_t)util_now_real_ns();
     pthread_mutex_lock(&f->lock);
     bool grow = size > MAX(f->size, f->wrote_end);
     if (grow) {
         f->wrote_end = size;
+        f->wrote_ns = MAX(f->wrote_ns, now);
         f->dirty = true;
         f->write_gen++;
     }

@@ -129,7 +129,7 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
         tab_each(ino, emptied_one, NULL);
     /* Writes of this mount's other handles count as known, not as change. */
     bool open;
-    uint64_t local = tab_local_size(ino, &open);
+    uint64_t local = tab_local_size(ino, &open, NULL);
     bool keep = tab_unchanged(&a) || (open && local >= a.size);
     if (!keep)
         fuse_lowlevel_notify_inval_inode(sf.se, ino, -1, 0); /* attributes only */

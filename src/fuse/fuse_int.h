@@ -92,8 +92,9 @@ void tab_open(uint64_t ino, stria_file_t *f);
  * The caller frees it. */
 struct cl_removed *tab_close(uint64_t ino, stria_file_t *f);
 /* The furthest end any open handle of ino wrote without reporting it to
- * the MDT yet; 0 if none (open says whether any handle is open). */
-uint64_t tab_local_size(uint64_t ino, bool *open);
+ * the MDT yet; 0 if none (open says whether any handle is open; wrote_ns,
+ * if not NULL, gets when the last of those writes was made, 0 if none). */
+uint64_t tab_local_size(uint64_t ino, bool *open, int64_t *wrote_ns);
 /* ino lost its last link: if handles are open here, keep rm for the last
  * close and return true (the caller must not destroy now). */
 bool tab_orphan(const struct cl_removed *rm);

@@ -115,17 +115,34 @@ void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
     sf_note_entry(attr, e);
 }
 
+static void reported_one(stria_file_t *f, void *arg)
+{
+    const int64_t *r = arg;
+    cl_file_reported(f, (uint64_t)r[0], r[1]);
+}
+
 int sf_report_local(uint64_t ino, stria_file_t *f)
 {
     bool open;
+    int64_t wrote_ns;
     int rc = tab_wb_wait(ino, f); /* a size must not come before its data */
     if (rc)
         return rc;
-    uint64_t end = tab_local_size(ino, &open);
+    uint64_t end = tab_local_size(ino, &open, &wrote_ns);
     if (!end)
         return 0;
-    rc = cl_setsize(sf.fs, ino, end, (int64_t)util_now_real_ns(), NULL, NULL);
-    return rc == -ENOENT ? 0 : rc; /* unlinked: nobody can see its size */
+    /* The mtime is the last write's: a report is no write. */
+    if (!wrote_ns)
+        wrote_ns = (int64_t)util_now_real_ns();
+    rc = cl_setsize(sf.fs, ino, end, wrote_ns, NULL, NULL);
+    if (rc == -ENOENT)
+        return 0; /* unlinked: nobody can see its size */
+    if (rc == 0) {
+        /* The handles' own reports would come later with older times. */
+        int64_t done[2] = {(int64_t)end, wrote_ns};
+        tab_each(ino, reported_one, done);
+    }
+    return rc;
 }
 
 void sf_reply_entry(fuse_req_t req, const struct proto_attr *a)
@@ -148,7 +165,7 @@ void sf_merge_local(struct proto_attr *a)
     /* Writes of this mount not yet reported to the MDT still count: the
      * kernel takes the size we give it, whichever call carries it. */
     bool open;
-    uint64_t local = tab_local_size(a->ino, &open);
+    uint64_t local = tab_local_size(a->ino, &open, NULL);
     if (open && local > a->size) {
         a->size = local;
         a->blocks = (local + 511) / 512;

@@ -49,7 +49,6 @@ static void truncated_one(stria_file_t *f, void *arg)
 static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_set,
                        struct fuse_file_info *fi)
 {
-    (void)fi;
     struct proto_setattr_req q = {0};
     if (to_set & FUSE_SET_ATTR_MODE) {
         q.valid |= SETATTR_MODE;
@@ -66,6 +65,11 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
     if (to_set & FUSE_SET_ATTR_SIZE) {
         q.valid |= SETATTR_SIZE;
         q.size = (uint64_t)st->st_size;
+        /* ftruncate: the kernel names the handle, which an open for
+         * writing made; the file's mode now is no bar (open(2) with
+         * O_CREAT and mode 0 gives a writable descriptor). */
+        if (fi && fi->fh && cl_file_writable((stria_file_t *)(uintptr_t)fi->fh))
+            q.valid |= SETATTR_WRITER;
     }
     if (to_set & FUSE_SET_ATTR_ATIME_NOW)
         q.valid |= SETATTR_ATIME_NOW;
@@ -79,8 +83,10 @@ static void sf_setattr(fuse_req_t req, fuse_ino_t ino, struct stat *st, int to_s
         q.valid |= SETATTR_TIMES_CHECKED;
     sf_cred(req);
     /* Sizes this mount wrote but has not reported would re-grow the file
-     * after the truncate: report them first, and cut them after. */
-    if (q.valid & SETATTR_SIZE)
+     * after the truncate, and their mtime undo a time set now (futimens
+     * before close, as cp -p and tar -x do): report them first. */
+    if (q.valid &
+        (SETATTR_SIZE | SETATTR_ATIME | SETATTR_MTIME | SETATTR_ATIME_NOW | SETATTR_MTIME_NOW))
         sf_report_local(ino, NULL);
     struct proto_setattr_rep *r = malloc(sizeof(*r));
     int rc = r ? SF_INTR(req, cl_setattr(sf.fs, ino, &q, r)) : -ENOMEM;
@@ -173,7 +179,7 @@ static bool unlink_behind(fuse_ino_t parent, const char *name)
     if (!mdc_lookup_victim(m, parent, name, &cred, &a) || a.nlink != 1 ||
         !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
         return false;
-    tab_local_size(a.ino, &open);
+    tab_local_size(a.ino, &open, NULL);
     if (open)
         return false;
     mdc_unlinked(m, parent, name, a.ino);

@@ -207,17 +207,22 @@ struct cl_removed *tab_close(uint64_t ino, stria_file_t *f)
     return rm;
 }
 
-uint64_t tab_local_size(uint64_t ino, bool *open)
+uint64_t tab_local_size(uint64_t ino, bool *open, int64_t *wrote_ns)
 {
     uint64_t size = 0;
+    int64_t latest = 0;
     *open = false;
     pthread_mutex_lock(&tab_lock);
     struct ent *e = find(ino, false);
     for (struct handle *h = e ? e->open : NULL; h; h = h->next) {
-        uint64_t s = cl_file_unreported_end(h->f);
+        int64_t w;
+        uint64_t s = cl_file_unreported(h->f, &w);
         size = s > size ? s : size;
+        latest = w > latest ? w : latest;
         *open = true;
     }
+    if (wrote_ns)
+        *wrote_ns = latest;
     /* The kernel already counts writes it has had replies for. */
     for (int i = 0; e && i < WB_SLOTS; i++)
         if (wb[i].used && wb[i].ino == ino && wb[i].end > size)

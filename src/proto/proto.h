@@ -598,6 +598,10 @@ enum {
 /* The caller's kernel already checked the times change (a FUSE mount with
  * default_permissions): a writer may set them, as for "now" (touch). */
 #define SETATTR_TIMES_CHECKED 256u
+/* The caller changes the size through a descriptor it opened for writing
+ * (ftruncate): write permission was checked at the open, as the kernel
+ * checks a local file's, so a mode that forbids writing since is no bar. */
+#define SETATTR_WRITER 512u
 
 enum proto_op {
 #define PROTO_X_ENUM(NAME, num, lname) PROTO_OP_##NAME = num,

@@ -27,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MIN(a, b) ((a) < (b) ? (a) : (b))
 
@@ -340,6 +341,49 @@ static void names(void)
     CHECK(stria_statfs(fs, &sv) == 0 && sv.f_blocks > 0 && sv.f_files > 0, "statfs");
 }
 
+/* Calls on a handle: times set on it survive its close (cp -p, tar -x);
+ * a file's mtime is its last write's, not its close's; ftruncate is
+ * checked against how the handle was opened, not the mode. */
+static void descriptor_calls(void)
+{
+    stria_file_t *f;
+    struct stat st;
+    CHECK(stria_open(fs, "/fdt", O_CREAT | O_WRONLY | O_TRUNC, 0644, &f) == 0, "create /fdt");
+    CHECK(stria_pwrite(f, "0123456789", 10, 0) == 10, "write /fdt");
+    struct timespec ts[2] = {{1000, 5}, {981173106, 123456789}};
+    CHECK(stria_futimens(f, ts) == 0, "futimens");
+    CHECK(stria_close(f) == 0, "close /fdt");
+    CHECK(stria_stat(fs2, "/fdt", &st) == 0 && st.st_mtim.tv_sec == 981173106 &&
+              st.st_mtim.tv_nsec == 123456789 && st.st_atim.tv_sec == 1000 && st.st_size == 10,
+          "times set before close: mtime %lld atime %lld size %lld", (long long)st.st_mtim.tv_sec,
+          (long long)st.st_atim.tv_sec, (long long)st.st_size);
+
+    CHECK(stria_open(fs, "/fdt", O_WRONLY, 0, &f) == 0, "open /fdt");
+    CHECK(stria_pwrite(f, "abc", 3, 10) == 3, "write /fdt again");
+    struct timespec wrote;
+    clock_gettime(CLOCK_REALTIME, &wrote);
+    sleep(2);
+    CHECK(stria_close(f) == 0, "close /fdt");
+    CHECK(stria_stat(fs2, "/fdt", &st) == 0 && st.st_size == 13 &&
+              st.st_mtim.tv_sec >= wrote.tv_sec - 1 && st.st_mtim.tv_sec <= wrote.tv_sec + 1,
+          "mtime %lld is not the write's (%lld; the close came 2 s later)",
+          (long long)st.st_mtim.tv_sec, (long long)wrote.tv_sec);
+
+    /* A user's file created with mode 0: its O_RDWR handle may truncate. */
+    CHECK(stria_mkdir(fs, "/fdw", 0777) == 0 && stria_chmod(fs, "/fdw", 01777) == 0, "mkdir /fdw");
+    gid_t nogroups[1] = {65534};
+    CHECK(stria_set_thread_cred(65534, 65534, 1, nogroups) == 0, "act as 65534");
+    CHECK(stria_open(fs, "/fdw/m0", O_CREAT | O_EXCL | O_RDWR, 0, &f) == 0, "create mode 0");
+    CHECK(stria_ftruncate(f, 100) == 0, "ftruncate of a mode-0 file through its O_RDWR handle");
+    CHECK(stria_pwrite(f, "x", 1, 200) == 1, "write a mode-0 file through its handle");
+    CHECK(stria_ftruncate(f, 10) == 0, "ftruncate down");
+    CHECK(stria_fstat(f, &st) == 0 && st.st_size == 10, "size %lld after ftruncate to 10",
+          (long long)st.st_size);
+    CHECK(stria_close(f) == 0, "close mode-0 file");
+    CHECK(stria_truncate(fs, "/fdw/m0", 5) == -EACCES, "truncate by name of a mode-0 file");
+    stria_clear_thread_cred();
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 && argc != 3 && argc != 5)
@@ -359,6 +403,8 @@ int main(int argc, char **argv)
     objects_removed();
     printf("== names, xattrs, attributes\n");
     names();
+    printf("== calls on a handle: futimens, the mtime of the last write, ftruncate\n");
+    descriptor_calls();
     if (argc == 5) {
         printf("== no data before the MDT knows of it, two threads on one handle\n");
         mark_before_data(argv[3], argv[4]);

@@ -8,6 +8,7 @@
 #include "../common/auth.h"
 #include "../common/config.h"
 #include "../net/net.h"
+#include "../proto/ids.h"
 #include "../proto/layout.h"
 #include "../proto/map.h"
 #include "mdcache.h"
@@ -73,12 +74,6 @@ struct stria_fs {
     struct mdc *mdc; /* metadata cache (mdcache.h); NULL unless the mount turned it on */
     struct wb *wb;   /* write-behind unlink (wb.h); NULL unless the mount turned it on */
 };
-
-/* The MDT an inode lives on: the top 16 bits of its number. */
-static inline uint32_t cl_ino_mdt(uint64_t ino)
-{
-    return (uint32_t)(ino >> 48);
-}
 
 /* ---- routing over MDTs (route.c) ---- */
 

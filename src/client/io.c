@@ -564,7 +564,7 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
             q.parent = a.ino;
             q.path = proto_str_c("");
             q.flags &= ~(uint32_t)(O_CREAT | O_EXCL);
-            rc = MDT_CALL(fs, cl_ino_mdt(a.ino), open, &q, r, (void)0);
+            rc = MDT_CALL(fs, proto_ino_mdt(a.ino), open, &q, r, (void)0);
         }
     }
     if (rc)
@@ -790,7 +790,7 @@ int stria_fsync(stria_file_t *f)
         return rc;
     struct proto_sync_req q = {0};
     struct proto_sync_rep r;
-    rc = MDT_CALL(f->fs, (uint32_t)(f->ino >> 48), sync, &q, &r, (void)0);
+    rc = MDT_CALL(f->fs, proto_ino_mdt(f->ino), sync, &q, &r, (void)0);
     return rc;
 }
 

@@ -23,8 +23,6 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define ROOT_INO 1ull
-
 static int check_path(const char *path)
 {
     if (!path)
@@ -131,7 +129,7 @@ int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(ino), getattr, &q, &r, *out = r.attr;
+    return MDT_CALL(fs, proto_ino_mdt(ino), getattr, &q, &r, *out = r.attr;
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
                     cl_learn(fs, &r.attr));
 }
@@ -162,7 +160,7 @@ int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start)
     struct proto_setdirstripe_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(ino), setdirstripe, &q, &r,
+    return MDT_CALL(fs, proto_ino_mdt(ino), setdirstripe, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
@@ -283,7 +281,7 @@ ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
     struct proto_readlink_rep r;
     size_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), readlink, &q, &r, ({
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), readlink, &q, &r, ({
                           n = MIN(len, (size_t)r.target.len);
                           memcpy(buf, r.target.p, n);
                       }));
@@ -296,7 +294,7 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
     q->ino = ino;
     cl_cred(&q->cred);
     int64_t sent = mdc_clock_ms();
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), setattr, q, r,
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), setattr, q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
     /* Shrinking: cut the objects to what the new size implies. */
     if (rc == 0 && (q->valid & SETATTR_SIZE) && q->size < r->old_size && r->layout.ncomp)
@@ -318,7 +316,7 @@ int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t
     struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
     struct proto_readdir_rep r;
     cl_cred(&q.cred);
-    return MDT_CALL(fs, cl_ino_mdt(ino), readdir, &q, &r, ({
+    return MDT_CALL(fs, proto_ino_mdt(ino), readdir, &q, &r, ({
                         uint32_t n = MIN(r.entries.len, cap);
                         memcpy(buf, r.entries.p, n);
                         out->len = n;
@@ -339,7 +337,7 @@ int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *valu
     struct proto_setxattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(ino), setxattr, &q, &r,
+    return MDT_CALL(fs, proto_ino_mdt(ino), setxattr, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
@@ -360,7 +358,8 @@ ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value,
     struct proto_getxattr_rep r;
     ssize_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), getxattr, &q, &r, n = copy_out(&r.value, value, size));
+    int rc =
+        MDT_CALL(fs, proto_ino_mdt(ino), getxattr, &q, &r, n = copy_out(&r.value, value, size));
     return rc ? rc : n;
 }
 
@@ -370,7 +369,8 @@ ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size)
     struct proto_listxattr_rep r;
     ssize_t n = 0;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), listxattr, &q, &r, n = copy_out(&r.names, list, size));
+    int rc =
+        MDT_CALL(fs, proto_ino_mdt(ino), listxattr, &q, &r, n = copy_out(&r.names, list, size));
     return rc ? rc : n;
 }
 
@@ -380,7 +380,7 @@ int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name)
     struct proto_removexattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, cl_ino_mdt(ino), removexattr, &q, &r,
+    return MDT_CALL(fs, proto_ino_mdt(ino), removexattr, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
 }
 
@@ -391,7 +391,7 @@ int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), getstripe, &q, r, (void)0);
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), getstripe, &q, r, (void)0);
     if (rc == 0) {
         memset(out, 0, sizeof(*out));
         out->is_dir = r->is_dir;
@@ -400,7 +400,7 @@ int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
         out->dir_stripe_offset = r->dir_offset;
         struct proto_dstripe d = proto_ds_unpack(r->dstripe), dd = proto_ds_unpack(r->ddefault);
         out->mdt_count = r->dstripe ? d.count : 1;
-        out->mdt_start = r->dstripe ? d.start : cl_ino_mdt(ino);
+        out->mdt_start = r->dstripe ? d.start : proto_ino_mdt(ino);
         out->mdt_hash = r->dstripe ? d.hash : 0;
         out->mdt_nmdt = r->dstripe ? d.nmdt : 1;
         out->mdt_default_count = !r->ddefault ? 0 : dd.count == 0xffff ? -1 : dd.count;
@@ -428,7 +428,7 @@ int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    int rc = MDT_CALL(fs, cl_ino_mdt(ino), setstripe, &q, r,
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), setstripe, &q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
     free(r);
     return rc;
@@ -443,7 +443,7 @@ int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
     int64_t sent = mdc_clock_ms();
     /* A file with data keeps its layout (SETSTRIPE wants it empty). */
     const struct layout *kept = size ? layout : NULL;
-    return MDT_CALL(fs, cl_ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
+    return MDT_CALL(fs, proto_ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
                     cl_note_layout(fs, sent, &r.leases, 0, NULL, &r.attr, kept));
 }
 
@@ -462,9 +462,9 @@ void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)
     struct proto_destroyed_req q = {.ino = rm->ino};
     struct proto_destroyed_rep r;
     cl_cred(&q.cred);
-    if ((rc = MDT_CALL(fs, cl_ino_mdt(rm->ino), destroyed, &q, &r, (void)0)))
+    if ((rc = MDT_CALL(fs, proto_ino_mdt(rm->ino), destroyed, &q, &r, (void)0)))
         log_warn("inode %llx: objects removed, but MDT%04x was not told: %s",
-                 (unsigned long long)rm->ino, cl_ino_mdt(rm->ino), log_err(rc));
+                 (unsigned long long)rm->ino, proto_ino_mdt(rm->ino), log_err(rc));
 }
 
 mode_t cl_umask(void)
@@ -486,7 +486,7 @@ mode_t cl_umask(void)
 
 static int lookup(stria_fs_t *fs, const char *path, bool follow, struct proto_attr *attr)
 {
-    return cl_lookup(fs, ROOT_INO, path, follow, attr);
+    return cl_lookup(fs, PROTO_ROOT_INO, path, follow, attr);
 }
 
 int stria_stat(stria_fs_t *fs, const char *path, struct stat *st)
@@ -509,12 +509,12 @@ int stria_lstat(stria_fs_t *fs, const char *path, struct stat *st)
 
 int stria_mkdir(stria_fs_t *fs, const char *path, mode_t mode)
 {
-    return cl_mkdir(fs, ROOT_INO, path, mode, NULL);
+    return cl_mkdir(fs, PROTO_ROOT_INO, path, mode, NULL);
 }
 
 int stria_mkdir_striped(stria_fs_t *fs, const char *path, mode_t mode, int32_t count, int32_t start)
 {
-    return cl_mkdir_striped(fs, ROOT_INO, path, mode, count, start, NULL);
+    return cl_mkdir_striped(fs, PROTO_ROOT_INO, path, mode, count, start, NULL);
 }
 
 int stria_setdirstripe(stria_fs_t *fs, const char *path, int32_t count, int32_t start)
@@ -526,7 +526,7 @@ int stria_setdirstripe(stria_fs_t *fs, const char *path, int32_t count, int32_t 
 
 int stria_rmdir(stria_fs_t *fs, const char *path)
 {
-    return cl_rmdir(fs, ROOT_INO, path);
+    return cl_rmdir(fs, PROTO_ROOT_INO, path);
 }
 
 int stria_unlink(stria_fs_t *fs, const char *path)
@@ -534,7 +534,7 @@ int stria_unlink(stria_fs_t *fs, const char *path)
     struct cl_removed *rm = calloc(1, sizeof(*rm));
     if (!rm)
         return -ENOMEM;
-    int rc = cl_unlink(fs, ROOT_INO, path, rm);
+    int rc = cl_unlink(fs, PROTO_ROOT_INO, path, rm);
     if (rc == 0)
         cl_destroy(fs, rm);
     free(rm);
@@ -546,7 +546,7 @@ int stria_rename(stria_fs_t *fs, const char *from, const char *to, unsigned flag
     struct cl_removed *rm = calloc(1, sizeof(*rm));
     if (!rm)
         return -ENOMEM;
-    int rc = cl_rename(fs, ROOT_INO, from, ROOT_INO, to, flags, rm);
+    int rc = cl_rename(fs, PROTO_ROOT_INO, from, PROTO_ROOT_INO, to, flags, rm);
     if (rc == 0)
         cl_destroy(fs, rm);
     free(rm);
@@ -557,12 +557,12 @@ int stria_link(stria_fs_t *fs, const char *existing, const char *newpath)
 {
     struct proto_attr a;
     int rc = lookup(fs, existing, false, &a);
-    return rc ? rc : cl_link(fs, a.ino, ROOT_INO, newpath, NULL);
+    return rc ? rc : cl_link(fs, a.ino, PROTO_ROOT_INO, newpath, NULL);
 }
 
 int stria_symlink(stria_fs_t *fs, const char *target, const char *linkpath)
 {
-    return cl_symlink(fs, ROOT_INO, linkpath, target, NULL);
+    return cl_symlink(fs, PROTO_ROOT_INO, linkpath, target, NULL);
 }
 
 ssize_t stria_readlink(stria_fs_t *fs, const char *path, char *buf, size_t len)
@@ -747,8 +747,8 @@ int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t si
     if (rc == -ENOENT) {
         /* A new, empty file with this layout. */
         stria_file_t *f;
-        rc = cl_open(fs, ROOT_INO, path, O_CREAT | O_EXCL | O_WRONLY, 0666 & ~cl_umask(), count,
-                     size, offset, &f, NULL);
+        rc = cl_open(fs, PROTO_ROOT_INO, path, O_CREAT | O_EXCL | O_WRONLY, 0666 & ~cl_umask(),
+                     count, size, offset, &f, NULL);
         return rc ? rc : stria_close(f);
     }
     return rc ? rc : cl_setstripe(fs, a.ino, count, size, offset);

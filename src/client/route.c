@@ -21,7 +21,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-#define ROOT_INO     1ull
 #define MAX_SYMLINKS 40
 #define WALK_DEPTH   256
 
@@ -71,8 +70,8 @@ uint32_t cl_name_mdt(stria_fs_t *fs, uint64_t dir, const char *name, size_t len)
     uint64_t ds = 0;
     if (one_mdt(fs) || (len == 1 && name[0] == '.') || (len == 2 && !memcmp(name, "..", 2)) ||
         cl_dir_stripe(fs, dir, &ds))
-        return cl_ino_mdt(dir); /* an error shows when the request is sent */
-    return proto_ds_name_mdt(ds, cl_ino_mdt(dir), name, len);
+        return proto_ino_mdt(dir); /* an error shows when the request is sent */
+    return proto_ds_name_mdt(ds, proto_ino_mdt(dir), name, len);
 }
 
 /* ---- the prefix cache ----
@@ -124,7 +123,7 @@ static void pfx_put(stria_fs_t *fs, uint64_t start, const char *dir, size_t len,
 static const char *from_root(const char *path, uint64_t *start)
 {
     if (*path == '/') {
-        *start = ROOT_INO;
+        *start = PROTO_ROOT_INO;
         while (*path == '/')
             path++;
     }
@@ -136,7 +135,7 @@ static const char *from_root(const char *path, uint64_t *start)
 static uint32_t first_mdt(stria_fs_t *fs, uint64_t dir, const char *p)
 {
     size_t len = strcspn(p, "/");
-    return len ? cl_name_mdt(fs, dir, p, len) : cl_ino_mdt(dir);
+    return len ? cl_name_mdt(fs, dir, p, len) : proto_ino_mdt(dir);
 }
 
 static bool split_path(const char *path, uint64_t *start, const char **dir, size_t *dirlen,
@@ -162,7 +161,7 @@ void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route
     rt->cached = false;
     rt->tries = 0;
     if (one_mdt(fs)) {
-        rt->mdt = cl_ino_mdt(parent);
+        rt->mdt = proto_ino_mdt(parent);
         return;
     }
     uint64_t start = parent, dir;
@@ -265,7 +264,7 @@ static int walk_step(struct walker *w, const char *name, bool last, bool follow,
         memmove(rest + n + 1, rest, rl + 1);
         memcpy(rest, target, (size_t)n);
         rest[n] = rl ? '/' : '\0';
-        if (target[0] == '/' && (rc = walk_start(w, ROOT_INO)))
+        if (target[0] == '/' && (rc = walk_start(w, PROTO_ROOT_INO)))
             return rc;
         *restarted = true;
         return 0;
@@ -290,7 +289,7 @@ static int walk(stria_fs_t *fs, uint64_t start, const char *path, bool follow, b
     snprintf(buf, sizeof(buf), "%s", path);
     w->fs = fs;
     w->links = MAX_SYMLINKS;
-    int rc = walk_start(w, buf[0] == '/' ? ROOT_INO : start);
+    int rc = walk_start(w, buf[0] == '/' ? PROTO_ROOT_INO : start);
     if (last)
         last[0] = '\0';
     char *p = buf;

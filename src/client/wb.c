@@ -88,7 +88,7 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
 {
     stria_fs_t *fs = w->fs;
     struct lease l;
-    int rc = cl_get(fs, PROTO_NODE_META, cl_ino_mdt(items[0]->parent), &l);
+    int rc = cl_get(fs, PROTO_NODE_META, proto_ino_mdt(items[0]->parent), &l);
     if (rc) {
         for (uint32_t i = 0; i < n; i++)
             failed(w, items[i], rc);
@@ -164,8 +164,8 @@ static void *sender_main(void *arg)
             break;
         /* One batch: consecutive items for one MDT. */
         uint32_t n = 0;
-        uint32_t mdt = cl_ino_mdt(w->head->parent);
-        while (w->head && n < WB_BATCH && cl_ino_mdt(w->head->parent) == mdt) {
+        uint32_t mdt = proto_ino_mdt(w->head->parent);
+        while (w->head && n < WB_BATCH && proto_ino_mdt(w->head->parent) == mdt) {
             items[n++] = w->head;
             w->head = w->head->next;
         }

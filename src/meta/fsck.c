@@ -127,7 +127,7 @@ static int on_entry(void *arg, uint64_t parent, const char *name, uint64_t ino, 
     struct scan *sc = arg;
     struct fsck *f = sc->f;
     f->r->entries++;
-    if (META_INO_MDT(ino) != f->mdt) {
+    if (proto_ino_mdt(ino) != f->mdt) {
         struct xref x = {.kind = XREF_NAME,
                          .parent = parent,
                          .ino = ino,
@@ -140,7 +140,7 @@ static int on_entry(void *arg, uint64_t parent, const char *name, uint64_t ino, 
         sc->last_parent_ok = meta_inode_get(sc->t, parent, sc->in) == 0 && S_ISDIR(sc->in->mode);
     }
     bool parent_ok = sc->last_parent_ok;
-    bool local = META_INO_MDT(ino) == f->mdt;
+    bool local = proto_ino_mdt(ino) == f->mdt;
     int irc = local ? meta_inode_get(sc->t, ino, sc->in) : 0;
     if (!parent_ok || (local && irc == -ENOENT)) {
         f->r->dangling++;
@@ -178,10 +178,10 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
     uint64_t refs = c ? c->refs : 0, subdirs = c ? c->subdirs : 0;
     /* A directory's entry may live on another MDT: a shard's always does,
      * and so may that of a directory under a striped or remote parent. */
-    bool dir = S_ISDIR(in->mode), root = ino == META_ROOT_INO;
+    bool dir = S_ISDIR(in->mode), root = ino == PROTO_ROOT_INO;
     bool named_far = dir && !root && (in->flags & META_F_SHARD);
     if (dir && !root && !named_far) {
-        named_far = META_INO_MDT(in->parent) != f->mdt;
+        named_far = proto_ino_mdt(in->parent) != f->mdt;
         if (!named_far && meta_inode_get(sc->t, in->parent, sc->in) == 0)
             named_far = sc->in->dstripe != 0;
     }
@@ -223,12 +223,12 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
                 want);
             add_fix(f, &(struct fix){.kind = FIX_NLINK, .ino = ino, .value = want});
         }
-        uint64_t holder = ino == META_ROOT_INO ? META_ROOT_INO : c->holder;
-        if (refs > 1 && ino != META_ROOT_INO) {
+        uint64_t holder = ino == PROTO_ROOT_INO ? PROTO_ROOT_INO : c->holder;
+        if (refs > 1 && ino != PROTO_ROOT_INO) {
             f->r->bad_parent++;
             say(f, "directory %" PRIx64 ": named by %" PRIu64 " entries (left as it is)\n", ino,
                 refs);
-        } else if (in->parent != holder && ino != META_ROOT_INO) {
+        } else if (in->parent != holder && ino != PROTO_ROOT_INO) {
             f->r->bad_parent++;
             say(f, "directory %" PRIx64 ": parent %" PRIx64 ", but %" PRIx64 " holds it\n", ino,
                 in->parent, holder);
@@ -253,7 +253,7 @@ static int lost_found_name(struct meta_txn *t, char *name, size_t len)
     struct meta_inode *root = malloc(sizeof(*root));
     if (!root)
         return -ENOMEM;
-    int rc = meta_inode_get(t, META_ROOT_INO, root);
+    int rc = meta_inode_get(t, PROTO_ROOT_INO, root);
     uint32_t mdt = meta_store_mdt(t->store);
     for (int i = 0; rc == 0; i++) {
         if (i == 0)
@@ -276,7 +276,7 @@ static int lost_found(struct meta_txn *t, uint64_t *out)
     int rc = lost_found_name(t, lf, sizeof(lf));
     if (rc)
         return rc;
-    rc = meta_dentry_get(t, META_ROOT_INO, lf, out, &type);
+    rc = meta_dentry_get(t, PROTO_ROOT_INO, lf, out, &type);
     if (rc != -ENOENT)
         return rc == 0 && type != DT_DIR ? -ENOTDIR : rc;
     struct meta_inode *in = malloc(sizeof(*in)), *root = malloc(sizeof(*root));
@@ -286,16 +286,16 @@ static int lost_found(struct meta_txn *t, uint64_t *out)
         return -ENOMEM;
     }
     meta_inode_clear(in);
-    if ((rc = meta_alloc_ino(t, &in->ino)) || (rc = meta_inode_get(t, META_ROOT_INO, root)))
+    if ((rc = meta_alloc_ino(t, &in->ino)) || (rc = meta_inode_get(t, PROTO_ROOT_INO, root)))
         goto out;
     in->mode = S_IFDIR | 0700;
     in->nlink = 2;
-    in->parent = META_ROOT_INO;
+    in->parent = PROTO_ROOT_INO;
     in->atime_ns = in->mtime_ns = in->ctime_ns = (int64_t)util_now_real_ns();
     root->nlink++;
     root->mtime_ns = root->ctime_ns = in->mtime_ns;
     if ((rc = meta_inode_put(t, in)) ||
-        (rc = meta_dentry_add(t, META_ROOT_INO, lf, in->ino, DT_DIR)) ||
+        (rc = meta_dentry_add(t, PROTO_ROOT_INO, lf, in->ino, DT_DIR)) ||
         (rc = meta_inode_put(t, root)))
         goto out;
     *out = in->ino;

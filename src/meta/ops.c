@@ -60,7 +60,7 @@ static int may_delete(const struct meta_inode *dir, const struct meta_inode *vic
 static bool name_here(struct meta_txn *t, uint64_t dir, const struct meta_inode *din,
                       const char *name)
 {
-    return proto_ds_name_mdt(din->dstripe, META_INO_MDT(dir), name, strlen(name)) ==
+    return proto_ds_name_mdt(din->dstripe, proto_ino_mdt(dir), name, strlen(name)) ==
            meta_store_mdt(t->store);
 }
 
@@ -69,7 +69,7 @@ static bool name_here(struct meta_txn *t, uint64_t dir, const struct meta_inode 
 int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out)
 {
     int rc = meta_inode_get(t, ino, out);
-    if (rc == -ENOENT && META_INO_MDT(ino) != meta_store_mdt(t->store))
+    if (rc == -ENOENT && proto_ino_mdt(ino) != meta_store_mdt(t->store))
         return -EREMOTE;
     return rc;
 }
@@ -128,7 +128,7 @@ static int valid_name(const char *name)
 static int walk_inode(struct meta_txn *t, uint64_t ino, struct meta_inode *out, bool *full)
 {
     int rc = meta_walk_dir(t, ino, out, full);
-    if (rc == -ENOENT && META_INO_MDT(ino) != meta_store_mdt(t->store))
+    if (rc == -ENOENT && proto_ino_mdt(ino) != meta_store_mdt(t->store))
         return -EREMOTE;
     return rc;
 }
@@ -152,7 +152,7 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
         return -ENAMETOOLONG;
     memcpy(buf, path, plen + 1);
     char *p = buf;
-    uint64_t cur = (*p == '/') ? META_ROOT_INO : start;
+    uint64_t cur = (*p == '/') ? PROTO_ROOT_INO : start;
     bool full;
     int rc = walk_inode(t, cur, &w->din, &full);
     if (rc)
@@ -236,7 +236,7 @@ int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t st
             p = buf;
             /* Back in the directory that held the link. */
             if (*p == '/')
-                cur = META_ROOT_INO;
+                cur = PROTO_ROOT_INO;
             if ((rc = walk_inode(t, cur, &w->din, &full)))
                 return rc;
             continue;
@@ -429,15 +429,15 @@ static int root_txn(struct meta_txn *t, void *arg)
 {
     struct root_arg *a = arg;
     struct meta_inode root;
-    int rc = meta_inode_get(t, META_ROOT_INO, &root);
+    int rc = meta_inode_get(t, PROTO_ROOT_INO, &root);
     if (rc != -ENOENT)
         return rc;
     memset(&root, 0, sizeof(root));
-    root.ino = META_ROOT_INO;
+    root.ino = PROTO_ROOT_INO;
     root.mode = S_IFDIR | 0755;
     root.nlink = 2;
     root.atime_ns = root.mtime_ns = root.ctime_ns = meta_now_ns();
-    root.parent = META_ROOT_INO;
+    root.parent = PROTO_ROOT_INO;
     root.dcount = a->c->default_count;
     root.dsize = a->c->default_size;
     root.doffset = -1;
@@ -1138,7 +1138,7 @@ static int is_ancestor(struct meta_txn *t, uint64_t anc, uint64_t dir)
     for (int depth = 0; depth < 4096; depth++) {
         if (dir == anc)
             return 1;
-        if (dir == META_ROOT_INO)
+        if (dir == PROTO_ROOT_INO)
             return 0;
         struct meta_inode in;
         int rc = meta_inode_get(t, dir, &in);

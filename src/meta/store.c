@@ -243,8 +243,8 @@ static int reserve_inos(struct meta_store *s, MDB_txn *txn)
     if (!s->ino_limit)
         s->ino_next = next;
     uint64_t limit = MAX(next, s->ino_limit) + INO_RESERVE;
-    if (limit >= (1ull << META_INO_BITS))
-        limit = 1ull << META_INO_BITS;
+    if (limit >= (1ull << PROTO_INO_BITS))
+        limit = 1ull << PROTO_INO_BITS;
     uint8_t b[8];
     be64(b, limit);
     v.mv_size = 8;
@@ -889,7 +889,7 @@ int meta_alloc_ino(struct meta_txn *t, uint64_t *ino)
     /* Only write transactions of a batch allocate; reserve_inos ran. */
     if (s->ino_next >= s->ino_limit)
         return -ENOSPC;
-    *ino = (uint64_t)s->mdt << META_INO_BITS | s->ino_next++;
+    *ino = proto_ino_make(s->mdt, s->ino_next++);
     return 0;
 }
 

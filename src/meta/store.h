@@ -17,6 +17,7 @@
 #ifndef STRIA_META_STORE_H
 #define STRIA_META_STORE_H
 
+#include "../proto/ids.h"
 #include "../proto/proto.h"
 
 #include <lmdb.h>
@@ -24,10 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
-
-#define META_INO_BITS     48
-#define META_ROOT_INO     1ull /* MDT 0, counter 1 */
-#define META_INO_MDT(ino) ((uint32_t)((ino) >> META_INO_BITS))
 
 struct meta_store;
 struct meta_reply;

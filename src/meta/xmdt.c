@@ -501,7 +501,7 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     if (m->ask_owner) {
         /* Refused before any seal, as in meta_op_rmdir's walk. */
         struct proto_shard_rep r;
-        int rc = shard_step(c, META_INO_MDT(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
+        int rc = shard_step(c, proto_ino_mdt(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
         if (rc)
             return meta_peer_err(rc);
         if (cred->uid != r.uid)
@@ -515,7 +515,7 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     xp->ino = m->ino;
     xp->dir = m->dir;
     xp->n = 1;
-    xp->mdt[0] = (uint16_t)META_INO_MDT(m->ino);
+    xp->mdt[0] = (uint16_t)proto_ino_mdt(m->ino);
     uint64_t txid;
     int rc = meta_intent_begin(c, xp, false, &txid);
     if (rc) {
@@ -549,7 +549,7 @@ static int seal_one(struct meta_ctx *c, uint32_t mdt, uint64_t txid, uint64_t in
     int rc;
     for (int i = 0;; i++) {
         rc = shard_step(c, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
-        if (rc != -EBUSY || ino == META_ROOT_INO || i == SEAL_TRIES)
+        if (rc != -EBUSY || ino == PROTO_ROOT_INO || i == SEAL_TRIES)
             return rc;
         usleep(5000);
     }
@@ -628,13 +628,13 @@ static int shard_txn(struct meta_txn *t, void *arg)
         a->r->ino = in.parent;
         a->r->uid = in.uid;
         a->r->dstripe = in.dstripe;
-        if (q->op == PROTO_SHARD_PARENT || in.parent == q->arg || q->ino == META_ROOT_INO)
+        if (q->op == PROTO_SHARD_PARENT || in.parent == q->arg || q->ino == PROTO_ROOT_INO)
             return 0;
         in.parent = q->arg;
         in.ctime_ns = meta_now_ns();
         return meta_inode_put(t, &in);
     }
-    if (q->ino == META_ROOT_INO && q->op != PROTO_SHARD_UNSEAL)
+    if (q->ino == PROTO_ROOT_INO && q->op != PROTO_SHARD_UNSEAL)
         return -EBUSY; /* the root is never removed */
     if ((rc = meta_inode_get(t, q->ino, &in)))
         return rc;

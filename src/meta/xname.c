@@ -231,7 +231,8 @@ static int hold_txn(struct meta_txn *t, void *arg)
         return rc == -EREMOTE ? -EXDEV : rc;
     if (!S_ISDIR(dir.mode))
         return -ENOTDIR;
-    if (proto_ds_name_mdt(dir.dstripe, META_INO_MDT(q->dir), a->name, strlen(a->name)) != a->c->mdt)
+    if (proto_ds_name_mdt(dir.dstripe, proto_ino_mdt(q->dir), a->name, strlen(a->name)) !=
+        a->c->mdt)
         return -EXDEV; /* the client's idea of where the name lives is wrong */
     if (dir.flags & META_F_SEALED)
         return -ENOENT;
@@ -516,7 +517,7 @@ static int seal_victim(struct meta_ctx *c, uint64_t txid, struct meta_intent *x,
     x->ino2 = ino;
     x->flags |= XF_VDIR; /* a directory: no link to drop, records to delete */
     x->vfirst = x->n;
-    x->mdt[x->n++] = (uint16_t)META_INO_MDT(ino);
+    x->mdt[x->n++] = (uint16_t)proto_ino_mdt(ino);
     int rc = meta_intent_rewrite(c, txid, x);
     return rc ? rc : meta_seal_records(c, txid, x, x->vfirst, dstripe, NULL);
 }
@@ -542,15 +543,15 @@ static int lock_and_check(struct meta_ctx *c, uint64_t txid, const struct meta_x
     for (int depth = 0;; depth++) {
         if (cur == m->sino)
             return -EINVAL; /* into its own subtree */
-        if (cur == META_ROOT_INO)
+        if (cur == PROTO_ROOT_INO)
             break;
         if (depth == 4096)
             return -ELOOP;
-        if ((rc = meta_shard_step(c, META_INO_MDT(cur), PROTO_SHARD_PARENT, txid, cur, 0, &r)))
+        if ((rc = meta_shard_step(c, proto_ino_mdt(cur), PROTO_SHARD_PARENT, txid, cur, 0, &r)))
             return rc;
         cur = r.ino;
     }
-    uint32_t owner = META_INO_MDT(m->sino);
+    uint32_t owner = proto_ino_mdt(m->sino);
     if ((rc = meta_shard_step(c, owner, PROTO_SHARD_PARENT, txid, m->sino, 0, &r)))
         return rc;
     uint32_t count = proto_ds_count(r.dstripe);
@@ -657,7 +658,7 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
         /* A replaced file loses a link on its MDT; a replaced (empty)
          * directory goes in the target MDT's COMMIT. */
         x->ino2 = h->ino;
-        x->mdt[1] = (uint16_t)META_INO_MDT(h->ino);
+        x->mdt[1] = (uint16_t)proto_ino_mdt(h->ino);
     }
     if (rc == 0 && !same && h->ino && h->type == DT_DIR && h->gone)
         rc = seal_victim(c, txid, x, h->ino, h->size);
@@ -741,7 +742,7 @@ int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir
     if (!x)
         return -ENOMEM;
     x->n = 1;
-    x->mdt[0] = (uint16_t)META_INO_MDT(ino);
+    x->mdt[0] = (uint16_t)proto_ino_mdt(ino);
     uint64_t txid;
     int rc = meta_store_write(c->store, alloc_txn, &txid);
     if (rc == 0 && !meta_xbusy_add(c, txid)) {
@@ -802,7 +803,7 @@ int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, 
         return -ENOMEM;
     }
     x->n = 1;
-    x->mdt[0] = (uint16_t)META_INO_MDT(ino);
+    x->mdt[0] = (uint16_t)proto_ino_mdt(ino);
     uint64_t txid;
     int rc = meta_intent_begin(c, x, false, &txid);
     if (rc == 0) {

@@ -2,6 +2,7 @@
 #include "xrefs.h"
 
 #include "../common/util.h"
+#include "ids.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -53,8 +54,6 @@ int xref_get(struct proto_dec *d, struct xref *x)
     }
     return d->err ? -EBADMSG : 0;
 }
-
-#define ROOT_INO 1ull
 
 void xfix_put(struct proto_enc *e, const struct xfix *x)
 {
@@ -126,7 +125,7 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
                     snprintf(line, sizeof(line),
                              "dangling entry '%.*s' in %" PRIx64 ": names inode %" PRIx64
                              ", which MDT%04x does not have\n",
-                             (int)x.name.len, x.name.p, x.parent, x.ino, (unsigned)(x.ino >> 48));
+                             (int)x.name.len, x.name.p, x.parent, x.ino, proto_ino_mdt(x.ino));
                     say(arg, line);
                     if (fix) {
                         /* The name lives on the MDT whose list this is. */
@@ -149,12 +148,12 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
         if (!s->listed)
             continue; /* a shard of a directory its MDT checked alone */
         struct xfix f = {0, s->ino, 0, 0, {NULL, 0}};
-        if (s->refs == 0 && s->ino != ROOT_INO) {
+        if (s->refs == 0 && s->ino != PROTO_ROOT_INO) {
             out->orphans++;
             f.kind = XFIX_ADOPT;
             snprintf(line, sizeof(line), "orphan inode %" PRIx64 ": no name on any MDT holds it\n",
                      s->ino);
-        } else if (s->type == DT_DIR && s->refs > 1 && s->ino != ROOT_INO) {
+        } else if (s->type == DT_DIR && s->refs > 1 && s->ino != PROTO_ROOT_INO) {
             out->named_twice++;
             snprintf(line, sizeof(line), "directory %" PRIx64 ": named by %" PRIu64 " entries\n",
                      s->ino, s->refs);

@@ -17,6 +17,7 @@
  */
 #include "../common/config.h"
 #include "../common/crc.h"
+#include "../proto/ids.h"
 #include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
@@ -130,12 +131,6 @@ static struct ost *find_ost(struct stord *s, uint32_t index)
     return NULL;
 }
 
-static void object_name(char *buf, size_t len, uint64_t ino, uint32_t comp, uint32_t stripe)
-{
-    unsigned fan = (unsigned)((ino ^ (ino >> 8) ^ (ino >> 16)) & 0xff);
-    snprintf(buf, len, "objects/%02x/%016" PRIx64 ".%u.%u", fan, ino, comp, stripe);
-}
-
 static uint64_t obj_bytes(const struct stat *st)
 {
     return (uint64_t)st->st_blocks * 512;
@@ -232,7 +227,7 @@ struct names {
 };
 
 /* Whether name is an object's: objects/XX/INODE.COMP.STRIPE, INODE 16
- * hex digits (what object_name makes; a log's line torn by a crash, or
+ * hex digits (what proto_obj_name makes; a log's line torn by a crash, or
  * anything else, is not). */
 static bool object_name_ok(const char *name)
 {
@@ -485,7 +480,7 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
     mkdirat(o->dirfd, "objects", 0700);
     char sub[32];
     for (int i = 0; i < 256; i++) {
-        snprintf(sub, sizeof(sub), "objects/%02x", i);
+        proto_obj_fan_dir(sub, sizeof(sub), (unsigned)i);
         if (mkdirat(o->dirfd, sub, 0700) < 0 && errno != EEXIST) {
             rc = -errno;
             log_error("OST%04x: cannot create %s/%s: %s", index, path, sub, log_err(rc));
@@ -516,7 +511,7 @@ static int ost_open(const char *path, uint32_t index, struct ost **out)
     bool recovering = !clean && since && rebooted;
     /* Count what the objects occupy. */
     for (int i = 0; i < 256; i++) {
-        snprintf(sub, sizeof(sub), "objects/%02x", i);
+        proto_obj_fan_dir(sub, sizeof(sub), (unsigned)i);
         int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
         DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
         if (!d) {
@@ -589,7 +584,7 @@ static int ost_stat(struct ost *o, struct proto_tstat *t)
     if (!o)                                                                                        \
         return -ENXIO;                                                                             \
     char name[96];                                                                                 \
-    object_name(name, sizeof(name), q.ino, q.comp, q.stripe);                                      \
+    proto_obj_name(name, sizeof(name), q.ino, q.comp, q.stripe);                                   \
     pthread_rwlock_t *lk = obj_lock(s, q.ost, q.ino, q.comp, q.stripe)
 
 /* Change object name of o under its lock: fn(so, arg) makes the change
@@ -918,7 +913,7 @@ static struct ost *fan_ost(struct stord *s, uint32_t ost, uint32_t fan, int *rc)
 static DIR *fan_open(struct ost *o, uint32_t fan, int *rc)
 {
     char sub[32];
-    snprintf(sub, sizeof(sub), "objects/%02x", fan);
+    proto_obj_fan_dir(sub, sizeof(sub), fan);
     int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
     DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
     if (!d) {
@@ -938,9 +933,12 @@ static bool fan_object(uint32_t fan, const char *d_name, uint64_t *ino, uint32_t
     char tail, sub[32];
     if (sscanf(d_name, "%16" SCNx64 ".%u.%u%c", ino, comp, stripe, &tail) != 3)
         return false; /* its checksums (.c), or a stranger */
-    object_name(name, 96, *ino, *comp, *stripe);
-    int sl = snprintf(sub, sizeof(sub), "objects/%02x/", fan);
-    return !strncmp(name, sub, (size_t)sl) && !strcmp(name + sl, d_name);
+    proto_obj_name(name, PROTO_OBJ_NAME_MAX, *ino, *comp, *stripe);
+    proto_obj_fan_dir(sub, sizeof(sub) - 1, fan);
+    size_t sl = strlen(sub);
+    sub[sl++] = '/';
+    sub[sl] = '\0';
+    return !strncmp(name, sub, sl) && !strcmp(name + sl, d_name);
 }
 
 /* SCRUB: check every block of every object of one fan-out directory. */

@@ -34,7 +34,7 @@
 #include <sys/xattr.h>
 #include <unistd.h>
 
-#define ROOT     META_ROOT_INO
+#define ROOT     PROTO_ROOT_INO
 #define MAP_SIZE (64ull << 20)
 #define NOST     4
 #define MIB      (1u << 20)

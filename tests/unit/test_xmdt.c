@@ -36,7 +36,7 @@
 #include <sys/stat.h>
 
 #define NMDT     4
-#define ROOT     META_ROOT_INO
+#define ROOT     PROTO_ROOT_INO
 #define MAP_SIZE (64ull << 20)
 
 struct fx {
@@ -164,7 +164,7 @@ static int teardown(void **state)
 /* The MDT that holds name in directory dir (of stripe ds, inode on home). */
 static uint32_t where(uint64_t ds, uint64_t dir, const char *name)
 {
-    return proto_ds_name_mdt(ds, META_INO_MDT(dir), name, strlen(name));
+    return proto_ds_name_mdt(ds, proto_ino_mdt(dir), name, strlen(name));
 }
 
 static uint64_t root_ds(void)
@@ -222,7 +222,7 @@ static void chmod_as_root(struct fx *f, uint64_t ino, uint32_t mode)
     q.ino = ino;
     q.valid = SETATTR_MODE;
     q.mode = mode;
-    assert_int_equal(meta_op_setattr(&f->ctx[META_INO_MDT(ino)], &q, r), 0);
+    assert_int_equal(meta_op_setattr(&f->ctx[proto_ino_mdt(ino)], &q, r), 0);
     free(r);
 }
 
@@ -335,7 +335,7 @@ static void test_striped_mkdir_rmdir(void **state)
     uint32_t e = where(root_ds(), ROOT, "d");
     struct proto_attr d;
     assert_int_equal(mkdir_at(f, e, ROOT, "d", NMDT, 2, &d), 0);
-    assert_int_equal(META_INO_MDT(d.ino), 2);
+    assert_int_equal(proto_ino_mdt(d.ino), 2);
     assert_int_equal(inodes(f), before + NMDT);
     /* Files spread over the shards, each on the MDT of its name. */
     uint32_t per[NMDT] = {0};
@@ -365,7 +365,7 @@ static void test_remote_mkdir_lookup(void **state)
     uint32_t owner = (e + 1) % NMDT;
     struct proto_attr d;
     assert_int_equal(mkdir_at(f, e, ROOT, "r", 1, (int32_t)owner, &d), 0);
-    assert_int_equal(META_INO_MDT(d.ino), owner);
+    assert_int_equal(proto_ino_mdt(d.ino), owner);
     assert_int_equal(d.dstripe, 0);
     /* The name's MDT says where the inode is. */
     struct proto_lookup_req q;
@@ -609,7 +609,7 @@ static void test_rename_between_mdts(void **state)
         if (old) {
             /* The last checkpoint went with its last link. */
             assert_int_equal(r->gone, 1);
-            assert_int_equal(getattr_at(f, META_INO_MDT(old), old, NULL), -ENOENT);
+            assert_int_equal(getattr_at(f, proto_ino_mdt(old), old, NULL), -ENOENT);
         }
         assert_int_equal(inodes(f), base + 1);
         assert_clean(f);
@@ -634,7 +634,7 @@ static void test_rename_between_mdts(void **state)
     uq.path = proto_str_c(ckpt);
     assert_int_equal(meta_op_unlink(&f->ctx[3], &uq, ur), 0);
     assert_int_equal(ur->gone, 1);
-    assert_int_equal(getattr_at(f, META_INO_MDT(ino), ino, NULL), -ENOENT);
+    assert_int_equal(getattr_at(f, proto_ino_mdt(ino), ino, NULL), -ENOENT);
     uq.path = proto_str_c(tmp);
     assert_int_equal(meta_op_unlink(&f->ctx[1], &uq, ur), 0);
     assert_int_equal(inodes(f), base);
@@ -706,7 +706,7 @@ static void test_rename_failure_at_every_step(void **state)
         } else {
             happened++;
             assert_int_equal(d_now, ino);
-            assert_int_equal(getattr_at(f, META_INO_MDT(victim), victim, NULL), -ENOENT);
+            assert_int_equal(getattr_at(f, proto_ino_mdt(victim), victim, NULL), -ENOENT);
             assert_int_equal(inodes(f), base + 1);
         }
         assert_clean(f);
@@ -798,7 +798,7 @@ static void test_directory_moves(void **state)
     struct proto_attr dr;
     name_on(3, "r-", rn, sizeof(rn));
     assert_int_equal(mkdir_at(f, 3, ROOT, rn, 1, 0, &dr), 0); /* its inode on MDT 0 */
-    assert_int_equal(META_INO_MDT(dr.ino), 0);
+    assert_int_equal(proto_ino_mdt(dr.ino), 0);
     assert_int_equal(rename_in(f, ROOT, root_ds(), q, ROOT, root_ds(), rn), 0);
     assert_int_equal(getattr_at(f, 0, dr.ino, NULL), -ENOENT);
     assert_int_equal(holds(f, rn), dq.ino);
@@ -1086,7 +1086,7 @@ static void test_recovery_beside_mkdir(void **state)
     int rc = mkdir_at(f, e, ROOT, "c", 2, -1, &d);
     assert_true(recovery_goes_on(f));
     assert_int_equal(rc, 0);
-    assert_int_equal(META_INO_MDT(d.ino), e);
+    assert_int_equal(proto_ino_mdt(d.ino), e);
     assert_int_equal(getattr_at(f, e, d.ino, NULL), 0);
     assert_int_equal(holds(f, "c"), d.ino);
     assert_int_equal(inodes(f), base + 2);
@@ -1222,7 +1222,7 @@ static void test_late_unseal(void **state)
     struct proto_attr d;
     /* The inode on the coordinator's MDT, the other shards elsewhere. */
     assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)e, &d), 0);
-    assert_int_equal(META_INO_MDT(d.ino), e);
+    assert_int_equal(proto_ino_mdt(d.ino), e);
     /* The first: the inode and one shard sealed, then no peer answers; its
      * rollback unseals the inode (here) but not the shard. */
     f->fail_after = 1;
@@ -1289,7 +1289,7 @@ static void test_seal_owned(void **state)
     uint32_t e = where(root_ds(), ROOT, "s");
     struct proto_attr d;
     assert_int_equal(mkdir_at(f, e, ROOT, "s", 2, (int32_t)e, &d), 0);
-    uint32_t o = META_INO_MDT(d.ino);
+    uint32_t o = proto_ino_mdt(d.ino);
     char n[32];
     for (int i = 0;; i++) {
         snprintf(n, sizeof(n), "n%d", i);
@@ -1341,14 +1341,14 @@ static void test_rmdir_refused_before_seal(void **state)
     struct proto_attr p;
     assert_int_equal(mkdir_at(f, e, ROOT, "pub", 0, -1, &p), 0);
     chmod_as_root(f, p.ino, 01777);
-    uint32_t h = META_INO_MDT(p.ino), other = (h + 1) % NMDT;
+    uint32_t h = proto_ino_mdt(p.ino), other = (h + 1) % NMDT;
     assert_int_equal(where(p.dstripe, p.ino, "rv"), h);
     /* Root's: one whose inode is on another MDT, one striped from here. */
     struct proto_attr rv, sv, mine;
     assert_int_equal(mkdir_at(f, h, p.ino, "rv", 1, (int32_t)other, &rv), 0);
-    assert_int_equal(META_INO_MDT(rv.ino), other);
+    assert_int_equal(proto_ino_mdt(rv.ino), other);
     assert_int_equal(mkdir_at(f, h, p.ino, "sv", NMDT, (int32_t)h, &sv), 0);
-    assert_int_equal(META_INO_MDT(sv.ino), h);
+    assert_int_equal(proto_ino_mdt(sv.ino), h);
     /* uid 1000's, its inode on another MDT. */
     assert_int_equal(mkdir_as(f, 1000, h, p.ino, "mine", 1, (int32_t)other, &mine), 0);
     assert_int_equal(mine.uid, 1000);

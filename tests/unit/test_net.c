@@ -1,0 +1,388 @@
+/*
+ * Unit tests of the transport (net/net.h) over loopback: a server started
+ * here on a port of its own, clients through net_connect, and a raw socket
+ * where a test must send what no client would (a bad header, a reply as a
+ * request, garbage instead of the handshake).
+ *
+ * What is checked is what a peer sees: a client with the cluster key is
+ * answered, one without is refused; a broken byte stream closes that
+ * connection and nobody else's; a malformed request is answered with an
+ * error and the connection goes on; requests in flight on one connection
+ * get their own replies. No assertion depends on how long anything takes
+ * (the handshake's timeout is another change's business); raw sockets wait
+ * at most 30 s so that a hang fails instead of hanging.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "common/auth.h"
+#include "common/util.h"
+#include "net/net.h"
+
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/time.h>
+#include <unistd.h>
+
+#define OP_ECHO PROTO_OP_PING /* the handler echoes payload and bulk */
+#define OP_FAIL PROTO_OP_GETATTR
+#define OP_NONE PROTO_OP_LOOKUP /* no handler */
+
+static struct auth_key key = {{1, 2, 3, 4, 5, 6, 7, 8}};
+static struct net_server *srv;
+static uint16_t port;
+static uint64_t seen_client; /* the client id the last request spoke for */
+
+/* Echo the payload and the bulk; a payload starting with '!' is malformed. */
+static int h_echo(void *ctx, struct net_req *req, struct net_rep *rep)
+{
+    (void)ctx;
+    __atomic_store_n(&seen_client, req->hdr.client_id, __ATOMIC_RELAXED);
+    size_t n = req->dec.len;
+    if (n && req->dec.buf[0] == '!')
+        return -EBADMSG;
+    if (n > rep->enc.cap)
+        return -EMSGSIZE;
+    memcpy(rep->enc.buf, req->dec.buf, n);
+    rep->enc.len = n;
+    rep->bulk = req->bulk;
+    rep->bulk_len = req->bulk_len;
+    return 0;
+}
+
+static int h_fail(void *ctx, struct net_req *req, struct net_rep *rep)
+{
+    (void)ctx, (void)req;
+    proto_put_U64(&rep->enc, &(uint64_t){42}); /* dropped with the error */
+    return -ENOENT;
+}
+
+static int setup(void **state)
+{
+    (void)state;
+    struct net_server_opts o = {.host = "127.0.0.1", .port = 0, .key = &key};
+    o.handlers[OP_ECHO] = h_echo;
+    o.handlers[OP_FAIL] = h_fail;
+    if (net_server_start(&o, &srv))
+        return -1;
+    port = net_server_port(srv);
+    return port ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    net_server_stop(srv); /* with connections still open: must return */
+    srv = NULL;
+    return 0;
+}
+
+static struct net_conn *connect_ok(uint64_t client_id)
+{
+    struct net_conn *c = NULL;
+    assert_int_equal(net_connect("127.0.0.1", port, &key, client_id, "test", 10000, &c), 0);
+    assert_non_null(c);
+    return c;
+}
+
+/* One echo round trip on c; asserts the reply is the request. */
+static void echo_ok(struct net_conn *c, const char *text)
+{
+    bool transport = false;
+    uint32_t blen = 0;
+    char bulk[32] = {0};
+    int rc = net_call_raw(c, OP_ECHO, text, (uint32_t)strlen(text), "bulk!", 5, bulk, sizeof(bulk),
+                          &blen, &transport);
+    assert_int_equal(rc, 0);
+    assert_false(transport);
+    assert_int_equal(c->rx_len, strlen(text));
+    assert_memory_equal(c->rx, text, strlen(text));
+    assert_int_equal(blen, 5);
+    assert_memory_equal(bulk, "bulk!", 5);
+}
+
+static void test_auth_and_reply(void **state)
+{
+    (void)state;
+    struct net_conn *c = connect_ok(0x1234);
+    assert_int_equal(c->version, PROTO_VERSION);
+    echo_ok(c, "hello");
+    assert_int_equal(seen_client, 0x1234);
+    /* A request speaks for whom its connection authenticated as, whatever
+     * its header claims. */
+    c->client_id = 0x9999;
+    echo_ok(c, "again");
+    assert_int_equal(seen_client, 0x1234);
+    net_close(c);
+}
+
+static void test_wrong_key_refused(void **state)
+{
+    (void)state;
+    struct auth_key other = key;
+    other.bytes[31] ^= 1;
+    struct net_conn *c = NULL;
+    assert_int_equal(net_connect("127.0.0.1", port, &other, 7, "intruder", 10000, &c), -EACCES);
+    assert_null(c);
+    /* The server carries on. */
+    c = connect_ok(8);
+    echo_ok(c, "still here");
+    net_close(c);
+}
+
+static void test_error_replies_keep_connection(void **state)
+{
+    (void)state;
+    struct net_conn *c = connect_ok(1);
+    bool transport = false;
+    /* The handler's error comes back as the status, without its payload. */
+    assert_int_equal(net_call_raw(c, OP_FAIL, NULL, 0, NULL, 0, NULL, 0, NULL, &transport),
+                     -ENOENT);
+    assert_false(transport);
+    assert_int_equal(c->rx_len, 0);
+    /* A malformed payload: an error reply, not a closed connection. */
+    assert_int_equal(net_call_raw(c, OP_ECHO, "!bad", 4, NULL, 0, NULL, 0, NULL, &transport),
+                     -EBADMSG);
+    assert_false(transport);
+    /* A request nobody serves, with a bulk the server must skip. */
+    char bulk[1000];
+    memset(bulk, 'b', sizeof(bulk));
+    assert_int_equal(
+        net_call_raw(c, OP_NONE, "x", 1, bulk, sizeof(bulk), NULL, 0, NULL, &transport),
+        -EOPNOTSUPP);
+    assert_false(transport);
+    assert_int_equal(net_call_raw(c, 9999, NULL, 0, NULL, 0, NULL, 0, NULL, &transport),
+                     -EOPNOTSUPP);
+    echo_ok(c, "the stream is still in step");
+    net_close(c);
+}
+
+static void test_requests_in_flight(void **state)
+{
+    (void)state;
+    struct net_conn *c = connect_ok(2);
+    enum { N = 16 };
+    uint64_t reqid[N];
+    char text[N][32];
+    for (int i = 0; i < N; i++) {
+        snprintf(text[i], sizeof(text[i]), "request %d%.*s", i, i, "xxxxxxxxxxxxxxxx");
+        assert_int_equal(
+            net_send(c, OP_ECHO, text[i], (uint32_t)strlen(text[i]), NULL, 0, &reqid[i]), 0);
+    }
+    for (int i = 1; i < N; i++)
+        assert_true(reqid[i] != reqid[i - 1]);
+    for (int i = 0; i < N; i++) {
+        bool transport = false;
+        assert_int_equal(net_recv(c, reqid[i], NULL, 0, NULL, &transport), 0);
+        assert_int_equal(c->rx_len, strlen(text[i]));
+        assert_memory_equal(c->rx, text[i], strlen(text[i]));
+    }
+    net_close(c);
+}
+
+/* ---- raw sockets ---- */
+
+static int raw_connect(void)
+{
+    int fd = net_tcp_connect("127.0.0.1", port, 10000);
+    assert_true(fd >= 0);
+    struct timeval tv = {30, 0};
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
+    return fd;
+}
+
+static void raw_send_hdr(int fd, const struct proto_hdr *h, const void *payload)
+{
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(h, hb);
+    assert_int_equal(write(fd, hb, sizeof(hb)), (ssize_t)sizeof(hb));
+    if (payload && h->payload_len)
+        assert_int_equal(write(fd, payload, h->payload_len), (ssize_t)h->payload_len);
+}
+
+static void raw_recv(int fd, struct proto_hdr *h, uint8_t *payload, size_t cap)
+{
+    uint8_t hb[PROTO_HDR_LEN];
+    assert_int_equal(util_read_full(fd, hb, sizeof(hb)), 0);
+    assert_int_equal(proto_hdr_decode(hb, h), 0);
+    assert_true(h->payload_len <= cap);
+    assert_int_equal(util_read_full(fd, payload, h->payload_len), 0);
+}
+
+/* Answer the server's challenge as net_connect does. */
+static void raw_handshake(int fd, uint64_t client_id)
+{
+    struct proto_hdr h;
+    uint8_t buf[1024];
+    raw_recv(fd, &h, buf, sizeof(buf));
+    assert_int_equal(h.opcode, PROTO_OP_HELLO);
+    struct proto_dec d;
+    struct proto_hello_req hello;
+    proto_dec_init(&d, buf, h.payload_len);
+    assert_int_equal(proto_dec_hello_req(&d, &hello), 0);
+    assert_int_equal(hello.nonce.len, AUTH_NONCE_LEN);
+    uint8_t mac[AUTH_MAC_LEN];
+    auth_mac(&key, hello.nonce.p, client_id, mac);
+    struct proto_auth_req a = {
+        .version = PROTO_VERSION, .mac = {mac, AUTH_MAC_LEN}, .name = proto_str_c("raw")};
+    struct proto_enc e;
+    proto_enc_init(&e, buf, sizeof(buf));
+    assert_int_equal(proto_enc_auth_req(&e, &a), 0);
+    struct proto_hdr ah = {.magic = PROTO_MAGIC,
+                           .version = PROTO_VERSION,
+                           .opcode = PROTO_OP_AUTH,
+                           .reqid = 1,
+                           .client_id = client_id,
+                           .payload_len = (uint32_t)e.len};
+    raw_send_hdr(fd, &ah, buf);
+    raw_recv(fd, &h, buf, sizeof(buf));
+    assert_int_equal(h.opcode, PROTO_OP_AUTH);
+    assert_int_equal(h.status, 0);
+}
+
+/* The server closed fd: EOF (or a reset) before any reply. */
+static void assert_closed(int fd)
+{
+    uint8_t b[PROTO_HDR_LEN];
+    ssize_t n;
+    do
+        n = read(fd, b, sizeof(b));
+    while (n < 0 && errno == EINTR);
+    if (n > 0)
+        fail_msg("the server answered (%zd bytes) instead of closing", n);
+    assert_true(n == 0 || errno == ECONNRESET);
+}
+
+static struct proto_hdr echo_hdr(uint32_t plen)
+{
+    struct proto_hdr h = {.magic = PROTO_MAGIC,
+                          .version = PROTO_VERSION,
+                          .opcode = OP_ECHO,
+                          .reqid = 5,
+                          .seq = 5,
+                          .payload_len = plen};
+    return h;
+}
+
+static void test_raw_handshake_and_echo(void **state)
+{
+    (void)state;
+    int fd = raw_connect();
+    raw_handshake(fd, 3);
+    struct proto_hdr h = echo_hdr(3), r;
+    raw_send_hdr(fd, &h, "abc");
+    uint8_t buf[16];
+    raw_recv(fd, &r, buf, sizeof(buf));
+    assert_true(r.flags & PROTO_FLAG_REPLY);
+    assert_int_equal(r.reqid, 5);
+    assert_int_equal(r.status, 0);
+    assert_int_equal(r.payload_len, 3);
+    assert_memory_equal(buf, "abc", 3);
+    close(fd);
+}
+
+enum bad { BAD_MAGIC, BAD_CRC, OVERSIZED, OVERSIZED_BULK, REPLY_AS_REQUEST };
+
+static void send_bad(int fd, enum bad kind)
+{
+    struct proto_hdr h = echo_hdr(3);
+    uint8_t hb[PROTO_HDR_LEN];
+    switch (kind) {
+    case BAD_MAGIC:
+        h.magic = 0x41525454u;
+        break;
+    case OVERSIZED:
+        h.payload_len = PROTO_MAX_REQ_PAYLOAD + 1;
+        break;
+    case OVERSIZED_BULK:
+        h.bulk_len = PROTO_MAX_BULK + 1;
+        break;
+    case REPLY_AS_REQUEST:
+        h.flags = PROTO_FLAG_REPLY;
+        break;
+    default:
+        break;
+    }
+    proto_hdr_encode(&h, hb);
+    if (kind == BAD_CRC)
+        hb[20] ^= 0x10; /* a bit of reqid: the checksum no longer matches */
+    assert_int_equal(write(fd, hb, sizeof(hb)), (ssize_t)sizeof(hb));
+    assert_int_equal(write(fd, "abc", 3), 3);
+}
+
+/* After a header it cannot trust the server closes the connection: the
+ * byte stream has no framing left. It serves the next connection. */
+static void test_bad_headers_close(void **state)
+{
+    (void)state;
+    for (int kind = BAD_MAGIC; kind <= REPLY_AS_REQUEST; kind++) {
+        int fd = raw_connect();
+        raw_handshake(fd, 4);
+        send_bad(fd, (enum bad)kind);
+        assert_closed(fd);
+        close(fd);
+    }
+    struct net_conn *c = connect_ok(4);
+    echo_ok(c, "after the garbage");
+    net_close(c);
+}
+
+/* Garbage, or a request, instead of the answer to the challenge: refused
+ * and closed before anything is served. */
+static void test_garbage_handshake(void **state)
+{
+    (void)state;
+    uint8_t buf[1024];
+    struct proto_hdr h;
+    int fd = raw_connect();
+    raw_recv(fd, &h, buf, sizeof(buf));
+    memset(buf, 0x5a, PROTO_HDR_LEN);
+    assert_int_equal(write(fd, buf, PROTO_HDR_LEN), PROTO_HDR_LEN);
+    assert_closed(fd);
+    close(fd);
+
+    fd = raw_connect();
+    raw_recv(fd, &h, buf, sizeof(buf));
+    struct proto_hdr e = echo_hdr(3);
+    raw_send_hdr(fd, &e, "abc");
+    assert_closed(fd);
+    close(fd);
+
+    /* A well-framed AUTH with a malformed body: an error, then closed. */
+    fd = raw_connect();
+    raw_recv(fd, &h, buf, sizeof(buf));
+    struct proto_hdr a = {.magic = PROTO_MAGIC,
+                          .version = PROTO_VERSION,
+                          .opcode = PROTO_OP_AUTH,
+                          .reqid = 1,
+                          .payload_len = 2};
+    raw_send_hdr(fd, &a, "\xff\xff");
+    raw_recv(fd, &h, buf, sizeof(buf));
+    assert_true(h.status < 0);
+    assert_closed(fd);
+    close(fd);
+
+    struct net_conn *c = connect_ok(5);
+    echo_ok(c, "after the intruders");
+    net_close(c);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_auth_and_reply),
+        cmocka_unit_test(test_wrong_key_refused),
+        cmocka_unit_test(test_error_replies_keep_connection),
+        cmocka_unit_test(test_requests_in_flight),
+        cmocka_unit_test(test_raw_handshake_and_echo),
+        cmocka_unit_test(test_bad_headers_close),
+        cmocka_unit_test(test_garbage_handshake),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}

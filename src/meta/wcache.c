@@ -49,7 +49,7 @@ struct wcache *wcache_create(uint32_t slots)
         return NULL;
     c->names = calloc(slots, sizeof(*c->names));
     c->dirs = calloc(slots, sizeof(*c->dirs));
-    if (!c->names || !c->dirs || (slots & (slots - 1)) || slots >= DIR_BIT) {
+    if (!slots || !c->names || !c->dirs || (slots & (slots - 1)) || slots >= DIR_BIT) {
         wcache_destroy(c);
         return NULL;
     }

@@ -181,9 +181,9 @@ static int teardown(void **state)
 static void test_inode_mdt(void **state)
 {
     (void)state;
-    assert_int_equal(cl_ino_mdt(1), 0);
-    assert_int_equal(cl_ino_mdt(ino_on(3, 12345)), 3);
-    assert_int_equal(cl_ino_mdt(ino_on(0xffff, 1)), 0xffff);
+    assert_int_equal(proto_ino_mdt(1), 0);
+    assert_int_equal(proto_ino_mdt(ino_on(3, 12345)), 3);
+    assert_int_equal(proto_ino_mdt(ino_on(0xffff, 1)), 0xffff);
 }
 
 static void test_plain_directory(void **state)

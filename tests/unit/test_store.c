@@ -61,7 +61,7 @@ static void reopen(uint32_t mdt)
 static void file_rec(struct meta_inode *in)
 {
     memset(in, 0, sizeof(*in));
-    in->ino = (2ull << META_INO_BITS) | 12345;
+    in->ino = (2ull << PROTO_INO_BITS) | 12345;
     in->mode = S_IFREG | 0640;
     in->uid = 1000;
     in->gid = 2000;

@@ -233,42 +233,42 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     l->reused = l->c != NULL;
     /* stria_set_io_timeout may change it at any time. */
     int64_t timeout_ms = __atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
+    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = timeout_ms * 1000000;
+    /* No try of a retrying call outlasts its deadline: a try late in the
+     * call waits for a reply only as long as the call has left. The first
+     * try has the whole timeout, and keeps the socket's as it is. */
+    int64_t try_ms = timeout_ms;
+    if (call_deadline_ns > now && call_deadline_ns - now < timeout_ns - 100000000)
+        try_ms = MAX((call_deadline_ns - now) / 1000000, 100);
     if (l->c) {
-        /* Pooled before a stria_set_io_timeout: it takes the new one. */
-        int rc = l->c->timeout_ms == timeout_ms ? 0 : net_set_timeout(l->c, (int)timeout_ms);
+        int rc = l->c->timeout_ms == try_ms ? 0 : net_set_timeout(l->c, (int)try_ms);
         if (rc) {
             net_close(l->c);
             l->c = NULL;
         }
         return rc;
     }
-    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = timeout_ms * 1000000;
-    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, timeout_ms);
-    if (call_deadline_ns > now) /* a retrying caller's: no try outlasts it */
-        connect_ms = (int)MIN((int64_t)connect_ms, (call_deadline_ns - now) / 1000000 + 1);
+    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, try_ms);
+    /* A target out of reach for timeout_ms is written off: each request
+     * still tries it, once and briefly, so one that is back is used at
+     * once; one still out of reach fails the request with EIO at once. */
     pthread_mutex_lock(&t->lock);
     bool written_off = t->down_since_ns && now - t->down_since_ns >= timeout_ns;
-    bool probe = !written_off || now - t->probe_ns >= 1000000000;
-    if (written_off && probe) {
-        t->probe_ns = now;
-        connect_ms = MIN(connect_ms, 1000);
-    }
     pthread_mutex_unlock(&t->lock);
-    if (!probe)
-        return -EHOSTDOWN;
+    if (written_off)
+        connect_ms = MIN(connect_ms, 1000);
     int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria", connect_ms, &l->c);
     if (rc && cl_unreachable(rc, false)) {
         pthread_mutex_lock(&t->lock);
         if (!t->down_since_ns)
             t->down_since_ns = now;
-        t->probe_ns = (int64_t)util_now_mono_ns(); /* the last try */
         pthread_mutex_unlock(&t->lock);
         if (written_off)
-            rc = -EHOSTDOWN; /* the one try failed: no waiting again */
+            rc = -EIO; /* the one try failed: no waiting again */
     }
     /* A server that stops answering (its host cut off, or frozen) must not
      * hold a caller forever. */
-    if (rc == 0 && (rc = net_set_timeout(l->c, (int)timeout_ms))) {
+    if (rc == 0 && (rc = net_set_timeout(l->c, (int)try_ms))) {
         net_close(l->c);
         l->c = NULL;
     }
@@ -280,7 +280,7 @@ int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l)
     l->t = NULL;
     l->c = NULL;
     int rc = lease_once(fs, kind, index, l);
-    if (rc == 0 || kind == PROTO_NODE_MGMT || rc == -EACCES || rc == -EHOSTDOWN)
+    if (rc == 0 || kind == PROTO_NODE_MGMT || rc == -EACCES || rc == -EIO)
         return rc;
     /* Unknown or unreachable: the map may have moved on. Only a new
      * address is worth a second try now. */
@@ -382,10 +382,18 @@ void cl_tag_put(uint16_t tag)
 
 void cl_retry_init(stria_fs_t *fs, struct cl_retry *r)
 {
+    int64_t timeout_ms = __atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
     r->start_ns = (int64_t)util_now_mono_ns();
-    r->deadline_ns = r->start_ns + fs->conf.timeout_ms * 1000000;
+    r->deadline_ns = r->start_ns + timeout_ms * 1000000;
     r->delay_ms = 50;
+    r->outer_ns = call_deadline_ns;
     call_deadline_ns = r->deadline_ns;
+}
+
+void cl_retry_end(struct cl_retry *r)
+{
+    /* A deadline left behind would cut the tries of later calls short. */
+    call_deadline_ns = r->outer_ns;
 }
 
 bool cl_unreachable(int rc, bool transport)
@@ -408,10 +416,6 @@ bool cl_unreachable(int rc, bool transport)
 
 bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *what)
 {
-    if (*rc == -EHOSTDOWN) {
-        *rc = -EIO; /* written off already: no second wait */
-        return false;
-    }
     if (!cl_unreachable(*rc, transport))
         return false;
     int64_t now = (int64_t)util_now_mono_ns();

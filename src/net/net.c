@@ -33,7 +33,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define HANDSHAKE_TIMEOUT_MS 5000
+#define HANDSHAKE_TIMEOUT_MS 5000 /* net_server_opts.handshake_ms's default */
 
 static int send_iov(int fd, struct iovec *iov, int n, int flags)
 {
@@ -745,7 +745,7 @@ static void *conn_main(void *arg)
 {
     struct srv_conn *sc = arg;
     struct net_server *s = sc->srv;
-    set_timeout(sc->fd, HANDSHAKE_TIMEOUT_MS);
+    set_timeout(sc->fd, s->o.handshake_ms);
     if (handshake(sc))
         goto out;
     set_timeout(sc->fd, 0);
@@ -861,6 +861,8 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     s->o = *o;
     if (s->o.max_conns <= 0)
         s->o.max_conns = 1024;
+    if (s->o.handshake_ms <= 0)
+        s->o.handshake_ms = HANDSHAKE_TIMEOUT_MS;
     auth_random(&s->server_id, sizeof(s->server_id));
     s->started_ns = util_now_mono_ns();
     for (int i = 0; i < PROTO_OP_MAX && !s->replies; i++)

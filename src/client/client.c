@@ -122,6 +122,44 @@ static void ct_drain(struct ctarget *t)
     t->nidle = 0;
 }
 
+/* The key file key_file names: relative paths from the directory
+ * conf_path really is in. */
+static void key_path(const char *conf_path, const char *key_file, char *buf, size_t len)
+{
+    if (key_file[0] == '/') {
+        snprintf(buf, len, "%s", key_file);
+        return;
+    }
+    /* Relative to where the file really is (~/.config/... is a link). */
+    char dir[4096], *real = realpath(conf_path, NULL);
+    snprintf(dir, sizeof(dir), "%s", real ? real : conf_path);
+    free(real);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    snprintf(buf, len, "%s/%s", dir, key_file);
+}
+
+int stria_conf_key_file(const char *conf, char *buf, size_t len)
+{
+    char path[4096], err[512];
+    int rc;
+    if (conf)
+        snprintf(path, sizeof(path), "%s", conf);
+    else if ((rc = stria_conf_find(path, sizeof(path))))
+        return rc;
+    struct client_conf cc = {0};
+    if ((rc = cfg_defaults(&client_table, &cc)) == 0 &&
+        (rc = cfg_load_file(&client_table, &cc, path, err, sizeof(err))) == 0 && !cc.key_file)
+        rc = -ENOENT;
+    if (rc == 0)
+        key_path(path, cc.key_file, buf, len);
+    cfg_free(&client_table, &cc);
+    return rc;
+}
+
 int stria_connect(const char *conf, stria_fs_t **out)
 {
     stria_fs_t *fs = calloc(1, sizeof(*fs));
@@ -134,29 +172,16 @@ int stria_connect(const char *conf, stria_fs_t **out)
         free(fs);
         return rc;
     }
-    char err[512], keypath[8300];
+    char err[512];
     if ((rc = cfg_defaults(&client_table, &fs->conf)) ||
         (rc = cfg_load_file(&client_table, &fs->conf, fs->conf_path, err, sizeof(err))) ||
         (rc = cfg_check_required(&client_table, &fs->conf, err, sizeof(err)))) {
         log_error("%s", err);
         goto fail;
     }
-    if (fs->conf.key_file[0] == '/') {
-        snprintf(keypath, sizeof(keypath), "%s", fs->conf.key_file);
-    } else {
-        /* Relative to where the file really is (~/.config/... is a link). */
-        char dir[4096], *real = realpath(fs->conf_path, NULL);
-        snprintf(dir, sizeof(dir), "%s", real ? real : fs->conf_path);
-        free(real);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof(dir), ".");
-        snprintf(keypath, sizeof(keypath), "%s/%s", dir, fs->conf.key_file);
-    }
-    if ((rc = auth_key_load(keypath, &fs->key, err, sizeof(err)))) {
-        log_error("%s", err);
+    key_path(fs->conf_path, fs->conf.key_file, fs->key_path, sizeof(fs->key_path));
+    if ((rc = auth_key_load(fs->key_path, &fs->key, err, sizeof(err)))) {
+        log_error("cannot load the cluster key: %s (key_file in %s)", err, fs->conf_path);
         goto fail;
     }
     auth_random(&fs->client_id, sizeof(fs->client_id));
@@ -258,6 +283,9 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     if (written_off)
         connect_ms = MIN(connect_ms, 1000);
     int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria", connect_ms, &l->c);
+    if (rc == -EACCES)
+        log_error("%s:%u refused this client: the cluster key does not match (key file %s)", host,
+                  port, fs->key_path);
     if (rc && cl_unreachable(rc, false)) {
         pthread_mutex_lock(&t->lock);
         if (!t->down_since_ns)

@@ -49,6 +49,7 @@ struct client_conf {
 
 struct stria_fs {
     char conf_path[4096];
+    char key_path[8300]; /* the key file conf.key_file names, resolved */
     struct client_conf conf;
     struct auth_key key;
     uint64_t client_id;

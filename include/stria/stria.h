@@ -40,8 +40,15 @@ typedef struct stria_dir stria_dir_t;
 STRIA_API int stria_conf_find(char *buf, size_t len);
 
 /* Connect to a cluster. conf: a client.conf path, or NULL (stria_conf_find).
- * On success *fs is set; free it with stria_disconnect. */
+ * On success *fs is set; free it with stria_disconnect. -EACCES: the
+ * servers refused this client's key (the cluster key does not match);
+ * libstria then logs the key file it used. */
 STRIA_API int stria_connect(const char *conf, stria_fs_t **fs);
+/* The cluster key file client.conf conf (NULL: stria_conf_find) names, as
+ * stria_connect reads it (a relative key_file is taken from the directory
+ * of the client.conf). Writes the path into buf; returns 0, or a negative
+ * errno when the client.conf cannot be read or names no key_file. */
+STRIA_API int stria_conf_key_file(const char *conf, char *buf, size_t len);
 STRIA_API void stria_disconnect(stria_fs_t *fs);
 /* How long I/O waits for an unreachable storage target (reconnecting
  * meanwhile) before it fails with EIO: ms in 500..3600000 (client.conf's

@@ -20,6 +20,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #ifndef STRIA_VERSION
 #define STRIA_VERSION "0.1.0"
@@ -285,6 +286,22 @@ int cli_connect(stria_fs_t **fs)
         fprintf(stderr, "stria: no client.conf found ($STRIA_CONF, ~/.config/stria/client.conf, "
                         "/etc/stria/client.conf); run `stria up` or pass --conf FILE\n");
         return rc;
+    }
+    /* The key named by the client.conf: unreadable, or not the cluster's. */
+    char key[CLI_PATH_MAX];
+    if (stria_conf_key_file(conf, key, sizeof(key)) == 0) {
+        if (access(key, R_OK) < 0) {
+            fprintf(stderr, "stria: cannot read the cluster key file %s (key_file in %s): %s\n",
+                    key, path, strerror(errno));
+            return rc;
+        }
+        if (rc == -EACCES) {
+            fprintf(stderr,
+                    "stria: the cluster key does not match: the servers refused the key in %s "
+                    "(key_file in %s)\n",
+                    key, path);
+            return rc;
+        }
     }
     fprintf(stderr, "stria: cannot connect using %s: %s; run `stria up` or pass --conf FILE\n",
             path, strerror(-rc));

@@ -122,6 +122,44 @@ static void ct_drain(struct ctarget *t)
     t->nidle = 0;
 }
 
+/* The key file key_file names: relative paths from the directory
+ * conf_path really is in. */
+static void key_path(const char *conf_path, const char *key_file, char *buf, size_t len)
+{
+    if (key_file[0] == '/') {
+        snprintf(buf, len, "%s", key_file);
+        return;
+    }
+    /* Relative to where the file really is (~/.config/... is a link). */
+    char dir[4096], *real = realpath(conf_path, NULL);
+    snprintf(dir, sizeof(dir), "%s", real ? real : conf_path);
+    free(real);
+    char *slash = strrchr(dir, '/');
+    if (slash)
+        *slash = '\0';
+    else
+        snprintf(dir, sizeof(dir), ".");
+    snprintf(buf, len, "%s/%s", dir, key_file);
+}
+
+int stria_conf_key_file(const char *conf, char *buf, size_t len)
+{
+    char path[4096], err[512];
+    int rc;
+    if (conf)
+        snprintf(path, sizeof(path), "%s", conf);
+    else if ((rc = stria_conf_find(path, sizeof(path))))
+        return rc;
+    struct client_conf cc = {0};
+    if ((rc = cfg_defaults(&client_table, &cc)) == 0 &&
+        (rc = cfg_load_file(&client_table, &cc, path, err, sizeof(err))) == 0 && !cc.key_file)
+        rc = -ENOENT;
+    if (rc == 0)
+        key_path(path, cc.key_file, buf, len);
+    cfg_free(&client_table, &cc);
+    return rc;
+}
+
 int stria_connect(const char *conf, stria_fs_t **out)
 {
     stria_fs_t *fs = calloc(1, sizeof(*fs));
@@ -134,29 +172,16 @@ int stria_connect(const char *conf, stria_fs_t **out)
         free(fs);
         return rc;
     }
-    char err[512], keypath[8300];
+    char err[512];
     if ((rc = cfg_defaults(&client_table, &fs->conf)) ||
         (rc = cfg_load_file(&client_table, &fs->conf, fs->conf_path, err, sizeof(err))) ||
         (rc = cfg_check_required(&client_table, &fs->conf, err, sizeof(err)))) {
         log_error("%s", err);
         goto fail;
     }
-    if (fs->conf.key_file[0] == '/') {
-        snprintf(keypath, sizeof(keypath), "%s", fs->conf.key_file);
-    } else {
-        /* Relative to where the file really is (~/.config/... is a link). */
-        char dir[4096], *real = realpath(fs->conf_path, NULL);
-        snprintf(dir, sizeof(dir), "%s", real ? real : fs->conf_path);
-        free(real);
-        char *slash = strrchr(dir, '/');
-        if (slash)
-            *slash = '\0';
-        else
-            snprintf(dir, sizeof(dir), ".");
-        snprintf(keypath, sizeof(keypath), "%s/%s", dir, fs->conf.key_file);
-    }
-    if ((rc = auth_key_load(keypath, &fs->key, err, sizeof(err)))) {
-        log_error("%s", err);
+    key_path(fs->conf_path, fs->conf.key_file, fs->key_path, sizeof(fs->key_path));
+    if ((rc = auth_key_load(fs->key_path, &fs->key, err, sizeof(err)))) {
+        log_error("cannot load the cluster key: %s (key_file in %s)", err, fs->conf_path);
         goto fail;
     }
     auth_random(&fs->client_id, sizeof(fs->client_id));
@@ -233,42 +258,45 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     l->reused = l->c != NULL;
     /* stria_set_io_timeout may change it at any time. */
     int64_t timeout_ms = __atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
+    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = timeout_ms * 1000000;
+    /* No try of a retrying call outlasts its deadline: a try late in the
+     * call waits for a reply only as long as the call has left. The first
+     * try has the whole timeout, and keeps the socket's as it is. */
+    int64_t try_ms = timeout_ms;
+    if (call_deadline_ns > now && call_deadline_ns - now < timeout_ns - 100000000)
+        try_ms = MAX((call_deadline_ns - now) / 1000000, 100);
     if (l->c) {
-        /* Pooled before a stria_set_io_timeout: it takes the new one. */
-        int rc = l->c->timeout_ms == timeout_ms ? 0 : net_set_timeout(l->c, (int)timeout_ms);
+        int rc = l->c->timeout_ms == try_ms ? 0 : net_set_timeout(l->c, (int)try_ms);
         if (rc) {
             net_close(l->c);
             l->c = NULL;
         }
         return rc;
     }
-    int64_t now = (int64_t)util_now_mono_ns(), timeout_ns = timeout_ms * 1000000;
-    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, timeout_ms);
-    if (call_deadline_ns > now) /* a retrying caller's: no try outlasts it */
-        connect_ms = (int)MIN((int64_t)connect_ms, (call_deadline_ns - now) / 1000000 + 1);
+    int connect_ms = (int)MIN(fs->conf.connect_timeout_ms, try_ms);
+    /* A target out of reach for timeout_ms is written off: each request
+     * still tries it, once and briefly, so one that is back is used at
+     * once; one still out of reach fails the request with EIO at once. */
     pthread_mutex_lock(&t->lock);
     bool written_off = t->down_since_ns && now - t->down_since_ns >= timeout_ns;
-    bool probe = !written_off || now - t->probe_ns >= 1000000000;
-    if (written_off && probe) {
-        t->probe_ns = now;
-        connect_ms = MIN(connect_ms, 1000);
-    }
     pthread_mutex_unlock(&t->lock);
-    if (!probe)
-        return -EHOSTDOWN;
+    if (written_off)
+        connect_ms = MIN(connect_ms, 1000);
     int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria", connect_ms, &l->c);
+    if (rc == -EACCES)
+        log_error("%s:%u refused this client: the cluster key does not match (key file %s)", host,
+                  port, fs->key_path);
     if (rc && cl_unreachable(rc, false)) {
         pthread_mutex_lock(&t->lock);
         if (!t->down_since_ns)
             t->down_since_ns = now;
-        t->probe_ns = (int64_t)util_now_mono_ns(); /* the last try */
         pthread_mutex_unlock(&t->lock);
         if (written_off)
-            rc = -EHOSTDOWN; /* the one try failed: no waiting again */
+            rc = -EIO; /* the one try failed: no waiting again */
     }
     /* A server that stops answering (its host cut off, or frozen) must not
      * hold a caller forever. */
-    if (rc == 0 && (rc = net_set_timeout(l->c, (int)timeout_ms))) {
+    if (rc == 0 && (rc = net_set_timeout(l->c, (int)try_ms))) {
         net_close(l->c);
         l->c = NULL;
     }
@@ -280,7 +308,7 @@ int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l)
     l->t = NULL;
     l->c = NULL;
     int rc = lease_once(fs, kind, index, l);
-    if (rc == 0 || kind == PROTO_NODE_MGMT || rc == -EACCES || rc == -EHOSTDOWN)
+    if (rc == 0 || kind == PROTO_NODE_MGMT || rc == -EACCES || rc == -EIO)
         return rc;
     /* Unknown or unreachable: the map may have moved on. Only a new
      * address is worth a second try now. */
@@ -382,10 +410,18 @@ void cl_tag_put(uint16_t tag)
 
 void cl_retry_init(stria_fs_t *fs, struct cl_retry *r)
 {
+    int64_t timeout_ms = __atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
     r->start_ns = (int64_t)util_now_mono_ns();
-    r->deadline_ns = r->start_ns + fs->conf.timeout_ms * 1000000;
+    r->deadline_ns = r->start_ns + timeout_ms * 1000000;
     r->delay_ms = 50;
+    r->outer_ns = call_deadline_ns;
     call_deadline_ns = r->deadline_ns;
+}
+
+void cl_retry_end(struct cl_retry *r)
+{
+    /* A deadline left behind would cut the tries of later calls short. */
+    call_deadline_ns = r->outer_ns;
 }
 
 bool cl_unreachable(int rc, bool transport)
@@ -408,10 +444,6 @@ bool cl_unreachable(int rc, bool transport)
 
 bool cl_retry_again(struct cl_retry *r, int *rc, bool transport, const char *what)
 {
-    if (*rc == -EHOSTDOWN) {
-        *rc = -EIO; /* written off already: no second wait */
-        return false;
-    }
     if (!cl_unreachable(*rc, transport))
         return false;
     int64_t now = (int64_t)util_now_mono_ns();

@@ -33,10 +33,11 @@ struct ctarget {
     uint64_t gen; /* bumped when the address changes */
     struct net_conn *idle[CT_IDLE_MAX];
     int nidle;
-    /* Out of reach since (0: answering), and the last try since then: a
-     * target out of reach for conf.timeout_ms is written off, and requests
-     * to it fail at once with EIO but for one try a second. */
-    int64_t down_since_ns, probe_ns;
+    /* Out of reach since (0: answering): a target out of reach for
+     * conf.timeout_ms is written off, and each request to it makes one
+     * short try (a connect of at most a second) and fails with EIO if that
+     * fails, instead of waiting the timeout again. */
+    int64_t down_since_ns;
 };
 
 struct client_conf {
@@ -49,6 +50,7 @@ struct client_conf {
 
 struct stria_fs {
     char conf_path[4096];
+    char key_path[8300]; /* the key file conf.key_file names, resolved */
     struct client_conf conf;
     struct auth_key key;
     uint64_t client_id;
@@ -122,7 +124,9 @@ struct lease {
 };
 
 /* Borrow a connection to target (kind, index); refreshes the map once if
- * the target is unknown. Returns 0 or negative errno. */
+ * the target is unknown. Returns 0 or negative errno: -EIO when the
+ * target is written off (ctarget.down_since_ns) and its one try failed.
+ * Inside a retrying call (cl_retry_init) no try outlasts its deadline. */
 int cl_get(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease *l);
 /* Return it; broken connections are closed. */
 void cl_put(struct lease *l, bool broken);
@@ -131,12 +135,16 @@ void cl_silent_since(struct lease *l, int64_t since_ns);
 
 /* Storage I/O keeps trying an unreachable target (a server restarting, a
  * host cut off) until conf.timeout_ms has passed since it began, then
- * fails with EIO. */
+ * fails with EIO: one deadline for the whole call, set before its first
+ * try, which every try's waits respect. */
 struct cl_retry {
     int64_t start_ns, deadline_ns;
     int delay_ms;
+    int64_t outer_ns; /* the thread's deadline before this call's */
 };
 void cl_retry_init(stria_fs_t *fs, struct cl_retry *r);
+/* The call is over: its deadline no longer bounds the thread's tries. */
+void cl_retry_end(struct cl_retry *r);
 /* Does rc (transport: a connection broke) say the target was out of reach? */
 bool cl_unreachable(int rc, bool transport);
 /* After a failure rc: true (having slept a backoff) to try again; false to
@@ -235,6 +243,7 @@ extern __thread bool cl_long_call;
                 !cl_retry_again(&rty_, &rc_, tr_ || !sent_, #lname))                               \
                 break;                                                                             \
         }                                                                                          \
+        cl_retry_end(&rty_);                                                                       \
         if (tag_)                                                                                  \
             cl_tag_put(tag_);                                                                      \
         rc_;                                                                                       \

@@ -200,10 +200,11 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
     return rc;
 }
 
-/* One attempt; *stale says a pooled connection failed under us, *unreach
- * that an OST was out of reach (cl_unreachable). */
-static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
-                      size_t len, uint64_t off, bool *stale, bool *unreach)
+/* One attempt of the call rt; *stale says a pooled connection failed
+ * under us, *unreach that an OST was out of reach (cl_unreachable). */
+static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
+                      const struct layout *l, bool write, void *buf, size_t len, uint64_t off,
+                      bool *stale, bool *unreach)
 {
     size_t npieces = 0;
     for (uint64_t o = off; o < off + len;) {
@@ -252,9 +253,12 @@ static int io_rw_once(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool
         if (rc)
             log_info("OST%04x unreachable: %s", lanes[k].ost, log_err(rc));
     }
-    /* Replies must keep coming: none for timeout_ms and the OSTs waited on
-     * are out of reach. */
-    int64_t quiet_ns = fs->conf.timeout_ms * 1000000, last_ns = (int64_t)util_now_mono_ns();
+    /* Replies must keep coming: none for timeout_ms, or for what the call
+     * has left of it when this try began late, and the OSTs waited on are
+     * out of reach. */
+    int64_t last_ns = (int64_t)util_now_mono_ns();
+    int64_t quiet_ns =
+        MIN(fs->conf.timeout_ms * 1000000, MAX(rt->deadline_ns - last_ns, 100000000));
     int depth = (int)fs->conf.io_depth;
     struct pollfd pfd[LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP + 1];
     int idx[LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP + 1];
@@ -328,13 +332,14 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
     struct cl_retry rt;
     cl_retry_init(fs, &rt);
     bool stale = false, unreach = false;
-    int rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale, &unreach);
+    int rc = io_rw_once(fs, &rt, ino, l, write, buf, len, off, &stale, &unreach);
     if (rc && stale)
-        rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale, &unreach);
+        rc = io_rw_once(fs, &rt, ino, l, write, buf, len, off, &stale, &unreach);
     while (rc && cl_retry_again(&rt, &rc, unreach, write ? "write" : "read")) {
         unreach = false;
-        rc = io_rw_once(fs, ino, l, write, buf, len, off, &stale, &unreach);
+        rc = io_rw_once(fs, &rt, ino, l, write, buf, len, off, &stale, &unreach);
     }
+    cl_retry_end(&rt);
     return rc;
 }
 
@@ -408,11 +413,12 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
             bool last = c + 1 == l->ncomp && s + 1 == l->comp[c].stripe_count;
             if (n < OBJ_WINDOW && !last)
                 continue;
-            object_window(fs, ino, l, op, size, v, n);
-            /* A server restarted under a pooled connection: once more,
-             * fresh; an OST out of reach: again until the timeout. */
+            /* One timeout for the window, from its first try: a server
+             * restarted under a pooled connection: once more, fresh; an
+             * OST out of reach: again until the timeout. */
             struct cl_retry rt;
             cl_retry_init(fs, &rt);
+            object_window(fs, ino, l, op, size, v, n);
             bool fresh = true;
             for (;;) {
                 int again = 0, arc = 0;
@@ -436,6 +442,7 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
                 n = again;
                 object_window(fs, ino, l, op, size, v, n);
             }
+            cl_retry_end(&rt);
             n = 0;
         }
     }

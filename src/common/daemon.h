@@ -16,6 +16,7 @@ struct daemon_conf {
     struct cfg_addr listen;
     char *key_file;
     int64_t max_connections;
+    int64_t handshake_timeout_ms;
     char *log_level;
     /* metad and stord only */
     char *advertise;
@@ -36,6 +37,9 @@ struct daemon_conf {
                    "the cluster's shared key file (mode 0600)"),                                   \
         DAEMON_OPT(T, max_connections, CFG_INT, 1, 1000000, "4096", false,                         \
                    "most connections at once"),                                                    \
+        DAEMON_OPT(T, handshake_timeout_ms, CFG_INT, 100, 600000, "5000", false,                   \
+                   "a new connection that has not authenticated this long after it was "           \
+                   "accepted is closed, and its slot freed"),                                      \
         DAEMON_OPT(T, log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug")
 
 /* Options of daemons that register with the management service. */

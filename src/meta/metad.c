@@ -600,6 +600,7 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
                                  .port = port,
                                  .key = key,
                                  .max_conns = (int)conf->d.max_connections,
+                                 .handshake_ms = (int)conf->d.handshake_timeout_ms,
                                  .ctx = m,
                                  .on_close = conn_closed,
                                  .on_enter = request_enter,

@@ -33,7 +33,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
-#define HANDSHAKE_TIMEOUT_MS 5000
+#define HANDSHAKE_TIMEOUT_MS 5000 /* net_server_opts.handshake_ms's default */
 
 static int send_iov(int fd, struct iovec *iov, int n, int flags)
 {
@@ -558,9 +558,43 @@ static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, c
     return reply_bulk(sc, req, status, payload, plen, NULL, 0, -1, 0);
 }
 
+/* Read len bytes from fd before deadline_ns (monotonic): -ETIMEDOUT
+ * after it, however the bytes trickle in. */
+static int read_by(int fd, void *buf, size_t len, int64_t deadline_ns)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        int64_t left_ns = deadline_ns - (int64_t)util_now_mono_ns();
+        if (left_ns <= 0)
+            return -ETIMEDOUT;
+        struct pollfd pf = {.fd = fd, .events = POLLIN};
+        int n = poll(&pf, 1, (int)((left_ns + 999999) / 1000000));
+        if (n < 0 && errno != EINTR)
+            return -errno;
+        if (n <= 0)
+            continue;
+        ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
+        if (r < 0) {
+            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -ECONNRESET;
+        p += r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+/* HELLO, then AUTH read and checked, all before one deadline: the
+ * handshake_ms after the connection was accepted, whatever arrives
+ * meanwhile, so a peer that never authenticates cannot keep its thread and
+ * slot by sending a byte now and then. */
 static int handshake(struct srv_conn *sc)
 {
     struct net_server *s = sc->srv;
+    int64_t deadline_ns = (int64_t)util_now_mono_ns() + (int64_t)s->o.handshake_ms * 1000000;
     uint8_t nonce[AUTH_NONCE_LEN], buf[1024];
     int rc = auth_random(nonce, sizeof(nonce));
     if (rc)
@@ -580,13 +614,19 @@ static int handshake(struct srv_conn *sc)
                           .payload_len = (uint32_t)e.len};
     if ((rc = send_msg(sc->fd, &h, buf, NULL)))
         return rc;
-    rc = recv_hdr(sc->fd, &h);
+    uint8_t hb[PROTO_HDR_LEN];
+    rc = read_by(sc->fd, hb, PROTO_HDR_LEN, deadline_ns);
+    if (rc == 0)
+        rc = proto_hdr_decode(hb, &h);
     if (rc) {
-        log_warn("auth refused peer=%s reason=\"%s\"", sc->peer,
-                 rc == -EBADMSG    ? "not a stria message"
-                 : rc == -EMSGSIZE ? "oversized message"
-                 : rc == -EAGAIN   ? "no answer to the challenge"
-                                   : strerror(-rc));
+        if (rc == -ETIMEDOUT)
+            log_warn("auth refused peer=%s reason=\"no AUTH within %d ms\"", sc->peer,
+                     s->o.handshake_ms);
+        else
+            log_warn("auth refused peer=%s reason=\"%s\"", sc->peer,
+                     rc == -EBADMSG    ? "not a stria message"
+                     : rc == -EMSGSIZE ? "oversized message"
+                                       : strerror(-rc));
         return -EACCES;
     }
     if (h.opcode != PROTO_OP_AUTH || h.bulk_len || h.payload_len > sizeof(buf)) {
@@ -594,8 +634,12 @@ static int handshake(struct srv_conn *sc)
                  "unexpected", h.opcode);
         return -EACCES;
     }
-    if ((rc = util_read_full(sc->fd, buf, h.payload_len)))
+    if ((rc = read_by(sc->fd, buf, h.payload_len, deadline_ns))) {
+        if (rc == -ETIMEDOUT)
+            log_warn("auth refused peer=%s reason=\"no AUTH within %d ms\"", sc->peer,
+                     s->o.handshake_ms);
         return rc;
+    }
     struct proto_dec d;
     struct proto_auth_req a;
     proto_dec_init(&d, buf, h.payload_len);
@@ -745,7 +789,8 @@ static void *conn_main(void *arg)
 {
     struct srv_conn *sc = arg;
     struct net_server *s = sc->srv;
-    set_timeout(sc->fd, HANDSHAKE_TIMEOUT_MS);
+    /* Reads have the handshake's deadline; this bounds its two sends. */
+    set_timeout(sc->fd, s->o.handshake_ms);
     if (handshake(sc))
         goto out;
     set_timeout(sc->fd, 0);
@@ -861,6 +906,8 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     s->o = *o;
     if (s->o.max_conns <= 0)
         s->o.max_conns = 1024;
+    if (s->o.handshake_ms <= 0)
+        s->o.handshake_ms = HANDSHAKE_TIMEOUT_MS;
     auth_random(&s->server_id, sizeof(s->server_id));
     s->started_ns = util_now_mono_ns();
     for (int i = 0; i < PROTO_OP_MAX && !s->replies; i++)

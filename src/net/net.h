@@ -117,6 +117,9 @@ struct net_server_opts {
     uint16_t port;
     const struct auth_key *key;
     int max_conns;
+    /* A connection that has not authenticated this long after it was
+     * accepted is closed (0: 5000). */
+    int handshake_ms;
     net_handler_fn handlers[PROTO_OP_MAX];
     void *ctx;
     /* Called (if set) when a connection ends, with net_req.conn's value. */

@@ -1175,6 +1175,7 @@ int main(int argc, char **argv)
                                  .port = conf.d.listen.port,
                                  .key = &key,
                                  .max_conns = (int)conf.d.max_connections,
+                                 .handshake_ms = (int)conf.d.handshake_timeout_ms,
                                  .ctx = s};
     so.handlers[PROTO_OP_PING] = h_ping;
     so.handlers[PROTO_OP_WRITE] = h_write;

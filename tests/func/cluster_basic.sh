@@ -24,6 +24,23 @@ STRIA_CONF="$CONF" "$STRIA" ls stria:/ >/dev/null || fail "STRIA_CONF"
 if STRIA_CONF="$T/nope.conf" "$STRIA" ls stria:/ 2>/dev/null; then fail "bogus STRIA_CONF accepted"; fi
 if "$STRIA" --conf "$T/nope.conf" ls stria:/ 2>/dev/null; then fail "bogus --conf accepted"; fi
 
+step "a wrong cluster key, and a missing one, are named"
+# Another cluster's key: the servers refuse it; the CLI says the key does
+# not match and which file it came from.
+head -c 32 /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/other.key"
+chmod 600 "$T/other.key"
+sed "s|^key_file = .*|key_file = $T/other.key|" "$CONF" >"$T/wrongkey.conf"
+if "$STRIA" --conf "$T/wrongkey.conf" ls stria:/ 2>"$T/err"; then fail "a wrong key was accepted"; fi
+cat "$T/err"
+grep -q "cluster key does not match" "$T/err" || fail "a wrong key is not called one: $(cat "$T/err")"
+grep -qF "$T/other.key" "$T/err" || fail "the wrong key's file is not named: $(cat "$T/err")"
+# A key file that is not there: named, with why it cannot be read.
+sed "s|^key_file = .*|key_file = $T/gone.key|" "$CONF" >"$T/nokey.conf"
+if "$STRIA" --conf "$T/nokey.conf" ls stria:/ 2>"$T/err"; then fail "a missing key was accepted"; fi
+cat "$T/err"
+grep -qF "cannot read the cluster key file $T/gone.key" "$T/err" ||
+    fail "a missing key file is not named: $(cat "$T/err")"
+
 step "namespace commands"
 "$STRIA" mkdir -p stria:/a/b/c
 "$STRIA" ls stria:/a | grep -qx b || fail "ls"

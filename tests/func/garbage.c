@@ -9,7 +9,14 @@
  * a fresh connection afterwards must be answered. Then a file is written
  * and read back through libstria.
  *
+ * With SLOW_PORT, HANDSHAKE_MS and MAX_CONNS (a daemon started with those
+ * handshake_timeout_ms and max_connections): peers that never
+ * authenticate but send one byte every HANDSHAKE_MS / 4 are closed by the
+ * handshake's deadline, and while MAX_CONNS of them hold every slot a real
+ * client still gets in and is answered.
+ *
  * Usage: garbage HOST MGMT_PORT META_PORT STOR_PORT CLIENT_CONF KEY_FILE
+ *                [SLOW_PORT HANDSHAKE_MS MAX_CONNS]
  */
 #include "common/auth.h"
 #include "net/net.h"
@@ -26,6 +33,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "check.h"
@@ -270,6 +278,157 @@ static void old_server_refused(void)
     close(lfd);
 }
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/* Whether the server has closed fd, without waiting. */
+static bool peer_closed(int fd)
+{
+    char buf[256];
+    struct pollfd p = {fd, POLLIN, 0};
+    if (poll(&p, 1, 0) <= 0)
+        return false;
+    return read(fd, buf, sizeof(buf)) <= 0;
+}
+
+/* A real client: connect, authenticate and PING, within 3 handshake
+ * timeouts (tries again while it is refused for want of a slot). */
+static bool real_client_served(uint16_t port, int handshake_ms, double *after)
+{
+    double t0 = now_s();
+    while (now_s() - t0 < 3.0 * handshake_ms / 1000.0) {
+        struct net_conn *c = NULL;
+        if (net_connect(host, port, &key, 77, "real client", 1000, &c) == 0) {
+            struct proto_ping_req pq = {0};
+            struct proto_ping_rep pr;
+            bool tr = false;
+            int rc = net_call_ping(c, &pq, &pr, NULL, 0, NULL, 0, NULL, &tr);
+            net_close(c);
+            if (rc == 0) {
+                *after = now_s() - t0;
+                return true;
+            }
+        }
+        usleep(50000);
+    }
+    return false;
+}
+
+/* Peers that never authenticate, each sending one byte of an AUTH header
+ * every handshake_ms / 4 (from a thread of their own) until the server
+ * closes it or they are told to stop. */
+struct dribble {
+    int n, fds[256];
+    double t0, closed_at[256]; /* -1: still open */
+    int handshake_ms;
+    volatile int stop;
+    size_t sent;
+};
+
+static void *dribble_main(void *arg)
+{
+    struct dribble *d = arg;
+    struct proto_hdr h = hdr(PROTO_OP_AUTH, 200, 1);
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(&h, hb);
+    /* Bounded: 10 handshake timeouts at most. */
+    for (int round = 0; round < 40 && !d->stop; round++) {
+        int open_left = 0;
+        for (int i = 0; i < d->n; i++) {
+            if (d->fds[i] < 0 || d->closed_at[i] >= 0)
+                continue;
+            if (peer_closed(d->fds[i]) ||
+                send(d->fds[i], &hb[d->sent % PROTO_HDR_LEN], 1, MSG_NOSIGNAL) != 1)
+                d->closed_at[i] = now_s() - d->t0;
+            else
+                open_left++;
+        }
+        if (!open_left)
+            break;
+        d->sent++;
+        usleep((useconds_t)d->handshake_ms * 250);
+    }
+    return NULL;
+}
+
+static int dribble_start(struct dribble *d, uint16_t port, int handshake_ms, int n, pthread_t *t)
+{
+    memset(d, 0, sizeof(*d));
+    d->n = n > 256 ? 256 : n;
+    d->handshake_ms = handshake_ms;
+    d->t0 = now_s();
+    int opened = 0;
+    for (int i = 0; i < d->n; i++) {
+        d->fds[i] = net_tcp_connect(host, port, 2000);
+        d->closed_at[i] = -1;
+        opened += d->fds[i] >= 0;
+    }
+    pthread_create(t, NULL, dribble_main, d);
+    return opened;
+}
+
+static void dribble_stop(struct dribble *d, pthread_t t)
+{
+    d->stop = 1;
+    pthread_join(t, NULL);
+    for (int i = 0; i < d->n; i++)
+        if (d->fds[i] >= 0)
+            close(d->fds[i]);
+}
+
+/* A per-read timeout never fires for slow peers; the handshake's deadline
+ * must, and free their slots: n of them take every slot of the daemon,
+ * and a real client must still get in. */
+static void slow_peers(uint16_t port, int handshake_ms, int n)
+{
+    double limit = 3.0 * handshake_ms / 1000.0;
+    struct dribble *d = calloc(1, sizeof(*d));
+    pthread_t t;
+    int opened = dribble_start(d, port, handshake_ms, n, &t);
+    CHECK(opened == n, "slow peers: %d of %d connected", opened, n);
+    pthread_join(t, NULL); /* it ends when all are closed, or after 10 timeouts */
+    int late = 0;
+    double last = 0;
+    for (int i = 0; i < d->n; i++) {
+        if (d->fds[i] < 0)
+            continue;
+        if (d->closed_at[i] < 0 || d->closed_at[i] > limit)
+            late++;
+        if (d->closed_at[i] > last)
+            last = d->closed_at[i];
+    }
+    printf("   %d slow peers (one byte every %d ms, %zu bytes each at most): the last closed "
+           "after %.2f s, %d not within %.1f s (handshake timeout %d ms)\n",
+           opened, handshake_ms / 4, d->sent, last, late, limit, handshake_ms);
+    CHECK(late == 0, "slow peers: %d of %d were not closed within 3 x the handshake timeout", late,
+          opened);
+    dribble_stop(d, t);
+    /* Their slots are free once the server has seen them go. */
+    double after = 0;
+    CHECK(real_client_served(port, handshake_ms, &after), "no slot came free after the peers left");
+
+    /* Again, and this time a real client comes while they hold every slot. */
+    opened = dribble_start(d, port, handshake_ms, n, &t);
+    usleep((useconds_t)handshake_ms * 250);
+    int held = 0;
+    for (int i = 0; i < d->n; i++)
+        held += d->fds[i] >= 0 && d->closed_at[i] < 0;
+    CHECK(held == n, "only %d of %d slow peers got a slot", held, n);
+    bool served = real_client_served(port, handshake_ms, &after);
+    printf("   a real client while %d slow peers held every slot: %s after %.2f s\n", opened,
+           served ? "served" : "not served", after);
+    CHECK(served,
+          "a real client was not served within 3 x the handshake timeout while %d slow "
+          "peers were connected",
+          opened);
+    dribble_stop(d, t);
+    free(d);
+}
+
 static void normal_work(const char *conf)
 {
     stria_fs_t *fs;
@@ -300,8 +459,10 @@ static void normal_work(const char *conf)
 
 int main(int argc, char **argv)
 {
-    if (argc != 7) {
-        fprintf(stderr, "usage: %s HOST MGMT_PORT META_PORT STOR_PORT CLIENT_CONF KEY_FILE\n",
+    if (argc != 7 && argc != 10) {
+        fprintf(stderr,
+                "usage: %s HOST MGMT_PORT META_PORT STOR_PORT CLIENT_CONF KEY_FILE "
+                "[SLOW_PORT HANDSHAKE_MS MAX_CONNS]\n",
                 argv[0]);
         return 2;
     }
@@ -327,6 +488,10 @@ int main(int argc, char **argv)
     wire_checksums((uint16_t)atoi(argv[4]));
     printf("== a server of an older protocol is refused at the handshake\n");
     old_server_refused();
+    if (argc == 10) {
+        printf("== peers that never authenticate, one byte at a time\n");
+        slow_peers((uint16_t)atoi(argv[7]), atoi(argv[8]), atoi(argv[9]));
+    }
     printf("== normal work through libstria\n");
     normal_work(argv[5]);
     printf("%s: %d failure(s)\n", failures ? "FAIL" : "PASS", failures);

@@ -51,13 +51,31 @@ int cmd_scrub(int argc, char **argv);
 
 /* ---- helpers (main.c) ---- */
 
+/* Where the client.conf of a command came from (cli_conf_path). */
+enum cli_conf_src {
+    CLI_CONF_OPTION, /* --conf */
+    CLI_CONF_MOUNT,  /* the stria mount the path operands lie in */
+    CLI_CONF_ENV,    /* $STRIA_CONF */
+    CLI_CONF_LINK,   /* ~/.config/stria/client.conf, which `stria up` links */
+    CLI_CONF_ETC,    /* /etc/stria/client.conf */
+};
+
 /*
- * Connect with cli_conf; without it, with the client.conf of the stria
- * mount that the command's path operands lie in, or with libstria's default
- * search when they lie in none. Call it after option parsing: the operands
- * are argv[optind..] of the running command. On failure (or operands in
- * mounts of two clusters) prints why and what to do to stderr and returns
- * the negative errno. Free *fs with stria_disconnect.
+ * The one rule for which cluster a command works on: the client.conf it
+ * uses, into buf. In order: --conf; the client.conf of the stria mount the
+ * command's path operands (argv[optind..], so call it after option parsing)
+ * lie in; $STRIA_CONF; ~/.config/stria/client.conf; /etc/stria/client.conf.
+ * *src (when not NULL) says which. Returns 0; -ENOENT when none of the last
+ * three is readable (or $STRIA_CONF names a file that is not); -EXDEV,
+ * having said why on stderr, when operands lie in mounts of two clusters;
+ * -ENAMETOOLONG.
+ */
+int cli_conf_path(char *buf, size_t len, enum cli_conf_src *src);
+
+/*
+ * Connect with the client.conf cli_conf_path picks. Call it after option
+ * parsing. On failure prints why and what to do to stderr and returns the
+ * negative errno. Free *fs with stria_disconnect.
  */
 int cli_connect(stria_fs_t **fs);
 /* cli_connect, then the indices of the cluster's MDTs in *mdts (n of them,

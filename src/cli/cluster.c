@@ -8,6 +8,9 @@
  * and after a crash it restarts exactly what died), waits until every
  * target is online, and points ~/.config/stria/client.conf at DIR's
  * client.conf so that later commands find the cluster without flags.
+ * Without --dir, `stria down` and `stria status` act on the cluster of
+ * the client.conf every other command would use (cli_conf_path), so that
+ * with two clusters $STRIA_CONF and --conf choose, not the last `up`.
  *
  * Then it mounts the cluster with stria-fuse (at DIR/mnt unless told
  * otherwise) and writes the mount point to DIR/run/mount; `stria down`
@@ -78,23 +81,31 @@ static void default_dir(char *buf, size_t len)
         snprintf(buf, len, "%s/.local/share/stria/local", home && *home ? home : "/tmp");
 }
 
-/* The directory of a running `stria up` cluster: --dir, else the one the
- * user's client.conf link points into, else the default. */
-static void pick_dir(const char *given, char *buf, size_t len)
+/* The directory a client.conf lies in, following links: a `stria up`
+ * cluster's directory if the conf is one's. */
+static void conf_dir(const char *conf, char *buf, size_t len)
 {
+    char real[PATH_MAX], copy[CLI_PATH_MAX];
+    snprintf(copy, sizeof(copy), "%s", realpath(conf, real) ? real : conf);
+    snprintf(buf, len, "%s", dirname(copy));
+}
+
+/* The directory of the `stria up` cluster a command acts on: --dir, else
+ * that of the client.conf the command resolves (cli_conf_path: --conf,
+ * $STRIA_CONF, the link), else the default. *conf gets the client.conf
+ * that chose it, or "" when none did. */
+static void pick_dir(const char *given, char *buf, size_t len, char *conf, size_t conf_len)
+{
+    conf[0] = '\0';
     if (given) {
         snprintf(buf, len, "%s", given);
         return;
     }
-    const char *home = getenv("HOME");
-    char link[CLI_PATH_MAX], target[CLI_PATH_MAX];
-    snprintf(link, sizeof(link), "%s/.config/stria/client.conf", home ? home : "");
-    ssize_t n = readlink(link, target, sizeof(target) - 1);
-    if (n > 0) {
-        target[n] = '\0';
-        snprintf(buf, len, "%s", dirname(target));
+    if (cli_conf_path(conf, conf_len, NULL) == 0) {
+        conf_dir(conf, buf, len);
         return;
     }
+    conf[0] = '\0';
     default_dir(buf, len);
 }
 
@@ -181,6 +192,21 @@ static int load_marker(const char *dir, struct cluster *c)
     if (c->mdts < 1 || c->mdts > MAX_MDTS || c->metads > c->mdts || c->metads > MAX_METADS)
         return -EINVAL;
     return got == 6 ? 0 : -EINVAL;
+}
+
+/* `stria up` without --dir: the cluster whose client.conf --conf or
+ * $STRIA_CONF names, if it is a `stria up` cluster's, into buf. The link
+ * is not followed: without --dir, up means the default directory. */
+static bool named_dir(char *buf, size_t len)
+{
+    char conf[CLI_PATH_MAX];
+    enum cli_conf_src src;
+    struct cluster c;
+    if (cli_conf_path(conf, sizeof(conf), &src) < 0 ||
+        (src != CLI_CONF_OPTION && src != CLI_CONF_ENV))
+        return false;
+    conf_dir(conf, buf, len);
+    return load_marker(buf, &c) == 0;
 }
 
 /* "metad" for the first stria-metad, "metad1", "metad2"... after it. */
@@ -952,8 +978,8 @@ int cmd_up(int argc, char **argv)
                 "                [--mount MNT | --no-mount]\n\n"
                 "Start a cluster on this machine: one stria-mgmtd, K stria-metad serving\n"
                 "the MDTs and one stria-stord serving the OSTs, all on 127.0.0.1, all state\n"
-                "under DIR (default $XDG_DATA_HOME/stria/local or "
-                "~/.local/share/stria/local).\n"
+                "under DIR (default: the cluster whose client.conf --conf or $STRIA_CONF\n"
+                "names, else $XDG_DATA_HOME/stria/local or ~/.local/share/stria/local).\n"
                 "Runs again safely: it starts only what is not running. Writes DIR/client.conf\n"
                 "and links ~/.config/stria/client.conf to it, so later commands need no flags.\n"
                 "Once the targets are online it mounts the cluster with stria-fuse (as root\n"
@@ -982,7 +1008,7 @@ int cmd_up(int argc, char **argv)
     char dbuf[CLI_PATH_MAX];
     if (dir)
         snprintf(dbuf, sizeof(dbuf), "%s", dir);
-    else
+    else if (!named_dir(dbuf, sizeof(dbuf)))
         default_dir(dbuf, sizeof(dbuf));
     if (dbuf[0] != '/') {
         char cwd[CL_DIR_MAX], rel[CL_DIR_MAX];
@@ -1185,8 +1211,9 @@ int cmd_down(int argc, char **argv)
             dir = optarg;
         else if (c == 'h') {
             printf("Usage: stria down [--dir DIR]\n\nStop the cluster `stria up` started in DIR "
-                   "(default: the one ~/.config/stria/client.conf points at). Data stays in "
-                   "DIR;\n`stria up --dir DIR` starts it again.\n"
+                   "(default: the one whose client.conf\nthe command uses: --conf, else "
+                   "$STRIA_CONF, else ~/.config/stria/client.conf).\nData stays in "
+                   "DIR; `stria up --dir DIR` starts it again.\n"
                    "First it unmounts the cluster's stria mounts (those in DIR/run/mount and any\n"
                    "other of DIR/client.conf) with fusermount3 -u; a busy mount is unmounted\n"
                    "lazily (fusermount3 -uz) and disappears when its last user lets go.\n");
@@ -1194,12 +1221,13 @@ int cmd_down(int argc, char **argv)
         } else
             return cli_usage_error("down", NULL);
     }
-    char dbuf[CLI_PATH_MAX];
-    pick_dir(dir, dbuf, sizeof(dbuf));
+    char dbuf[CLI_PATH_MAX], conf[CLI_PATH_MAX];
+    pick_dir(dir, dbuf, sizeof(dbuf), conf, sizeof(conf));
     struct cluster cl;
     int rc = load_marker(dbuf, &cl);
     if (rc) {
-        fprintf(stderr, "stria down: no Stria cluster in %s (%s)\n", dbuf, strerror(-rc));
+        fprintf(stderr, "stria down: no Stria cluster in %s (%s)%s%s%s\n", dbuf, strerror(-rc),
+                conf[0] ? ", where the client.conf " : "", conf, conf[0] ? " lies" : "");
         return CLI_FAIL;
     }
     unmount_all(&cl);
@@ -1226,18 +1254,17 @@ int cmd_status(int argc, char **argv)
         else if (c == 'h') {
             printf("Usage: stria status [--dir DIR]\n\nShow the cluster's targets as the "
                    "management service sees them (node, address, state, last heartbeat)\nand, "
-                   "for a cluster started by `stria up`, its local processes and mounts.\n");
+                   "for a cluster started by `stria up`, its local processes and mounts. The\n"
+                   "cluster: DIR's, else that of the client.conf the command uses (--conf,\n"
+                   "else $STRIA_CONF, else ~/.config/stria/client.conf).\n");
             return CLI_OK;
         } else
             return cli_usage_error("status", NULL);
     }
     struct cluster cl;
     char dbuf[CLI_PATH_MAX], conf[CLI_PATH_MAX + 32];
-    bool local = false;
-    if (dir || !cli_conf) {
-        pick_dir(dir, dbuf, sizeof(dbuf));
-        local = load_marker(dbuf, &cl) == 0;
-    }
+    pick_dir(dir, dbuf, sizeof(dbuf), conf, sizeof(conf));
+    bool local = load_marker(dbuf, &cl) == 0;
     if (local) {
         printf("local cluster '%s' in %s\n", cl.fsname, cl.dir);
         for (int s = 0; s < SVC_N; s++)
@@ -1254,8 +1281,11 @@ int cmd_status(int argc, char **argv)
     }
     stria_fs_t *fs;
     int rc;
-    if (local && !cli_conf) {
-        snprintf(conf, sizeof(conf), "%s/client.conf", cl.dir);
+    /* The client.conf that chose the cluster; with --dir (unless --conf
+     * says otherwise) or for the default directory, the cluster's own. */
+    if (local && !(dir && cli_conf)) {
+        if (!conf[0])
+            snprintf(conf, sizeof(conf), "%s/client.conf", cl.dir);
         rc = stria_connect(conf, &fs);
         if (rc) {
             fprintf(stderr, "stria status: management service unreachable: %s\n", strerror(-rc));

@@ -262,30 +262,56 @@ static int operands_conf(const char **conf)
     return 0;
 }
 
-int cli_connect(stria_fs_t **fs)
+int cli_conf_path(char *buf, size_t len, enum cli_conf_src *src)
 {
-    char path[CLI_PATH_MAX];
     const char *mconf = NULL;
+    enum cli_conf_src from;
     int rc = operands_conf(&mconf);
     if (rc < 0)
         return rc;
-    const char *conf = cli_conf ? cli_conf : mconf;
     if (cli_conf && mconf && !same_file(cli_conf, mconf))
         fprintf(stderr,
                 "stria %s: note: using --conf %s, not %s, the client.conf of the stria "
                 "mount the paths are in\n",
                 cmd_argv[0], cli_conf, mconf);
-    rc = stria_connect(conf, fs);
-    if (rc == 0)
-        return 0;
-    if (conf) {
-        snprintf(path, sizeof(path), "%s%s", conf,
-                 conf == mconf ? " (the client.conf of the stria mount)" : "");
-    } else if (stria_conf_find(path, sizeof(path)) < 0) {
+    if (cli_conf || mconf) {
+        from = cli_conf ? CLI_CONF_OPTION : CLI_CONF_MOUNT;
+        if (snprintf(buf, len, "%s", cli_conf ? cli_conf : mconf) >= (int)len)
+            return -ENAMETOOLONG;
+    } else {
+        /* libstria's own search: $STRIA_CONF, the link, /etc. */
+        const char *env = getenv("STRIA_CONF");
+        char link[CLI_PATH_MAX];
+        const char *home = getenv("HOME");
+        snprintf(link, sizeof(link), "%s/.config/stria/client.conf", home ? home : "");
+        rc = stria_conf_find(buf, len);
+        from = env && *env ? CLI_CONF_ENV : strcmp(buf, link) == 0 ? CLI_CONF_LINK : CLI_CONF_ETC;
+        if (rc < 0)
+            return rc;
+    }
+    if (src)
+        *src = from;
+    return 0;
+}
+
+int cli_connect(stria_fs_t **fs)
+{
+    char path[CLI_PATH_MAX];
+    enum cli_conf_src src;
+    int rc = cli_conf_path(path, sizeof(path), &src);
+    if (rc == -ENOENT) {
         fprintf(stderr, "stria: no client.conf found ($STRIA_CONF, ~/.config/stria/client.conf, "
                         "/etc/stria/client.conf); run `stria up` or pass --conf FILE\n");
         return rc;
     }
+    if (rc < 0)
+        return rc;
+    rc = stria_connect(path, fs);
+    if (rc == 0)
+        return 0;
+    if (src == CLI_CONF_MOUNT)
+        snprintf(path + strlen(path), sizeof(path) - strlen(path), "%s",
+                 " (the client.conf of the stria mount)");
     fprintf(stderr, "stria: cannot connect using %s: %s; run `stria up` or pass --conf FILE\n",
             path, strerror(-rc));
     return rc;

@@ -17,8 +17,10 @@
  * unmounts what that file names before it stops the daemons, since a
  * mount whose daemons are gone only returns errors. A mount is optional
  * unless asked for: without stria-fuse or /dev/fuse the cluster still
- * comes up. Every wait on a child (stria-fuse, fusermount3) is bounded,
- * so a stuck mount never hangs `stria up` or `stria down`.
+ * comes up. stria-fuse runs with -f, detached from us, so that what it
+ * says while it serves goes to DIR/log/stria-fuse.log like the daemons'
+ * output. Every wait on a child (stria-fuse, fusermount3) is bounded, so a
+ * stuck mount never hangs `stria up` or `stria down`.
  */
 #include "cli.h"
 
@@ -49,7 +51,7 @@
 #define FUSE_BIN       "stria-fuse"
 #define MOUNT_RECORD   "run/mount" /* mount points, one per line */
 #define FUSE_LOG       "log/stria-fuse.log"
-#define MOUNT_WAIT_MS  30000 /* stria-fuse returns once the mount is ready */
+#define MOUNT_WAIT_MS  30000 /* for stria-fuse to mount, or to exit failing */
 #define UMOUNT_WAIT_MS 10000
 #define FUSE_EXIT_MS   5000 /* for stria-fuse to exit after the unmount */
 #define FUSE_PIDS_MAX  16
@@ -343,16 +345,18 @@ static pid_t running_pid(const struct cluster *c, enum svc s, int j)
 
 /* Start argv[0] (a path) in a session of its own, with stdin from
  * /dev/null, stdout and stderr to out_fd and no other descriptor (a daemon
- * must not hold our caller's pipes open). Returns its pid or a negative
- * errno; 127 is its exit status if it could not be run. */
-static pid_t spawn(char *const argv[], int out_fd)
+ * must not hold our caller's pipes open), in directory wd (NULL: ours).
+ * Returns its pid or a negative errno; 127 is its exit status if it could
+ * not be run. */
+static pid_t spawn(char *const argv[], int out_fd, const char *wd)
 {
     pid_t pid = fork();
     if (pid != 0)
         return pid < 0 ? -errno : pid;
     setsid();
     int in = open("/dev/null", O_RDONLY);
-    if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0)
+    if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 ||
+        (wd && chdir(wd) < 0))
         _exit(127);
     close_range(3, ~0u, 0);
     execv(argv[0], argv);
@@ -378,7 +382,7 @@ static int start_service(const struct cluster *c, enum svc s, int j, const char 
         return -errno;
     }
     char *const argv[] = {bin, "--config", conf, NULL};
-    pid_t pid = spawn(argv, out);
+    pid_t pid = spawn(argv, out, NULL);
     close(out);
     if (pid < 0)
         return pid;
@@ -514,7 +518,7 @@ static bool find_prog(const char *name, char *buf, size_t len)
 static int run_bounded(char *const argv[], int out_fd, int ms)
 {
     fflush(NULL); /* what we printed comes before what it prints to out_fd */
-    pid_t pid = spawn(argv, out_fd);
+    pid_t pid = spawn(argv, out_fd, NULL);
     if (pid < 0)
         return pid;
     int st;
@@ -533,6 +537,46 @@ static int run_bounded(char *const argv[], int out_fd, int ms)
         usleep(20 * 1000);
     }
     return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+}
+
+/*
+ * Start stria-fuse (argv, which has -f) and wait at most MOUNT_WAIT_MS for
+ * mnt to become a stria mount. In the foreground, in a session of its own
+ * and in "/" as it would be as a daemon, it keeps out_fd as its stdout and
+ * stderr: daemonized, it would send what it says once it serves (an OST
+ * out of reach, resends) to /dev/null. Returns 0 once mnt is mounted; its
+ * exit status if it exits first (128+N if signal N killed it, 127 if it
+ * could not be run); -ETIMEDOUT after killing it; or a negative errno.
+ */
+static int start_fuse(char *const argv[], int out_fd, const char *mnt)
+{
+    fflush(NULL); /* what we printed comes before what it prints to out_fd */
+    pid_t pid = spawn(argv, out_fd, "/");
+    if (pid < 0)
+        return pid;
+    uint64_t deadline = util_now_mono_ns() + (uint64_t)MOUNT_WAIT_MS * 1000000ull;
+    for (;;) {
+        int st;
+        pid_t r = waitpid(pid, &st, WNOHANG);
+        if (r == pid)
+            return WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+        if (r < 0 && errno != EINTR)
+            return -errno;
+        struct mount_table ms;
+        bool there = false;
+        if (cli_mounts_read(&ms) == 0) {
+            there = cli_mount_at(&ms, mnt) != NULL;
+            mount_table_free(&ms);
+        }
+        if (there)
+            return 0;
+        if (util_now_mono_ns() >= deadline) {
+            kill(pid, SIGKILL);
+            waitpid(pid, NULL, 0);
+            return -ETIMEDOUT;
+        }
+        usleep(20 * 1000);
+    }
 }
 
 /* DIR/client.conf, canonical when it can be: what a mount's source shows. */
@@ -883,9 +927,9 @@ static int mount_cluster(const struct cluster *c, const char *given)
         return rc;
     }
     off_t from = lseek(logfd, 0, SEEK_END);
-    char opt_flag[] = "-o";
-    char *argv[] = {prog, opt_flag, opts, mnt, NULL};
-    rc = run_bounded(argv, logfd, MOUNT_WAIT_MS);
+    char fg_flag[] = "-f", opt_flag[] = "-o";
+    char *argv[] = {prog, fg_flag, opt_flag, opts, mnt, NULL};
+    rc = start_fuse(argv, logfd, mnt);
     close(logfd);
     if (rc != 0) {
         if (rc == -ETIMEDOUT)

@@ -22,7 +22,10 @@
  * output. Every wait on a child (stria-fuse, fusermount3) is bounded, so a
  * stuck mount never hangs `stria up` or `stria down`.
  */
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "connect.h"
+#include "paths.h"
 
 #include "../common/auth.h"
 #include "../common/util.h"

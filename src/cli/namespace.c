@@ -24,7 +24,10 @@
  * destination before it returns, so a copy that exits 0 is durable. It
  * never follows the source's layout, owner, mode or times: only the data.
  */
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "connect.h"
+#include "paths.h"
 
 #include "../common/util.h"
 
@@ -738,28 +741,6 @@ static int stat_one(stria_fs_t *fs, const char *cmd, const char *arg, const char
 int cmd_stat(int argc, char **argv)
 {
     return cli_each_path(argc, argv, stat_one);
-}
-
-int cli_each_path(int argc, char **argv,
-                  int (*fn)(stria_fs_t *fs, const char *cmd, const char *arg, const char *path))
-{
-    int ret = CLI_OK;
-    stria_fs_t *fs;
-
-    if (cli_getopt(argc, argv, "") != -1)
-        return cli_usage_error(argv[0], NULL);
-    if (optind == argc)
-        return cli_usage_error(argv[0], "missing PATH");
-    if (cli_connect(&fs) < 0)
-        return CLI_FAIL;
-    for (int i = optind; i < argc; i++) {
-        char path[CLI_PATH_MAX];
-        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0 ||
-            fn(fs, argv[0], argv[i], path) != CLI_OK)
-            ret = CLI_FAIL;
-    }
-    stria_disconnect(fs);
-    return ret;
 }
 
 /* ---- rm ---- */

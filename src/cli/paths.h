@@ -47,8 +47,20 @@ int cli_stria_path(const char *cmd, const char *arg, char *out, size_t len);
  */
 const char *cli_mount_conf(const char *arg);
 
+/* Make in absolute and resolve "//", "." and ".." (never above /) into
+ * out, lexically. Returns 0 or -ENAMETOOLONG. */
+int cli_path_normalize(const char *in, char *out, size_t len);
+
 /* Join a directory and a name into out; returns 0 or -ENAMETOOLONG. */
 int cli_path_join(const char *dir, const char *name, char *out, size_t len);
+
+/* How output names an argument: as written (arg) when it is a path in a
+ * stria mount, else by its cluster path (path). Returns one of the two. */
+const char *cli_shown_name(const char *arg, const char *path);
+
+/* The last component of path, ignoring trailing slashes, into buf, which
+ * it returns. */
+const char *cli_base_name(const char *path, char *buf, size_t len);
 
 /*
  * Read every mount of this process's mount namespace (mount_table_read)

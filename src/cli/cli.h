@@ -2,16 +2,16 @@
  * The `stria` command-line tool: what all of its files share.
  *
  * src/cli is layered; a file includes the headers of modules below it,
- * never above:
+ * never above (docs/architecture.md, "The CLI"):
  *
  *   main.c                       the command table, global options, help
  *   cluster.c namespace.c cp.c   the subcommands, one file per family
- *   stripe.c stats.c fsck.c
- *   mount.c   (mount.h)          the mount manager: stria-fuse mounts
- *   local.c   (local.h)          a `stria up` cluster's directory
+ *   stripe.c stats.c fsck.c      (commands.h declares them for main)
+ *   mount.c   (mount.h)          the mount manager; uses paths, proc
+ *   local.c   (local.h)          a `stria up` cluster's directory; uses connect
  *   proc.c    (proc.h)           the process supervisor
- *   connect.c (connect.h)        which cluster, and connecting to it
- *   paths.c   (paths.h)          path arguments and stria mounts in mountinfo
+ *   connect.c (connect.h)        which cluster, and connecting; uses paths, args
+ *   paths.c   (paths.h)          path arguments, stria mounts; uses args
  *   args.c    (args.h)           options, usage errors, error reports
  *   cli.h                        exit codes and limits
  */

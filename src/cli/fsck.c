@@ -5,7 +5,9 @@
  * Exit status: 0 when every MDT is consistent (or was fully repaired), 1
  * when a problem remains or an MDT did not answer, 2 for bad usage.
  */
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "connect.h"
 
 #include "../common/util.h"
 #include "../proto/xrefs.h"

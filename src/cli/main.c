@@ -6,31 +6,22 @@
  * runs it with argv starting at the subcommand's name. The same table
  * prints `stria help` and `stria CMD --help`, so the list of commands and
  * their help cannot drift apart. A command whose table entry has no
- * synopsis (the cluster commands) prints its own --help.
+ * synopsis (the cluster commands) prints its own --help. This file is the
+ * top of src/cli: it includes every command family (commands.h) and the
+ * shared modules; none of them includes anything of main.
  *
  * Exit status: 0 success, 1 an operation failed, 2 bad usage.
  */
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "connect.h"
 
-#include <errno.h>
-#include <getopt.h>
-#include <stdbool.h>
-#include <stdarg.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #ifndef STRIA_VERSION
 #define STRIA_VERSION "0.1.0"
 #endif
-
-const char *cli_conf;
-
-/* The running command's arguments, for cli_connect to find its mount. */
-static int cmd_argc;
-static char **cmd_argv;
 
 struct command {
     const char *name;
@@ -123,6 +114,13 @@ static const struct command *find_command(const char *name)
     return NULL;
 }
 
+/* The synopsis of a command for cli_usage_error, NULL if it has none. */
+static const char *synopsis(const char *name)
+{
+    const struct command *c = find_command(name);
+    return c ? c->args : NULL;
+}
+
 static void print_help(FILE *out)
 {
     fprintf(out, "usage: stria [--conf FILE] COMMAND [ARGS...]\n\n"
@@ -183,155 +181,6 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
-int cli_usage_error(const char *cmd, const char *fmt, ...)
-{
-    if (fmt) {
-        va_list ap;
-        va_start(ap, fmt);
-        fprintf(stderr, "stria %s: ", cmd);
-        vfprintf(stderr, fmt, ap);
-        fputc('\n', stderr);
-        va_end(ap);
-    }
-    const struct command *c = find_command(cmd);
-    if (c && c->args)
-        fprintf(stderr, "usage: stria %s %s\n", cmd, c->args);
-    fprintf(stderr, "Try 'stria %s --help' for more.\n", cmd);
-    return CLI_USAGE;
-}
-
-void cli_error(const char *cmd, const char *path, int rc)
-{
-    fprintf(stderr, "stria %s: %s: %s\n", cmd, path, strerror(-rc));
-}
-
-int cli_getopt(int argc, char **argv, const char *optstring)
-{
-    static const struct option none[] = {{NULL, 0, NULL, 0}};
-    char spec[64];
-
-    /* A leading ':' makes getopt report a missing value as ':' and stay quiet. */
-    snprintf(spec, sizeof(spec), ":%s", optstring);
-    opterr = 0;
-    int c = getopt_long(argc, argv, spec, none, NULL);
-    if (c == ':') {
-        fprintf(stderr, "stria %s: option -%c needs a value\n", argv[0], optopt);
-        return '?';
-    }
-    if (c == '?') {
-        if (optopt)
-            fprintf(stderr, "stria %s: unknown option -%c\n", argv[0], optopt);
-        else
-            fprintf(stderr, "stria %s: unknown option %s\n", argv[0], argv[optind - 1]);
-    }
-    return c;
-}
-
-static bool same_file(const char *a, const char *b)
-{
-    struct stat sa, sb;
-    if (strcmp(a, b) == 0)
-        return true;
-    return stat(a, &sa) == 0 && stat(b, &sb) == 0 && sa.st_dev == sb.st_dev &&
-           sa.st_ino == sb.st_ino;
-}
-
-/*
- * The client.conf of the stria mount the running command's path operands
- * lie in, into *conf (NULL if none). Option parsing has permuted the
- * operands to argv[optind..]. Returns -EXDEV, having said why, when they
- * lie in mounts of different clusters.
- */
-static int operands_conf(const char **conf)
-{
-    const char *first = NULL;
-    *conf = NULL;
-    for (int i = optind; i < cmd_argc; i++) {
-        const char *c = cli_mount_conf(cmd_argv[i]);
-        if (!c)
-            continue;
-        if (*conf && strcmp(c, *conf) != 0) {
-            fprintf(stderr,
-                    "stria %s: %s and %s are in mounts of different clusters (%s, %s); one "
-                    "command works on one cluster\n",
-                    cmd_argv[0], first, cmd_argv[i], *conf, c);
-            return -EXDEV;
-        }
-        *conf = c;
-        first = first ? first : cmd_argv[i];
-    }
-    return 0;
-}
-
-int cli_connect(stria_fs_t **fs)
-{
-    char path[CLI_PATH_MAX];
-    const char *mconf = NULL;
-    int rc = operands_conf(&mconf);
-    if (rc < 0)
-        return rc;
-    const char *conf = cli_conf ? cli_conf : mconf;
-    if (cli_conf && mconf && !same_file(cli_conf, mconf))
-        fprintf(stderr,
-                "stria %s: note: using --conf %s, not %s, the client.conf of the stria "
-                "mount the paths are in\n",
-                cmd_argv[0], cli_conf, mconf);
-    rc = stria_connect(conf, fs);
-    if (rc == 0)
-        return 0;
-    if (conf) {
-        snprintf(path, sizeof(path), "%s%s", conf,
-                 conf == mconf ? " (the client.conf of the stria mount)" : "");
-    } else if (stria_conf_find(path, sizeof(path)) < 0) {
-        fprintf(stderr, "stria: no client.conf found ($STRIA_CONF, ~/.config/stria/client.conf, "
-                        "/etc/stria/client.conf); run `stria up` or pass --conf FILE\n");
-        return rc;
-    }
-    /* The key named by the client.conf: unreadable, or not the cluster's. */
-    char key[CLI_PATH_MAX];
-    if (stria_conf_key_file(conf, key, sizeof(key)) == 0) {
-        if (access(key, R_OK) < 0) {
-            fprintf(stderr, "stria: cannot read the cluster key file %s (key_file in %s): %s\n",
-                    key, path, strerror(errno));
-            return rc;
-        }
-        if (rc == -EACCES) {
-            fprintf(stderr,
-                    "stria: the cluster key does not match: the servers refused the key in %s "
-                    "(key_file in %s)\n",
-                    key, path);
-            return rc;
-        }
-    }
-    fprintf(stderr, "stria: cannot connect using %s: %s; run `stria up` or pass --conf FILE\n",
-            path, strerror(-rc));
-    return rc;
-}
-
-int cli_connect_mdts(stria_fs_t **fs, uint32_t **mdts, size_t *n)
-{
-    *mdts = NULL;
-    *n = 0;
-    int rc = cli_connect(fs);
-    if (rc < 0)
-        return rc;
-    struct stria_target *t = NULL;
-    size_t nt = 0;
-    if ((rc = stria_targets(*fs, &t, &nt)) == 0 && !(*mdts = calloc(nt ? nt : 1, sizeof(**mdts))))
-        rc = -ENOMEM;
-    for (size_t i = 0; rc == 0 && i < nt; i++)
-        if (strcmp(t[i].kind, "MDT") == 0)
-            (*mdts)[(*n)++] = t[i].index;
-    free(t);
-    if (rc < 0) {
-        fprintf(stderr, "stria %s: cannot read the cluster's targets: %s\n", cmd_argv[0],
-                strerror(-rc));
-        stria_disconnect(*fs);
-        *fs = NULL;
-    }
-    return rc;
-}
-
 /* Consume the global options; returns the index of the subcommand, or -1
  * with *exit_code set when main should exit right away. */
 static int parse_global(int argc, char **argv, int *exit_code)
@@ -371,6 +220,7 @@ static int parse_global(int argc, char **argv, int *exit_code)
 int main(int argc, char **argv)
 {
     int code = CLI_USAGE;
+    cli_usage_init(synopsis);
     int i = parse_global(argc, argv, &code);
     if (i < 0)
         return code;
@@ -385,7 +235,6 @@ int main(int argc, char **argv)
     }
     if (c->args && wants_help(argc - i, argv + i))
         return command_help(c);
-    cmd_argc = argc - i;
-    cmd_argv = argv + i;
+    cli_connect_init(argc - i, argv + i);
     return c->fn(argc - i, argv + i);
 }

@@ -10,7 +10,9 @@
  * The percentiles come from the MDT's power-of-two histogram, so each is
  * the upper bound of its bucket.
  */
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "connect.h"
 
 #include "../common/util.h"
 

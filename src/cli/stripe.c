@@ -6,11 +6,12 @@
  * Stria names an object by its file's inode, so the objid of every stripe
  * is the inode number and the group is always 0.
  *
- * Layout arguments are checked here before anything is sent, so the most
- * common mistake (a stripe size that is not a multiple of 64K) gets a
- * message that says so instead of a bare "Invalid argument".
+ * Layout arguments are checked (args.c) before anything is sent.
  */
-#include "cli.h"
+#include "args.h"
+#include "commands.h"
+#include "connect.h"
+#include "paths.h"
 
 #include "../common/util.h"
 
@@ -22,33 +23,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define STRIPE_ALIGN (64u * 1024)
-
-/* ---- argument parsing, shared with cp ---- */
-
-int cli_parse_stripe_count(const char *cmd, const char *arg, int32_t *out)
-{
-    int64_t v;
-    if (util_parse_i64(arg, &v) < 0 || v < -1 || v > STRIA_MAX_STRIPES)
-        return cli_usage_error(cmd,
-                               "invalid stripe count '%s' (-1 for all OSTs, 0 for the default, "
-                               "or 1..%d)",
-                               arg, STRIA_MAX_STRIPES);
-    *out = (int32_t)v;
-    return 0;
-}
-
-int cli_parse_stripe_size(const char *cmd, const char *arg, uint32_t *out)
-{
-    uint64_t v;
-    if (util_parse_size(arg, &v) < 0)
-        return cli_usage_error(cmd, "invalid stripe size '%s' (a number with K, M or G)", arg);
-    if (v % STRIPE_ALIGN || v > UINT32_MAX)
-        return cli_usage_error(cmd, "stripe size must be a multiple of 64K below 4G, not %s", arg);
-    *out = (uint32_t)v;
-    return 0;
-}
-
+/* -i OFFSET of setstripe. */
 static int parse_offset(const char *cmd, const char *arg, int32_t *out)
 {
     int64_t v;
@@ -56,17 +31,6 @@ static int parse_offset(const char *cmd, const char *arg, int32_t *out)
         return cli_usage_error(cmd, "invalid OST index '%s' (-1 for any)", arg);
     *out = (int32_t)v;
     return 0;
-}
-
-void cli_stripe_error(const char *cmd, const char *path, int rc)
-{
-    const char *why = "";
-    if (rc == -EINVAL)
-        why = " (check the count against the number of OSTs and the offset against their "
-              "indexes: stria df)";
-    else if (rc == -EEXIST || rc == -ENOTEMPTY)
-        why = " (the file already holds data, so its layout can no longer change)";
-    fprintf(stderr, "stria %s: %s: %s%s\n", cmd, path, strerror(-rc), why);
 }
 
 /* ---- setstripe ---- */

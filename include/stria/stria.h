@@ -64,7 +64,9 @@ STRIA_API void stria_clear_thread_cred(void);
 /* ---- files ---- */
 
 /* Open (flags as open(2): O_RDONLY/O_WRONLY/O_RDWR, O_CREAT, O_EXCL,
- * O_TRUNC, O_APPEND). A created file takes its directory's default layout. */
+ * O_TRUNC, O_APPEND). A created file takes its directory's default layout.
+ * A FIFO, device or socket (stria_mknod) answers -ENXIO: only a mount's
+ * kernel can open one. */
 STRIA_API int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode,
                          stria_file_t **out);
 /* Close: reports the file's size to the metadata service. */
@@ -103,6 +105,16 @@ STRIA_API int stria_unlink(stria_fs_t *fs, const char *path);
 STRIA_API int stria_rename(stria_fs_t *fs, const char *from, const char *to, unsigned flags);
 STRIA_API int stria_link(stria_fs_t *fs, const char *existing, const char *newpath);
 STRIA_API int stria_symlink(stria_fs_t *fs, const char *target, const char *linkpath);
+/* Make a special file, as mknod(2): mode is a type (S_IFIFO, S_IFCHR,
+ * S_IFBLK, S_IFSOCK; S_IFREG or 0 an empty regular file) and permission
+ * bits, taken as given (no umask); rdev the device number (makedev(3)),
+ * kept for S_IFCHR and S_IFBLK only. Returns -EINVAL for another type
+ * (-EPERM for S_IFDIR), -EPERM for a device made by anyone but root,
+ * -EEXIST when path exists. A FIFO, device or socket holds no data in
+ * Stria: a mount's kernel serves it on its own node (a FIFO passes data
+ * between processes of one node only), and stria_open of one answers
+ * -ENXIO. */
+STRIA_API int stria_mknod(stria_fs_t *fs, const char *path, mode_t mode, dev_t rdev);
 /* Returns the target's length; buf is not NUL-terminated if it fills. */
 STRIA_API ssize_t stria_readlink(stria_fs_t *fs, const char *path, char *buf, size_t len);
 STRIA_API int stria_truncate(stria_fs_t *fs, const char *path, off_t size);

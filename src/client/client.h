@@ -320,6 +320,10 @@ int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
             struct proto_attr *out);
 int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
                struct proto_attr *out);
+/* A FIFO, device, socket or regular file (MKNOD; mode includes the type,
+ * rdev a device's number). */
+int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev_t rdev,
+             struct proto_attr *out);
 ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len);
 /* One READDIR batch into buf (entries as proto_get_dirent reads them, each
  * followed by its ATTR when plus). */

@@ -275,6 +275,20 @@ int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *ta
                        cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
 }
 
+int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev_t rdev,
+             struct proto_attr *out)
+{
+    int rc = check_path(path);
+    if (rc)
+        return rc;
+    struct proto_mknod_req q = {.mode = mode, .rdev = rdev};
+    struct proto_mknod_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return ROUTED_CALL(fs, parent, path, parent, path, mknod, &q, &r, if (out) * out = r.attr;
+                       cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr));
+}
+
 ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
 {
     struct proto_readlink_req q = {.ino = ino};
@@ -563,6 +577,11 @@ int stria_link(stria_fs_t *fs, const char *existing, const char *newpath)
 int stria_symlink(stria_fs_t *fs, const char *target, const char *linkpath)
 {
     return cl_symlink(fs, PROTO_ROOT_INO, linkpath, target, NULL);
+}
+
+int stria_mknod(stria_fs_t *fs, const char *path, mode_t mode, dev_t rdev)
+{
+    return cl_mknod(fs, PROTO_ROOT_INO, path, mode, rdev, NULL);
 }
 
 ssize_t stria_readlink(stria_fs_t *fs, const char *path, char *buf, size_t len)

@@ -1,8 +1,10 @@
 /*
- * Names and attributes: lookup, getattr, setattr, readlink, mkdir, unlink,
- * rmdir, symlink, rename, link, statfs. Each is one metadata RPC; a name's
- * last link going away destroys the file's objects now, or at the last
- * close when this mount still has it open.
+ * Names and attributes: lookup, getattr, setattr, readlink, mkdir, mknod,
+ * unlink, rmdir, symlink, rename, link, statfs. Each is one metadata RPC; a
+ * name's last link going away destroys the file's objects now, or at the
+ * last close when this mount still has it open. FIFOs, devices and sockets
+ * are only a name and attributes here: the kernel serves their opens itself
+ * (a FIFO's data passes between processes of this node only).
  */
 #include "fuse_int.h"
 
@@ -132,18 +134,9 @@ static void sf_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
 
 static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode, dev_t rdev)
 {
-    (void)rdev;
-    if (!S_ISREG(mode)) {
-        fuse_reply_err(req, EPERM); /* no device nodes, FIFOs or sockets */
-        return;
-    }
-    stria_file_t *f;
     struct proto_attr a;
     sf_cred(req);
-    int rc = SF_INTR(
-        req, cl_open(sf.fs, parent, name, O_CREAT | O_EXCL | O_WRONLY, mode, 0, 0, -1, &f, &a));
-    if (rc == 0)
-        stria_close(f);
+    int rc = SF_INTR(req, cl_mknod(sf.fs, parent, name, mode, rdev, &a));
     sf_reply_entry_rc(req, rc, &a);
 }
 

@@ -188,6 +188,7 @@ LEASED(rmdir, 0, (void)0)
 LEASED(rename, 0, (void)0)
 LEASED(link, 0, (void)0)
 LEASED(symlink, 0, (void)0)
+LEASED(mknod, 0, (void)0)
 LEASED(setstripe, 0, (void)0)
 LEASED(setdirstripe, 0, (void)0)
 LEASED(setxattr, 0, (void)0)
@@ -618,6 +619,7 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
     H(RENAME, h_rename);
     H(LINK, h_link);
     H(SYMLINK, h_symlink);
+    H(MKNOD, h_mknod);
     H(READLINK, h_readlink);
     H(READDIR, h_readdir);
     H(GETSTRIPE, h_getstripe);
@@ -642,7 +644,8 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
     static const uint16_t changes[] = {
         PROTO_OP_OPEN,      PROTO_OP_MKDIR,    PROTO_OP_UNLINK,      PROTO_OP_RMDIR,
         PROTO_OP_RENAME,    PROTO_OP_LINK,     PROTO_OP_SYMLINK,     PROTO_OP_SETATTR,
-        PROTO_OP_SETSTRIPE, PROTO_OP_SETXATTR, PROTO_OP_REMOVEXATTR, PROTO_OP_SETDIRSTRIPE};
+        PROTO_OP_SETSTRIPE, PROTO_OP_SETXATTR, PROTO_OP_REMOVEXATTR, PROTO_OP_SETDIRSTRIPE,
+        PROTO_OP_MKNOD};
     for (size_t i = 0; i < ARRAY_SIZE(changes); i++)
         so.cached[changes[i]] = true;
     if ((rc = net_server_start(&so, &m->srv)))

@@ -761,6 +761,11 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         mask |= 2;
     if ((rc = may(in, &q->cred, mask)))
         return rc;
+    /* A FIFO, device or socket has no data here: a mount's kernel opens
+     * one itself, and a libstria client has nothing to open (as a device
+     * without a driver, or a socket, answers open(2)). */
+    if (!S_ISREG(in->mode) && !S_ISDIR(in->mode))
+        return -ENXIO;
     if ((q->flags & O_TRUNC) && S_ISREG(in->mode)) {
         a->r->old_size = in->size;
         bool changed = false;
@@ -890,7 +895,19 @@ struct mk_arg {
     struct proto_attr *attr;
     int32_t dir_count, dir_start; /* MKDIR's stripe request */
     struct meta_xmk *x;           /* the plan, when the directory spans MDTs */
+    uint64_t rdev;                /* devices */
 };
+
+/* The rest of a new inode that is neither a directory nor a symlink: a
+ * regular file's layout (as an O_CREAT open gives it), a device's number. */
+static int mk_other(struct mk_arg *a, const struct meta_inode *dir, struct meta_inode *in)
+{
+    if (S_ISREG(in->mode))
+        return new_file_layout(a->c, dir, 0, 0, -1, &in->layout);
+    if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+        in->rdev = a->rdev;
+    return 0;
+}
 
 static int mk_txn(struct meta_txn *t, void *arg)
 {
@@ -914,6 +931,9 @@ static int mk_txn(struct meta_txn *t, void *arg)
         return rc;
     if ((rc = meta_may_add(&w, a->cred)))
         return rc;
+    /* CAP_MKNOD, checked after the parent's permission as Linux does. */
+    if ((S_ISCHR(a->mode) || S_ISBLK(a->mode)) && a->cred->uid != 0)
+        return -EPERM;
     bool dir = S_ISDIR(a->mode);
     if (!dir && w.must_dir)
         return -ENOENT;
@@ -950,7 +970,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
         in.dsize = w.din.dsize;
         in.doffset = w.din.doffset;
         in.ddefault = w.din.ddefault;
-    } else {
+    } else if (S_ISLNK(in.mode)) {
         char target[PROTO_MAX_STR + 1];
         if ((rc = proto_str_copy(a->target, target, sizeof(target))))
             return rc;
@@ -959,6 +979,8 @@ static int mk_txn(struct meta_txn *t, void *arg)
         in.size = strlen(target);
         if ((rc = meta_symlink_put(t, ino, target, in.size)))
             return rc;
+    } else if ((rc = mk_other(a, &w.din, &in))) {
+        return rc;
     }
     if ((rc = meta_inode_put(t, &in)) ||
         (rc = meta_dentry_add(t, w.dir, w.name, ino, dtype(in.mode))) ||
@@ -972,7 +994,8 @@ int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct pr
 {
     struct meta_xmk x;
     struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
-                       NULL, &r->attr, q->dir_count, q->dir_start, &x};
+                       NULL, &r->attr, q->dir_count, q->dir_start, &x,
+                       0};
     int rc = run_waiting(c, RUN_FLAT, mk_txn, &a);
     if (rc == META_CROSS)
         return meta_xmkdir(c, &q->cred, &x, &r->attr);
@@ -982,8 +1005,31 @@ int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct pr
 int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
                     struct proto_symlink_rep *r)
 {
-    struct mk_arg a = {c,          &q->cred, q->parent, &q->path, S_IFLNK | 0777,
-                       &q->target, &r->attr, 0,         -1,       NULL};
+    struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFLNK | 0777, &q->target, &r->attr,
+                       0, -1,       NULL,      0};
+    return run_waiting(c, RUN_FLAT, mk_txn, &a);
+}
+
+int meta_op_mknod(struct meta_ctx *c, const struct proto_mknod_req *q, struct proto_mknod_rep *r)
+{
+    uint32_t type = q->mode & S_IFMT;
+    switch (type) {
+    case 0:
+        type = S_IFREG;
+        break;
+    case S_IFREG:
+    case S_IFIFO:
+    case S_IFCHR:
+    case S_IFBLK:
+    case S_IFSOCK:
+        break;
+    case S_IFDIR:
+        return -EPERM; /* as Linux's mknod(2) */
+    default:
+        return -EINVAL;
+    }
+    struct mk_arg a = {c, &q->cred, q->parent, &q->path, type | (q->mode & 07777), NULL, &r->attr,
+                       0, -1,       NULL,      q->rdev};
     return run_waiting(c, RUN_FLAT, mk_txn, &a);
 }
 

@@ -111,6 +111,10 @@ int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q,
 int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r);
 int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
                     struct proto_symlink_rep *r);
+/* A FIFO, device, socket or (mode type S_IFREG or 0) regular file, with
+ * mknod(2)'s rules: other types EINVAL (a directory EPERM), a device by
+ * anyone but root EPERM. */
+int meta_op_mknod(struct meta_ctx *c, const struct proto_mknod_req *q, struct proto_mknod_rep *r);
 /* buf receives the target; r->target points into it. */
 int meta_op_readlink(struct meta_ctx *c, const struct proto_readlink_req *q,
                      struct proto_readlink_rep *r, char *buf, size_t buflen);

@@ -505,6 +505,14 @@ enum {
 #define MSG_DESTROYED_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_DESTROYED_REP(F)
 
+/* MKNOD: a special file (FIFO, character or block device, Unix socket)
+ * or, as mknod(2) allows, a plain regular file: mode's type bits S_IFIFO,
+ * S_IFCHR, S_IFBLK, S_IFSOCK or S_IFREG (0 is S_IFREG); rdev the device
+ * number (glibc's dev_t), kept for devices only. Other types: EINVAL
+ * (S_IFDIR: EPERM, as Linux); a device by anyone but root: EPERM. */
+#define MSG_MKNOD_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode) F(U64, rdev)
+#define MSG_MKNOD_REP(F) F(ATTR, attr) F(LEASES, leases)
+
 /* Storage: one object of one file on one OST. */
 /* WRITE's crcs and READ's: a CRC32C of each chunk of the bulk (csum.h).
  * A READ's reply may instead come straight from the OST's cache, unread
@@ -577,6 +585,7 @@ enum {
     X(SHARD, 45, shard)                                                                            \
     X(XNAME, 46, xname)                                                                            \
     X(DESTROYED, 47, destroyed)                                                                    \
+    X(MKNOD, 48, mknod)                                                                            \
     X(WRITE, 60, write)                                                                            \
     X(READ, 61, read)                                                                              \
     X(TRUNCATE, 62, truncate)                                                                      \

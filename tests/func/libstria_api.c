@@ -4,7 +4,8 @@
  * truncate down and up; O_TRUNC; O_APPEND; reads past the end; two clients
  * with close-to-open consistency; several threads writing one file;
  * objects removed when the last link goes (seen in the OSTs' usage);
- * xattrs, symlinks, hard links and rename through the API. With a second
+ * xattrs, symlinks, hard links and rename through the API; special files
+ * (stria_mknod) and their types, numbers and errors. With a second
  * argument, that shell command (which restarts daemons) runs while both
  * clients hold pooled connections, and both must carry on. With two more,
  * shell commands that freeze and thaw the MDT's daemon: no byte of a fresh
@@ -16,6 +17,7 @@
  */
 #include "stria/stria.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/fs.h>
@@ -26,6 +28,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/sysmacros.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -384,6 +387,102 @@ static void descriptor_calls(void)
     stria_clear_thread_cred();
 }
 
+/* FIFOs, devices and sockets: made with their type and number, listed by
+ * type, renamed, linked and removed; devices are root's; none opens. */
+static void specials(void)
+{
+    struct stat st;
+    stria_file_t *f;
+    dev_t dev = makedev(8, 17);
+    bool root = geteuid() == 0;
+    CHECK(stria_mkdir(fs, "/spec", 0777) == 0, "mkdir /spec");
+    CHECK(stria_mknod(fs, "/spec/fifo", S_IFIFO | 0640, 0) == 0, "mknod fifo");
+    CHECK(stria_mknod(fs, "/spec/sock", S_IFSOCK | 0755, 0) == 0, "mknod socket");
+    int want = root ? 0 : -EPERM;
+    CHECK(stria_mknod(fs, "/spec/blk", S_IFBLK | 0660, dev) == want, "mknod block device");
+    CHECK(stria_mknod(fs, "/spec/chr", S_IFCHR | 0666, makedev(1, 3)) == want,
+          "mknod character device");
+    CHECK(stria_mknod(fs, "/spec/reg", 0644, 0) == 0, "mknod with type 0: a regular file");
+    CHECK(stria_stat(fs, "/spec/fifo", &st) == 0 && st.st_mode == (S_IFIFO | 0640) &&
+              st.st_rdev == 0 && st.st_nlink == 1 && st.st_size == 0,
+          "stat fifo: mode %o rdev %lx", st.st_mode, (unsigned long)st.st_rdev);
+    CHECK(stria_stat(fs, "/spec/sock", &st) == 0 && st.st_mode == (S_IFSOCK | 0755), "stat socket");
+    if (root) {
+        CHECK(stria_stat(fs, "/spec/blk", &st) == 0 && st.st_mode == (S_IFBLK | 0660) &&
+                  st.st_rdev == dev,
+              "stat block device: mode %o rdev %lx", st.st_mode, (unsigned long)st.st_rdev);
+        CHECK(stria_stat(fs, "/spec/chr", &st) == 0 && major(st.st_rdev) == 1 &&
+                  minor(st.st_rdev) == 3,
+              "stat character device");
+    }
+    CHECK(stria_stat(fs, "/spec/reg", &st) == 0 && st.st_mode == (S_IFREG | 0644), "stat reg");
+    CHECK(stria_mknod(fs, "/spec/fifo", S_IFIFO | 0644, 0) == -EEXIST, "EEXIST");
+    CHECK(stria_mknod(fs, "/spec/d", S_IFDIR | 0755, 0) == -EPERM, "S_IFDIR: EPERM");
+    CHECK(stria_mknod(fs, "/spec/l", S_IFLNK | 0777, 0) == -EINVAL, "S_IFLNK: EINVAL");
+    /* Someone else: no devices, but FIFOs. */
+    gid_t g = 1000;
+    stria_set_thread_cred(1000, 1000, 1, &g);
+    CHECK(stria_mknod(fs, "/spec/uchr", S_IFCHR | 0644, makedev(1, 3)) == -EPERM,
+          "a device by a user: EPERM");
+    CHECK(stria_mknod(fs, "/spec/ufifo", S_IFIFO | 0644, 0) == 0, "a FIFO by a user");
+    stria_clear_thread_cred();
+    CHECK(stria_stat(fs, "/spec/ufifo", &st) == 0 && st.st_uid == 1000, "the user's FIFO");
+
+    /* Nothing to open through the library. */
+    CHECK(stria_open(fs, "/spec/fifo", O_RDONLY, 0, &f) == -ENXIO, "open fifo: ENXIO");
+    CHECK(stria_open(fs, "/spec/sock", O_RDWR, 0, &f) == -ENXIO, "open socket: ENXIO");
+    CHECK(stria_open(fs, "/spec/fifo", O_WRONLY | O_TRUNC, 0, &f) == -ENXIO,
+          "O_TRUNC open of a fifo: ENXIO");
+    CHECK(stria_truncate(fs, "/spec/fifo", 0) == -EINVAL, "truncate fifo: EINVAL");
+
+    /* Attributes, links, renames, readdir types, removal. */
+    CHECK(stria_chmod(fs, "/spec/fifo", 0600) == 0 && stria_chown(fs, "/spec/fifo", 7, 8) == 0,
+          "chmod, chown");
+    struct timespec ts[2] = {{1000, 5}, {2000, 7}};
+    CHECK(stria_utimens(fs, "/spec/fifo", ts) == 0, "utimens");
+    CHECK(stria_stat(fs, "/spec/fifo", &st) == 0 && st.st_mode == (S_IFIFO | 0600) &&
+              st.st_uid == 7 && st.st_gid == 8 && st.st_mtim.tv_sec == 2000,
+          "attributes kept");
+    CHECK(stria_link(fs, "/spec/fifo", "/spec/fifo2") == 0, "link");
+    CHECK(stria_stat(fs, "/spec/fifo2", &st) == 0 && st.st_nlink == 2 && S_ISFIFO(st.st_mode),
+          "two links");
+    CHECK(stria_rename(fs, "/spec/reg", "/spec/fifo2", 0) == 0, "rename a file over a fifo");
+    CHECK(stria_stat(fs, "/spec/fifo", &st) == 0 && st.st_nlink == 1, "one link left");
+    CHECK(stria_rename(fs, "/spec/sock", "/spec/fifo2", 0) == 0, "rename a socket over a file");
+    CHECK(stria_mkdir(fs, "/spec/dd", 0755) == 0, "mkdir /spec/dd");
+    CHECK(stria_rename(fs, "/spec/fifo", "/spec/dd", 0) == -EISDIR, "fifo onto a dir: EISDIR");
+    CHECK(stria_rename(fs, "/spec/dd", "/spec/fifo", 0) == -ENOTDIR, "dir onto a fifo: ENOTDIR");
+    CHECK(stria_rmdir(fs, "/spec/dd") == 0, "rmdir /spec/dd");
+    struct {
+        const char *name;
+        unsigned char type;
+        bool seen;
+    } want_types[] = {{"fifo", DT_FIFO, false},
+                      {"fifo2", DT_SOCK, false},
+                      {"blk", DT_BLK, !root},
+                      {"chr", DT_CHR, !root},
+                      {"ufifo", DT_FIFO, false}};
+    stria_dir_t *d;
+    struct stria_dirent de;
+    int n = 0, rc;
+    CHECK(stria_opendir(fs, "/spec", &d) == 0, "opendir");
+    while ((rc = stria_readdir(d, &de)) == 1 && n++ < 100)
+        for (size_t i = 0; i < sizeof(want_types) / sizeof(want_types[0]); i++)
+            if (!strcmp(de.name, want_types[i].name)) {
+                CHECK(de.type == want_types[i].type, "d_type of %s: %u, want %u", de.name, de.type,
+                      want_types[i].type);
+                want_types[i].seen = true;
+            }
+    stria_closedir(d);
+    CHECK(rc == 0 && n == (root ? 5 : 3), "readdir: %d names", n);
+    for (size_t i = 0; i < sizeof(want_types) / sizeof(want_types[0]); i++)
+        CHECK(want_types[i].seen, "readdir lists %s", want_types[i].name);
+    const char *all[] = {"/spec/fifo", "/spec/fifo2", "/spec/blk", "/spec/chr", "/spec/ufifo"};
+    for (size_t i = 0; i < 5; i++)
+        CHECK(stria_unlink(fs, all[i]) == 0 || (!root && i >= 2 && i <= 3), "unlink %s", all[i]);
+    CHECK(stria_rmdir(fs, "/spec") == 0, "rmdir /spec");
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 && argc != 3 && argc != 5)
@@ -405,6 +504,8 @@ int main(int argc, char **argv)
     names();
     printf("== calls on a handle: futimens, the mtime of the last write, ftruncate\n");
     descriptor_calls();
+    printf("== special files\n");
+    specials();
     if (argc == 5) {
         printf("== no data before the MDT knows of it, two threads on one handle\n");
         mark_before_data(argv[3], argv[4]);

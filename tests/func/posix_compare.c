@@ -36,9 +36,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/types.h>
+#include <sys/un.h>
 #include <sys/wait.h>
 #include <sys/xattr.h>
 #include <time.h>
@@ -289,12 +292,17 @@ static const char *type_name(mode_t m)
     return "?";
 }
 
-/* The stat fields compared; a directory's size is file-system specific. */
+/* The stat fields compared; a directory's size is file-system specific, a
+ * device's number is compared instead of its size. */
 static char *describe(const struct stat *st)
 {
     if (S_ISDIR(st->st_mode))
         return xprintf("type=dir perm=%04o nlink=%lu uid=%u gid=%u", st->st_mode & 07777,
                        (unsigned long)st->st_nlink, st->st_uid, st->st_gid);
+    if (S_ISCHR(st->st_mode) || S_ISBLK(st->st_mode))
+        return xprintf("type=%s perm=%04o nlink=%lu rdev=%u:%u uid=%u gid=%u",
+                       type_name(st->st_mode), st->st_mode & 07777, (unsigned long)st->st_nlink,
+                       major(st->st_rdev), minor(st->st_rdev), st->st_uid, st->st_gid);
     return xprintf("type=%s perm=%04o nlink=%lu size=%lld uid=%u gid=%u", type_name(st->st_mode),
                    st->st_mode & 07777, (unsigned long)st->st_nlink, (long long)st->st_size,
                    st->st_uid, st->st_gid);
@@ -475,6 +483,14 @@ static const char *dtype_name(unsigned char t)
         return "dir";
     case DT_LNK:
         return "lnk";
+    case DT_FIFO:
+        return "fifo";
+    case DT_CHR:
+        return "chr";
+    case DT_BLK:
+        return "blk";
+    case DT_SOCK:
+        return "sock";
     case DT_UNKNOWN:
         return "unknown";
     }
@@ -1847,6 +1863,271 @@ static void t_copy_range(struct cx *c)
     cat(c, "dst");
 }
 
+/* ---- special files ---- */
+
+/*
+ * A writer process and this one pass len bytes of pattern seed through FIFO name:
+ * the writer opens it for writing (blocking until a reader comes), writes all and
+ * exits; this process opens it for reading and reads to the end. Both are bounded by
+ * an alarm, so a FIFO that never connects fails the case instead of hanging it.
+ */
+static void fifo_pass(struct cx *c, const char *name, size_t len, unsigned seed)
+{
+    pid_t w = fork();
+    if (w == 0) {
+        alarm(20);
+        int fd = openat(c->d, name, O_WRONLY);
+        if (fd < 0)
+            _exit(10);
+        unsigned char *b = xmalloc(len);
+        fill(b, len, seed);
+        for (size_t off = 0; off < len;) {
+            ssize_t n = write(fd, b + off, len - off);
+            if (n <= 0)
+                _exit(11);
+            off += (size_t)n;
+        }
+        _exit(close(fd) ? 12 : 0);
+    }
+    unsigned left = alarm(20);
+    unsigned char *b = xmalloc(len + 1);
+    size_t got = 0;
+    int fd = openat(c->d, name, O_RDONLY);
+    int err = fd < 0 ? errno : 0;
+    while (fd >= 0 && got <= len) {
+        ssize_t n = read(fd, b + got, len + 1 - got);
+        if (n <= 0) {
+            err = n < 0 ? errno : 0;
+            break;
+        }
+        got += (size_t)n;
+    }
+    if (fd >= 0)
+        close(fd);
+    int status = 0;
+    if (w > 0)
+        waitpid(w, &status, 0);
+    alarm(left);
+    char *desc =
+        xprintf("%zu bytes of pattern %u from a writer process through \"%s\"", len, seed, name);
+    emit(c, desc, fd < 0 ? -1 : 0, err, 0, false, NULL, b, got);
+    free(desc);
+    fact(c, "the writer process", "%s",
+         w < 0                                            ? "fork failed"
+         : WIFEXITED(status) && !WEXITSTATUS(status)      ? "wrote all and exited"
+         : WIFEXITED(status) && WEXITSTATUS(status) == 10 ? "could not open the FIFO"
+                                                          : "failed");
+    free(b);
+}
+
+static void t_fifo(struct cx *c)
+{
+    DO(c, mkfifoat(c->d, "p", 0640));
+    LST(c, "p");
+    DO(c, mkfifoat(c->d, "p", 0640));
+    DO(c, mknodat(c->d, "p2", S_IFIFO | 0604, makedev(1, 3)));
+    LST(c, "p2");
+    /* Opens that do not wait: a writer with no reader is refused. */
+    FD(c, openat(c->d, "p", O_WRONLY | O_NONBLOCK));
+    int r = FD(c, openat(c->d, "p", O_RDONLY | O_NONBLOCK));
+    FST(c, r);
+    int w = FD(c, openat(c->d, "p", O_WRONLY | O_NONBLOCK));
+    WR(c, w, 1000, 70);
+    RD(c, r, 4096);
+    RD(c, r, 4096);
+    DO(c, close(w));
+    RD(c, r, 4096);
+    DO(c, close(r));
+    /* Between processes, more than a pipe holds (64 KiB). */
+    fifo_pass(c, "p", 300 * KiB, 71);
+    fifo_pass(c, "p", 1, 72);
+    /* O_TRUNC on a FIFO is ignored; truncate(2) of one is EINVAL. */
+    int rw = FD(c, openat(c->d, "p", O_RDWR | O_TRUNC));
+    WR(c, rw, 10, 73);
+    RD(c, rw, 100);
+    DO(c, ftruncate(rw, 0));
+    DO(c, close(rw));
+    DO(c, truncate(P(c, "p"), 0));
+    LST(c, "p");
+    /* Attributes. */
+    DO(c, fchmodat(c->d, "p", 0602, 0));
+    LST(c, "p");
+    if (geteuid() == 0) {
+        DO(c, fchownat(c->d, "p", 1234, 5678, AT_SYMLINK_NOFOLLOW));
+        LST(c, "p");
+    }
+    struct timespec ts[2] = {{1000000000, 123456789}, {1234567890, 987654321}};
+    DO(c, utimensat(c->d, "p", ts, AT_SYMLINK_NOFOLLOW));
+    tm(c, "p", AT_SYMLINK_NOFOLLOW, EXACT, EXACT);
+    struct timespec now[2] = {{0, UTIME_NOW}, {0, UTIME_NOW}};
+    DO(c, utimensat(c->d, "p", now, 0));
+    tm(c, "p", 0, RECENT, RECENT);
+    /* Names: links, renames, removal. */
+    unsigned long long ino = ino_of(c, "p");
+    DO(c, linkat(c->d, "p", c->d, "l", 0));
+    LST(c, "l");
+    same_ino(c, "p", ino, "l");
+    DO(c, renameat(c->d, "l", c->d, "m"));
+    same_ino(c, "p", ino, "m");
+    ls(c, ".");
+    DO(c, unlinkat(c->d, "p", 0));
+    LST(c, "m");
+    /* A FIFO renamed keeps passing data: the kernel keys it by inode. */
+    fifo_pass(c, "m", 5000, 74);
+    DO(c, unlinkat(c->d, "m", AT_REMOVEDIR));
+    DO(c, unlinkat(c->d, "m", 0));
+    DO(c, unlinkat(c->d, "p2", 0));
+    ls(c, ".");
+}
+
+static void t_devices(struct cx *c)
+{
+    DO(c, mknodat(c->d, "c", S_IFCHR | 0644, makedev(1, 3)));
+    DO(c, mknodat(c->d, "b", S_IFBLK | 0660, makedev(7, 0)));
+    DO(c, mknodat(c->d, "big", S_IFCHR | 0600, makedev(300, 70000)));
+    LST(c, "c");
+    LST(c, "b");
+    LST(c, "big");
+    DO(c, mknodat(c->d, "c", S_IFCHR | 0644, makedev(1, 3)));
+    DO(c, mknodat(c->d, "d", S_IFDIR | 0755, 0));
+    DO(c, mknodat(c->d, "r", S_IFREG | 0600, 0));
+    DO(c, mknodat(c->d, "z", 0640, 0));
+    LST(c, "r");
+    LST(c, "z");
+    cat(c, "z");
+    DO(c, truncate(P(c, "c"), 0));
+    DO(c, truncate(P(c, "b"), 10));
+    DO(c, fchmodat(c->d, "c", 0600, 0));
+    LST(c, "c");
+    if (geteuid() == 0) {
+        DO(c, fchownat(c->d, "b", 42, 6, AT_SYMLINK_NOFOLLOW));
+        LST(c, "b");
+    }
+    struct timespec ts[2] = {{1100000000, 5}, {1200000000, 7}};
+    DO(c, utimensat(c->d, "big", ts, AT_SYMLINK_NOFOLLOW));
+    tm(c, "big", AT_SYMLINK_NOFOLLOW, EXACT, EXACT);
+    unsigned long long ino = ino_of(c, "c");
+    DO(c, linkat(c->d, "c", c->d, "c2", 0));
+    LST(c, "c2");
+    same_ino(c, "c", ino, "c2");
+    DO(c, renameat(c->d, "b", c->d, "r"));
+    LST(c, "r");
+    DO(c, renameat(c->d, "z", c->d, "c2"));
+    LST(c, "c2");
+    LST(c, "c");
+    ls(c, ".");
+    DO(c, unlinkat(c->d, "c", 0));
+    DO(c, unlinkat(c->d, "r", 0));
+    DO(c, unlinkat(c->d, "big", 0));
+    ls(c, ".");
+}
+
+/* An AF_UNIX socket of type type bound at name (relative to the case directory, the
+ * current one); its fd, or -1. */
+static int sock_at(struct cx *c, int type, const char *name, bool do_bind)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", name);
+    int s = FD(c, socket(AF_UNIX, type, 0));
+    if (do_bind)
+        DO(c, bind(s, (struct sockaddr *)&a, sizeof(a)));
+    return s;
+}
+
+static void sock_connect(struct cx *c, int s, const char *name)
+{
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    snprintf(a.sun_path, sizeof(a.sun_path), "%s", name);
+    char *desc = xprintf("connect(socket, \"%s\")", name);
+    call_(c, connect(s, (struct sockaddr *)&a, sizeof(a)), false, 0, desc);
+    free(desc);
+}
+
+static void t_socket(struct cx *c)
+{
+    /* Relative names: a Unix socket path holds at most 107 bytes. */
+    DO(c, fchdir(c->d));
+    int srv = sock_at(c, SOCK_STREAM, "s", true);
+    DO(c, listen(srv, 4));
+    LST(c, "s");
+    int cl = sock_at(c, SOCK_STREAM, "", false);
+    sock_connect(c, cl, "s");
+    int acc = FD(c, accept(srv, NULL, NULL));
+    WR(c, cl, 100, 80);
+    RD(c, acc, 100);
+    WR(c, acc, 200, 81);
+    RD(c, cl, 200);
+    DO(c, close(cl));
+    DO(c, close(acc));
+    /* The name is taken; it cannot be opened. */
+    int again = sock_at(c, SOCK_STREAM, "s", true);
+    DO(c, close(again));
+    FD(c, openat(c->d, "s", O_RDONLY));
+    /* Renamed and linked, it is the same socket. */
+    DO(c, renameat(c->d, "s", c->d, "t"));
+    DO(c, linkat(c->d, "t", c->d, "u", 0));
+    LST(c, "u");
+    cl = sock_at(c, SOCK_STREAM, "", false);
+    sock_connect(c, cl, "u");
+    acc = FD(c, accept(srv, NULL, NULL));
+    WR(c, cl, 10, 82);
+    RD(c, acc, 10);
+    DO(c, close(cl));
+    DO(c, close(acc));
+    DO(c, close(srv));
+    /* No listener now. */
+    cl = sock_at(c, SOCK_STREAM, "", false);
+    sock_connect(c, cl, "t");
+    DO(c, close(cl));
+    DO(c, fchmodat(c->d, "t", 0700, 0));
+    LST(c, "t");
+    /* Datagrams. */
+    int ds = sock_at(c, SOCK_DGRAM, "ds", true);
+    int dc = sock_at(c, SOCK_DGRAM, "", false);
+    sock_connect(c, dc, "ds");
+    WR(c, dc, 50, 83);
+    RD(c, ds, 100);
+    DO(c, close(dc));
+    DO(c, close(ds));
+    ls(c, ".");
+    DO(c, unlinkat(c->d, "t", 0));
+    DO(c, unlinkat(c->d, "u", 0));
+    DO(c, unlinkat(c->d, "ds", 0));
+    /* The name can be bound again once removed. */
+    srv = sock_at(c, SOCK_STREAM, "s", true);
+    LST(c, "s");
+    DO(c, close(srv));
+    ls(c, ".");
+}
+
+/* Renames between special files, files and directories, each way. */
+static void t_special_rename(struct cx *c)
+{
+    DO(c, mkfifoat(c->d, "p", 0644));
+    DO(c, mknodat(c->d, "s", S_IFSOCK | 0644, 0));
+    put(c, "f", 10, 90);
+    DO(c, mkdirat(c->d, "d", 0755));
+    DO(c, mkdirat(c->d, "full", 0755));
+    put(c, "full/x", 1, 91);
+    DO(c, renameat(c->d, "p", c->d, "d"));
+    DO(c, renameat(c->d, "p", c->d, "full"));
+    DO(c, renameat(c->d, "d", c->d, "p"));
+    DO(c, renameat(c->d, "p", c->d, "p/x"));
+    DO(c, renameat2(c->d, "p", c->d, "f", RENAME_NOREPLACE));
+    DO_NOTE(c, EINVAL, renameat2(c->d, "p", c->d, "f", RENAME_EXCHANGE));
+    LST(c, "p");
+    LST(c, "f");
+    DO(c, renameat(c->d, "p", c->d, "s"));
+    LST(c, "s");
+    DO(c, renameat(c->d, "f", c->d, "s"));
+    LST(c, "s");
+    DO(c, renameat(c->d, "s", c->d, "d/s"));
+    LST(c, "d/s");
+    DO(c, renameat(c->d, "d/s", c->d, "d/s"));
+    ls(c, ".");
+    ls(c, "d");
+}
+
 struct tcase {
     const char *name;
     void (*fn)(struct cx *c);
@@ -1891,6 +2172,10 @@ static const struct tcase cases[] = {
     {"two_fds", t_two_fds},
     {"trunc_under_writer", t_trunc_under_writer},
     {"copy_range", t_copy_range},
+    {"fifo", t_fifo},
+    {"devices", t_devices},
+    {"socket", t_socket},
+    {"special_rename", t_special_rename},
 };
 
 /* ---- running a case under one root ---- */

@@ -31,6 +31,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
 
@@ -284,6 +285,24 @@ static int op_symlink(struct fx *f, const struct proto_cred *c, const char *path
     q.path = proto_str_c(path);
     q.target = proto_str_c(target);
     int rc = meta_op_symlink(&f->ctx, &q, &r);
+    if (attr)
+        *attr = r.attr;
+    return rc;
+}
+
+static int op_mknod(struct fx *f, const struct proto_cred *c, const char *path, uint32_t mode,
+                    uint64_t rdev, struct proto_attr *attr)
+{
+    struct proto_mknod_req q;
+    struct proto_mknod_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = *c;
+    q.parent = ROOT;
+    q.path = proto_str_c(path);
+    q.mode = mode;
+    q.rdev = rdev;
+    int rc = meta_op_mknod(&f->ctx, &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -2298,6 +2317,256 @@ static void test_fsck(void **state)
     assert_string_equal(text, "");
 }
 
+/* ---- special files (MKNOD) ------------------------------------------ */
+
+/* Each type mknod(2) makes on ext4, with its mode, device number and
+ * directory entry type as stat and readdir show them. */
+struct special {
+    const char *name;
+    uint32_t mode;
+    uint64_t rdev, want_rdev;
+    uint8_t dtype;
+};
+static const struct special specials[] = {
+    {"fifo", S_IFIFO | 0640, 0, 0, DT_FIFO},
+    {"chr", S_IFCHR | 0600, 0x0103, 0x0103, DT_CHR}, /* makedev(1, 3): /dev/null */
+    {"blk", S_IFBLK | 0660, 0, 0, DT_BLK},           /* rdev set below */
+    {"sock", S_IFSOCK | 0755, 0, 0, DT_SOCK},
+    {"reg", S_IFREG | 0644, 0, 0, DT_REG},
+    {"fifo2", S_IFIFO | 0644, 0x0103, 0, DT_FIFO}, /* a FIFO keeps no number */
+};
+#define NSPECIAL (sizeof(specials) / sizeof(specials[0]))
+
+struct special_seen {
+    uint8_t type[NSPECIAL];
+    int n;
+};
+
+static void seen_special(void *arg, const struct proto_dirent *de)
+{
+    struct special_seen *s = arg;
+    char name[PROTO_MAX_NAME + 1];
+    assert_int_equal(proto_str_copy(&de->name, name, sizeof(name)), 0);
+    s->n++;
+    for (size_t i = 0; i < NSPECIAL; i++)
+        if (!strcmp(name, specials[i].name))
+            s->type[i] = de->type;
+}
+
+static void test_mknod_types(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr a;
+    uint64_t big = makedev(259, 65536 + 7); /* a number past 16 bits each */
+    uint64_t dir = mk_dir(f, &root_cred, "d", 0755);
+    for (size_t i = 0; i < NSPECIAL; i++) {
+        const struct special *sp = &specials[i];
+        char path[64];
+        uint64_t rdev = S_ISBLK(sp->mode) ? big : sp->rdev;
+        uint64_t want = S_ISBLK(sp->mode) ? big : sp->want_rdev;
+        snprintf(path, sizeof(path), "d/%s", sp->name);
+        assert_int_equal(op_mknod(f, &root_cred, path, sp->mode, rdev, &a), 0);
+        assert_int_equal(a.mode, sp->mode);
+        assert_int_equal(a.rdev, want);
+        assert_int_equal(a.nlink, 1);
+        assert_int_equal(a.size, 0);
+        assert_int_equal(op_lookup(f, &root_cred, path, true, &a), 0);
+        assert_int_equal(a.mode, sp->mode);
+        assert_int_equal(a.rdev, want);
+        assert_int_equal(attr_of(f, a.ino).rdev, want);
+        assert_int_equal(op_mknod(f, &root_cred, path, S_IFIFO | 0644, 0, NULL), -EEXIST);
+    }
+    /* Type 0 is a regular file (mknod(2)), one with a layout like any. */
+    assert_int_equal(op_mknod(f, &root_cred, "d/zero", 0644, 0, &a), 0);
+    assert_int_equal(a.mode, S_IFREG | 0644);
+    struct proto_getstripe_rep gs;
+    assert_int_equal(op_getstripe(f, a.ino, &gs), 0);
+    assert_true(gs.layout.ncomp > 0);
+    /* readdir tells the types apart. */
+    struct special_seen seen = {0};
+    read_dir(f, dir, 4096, seen_special, NULL, &seen);
+    assert_int_equal(seen.n, NSPECIAL + 1);
+    for (size_t i = 0; i < NSPECIAL; i++)
+        assert_int_equal(seen.type[i], specials[i].dtype);
+
+    /* Types mknod(2) refuses; a trailing slash names a directory. */
+    assert_int_equal(op_mknod(f, &root_cred, "x", S_IFDIR | 0755, 0, NULL), -EPERM);
+    assert_int_equal(op_mknod(f, &root_cred, "x", S_IFLNK | 0777, 0, NULL), -EINVAL);
+    assert_int_equal(op_mknod(f, &root_cred, "x", 0170000 | 0644, 0, NULL), -EINVAL);
+    assert_int_equal(op_mknod(f, &root_cred, "x/", S_IFIFO | 0644, 0, NULL), -ENOENT);
+    assert_int_equal(op_mknod(f, &root_cred, "missing/x", S_IFIFO | 0644, 0, NULL), -ENOENT);
+    assert_int_equal(op_lookup(f, &root_cred, "x", false, NULL), -ENOENT);
+
+    /* Kept across a restart of the store. */
+    fx_close(f);
+    assert_int_equal(fx_open(f), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "d/blk", false, &a), 0);
+    assert_int_equal(a.mode, S_IFBLK | 0660);
+    assert_int_equal(a.rdev, big);
+    assert_int_equal(major(a.rdev), 259);
+    assert_int_equal(minor(a.rdev), 65536 + 7);
+}
+
+/* Devices need CAP_MKNOD (root here), checked after the directory's
+ * permission; anyone who may write a directory makes FIFOs and sockets. */
+static void test_mknod_perm(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    struct proto_attr a;
+    mk_dir(f, &root_cred, "pub", 0777);
+    assert_int_equal(op_mknod(f, &u, "pub/c", S_IFCHR | 0644, 0x0103, NULL), -EPERM);
+    assert_int_equal(op_mknod(f, &u, "pub/b", S_IFBLK | 0644, 0x0801, NULL), -EPERM);
+    assert_int_equal(op_lookup(f, &root_cred, "pub/c", false, NULL), -ENOENT);
+    assert_int_equal(op_mknod(f, &u, "pub/p", S_IFIFO | 0640, 0, &a), 0);
+    assert_int_equal(a.uid, 1000);
+    assert_int_equal(a.gid, 1000);
+    assert_int_equal(op_mknod(f, &u, "pub/s", S_IFSOCK | 0700, 0, NULL), 0);
+    /* No write permission: EACCES, also for a device. */
+    assert_int_equal(op_mknod(f, &u, "p", S_IFIFO | 0644, 0, NULL), -EACCES);
+    assert_int_equal(op_mknod(f, &u, "c", S_IFCHR | 0644, 0x0103, NULL), -EACCES);
+    /* A setgid directory gives its group. */
+    uint64_t g = mk_dir(f, &root_cred, "g", 0777);
+    assert_int_equal(op_chown(f, &root_cred, g, 0, 4242), 0);
+    assert_int_equal(op_chmod(f, &root_cred, g, 02777), 0);
+    assert_int_equal(op_mknod(f, &u, "g/p", S_IFIFO | 0644, 0, &a), 0);
+    assert_int_equal(a.gid, 4242);
+    assert_int_equal(a.mode, S_IFIFO | 0644);
+
+    /* The sticky bit: only the owner (or the directory's, or root)
+     * removes or renames a special file. */
+    struct proto_cred b = user(1001, 1001);
+    mk_dir(f, &root_cred, "tmp", 01777);
+    assert_int_equal(op_mknod(f, &u, "tmp/p", S_IFIFO | 0666, 0, NULL), 0);
+    assert_int_equal(op_mknod(f, &u, "tmp/s", S_IFSOCK | 0777, 0, NULL), 0);
+    assert_int_equal(op_unlink(f, &b, "tmp/p", NULL), -EPERM);
+    assert_int_equal(op_rename(f, &b, "tmp/p", "tmp/q", 0, NULL), -EPERM);
+    assert_int_equal(op_mknod(f, &b, "tmp/bp", S_IFIFO | 0666, 0, NULL), 0);
+    assert_int_equal(op_rename(f, &b, "tmp/bp", "tmp/s", 0, NULL), -EPERM);
+    assert_int_equal(op_unlink(f, &u, "tmp/p", NULL), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "tmp/s", NULL), 0);
+    assert_int_equal(op_unlink(f, &b, "tmp/bp", NULL), 0);
+}
+
+/* What can be done to a special file: attributes, links, renames over and
+ * onto it, removal; what cannot: a size, data, user xattrs. */
+static void test_mknod_ops(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr a;
+    struct proto_setattr_rep sr;
+    struct proto_cred u = user(1000, 1000);
+    assert_int_equal(op_mknod(f, &root_cred, "p", S_IFIFO | 0644, 0, &a), 0);
+    uint64_t p = a.ino;
+    assert_int_equal(op_mknod(f, &root_cred, "c", S_IFCHR | 0666, 0x0105, &a), 0);
+    uint64_t c = a.ino;
+
+    /* chmod, chown, times keep the type and the number. */
+    assert_int_equal(op_chmod(f, &root_cred, c, 0600), 0);
+    assert_int_equal(op_chown(f, &root_cred, c, 1000, 1000), 0);
+    a = attr_of(f, c);
+    assert_int_equal(a.mode, S_IFCHR | 0600);
+    assert_int_equal(a.uid, 1000);
+    assert_int_equal(a.rdev, 0x0105);
+    assert_int_equal(op_chmod(f, &u, p, 0600), -EPERM);
+    assert_int_equal(op_chown(f, &root_cred, p, 1000, 1000), 0);
+    assert_int_equal(op_chmod(f, &u, p, 0620), 0);
+    struct proto_setattr_req tq;
+    memset(&tq, 0, sizeof(tq));
+    tq.cred = u;
+    tq.ino = p;
+    tq.valid = SETATTR_ATIME | SETATTR_MTIME;
+    tq.atime_ns = 1000000000123456789ll;
+    tq.mtime_ns = 1234567890987654321ll;
+    assert_int_equal(meta_op_setattr(&f->ctx, &tq, &sr), 0);
+    a = attr_of(f, p);
+    assert_int_equal(a.mode, S_IFIFO | 0620);
+    assert_int_equal(a.atime_ns, 1000000000123456789ll);
+    assert_int_equal(a.mtime_ns, 1234567890987654321ll);
+
+    /* No size: truncate(2) of a FIFO or device is EINVAL. */
+    assert_int_equal(op_setattr(f, &root_cred, p, SETATTR_SIZE, 0, 0, 0, 0, NULL), -EINVAL);
+    assert_int_equal(op_setattr(f, &root_cred, c, SETATTR_SIZE, 0, 0, 0, 10, NULL), -EINVAL);
+    assert_int_equal(attr_of(f, p).size, 0);
+    /* Nothing to open through the MDT (a mount's kernel opens them). */
+    assert_int_equal(op_open(f, &root_cred, "p", O_RDONLY, 0, NULL), -ENXIO);
+    assert_int_equal(op_open(f, &root_cred, "c", O_RDWR | O_TRUNC, 0, NULL), -ENXIO);
+    assert_int_equal(op_open(f, &root_cred, "p", O_CREAT | O_WRONLY, 0644, NULL), -ENXIO);
+    assert_int_equal(op_open(f, &root_cred, "p", O_CREAT | O_EXCL | O_WRONLY, 0644, NULL), -EEXIST);
+    /* ... but permission is checked first, as open(2) does. */
+    struct proto_cred other = user(1001, 1001);
+    assert_int_equal(op_open(f, &other, "c", O_RDONLY, 0, NULL), -EACCES);
+    /* user.* xattrs are for files and directories only (as Linux). */
+    assert_int_equal(op_setxattr(f, &root_cred, p, "user.x", "v", 0), -EPERM);
+    assert_int_equal(op_setxattr(f, &root_cred, p, "trusted.x", "v", 0), 0);
+
+    /* Hard links. */
+    assert_int_equal(op_link(f, &root_cred, p, "p2", &a), 0);
+    assert_int_equal(a.nlink, 2);
+    assert_int_equal(a.mode, S_IFIFO | 0620);
+    assert_int_equal(ino_of(f, "p2"), p);
+    assert_int_equal(op_link(f, &root_cred, c, "d/c", NULL), -ENOENT);
+
+    /* Rename: plain, over a file, a file over it, onto directories. */
+    uint64_t file = mk_file(f, &root_cred, "file", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "c", "c2", 0, NULL), 0);
+    assert_int_equal(ino_of(f, "c2"), c);
+    assert_int_equal(attr_of(f, c).rdev, 0x0105);
+    struct proto_rename_rep rr;
+    assert_int_equal(op_rename(f, &root_cred, "c2", "file", 0, &rr), 0);
+    assert_int_equal(rr.replaced, file);
+    assert_int_equal(rr.gone, 1);
+    assert_int_equal(ino_of(f, "file"), c);
+    assert_int_equal(op_getattr(f, file, NULL), -ENOENT);
+    uint64_t file2 = mk_file(f, &root_cred, "file2", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "file2", "p2", 0, &rr), 0);
+    assert_int_equal(rr.replaced, p);
+    assert_int_equal(rr.gone, 0); /* p still has its other name */
+    assert_int_equal(rr.destroy, 0);
+    assert_int_equal(ino_of(f, "p2"), file2);
+    assert_int_equal(attr_of(f, p).nlink, 1);
+    mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(op_rename(f, &root_cred, "p", "d", 0, NULL), -EISDIR);
+    assert_int_equal(op_rename(f, &root_cred, "d", "p", 0, NULL), -ENOTDIR);
+    assert_int_equal(op_rename(f, &root_cred, "p", "file", RENAME_NOREPLACE, NULL), -EEXIST);
+    assert_int_equal(op_rename(f, &root_cred, "p", "file", RENAME_EXCHANGE, NULL), 0);
+    assert_int_equal(ino_of(f, "file"), p);
+    assert_int_equal(ino_of(f, "p"), c);
+    assert_int_equal(op_rename(f, &root_cred, "file", "d/p", 0, NULL), 0);
+    assert_int_equal(op_lookup(f, &root_cred, "d/p", false, &a), 0);
+    assert_int_equal(a.mode, S_IFIFO | 0620);
+
+    /* Unlink: the last link goes, with no objects to destroy. */
+    struct proto_unlink_rep ur;
+    assert_int_equal(op_unlink(f, &root_cred, "d/p", &ur), 0);
+    assert_int_equal(ur.gone, 1);
+    assert_int_equal(ur.destroy, 0);
+    assert_int_equal(op_getattr(f, p, NULL), -ENOENT);
+    assert_int_equal(op_rmdir(f, &root_cred, "p"), -ENOTDIR);
+    assert_int_equal(op_unlink(f, &root_cred, "p", &ur), 0);
+    assert_int_equal(ur.gone, 1);
+    assert_int_equal(op_getattr(f, c, NULL), -ENOENT);
+}
+
+/* fsck counts special files like any other inode and finds nothing. */
+static void test_mknod_fsck(void **state)
+{
+    struct fx *f = *state;
+    char text[4096];
+    struct proto_attr a;
+    mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(op_mknod(f, &root_cred, "d/p", S_IFIFO | 0644, 0, &a), 0);
+    assert_int_equal(op_link(f, &root_cred, a.ino, "p2", NULL), 0);
+    assert_int_equal(op_mknod(f, &root_cred, "d/c", S_IFCHR | 0644, 0x0103, NULL), 0);
+    assert_int_equal(op_mknod(f, &root_cred, "d/b", S_IFBLK | 0644, 0x0801, NULL), 0);
+    assert_int_equal(op_mknod(f, &root_cred, "s", S_IFSOCK | 0644, 0, NULL), 0);
+    struct meta_fsck_report r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.inodes, 6);
+    assert_int_equal(r.entries, 6);
+    assert_int_equal(r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt, 0);
+    assert_string_equal(text, "");
+}
+
 int main(void)
 {
     log_init("test_meta", LOG_ERROR);
@@ -2340,6 +2609,10 @@ int main(void)
         T(test_reply_records),
         T(test_reply_record_resized),
         T(test_fsck),
+        T(test_mknod_types),
+        T(test_mknod_perm),
+        T(test_mknod_ops),
+        T(test_mknod_fsck),
         T(test_walk_cache),
         T(test_walk_cache_readers),
         T(test_wcache_rules),

@@ -427,6 +427,40 @@ static void roundtrip_open_req(uint32_t ngroups)
     free(copy);
 }
 
+/* MKNOD (48): cred, parent, path, mode, rdev, in that order on the wire,
+ * a device number of more than 32 bits kept whole. */
+static void test_mknod_wire(void **state)
+{
+    (void)state;
+    struct proto_mknod_req q, q2;
+    memset(&q, 0, sizeof(q));
+    make_cred(&q.cred, 0);
+    q.parent = 0x0001000000000002ull;
+    q.path = proto_str_c("dir/fifo");
+    q.mode = 0010644; /* S_IFIFO | 0644 */
+    q.rdev = 0x123456789abcdef0ull;
+    struct proto_enc e;
+    proto_enc_init(&e, wire, sizeof(wire));
+    assert_int_equal(proto_enc_mknod_req(&e, &q), 0);
+    /* The last 12 bytes: mode u32, rdev u64, little-endian. */
+    const uint8_t tail[] = {0xa4, 0x11, 0, 0, 0xf0, 0xde, 0xbc, 0x9a, 0x78, 0x56, 0x34, 0x12};
+    assert_true(e.len > sizeof(tail));
+    assert_memory_equal(wire + e.len - sizeof(tail), tail, sizeof(tail));
+    struct proto_dec d;
+    proto_dec_init(&d, wire, e.len);
+    assert_int_equal(proto_dec_mknod_req(&d, &q2), 0);
+    assert_int_equal(q2.parent, q.parent);
+    assert_int_equal(q2.mode, q.mode);
+    assert_int_equal(q2.rdev, q.rdev);
+    assert_int_equal(q2.path.len, 8);
+    assert_memory_equal(q2.path.p, "dir/fifo", 8);
+    /* One field short: the decoder refuses it. */
+    proto_dec_init(&d, wire, e.len - 1);
+    assert_int_not_equal(proto_dec_mknod_req(&d, &q2), 0);
+    assert_int_equal(PROTO_OP_MKNOD, 48);
+    assert_string_equal(proto_op_name(48), "MKNOD");
+}
+
 static void test_open_req_roundtrip(void **state)
 {
     (void)state;
@@ -1752,6 +1786,7 @@ int main(void)
         cmocka_unit_test(test_hdr_size_limits),
         cmocka_unit_test(test_hdr_garbage),
         cmocka_unit_test(test_open_req_roundtrip),
+        cmocka_unit_test(test_mknod_wire),
         cmocka_unit_test(test_open_rep_roundtrip),
         cmocka_unit_test(test_heartbeat_roundtrip),
         cmocka_unit_test(test_readdir_roundtrip),

@@ -469,6 +469,10 @@ struct stria_op_stats {
  * server has run. */
 STRIA_API int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
                               uint64_t *uptime_ns);
+/* The same counters of OST ost's server (WRITE, READ, ...): how many
+ * requests the storage targets of that server's process received. */
+STRIA_API int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
+                              uint64_t *uptime_ns);
 /* What `stria fsck` found on one MDT (docs/operations.md, "Checking"). */
 struct stria_fsck_report {
     uint64_t inodes, entries;

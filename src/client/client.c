@@ -712,6 +712,20 @@ int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, s
     return rc ? rc : drc;
 }
 
+int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    *ops = NULL;
+    *n = 0;
+    struct proto_stats_req q;
+    struct proto_stats_rep r;
+    int drc = 0;
+    int rc =
+        TARGET_CALL(fs, PROTO_NODE_STOR, ost, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
+                    *uptime_ns = r.uptime_ns);
+    return rc ? rc : drc;
+}
+
 int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_report *out,
                    char *text, size_t cap)
 {

@@ -232,7 +232,11 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
      * a write acknowledged earlier over the same bytes is still on its way
      * here. Neither credentials nor interrupts: what gathering sends needs
      * none, and a send of acknowledged writes is never abandoned. */
-    if (behind && !tab_wb_busy(ino, (uint64_t)off, size)) {
+    if (behind && (rc = tab_wb_busy(ino, f, (uint64_t)off, size)) < 0) {
+        sf_reply_err(req, rc);
+        return;
+    }
+    if (behind && rc == 0) {
         ssize_t n = stria_pwrite_nowait(f, buf, size, off);
         if (n < 0) {
             sf_reply_err(req, (int)n);

@@ -136,8 +136,10 @@ void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
  * in tab_local_size. */
 int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool behind, int *slot);
 void tab_wb_end(int slot, int rc);
-/* Whether a tracked write of ino overlaps [off, off + len). */
-bool tab_wb_busy(uint64_t ino, uint64_t off, uint64_t len);
+/* Before a write of f that may bypass tab_wb_begin: f's earlier
+ * write-behind failure (which that write reports instead), else 1 when a
+ * tracked write of ino overlaps [off, off + len), else 0. */
+int tab_wb_busy(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len);
 int tab_wb_wait(uint64_t ino, stria_file_t *f);
 
 /* READ requests served and their bytes, for stria.mount.stats (fuse_file.c). */

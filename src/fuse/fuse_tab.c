@@ -332,15 +332,15 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
     return rc;
 }
 
-bool tab_wb_busy(uint64_t ino, uint64_t off, uint64_t len)
+int tab_wb_busy(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len)
 {
-    if (atomic_load(&wb_used) == 0)
-        return false;
     int mine;
     pthread_mutex_lock(&tab_lock);
-    bool busy = wb_overlaps(ino, off, off + len, &mine);
+    int rc = take_err(handle_of(ino, f));
+    if (!rc && atomic_load(&wb_used) && wb_overlaps(ino, off, off + len, &mine))
+        rc = 1;
     pthread_mutex_unlock(&tab_lock);
-    return busy;
+    return rc;
 }
 
 void tab_wb_end(int slot, int rc)

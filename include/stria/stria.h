@@ -20,6 +20,7 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <sys/types.h>
+#include <time.h>
 
 #ifdef __cplusplus
 extern "C" {
@@ -30,6 +31,7 @@ extern "C" {
 typedef struct stria_fs stria_fs_t;
 typedef struct stria_file stria_file_t;
 typedef struct stria_dir stria_dir_t;
+struct stria_layout; /* below, with the layout calls */
 
 /*
  * Which client.conf a connect with conf == NULL uses: $STRIA_CONF if set,
@@ -64,12 +66,14 @@ STRIA_API void stria_clear_thread_cred(void);
 /* ---- files ---- */
 
 /* Open (flags as open(2): O_RDONLY/O_WRONLY/O_RDWR, O_CREAT, O_EXCL,
- * O_TRUNC, O_APPEND). A created file takes its directory's default layout.
+ * O_TRUNC, O_APPEND, O_NOFOLLOW; O_SYNC, O_DSYNC and O_DIRECT only turn
+ * gathering off). A created file takes its directory's default layout.
  * A FIFO, device or socket (stria_mknod) answers -ENXIO: only a mount's
  * kernel can open one. */
 STRIA_API int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode,
                          stria_file_t **out);
-/* Close: reports the file's size to the metadata service. */
+/* Close: sends gathered writes, reports the file's size to the metadata
+ * service, frees f. Returns the first failure (also of a gathered write). */
 STRIA_API int stria_close(stria_file_t *f);
 STRIA_API ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off);
 STRIA_API ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off);
@@ -134,6 +138,276 @@ STRIA_API int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)
  * ".." are not returned. */
 STRIA_API int stria_readdir(stria_dir_t *d, struct stria_dirent *ent);
 STRIA_API void stria_closedir(stria_dir_t *d);
+
+/*
+ * Gathering and read-ahead (every handle; the FUSE mount's too).
+ *
+ * Small sequential writes: a stria_pwrite of less than 256 KiB that
+ * continues the previous write of the same handle is copied into a buffer
+ * and returns at once; the buffer is sent as one request when it reaches
+ * the end of its stripe piece (a stripe unit, at most 1 MiB), so 4 KiB
+ * writes cost the storage targets one request per piece instead of one
+ * each. A client keeps at most 16 such buffers; with all in use a write
+ * is sent as it comes. Before anything else of the file goes on through
+ * this client (a read, flush, fsync, close, truncate, stat or size report
+ * through any handle of it, or a write that does not continue the buffer)
+ * the buffer is sent, and a buffer is sent at the latest 1 s after its
+ * first write. A buffer whose sending failed reports the failure on the
+ * next stria_pwrite, stria_flush, stria_fsync or stria_close of its handle
+ * (as a write-back failure of a local file system is reported), not to the
+ * write whose bytes it held. Handles opened with O_SYNC, O_DSYNC or
+ * O_DIRECT are never gathered. Data gathered counts as written: sizes,
+ * stria_file_unreported and reads through this client see it.
+ *
+ * Sequential reads: a stria_pread of less than 1 MiB that starts where the
+ * previous read of the handle ended fetches the rest of its stripe piece
+ * along with it into the handle's read-ahead buffer (1 MiB; at most 16 per
+ * client), and the following reads are answered from it. The buffer is
+ * dropped on a read elsewhere and on any write, truncate or punch through
+ * this client. As everything else, it follows close-to-open: it holds
+ * nothing older than the handle's open.
+ */
+/* Turn gathering of small writes on (the default) or off for every handle
+ * of fs (the mount's -o write_behind=0 turns it off). Off sends what is
+ * gathered first. */
+STRIA_API void stria_set_write_gather(stria_fs_t *fs, int on);
+struct stria_io_stats {
+    uint64_t writes_gathered; /* stria_pwrite calls copied into a buffer */
+    uint64_t gathers_sent;    /* buffers sent */
+    uint64_t readahead_fills; /* read-ahead buffers fetched */
+    uint64_t readahead_hits;  /* reads answered from them */
+};
+/* What gathering and read-ahead did since stria_connect. */
+STRIA_API void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out);
+
+/* ---- handle-level calls (what a server such as the FUSE mount needs) ---- */
+
+/* Report the size f wrote (if anything changed), so the next opener sees
+ * it: what close does, without closing. Also reports an earlier failure of
+ * a gathered write of f. */
+STRIA_API int stria_flush(stria_file_t *f);
+/* Read exactly [off, off + len): bytes no object holds read as zeros,
+ * whatever size f knows (for a caller, such as a kernel, that knows the
+ * size and never asks past it). Returns len or a negative errno. */
+STRIA_API ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off);
+/* Grow the file to at least size, as fallocate(2) without KEEP_SIZE
+ * (space is not reserved; the bytes read as zeros). */
+STRIA_API int stria_fextend(stria_file_t *f, off_t size);
+/* Deallocate [off, off + len) on the storage targets: reads as zeros
+ * afterwards; the size does not change (fallocate PUNCH_HOLE). */
+STRIA_API int stria_fpunch(stria_file_t *f, off_t off, off_t len);
+/* As stria_pwrite, but only what gathering takes at once, without waiting
+ * for any server: a small write that continues f's last one, or that
+ * starts a buffer when one is free. Returns how many bytes from the front
+ * of buf were taken (0: none; write the rest with stria_pwrite), or an
+ * earlier failure of a gathered write of f. For a caller that acknowledges
+ * writes before they land (the mount's write-behind): the order of its
+ * calls is the order the bytes land in. */
+STRIA_API ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t off);
+/* The inode number of f's file. */
+STRIA_API uint64_t stria_file_ino(const stria_file_t *f);
+/* Whether f is a regular file opened for writing (ftruncate may use it). */
+STRIA_API int stria_file_writable(const stria_file_t *f);
+/* Let a write-only handle read too (the kernel's writeback cache fills
+ * partial pages through it); permission was checked at open. Call before
+ * the handle is shared between threads. */
+STRIA_API void stria_file_allow_read(stria_file_t *f);
+/* The end of what f wrote and has not reported to the metadata service
+ * yet (0 if none); *wrote_ns (if not NULL) when it last wrote (0 if none). */
+STRIA_API uint64_t stria_file_unreported(stria_file_t *f, int64_t *wrote_ns);
+/* Someone reported size end with mtime wrote_ns for f's file
+ * (stria_report_size): if that covers what f wrote, f has nothing left to
+ * report. */
+STRIA_API void stria_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns);
+/* Other handles of this process wrote up to size: reads of f may go that far. */
+STRIA_API void stria_file_know_size(stria_file_t *f, uint64_t size);
+/* Someone truncated f's file to size: f forgets what it wrote past it. */
+STRIA_API void stria_file_truncated(stria_file_t *f, uint64_t size);
+/* f's file lost its last link while open: f stops reporting sizes. */
+STRIA_API void stria_file_orphan(stria_file_t *f);
+
+/* ---- cancellation ---- */
+
+/* The calling thread's calls give up with -EINTR once *flag becomes
+ * nonzero (checked every 100 ms while waiting for a server; retries stop
+ * too); NULL: never. Returns the flag it replaces, to be put back. The
+ * flag must stay valid until replaced. A buffer of gathered writes being
+ * sent is never abandoned. */
+STRIA_API const volatile int *stria_set_thread_cancel(const volatile int *flag);
+
+/* ---- the inode level ----
+ *
+ * Operations relative to a directory's inode number (parent) and a name in
+ * it, or on an inode, as DAOS's dfs_lookup_rel: what a server that only
+ * knows inode numbers (the FUSE mount) uses. The path API above is the
+ * same calls started at the root, whose inode number is 1. Inode numbers
+ * are 64 bits, never reused, and stay the same across renames. A name is
+ * one component, or a relative path. Each call returns 0 (or a count) or a
+ * negative errno; runs with the thread's identity (stria_set_thread_cred);
+ * honours stria_set_thread_cancel.
+ */
+#define STRIA_ROOT_INO 1
+
+/* An inode's attributes, as stat(2) gives them (times in ns since the
+ * epoch; blocks in 512-byte units). nlink 0: an entry of a directory read
+ * with plus whose inode lives on another MDT, its attributes not sent. */
+struct stria_attr {
+    uint64_t ino;
+    uint32_t mode, nlink, uid, gid;
+    uint64_t size, blocks;
+    int64_t atime_ns, mtime_ns, ctime_ns;
+    uint64_t rdev;
+};
+/* Fill a struct stat from a (st_blksize 1 MiB). */
+STRIA_API void stria_attr_to_stat(const struct stria_attr *a, struct stat *st);
+
+/* Look up name in parent (a symlink is not followed). */
+STRIA_API int stria_lookup_at(stria_fs_t *fs, uint64_t parent, const char *name,
+                              struct stria_attr *out);
+STRIA_API int stria_getattr_ino(stria_fs_t *fs, uint64_t ino, struct stria_attr *out);
+
+/* What stria_setattr_ino changes (valid, a mask of STRIA_SET_*). */
+#define STRIA_SET_MODE      0x01u
+#define STRIA_SET_UID       0x02u
+#define STRIA_SET_GID       0x04u
+#define STRIA_SET_SIZE      0x08u /* a shrink cuts the objects too */
+#define STRIA_SET_ATIME     0x10u
+#define STRIA_SET_MTIME     0x20u
+#define STRIA_SET_ATIME_NOW 0x40u
+#define STRIA_SET_MTIME_NOW 0x80u
+/* The caller (a kernel mounted with default_permissions) already checked
+ * who may set the times: a writer who is not the owner may set them. */
+#define STRIA_SET_TIMES_CHECKED 0x100u
+struct stria_setattr {
+    uint32_t valid;
+    mode_t mode;
+    uid_t uid;
+    gid_t gid;
+    uint64_t size;
+    struct timespec atime, mtime;
+};
+/* Change an inode's attributes; out (if not NULL) gets them after. via: a
+ * handle of the inode that names the change (ftruncate), or NULL; a size
+ * change is then checked against how via was opened, not the file's mode,
+ * as ftruncate(2) is. Writes gathered for the inode go first. */
+STRIA_API int stria_setattr_ino(stria_fs_t *fs, uint64_t ino, const struct stria_setattr *s,
+                                stria_file_t *via, struct stria_attr *out);
+
+/* Open (flags and mode as stria_open) name in parent; an empty name opens
+ * parent itself (also a directory, read-only: stria_fsync of it makes the
+ * MDT's metadata durable). attr (if not NULL) gets the attributes. */
+STRIA_API int stria_open_at(stria_fs_t *fs, uint64_t parent, const char *name, int flags,
+                            mode_t mode, stria_file_t **out, struct stria_attr *attr);
+STRIA_API int stria_mkdir_at(stria_fs_t *fs, uint64_t parent, const char *name, mode_t mode,
+                             struct stria_attr *out);
+STRIA_API int stria_rmdir_at(stria_fs_t *fs, uint64_t parent, const char *name);
+/* mknod of name in parent (as stria_mknod: a FIFO, socket, device or an
+ * empty regular file). */
+STRIA_API int stria_mknod_at(stria_fs_t *fs, uint64_t parent, const char *name, mode_t mode,
+                             dev_t rdev, struct stria_attr *out);
+STRIA_API int stria_symlink_at(stria_fs_t *fs, uint64_t parent, const char *name,
+                               const char *target, struct stria_attr *out);
+/* A new name dname in dparent for inode ino; out gets ino's attributes. */
+STRIA_API int stria_link_at(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dname,
+                            struct stria_attr *out);
+/* As stria_readlink, of a symlink's inode. */
+STRIA_API ssize_t stria_readlink_ino(stria_fs_t *fs, uint64_t ino, char *buf, size_t len);
+
+/*
+ * The last link of a file gone. When a name's removal (unlink, or a rename
+ * over it) takes an inode's last link, its objects on the storage targets
+ * are to be destroyed: at once by the path API; by a caller that asks for
+ * the removal (rm not NULL) when it decides, which lets a file that caller
+ * still has open keep its data until the last close. *rm is NULL when
+ * nothing is left to do, else malloc'd and owned by the caller, who ends
+ * it with stria_removed_finish.
+ */
+typedef struct stria_removed stria_removed_t;
+STRIA_API int stria_unlink_at(stria_fs_t *fs, uint64_t parent, const char *name,
+                              stria_removed_t **rm);
+/* flags as stria_rename. rm: as stria_unlink_at, for the name replaced. */
+STRIA_API int stria_rename_at(stria_fs_t *fs, uint64_t sparent, const char *sname, uint64_t dparent,
+                              const char *dname, unsigned flags, stria_removed_t **rm);
+/* The removed inode, and its size as the MDT knew it then. */
+STRIA_API uint64_t stria_removed_ino(const stria_removed_t *rm);
+STRIA_API uint64_t stria_removed_size(const stria_removed_t *rm);
+/* The caller keeps the file open past its removal (writes may create
+ * objects the MDT never heard of): stria_removed_finish then destroys
+ * every object the layout names. */
+STRIA_API void stria_removed_hold(stria_removed_t *rm);
+/* Cut the objects of a removed, still open file to size (a truncate the
+ * MDT, which has forgotten the inode, cannot do). */
+STRIA_API int stria_removed_truncate(stria_fs_t *fs, const stria_removed_t *rm, uint64_t size);
+/* Destroy the objects (failures are logged: stria fsck finds what is
+ * left) and free rm. NULL is ignored. */
+STRIA_API void stria_removed_finish(stria_fs_t *fs, stria_removed_t *rm);
+/* Free rm and destroy nothing (another removal of the same inode will). */
+STRIA_API void stria_removed_free(stria_removed_t *rm);
+
+/* Directories by inode: stria_opendir_ino then stria_readdir_at, which
+ * gives the entry at position cookie (0: the first) without moving on, so
+ * that a caller who cannot take it yet may ask again. The next entry's
+ * position is its next_cookie; positions stay valid while entries come and
+ * go, and are below 2^62. Entries come from the MDT in batches kept in d:
+ * asking for the position after the last entry given costs no round trip. */
+struct stria_direntplus {
+    struct stria_dirent d;
+    uint64_t next_cookie;
+    struct stria_attr attr; /* with plus only; see struct stria_attr for nlink 0 */
+};
+/* Open directory ino (-ENOTDIR if it is not one); close with stria_closedir. */
+STRIA_API int stria_opendir_ino(stria_fs_t *fs, uint64_t ino, stria_dir_t **out);
+/* Returns 1 with *e filled, 0 past the last entry, or a negative errno.
+ * plus: the entries' attributes too (in the same round trip). */
+STRIA_API int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus,
+                               struct stria_direntplus *e);
+
+/* Extended attributes and layouts of an inode: as the path calls. */
+STRIA_API int stria_setxattr_ino(stria_fs_t *fs, uint64_t ino, const char *name, const void *value,
+                                 size_t size, int flags);
+STRIA_API ssize_t stria_getxattr_ino(stria_fs_t *fs, uint64_t ino, const char *name, void *value,
+                                     size_t size);
+STRIA_API ssize_t stria_listxattr_ino(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
+STRIA_API int stria_removexattr_ino(stria_fs_t *fs, uint64_t ino, const char *name);
+STRIA_API int stria_getstripe_ino(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
+STRIA_API int stria_setstripe_ino(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size,
+                                  int32_t offset);
+
+/* Tell the MDT that ino is at least size bytes long (it keeps the
+ * maximum) with mtime mtime_ns (0: leave it): what handles report at
+ * close, for a caller that reports for several handles of a file at once.
+ * Gathered writes of ino are sent first: a size never comes before its
+ * data. Returns 0, -ENOENT when ino has no link left, or an error. */
+STRIA_API int stria_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns);
+
+/* ---- caches for a server acting for one machine (the FUSE mount) ---- */
+
+/* Lease names and attributes from the MDT and answer lookups, stats and
+ * read-only opens from them while the leases hold (architecture.md,
+ * "Metadata leases"). Starts a thread: call it in the process that will
+ * use fs (after a daemon's fork). Off by default. */
+STRIA_API int stria_start_mdcache(stria_fs_t *fs);
+/* What to do with a removal that a queued unlink's reply brings (the
+ * callback owns rm: end it with stria_removed_finish, now or later). */
+typedef void (*stria_removed_fn)(stria_fs_t *fs, stria_removed_t *rm, void *arg);
+/* With the metadata cache on: let stria_unlink_behind queue unlinks while
+ * this client holds its MDT's write-behind grant (architecture.md,
+ * "Write-behind unlink"). Starts a thread. removed is called from it. */
+STRIA_API int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed, void *arg);
+/* Acknowledge the unlink of name in parent now and send it later, when
+ * the cache can decide it alone: the caller may remove the name, which
+ * holds a file or symlink with one link for which is_open(ino, arg) says
+ * 0 (nothing of the caller's has it open). Returns 0 when queued, -EAGAIN
+ * when it must go the ordinary way (stria_unlink_at). */
+STRIA_API int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
+                                  int (*is_open)(uint64_t ino, void *arg), void *arg);
+struct stria_unlink_stats {
+    uint64_t queued; /* unlinks acknowledged before they were sent */
+    uint64_t sent;   /* of those, answered by the MDT (failures included) */
+    uint64_t failed; /* of those, refused by the MDT or lost with a connection */
+    uint64_t grants; /* grants received (renewals not counted) */
+};
+STRIA_API void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out);
 
 /* ---- extended attributes (names as in setxattr(2), e.g. "user.x") ---- */
 STRIA_API int stria_setxattr(stria_fs_t *fs, const char *path, const char *name, const void *value,
@@ -217,6 +491,10 @@ struct stria_op_stats {
  * least once; *ops is malloc'd (free() it), *uptime_ns how long the
  * server has run. */
 STRIA_API int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
+                              uint64_t *uptime_ns);
+/* The same counters of OST ost's server (WRITE, READ, ...): how many
+ * requests the storage targets of that server's process received. */
+STRIA_API int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
                               uint64_t *uptime_ns);
 /* What `stria fsck` found on one MDT (docs/operations.md, "Checking"). */
 struct stria_fsck_report {

@@ -188,7 +188,7 @@ int stria_connect(const char *conf, stria_fs_t **out)
     pthread_rwlock_init(&fs->map_lock, NULL);
     pthread_mutex_init(&fs->ds_lock, NULL);
     ct_init(&fs->mgmt, PROTO_NODE_MGMT, 0, fs->conf.mgmt.host, fs->conf.mgmt.port);
-    if ((rc = cl_refresh_map(fs)))
+    if ((rc = cl_refresh_map(fs)) || (rc = gather_init(fs)))
         goto fail;
     *out = fs;
     return 0;
@@ -213,8 +213,9 @@ void stria_disconnect(stria_fs_t *fs)
 {
     if (!fs)
         return;
-    wb_stop(fs);  /* sends what is queued */
-    mdc_stop(fs); /* its channel may still be waiting in wb_revoked */
+    gather_fini(fs); /* sends what open handles gathered */
+    wb_stop(fs);     /* sends what is queued */
+    mdc_stop(fs);    /* its channel may still be waiting in wb_revoked */
     wb_destroy(fs);
     ct_drain(&fs->mgmt);
     free_slots(fs->mdt, fs->nmdt_slots);
@@ -337,6 +338,82 @@ const volatile int *cl_set_cancel(const volatile int *flag)
 bool cl_cancelled(void)
 {
     return net_cancelled();
+}
+
+const volatile int *stria_set_thread_cancel(const volatile int *flag)
+{
+    return cl_set_cancel(flag);
+}
+
+/* ---- caches and services a server turns on (stria.h) ---- */
+
+int stria_start_mdcache(stria_fs_t *fs)
+{
+    return fs->mdc ? 0 : mdc_start(fs);
+}
+
+/* wb.c's removal, handed to the caller's callback as its own copy. */
+static void removed_by_wb(stria_fs_t *fs, struct stria_removed *rm)
+{
+    struct stria_removed *copy = malloc(sizeof(*copy));
+    if (!copy) {
+        cl_destroy(fs, rm); /* nobody can be told: at least free the space */
+        return;
+    }
+    *copy = *rm;
+    if (fs->removed_fn)
+        fs->removed_fn(fs, copy, fs->removed_arg);
+    else
+        stria_removed_finish(fs, copy);
+}
+
+int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed, void *arg)
+{
+    if (!fs->mdc)
+        return -EINVAL; /* it decides from the cache's leases */
+    if (fs->wb)
+        return 0;
+    fs->removed_fn = removed;
+    fs->removed_arg = arg;
+    return wb_start(fs, removed_by_wb);
+}
+
+int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
+                        int (*is_open)(uint64_t ino, void *arg), void *arg)
+{
+    struct mdc *m = fs->mdc;
+    struct proto_cred cred;
+    struct proto_attr a;
+    if (!m || !fs->wb || !name || strlen(name) > PROTO_MAX_NAME)
+        return -EAGAIN;
+    cl_cred(&cred);
+    if (!mdc_lookup_victim(m, parent, name, &cred, &a) || a.nlink != 1 ||
+        !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
+        return -EAGAIN;
+    if (is_open && is_open(a.ino, arg))
+        return -EAGAIN;
+    mdc_unlinked(m, parent, name, a.ino);
+    return wb_unlink(fs, parent, name, &cred) == 0 ? 0 : -EAGAIN;
+}
+
+void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out)
+{
+    struct wb_stats w;
+    wb_get_stats(fs, &w);
+    *out = (struct stria_unlink_stats){w.queued, w.sent, w.failed, w.grants};
+}
+
+void stria_set_write_gather(stria_fs_t *fs, int on)
+{
+    gather_set(fs, on != 0);
+}
+
+void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out)
+{
+    memset(out, 0, sizeof(*out));
+    gather_stats(fs, &out->writes_gathered, &out->gathers_sent);
+    out->readahead_fills = atomic_load_explicit(&fs->ra_fills, memory_order_relaxed);
+    out->readahead_hits = atomic_load_explicit(&fs->ra_hits, memory_order_relaxed);
 }
 
 __thread bool cl_replaying;
@@ -664,6 +741,20 @@ int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, s
     int drc = 0;
     int rc = MDT_CALL(fs, mdt, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
                       *uptime_ns = r.uptime_ns);
+    return rc ? rc : drc;
+}
+
+int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    *ops = NULL;
+    *n = 0;
+    struct proto_stats_req q;
+    struct proto_stats_rep r;
+    int drc = 0;
+    int rc =
+        TARGET_CALL(fs, PROTO_NODE_STOR, ost, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
+                    *uptime_ns = r.uptime_ns);
     return rc ? rc : drc;
 }
 

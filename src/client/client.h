@@ -16,6 +16,7 @@
 #include "stria/stria.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #define CT_IDLE_MAX  16
 #define CL_DS_SLOTS  4096
@@ -73,8 +74,16 @@ struct stria_fs {
         int64_t expires_ns;
         char path[CL_PFX_PATH];
     } pfx[CL_PFX_SLOTS];
-    struct mdc *mdc; /* metadata cache (mdcache.h); NULL unless the mount turned it on */
-    struct wb *wb;   /* write-behind unlink (wb.h); NULL unless the mount turned it on */
+    struct gather *gather; /* gathering of small writes (gather.c) */
+    /* Bumped by every write, truncate and punch through this client:
+     * read-ahead buffers filled before are stale. */
+    _Atomic uint64_t write_epoch;
+    _Atomic int ra_bufs; /* read-ahead buffers allocated (RA_MAX_BUFS) */
+    _Atomic uint64_t ra_fills, ra_hits;
+    void (*removed_fn)(stria_fs_t *fs, struct stria_removed *rm, void *arg);
+    void *removed_arg; /* stria_start_unlink_behind's */
+    struct mdc *mdc;   /* metadata cache (mdcache.h); NULL unless the mount turned it on */
+    struct wb *wb;     /* write-behind unlink (wb.h); NULL unless the mount turned it on */
 };
 
 /* ---- routing over MDTs (route.c) ---- */
@@ -285,13 +294,14 @@ void cl_to_stat(const struct proto_attr *a, struct stat *st);
 int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
                struct proto_setattr_rep *r);
 
-/* ---- inode-level namespace calls (ns.c); the FUSE mount's interface ----
+/* ---- inode-level namespace calls (ns.c; stria.h's inode level wraps them) ----
  * parent/ino are Stria inode numbers; paths are relative to parent (one
  * name for the mount). Each returns 0 or a negative errno. */
 
-/* What removing a name left to do: when gone is set, the inode's last link
- * went; a regular file's objects (layout) go with its last close. */
-struct cl_removed {
+/* What removing a name left to do (stria_removed_t): when gone is set, the
+ * inode's last link went; a regular file's objects (layout) go with its
+ * last close. */
+struct stria_removed {
     uint64_t ino;
     uint8_t gone;    /* the inode's last link went */
     uint8_t destroy; /* and it may have objects */
@@ -313,9 +323,9 @@ int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t m
                      int32_t start, struct proto_attr *out);
 int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start);
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path);
-int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_removed *rm);
+int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_removed *rm);
 int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,
-              const char *dpath, unsigned flags, struct cl_removed *rm);
+              const char *dpath, unsigned flags, struct stria_removed *rm);
 int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
             struct proto_attr *out);
 int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
@@ -352,7 +362,7 @@ void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *lea
                     uint64_t parent, const char *name, const struct proto_attr *attr,
                     const struct layout *layout);
 /* Remove the objects of a file whose last link went (if rm->destroy). */
-void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm);
+void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm);
 /* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */
 void cl_set_time(struct proto_setattr_req *q, const struct timespec *ts, bool atime);
 /* The process's umask, read without changing it. */
@@ -364,34 +374,35 @@ mode_t cl_umask(void);
 int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr);
-/* Let a write-only handle read too: the kernel's writeback cache fills
- * partial pages through it. Permission was checked at open with the
- * caller's own flags. Call before the handle is shared. */
-void cl_file_allow_read(stria_file_t *f);
-/* Report the size this handle wrote, if anything changed (close-to-open). */
-int cl_file_flush(stria_file_t *f);
-/* Whether f is a file opened for writing (ftruncate may use it). */
-bool cl_file_writable(const stria_file_t *f);
-/* The end of what this handle wrote and has not reported yet (0 if none),
- * and when it last wrote (*wrote_ns, 0 if none). */
-uint64_t cl_file_unreported(stria_file_t *f, int64_t *wrote_ns);
-/* Someone reported size end with mtime wrote_ns for this handle's inode:
- * if that covers all this handle wrote, it has nothing left to report. */
-void cl_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns);
-/* Someone truncated the file to size: forget what this handle wrote past it. */
-void cl_file_truncated(stria_file_t *f, uint64_t size);
-/* Read exactly [off, off + len), whatever size this handle knows: bytes no
- * object holds read as zeros. For the mount, whose kernel knows the size
- * and never asks past it. */
-ssize_t cl_file_read_range(stria_file_t *f, void *buf, size_t len, uint64_t off);
-/* Other handles of this process wrote up to size: reads may go that far. */
-void cl_file_know_size(stria_file_t *f, uint64_t size);
-/* Grow the file to at least size (fallocate without KEEP_SIZE). */
-int cl_file_extend(stria_file_t *f, uint64_t size);
-/* Deallocate [off, off + len): reads as zeros afterwards. */
-int cl_file_punch(stria_file_t *f, uint64_t off, uint64_t len);
-/* The file's last link is gone (unlinked while open): stop reporting sizes. */
-void cl_file_orphan(stria_file_t *f);
+/* ---- gathering of small sequential writes (gather.c; stria.h says what) ---- */
+
+/* Per-handle state gather.c reads (io.c owns the handle). */
+uint64_t cl_file_ino_of(const stria_file_t *f);
+stria_fs_t *cl_file_fs(const stria_file_t *f);
+const struct layout *cl_file_layout(const stria_file_t *f);
+/* A gathered write of f failed to land: keep rc for f's next call. */
+void cl_file_set_error(stria_file_t *f, int rc);
+/* Tell the MDT, once per handle, that f's file may have objects: before
+ * its first byte lands. */
+int cl_file_mark(stria_file_t *f);
+
+int gather_init(stria_fs_t *fs);
+/* Send everything gathered, stop the thread, free (stria_disconnect). */
+void gather_fini(stria_fs_t *fs);
+/* Copy what it can of a write of f at off into ino's buffer, sending
+ * buffers it fills (their failures kept on f). Returns the bytes taken
+ * from the front of buf (0: none; the caller writes the rest itself after
+ * gather_before_write) or a negative errno. */
+ssize_t gather_write(stria_file_t *f, const void *buf, size_t len, uint64_t off);
+/* Before a write of [off, end) of ino that is not gathered: ino's filling
+ * buffer goes first, and any being sent that overlaps lands first. */
+void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t end);
+/* Before anything else of ino (read, size report, truncate, close): send
+ * what was gathered for it so far and wait until it has landed. */
+void gather_drain(stria_fs_t *fs, uint64_t ino);
+void gather_set(stria_fs_t *fs, bool on);
+bool gather_on(stria_fs_t *fs);
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends);
 
 /* Striped data I/O over a layout (io.c). write: buf -> objects; read:
  * objects -> buf, holes zero-filled. Returns 0 or negative errno. */

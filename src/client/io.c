@@ -498,7 +498,55 @@ struct stria_file {
     int64_t wrote_ns;   /* when this handle last wrote: the mtime its report sets */
     uint64_t write_gen; /* bumped by every write: a report covers those before it */
     bool orphan;        /* unlinked while open: the MDT has no inode any more */
+    int gerr;           /* a gathered write of this handle failed: its next call says so */
+    /* Read-ahead (stria.h): the piece [ra_off, ra_off + ra_len) fetched at
+     * write epoch ra_epoch, and where the last read ended. */
+    pthread_mutex_t ra_lock;
+    char *ra_buf;
+    uint64_t ra_off, ra_len, ra_epoch, read_end;
 };
+
+#define RA_CAP      IO_PIECE_MAX
+#define RA_MAX_BUFS 16
+
+uint64_t cl_file_ino_of(const stria_file_t *f)
+{
+    return f->ino;
+}
+
+stria_fs_t *cl_file_fs(const stria_file_t *f)
+{
+    return f->fs;
+}
+
+const struct layout *cl_file_layout(const stria_file_t *f)
+{
+    return &f->layout;
+}
+
+void cl_file_set_error(stria_file_t *f, int rc)
+{
+    pthread_mutex_lock(&f->lock);
+    if (!f->gerr)
+        f->gerr = rc;
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* Take f's unreported failure of a gathered write (0: none). */
+static int take_error(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    int rc = f->gerr;
+    f->gerr = 0;
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+/* Something of ino changed through this client: read-ahead is stale. */
+static void written(stria_fs_t *fs)
+{
+    atomic_fetch_add_explicit(&fs->write_epoch, 1, memory_order_release);
+}
 
 /* A handle of the inode a describes, opened with flags (layout set apart). */
 static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct proto_attr *a)
@@ -509,6 +557,7 @@ static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct p
     f->is_dir = S_ISDIR(a->mode);
     f->size = a->size;
     pthread_mutex_init(&f->lock, NULL);
+    pthread_mutex_init(&f->ra_lock, NULL);
     pthread_cond_init(&f->marked, NULL);
 }
 
@@ -552,7 +601,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         goto fail;
     struct proto_open_req q = {.parent = parent,
                                .path = proto_str_c(path),
-                               .flags = (uint32_t)flags,
+                               /* These only choose how this client writes. */
+                               .flags = (uint32_t)(flags & ~(O_SYNC | O_DSYNC | O_DIRECT)),
                                .mode = mode,
                                .stripe_count = count,
                                .stripe_size = size,
@@ -587,6 +637,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     if ((flags & O_TRUNC) && !r->created && f->layout.ncomp &&
         (rc = io_objects(fs, f->ino, &f->layout, IO_TRUNCATE, 0)))
         goto fail;
+    if (flags & O_TRUNC)
+        written(fs);
     if (attr)
         *attr = r->attr;
     free(r);
@@ -603,27 +655,28 @@ int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_f
     return cl_open(fs, 1, path, flags, mode, 0, 0, -1, out, NULL);
 }
 
-void cl_file_allow_read(stria_file_t *f)
+void stria_file_allow_read(stria_file_t *f)
 {
     if ((f->flags & O_ACCMODE) == O_WRONLY)
         f->flags = (f->flags & ~O_ACCMODE) | O_RDWR;
 }
 
-bool cl_file_writable(const stria_file_t *f)
+int stria_file_writable(const stria_file_t *f)
 {
     return !f->is_dir && (f->flags & O_ACCMODE) != O_RDONLY;
 }
 
-uint64_t cl_file_unreported(stria_file_t *f, int64_t *wrote_ns)
+uint64_t stria_file_unreported(stria_file_t *f, int64_t *wrote_ns)
 {
     pthread_mutex_lock(&f->lock);
     uint64_t end = f->dirty ? f->wrote_end : 0;
-    *wrote_ns = f->dirty ? f->wrote_ns : 0;
+    if (wrote_ns)
+        *wrote_ns = f->dirty ? f->wrote_ns : 0;
     pthread_mutex_unlock(&f->lock);
     return end;
 }
 
-void cl_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns)
+void stria_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns)
 {
     pthread_mutex_lock(&f->lock);
     if (f->dirty && f->wrote_end <= end && f->wrote_ns <= wrote_ns)
@@ -633,7 +686,7 @@ void cl_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns)
     pthread_mutex_unlock(&f->lock);
 }
 
-void cl_file_know_size(stria_file_t *f, uint64_t size)
+void stria_file_know_size(stria_file_t *f, uint64_t size)
 {
     pthread_mutex_lock(&f->lock);
     if (size > f->size)
@@ -641,7 +694,7 @@ void cl_file_know_size(stria_file_t *f, uint64_t size)
     pthread_mutex_unlock(&f->lock);
 }
 
-void cl_file_orphan(stria_file_t *f)
+void stria_file_orphan(stria_file_t *f)
 {
     pthread_mutex_lock(&f->lock);
     f->orphan = true;
@@ -666,6 +719,29 @@ static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
     return rc;
 }
 
+/* Before the first byte lands, tell the MDT objects may exist, so an
+ * unlink from anywhere removes them. Concurrent writes of this handle
+ * (the mount's write-behind) wait for that mark; if it fails, the next
+ * one tries. Gathered writes are marked when their buffer is sent. */
+int cl_file_mark(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    while (f->mark == MARK_BUSY)
+        pthread_cond_wait(&f->marked, &f->lock);
+    bool mark = f->mark == MARK_NONE;
+    if (mark)
+        f->mark = MARK_BUSY;
+    pthread_mutex_unlock(&f->lock);
+    if (!mark)
+        return 0;
+    int rc = call_setsize(f, 0, 0);
+    pthread_mutex_lock(&f->lock);
+    f->mark = rc ? MARK_NONE : MARK_DONE;
+    pthread_cond_broadcast(&f->marked);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
 ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
 {
     if (f->is_dir)
@@ -678,31 +754,31 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
         return 0;
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
-    /* Before the first byte lands, tell the MDT objects may exist, so an
-     * unlink from anywhere removes them. Concurrent writes of this handle
-     * (the mount's write-behind) wait for that mark; if it fails, the next
-     * one tries. */
-    pthread_mutex_lock(&f->lock);
-    while (f->mark == MARK_BUSY)
-        pthread_cond_wait(&f->marked, &f->lock);
-    bool mark = f->mark == MARK_NONE;
-    if (mark)
-        f->mark = MARK_BUSY;
-    if (f->flags & O_APPEND)
-        off = (off_t)MAX(f->size, f->wrote_end);
-    pthread_mutex_unlock(&f->lock);
-    int rc;
-    if (mark) {
-        rc = call_setsize(f, 0, 0);
+    int rc = cl_file_mark(f);
+    if (rc)
+        return rc;
+    if (f->flags & O_APPEND) {
         pthread_mutex_lock(&f->lock);
-        f->mark = rc ? MARK_NONE : MARK_DONE;
-        pthread_cond_broadcast(&f->marked);
+        off = (off_t)MAX(f->size, f->wrote_end);
         pthread_mutex_unlock(&f->lock);
-        if (rc)
+    }
+    if ((rc = take_error(f)))
+        return rc;
+    written(f->fs);
+    /* Small and sequential: into the inode's buffer (gather.c). */
+    size_t took = 0;
+    if (!(f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT))) {
+        ssize_t n = gather_write(f, buf, len, (uint64_t)off);
+        if (n < 0)
+            return n;
+        took = (size_t)n;
+    }
+    if (took < len) {
+        uint64_t at = (uint64_t)off + took;
+        gather_before_write(f->fs, f->ino, at, (uint64_t)off + len);
+        if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (char *)buf + took, len - took, at)))
             return rc;
     }
-    if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (void *)buf, len, (uint64_t)off)))
-        return rc;
     int64_t now = (int64_t)util_now_real_ns();
     pthread_mutex_lock(&f->lock);
     f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
@@ -711,6 +787,76 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     f->write_gen++;
     pthread_mutex_unlock(&f->lock);
     return (ssize_t)len;
+}
+
+/* A small read [off, off + len) below size: from the read-ahead buffer
+ * when it holds it; a read that starts where the last one ended fetches
+ * the rest of its piece (at most RA_CAP, not past size) into the buffer
+ * and is answered from it. Any other read drops the buffer. */
+static ssize_t read_ahead(stria_file_t *f, void *buf, size_t len, uint64_t off, uint64_t size)
+{
+    stria_fs_t *fs = f->fs;
+    uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
+    int rc = 0;
+    pthread_mutex_lock(&f->ra_lock);
+    bool seq = off == f->read_end;
+    f->read_end = off + len;
+    if (f->ra_len && f->ra_epoch == epoch && off >= f->ra_off &&
+        off + len <= f->ra_off + f->ra_len) {
+        memcpy(buf, f->ra_buf + (off - f->ra_off), len);
+        pthread_mutex_unlock(&f->ra_lock);
+        atomic_fetch_add_explicit(&fs->ra_hits, 1, memory_order_relaxed);
+        return (ssize_t)len;
+    }
+    f->ra_len = 0;
+    struct layout_piece lp;
+    uint64_t want = 0;
+    if (seq && layout_map(&f->layout, off, RA_CAP, &lp) == 0)
+        want = MIN((uint64_t)lp.len, size - off);
+    if (want > len && !f->ra_buf) {
+        /* Bounded: past RA_MAX_BUFS handles read as asked. */
+        if (atomic_fetch_add(&fs->ra_bufs, 1) < RA_MAX_BUFS)
+            f->ra_buf = malloc(RA_CAP);
+        if (!f->ra_buf)
+            atomic_fetch_sub(&fs->ra_bufs, 1);
+    }
+    if (want > len && f->ra_buf) {
+        rc = io_rw(fs, f->ino, &f->layout, false, f->ra_buf, want, off);
+        if (rc == 0) {
+            f->ra_off = off;
+            f->ra_len = want;
+            f->ra_epoch = epoch;
+            memcpy(buf, f->ra_buf, len);
+            atomic_fetch_add_explicit(&fs->ra_fills, 1, memory_order_relaxed);
+        }
+        pthread_mutex_unlock(&f->ra_lock);
+        return rc ? rc : (ssize_t)len;
+    }
+    pthread_mutex_unlock(&f->ra_lock);
+    rc = io_rw(fs, f->ino, &f->layout, false, buf, len, off);
+    return rc ? rc : (ssize_t)len;
+}
+
+ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t off)
+{
+    if (f->is_dir || (f->flags & O_ACCMODE) == O_RDONLY || off < 0 ||
+        (f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)))
+        return 0; /* stria_pwrite says why, or writes it */
+    int rc = take_error(f);
+    if (rc)
+        return rc;
+    ssize_t n = gather_write(f, buf, len, (uint64_t)off);
+    if (n > 0) {
+        written(f->fs);
+        int64_t now = (int64_t)util_now_real_ns();
+        pthread_mutex_lock(&f->lock);
+        f->wrote_end = MAX(f->wrote_end, (uint64_t)off + (uint64_t)n);
+        f->wrote_ns = MAX(f->wrote_ns, now);
+        f->dirty = true;
+        f->write_gen++;
+        pthread_mutex_unlock(&f->lock);
+    }
+    return n;
 }
 
 static int refresh_size(stria_file_t *f)
@@ -750,17 +896,26 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
     if ((uint64_t)off >= size || len == 0)
         return 0;
     len = MIN(len, size - (uint64_t)off);
+    gather_drain(f->fs, f->ino);
+    if (len < RA_CAP)
+        return read_ahead(f, buf, len, (uint64_t)off, size);
     int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    pthread_mutex_lock(&f->ra_lock);
+    f->read_end = (uint64_t)off + len;
+    pthread_mutex_unlock(&f->ra_lock);
     return rc ? rc : (ssize_t)len;
 }
 
-ssize_t cl_file_read_range(stria_file_t *f, void *buf, size_t len, uint64_t off)
+ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
 {
     if (f->is_dir)
         return -EISDIR;
+    if (off < 0)
+        return -EINVAL;
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
-    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, off);
+    gather_drain(f->fs, f->ino);
+    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
     return rc ? rc : (ssize_t)len;
 }
 
@@ -769,6 +924,11 @@ ssize_t cl_file_read_range(stria_file_t *f, void *buf, size_t len, uint64_t off)
  * set since (futimens before close, as cp -p does) must stay. */
 static int report(stria_file_t *f)
 {
+    /* A size must not come before its data. */
+    gather_drain(f->fs, f->ino);
+    int rc = take_error(f);
+    if (rc)
+        return rc;
     pthread_mutex_lock(&f->lock);
     bool dirty = f->dirty;
     uint64_t end = f->wrote_end, gen = f->write_gen;
@@ -778,7 +938,7 @@ static int report(stria_file_t *f)
         return 0;
     /* dirty stays set until the MDT has the size, so a concurrent flush
      * cannot return early; reports are max-merged, so two are harmless. */
-    int rc = call_setsize(f, end, wrote_ns);
+    rc = call_setsize(f, end, wrote_ns);
     pthread_mutex_lock(&f->lock);
     if (rc == 0 && f->write_gen == gen)
         f->dirty = false;
@@ -820,6 +980,7 @@ int stria_ftruncate(stria_file_t *f, off_t size)
         return -ENOMEM;
     rc = cl_setattr(f->fs, f->ino, &q, r);
     free(r);
+    written(f->fs);
     if (rc == 0) {
         pthread_mutex_lock(&f->lock);
         f->size = (uint64_t)size;
@@ -850,8 +1011,11 @@ int stria_futimens(stria_file_t *f, const struct timespec times[2])
     return rc;
 }
 
-int cl_file_extend(stria_file_t *f, uint64_t size)
+int stria_fextend(stria_file_t *f, off_t sz)
 {
+    if (sz < 0)
+        return -EINVAL;
+    uint64_t size = (uint64_t)sz;
     int64_t now = (int64_t)util_now_real_ns();
     pthread_mutex_lock(&f->lock);
     bool grow = size > MAX(f->size, f->wrote_end);
@@ -865,24 +1029,32 @@ int cl_file_extend(stria_file_t *f, uint64_t size)
     return grow ? report(f) : 0;
 }
 
-int cl_file_punch(stria_file_t *f, uint64_t off, uint64_t len)
+int stria_fpunch(stria_file_t *f, off_t off, off_t len)
 {
+    if (off < 0 || len < 0 || (uint64_t)off + (uint64_t)len < (uint64_t)off)
+        return -EINVAL;
     if (len == 0)
         return 0;
-    if (off + len < off)
-        return -EINVAL;
-    return io_punch(f->fs, f->ino, &f->layout, off, len);
+    gather_drain(f->fs, f->ino);
+    written(f->fs);
+    return io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
 }
 
-void cl_file_truncated(stria_file_t *f, uint64_t size)
+uint64_t stria_file_ino(const stria_file_t *f)
 {
+    return f->ino;
+}
+
+void stria_file_truncated(stria_file_t *f, uint64_t size)
+{
+    written(f->fs);
     pthread_mutex_lock(&f->lock);
     f->size = size;
     f->wrote_end = MIN(f->wrote_end, size);
     pthread_mutex_unlock(&f->lock);
 }
 
-int cl_file_flush(stria_file_t *f)
+int stria_flush(stria_file_t *f)
 {
     return report(f);
 }
@@ -904,7 +1076,17 @@ int stria_close(stria_file_t *f)
     if (!f)
         return -EBADF;
     int rc = report(f);
+    /* Nothing gathered may still name f. */
+    gather_drain(f->fs, f->ino);
+    int late = take_error(f);
+    if (!rc)
+        rc = late;
+    if (f->ra_buf) {
+        free(f->ra_buf);
+        atomic_fetch_sub(&f->fs->ra_bufs, 1);
+    }
     pthread_cond_destroy(&f->marked);
+    pthread_mutex_destroy(&f->ra_lock);
     pthread_mutex_destroy(&f->lock);
     free(f);
     return rc;

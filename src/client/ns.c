@@ -2,11 +2,12 @@
  * The namespace calls of libstria, at two levels.
  *
  * The inode level (cl_*, declared in client.h) names things as the
- * protocol does: a start inode and a relative path, or an inode. The FUSE
- * mount, which only ever knows inodes, uses it directly. The public path
- * API (stria_*, stria.h) is the same calls started at the root.
+ * protocol does: a start inode and a relative path, or an inode. The
+ * public API offers it twice: the inode level of stria.h (stria_*_at,
+ * stria_*_ino, with public attribute structs), which the FUSE mount uses,
+ * and the path API (stria_*), the same calls started at the root.
  *
- * Removing the last link of a file returns its layout (struct cl_removed)
+ * Removing the last link of a file returns its layout (struct stria_removed)
  * instead of destroying its objects here, so a caller with the file still
  * open (the mount) can keep the data until the last close.
  */
@@ -179,7 +180,7 @@ int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
 }
 
 /* What an UNLINK or RENAME reply says was removed. */
-static void removed(struct cl_removed *rm, uint64_t ino, uint8_t gone, uint8_t destroy,
+static void removed(struct stria_removed *rm, uint64_t ino, uint8_t gone, uint8_t destroy,
                     uint64_t size, const struct layout *l)
 {
     rm->ino = ino;
@@ -189,7 +190,7 @@ static void removed(struct cl_removed *rm, uint64_t ino, uint8_t gone, uint8_t d
     rm->layout = *l;
 }
 
-int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_removed *rm)
+int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_removed *rm)
 {
     int rc = check_path(path);
     if (rc)
@@ -210,7 +211,7 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_remov
 }
 
 int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,
-              const char *dpath, unsigned flags, struct cl_removed *rm)
+              const char *dpath, unsigned flags, struct stria_removed *rm)
 {
     int rc = check_path(spath);
     if (rc || (rc = check_path(dpath)))
@@ -307,6 +308,11 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
 {
     q->ino = ino;
     cl_cred(&q->cred);
+    /* Gathered writes land first: they would regrow a truncated file, or
+     * their size report undo the times set here. */
+    gather_drain(fs, ino);
+    if (q->valid & SETATTR_SIZE)
+        atomic_fetch_add(&fs->write_epoch, 1);
     int64_t sent = mdc_clock_ms();
     int rc = MDT_CALL(fs, proto_ino_mdt(ino), setattr, q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
@@ -461,10 +467,11 @@ int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
                     cl_note_layout(fs, sent, &r.leases, 0, NULL, &r.attr, kept));
 }
 
-void cl_destroy(stria_fs_t *fs, const struct cl_removed *rm)
+void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
 {
     if (!rm->destroy)
         return;
+    gather_drain(fs, rm->ino); /* or it would make the objects again */
     /* A failure leaves orphan objects (space, not data, is lost), which
      * stria fsck finds: the MDT keeps the inode pending until told. */
     int rc = io_objects(fs, rm->ino, &rm->layout, IO_DESTROY, 0);
@@ -545,7 +552,7 @@ int stria_rmdir(stria_fs_t *fs, const char *path)
 
 int stria_unlink(stria_fs_t *fs, const char *path)
 {
-    struct cl_removed *rm = calloc(1, sizeof(*rm));
+    struct stria_removed *rm = calloc(1, sizeof(*rm));
     if (!rm)
         return -ENOMEM;
     int rc = cl_unlink(fs, PROTO_ROOT_INO, path, rm);
@@ -557,7 +564,7 @@ int stria_unlink(stria_fs_t *fs, const char *path)
 
 int stria_rename(stria_fs_t *fs, const char *from, const char *to, unsigned flags)
 {
-    struct cl_removed *rm = calloc(1, sizeof(*rm));
+    struct stria_removed *rm = calloc(1, sizeof(*rm));
     if (!rm)
         return -ENOMEM;
     int rc = cl_rename(fs, PROTO_ROOT_INO, from, PROTO_ROOT_INO, to, flags, rm);
@@ -656,15 +663,23 @@ int stria_utimens(stria_fs_t *fs, const char *path, const struct timespec times[
     return setattr_path(fs, path, true, &q);
 }
 
-#define DIR_BATCH (256u << 10)
+#define DIR_BATCH     (256u << 10)
+#define DIR_BATCH_INO (64u << 10) /* a caller such as the mount keeps many open */
 
+/* An open directory: the last batch read from the MDT. stria_readdir reads
+ * it in order; stria_readdir_at by position (the entry at at_cookie starts
+ * at off; the one last given, given_len bytes, ends at given_next). */
 struct stria_dir {
     stria_fs_t *fs;
     uint64_t ino;
     uint64_t cookie;
     uint8_t *buf;
+    uint32_t cap;
     struct cl_dirbatch b;
     uint32_t off, left;
+    bool have, plus, given;
+    uint64_t at_cookie, given_next;
+    uint32_t given_len;
 };
 
 int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)
@@ -682,6 +697,7 @@ int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)
     }
     d->fs = fs;
     d->ino = a.ino;
+    d->cap = DIR_BATCH;
     *out = d;
     return 0;
 }
@@ -691,7 +707,7 @@ int stria_readdir(stria_dir_t *d, struct stria_dirent *ent)
     while (d->left == 0) {
         if (d->b.eof)
             return 0;
-        int rc = cl_readdir(d->fs, d->ino, d->cookie, false, d->buf, DIR_BATCH, &d->b);
+        int rc = cl_readdir(d->fs, d->ino, d->cookie, false, d->buf, d->cap, &d->b);
         if (rc)
             return rc;
         d->off = 0;
@@ -771,4 +787,348 @@ int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t si
         return rc ? rc : stria_close(f);
     }
     return rc ? rc : cl_setstripe(fs, a.ino, count, size, offset);
+}
+
+/* ---- the public inode level (stria.h): the cl_* calls in public types ---- */
+
+static void attr_out(const struct proto_attr *a, struct stria_attr *o)
+{
+    if (!o)
+        return;
+    *o = (struct stria_attr){.ino = a->ino,
+                             .mode = a->mode,
+                             .nlink = a->nlink,
+                             .uid = a->uid,
+                             .gid = a->gid,
+                             .size = a->size,
+                             .blocks = a->blocks,
+                             .atime_ns = a->atime_ns,
+                             .mtime_ns = a->mtime_ns,
+                             .ctime_ns = a->ctime_ns,
+                             .rdev = a->rdev};
+}
+
+void stria_attr_to_stat(const struct stria_attr *a, struct stat *st)
+{
+    struct proto_attr p = {.ino = a->ino,
+                           .mode = a->mode,
+                           .nlink = a->nlink,
+                           .uid = a->uid,
+                           .gid = a->gid,
+                           .size = a->size,
+                           .blocks = a->blocks,
+                           .atime_ns = a->atime_ns,
+                           .mtime_ns = a->mtime_ns,
+                           .ctime_ns = a->ctime_ns,
+                           .rdev = a->rdev};
+    cl_to_stat(&p, st);
+}
+
+int stria_lookup_at(stria_fs_t *fs, uint64_t parent, const char *name, struct stria_attr *out)
+{
+    struct proto_attr a;
+    int rc = cl_lookup(fs, parent, name, false, &a);
+    if (rc == 0)
+        attr_out(&a, out);
+    return rc;
+}
+
+int stria_getattr_ino(stria_fs_t *fs, uint64_t ino, struct stria_attr *out)
+{
+    struct proto_attr a;
+    int rc = cl_getattr(fs, ino, &a);
+    if (rc == 0)
+        attr_out(&a, out);
+    return rc;
+}
+
+int stria_setattr_ino(stria_fs_t *fs, uint64_t ino, const struct stria_setattr *s,
+                      stria_file_t *via, struct stria_attr *out)
+{
+    struct proto_setattr_req q = {0};
+    if (s->valid & STRIA_SET_MODE) {
+        q.valid |= SETATTR_MODE;
+        q.mode = s->mode;
+    }
+    if (s->valid & STRIA_SET_UID) {
+        q.valid |= SETATTR_UID;
+        q.uid = s->uid;
+    }
+    if (s->valid & STRIA_SET_GID) {
+        q.valid |= SETATTR_GID;
+        q.gid = s->gid;
+    }
+    if (s->valid & STRIA_SET_SIZE) {
+        q.valid |= SETATTR_SIZE;
+        q.size = s->size;
+        /* ftruncate: the handle an open for writing made; the file's mode
+         * now is no bar (open(2) with O_CREAT and mode 0). */
+        if (via && stria_file_writable(via))
+            q.valid |= SETATTR_WRITER;
+    }
+    if (s->valid & STRIA_SET_ATIME_NOW)
+        q.valid |= SETATTR_ATIME_NOW;
+    else if (s->valid & STRIA_SET_ATIME)
+        cl_set_time(&q, &s->atime, true);
+    if (s->valid & STRIA_SET_MTIME_NOW)
+        q.valid |= SETATTR_MTIME_NOW;
+    else if (s->valid & STRIA_SET_MTIME)
+        cl_set_time(&q, &s->mtime, false);
+    if ((s->valid & STRIA_SET_TIMES_CHECKED) && (q.valid & (SETATTR_ATIME | SETATTR_MTIME)))
+        q.valid |= SETATTR_TIMES_CHECKED;
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    int rc = cl_setattr(fs, ino, &q, r);
+    if (rc == 0)
+        attr_out(&r->attr, out);
+    free(r);
+    return rc;
+}
+
+int stria_open_at(stria_fs_t *fs, uint64_t parent, const char *name, int flags, mode_t mode,
+                  stria_file_t **out, struct stria_attr *attr)
+{
+    struct proto_attr a;
+    int rc = cl_open(fs, parent, name, flags, mode, 0, 0, -1, out, &a);
+    if (rc == 0)
+        attr_out(&a, attr);
+    return rc;
+}
+
+int stria_mkdir_at(stria_fs_t *fs, uint64_t parent, const char *name, mode_t mode,
+                   struct stria_attr *out)
+{
+    struct proto_attr a;
+    int rc = cl_mkdir(fs, parent, name, mode, &a);
+    if (rc == 0)
+        attr_out(&a, out);
+    return rc;
+}
+
+int stria_rmdir_at(stria_fs_t *fs, uint64_t parent, const char *name)
+{
+    return cl_rmdir(fs, parent, name);
+}
+
+int stria_mknod_at(stria_fs_t *fs, uint64_t parent, const char *name, mode_t mode, dev_t rdev,
+                   struct stria_attr *out)
+{
+    struct proto_attr a;
+    int rc = cl_mknod(fs, parent, name, mode, rdev, &a);
+    if (rc == 0)
+        attr_out(&a, out);
+    return rc;
+}
+
+int stria_symlink_at(stria_fs_t *fs, uint64_t parent, const char *name, const char *target,
+                     struct stria_attr *out)
+{
+    struct proto_attr a;
+    int rc = cl_symlink(fs, parent, name, target, &a);
+    if (rc == 0)
+        attr_out(&a, out);
+    return rc;
+}
+
+int stria_link_at(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dname,
+                  struct stria_attr *out)
+{
+    struct proto_attr a;
+    int rc = cl_link(fs, ino, dparent, dname, &a);
+    if (rc == 0)
+        attr_out(&a, out);
+    return rc;
+}
+
+ssize_t stria_readlink_ino(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
+{
+    return cl_readlink(fs, ino, buf, len);
+}
+
+/* Hand a removal to the caller (rm_out) or finish it here. */
+static int removal(stria_fs_t *fs, int rc, struct stria_removed *rm, stria_removed_t **rm_out)
+{
+    if (rc == 0 && rm->gone && rm_out) {
+        *rm_out = rm;
+        return 0;
+    }
+    if (rc == 0 && rm->gone)
+        cl_destroy(fs, rm);
+    free(rm);
+    return rc;
+}
+
+int stria_unlink_at(stria_fs_t *fs, uint64_t parent, const char *name, stria_removed_t **rm_out)
+{
+    if (rm_out)
+        *rm_out = NULL;
+    struct stria_removed *rm = calloc(1, sizeof(*rm));
+    if (!rm)
+        return -ENOMEM;
+    return removal(fs, cl_unlink(fs, parent, name, rm), rm, rm_out);
+}
+
+int stria_rename_at(stria_fs_t *fs, uint64_t sparent, const char *sname, uint64_t dparent,
+                    const char *dname, unsigned flags, stria_removed_t **rm_out)
+{
+    if (rm_out)
+        *rm_out = NULL;
+    struct stria_removed *rm = calloc(1, sizeof(*rm));
+    if (!rm)
+        return -ENOMEM;
+    return removal(fs, cl_rename(fs, sparent, sname, dparent, dname, flags, rm), rm, rm_out);
+}
+
+uint64_t stria_removed_ino(const stria_removed_t *rm)
+{
+    return rm->ino;
+}
+
+uint64_t stria_removed_size(const stria_removed_t *rm)
+{
+    return rm->size;
+}
+
+void stria_removed_hold(stria_removed_t *rm)
+{
+    rm->destroy = rm->layout.ncomp > 0;
+}
+
+int stria_removed_truncate(stria_fs_t *fs, const stria_removed_t *rm, uint64_t size)
+{
+    if (!rm->layout.ncomp)
+        return 0;
+    gather_drain(fs, rm->ino);
+    atomic_fetch_add(&fs->write_epoch, 1);
+    return io_objects(fs, rm->ino, &rm->layout, IO_TRUNCATE, size);
+}
+
+void stria_removed_finish(stria_fs_t *fs, stria_removed_t *rm)
+{
+    if (!rm)
+        return;
+    cl_destroy(fs, rm);
+    free(rm);
+}
+
+void stria_removed_free(stria_removed_t *rm)
+{
+    free(rm);
+}
+
+int stria_opendir_ino(stria_fs_t *fs, uint64_t ino, stria_dir_t **out)
+{
+    struct proto_attr a;
+    int rc = cl_getattr(fs, ino, &a);
+    if (rc)
+        return rc;
+    if (!S_ISDIR(a.mode))
+        return -ENOTDIR;
+    stria_dir_t *d = calloc(1, sizeof(*d));
+    if (!d || !(d->buf = malloc(DIR_BATCH_INO))) {
+        free(d);
+        return -ENOMEM;
+    }
+    d->fs = fs;
+    d->ino = ino;
+    d->cap = DIR_BATCH_INO;
+    *out = d;
+    return 0;
+}
+
+/* Position d's batch at cookie, reading from the MDT if needed: the entry
+ * there starts at d->off (d->left entries remain). The entry last given
+ * (at at_cookie) is passed over when cookie is its next. */
+static int dir_seek(stria_dir_t *d, uint64_t cookie, bool plus)
+{
+    if (d->have && d->plus == plus && d->at_cookie == cookie && (d->left || d->b.eof))
+        return 0;
+    if (d->have && d->plus == plus && d->left && d->given && d->given_next == cookie) {
+        d->off += d->given_len;
+        d->left--;
+        d->given = false;
+        d->at_cookie = cookie;
+        if (d->left || d->b.eof)
+            return 0;
+    }
+    int rc = cl_readdir(d->fs, d->ino, cookie, plus, d->buf, d->cap, &d->b);
+    if (rc)
+        return rc;
+    d->have = true;
+    d->plus = plus;
+    d->given = false;
+    d->off = 0;
+    d->left = d->b.count;
+    d->at_cookie = cookie;
+    if (d->left == 0 && !d->b.eof)
+        return -EIO; /* the MDT made no progress */
+    return 0;
+}
+
+int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_direntplus *e)
+{
+    int rc = dir_seek(d, cookie, plus != 0);
+    if (rc)
+        return rc;
+    if (d->left == 0)
+        return 0;
+    struct proto_dec dec;
+    struct proto_dirent de;
+    struct proto_attr a = {0};
+    proto_dec_init(&dec, d->buf + d->off, d->b.len - d->off);
+    proto_get_dirent(&dec, &de);
+    if (plus)
+        proto_get_ATTR(&dec, &a);
+    if (dec.err)
+        return -EPROTO;
+    memset(e, 0, sizeof(*e));
+    e->d.ino = de.ino;
+    e->d.type = de.type;
+    memcpy(e->d.name, de.name.p, de.name.len);
+    e->d.name[de.name.len] = '\0';
+    e->next_cookie = de.next_cookie;
+    if (plus)
+        attr_out(&a, &e->attr);
+    d->given = true;
+    d->given_next = de.next_cookie;
+    d->given_len = (uint32_t)dec.off;
+    return 1;
+}
+
+int stria_setxattr_ino(stria_fs_t *fs, uint64_t ino, const char *name, const void *value,
+                       size_t size, int flags)
+{
+    return cl_setxattr(fs, ino, name, value, size, flags);
+}
+
+ssize_t stria_getxattr_ino(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size)
+{
+    return cl_getxattr(fs, ino, name, value, size);
+}
+
+ssize_t stria_listxattr_ino(stria_fs_t *fs, uint64_t ino, char *list, size_t size)
+{
+    return cl_listxattr(fs, ino, list, size);
+}
+
+int stria_removexattr_ino(stria_fs_t *fs, uint64_t ino, const char *name)
+{
+    return cl_removexattr(fs, ino, name);
+}
+
+int stria_getstripe_ino(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
+{
+    return cl_getstripe(fs, ino, out);
+}
+
+int stria_setstripe_ino(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset)
+{
+    return cl_setstripe(fs, ino, count, size, offset);
+}
+
+int stria_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns)
+{
+    gather_drain(fs, ino); /* a size must not come before its data */
+    return cl_setsize(fs, ino, size, mtime_ns, NULL, NULL);
 }

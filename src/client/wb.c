@@ -69,7 +69,7 @@ static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
     if (r->wb_ms)
         wb_granted(fs, r->wb_id, r->wb_ms, sent);
     if (r->gone) {
-        struct cl_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};
+        struct stria_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};
         w->removed(fs, &rm);
     }
 }

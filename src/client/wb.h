@@ -24,11 +24,11 @@
 
 #include <stdint.h>
 
-struct cl_removed;
+struct stria_removed;
 
 /* What the caller does once the MDT removed a file's last link (destroy
  * its objects now, or at its last close). */
-typedef void (*wb_removed_fn)(stria_fs_t *fs, struct cl_removed *rm);
+typedef void (*wb_removed_fn)(stria_fs_t *fs, struct stria_removed *rm);
 
 /* Start write-behind for fs (fs->wb); the mount does, with its cache. */
 int wb_start(stria_fs_t *fs, wb_removed_fn removed);

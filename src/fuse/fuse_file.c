@@ -29,22 +29,22 @@ static stria_file_t *fh(struct fuse_file_info *fi)
     return (stria_file_t *)(uintptr_t)fi->fh;
 }
 
-/* Flags libstria should see: the kernel handles O_APPEND offsets itself. */
+/* Flags libstria should see: the kernel handles O_APPEND offsets itself.
+ * O_DIRECT, O_SYNC and O_DSYNC handles are never gathered by libstria, as
+ * their writes were never behind here. */
 static int open_flags(int flags)
 {
-    return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_DIRECTORY);
+    return flags & (O_ACCMODE | O_CREAT | O_EXCL | O_TRUNC | O_NOFOLLOW | O_DIRECTORY | O_DIRECT |
+                    O_SYNC | O_DSYNC);
 }
 
 /* Close a handle whose open the caller never saw (interrupted), finishing
  * an unlink that waited for it. */
 static void drop_unreplied(uint64_t ino, stria_file_t *f)
 {
-    struct cl_removed *rm = tab_close(ino, f);
+    stria_removed_t *rm = tab_close(ino, f);
     stria_close(f);
-    if (rm) {
-        cl_destroy(sf.fs, rm);
-        free(rm);
-    }
+    stria_removed_finish(sf.fs, rm);
 }
 
 /* A write-only handle writes around the kernel's page cache (-o
@@ -84,10 +84,10 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
                       struct fuse_file_info *fi)
 {
     stria_file_t *f;
-    struct proto_attr a;
+    struct stria_attr a;
     sf_cred(req);
     int rc = SF_INTR(
-        req, cl_open(sf.fs, parent, name, open_flags(fi->flags) | O_CREAT, mode, 0, 0, -1, &f, &a));
+        req, stria_open_at(sf.fs, parent, name, open_flags(fi->flags) | O_CREAT, mode, &f, &a));
     if (rc) {
         sf_reply_err(req, rc);
         return;
@@ -95,7 +95,7 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
     struct fuse_entry_param e;
     sf_entry(&a, &e);
     if (sf.writeback)
-        cl_file_allow_read(f);
+        stria_file_allow_read(f);
     tab_open(a.ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = 0;
@@ -107,20 +107,20 @@ static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_
 static void emptied_one(stria_file_t *f, void *arg)
 {
     (void)arg;
-    cl_file_truncated(f, 0);
+    stria_file_truncated(f, 0);
 }
 
 static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     stria_file_t *f;
-    struct proto_attr a;
+    struct stria_attr a;
     sf_cred(req);
     int flags = open_flags(fi->flags) & ~(O_CREAT | O_EXCL);
     /* O_TRUNC under other handles of this mount: what they wrote goes too,
      * and must not be reported back as a size afterwards. */
     if (flags & O_TRUNC)
         sf_report_local(ino, NULL);
-    int rc = SF_INTR(req, cl_open(sf.fs, ino, "", flags, 0, 0, 0, -1, &f, &a));
+    int rc = SF_INTR(req, stria_open_at(sf.fs, ino, "", flags, 0, &f, &a));
     if (rc) {
         sf_reply_err(req, rc);
         return;
@@ -134,7 +134,7 @@ static void sf_open(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
     if (!keep)
         fuse_lowlevel_notify_inval_inode(sf.se, ino, -1, 0); /* attributes only */
     if (sf.writeback)
-        cl_file_allow_read(f);
+        stria_file_allow_read(f);
     tab_open(ino, f);
     fi->fh = (uintptr_t)f;
     fi->keep_cache = keep;
@@ -195,7 +195,7 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
     /* The kernel knows this mount's size exactly (its own writes and what
      * we told it) and asks only below it; a short reply would tell it the
      * file ended. So read the whole range, holes as zeros. */
-    ssize_t n = SF_INTR(req, cl_file_read_range(fh(fi), read_buf, size, (uint64_t)off));
+    ssize_t n = SF_INTR(req, stria_read_range(fh(fi), read_buf, size, off));
     if (n < 0) {
         sf_reply_err(req, (int)n);
         return;
@@ -213,38 +213,46 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
  * by the handle's next write, flush (close) or fsync, as a local file
  * system reports write-back failures; reads, truncates and closes of the
  * file wait for what is on its way (fuse_tab.c). O_DIRECT and O_SYNC
- * writes are never behind. Small behind writes that continue one another
- * are gathered into 1 MiB writes (tab_gather): a program writing 4 KiB at
- * a time costs the OSTs one request per MiB, not 256. */
+ * writes are never behind. Small writes that continue one another are
+ * gathered by libstria into stripe-piece writes (stria.h): a program
+ * writing 4 KiB at a time costs the OSTs one request per MiB, not 256. */
 static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t size, off_t off,
                      struct fuse_file_info *fi)
 {
     stria_file_t *f = fh(fi);
     bool behind = sf.write_behind && !(fi->flags & (O_DIRECT | O_SYNC | O_DSYNC));
     int slot, rc;
+    size_t took = 0;
     if (sf_write_kills_privs && (rc = sf_write_drop_privs(req, ino))) {
         sf_reply_err(req, rc);
         return;
     }
-    if (behind) {
-        /* Neither credentials nor interrupts: what gathering sends needs
-         * none (the OSTs check none, nor does the MDT's size report), and
-         * a send of acknowledged writes is never abandoned. */
-        struct gather *send;
-        rc = tab_gather(ino, f, buf, size, (uint64_t)off, &send);
-        if (rc < 0) {
-            sf_reply_err(req, rc);
+    /* A small write that continues the last one: into libstria's buffer
+     * now, in the order the kernel sent them (stria_pwrite_nowait), unless
+     * a write acknowledged earlier over the same bytes is still on its way
+     * here. Neither credentials nor interrupts: what gathering sends needs
+     * none, and a send of acknowledged writes is never abandoned. */
+    if (behind && (rc = tab_wb_busy(ino, f, (uint64_t)off, size)) < 0) {
+        sf_reply_err(req, rc);
+        return;
+    }
+    if (behind && rc == 0) {
+        ssize_t n = stria_pwrite_nowait(f, buf, size, off);
+        if (n < 0) {
+            sf_reply_err(req, (int)n);
             return;
         }
-        if (rc == 1) {
+        took = (size_t)n;
+        if (took == size) {
             reply_written(req, ino, fi, off, size);
-            if (send)
-                tab_gather_send(send);
             return;
         }
     }
+    const char *rest = buf + took;
+    size_t left = size - took;
+    off_t at = off + (off_t)took;
     sf_cred(req);
-    rc = SF_INTR(req, tab_wb_begin(ino, f, (uint64_t)off, size, behind, &slot));
+    rc = SF_INTR(req, tab_wb_begin(ino, f, (uint64_t)at, left, behind, &slot));
     if (rc) {
         sf_reply_err(req, rc);
         return;
@@ -253,15 +261,15 @@ static void sf_write(fuse_req_t req, fuse_ino_t ino, const char *buf, size_t siz
         reply_written(req, ino, fi, off, size);
         if (sf.wb_test_delay_ms)
             usleep(sf.wb_test_delay_ms * 1000);
-        ssize_t n = stria_pwrite(f, buf, size, off);
+        ssize_t n = stria_pwrite(f, rest, left, at);
         tab_wb_end(slot, n < 0 ? (int)n : 0);
         return;
     }
-    ssize_t n = SF_INTR(req, stria_pwrite(f, buf, size, off));
+    ssize_t n = SF_INTR(req, stria_pwrite(f, rest, left, at));
     if (n < 0)
         sf_reply_err(req, (int)n);
     else
-        reply_written(req, ino, fi, off, (size_t)n);
+        reply_written(req, ino, fi, off, took + (size_t)n);
 }
 
 /* Every close(2): report the size, so the next opener anywhere sees it. */
@@ -269,7 +277,7 @@ static void sf_flush(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     sf_cred(req);
     int rc = SF_INTR(req, tab_wb_wait(ino, fh(fi)));
-    sf_reply_err(req, rc ? rc : SF_INTR(req, cl_file_flush(fh(fi))));
+    sf_reply_err(req, rc ? rc : SF_INTR(req, stria_flush(fh(fi))));
 }
 
 static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
@@ -283,12 +291,9 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         log_warn("inode %" PRIu64 ": a write acknowledged earlier failed and no flush or fsync "
                  "reported it: %s",
                  (uint64_t)ino, log_err(rc));
-    struct cl_removed *rm = tab_close(ino, f);
+    stria_removed_t *rm = tab_close(ino, f);
     rc = stria_close(f);
-    if (rm) {
-        cl_destroy(sf.fs, rm); /* unlinked while open: the data goes now */
-        free(rm);
-    }
+    stria_removed_finish(sf.fs, rm); /* unlinked while open: the data goes now */
     sf_reply_err(req, rc);
 }
 
@@ -324,19 +329,19 @@ static void sf_fallocate(fuse_req_t req, fuse_ino_t ino, int mode, off_t off, of
     switch (mode) {
     case 0:
         /* Space is not reserved on the OSTs; the size and zeros are right. */
-        rc = cl_file_extend(f, end);
+        rc = stria_fextend(f, (off_t)end);
         break;
     case FALLOC_FL_KEEP_SIZE:
         rc = 0;
         break;
     case FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE:
-        rc = cl_file_punch(f, (uint64_t)off, (uint64_t)len);
+        rc = stria_fpunch(f, off, len);
         break;
     case FALLOC_FL_ZERO_RANGE:
     case FALLOC_FL_ZERO_RANGE | FALLOC_FL_KEEP_SIZE:
-        rc = cl_file_punch(f, (uint64_t)off, (uint64_t)len);
+        rc = stria_fpunch(f, off, len);
         if (rc == 0 && !(mode & FALLOC_FL_KEEP_SIZE))
-            rc = cl_file_extend(f, end);
+            rc = stria_fextend(f, (off_t)end);
         break;
     default:
         rc = -EOPNOTSUPP;

@@ -10,14 +10,25 @@
  * this mount, the size and mtime the kernel was last told (to decide at
  * open whether the page cache may be kept), and the objects of a file
  * unlinked while open, destroyed at its last close.
+ *
+ * The mount uses libstria's public API only (include/stria/stria.h, its
+ * inode level), plus src/common's helpers; gathering of small writes and
+ * read-ahead happen inside libstria's handles.
  */
 #ifndef STRIA_FUSE_INT_H
 #define STRIA_FUSE_INT_H
 
 #define FUSE_USE_VERSION 314
-#include "../client/client.h"
+#include "stria/stria.h"
+
+#include <fcntl.h>
+#include <stdbool.h>
+#include <stdint.h>
 
 #include <fuse_lowlevel.h>
+
+/* The longest path or symlink target (the protocol's). */
+#define SF_MAX_PATH 4096
 
 struct sfuse {
     stria_fs_t *fs;
@@ -56,52 +67,58 @@ void sf_intr_end(fuse_req_t req);
         v_;                                                                                        \
     })
 /* Reply an entry for attributes the MDT returned (and note them). */
-void sf_reply_entry(fuse_req_t req, const struct proto_attr *a);
+void sf_reply_entry(fuse_req_t req, const struct stria_attr *a);
 /* sf_reply_entry when rc is 0, else the error. */
-void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a);
+void sf_reply_entry_rc(fuse_req_t req, int rc, const struct stria_attr *a);
 /* Report to the MDT what this mount's handles of ino wrote and have not
  * reported (before a truncate or an fsync), once their writes on the way
  * have landed; a write-behind failure of handle f (NULL: none) comes
  * first, as tab_wb_wait's. */
 int sf_report_local(uint64_t ino, stria_file_t *f);
 /* Fill a fuse_entry_param for a, without noting it (see sf_entry). */
-void sf_fill_entry(const struct proto_attr *a, struct fuse_entry_param *e);
+void sf_fill_entry(const struct stria_attr *a, struct fuse_entry_param *e);
 /* Note that the kernel was given entry e (filled from a). */
-void sf_note_entry(const struct proto_attr *a, const struct fuse_entry_param *e);
+void sf_note_entry(const struct stria_attr *a, const struct fuse_entry_param *e);
 /* Fill a fuse_entry_param for a; notes the attributes. */
-void sf_entry(const struct proto_attr *a, struct fuse_entry_param *e);
-/* What follows the MDT's answer to a write-behind unlink (wb.h). */
-void sf_wb_removed(stria_fs_t *fs, struct cl_removed *rm);
+void sf_entry(const struct stria_attr *a, struct fuse_entry_param *e);
+/* What follows the MDT's answer to a write-behind unlink
+ * (stria_start_unlink_behind). */
+void sf_wb_removed(stria_fs_t *fs, stria_removed_t *rm, void *arg);
+/* Whether the calling request was interrupted (between sf_intr_begin and
+ * sf_intr_end). */
+bool sf_cancelled(void);
 /* Reply with a negative errno (or 0). */
 void sf_reply_err(fuse_req_t req, int rc);
 /* Raise a->size to what this mount's open handles wrote (unreported yet). */
-void sf_merge_local(struct proto_attr *a);
+void sf_merge_local(struct stria_attr *a);
 /* The attributes of ino, merged with what this mount's open handles wrote. */
-int sf_getattr(uint64_t ino, struct proto_attr *a);
+int sf_getattr(uint64_t ino, struct stria_attr *a);
 
 /* ---- the inode table ---- */
 void tab_init(void);
 /* The kernel has been told these attributes. */
-void tab_note(const struct proto_attr *a);
+void tab_note(const struct stria_attr *a);
 /* Whether the kernel's picture of ino still matches a (then the page cache
  * may be kept across this open); notes a either way. */
-bool tab_unchanged(const struct proto_attr *a);
+bool tab_unchanged(const struct stria_attr *a);
 void tab_open(uint64_t ino, stria_file_t *f);
 /* Forget handle f of ino; returns the removal to finish (objects to
  * destroy) if this was the last handle of an unlinked file, else NULL.
  * The caller frees it. */
-struct cl_removed *tab_close(uint64_t ino, stria_file_t *f);
+stria_removed_t *tab_close(uint64_t ino, stria_file_t *f);
 /* The furthest end any open handle of ino wrote without reporting it to
  * the MDT yet; 0 if none (open says whether any handle is open; wrote_ns,
  * if not NULL, gets when the last of those writes was made, 0 if none). */
 uint64_t tab_local_size(uint64_t ino, bool *open, int64_t *wrote_ns);
-/* ino lost its last link: if handles are open here, keep rm for the last
- * close and return true (the caller must not destroy now). */
-bool tab_orphan(const struct cl_removed *rm);
+/* ino lost its last link: if handles are open here, keep rm (the table
+ * owns it now) for the last close and return true (the caller must not
+ * destroy now). */
+bool tab_orphan(stria_removed_t *rm);
 /* Attributes of an unlinked-but-open inode (nlink 0), if it is one. */
-bool tab_orphan_attr(uint64_t ino, struct proto_attr *a);
-/* Its layout, if it is one (to truncate its objects). */
-bool tab_orphan_layout(uint64_t ino, struct layout *l);
+bool tab_orphan_attr(uint64_t ino, struct stria_attr *a);
+/* Cut the objects of an unlinked-but-open inode to size (0 if it is not
+ * one: the MDT has done it). */
+int tab_orphan_truncate(uint64_t ino, uint64_t size);
 /* Call fn on every open handle of ino, under the table lock: fn must not
  * block (no RPCs). */
 void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
@@ -119,26 +136,12 @@ void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg);
  * in tab_local_size. */
 int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool behind, int *slot);
 void tab_wb_end(int slot, int rc);
+/* Before a write of f that may bypass tab_wb_begin: f's earlier
+ * write-behind failure (which that write reports instead), else 1 when a
+ * tracked write of ino overlaps [off, off + len), else 0. */
+int tab_wb_busy(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len);
 int tab_wb_wait(uint64_t ino, stria_file_t *f);
 
-/* Gathering (behind writes only): a small write that continues the last
- * one of its handle is copied into that handle's buffer and acknowledged;
- * the buffer goes as one write later (fuse_tab.c says when). tab_gather
- * returns 1 when it took the write (reply, then tab_gather_send(*send) if
- * set: a buffer this write filled or ended), 0 when the write goes the
- * usual way (tab_wb_begin), or an earlier failure of f as tab_wb_begin
- * does. tab_wb_begin and tab_wb_wait send the inode's buffer first, and
- * gathered data counts in tab_local_size. tab_gather_start starts the
- * thread that sends each buffer 1 s after its first write; tab_gather_stop
- * ends it and sends what is left (the mount is stopping). */
-struct gather;
-int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint64_t off,
-               struct gather **send);
-void tab_gather_send(struct gather *g);
-int tab_gather_start(void);
-void tab_gather_stop(void);
-/* Writes gathered, and buffers sent, since the mount began. */
-void tab_gather_stats(uint64_t *writes, uint64_t *sends);
 /* READ requests served and their bytes, for stria.mount.stats (fuse_file.c). */
 void sf_read_stats(uint64_t *reads, uint64_t *bytes);
 /* WRITEs served on write-only handles, which bypass the page cache. */

@@ -65,7 +65,8 @@ void sf_cred(fuse_req_t req)
  * A process blocked on the mount can be interrupted (a signal, or killed):
  * the kernel sends INTERRUPT for a request it waits on, and the request
  * stops waiting for an unreachable or silent server and fails with EINTR
- * (cl_set_cancel). */
+ * (stria_set_thread_cancel). */
+static __thread const volatile int *intr_flag;
 static void on_interrupt(fuse_req_t req, void *data)
 {
     (void)req;
@@ -75,14 +76,21 @@ static void on_interrupt(fuse_req_t req, void *data)
 void sf_intr_begin(fuse_req_t req, volatile int *flag)
 {
     *flag = 0;
-    cl_set_cancel(flag);
+    intr_flag = flag;
+    stria_set_thread_cancel(flag);
     fuse_req_interrupt_func(req, on_interrupt, (void *)flag);
 }
 
 void sf_intr_end(fuse_req_t req)
 {
     fuse_req_interrupt_func(req, NULL, NULL); /* waits for a callback running */
-    cl_set_cancel(NULL);
+    stria_set_thread_cancel(NULL);
+    intr_flag = NULL;
+}
+
+bool sf_cancelled(void)
+{
+    return intr_flag && *intr_flag;
 }
 
 void sf_reply_err(fuse_req_t req, int rc)
@@ -90,26 +98,26 @@ void sf_reply_err(fuse_req_t req, int rc)
     fuse_reply_err(req, rc < 0 ? -rc : rc);
 }
 
-void sf_fill_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
+void sf_fill_entry(const struct stria_attr *attr, struct fuse_entry_param *e)
 {
-    struct proto_attr m = *attr, *a = &m;
+    struct stria_attr m = *attr, *a = &m;
     sf_merge_local(a);
     memset(e, 0, sizeof(*e));
     e->ino = a->ino;
     e->generation = 1; /* inode numbers are never reused */
-    cl_to_stat(a, &e->attr);
+    stria_attr_to_stat(a, &e->attr);
     e->attr_timeout = sf.attr_timeout;
     e->entry_timeout = sf.entry_timeout;
 }
 
-void sf_note_entry(const struct proto_attr *attr, const struct fuse_entry_param *e)
+void sf_note_entry(const struct stria_attr *attr, const struct fuse_entry_param *e)
 {
-    struct proto_attr a = *attr;
+    struct stria_attr a = *attr;
     a.size = (uint64_t)e->attr.st_size; /* as filled: with local writes */
     tab_note(&a);
 }
 
-void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
+void sf_entry(const struct stria_attr *attr, struct fuse_entry_param *e)
 {
     sf_fill_entry(attr, e);
     sf_note_entry(attr, e);
@@ -118,7 +126,7 @@ void sf_entry(const struct proto_attr *attr, struct fuse_entry_param *e)
 static void reported_one(stria_file_t *f, void *arg)
 {
     const int64_t *r = arg;
-    cl_file_reported(f, (uint64_t)r[0], r[1]);
+    stria_file_reported(f, (uint64_t)r[0], r[1]);
 }
 
 int sf_report_local(uint64_t ino, stria_file_t *f)
@@ -134,7 +142,7 @@ int sf_report_local(uint64_t ino, stria_file_t *f)
     /* The mtime is the last write's: a report is no write. */
     if (!wrote_ns)
         wrote_ns = (int64_t)util_now_real_ns();
-    rc = cl_setsize(sf.fs, ino, end, wrote_ns, NULL, NULL);
+    rc = stria_report_size(sf.fs, ino, end, wrote_ns);
     if (rc == -ENOENT)
         return 0; /* unlinked: nobody can see its size */
     if (rc == 0) {
@@ -145,14 +153,14 @@ int sf_report_local(uint64_t ino, stria_file_t *f)
     return rc;
 }
 
-void sf_reply_entry(fuse_req_t req, const struct proto_attr *a)
+void sf_reply_entry(fuse_req_t req, const struct stria_attr *a)
 {
     struct fuse_entry_param e;
     sf_entry(a, &e);
     fuse_reply_entry(req, &e);
 }
 
-void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a)
+void sf_reply_entry_rc(fuse_req_t req, int rc, const struct stria_attr *a)
 {
     if (rc)
         sf_reply_err(req, rc);
@@ -160,7 +168,7 @@ void sf_reply_entry_rc(fuse_req_t req, int rc, const struct proto_attr *a)
         sf_reply_entry(req, a);
 }
 
-void sf_merge_local(struct proto_attr *a)
+void sf_merge_local(struct stria_attr *a)
 {
     /* Writes of this mount not yet reported to the MDT still count: the
      * kernel takes the size we give it, whichever call carries it. */
@@ -172,9 +180,9 @@ void sf_merge_local(struct proto_attr *a)
     }
 }
 
-int sf_getattr(uint64_t ino, struct proto_attr *a)
+int sf_getattr(uint64_t ino, struct stria_attr *a)
 {
-    int rc = cl_getattr(sf.fs, ino, a);
+    int rc = stria_getattr_ino(sf.fs, ino, a);
     if (rc == -ENOENT && tab_orphan_attr(ino, a))
         rc = 0;
     if (rc == 0)
@@ -305,26 +313,26 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
 int sf_write_drop_privs(fuse_req_t req, uint64_t ino)
 {
     uint32_t mode;
-    struct proto_attr a;
+    struct stria_attr a;
     if (!tab_mode(ino, &mode)) {
         int rc = sf_getattr(ino, &a);
         if (rc)
             return rc;
         mode = a.mode;
     }
-    uint32_t drop = proto_mode_kill_privs(mode);
+    /* setuid always; setgid where the group may execute (else it marks
+     * mandatory locking), as Linux drops them. */
+    uint32_t drop = mode & S_ISUID;
+    if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
+        drop |= S_ISGID;
     if (!drop)
         return 0;
     /* The MDT lets anyone who may write the file make this change. */
-    struct proto_setattr_req q = {.valid = SETATTR_MODE, .mode = mode & 07777 & ~drop};
-    struct proto_setattr_rep *r = malloc(sizeof(*r));
-    if (!r)
-        return -ENOMEM;
+    struct stria_setattr q = {.valid = STRIA_SET_MODE, .mode = mode & 07777 & ~drop};
     sf_cred(req);
-    int rc = SF_INTR(req, cl_setattr(sf.fs, ino, &q, r));
+    int rc = SF_INTR(req, stria_setattr_ino(sf.fs, ino, &q, NULL, &a));
     if (rc == 0)
-        tab_note(&r->attr);
-    free(r);
+        tab_note(&a);
     return rc;
 }
 
@@ -530,12 +538,15 @@ int main(int argc, char **argv)
                 "read-ahead left at the kernel's default: %s", log_err(ra));
     fuse_daemonize(co.foreground);
     /* After the fork: the cache's thread must live in the daemon. */
-    if (o.mdcache && (rc = mdc_start(sf.fs)))
+    bool mdcache = false;
+    if (o.mdcache && !(mdcache = (rc = stria_start_mdcache(sf.fs)) == 0))
         log_warn("metadata cache off: %s", log_err(rc));
-    if (sf.fs->mdc && o.wb && (rc = wb_start(sf.fs, sf_wb_removed)))
+    if (mdcache && o.wb && (rc = stria_start_unlink_behind(sf.fs, sf_wb_removed, NULL)))
         log_warn("write-behind unlink off: %s", log_err(rc));
-    if (sf.write_behind && (rc = tab_gather_start()))
-        log_warn("gathered writes wait for a full buffer, close or fsync: %s", log_err(rc));
+    /* Without write-behind every write lands before its reply, gathered
+     * ones too: libstria gathers none. */
+    if (!sf.write_behind)
+        stria_set_write_gather(sf.fs, 0);
     lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, 16);
     fuse_loop_cfg_set_idle_threads(lc, 8);
@@ -544,7 +555,8 @@ int main(int argc, char **argv)
     else
         rc = fuse_session_loop_mt(sf.se, lc);
     fuse_loop_cfg_destroy(lc);
-    tab_gather_stop();
+    /* Files still open (stopped by a signal, no release came): what
+     * libstria gathered for them goes at stria_disconnect. */
     fuse_session_unmount(sf.se);
 out_signals:
     fuse_remove_signal_handlers(sf.se);

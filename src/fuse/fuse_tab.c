@@ -32,8 +32,8 @@ struct ent {
     int64_t mtime;
     bool known;
     struct handle *open;
-    struct cl_removed *pending; /* unlinked while open */
-    struct proto_attr last;
+    stria_removed_t *pending; /* unlinked while open */
+    struct stria_attr last;
     struct ent *next;
 };
 
@@ -53,33 +53,6 @@ static struct wb_slot {
 } wb[WB_SLOTS];
 static _Atomic int wb_used; /* read without the lock as a fast path */
 static pthread_cond_t wb_cond = PTHREAD_COND_INITIALIZER;
-
-/* Gathering: small writes that continue one another, acknowledged at once
- * and kept in a buffer, sent as one write when it is full, when a write of
- * the file does not continue it, when anything else of the file must see
- * it (read, flush, fsync, release, truncate, size report), or
- * GATHER_AGE_MS after its first write. At most one buffer per inode is
- * FILLING; a SENDING one is a tracked write like a write-behind slot.
- * Under tab_lock. */
-#define GATHER_BUFS   8
-#define GATHER_CAP    (1u << 20)
-#define GATHER_MAX    (256u << 10) /* larger writes are not gathered */
-#define GATHER_AGE_MS 1000
-enum { G_FREE, G_FILLING, G_SENDING };
-struct gather {
-    int state;
-    uint64_t ino, off, len;
-    stria_file_t *f;
-    uint64_t seq;    /* its number among buffers begun (g_seq) */
-    int64_t born_ms; /* its first write, monotonic */
-    char *buf;       /* GATHER_CAP bytes, kept once allocated */
-};
-static struct gather gt[GATHER_BUFS];
-static _Atomic int g_used; /* FILLING or SENDING, read without the lock */
-static uint64_t g_writes, g_sends, g_seq;
-static pthread_t g_flusher;
-static bool g_flusher_on, g_flusher_stop;
-static pthread_cond_t g_flusher_cond = PTHREAD_COND_INITIALIZER;
 
 void tab_init(void)
 {
@@ -131,7 +104,7 @@ static struct ent *find(uint64_t ino, bool create)
 
 /* Record what the kernel is told about a; returns whether it matched what
  * it was told before. */
-static bool note(const struct proto_attr *a)
+static bool note(const struct stria_attr *a)
 {
     pthread_mutex_lock(&tab_lock);
     struct ent *e = find(a->ino, true);
@@ -146,7 +119,7 @@ static bool note(const struct proto_attr *a)
     return same;
 }
 
-void tab_note(const struct proto_attr *a)
+void tab_note(const struct stria_attr *a)
 {
     note(a);
 }
@@ -162,7 +135,7 @@ bool tab_mode(uint64_t ino, uint32_t *mode)
     return known;
 }
 
-bool tab_unchanged(const struct proto_attr *a)
+bool tab_unchanged(const struct stria_attr *a)
 {
     return note(a);
 }
@@ -183,9 +156,9 @@ void tab_open(uint64_t ino, stria_file_t *f)
     free(h); /* only when out of memory: the handle then goes untracked */
 }
 
-struct cl_removed *tab_close(uint64_t ino, stria_file_t *f)
+stria_removed_t *tab_close(uint64_t ino, stria_file_t *f)
 {
-    struct cl_removed *rm = NULL;
+    stria_removed_t *rm = NULL;
     pthread_mutex_lock(&tab_lock);
     struct ent *e = find(ino, false);
     if (e) {
@@ -216,7 +189,7 @@ uint64_t tab_local_size(uint64_t ino, bool *open, int64_t *wrote_ns)
     struct ent *e = find(ino, false);
     for (struct handle *h = e ? e->open : NULL; h; h = h->next) {
         int64_t w;
-        uint64_t s = cl_file_unreported(h->f, &w);
+        uint64_t s = stria_file_unreported(h->f, &w);
         size = s > size ? s : size;
         latest = w > latest ? w : latest;
         *open = true;
@@ -227,44 +200,41 @@ uint64_t tab_local_size(uint64_t ino, bool *open, int64_t *wrote_ns)
     for (int i = 0; e && i < WB_SLOTS; i++)
         if (wb[i].used && wb[i].ino == ino && wb[i].end > size)
             size = wb[i].end;
-    for (int i = 0; e && i < GATHER_BUFS; i++)
-        if (gt[i].state != G_FREE && gt[i].ino == ino && gt[i].off + gt[i].len > size)
-            size = gt[i].off + gt[i].len;
     pthread_mutex_unlock(&tab_lock);
     return size;
 }
 
-bool tab_orphan(const struct cl_removed *rm)
+bool tab_orphan(stria_removed_t *rm)
 {
     bool kept = false;
+    uint64_t size = stria_removed_size(rm);
     pthread_mutex_lock(&tab_lock);
-    struct ent *e = find(rm->ino, false);
+    struct ent *e = find(stria_removed_ino(rm), false);
     if (e && e->open) {
-        struct cl_removed *copy = malloc(sizeof(*copy));
-        if (copy) {
-            *copy = *rm;
-            /* Writes after the unlink may create objects: remove them at the
-             * last close whatever the MDT knew. */
-            copy->destroy = copy->layout.ncomp > 0;
-            free(e->pending);
-            e->pending = copy;
-            e->last.nlink = 0;
-            if (rm->size > e->last.size)
-                e->last.size = rm->size;
-            /* From now on no one can tell the handles the size: give them
-             * the last the MDT knew. */
-            for (struct handle *h = e->open; h; h = h->next) {
-                cl_file_know_size(h->f, rm->size);
-                cl_file_orphan(h->f);
-            }
-            kept = true;
+        /* Writes after the unlink may create objects: remove them at the
+         * last close whatever the MDT knew. An inode loses its last link
+         * once, so one is pending at most; a second would be the same. */
+        stria_removed_hold(rm);
+        if (e->pending)
+            stria_removed_free(rm);
+        else
+            e->pending = rm;
+        e->last.nlink = 0;
+        if (size > e->last.size)
+            e->last.size = size;
+        /* From now on no one can tell the handles the size: give them
+         * the last the MDT knew. */
+        for (struct handle *h = e->open; h; h = h->next) {
+            stria_file_know_size(h->f, size);
+            stria_file_orphan(h->f);
         }
+        kept = true;
     }
     pthread_mutex_unlock(&tab_lock);
     return kept;
 }
 
-bool tab_orphan_attr(uint64_t ino, struct proto_attr *a)
+bool tab_orphan_attr(uint64_t ino, struct stria_attr *a)
 {
     bool found = false;
     pthread_mutex_lock(&tab_lock);
@@ -278,17 +248,17 @@ bool tab_orphan_attr(uint64_t ino, struct proto_attr *a)
     return found;
 }
 
-bool tab_orphan_layout(uint64_t ino, struct layout *l)
+int tab_orphan_truncate(uint64_t ino, uint64_t size)
 {
-    bool found = false;
+    int rc = 0;
+    /* Under the lock, which keeps a last close from finishing the removal
+     * meanwhile: a truncate of an unlinked open file is rare. */
     pthread_mutex_lock(&tab_lock);
     struct ent *e = find(ino, false);
-    if (e && e->pending && e->pending->layout.ncomp) {
-        *l = e->pending->layout;
-        found = true;
-    }
+    if (e && e->pending)
+        rc = stria_removed_truncate(sf.fs, e->pending, size);
     pthread_mutex_unlock(&tab_lock);
-    return found;
+    return rc;
 }
 
 void tab_each(uint64_t ino, void (*fn)(stria_file_t *f, void *arg), void *arg)
@@ -320,8 +290,8 @@ static int take_err(struct handle *h)
     return rc;
 }
 
-/* Whether a tracked write of ino (a write-behind slot or a gather being
- * sent) overlaps [off, end); *same_ino counts them all. */
+/* Whether a tracked write of ino overlaps [off, end); *same_ino counts them
+ * all. */
 static bool wb_overlaps(uint64_t ino, uint64_t off, uint64_t end, int *same_ino)
 {
     bool hit = false;
@@ -333,224 +303,7 @@ static bool wb_overlaps(uint64_t ino, uint64_t off, uint64_t end, int *same_ino)
         if (wb[i].off < end && off < wb[i].end)
             hit = true;
     }
-    for (int i = 0; i < GATHER_BUFS; i++) {
-        if (gt[i].state != G_SENDING || gt[i].ino != ino)
-            continue;
-        (*same_ino)++;
-        if (gt[i].off < end && off < gt[i].off + gt[i].len)
-            hit = true;
-    }
     return hit;
-}
-
-/* ---- gathering ---- */
-
-static struct gather *filling(uint64_t ino)
-{
-    for (int i = 0; i < GATHER_BUFS; i++)
-        if (gt[i].state == G_FILLING && gt[i].ino == ino)
-            return &gt[i];
-    return NULL;
-}
-
-/* Make the filling gather g a tracked write, once no tracked write of its
- * inode overlaps it (those are older and land first). False if another
- * thread took it meanwhile. The caller then sends it (gather_send). */
-static bool claim(struct gather *g)
-{
-    uint64_t ino = g->ino;
-    int mine;
-    while (g->state == G_FILLING && g->ino == ino &&
-           wb_overlaps(ino, g->off, g->off + g->len, &mine))
-        pthread_cond_wait(&wb_cond, &tab_lock);
-    if (g->state != G_FILLING || g->ino != ino)
-        return false;
-    g->state = G_SENDING;
-    return true;
-}
-
-/* Send a claimed gather (tab_lock not held). Its writes were acknowledged:
- * no interrupt of the calling request may abandon it. A failure is kept on
- * its handle, as write-behind's are. */
-static void gather_send(struct gather *g)
-{
-    const volatile int *cancel = cl_set_cancel(NULL);
-    if (sf.wb_test_delay_ms)
-        usleep(sf.wb_test_delay_ms * 1000);
-    ssize_t n = stria_pwrite(g->f, g->buf, g->len, (off_t)g->off);
-    cl_set_cancel(cancel);
-    pthread_mutex_lock(&tab_lock);
-    if (n < 0) {
-        struct handle *h = handle_of(g->ino, g->f);
-        if (h && !h->err)
-            h->err = (int)n;
-    }
-    g->state = G_FREE;
-    atomic_fetch_sub(&g_used, 1);
-    g_sends++;
-    pthread_cond_broadcast(&wb_cond);
-    pthread_mutex_unlock(&tab_lock);
-}
-
-void tab_gather_send(struct gather *g)
-{
-    gather_send(g);
-}
-
-/* gather_send from under tab_lock, which it drops meanwhile. */
-static void send_locked(struct gather *g)
-{
-    pthread_mutex_unlock(&tab_lock);
-    gather_send(g);
-    pthread_mutex_lock(&tab_lock);
-}
-
-/* Send ino's filling gather, if it began before this call, before
- * anything else of ino goes on (lock held; dropped while sending). Ones
- * begun meanwhile hold later writes: a steady writer cannot keep the
- * caller here. */
-static void gather_drain(uint64_t ino)
-{
-    uint64_t upto = g_seq;
-    struct gather *g;
-    while ((g = filling(ino)) && g->seq <= upto) {
-        if (claim(g))
-            send_locked(g);
-    }
-}
-
-static struct gather *free_gather(void)
-{
-    for (int i = 0; i < GATHER_BUFS; i++) {
-        struct gather *g = &gt[i];
-        if (g->state != G_FREE)
-            continue;
-        if (!g->buf && !(g->buf = malloc(GATHER_CAP)))
-            return NULL;
-        return g;
-    }
-    return NULL;
-}
-
-int tab_gather(uint64_t ino, stria_file_t *f, const char *buf, size_t size, uint64_t off,
-               struct gather **send)
-{
-    *send = NULL;
-    if (size >= GATHER_MAX || size == 0)
-        return 0;
-    pthread_mutex_lock(&tab_lock);
-    struct handle *h = handle_of(ino, f);
-    int rc = take_err(h);
-    if (rc || !h)
-        goto out;
-    int64_t now = (int64_t)(util_now_mono_ns() / 1000000);
-    for (;;) {
-        struct gather *g = filling(ino);
-        if (g && g->f == f && off == g->off + g->len && g->len + size <= GATHER_CAP) {
-            memcpy(g->buf + g->len, buf, size);
-            g->len += size;
-            /* Full when another write of this size would not fit. */
-            if (g->len + size > GATHER_CAP && claim(g))
-                *send = g;
-            rc = 1;
-            break;
-        }
-        if (g && !claim(g))
-            continue; /* taken by another thread: look again */
-        struct gather *fresh = free_gather();
-        if (!fresh && g) {
-            /* Every buffer in use: send the one this write ends, then
-             * gather this write in it. */
-            send_locked(g);
-            continue;
-        }
-        if (!fresh)
-            break; /* not gathered: the caller writes it the usual way */
-        *fresh = (struct gather){G_FILLING, ino, off, size, f, ++g_seq, now, fresh->buf};
-        memcpy(fresh->buf, buf, size);
-        atomic_fetch_add(&g_used, 1);
-        *send = g; /* the buffer this write did not continue, if any */
-        rc = 1;
-        break;
-    }
-    if (rc == 1)
-        g_writes++;
-out:
-    pthread_mutex_unlock(&tab_lock);
-    return rc;
-}
-
-/* Send every filling gather whose first write is age_ms old or older (0:
- * all), one at a time (lock held; dropped while sending). */
-static void send_aged(int64_t age_ms)
-{
-    int64_t now = (int64_t)(util_now_mono_ns() / 1000000);
-    for (int i = 0; i < GATHER_BUFS; i++) {
-        struct gather *g = &gt[i];
-        if (g->state == G_FILLING && now - g->born_ms >= age_ms && claim(g)) {
-            send_locked(g);
-        }
-    }
-}
-
-/* Send what was first written GATHER_AGE_MS ago, also while writes still
- * come, so that an acknowledged write reaches the OSTs (and other mounts
- * reading bytes they know of) in bounded time without a close. */
-static void *flush_aged(void *arg)
-{
-    (void)arg;
-    pthread_mutex_lock(&tab_lock);
-    while (!g_flusher_stop) {
-        struct timespec ts;
-        util_deadline(&ts, CLOCK_MONOTONIC, GATHER_AGE_MS / 4);
-        pthread_cond_timedwait(&g_flusher_cond, &tab_lock, &ts);
-        if (!g_flusher_stop)
-            send_aged(GATHER_AGE_MS);
-    }
-    pthread_mutex_unlock(&tab_lock);
-    return NULL;
-}
-
-int tab_gather_start(void)
-{
-    pthread_condattr_t ca;
-    pthread_condattr_init(&ca);
-    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
-    pthread_cond_init(&g_flusher_cond, &ca);
-    pthread_condattr_destroy(&ca);
-    int rc = pthread_create(&g_flusher, NULL, flush_aged, NULL);
-    g_flusher_on = rc == 0;
-    return -rc;
-}
-
-void tab_gather_stop(void)
-{
-    if (g_flusher_on) {
-        pthread_mutex_lock(&tab_lock);
-        g_flusher_stop = true;
-        pthread_cond_signal(&g_flusher_cond);
-        pthread_mutex_unlock(&tab_lock);
-        pthread_join(g_flusher, NULL);
-        g_flusher_on = false;
-    }
-    /* Stopped by a signal with files still open (no release came): what
-     * they wrote was acknowledged, so it goes now, while the cluster is
-     * still connected. */
-    pthread_mutex_lock(&tab_lock);
-    send_aged(0);
-    pthread_mutex_unlock(&tab_lock);
-    for (int i = 0; i < GATHER_BUFS; i++) {
-        free(gt[i].buf);
-        gt[i].buf = NULL;
-    }
-}
-
-void tab_gather_stats(uint64_t *writes, uint64_t *sends)
-{
-    pthread_mutex_lock(&tab_lock);
-    *writes = g_writes;
-    *sends = g_sends;
-    pthread_mutex_unlock(&tab_lock);
 }
 
 int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool behind, int *slot)
@@ -561,20 +314,10 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
     int rc = take_err(h);
     int mine = 0;
     /* A write the kernel has been told is done must land before any later
-     * write over the same bytes; gathered ones go first, also those
-     * acknowledged while this one waits (mmap write-back is not held back
-     * by the inode lock). */
-    while (!rc) {
-        struct gather *g = filling(ino);
-        if (g) {
-            if (claim(g))
-                send_locked(g);
-        } else if (wb_overlaps(ino, off, off + len, &mine)) {
-            pthread_cond_wait(&wb_cond, &tab_lock);
-        } else {
-            break;
-        }
-    }
+     * write over the same bytes (libstria keeps the order of what it
+     * gathered itself). */
+    while (!rc && wb_overlaps(ino, off, off + len, &mine))
+        pthread_cond_wait(&wb_cond, &tab_lock);
     if (!rc && behind && h && mine < WB_PER_INODE && atomic_load(&wb_used) < WB_SLOTS) {
         for (int i = 0; i < WB_SLOTS; i++) {
             if (!wb[i].used) {
@@ -585,6 +328,17 @@ int tab_wb_begin(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len, bool
             }
         }
     }
+    pthread_mutex_unlock(&tab_lock);
+    return rc;
+}
+
+int tab_wb_busy(uint64_t ino, stria_file_t *f, uint64_t off, uint64_t len)
+{
+    int mine;
+    pthread_mutex_lock(&tab_lock);
+    int rc = take_err(handle_of(ino, f));
+    if (!rc && atomic_load(&wb_used) && wb_overlaps(ino, off, off + len, &mine))
+        rc = 1;
     pthread_mutex_unlock(&tab_lock);
     return rc;
 }
@@ -604,13 +358,12 @@ void tab_wb_end(int slot, int rc)
 
 int tab_wb_wait(uint64_t ino, stria_file_t *f)
 {
-    if (atomic_load(&wb_used) == 0 && atomic_load(&g_used) == 0 && !f)
+    if (atomic_load(&wb_used) == 0 && !f)
         return 0;
     int rc = 0, mine;
     pthread_mutex_lock(&tab_lock);
-    gather_drain(ino);
     while (wb_overlaps(ino, 0, UINT64_MAX, &mine)) {
-        if (cl_cancelled()) {
+        if (sf_cancelled()) {
             rc = -EINTR;
             break;
         }

@@ -36,7 +36,7 @@ static int format_layout(uint64_t ino, char *buf, size_t len)
     struct stria_layout *l = malloc(sizeof(*l));
     if (!l)
         return -ENOMEM;
-    int rc = cl_getstripe(sf.fs, ino, l), n = 0;
+    int rc = stria_getstripe_ino(sf.fs, ino, l), n = 0;
     if (rc == 0 && l->is_dir) {
         n = snprintf(buf, len, "stripe_count=%d stripe_size=%u stripe_offset=%d",
                      l->dir_stripe_count, l->dir_stripe_size, l->dir_stripe_offset);
@@ -95,11 +95,11 @@ static void sf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
         uint32_t ssize;
         int rc = parse_layout(value, size, &count, &ssize, &offset);
         if (rc == 0)
-            rc = cl_setstripe(sf.fs, ino, count, ssize, offset);
+            rc = stria_setstripe_ino(sf.fs, ino, count, ssize, offset);
         sf_reply_err(req, rc);
         return;
     }
-    sf_reply_err(req, cl_setxattr(sf.fs, ino, name, value, size, flags));
+    sf_reply_err(req, stria_setxattr_ino(sf.fs, ino, name, value, size, flags));
 }
 
 static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t size)
@@ -115,10 +115,11 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     if (!strcmp(name, LAYOUT_XATTR)) {
         n = format_layout(ino, small, sizeof(small));
     } else if (!strcmp(name, STATS_XATTR)) {
-        struct wb_stats w;
-        uint64_t gathered, sent, reads, rbytes;
-        wb_get_stats(sf.fs, &w);
-        tab_gather_stats(&gathered, &sent);
+        struct stria_unlink_stats w;
+        struct stria_io_stats io;
+        uint64_t reads, rbytes;
+        stria_unlink_behind_stats(sf.fs, &w);
+        stria_io_stats(sf.fs, &io);
         sf_read_stats(&reads, &rbytes);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
@@ -126,7 +127,7 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
                      "direct_writes=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,
-                     (unsigned long long)gathered, (unsigned long long)sent,
+                     (unsigned long long)io.writes_gathered, (unsigned long long)io.gathers_sent,
                      (unsigned long long)reads, (unsigned long long)rbytes,
                      (unsigned long long)sf_direct_writes());
     } else {
@@ -134,7 +135,7 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
             fuse_reply_err(req, ENOMEM);
             return;
         }
-        n = cl_getxattr(sf.fs, ino, name, buf, size);
+        n = stria_getxattr_ino(sf.fs, ino, name, buf, size);
     }
     if (n < 0)
         sf_reply_err(req, (int)n);
@@ -156,7 +157,7 @@ static void sf_listxattr(fuse_req_t req, fuse_ino_t ino, size_t size)
         return;
     }
     sf_cred(req);
-    ssize_t n = cl_listxattr(sf.fs, ino, buf, size);
+    ssize_t n = stria_listxattr_ino(sf.fs, ino, buf, size);
     if (n < 0)
         sf_reply_err(req, (int)n);
     else if (size == 0)
@@ -173,7 +174,7 @@ static void sf_removexattr(fuse_req_t req, fuse_ino_t ino, const char *name)
         fuse_reply_err(req, EPERM); /* a layout can be changed, not removed */
         return;
     }
-    sf_reply_err(req, cl_removexattr(sf.fs, ino, name));
+    sf_reply_err(req, stria_removexattr_ino(sf.fs, ino, name));
 }
 
 void sf_ops_xattr(struct fuse_lowlevel_ops *ops)

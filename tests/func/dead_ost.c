@@ -162,7 +162,10 @@ int main(int argc, char **argv)
         fprintf(stderr, "connect: %s\n", strerror(-rc));
         return 2;
     }
-    if ((rc = stria_open(fs, argv[2], O_RDWR, 0, &file))) {
+    /* O_DSYNC: no write is gathered (stria.h), so each write's own result
+     * says whether the OST took it; a gathered write's failure would come
+     * with the handle's next call instead. */
+    if ((rc = stria_open(fs, argv[2], O_RDWR | O_DSYNC, 0, &file))) {
         fprintf(stderr, "open %s: %s\n", argv[2], strerror(-rc));
         return 2;
     }
@@ -202,6 +205,26 @@ int main(int argc, char **argv)
               w[i].rc, strerror(-w[i].rc));
         CHECK(w[i].took <= limit, "%s %d took %.2f s, more than 1.6 x timeout_ms (%.2f s)",
               i < WRITERS ? "writer" : "fsync", i, w[i].took, limit);
+    }
+
+    /* Without O_DSYNC a small write may be gathered and acknowledged at
+     * once; its failure then comes with the handle's fsync: EIO, within
+     * one timeout. */
+    stria_file_t *g = NULL;
+    CHECK(stria_open(fs, argv[2], O_RDWR, 0, &g) == 0, "open without O_DSYNC");
+    if (g) {
+        ssize_t gn = stria_pwrite(g, chunk, 4096, 0);
+        CHECK(gn == 4096 || gn == -EIO, "a small write gave %zd, want 4096 or -EIO", gn);
+        double g0 = now_s();
+        int grc = stria_fsync(g);
+        double gtook = now_s() - g0;
+        printf("   a small write, then fsync: %s, then %s after %.2f s\n",
+               gn < 0 ? strerror((int)-gn) : "acknowledged", grc ? strerror(-grc) : "success",
+               gtook);
+        CHECK(grc == -EIO, "fsync after a small write gave %d (%s), want -EIO", grc,
+              strerror(-grc));
+        CHECK(gtook <= limit, "that fsync took %.2f s, more than 1.6 x timeout_ms", gtook);
+        stria_close(g);
     }
 
     /* Keep writing until the daemon is back; then the next write works. */

@@ -5,7 +5,8 @@
  * with close-to-open consistency; several threads writing one file;
  * objects removed when the last link goes (seen in the OSTs' usage);
  * xattrs, symlinks, hard links and rename through the API; special files
- * (stria_mknod) and their types, numbers and errors. With a second
+ * (stria_mknod) and their types, numbers and errors; 4 KiB writes and
+ * reads leaving as 1 MiB requests (gathering, read-ahead). With a second
  * argument, that shell command (which restarts daemons) runs while both
  * clients hold pooled connections, and both must carry on. With two more,
  * shell commands that freeze and thaw the MDT's daemon: no byte of a fresh
@@ -483,6 +484,129 @@ static void specials(void)
     CHECK(stria_rmdir(fs, "/spec") == 0, "rmdir /spec");
 }
 
+/* Requests of kind op (e.g. "WRITE") the storage servers received so
+ * far: each server counted once, however many OSTs it serves. */
+static uint64_t ost_requests(const char *op)
+{
+    struct stria_target *t;
+    size_t n;
+    uint64_t sum = 0;
+    if (stria_targets(fs, &t, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        bool seen = false;
+        for (size_t j = 0; j < i; j++)
+            seen |= t[j].kind[0] == 'O' && t[j].port == t[i].port && !strcmp(t[j].host, t[i].host);
+        if (t[i].kind[0] != 'O' || seen)
+            continue;
+        struct stria_op_stats *ops;
+        size_t nops;
+        uint64_t up;
+        if (stria_ost_stats(fs, t[i].index, &ops, &nops, &up) == 0) {
+            for (size_t k = 0; k < nops; k++)
+                if (!strcmp(ops[k].op, op))
+                    sum += ops[k].count;
+            free(ops);
+        }
+    }
+    free(t);
+    return sum;
+}
+
+/* Small sequential stria_pwrite calls leave as stripe-piece requests
+ * (gathering), small sequential reads are served by read-ahead, and
+ * neither changes a byte: read back through another client after close,
+ * after a truncate of gathered bytes, and through a handle whose
+ * read-ahead a write of this client made stale. */
+static void gather_and_readahead(void)
+{
+    enum { SMALL = 4096, LEN = 8 << 20 };
+    uint8_t *buf = malloc(LEN), *got = malloc(LEN);
+    struct stria_io_stats io0, io1;
+    stria_file_t *f, *g;
+    if (!buf || !got)
+        return;
+    fill(buf, LEN, 0, 7);
+    CHECK(stria_setstripe(fs, "/gather", 4, 1 << 20, -1) == 0, "setstripe /gather");
+    CHECK(stria_open(fs, "/gather", O_WRONLY, 0, &f) == 0, "open /gather");
+    uint64_t w0 = ost_requests("WRITE");
+    stria_io_stats(fs, &io0);
+    for (size_t off = 0; off < LEN; off += SMALL)
+        CHECK(stria_pwrite(f, buf + off, SMALL, (off_t)off) == SMALL, "4 KiB write at %zu", off);
+    CHECK(stria_close(f) == 0, "close /gather");
+    uint64_t writes = ost_requests("WRITE") - w0;
+    stria_io_stats(fs, &io1);
+    printf("   %d writes of 4 KiB: %llu WRITE requests at the OSTs, %llu gathered, %llu sends\n",
+           LEN / SMALL, (unsigned long long)writes,
+           (unsigned long long)(io1.writes_gathered - io0.writes_gathered),
+           (unsigned long long)(io1.gathers_sent - io0.gathers_sent));
+    /* One per 1 MiB stripe unit; a buffer sent by age (1 s) may split one. */
+    CHECK(writes >= LEN / (1 << 20) && writes <= LEN / (1 << 20) + 4,
+          "%d writes of 4 KiB became %llu WRITE requests, not %d of 1 MiB", LEN / SMALL,
+          (unsigned long long)writes, LEN / (1 << 20));
+    CHECK(io1.writes_gathered - io0.writes_gathered == LEN / SMALL, "gathered %llu of %d writes",
+          (unsigned long long)(io1.writes_gathered - io0.writes_gathered), LEN / SMALL);
+
+    /* Close-to-open: the second client reads it back 4 KiB at a time. */
+    uint64_t r0 = ost_requests("READ");
+    stria_io_stats(fs2, &io0);
+    CHECK(stria_open(fs2, "/gather", O_RDONLY, 0, &g) == 0, "open /gather on the second client");
+    memset(got, 0, LEN);
+    for (size_t off = 0; off < LEN; off += SMALL)
+        CHECK(stria_pread(g, got + off, SMALL, (off_t)off) == SMALL, "4 KiB read at %zu", off);
+    CHECK(memcmp(got, buf, LEN) == 0, "the second client read other bytes than were written");
+    stria_close(g);
+    uint64_t reads = ost_requests("READ") - r0;
+    stria_io_stats(fs2, &io1);
+    printf("   %d reads of 4 KiB: %llu READ requests, %llu read-ahead fills, %llu hits\n",
+           LEN / SMALL, (unsigned long long)reads,
+           (unsigned long long)(io1.readahead_fills - io0.readahead_fills),
+           (unsigned long long)(io1.readahead_hits - io0.readahead_hits));
+    CHECK(reads <= LEN / (1 << 20) + 4, "%d reads of 4 KiB became %llu READ requests", LEN / SMALL,
+          (unsigned long long)reads);
+
+    /* Gathered bytes read back through the writing handle, then cut. */
+    CHECK(stria_open(fs, "/gather", O_RDWR | O_TRUNC, 0, &f) == 0, "open /gather O_TRUNC");
+    for (size_t off = 0; off < 64 * SMALL; off += SMALL)
+        CHECK(stria_pwrite(f, buf + off, SMALL, (off_t)off) == SMALL, "write at %zu", off);
+    CHECK(stria_pread(f, got, 64 * SMALL, 0) == 64 * SMALL && !memcmp(got, buf, 64 * SMALL),
+          "the writing handle did not read its gathered bytes back");
+    for (size_t off = 64 * SMALL; off < 96 * SMALL; off += SMALL)
+        CHECK(stria_pwrite(f, buf + off, SMALL, (off_t)off) == SMALL, "write at %zu", off);
+    CHECK(stria_ftruncate(f, 10 * SMALL + 100) == 0, "ftruncate of gathered bytes");
+    CHECK(stria_pwrite(f, buf, SMALL, 20 * SMALL) == SMALL, "write past the cut");
+    CHECK(stria_close(f) == 0, "close after the truncate");
+    uint8_t *want = calloc(1, 21 * SMALL);
+    if (want) {
+        memcpy(want, buf, 10 * SMALL + 100);
+        memcpy(want + 20 * SMALL, buf, SMALL);
+        CHECK(stria_open(fs2, "/gather", O_RDONLY, 0, &g) == 0, "reopen on the second client");
+        memset(got, 0xee, 21 * SMALL + 10);
+        ssize_t n = 0, r;
+        while ((r = stria_pread(g, got + n, SMALL, n)) > 0)
+            n += r;
+        CHECK(n == 21 * SMALL && !memcmp(got, want, 21 * SMALL),
+              "after a truncate of gathered writes the second client read %zd bytes, or others", n);
+        stria_close(g);
+        free(want);
+    }
+
+    /* Read-ahead is dropped by a write of this client through another handle. */
+    CHECK(stria_open(fs, "/gather", O_RDONLY, 0, &g) == 0, "open a reader");
+    CHECK(stria_open(fs, "/gather", O_WRONLY, 0, &f) == 0, "open a writer");
+    CHECK(stria_pread(g, got, SMALL, 0) == SMALL && !memcmp(got, buf, SMALL), "first read");
+    uint8_t fresh[SMALL];
+    memset(fresh, 'z', SMALL);
+    CHECK(stria_pwrite(f, fresh, SMALL, SMALL) == SMALL, "overwrite behind the reader");
+    CHECK(stria_pread(g, got, SMALL, SMALL) == SMALL && !memcmp(got, fresh, SMALL),
+          "a read after this client's write saw read-ahead from before it");
+    stria_close(f);
+    stria_close(g);
+    stria_unlink(fs, "/gather");
+    free(buf);
+    free(got);
+}
+
 int main(int argc, char **argv)
 {
     if (argc != 2 && argc != 3 && argc != 5)
@@ -506,6 +630,8 @@ int main(int argc, char **argv)
     descriptor_calls();
     printf("== special files\n");
     specials();
+    printf("== small sequential writes gathered, small sequential reads read ahead\n");
+    gather_and_readahead();
     if (argc == 5) {
         printf("== no data before the MDT knows of it, two threads on one handle\n");
         mark_before_data(argv[3], argv[4]);

@@ -1,0 +1,372 @@
+/*
+ * Gathering of small sequential writes (stria.h, "Gathering and
+ * read-ahead").
+ *
+ * A program writing 4 KiB at a time would cost the OSTs one request per
+ * 4 KiB. A write smaller than GATHER_MAX that continues the last write of
+ * its handle is copied into a buffer of its inode instead and acknowledged;
+ * the buffer covers one piece of the layout (the rest of a stripe unit, at
+ * most IO_PIECE_MAX, which is what io_rw sends as one request), and is sent
+ * as one write:
+ *   - when it is full, or a write of the file does not continue it
+ *     (another offset, another handle): it is then READY, and the
+ *     client's sender thread sends it, so the writer never waits for it;
+ *   - before a write that is not gathered (too large, O_DIRECT...), a
+ *     read, size report, truncate or close of the file, by the thread that
+ *     asks, which waits until it has landed (only buffers that existed
+ *     when it asked: a steady writer cannot hold a reader there);
+ *   - GATHER_AGE_MS after its first write, by the sender thread;
+ *   - at stria_disconnect.
+ * At most one buffer per inode is FILLING. READY buffers are sent oldest
+ * first, and none while an older one of its inode that overlaps it is
+ * being sent, so writes land in the order they were made.
+ * A failed send is kept on its handle (cl_file_set_error) and reported by
+ * the handle's next write, flush, fsync or close. A send is never
+ * abandoned by the interrupt of the call that caused it: its writes were
+ * acknowledged. This must never hold a lock while sending.
+ */
+#include "client.h"
+
+#include "../common/util.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define GATHER_BUFS   16
+#define GATHER_CAP    (1u << 20) /* io.c's IO_PIECE_MAX */
+#define GATHER_MAX    (256u << 10)
+#define GATHER_AGE_MS 1000
+
+enum { G_FREE, G_FILLING, G_READY, G_SENDING };
+
+struct gbuf {
+    int state;
+    uint64_t ino, off, len, cap;
+    stria_file_t *f;
+    uint64_t seq;    /* its number among buffers begun: older is lower */
+    int64_t born_ms; /* its first write, monotonic */
+    char *buf;       /* GATHER_CAP bytes, kept once allocated */
+};
+
+struct gather {
+    stria_fs_t *fs;
+    pthread_mutex_t lock;
+    pthread_cond_t landed; /* a SENDING buffer became FREE */
+    struct gbuf b[GATHER_BUFS];
+    atomic_int used; /* not FREE, read without the lock */
+    atomic_bool on;
+    uint64_t seq, writes, sends;
+    unsigned test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
+    pthread_t thread;
+    bool thread_on, stop;
+    pthread_cond_t wake; /* the sender has work: READY buffers, or stop */
+};
+
+static int64_t now_ms(void)
+{
+    return (int64_t)(util_now_mono_ns() / 1000000);
+}
+
+int gather_init(stria_fs_t *fs)
+{
+    struct gather *g = calloc(1, sizeof(*g));
+    if (!g)
+        return -ENOMEM;
+    g->fs = fs;
+    atomic_store(&g->on, true);
+    const char *d = getenv("STRIA_TEST_WRITE_DELAY_MS");
+    g->test_delay_ms = d ? (unsigned)strtoul(d, NULL, 10) % 60000u : 0;
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->landed, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&g->wake, &ca);
+    pthread_condattr_destroy(&ca);
+    fs->gather = g;
+    return 0;
+}
+
+static struct gbuf *filling(struct gather *g, uint64_t ino)
+{
+    for (int i = 0; i < GATHER_BUFS; i++)
+        if (g->b[i].state == G_FILLING && g->b[i].ino == ino)
+            return &g->b[i];
+    return NULL;
+}
+
+/* The filling buffer is complete: queue it (lock held). */
+static void ready(struct gather *g, struct gbuf *b)
+{
+    b->state = G_READY;
+    pthread_cond_signal(&g->wake);
+}
+
+/* May READY buffer b go now: no older buffer of its inode that overlaps it
+ * is READY or SENDING? (lock held) */
+static bool may_send(struct gather *g, const struct gbuf *b)
+{
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        const struct gbuf *o = &g->b[i];
+        if ((o->state == G_READY || o->state == G_SENDING) && o != b && o->ino == b->ino &&
+            o->seq < b->seq && o->off < b->off + b->len && b->off < o->off + o->len)
+            return false;
+    }
+    return true;
+}
+
+/* The oldest READY buffer (of ino, or of any inode when ino is 0) that may
+ * go now, or NULL. */
+static struct gbuf *next_ready(struct gather *g, uint64_t ino)
+{
+    struct gbuf *best = NULL;
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        struct gbuf *b = &g->b[i];
+        if (b->state == G_READY && (!ino || b->ino == ino) && (!best || b->seq < best->seq) &&
+            may_send(g, b))
+            best = b;
+    }
+    return best;
+}
+
+/* Send READY buffer b; the lock is dropped meanwhile. Its writes were
+ * acknowledged: no interrupt of the calling thread abandons it. */
+static void send_locked(struct gather *g, struct gbuf *b)
+{
+    b->state = G_SENDING;
+    pthread_mutex_unlock(&g->lock);
+    const volatile int *cancel = cl_set_cancel(NULL);
+    if (g->test_delay_ms)
+        usleep(g->test_delay_ms * 1000);
+    int rc = cl_file_mark(b->f);
+    if (rc == 0)
+        rc = io_rw(g->fs, b->ino, cl_file_layout(b->f), true, b->buf, b->len, b->off);
+    cl_set_cancel(cancel);
+    if (rc)
+        cl_file_set_error(b->f, rc);
+    pthread_mutex_lock(&g->lock);
+    b->state = G_FREE;
+    b->f = NULL;
+    atomic_fetch_sub(&g->used, 1);
+    g->sends++;
+    pthread_cond_broadcast(&g->landed);
+}
+
+static struct gbuf *free_buf(struct gather *g)
+{
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        struct gbuf *b = &g->b[i];
+        if (b->state != G_FREE)
+            continue;
+        if (!b->buf && !(b->buf = malloc(GATHER_CAP)))
+            return NULL;
+        return b;
+    }
+    return NULL;
+}
+
+/* Whether a buffer of ino begun up to seq upto and overlapping [off, end)
+ * has yet to land. */
+static bool pending(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, uint64_t upto)
+{
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        const struct gbuf *b = &g->b[i];
+        if (b->state != G_FREE && b->ino == ino && b->seq <= upto && b->off < end &&
+            off < b->off + b->len)
+            return true;
+    }
+    return false;
+}
+
+/* Until the buffers of ino begun so far that overlap [off, end) have
+ * landed: queue the filling one, send what may go from this thread, wait
+ * for what the sender thread is sending (lock held). */
+static void settle(struct gather *g, uint64_t ino, uint64_t off, uint64_t end)
+{
+    uint64_t upto = g->seq;
+    struct gbuf *b = filling(g, ino);
+    if (b && b->off < end && off < b->off + b->len)
+        ready(g, b);
+    while (pending(g, ino, off, end, upto)) {
+        if ((b = next_ready(g, ino)) && b->seq <= upto)
+            send_locked(g, b);
+        else
+            pthread_cond_wait(&g->landed, &g->lock);
+    }
+}
+
+static void *sender_main(void *arg);
+
+/* Start the sender thread at the first gathered write (lock held): a
+ * client that never gathers runs no thread. */
+static bool start_thread(struct gather *g)
+{
+    if (!g->thread_on && !g->stop)
+        g->thread_on = pthread_create(&g->thread, NULL, sender_main, g) == 0;
+    return g->thread_on;
+}
+
+ssize_t gather_write(stria_file_t *f, const void *buf, size_t len, uint64_t off)
+{
+    stria_fs_t *fs = cl_file_fs(f);
+    struct gather *g = fs->gather;
+    uint64_t ino = cl_file_ino_of(f);
+    size_t took = 0;
+    if (!g || len == 0 || len >= GATHER_MAX || !atomic_load(&g->on))
+        return 0;
+    pthread_mutex_lock(&g->lock);
+    if (!start_thread(g))
+        goto out;
+    while (took < len) {
+        uint64_t at = off + took;
+        struct gbuf *b = filling(g, ino);
+        if (b && b->f == f && at == b->off + b->len && b->len < b->cap) {
+            size_t n = MIN(len - took, (size_t)(b->cap - b->len));
+            memcpy(b->buf + b->len, (const char *)buf + took, n);
+            b->len += n;
+            took += n;
+            if (b->len == b->cap)
+                ready(g, b);
+            continue;
+        }
+        struct gbuf *fresh = free_buf(g);
+        struct layout_piece lp;
+        if (!fresh || layout_map(cl_file_layout(f), at, GATHER_CAP, &lp))
+            break; /* the caller writes the rest itself */
+        if (b)
+            ready(g, b); /* not continued: it goes before this write */
+        *fresh = (struct gbuf){G_FILLING, ino, at, 0, lp.len, f, ++g->seq, now_ms(), fresh->buf};
+        atomic_fetch_add(&g->used, 1);
+    }
+    if (took)
+        g->writes++;
+out:
+    pthread_mutex_unlock(&g->lock);
+    return (ssize_t)took;
+}
+
+void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t end)
+{
+    struct gather *g = fs->gather;
+    if (!g || atomic_load(&g->used) == 0)
+        return;
+    pthread_mutex_lock(&g->lock);
+    /* The filling buffer goes first even when this write does not
+     * overlap it: it would otherwise wait behind a write begun later. */
+    struct gbuf *b = filling(g, ino);
+    if (b)
+        ready(g, b);
+    settle(g, ino, off, end);
+    pthread_mutex_unlock(&g->lock);
+}
+
+void gather_drain(stria_fs_t *fs, uint64_t ino)
+{
+    struct gather *g = fs->gather;
+    if (!g || atomic_load(&g->used) == 0)
+        return;
+    pthread_mutex_lock(&g->lock);
+    settle(g, ino, 0, UINT64_MAX);
+    pthread_mutex_unlock(&g->lock);
+}
+
+/* Queue every filling buffer whose first write is age_ms old or older (0:
+ * all) (lock held). */
+static void queue_aged(struct gather *g, int64_t age_ms)
+{
+    int64_t now = now_ms();
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        struct gbuf *b = &g->b[i];
+        if (b->state == G_FILLING && now - b->born_ms >= age_ms)
+            ready(g, b);
+    }
+}
+
+/* Sends READY buffers oldest first, and queues aged ones, so that an
+ * acknowledged write reaches the OSTs in bounded time without a close,
+ * also while writes keep coming. */
+static void *sender_main(void *arg)
+{
+    struct gather *g = arg;
+    pthread_mutex_lock(&g->lock);
+    while (!g->stop) {
+        struct gbuf *b = next_ready(g, 0);
+        if (b) {
+            send_locked(g, b);
+            continue;
+        }
+        struct timespec ts;
+        util_deadline(&ts, CLOCK_MONOTONIC, GATHER_AGE_MS / 4);
+        pthread_cond_timedwait(&g->wake, &g->lock, &ts);
+        queue_aged(g, GATHER_AGE_MS);
+    }
+    pthread_mutex_unlock(&g->lock);
+    return NULL;
+}
+
+/* Send everything, from this thread (lock held). */
+static void send_all(struct gather *g)
+{
+    queue_aged(g, 0);
+    while (atomic_load(&g->used)) {
+        struct gbuf *b = next_ready(g, 0);
+        if (b)
+            send_locked(g, b);
+        else
+            pthread_cond_wait(&g->landed, &g->lock);
+    }
+}
+
+void gather_set(stria_fs_t *fs, bool on)
+{
+    struct gather *g = fs->gather;
+    if (!g)
+        return;
+    atomic_store(&g->on, on);
+    if (!on) {
+        pthread_mutex_lock(&g->lock);
+        send_all(g);
+        pthread_mutex_unlock(&g->lock);
+    }
+}
+
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends)
+{
+    struct gather *g = fs->gather;
+    *writes = *sends = 0;
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->lock);
+    *writes = g->writes;
+    *sends = g->sends;
+    pthread_mutex_unlock(&g->lock);
+}
+
+void gather_fini(stria_fs_t *fs)
+{
+    struct gather *g = fs->gather;
+    if (!g)
+        return;
+    pthread_mutex_lock(&g->lock);
+    g->stop = true;
+    pthread_cond_signal(&g->wake);
+    pthread_mutex_unlock(&g->lock);
+    if (g->thread_on)
+        pthread_join(g->thread, NULL);
+    /* Handles still open (a program that never closed them, a mount
+     * stopped by a signal): what they wrote was acknowledged, so it goes
+     * now, while the cluster is still connected. */
+    pthread_mutex_lock(&g->lock);
+    send_all(g);
+    pthread_mutex_unlock(&g->lock);
+    for (int i = 0; i < GATHER_BUFS; i++)
+        free(g->b[i].buf);
+    pthread_cond_destroy(&g->wake);
+    pthread_cond_destroy(&g->landed);
+    pthread_mutex_destroy(&g->lock);
+    fs->gather = NULL;
+    free(g);
+}

@@ -9,7 +9,8 @@
  * last batch from the MDT, since the kernel asks for a page of entries at
  * a time.
  */
-#include "fuse_int.h"
+#include "fuse_ops.h"
+#include "fuse_reply.h"
 
 #include <dirent.h>
 #include <errno.h>

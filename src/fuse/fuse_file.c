@@ -8,7 +8,9 @@
  * epoch stays in memory); changed, the kernel drops its cached data and
  * attributes, which is what makes opens see what other mounts closed.
  */
-#include "fuse_int.h"
+#include "fuse_ops.h"
+#include "fuse_reply.h"
+#include "fuse_tab.h"
 
 #include "../common/log.h"
 
@@ -58,8 +60,6 @@ static bool direct_handle(int flags)
     return sf.direct_writes && (flags & O_ACCMODE) == O_WRONLY;
 }
 
-static _Atomic uint64_t direct_writes;
-
 /* Acknowledge size bytes written at off. A direct handle's write first
  * drops what other handles of ino hold of the range in the page cache, so
  * that their next read sees it (kernels before 6.6 do not do that for a
@@ -68,16 +68,11 @@ static void reply_written(fuse_req_t req, fuse_ino_t ino, const struct fuse_file
                           off_t off, size_t size)
 {
     if (direct_handle(fi->flags)) {
-        atomic_fetch_add_explicit(&direct_writes, 1, memory_order_relaxed);
+        sf_count_direct_write();
         if (size)
             fuse_lowlevel_notify_inval_inode(sf.se, ino, off, (off_t)size);
     }
     fuse_reply_write(req, size);
-}
-
-uint64_t sf_direct_writes(void)
-{
-    return atomic_load_explicit(&direct_writes, memory_order_relaxed);
 }
 
 static void sf_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -165,15 +160,6 @@ static char *thread_read_buf(void)
     return buf;
 }
 
-/* What the kernel asked to read: the average READ shows its read-ahead. */
-static _Atomic uint64_t reads_served, read_bytes;
-
-void sf_read_stats(uint64_t *reads, uint64_t *bytes)
-{
-    *reads = atomic_load_explicit(&reads_served, memory_order_relaxed);
-    *bytes = atomic_load_explicit(&read_bytes, memory_order_relaxed);
-}
-
 static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
                     struct fuse_file_info *fi)
 {
@@ -200,8 +186,7 @@ static void sf_read(fuse_req_t req, fuse_ino_t ino, size_t size, off_t off,
         sf_reply_err(req, (int)n);
         return;
     }
-    atomic_fetch_add_explicit(&reads_served, 1, memory_order_relaxed);
-    atomic_fetch_add_explicit(&read_bytes, (uint64_t)n, memory_order_relaxed);
+    sf_count_read((uint64_t)n);
     fuse_reply_buf(req, read_buf, (size_t)n);
 }
 

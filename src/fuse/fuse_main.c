@@ -8,7 +8,9 @@
  * process daemonizes (unless -f) and serves requests on a pool of threads
  * with 1 MiB reads and writes.
  */
-#include "fuse_int.h"
+#include "fuse_ops.h"
+#include "fuse_reply.h"
+#include "fuse_tab.h"
 
 #include "../common/log.h"
 #include "../common/mounts.h"
@@ -27,168 +29,7 @@
 #include <time.h>
 #include <unistd.h>
 
-struct sfuse sf;
-
 #define MAX_IO (1u << 20)
-
-/* ---- per-request identity ---- */
-
-/* Groups come from /proc (fuse_req_getgroups): cache them per thread for a
- * second, keyed by pid, uid and gid, since one process makes many calls. */
-struct cred_cache {
-    pid_t pid;
-    uid_t uid;
-    gid_t gid;
-    uint64_t at_ns;
-    int n;
-    gid_t groups[32];
-};
-static __thread struct cred_cache cc;
-
-void sf_cred(fuse_req_t req)
-{
-    const struct fuse_ctx *ctx = fuse_req_ctx(req);
-    uint64_t now = util_now_mono_ns();
-    if (ctx->pid != cc.pid || ctx->uid != cc.uid || ctx->gid != cc.gid ||
-        now - cc.at_ns > 1000000000ull) {
-        int n = ctx->uid == 0 ? 0 : fuse_req_getgroups(req, 32, cc.groups);
-        cc.n = n < 0 ? 0 : n > 32 ? 32 : n;
-        cc.pid = ctx->pid;
-        cc.uid = ctx->uid;
-        cc.gid = ctx->gid;
-        cc.at_ns = now;
-    }
-    stria_set_thread_cred(ctx->uid, ctx->gid, cc.n, cc.groups);
-}
-
-/* ---- interrupts ----
- * A process blocked on the mount can be interrupted (a signal, or killed):
- * the kernel sends INTERRUPT for a request it waits on, and the request
- * stops waiting for an unreachable or silent server and fails with EINTR
- * (stria_set_thread_cancel). */
-static __thread const volatile int *intr_flag;
-static void on_interrupt(fuse_req_t req, void *data)
-{
-    (void)req;
-    *(volatile int *)data = 1;
-}
-
-void sf_intr_begin(fuse_req_t req, volatile int *flag)
-{
-    *flag = 0;
-    intr_flag = flag;
-    stria_set_thread_cancel(flag);
-    fuse_req_interrupt_func(req, on_interrupt, (void *)flag);
-}
-
-void sf_intr_end(fuse_req_t req)
-{
-    fuse_req_interrupt_func(req, NULL, NULL); /* waits for a callback running */
-    stria_set_thread_cancel(NULL);
-    intr_flag = NULL;
-}
-
-bool sf_cancelled(void)
-{
-    return intr_flag && *intr_flag;
-}
-
-void sf_reply_err(fuse_req_t req, int rc)
-{
-    fuse_reply_err(req, rc < 0 ? -rc : rc);
-}
-
-void sf_fill_entry(const struct stria_attr *attr, struct fuse_entry_param *e)
-{
-    struct stria_attr m = *attr, *a = &m;
-    sf_merge_local(a);
-    memset(e, 0, sizeof(*e));
-    e->ino = a->ino;
-    e->generation = 1; /* inode numbers are never reused */
-    stria_attr_to_stat(a, &e->attr);
-    e->attr_timeout = sf.attr_timeout;
-    e->entry_timeout = sf.entry_timeout;
-}
-
-void sf_note_entry(const struct stria_attr *attr, const struct fuse_entry_param *e)
-{
-    struct stria_attr a = *attr;
-    a.size = (uint64_t)e->attr.st_size; /* as filled: with local writes */
-    tab_note(&a);
-}
-
-void sf_entry(const struct stria_attr *attr, struct fuse_entry_param *e)
-{
-    sf_fill_entry(attr, e);
-    sf_note_entry(attr, e);
-}
-
-static void reported_one(stria_file_t *f, void *arg)
-{
-    const int64_t *r = arg;
-    stria_file_reported(f, (uint64_t)r[0], r[1]);
-}
-
-int sf_report_local(uint64_t ino, stria_file_t *f)
-{
-    bool open;
-    int64_t wrote_ns;
-    int rc = tab_wb_wait(ino, f); /* a size must not come before its data */
-    if (rc)
-        return rc;
-    uint64_t end = tab_local_size(ino, &open, &wrote_ns);
-    if (!end)
-        return 0;
-    /* The mtime is the last write's: a report is no write. */
-    if (!wrote_ns)
-        wrote_ns = (int64_t)util_now_real_ns();
-    rc = stria_report_size(sf.fs, ino, end, wrote_ns);
-    if (rc == -ENOENT)
-        return 0; /* unlinked: nobody can see its size */
-    if (rc == 0) {
-        /* The handles' own reports would come later with older times. */
-        int64_t done[2] = {(int64_t)end, wrote_ns};
-        tab_each(ino, reported_one, done);
-    }
-    return rc;
-}
-
-void sf_reply_entry(fuse_req_t req, const struct stria_attr *a)
-{
-    struct fuse_entry_param e;
-    sf_entry(a, &e);
-    fuse_reply_entry(req, &e);
-}
-
-void sf_reply_entry_rc(fuse_req_t req, int rc, const struct stria_attr *a)
-{
-    if (rc)
-        sf_reply_err(req, rc);
-    else
-        sf_reply_entry(req, a);
-}
-
-void sf_merge_local(struct stria_attr *a)
-{
-    /* Writes of this mount not yet reported to the MDT still count: the
-     * kernel takes the size we give it, whichever call carries it. */
-    bool open;
-    uint64_t local = tab_local_size(a->ino, &open, NULL);
-    if (open && local > a->size) {
-        a->size = local;
-        a->blocks = (local + 511) / 512;
-    }
-}
-
-int sf_getattr(uint64_t ino, struct stria_attr *a)
-{
-    int rc = stria_getattr_ino(sf.fs, ino, a);
-    if (rc == -ENOENT && tab_orphan_attr(ino, a))
-        rc = 0;
-    if (rc == 0)
-        sf_merge_local(a);
-    return rc;
-}
 
 /* ---- session ---- */
 
@@ -267,7 +108,6 @@ static void sf_init(void *userdata, struct fuse_conn_info *conn)
  * it). The other two places the kernel then leaves to us need no flag: an
  * O_TRUNC open and a truncate by a caller other than root drop the bits on
  * the MDT (meta/ops.c). architecture.md, "The mount". */
-__thread bool sf_write_kills_privs;
 /* The INIT request, until it is answered; whether it offered V2. Written
  * before any other request can come, read by every reply. */
 static _Atomic uint64_t init_unique;
@@ -308,32 +148,6 @@ static ssize_t io_writev(int fd, struct iovec *iov, int count, void *userdata)
         }
     }
     return writev(fd, iov, count);
-}
-
-int sf_write_drop_privs(fuse_req_t req, uint64_t ino)
-{
-    uint32_t mode;
-    struct stria_attr a;
-    if (!tab_mode(ino, &mode)) {
-        int rc = sf_getattr(ino, &a);
-        if (rc)
-            return rc;
-        mode = a.mode;
-    }
-    /* setuid always; setgid where the group may execute (else it marks
-     * mandatory locking), as Linux drops them. */
-    uint32_t drop = mode & S_ISUID;
-    if ((mode & (S_ISGID | S_IXGRP)) == (S_ISGID | S_IXGRP))
-        drop |= S_ISGID;
-    if (!drop)
-        return 0;
-    /* The MDT lets anyone who may write the file make this change. */
-    struct stria_setattr q = {.valid = STRIA_SET_MODE, .mode = mode & 07777 & ~drop};
-    sf_cred(req);
-    int rc = SF_INTR(req, stria_setattr_ino(sf.fs, ino, &q, NULL, &a));
-    if (rc == 0)
-        tab_note(&a);
-    return rc;
 }
 
 static void sf_forget(fuse_req_t req, fuse_ino_t ino, uint64_t nlookup)

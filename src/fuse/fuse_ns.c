@@ -7,7 +7,9 @@
  * are only a name and attributes here: the kernel serves their opens itself
  * (a FIFO's data passes between processes of this node only).
  */
-#include "fuse_int.h"
+#include "fuse_ops.h"
+#include "fuse_reply.h"
+#include "fuse_tab.h"
 
 #include <errno.h>
 #include <stdlib.h>

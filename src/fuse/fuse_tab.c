@@ -1,11 +1,11 @@
 /*
- * The inode table (fuse_int.h): a hash of the inodes this mount has told
+ * The inode table (fuse_tab.h): a hash of the inodes this mount has told
  * the kernel about or has open. One mutex guards it; every operation on it
  * is a few pointer steps. Entries with nothing open are dropped wholesale
  * when the table grows past TAB_MAX, which at worst costs a page-cache
  * refill on the next open of those files.
  */
-#include "fuse_int.h"
+#include "fuse_tab.h"
 
 #include "../common/util.h"
 

@@ -16,7 +16,7 @@
  *     unlinks_behind=N unlinks_sent=N unlinks_failed=N wb_grants=N
  *     writes_gathered=N gathers_sent=N reads=N read_bytes=N direct_writes=N
  */
-#include "fuse_int.h"
+#include "fuse_ops.h"
 
 #include "../common/util.h"
 

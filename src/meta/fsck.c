@@ -458,7 +458,8 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
     if (text && cap)
         text[0] = '\0';
     struct fsck f = {.r = report, .mdt = meta_store_mdt(s), .repair = repair};
-    int rc = repair ? meta_store_write(s, fsck_txn, &f) : meta_store_read(s, fsck_txn, &f);
+    int rc =
+        repair ? meta_store_write(s, NULL, fsck_txn, &f) : meta_store_read(s, NULL, fsck_txn, &f);
     if (rc)
         report->fixed = 0; /* the transaction did not commit */
     if (repair && rc == 0 && f.nfix == MAX_FIXES)

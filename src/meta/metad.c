@@ -126,7 +126,6 @@ static void leasing_begin(void *p, struct leasing *ls)
 {
     memset(ls, 0, sizeof(*ls));
     ls->mark = lease_read_begin(LEASES(p));
-    meta_store_note_to(&ls->touched);
 }
 
 /* A request that wrote inodes revokes other clients' leases on them and
@@ -135,7 +134,6 @@ static void leasing_begin(void *p, struct leasing *ls)
 static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, const uint64_t *inos,
                         uint32_t n, struct proto_leases *out)
 {
-    meta_store_note_to(NULL);
     if (ls->touched.n || ls->touched.overflow) {
         lease_changed(LEASES(p), client, &ls->touched, rc == 0, out);
         if (rc == 0)
@@ -167,9 +165,8 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
                                   .op = req->hdr.opcode,                                           \
                                   .encode = enc_##lname,                                           \
                                   .rep = &r};                                                      \
-        meta_store_reply_to(kept.tag ? &kept : NULL);                                              \
-        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
-        meta_store_reply_to(NULL);                                                                 \
+        struct meta_req rq = {CTX(p), &ls.touched, kept.tag ? &kept : NULL, NULL, 0};              \
+        int rc = meta_op_##lname(&rq, &q, &r);                                                     \
         uint64_t inos[PROTO_MAX_LEASES];                                                           \
         uint32_t n = rc == 0 ? (GRANTS) : 0;                                                       \
         leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, &r.leases);                           \
@@ -205,7 +202,8 @@ LEASED(setsize, 0, (void)0)
         memset(&r, 0, sizeof(r));                                                                  \
         if (proto_dec_##lname##_req(&req->dec, &q))                                                \
             return -EBADMSG;                                                                       \
-        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
+        struct meta_req rq = {.ctx = CTX(p)};                                                      \
+        int rc = meta_op_##lname(&rq, &q, &r);                                                     \
         if (rc)                                                                                    \
             return rc;                                                                             \
         return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
@@ -232,7 +230,8 @@ SIMPLE(destroyed)
         struct leasing ls;                                                                         \
         struct proto_leases none;                                                                  \
         leasing_begin(p, &ls);                                                                     \
-        int rc = meta_op_##lname(CTX(p), &q, r);                                                   \
+        struct meta_req rq = {.ctx = CTX(p), .touched = &ls.touched};                              \
+        int rc = meta_op_##lname(&rq, &q, r);                                                      \
         memset(&none, 0, sizeof(none));                                                            \
         leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);                               \
         return rc ? rc : proto_enc_##lname##_rep(&rep->enc, r);                                    \
@@ -372,7 +371,8 @@ static void peers_free(struct peers *ps)
         buftype *buf = net_scratch(req, size);                                                     \
         if (!buf)                                                                                  \
             return -ENOMEM;                                                                        \
-        int rc = meta_op_##lname(CTX(p), &q, &r, buf, size);                                       \
+        struct meta_req rq = {.ctx = CTX(p), .buf = buf, .buf_len = size};                         \
+        int rc = meta_op_##lname(&rq, &q, &r);                                                     \
         if (rc)                                                                                    \
             return rc;                                                                             \
         return proto_enc_##lname##_rep(&rep->enc, &r);                                             \

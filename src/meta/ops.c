@@ -91,12 +91,13 @@ enum run_mode {
     RUN_FLAT,  /* a write that fails only before writing: meta_store_write_flat */
 };
 
-static int run_waiting(struct meta_ctx *c, enum run_mode mode, meta_txn_fn fn, void *arg)
+static int run_waiting(const struct meta_req *rq, enum run_mode mode, meta_txn_fn fn, void *arg)
 {
+    struct meta_ctx *c = rq->ctx;
     for (int i = 0;; i++) {
-        int rc = mode == RUN_READ   ? meta_store_read(c->store, fn, arg)
-                 : mode == RUN_FLAT ? meta_store_write_flat(c->store, fn, arg)
-                                    : meta_store_write(c->store, fn, arg);
+        int rc = mode == RUN_READ   ? meta_store_read(c->store, rq, fn, arg)
+                 : mode == RUN_FLAT ? meta_store_write_flat(c->store, rq, fn, arg)
+                                    : meta_store_write(c->store, rq, fn, arg);
         if (rc != -EAGAIN)
             return rc;
         if (i == 800)
@@ -473,7 +474,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
     if (ctx->mdt >= (root_mdts ? root_mdts : 1))
         return 0;
     struct root_arg a = {ctx, root_mdts};
-    return meta_store_write(store, root_txn, &a);
+    return meta_store_write(store, NULL, root_txn, &a);
 }
 
 int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int32_t count,
@@ -552,10 +553,13 @@ static int lookup_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q, struct proto_lookup_rep *r)
+int meta_op_lookup(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_lookup_req *q = qv;
+    struct proto_lookup_rep *r = rv;
     struct lookup_arg a = {c, q, r};
-    return run_waiting(c, RUN_READ, lookup_txn, &a);
+    return run_waiting(rq, RUN_READ, lookup_txn, &a);
 }
 
 struct ino_arg {
@@ -578,11 +582,13 @@ static int getattr_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
-                    struct proto_getattr_rep *r)
+int meta_op_getattr(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_getattr_req *q = qv;
+    struct proto_getattr_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_read(c->store, getattr_txn, &a);
+    return meta_store_read(c->store, rq, getattr_txn, &a);
 }
 
 static int lease_attrs_txn(struct meta_txn *t, void *arg)
@@ -614,7 +620,7 @@ void meta_op_lease_attrs(struct meta_ctx *c, const struct meta_touched *touched,
     }
     /* A directory whose names changed but whose record was not written. */
     if (missing)
-        meta_store_read(c->store, lease_attrs_txn, ls);
+        meta_store_read(c->store, NULL, lease_attrs_txn, ls);
 }
 
 /* The mode bits a truncate by c drops: CAP_FSETID is root's here. */
@@ -710,11 +716,13 @@ static int sync_after(struct meta_ctx *c, int rc)
     return rc;
 }
 
-int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
-                    struct proto_setattr_rep *r)
+int meta_op_setattr(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_setattr_req *q = qv;
+    struct proto_setattr_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return sync_after(c, meta_store_write(c->store, setattr_txn, &a));
+    return sync_after(c, meta_store_write(c->store, rq, setattr_txn, &a));
 }
 
 /* ---- create and open ---- */
@@ -876,13 +884,16 @@ static int open_txn(struct meta_txn *t, void *arg)
     }
 }
 
-int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r)
+int meta_op_open(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_open_req *q = qv;
+    struct proto_open_rep *r = rv;
     struct open_arg a = {c, q, r};
     /* Opens that cannot change anything need no write transaction. */
     if (!(q->flags & (O_CREAT | O_TRUNC)))
-        return run_waiting(c, RUN_READ, open_txn, &a);
-    return run_waiting(c, RUN_FLAT, open_txn, &a);
+        return run_waiting(rq, RUN_READ, open_txn, &a);
+    return run_waiting(rq, RUN_FLAT, open_txn, &a);
 }
 
 struct mk_arg {
@@ -990,28 +1001,36 @@ static int mk_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r)
+int meta_op_mkdir(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_mkdir_req *q = qv;
+    struct proto_mkdir_rep *r = rv;
     struct meta_xmk x;
     struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
                        NULL, &r->attr, q->dir_count, q->dir_start, &x,
                        0};
-    int rc = run_waiting(c, RUN_FLAT, mk_txn, &a);
+    int rc = run_waiting(rq, RUN_FLAT, mk_txn, &a);
     if (rc == META_CROSS)
-        return meta_xmkdir(c, &q->cred, &x, &r->attr);
+        return meta_xmkdir(rq, &q->cred, &x, &r->attr);
     return rc;
 }
 
-int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
-                    struct proto_symlink_rep *r)
+int meta_op_symlink(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_symlink_req *q = qv;
+    struct proto_symlink_rep *r = rv;
     struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFLNK | 0777, &q->target, &r->attr,
                        0, -1,       NULL,      0};
-    return run_waiting(c, RUN_FLAT, mk_txn, &a);
+    return run_waiting(rq, RUN_FLAT, mk_txn, &a);
 }
 
-int meta_op_mknod(struct meta_ctx *c, const struct proto_mknod_req *q, struct proto_mknod_rep *r)
+int meta_op_mknod(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_mknod_req *q = qv;
+    struct proto_mknod_rep *r = rv;
     uint32_t type = q->mode & S_IFMT;
     switch (type) {
     case 0:
@@ -1030,7 +1049,7 @@ int meta_op_mknod(struct meta_ctx *c, const struct proto_mknod_req *q, struct pr
     }
     struct mk_arg a = {c, &q->cred, q->parent, &q->path, type | (q->mode & 07777), NULL, &r->attr,
                        0, -1,       NULL,      q->rdev};
-    return run_waiting(c, RUN_FLAT, mk_txn, &a);
+    return run_waiting(rq, RUN_FLAT, mk_txn, &a);
 }
 
 /* ---- removal ---- */
@@ -1154,25 +1173,31 @@ static int rm_txn(struct meta_txn *t, void *arg)
     return meta_touch_dir(t, &w.din, a->dir ? -1 : 0);
 }
 
-int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q, struct proto_unlink_rep *r)
+int meta_op_unlink(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_unlink_req *q = qv;
+    struct proto_unlink_rep *r = rv;
     struct rm_arg a = {c, &q->cred, q->parent, &q->path, false, r, NULL, 0, 0, ""};
-    int rc = run_waiting(c, RUN_FLAT, rm_txn, &a);
+    int rc = run_waiting(rq, RUN_FLAT, rm_txn, &a);
     if (rc == META_CROSS)
-        return meta_xunlink(c, &q->cred, a.xdir, a.xname, a.xino, r);
+        return meta_xunlink(rq, &q->cred, a.xdir, a.xname, a.xino, r);
     return rc;
 }
 
-int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct proto_rmdir_rep *r)
+int meta_op_rmdir(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_rmdir_req *q = qv;
+    struct proto_rmdir_rep *r = rv;
     (void)r;
     struct proto_unlink_rep ur;
     memset(&ur, 0, sizeof(ur));
     struct meta_xrm x;
     struct rm_arg a = {c, &q->cred, q->parent, &q->path, true, &ur, &x, 0, 0, ""};
-    int rc = run_waiting(c, RUN_FLAT, rm_txn, &a);
+    int rc = run_waiting(rq, RUN_FLAT, rm_txn, &a);
     if (rc == META_CROSS)
-        return meta_xrmdir(c, &q->cred, &x);
+        return meta_xrmdir(rq, &q->cred, &x);
     return rc;
 }
 
@@ -1385,13 +1410,16 @@ static int rename_txn(struct meta_txn *t, void *arg)
     return meta_touch_dir(t, &d.din, ddelta);
 }
 
-int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q, struct proto_rename_rep *r)
+int meta_op_rename(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_rename_req *q = qv;
+    struct proto_rename_rep *r = rv;
     struct meta_xmv x;
     struct rename_arg a = {c, q, r, &x};
-    int rc = run_waiting(c, RUN_WRITE, rename_txn, &a);
+    int rc = run_waiting(rq, RUN_WRITE, rename_txn, &a);
     if (rc == META_CROSS)
-        return meta_xrename(c, &q->cred, &x, r);
+        return meta_xrename(rq, &q->cred, &x, r);
     return rc;
 }
 
@@ -1446,17 +1474,20 @@ static int link_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r)
+int meta_op_link(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_link_req *q = qv;
+    struct proto_link_rep *r = rv;
     struct link_arg *a = calloc(1, sizeof(*a));
     if (!a)
         return -ENOMEM;
     a->c = c;
     a->q = q;
     a->r = r;
-    int rc = run_waiting(c, RUN_WRITE, link_txn, a);
+    int rc = run_waiting(rq, RUN_WRITE, link_txn, a);
     if (rc == META_CROSS)
-        rc = meta_xlink(c, &q->cred, q->ino, a->w.dir, a->w.name, r);
+        rc = meta_xlink(rq, &q->cred, q->ino, a->w.dir, a->w.name, r);
     free(a);
     return rc;
 }
@@ -1483,11 +1514,15 @@ static int readlink_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_readlink(struct meta_ctx *c, const struct proto_readlink_req *q,
-                     struct proto_readlink_rep *r, char *buf, size_t buflen)
+int meta_op_readlink(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_readlink_req *q = qv;
+    struct proto_readlink_rep *r = rv;
+    char *buf = rq->buf;
+    size_t buflen = rq->buf_len;
     struct ino_arg a = {c, q, r, (uint8_t *)buf, buflen};
-    return meta_store_read(c->store, readlink_txn, &a);
+    return meta_store_read(c->store, rq, readlink_txn, &a);
 }
 
 /* ---- readdir ---- */
@@ -1564,11 +1599,15 @@ static int readdir_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_readdir(struct meta_ctx *c, const struct proto_readdir_req *q,
-                    struct proto_readdir_rep *r, uint8_t *buf, size_t buflen)
+int meta_op_readdir(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_readdir_req *q = qv;
+    struct proto_readdir_rep *r = rv;
+    uint8_t *buf = rq->buf;
+    size_t buflen = rq->buf_len;
     struct ino_arg a = {c, q, r, buf, buflen};
-    return meta_store_read(c->store, readdir_txn, &a);
+    return meta_store_read(c->store, rq, readdir_txn, &a);
 }
 
 /* ---- layouts ---- */
@@ -1597,11 +1636,13 @@ static int getstripe_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_getstripe(struct meta_ctx *c, const struct proto_getstripe_req *q,
-                      struct proto_getstripe_rep *r)
+int meta_op_getstripe(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_getstripe_req *q = qv;
+    struct proto_getstripe_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_read(c->store, getstripe_txn, &a);
+    return meta_store_read(c->store, rq, getstripe_txn, &a);
 }
 
 static int setdirstripe_txn(struct meta_txn *t, void *arg)
@@ -1627,11 +1668,13 @@ static int setdirstripe_txn(struct meta_txn *t, void *arg)
     return rc2 ? rc2 : meta_xsync_note(a->c, t, &in);
 }
 
-int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
-                         struct proto_setdirstripe_rep *r)
+int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_setdirstripe_req *q = qv;
+    struct proto_setdirstripe_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return sync_after(c, meta_store_write(c->store, setdirstripe_txn, &a));
+    return sync_after(c, meta_store_write(c->store, rq, setdirstripe_txn, &a));
 }
 
 static int setstripe_txn(struct meta_txn *t, void *arg)
@@ -1672,11 +1715,13 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
     return meta_inode_put(t, &in);
 }
 
-int meta_op_setstripe(struct meta_ctx *c, const struct proto_setstripe_req *q,
-                      struct proto_setstripe_rep *r)
+int meta_op_setstripe(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_setstripe_req *q = qv;
+    struct proto_setstripe_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return sync_after(c, meta_store_write(c->store, setstripe_txn, &a));
+    return sync_after(c, meta_store_write(c->store, rq, setstripe_txn, &a));
 }
 
 /* ---- xattrs ---- */
@@ -1739,11 +1784,13 @@ static int setxattr_txn(struct meta_txn *t, void *arg)
     return meta_inode_put(t, &in);
 }
 
-int meta_op_setxattr(struct meta_ctx *c, const struct proto_setxattr_req *q,
-                     struct proto_setxattr_rep *r)
+int meta_op_setxattr(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_setxattr_req *q = qv;
+    struct proto_setxattr_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_write(c->store, setxattr_txn, &a);
+    return meta_store_write(c->store, rq, setxattr_txn, &a);
 }
 
 static int getxattr_txn(struct meta_txn *t, void *arg)
@@ -1769,11 +1816,15 @@ static int getxattr_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_getxattr(struct meta_ctx *c, const struct proto_getxattr_req *q,
-                     struct proto_getxattr_rep *r, uint8_t *buf, size_t buflen)
+int meta_op_getxattr(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_getxattr_req *q = qv;
+    struct proto_getxattr_rep *r = rv;
+    uint8_t *buf = rq->buf;
+    size_t buflen = rq->buf_len;
     struct ino_arg a = {c, q, r, buf, buflen};
-    return meta_store_read(c->store, getxattr_txn, &a);
+    return meta_store_read(c->store, rq, getxattr_txn, &a);
 }
 
 struct list_state {
@@ -1818,11 +1869,15 @@ static int listxattr_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_listxattr(struct meta_ctx *c, const struct proto_listxattr_req *q,
-                      struct proto_listxattr_rep *r, uint8_t *buf, size_t buflen)
+int meta_op_listxattr(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_listxattr_req *q = qv;
+    struct proto_listxattr_rep *r = rv;
+    uint8_t *buf = rq->buf;
+    size_t buflen = rq->buf_len;
     struct ino_arg a = {c, q, r, buf, buflen};
-    return meta_store_read(c->store, listxattr_txn, &a);
+    return meta_store_read(c->store, rq, listxattr_txn, &a);
 }
 
 static int removexattr_txn(struct meta_txn *t, void *arg)
@@ -1842,11 +1897,13 @@ static int removexattr_txn(struct meta_txn *t, void *arg)
     return meta_inode_put(t, &in);
 }
 
-int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *q,
-                        struct proto_removexattr_rep *r)
+int meta_op_removexattr(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_removexattr_req *q = qv;
+    struct proto_removexattr_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_write(c->store, removexattr_txn, &a);
+    return meta_store_write(c->store, rq, removexattr_txn, &a);
 }
 
 /* ---- size reports ---- */
@@ -1883,17 +1940,21 @@ static int destroyed_txn(struct meta_txn *t, void *arg)
     return meta_pending_del(t, *(const uint64_t *)arg);
 }
 
-int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q,
-                      struct proto_destroyed_rep *r)
+int meta_op_destroyed(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_destroyed_req *q = qv;
+    struct proto_destroyed_rep *r = rv;
     (void)r;
     uint64_t ino = q->ino;
-    return meta_store_write(c->store, destroyed_txn, &ino);
+    return meta_store_write(c->store, rq, destroyed_txn, &ino);
 }
 
-int meta_op_setsize(struct meta_ctx *c, const struct proto_setsize_req *q,
-                    struct proto_setsize_rep *r)
+int meta_op_setsize(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_setsize_req *q = qv;
+    struct proto_setsize_rep *r = rv;
     struct ino_arg a = {c, q, r, NULL, 0};
-    return meta_store_write(c->store, setsize_txn, &a);
+    return meta_store_write(c->store, rq, setsize_txn, &a);
 }

@@ -90,63 +90,46 @@ void meta_ctx_destroy(struct meta_ctx *ctx);
 /* Replace the allocator's view of the OSTs. */
 void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n);
 
-int meta_op_lookup(struct meta_ctx *c, const struct proto_lookup_req *q,
-                   struct proto_lookup_rep *r);
-int meta_op_getattr(struct meta_ctx *c, const struct proto_getattr_req *q,
-                    struct proto_getattr_rep *r);
+int meta_op_lookup(const struct meta_req *rq, const void *q, void *r);
+int meta_op_getattr(const struct meta_req *rq, const void *q, void *r);
 /* Fill the attributes of each leased entry (ms > 0) of ls that still
  * exists: as the change wrote them (touched), else read back in one read
  * transaction. */
 void meta_op_lease_attrs(struct meta_ctx *c, const struct meta_touched *touched,
                          struct proto_leases *ls);
-int meta_op_setattr(struct meta_ctx *c, const struct proto_setattr_req *q,
-                    struct proto_setattr_rep *r);
-int meta_op_open(struct meta_ctx *c, const struct proto_open_req *q, struct proto_open_rep *r);
-int meta_op_mkdir(struct meta_ctx *c, const struct proto_mkdir_req *q, struct proto_mkdir_rep *r);
-int meta_op_unlink(struct meta_ctx *c, const struct proto_unlink_req *q,
-                   struct proto_unlink_rep *r);
-int meta_op_rmdir(struct meta_ctx *c, const struct proto_rmdir_req *q, struct proto_rmdir_rep *r);
-int meta_op_rename(struct meta_ctx *c, const struct proto_rename_req *q,
-                   struct proto_rename_rep *r);
-int meta_op_link(struct meta_ctx *c, const struct proto_link_req *q, struct proto_link_rep *r);
-int meta_op_symlink(struct meta_ctx *c, const struct proto_symlink_req *q,
-                    struct proto_symlink_rep *r);
+int meta_op_setattr(const struct meta_req *rq, const void *q, void *r);
+int meta_op_open(const struct meta_req *rq, const void *q, void *r);
+int meta_op_mkdir(const struct meta_req *rq, const void *q, void *r);
+int meta_op_unlink(const struct meta_req *rq, const void *q, void *r);
+int meta_op_rmdir(const struct meta_req *rq, const void *q, void *r);
+int meta_op_rename(const struct meta_req *rq, const void *q, void *r);
+int meta_op_link(const struct meta_req *rq, const void *q, void *r);
+int meta_op_symlink(const struct meta_req *rq, const void *q, void *r);
 /* A FIFO, device, socket or (mode type S_IFREG or 0) regular file, with
  * mknod(2)'s rules: other types EINVAL (a directory EPERM), a device by
  * anyone but root EPERM. */
-int meta_op_mknod(struct meta_ctx *c, const struct proto_mknod_req *q, struct proto_mknod_rep *r);
+int meta_op_mknod(const struct meta_req *rq, const void *q, void *r);
 /* buf receives the target; r->target points into it. */
-int meta_op_readlink(struct meta_ctx *c, const struct proto_readlink_req *q,
-                     struct proto_readlink_rep *r, char *buf, size_t buflen);
+int meta_op_readlink(const struct meta_req *rq, const void *q, void *r);
 /* Entries are encoded into buf (at most min(buflen, q->max_bytes) bytes). */
-int meta_op_readdir(struct meta_ctx *c, const struct proto_readdir_req *q,
-                    struct proto_readdir_rep *r, uint8_t *buf, size_t buflen);
-int meta_op_getstripe(struct meta_ctx *c, const struct proto_getstripe_req *q,
-                      struct proto_getstripe_rep *r);
-int meta_op_setstripe(struct meta_ctx *c, const struct proto_setstripe_req *q,
-                      struct proto_setstripe_rep *r);
-int meta_op_setxattr(struct meta_ctx *c, const struct proto_setxattr_req *q,
-                     struct proto_setxattr_rep *r);
-int meta_op_getxattr(struct meta_ctx *c, const struct proto_getxattr_req *q,
-                     struct proto_getxattr_rep *r, uint8_t *buf, size_t buflen);
-int meta_op_listxattr(struct meta_ctx *c, const struct proto_listxattr_req *q,
-                      struct proto_listxattr_rep *r, uint8_t *buf, size_t buflen);
-int meta_op_removexattr(struct meta_ctx *c, const struct proto_removexattr_req *q,
-                        struct proto_removexattr_rep *r);
-int meta_op_setdirstripe(struct meta_ctx *c, const struct proto_setdirstripe_req *q,
-                         struct proto_setdirstripe_rep *r);
+int meta_op_readdir(const struct meta_req *rq, const void *q, void *r);
+int meta_op_getstripe(const struct meta_req *rq, const void *q, void *r);
+int meta_op_setstripe(const struct meta_req *rq, const void *q, void *r);
+int meta_op_setxattr(const struct meta_req *rq, const void *q, void *r);
+int meta_op_getxattr(const struct meta_req *rq, const void *q, void *r);
+int meta_op_listxattr(const struct meta_req *rq, const void *q, void *r);
+int meta_op_removexattr(const struct meta_req *rq, const void *q, void *r);
+int meta_op_setdirstripe(const struct meta_req *rq, const void *q, void *r);
 /* The objects of inode q->ino are gone: it is no longer pending. */
-int meta_op_destroyed(struct meta_ctx *c, const struct proto_destroyed_req *q,
-                      struct proto_destroyed_rep *r);
+int meta_op_destroyed(const struct meta_req *rq, const void *q, void *r);
 /* A step of another MDT's cross-MDT operation (SHARD, XNAME). */
-int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r);
-int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct proto_xname_rep *r);
+int meta_op_shard(const struct meta_req *rq, const void *q, void *r);
+int meta_op_xname(const struct meta_req *rq, const void *q, void *r);
 /* Finish or roll back every cross-MDT operation this MDT began and did not
  * end (after a restart, or when a peer was away). Returns how many remain
  * open, or a negative errno. */
 int meta_xmdt_recover(struct meta_ctx *c);
 
-int meta_op_setsize(struct meta_ctx *c, const struct proto_setsize_req *q,
-                    struct proto_setsize_rep *r);
+int meta_op_setsize(const struct meta_req *rq, const void *q, void *r);
 
 #endif

@@ -87,17 +87,18 @@ struct meta_intent {
  * nothing. DEL removes only a record sealed by txid, or one that no name
  * ever held (META_SHARD_DEL_UNNAMED: an unfinished mkdir's). */
 #define META_SHARD_DEL_UNNAMED 1
-int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                    uint64_t arg, struct proto_shard_rep *r);
+int meta_shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,
+                    uint64_t ino, uint64_t arg, struct proto_shard_rep *r);
 /* Write x under a new txid (and allocate x->ino here if alloc_ino). */
-int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid);
+int meta_intent_begin(const struct meta_req *rq, struct meta_intent *x, bool alloc_ino,
+                      uint64_t *txid);
 int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x);
 int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap);
 /* Write x under txid inside a transaction. */
 int meta_intent_record(struct meta_txn *t, uint64_t txid, const struct meta_intent *x);
-int meta_intent_end(struct meta_ctx *c, uint64_t txid);
+int meta_intent_end(const struct meta_req *rq, uint64_t txid);
 /* Write x again under txid (it learnt more), in a transaction of its own. */
-int meta_intent_rewrite(struct meta_ctx *c, uint64_t txid, struct meta_intent *x);
+int meta_intent_rewrite(const struct meta_req *rq, uint64_t txid, struct meta_intent *x);
 /* Inside a transaction: write x under txid as of phase; x itself keeps its
  * phase until the caller knows the transaction committed. */
 int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x, uint8_t phase);
@@ -108,8 +109,8 @@ int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x
  * for rmdir, else x->ino2 (the one a rename replaces); uid: its owner.
  * A record sealed by another operation is waited for (2 s at most, then
  * EBUSY). */
-int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
-                      uint64_t dstripe, uint32_t *uid);
+int meta_seal_records(const struct meta_req *rq, uint64_t txid, struct meta_intent *x,
+                      uint16_t first, uint64_t dstripe, uint32_t *uid);
 /* What a client sees when a peer MDT cannot be reached: EIO. */
 int meta_peer_err(int rc);
 const char *meta_intent_kind(uint8_t kind);
@@ -119,7 +120,7 @@ const char *meta_intent_kind(uint8_t kind);
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid);
 void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
 /* Run a name intent (xname.c) to its end; 0 when it is gone. */
-int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet);
+int meta_xname_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet);
 
 /* Drop one link of in (ops.c): when the last goes, the inode goes, and
  * gone, its layout and size and whether objects may exist say so. */
@@ -141,13 +142,13 @@ struct meta_xmv {
     uint8_t stype;
     uint32_t dmdt, flags;
 };
-int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
+int meta_xrename(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xmv *m,
                  struct proto_rename_rep *out);
 /* unlink of a name here whose inode is on another MDT. */
-int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir, const char *name,
-                 uint64_t ino, struct proto_unlink_rep *out);
+int meta_xunlink(const struct meta_req *rq, const struct proto_cred *cred, uint64_t dir,
+                 const char *name, uint64_t ino, struct proto_unlink_rep *out);
 /* link of another MDT's inode to a name here. */
-int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
+int meta_xlink(const struct meta_req *rq, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
                const char *name, struct proto_link_rep *out);
 
 /* mkdir of a directory whose inode is on another MDT (owner) or whose
@@ -158,7 +159,7 @@ struct meta_xmk {
     uint32_t owner;
     struct meta_inode rec;
 };
-int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *x,
+int meta_xmkdir(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xmk *x,
                 struct proto_attr *out);
 
 /* rmdir of a directory whose records live on other MDTs: its inode there,
@@ -170,7 +171,7 @@ struct meta_xrm {
     uint64_t dstripe;
     bool ask_owner; /* the sticky bit: may remove only if it owns the (remote) victim */
 };
-int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *x);
+int meta_xrmdir(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xrm *x);
 
 /* A transaction changed in, the inode of a striped directory: note that
  * its shards need the new attributes (the operation then calls

@@ -37,9 +37,8 @@
 struct wreq {
     meta_txn_fn fn;
     void *arg;
-    struct meta_touched *touched;
-    struct meta_reply *reply;
-    bool flat; /* meta_store_write_flat */
+    const struct meta_req *req; /* never NULL (no_req) */
+    bool flat;                  /* meta_store_write_flat */
     int rc;
     bool done;
     struct wreq *next;
@@ -74,10 +73,9 @@ struct meta_store {
     int last_batch; /* how many requests the last batch took */
 };
 
-/* The touched list of the request the calling thread serves (store.h). */
-static _Thread_local struct meta_touched *note_to;
-/* The reply record the calling thread's request arms (store.h). */
-static _Thread_local struct meta_reply *reply_to;
+/* What a write or read without a request of its own runs for: nothing is
+ * noted and no reply is kept (recovery, fsck, pruning). */
+static const struct meta_req no_req;
 static int note(struct meta_txn *t, uint64_t ino);
 
 static int mdb_err(int rc)
@@ -275,7 +273,7 @@ static int batch_begin(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t 
 /* Write the directory records the batch deferred. */
 static int flush_deferred(struct meta_store *s, MDB_txn *txn)
 {
-    struct meta_txn t = {txn, s, NULL, false, NULL, false, 0};
+    struct meta_txn t = {txn, s, &no_req, false, false, 0};
     int rc = 0;
     s->defer_txn = NULL;
     for (uint32_t i = 0; i < s->ndefer && !rc; i++)
@@ -341,11 +339,12 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
             w->rc = rc;
             continue;
         }
-        struct meta_txn t = {txn, s, w->touched, false, w->reply, false, 0};
+        struct meta_txn t = {txn, s, w->req, false, false, 0};
+        struct meta_reply *kept = w->req->reply;
         w->rc = w->fn(&t, w->arg);
-        if (w->reply && w->rc > 0)
-            w->reply->cross = true; /* its coordinator's commit keeps the reply */
-        else if (w->reply && w->rc == 0 && !w->reply->cross && t.wrote)
+        if (kept && w->rc > 0)
+            kept->cross = true; /* its coordinator's commit keeps the reply */
+        else if (kept && w->rc == 0 && !kept->cross && t.wrote)
             w->rc = meta_reply_here(&t); /* (a change that changed nothing may run again) */
         if (w->rc >= 0)
             any = any || t.wrote;
@@ -380,15 +379,10 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         s->committed += w->rc >= 0;
 }
 
-void meta_store_note_to(struct meta_touched *touched)
-{
-    note_to = touched;
-}
-
 /* Note ino in the request's list; its index there, or -1. */
 static int note(struct meta_txn *t, uint64_t ino)
 {
-    struct meta_touched *m = t->touched;
+    struct meta_touched *m = t->req->touched;
     if (!m)
         return -1;
     for (uint32_t i = 0; i < m->n; i++)
@@ -421,9 +415,10 @@ void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
     a->dstripe = in->dstripe;
 }
 
-static int store_write(struct meta_store *s, meta_txn_fn fn, void *arg, bool flat)
+static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg,
+                       bool flat)
 {
-    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to, .reply = reply_to, .flat = flat};
+    struct wreq w = {.fn = fn, .arg = arg, .req = rq ? rq : &no_req, .flat = flat};
     pthread_mutex_lock(&s->lock);
     if (s->tail)
         s->tail->next = &w;
@@ -480,17 +475,18 @@ int meta_store_queued(struct meta_store *s)
     return n;
 }
 
-int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
+int meta_store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg)
 {
-    return store_write(s, fn, arg, false);
+    return store_write(s, rq, fn, arg, false);
 }
 
-int meta_store_write_flat(struct meta_store *s, meta_txn_fn fn, void *arg)
+int meta_store_write_flat(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn,
+                          void *arg)
 {
-    return store_write(s, fn, arg, true);
+    return store_write(s, rq, fn, arg, true);
 }
 
-int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
+int meta_store_read(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg)
 {
     MDB_txn *txn;
     /* The generation before the snapshot: see wcache.h. */
@@ -498,7 +494,7 @@ int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
     int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
     if (rc)
         return rc;
-    struct meta_txn t = {txn, s, NULL, false, NULL, true, gen};
+    struct meta_txn t = {txn, s, rq ? rq : &no_req, false, true, gen};
     rc = fn(&t, arg);
     mdb_txn_abort(txn);
     return rc;
@@ -677,8 +673,8 @@ static void note_attr(struct meta_txn *t, const struct meta_inode *in)
 {
     int i = note(t, in->ino);
     if (i >= 0) {
-        meta_inode_attr(in, &t->touched->attr[i]);
-        t->touched->has_attr[i] = true;
+        meta_inode_attr(in, &t->req->touched->attr[i]);
+        t->req->touched->has_attr[i] = true;
     }
 }
 
@@ -872,7 +868,7 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
 {
     int i = note(t, ino);
     if (i >= 0)
-        t->touched->has_attr[i] = false;
+        t->req->touched->has_attr[i] = false;
     /* Only a cached directory's deletion is reported: a reader may still
      * add an uncached one's summary from an older snapshot, but a deleted
      * directory was empty, so a walk through it ends in ENOENT. */
@@ -1271,11 +1267,6 @@ int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), vo
 
 /* ---- reply records (store.h) ---- */
 
-void meta_store_reply_to(struct meta_reply *r)
-{
-    reply_to = r;
-}
-
 /* Key: client (8 bytes) and tag (2), big-endian. Value: seq u64, the time
  * it was written (i64 ns, CLOCK_REALTIME), op u16, status i32, then the
  * reply's payload. */
@@ -1312,9 +1303,12 @@ static int reply_head(const MDB_val *v, struct reply_head *h)
 
 int meta_reply_here(struct meta_txn *t)
 {
-    struct meta_reply *r = t->reply;
+    struct meta_reply *r = t->req->reply;
     if (!r || r->recorded)
         return 0;
+    /* Scratch only: the record is encoded here and copied into LMDB by the
+     * put below; nothing of the request lives in it afterwards. Per thread
+     * so that it costs neither an allocation nor REPLY_MAX of stack. */
     static _Thread_local uint8_t buf[REPLY_MAX];
     struct proto_enc e;
     proto_enc_init(&e, buf, sizeof(buf));
@@ -1395,7 +1389,7 @@ int meta_reply_get(struct meta_store *s, uint64_t client, uint16_t tag, uint64_t
                    void *payload, uint32_t cap, uint32_t *len)
 {
     struct reply_get_arg a = {client, seq, tag, status, payload, cap, len};
-    return meta_store_read(s, reply_get_txn, &a);
+    return meta_store_read(s, NULL, reply_get_txn, &a);
 }
 
 /* At most this many records go per transaction, so that a prune never
@@ -1443,7 +1437,7 @@ int meta_reply_prune(struct meta_store *s, int64_t before_ns)
     struct prune_arg a = {.before_ns = before_ns};
     int rc;
     do
-        rc = meta_store_write(s, prune_txn, &a);
+        rc = meta_store_write(s, NULL, prune_txn, &a);
     while (rc == 0 && a.more);
     return rc ? rc : a.gone;
 }

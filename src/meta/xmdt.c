@@ -150,9 +150,11 @@ static bool is_busy(struct meta_ctx *c, uint64_t txid)
 /* ---- steps ---- */
 
 /* One SHARD step on MDT mdt: this one's own handler, or a peer's. */
-static int shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                      const struct meta_inode *rec, uint64_t arg, struct proto_shard_rep *r)
+static int shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,
+                      uint64_t ino, const struct meta_inode *rec, uint64_t arg,
+                      struct proto_shard_rep *r)
 {
+    struct meta_ctx *c = rq->ctx;
     uint8_t buf[META_INODE_REC_MAX];
     struct proto_shard_req q;
     memset(&q, 0, sizeof(q));
@@ -171,23 +173,23 @@ static int shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txi
         r = &dummy;
     memset(r, 0, sizeof(*r));
     if (mdt == c->mdt)
-        return meta_op_shard(c, &q, r);
+        return meta_op_shard(rq, &q, r);
     if (!c->peer)
         return -EHOSTUNREACH;
     return c->peer(c->peer_arg, mdt, &q, r);
 }
 
 /* A step that carries an inode record. */
-static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+static int step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                 const struct meta_inode *rec, struct proto_shard_rep *r)
 {
-    return shard_step(c, mdt, op, txid, ino, rec, 0, r);
+    return shard_step(rq, mdt, op, txid, ino, rec, 0, r);
 }
 
-int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                    uint64_t arg, struct proto_shard_rep *r)
+int meta_shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,
+                    uint64_t ino, uint64_t arg, struct proto_shard_rep *r)
 {
-    return shard_step(c, mdt, op, txid, ino, NULL, arg, r);
+    return shard_step(rq, mdt, op, txid, ino, NULL, arg, r);
 }
 
 int meta_peer_err(int rc)
@@ -200,12 +202,12 @@ int meta_peer_err(int rc)
 
 /* The same step (with arg) on every MDT of x; 0 if all succeeded, else the
  * first error (the others are still tried). */
-static int step_all(struct meta_ctx *c, const struct meta_intent *x, uint8_t op, uint64_t txid,
-                    uint64_t arg)
+static int step_all(const struct meta_req *rq, const struct meta_intent *x, uint8_t op,
+                    uint64_t txid, uint64_t arg)
 {
     int first = 0;
     for (uint16_t i = 0; i < x->n; i++) {
-        int rc = shard_step(c, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
+        int rc = shard_step(rq, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
         if (rc == -ENOENT && (op == PROTO_SHARD_DEL || op == PROTO_SHARD_UNSEAL))
             rc = 0;
         if (rc && !first)
@@ -253,10 +255,11 @@ static int rewrite_txn(struct meta_txn *t, void *arg)
     return meta_intent_record(t, a->txid, a->x);
 }
 
-int meta_intent_rewrite(struct meta_ctx *c, uint64_t txid, struct meta_intent *x)
+int meta_intent_rewrite(const struct meta_req *rq, uint64_t txid, struct meta_intent *x)
 {
+    struct meta_ctx *c = rq->ctx;
     struct intent_arg a = {c, txid, x, false};
-    return meta_store_write(c->store, rewrite_txn, &a);
+    return meta_store_write(c->store, rq, rewrite_txn, &a);
 }
 
 int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x, uint8_t phase)
@@ -275,20 +278,23 @@ static int end_txn(struct meta_txn *t, void *arg)
     return rc == -ENOENT ? 0 : rc;
 }
 
-int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid)
+int meta_intent_begin(const struct meta_req *rq, struct meta_intent *x, bool alloc_ino,
+                      uint64_t *txid)
 {
+    struct meta_ctx *c = rq->ctx;
     struct intent_arg a = {c, 0, x, alloc_ino};
-    int rc = meta_store_write(c->store, begin_txn, &a);
+    int rc = meta_store_write(c->store, rq, begin_txn, &a);
     *txid = a.txid;
     if (rc && a.txid)
         meta_xbusy_del(c, a.txid);
     return rc;
 }
 
-int meta_intent_end(struct meta_ctx *c, uint64_t txid)
+int meta_intent_end(const struct meta_req *rq, uint64_t txid)
 {
+    struct meta_ctx *c = rq->ctx;
     struct intent_arg a = {c, txid, NULL, false};
-    return meta_store_write(c->store, end_txn, &a);
+    return meta_store_write(c->store, rq, end_txn, &a);
 }
 
 /* Roll an intent back (or, in rmdir's phase 2, forward) to its end; the
@@ -312,16 +318,17 @@ static int master_txn(struct meta_txn *t, void *arg)
 }
 
 /* Copy a striped directory's attributes onto its shards. */
-static int sync_shards(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x)
+static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x)
 {
+    struct meta_ctx *c = rq->ctx;
     struct meta_inode *in = malloc(sizeof(*in));
     if (!in)
         return -ENOMEM;
     struct master_arg a = {x->ino, in};
-    int rc = meta_store_read(c->store, master_txn, &a);
+    int rc = meta_store_read(c->store, rq, master_txn, &a);
     for (uint16_t i = 0; i < x->n && rc == 0; i++)
         if (x->mdt[i] != c->mdt)
-            rc = step(c, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, NULL);
+            rc = step(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, NULL);
     free(in);
     return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
 }
@@ -348,19 +355,20 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     return rc;
 }
 
-static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet)
+static int finish_quiet(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet)
 {
+    struct meta_ctx *c = rq->ctx;
     int rc;
     if (x->kind >= XK_RENAME)
-        return meta_xname_finish(c, txid, x, quiet);
+        return meta_xname_finish(rq, txid, x, quiet);
     if (x->kind == XK_SYNC)
-        rc = sync_shards(c, txid, x);
+        rc = sync_shards(rq, txid, x);
     else if (x->kind == XK_MKDIR)
-        rc = step_all(c, x, PROTO_SHARD_DEL, txid, META_SHARD_DEL_UNNAMED);
+        rc = step_all(rq, x, PROTO_SHARD_DEL, txid, META_SHARD_DEL_UNNAMED);
     else if (x->phase == 1)
-        rc = step_all(c, x, PROTO_SHARD_UNSEAL, txid, 0);
+        rc = step_all(rq, x, PROTO_SHARD_UNSEAL, txid, 0);
     else
-        rc = step_all(c, x, PROTO_SHARD_DEL, txid, 0);
+        rc = step_all(rq, x, PROTO_SHARD_DEL, txid, 0);
     if (rc) {
         log_msg(quiet ? LOG_DEBUG : LOG_WARN,
                 "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
@@ -369,12 +377,12 @@ static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct meta_intent *x
         return rc;
     }
     struct intent_arg a = {c, txid, x, false};
-    return meta_store_write(c->store, end_txn, &a);
+    return meta_store_write(c->store, rq, end_txn, &a);
 }
 
-static int finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x)
+static int finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x)
 {
-    return finish_quiet(c, txid, x, false);
+    return finish_quiet(rq, txid, x, false);
 }
 
 /* ---- mkdir ---- */
@@ -416,9 +424,10 @@ static int xmk_commit_txn(struct meta_txn *t, void *arg)
     return meta_reply_here(t); /* the mkdir is made: a resend must not make it again */
 }
 
-int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *m,
+int meta_xmkdir(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xmk *m,
                 struct proto_attr *out)
 {
+    struct meta_ctx *c = rq->ctx;
     struct meta_intent *xp = calloc(1, sizeof(*xp)); /* 8 KiB: off the stack */
     if (!xp)
         return -ENOMEM;
@@ -430,14 +439,14 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     /* The inode number comes from the MDT that will own the inode. */
     if (m->owner != c->mdt) {
         struct proto_shard_rep r;
-        if ((rc = step(c, m->owner, PROTO_SHARD_ALLOC, 0, 0, NULL, &r))) {
+        if ((rc = step(rq, m->owner, PROTO_SHARD_ALLOC, 0, 0, NULL, &r))) {
             free(xp);
             return meta_peer_err(rc);
         }
         xp->ino = r.ino;
     }
     uint64_t txid;
-    if ((rc = meta_intent_begin(c, xp, m->owner == c->mdt, &txid))) {
+    if ((rc = meta_intent_begin(rq, xp, m->owner == c->mdt, &txid))) {
         free(xp);
         return rc;
     }
@@ -449,15 +458,15 @@ int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
         struct meta_inode rec = m->rec;
         if (mdt != m->owner)
             rec.flags |= META_F_SHARD;
-        rc = step(c, mdt, PROTO_SHARD_PUT, txid, xp->ino, &rec, NULL);
+        rc = step(rq, mdt, PROTO_SHARD_PUT, txid, xp->ino, &rec, NULL);
     }
     if (!rc) {
         struct xmk_commit a = {c, cred, m, xp, txid};
         meta_inode_attr(&m->rec, out); /* the reply, kept by the commit */
-        rc = meta_store_write(c->store, xmk_commit_txn, &a);
+        rc = meta_store_write(c->store, rq, xmk_commit_txn, &a);
     }
     if (rc) {
-        finish(c, txid, xp); /* if it fails, left open: recovery tries again */
+        finish(rq, txid, xp); /* if it fails, left open: recovery tries again */
         rc = meta_peer_err(rc);
     }
     meta_xbusy_del(c, txid);
@@ -496,12 +505,13 @@ static int xrm_commit_txn(struct meta_txn *t, void *arg)
     return meta_reply_here(t); /* recovery finishes it from here */
 }
 
-int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)
+int meta_xrmdir(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xrm *m)
 {
+    struct meta_ctx *c = rq->ctx;
     if (m->ask_owner) {
         /* Refused before any seal, as in meta_op_rmdir's walk. */
         struct proto_shard_rep r;
-        int rc = shard_step(c, proto_ino_mdt(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
+        int rc = shard_step(rq, proto_ino_mdt(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
         if (rc)
             return meta_peer_err(rc);
         if (cred->uid != r.uid)
@@ -517,21 +527,21 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
     xp->n = 1;
     xp->mdt[0] = (uint16_t)proto_ino_mdt(m->ino);
     uint64_t txid;
-    int rc = meta_intent_begin(c, xp, false, &txid);
+    int rc = meta_intent_begin(rq, xp, false, &txid);
     if (rc) {
         free(xp);
         return rc;
     }
     uint32_t uid = 0;
-    rc = meta_seal_records(c, txid, xp, 0, m->dstripe, &uid);
+    rc = meta_seal_records(rq, txid, xp, 0, m->dstripe, &uid);
     if (!rc) {
         struct xrm_commit a = {c, cred, m, xp, txid, uid};
-        if ((rc = meta_store_write(c->store, xrm_commit_txn, &a)) == 0)
+        if ((rc = meta_store_write(c->store, rq, xrm_commit_txn, &a)) == 0)
             xp->phase = 2;
     }
     rc = meta_peer_err(rc);
     /* Undo the seals (phase 1), or delete the records (phase 2). */
-    finish(c, txid, xp);
+    finish(rq, txid, xp);
     meta_xbusy_del(c, txid);
     free(xp);
     return rc;
@@ -543,25 +553,25 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
  * never wait for each other. */
 #define SEAL_TRIES 400 /* x 5 ms */
 
-static int seal_one(struct meta_ctx *c, uint32_t mdt, uint64_t txid, uint64_t ino,
+static int seal_one(const struct meta_req *rq, uint32_t mdt, uint64_t txid, uint64_t ino,
                     struct proto_shard_rep *r)
 {
     int rc;
     for (int i = 0;; i++) {
-        rc = shard_step(c, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
+        rc = shard_step(rq, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
         if (rc != -EBUSY || ino == PROTO_ROOT_INO || i == SEAL_TRIES)
             return rc;
         usleep(5000);
     }
 }
 
-int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
-                      uint64_t dstripe, uint32_t *uid)
+int meta_seal_records(const struct meta_req *rq, uint64_t txid, struct meta_intent *x,
+                      uint16_t first, uint64_t dstripe, uint32_t *uid)
 {
     uint32_t owner = x->mdt[first];
     uint64_t ino = x->kind == XK_RMDIR ? x->ino : x->ino2;
     struct proto_shard_rep r;
-    int rc = seal_one(c, owner, txid, ino, &r);
+    int rc = seal_one(rq, owner, txid, ino, &r);
     if (rc)
         return rc;
     if (uid)
@@ -574,10 +584,10 @@ int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
         if (m != owner)
             x->mdt[x->n++] = m;
     }
-    if (x->n > first + 1 && (rc = meta_intent_rewrite(c, txid, x)))
+    if (x->n > first + 1 && (rc = meta_intent_rewrite(rq, txid, x)))
         return rc;
     for (uint16_t i = first + 1; i < x->n && rc == 0; i++)
-        rc = seal_one(c, x->mdt[i], txid, ino, NULL);
+        rc = seal_one(rq, x->mdt[i], txid, ino, NULL);
     return rc;
 }
 
@@ -728,7 +738,7 @@ static int rlock_read_txn(struct meta_txn *t, void *arg)
 int meta_rlock_load(struct meta_ctx *c)
 {
     struct rlock_arg a = {0, 0};
-    int rc = meta_store_read(c->store, rlock_read_txn, &a);
+    int rc = meta_store_read(c->store, NULL, rlock_read_txn, &a);
     int64_t left = a.until_real_ns - (int64_t)util_now_real_ns();
     if (rc == 0 && a.txid && left > 0) {
         c->rlock_txid = a.txid;
@@ -739,8 +749,9 @@ int meta_rlock_load(struct meta_ctx *c)
     return rc;
 }
 
-static int rename_lock(struct meta_ctx *c, uint64_t txid, bool take)
+static int rename_lock(const struct meta_req *rq, uint64_t txid, bool take)
 {
+    struct meta_ctx *c = rq->ctx;
     int64_t now = (int64_t)util_now_mono_ns();
     int rc = 0;
     bool changed = false;
@@ -760,31 +771,34 @@ static int rename_lock(struct meta_ctx *c, uint64_t txid, bool take)
     pthread_mutex_unlock(&c->xlock);
     if (changed) {
         struct rlock_arg a = {take ? txid : 0, (int64_t)util_now_real_ns() + RLOCK_NS};
-        int wrc = meta_store_write(c->store, rlock_txn, &a);
+        int wrc = meta_store_write(c->store, rq, rlock_txn, &a);
         if (wrc && take) {
-            rename_lock(c, txid, false);
+            rename_lock(rq, txid, false);
             rc = wrc;
         }
     }
     return rc;
 }
 
-int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r)
+int meta_op_shard(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_shard_req *q = qv;
+    struct proto_shard_rep *r = rv;
     struct shard_arg a = {c, q, r, {0}};
     if (q->cred.uid != 0)
         return -EPERM;
     if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_UNLOCK)
         return -EINVAL;
     if (q->op == PROTO_SHARD_LOCK || q->op == PROTO_SHARD_UNLOCK)
-        return c->mdt == 0 ? rename_lock(c, q->txid, q->op == PROTO_SHARD_LOCK) : -EINVAL;
+        return c->mdt == 0 ? rename_lock(rq, q->txid, q->op == PROTO_SHARD_LOCK) : -EINVAL;
     if (q->op == PROTO_SHARD_PUT || q->op == PROTO_SHARD_ATTR) {
         /* Only directory records travel, and only under their own number. */
         if (meta_inode_decode(q->rec.p, q->rec.len, &a.rec) || !S_ISDIR(a.rec.mode) ||
             a.rec.ino != q->ino || a.rec.ino == 0)
             return -EINVAL;
     }
-    return meta_store_write(c->store, shard_txn, &a);
+    return meta_store_write(c->store, rq, shard_txn, &a);
 }
 
 /* ---- recovery ---- */
@@ -851,6 +865,8 @@ static int reread_txn(struct meta_txn *t, void *arg)
 
 int meta_xmdt_recover(struct meta_ctx *c)
 {
+    /* Recovery runs for no request: nothing it writes is noted or kept. */
+    const struct meta_req *rq = &(struct meta_req){.ctx = c};
     __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
     struct scan_arg s = {c, malloc(sizeof(*s.x)), NULL, 0, 64};
     s.v = calloc(s.cap, sizeof(*s.v));
@@ -859,7 +875,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
         free(s.v);
         return -ENOMEM;
     }
-    int rc = meta_store_read(c->store, scan_txn, &s);
+    int rc = meta_store_read(c->store, NULL, scan_txn, &s);
     int open = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
         uint64_t txid = s.v[i];
@@ -869,7 +885,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
             continue;
         }
         struct reread_arg a = {txid, s.x};
-        int rrc = meta_store_read(c->store, reread_txn, &a);
+        int rrc = meta_store_read(c->store, NULL, reread_txn, &a);
         if (rrc) {
             meta_xbusy_del(c, txid);
             if (rrc != -ENOENT) /* gone: ended since the scan */
@@ -884,7 +900,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
                 meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
                 (unsigned long long)s.x->ino);
         uint8_t kind = s.x->kind;
-        if (finish_quiet(c, txid, s.x, true))
+        if (finish_quiet(rq, txid, s.x, true))
             open++;
         else if (kind != XK_SYNC)
             __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);

@@ -215,7 +215,7 @@ static int holds_txn(struct meta_txn *t, void *arg)
 int meta_holds_load(struct meta_ctx *c)
 {
     struct holds_scan h = {c, 0};
-    int rc = meta_store_read(c->store, holds_txn, &h);
+    int rc = meta_store_read(c->store, NULL, holds_txn, &h);
     if (c->nholds)
         log_info("MDT%04x: %u name(s) held for renames of other MDTs", c->mdt, c->nholds);
     return rc ? rc : h.err;
@@ -374,8 +374,11 @@ static int link_txn(struct meta_txn *t, void *arg)
     return -EINVAL;
 }
 
-int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct proto_xname_rep *r)
+int meta_op_xname(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_xname_req *q = qv;
+    struct proto_xname_rep *r = rv;
     struct xname_arg *a = calloc(1, sizeof(*a));
     if (!a)
         return -ENOMEM;
@@ -392,22 +395,22 @@ int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct pr
             /* Taken first: a change to the name that runs after this sees
              * the hold, one that ran before is in what the check reads. */
             if ((rc = hold_take(c, q->txid, q->dir, a->name)) == 0 &&
-                (rc = meta_store_write(c->store, hold_txn, a)))
+                (rc = meta_store_write(c->store, rq, hold_txn, a)))
                 hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_COMMIT:
-            if ((rc = meta_store_write(c->store, commit_txn, a)) == 0)
+            if ((rc = meta_store_write(c->store, rq, commit_txn, a)) == 0)
                 hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_RELEASE:
-            if ((rc = meta_store_write(c->store, release_txn, a)) == 0)
+            if ((rc = meta_store_write(c->store, rq, release_txn, a)) == 0)
                 hold_drop(c, q->txid);
             break;
         case PROTO_XNAME_LINK_ADD:
         case PROTO_XNAME_LINK_DROP:
         case PROTO_XNAME_LINK_UNDO:
         case PROTO_XNAME_FORGET:
-            rc = meta_store_write(c->store, link_txn, a);
+            rc = meta_store_write(c->store, rq, link_txn, a);
             break;
         default:
             rc = -EINVAL;
@@ -420,10 +423,11 @@ int meta_op_xname(struct meta_ctx *c, const struct proto_xname_req *q, struct pr
 /* ---- the coordinator's side ---- */
 
 /* One XNAME step on MDT mdt: this one's own handler, or a peer's. */
-static int xstep(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t dir,
+static int xstep(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t dir,
                  const char *name, uint64_t ino, uint8_t type, uint32_t flags,
                  const struct proto_cred *cred, struct proto_xname_rep *r)
 {
+    struct meta_ctx *c = rq->ctx;
     struct proto_xname_req q;
     memset(&q, 0, sizeof(q));
     if (cred)
@@ -441,7 +445,7 @@ static int xstep(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, ui
     memset(r, 0, sizeof(*r));
     int rc;
     if (mdt == c->mdt)
-        rc = meta_op_xname(c, &q, r);
+        rc = meta_op_xname(rq, &q, r);
     else if (!c->xpeer)
         rc = -EHOSTUNREACH;
     else
@@ -463,11 +467,13 @@ static uint16_t victims(const struct meta_intent *x)
 
 /* Phase 2 of a rename (also recovery's): the target's MDT points the name
  * at the file, the victim's MDT drops its link. out: what went, if known. */
-static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x,
+static int rename_forward(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x,
                           struct proto_rename_rep *out)
 {
+    struct meta_ctx *c = rq->ctx;
     uint32_t b = x->mdt[0];
-    int rc = xstep(c, b, PROTO_XNAME_COMMIT, txid, x->dir, x->name, x->ino, x->type, 0, NULL, NULL);
+    int rc =
+        xstep(rq, b, PROTO_XNAME_COMMIT, txid, x->dir, x->name, x->ino, x->type, 0, NULL, NULL);
     if (rc)
         return rc;
     bool remote_victim = x->ino2 && !(x->flags & XF_VDIR) && x->mdt[1] != c->mdt;
@@ -475,7 +481,7 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
         struct proto_xname_rep *r = calloc(1, sizeof(*r));
         if (!r)
             return -ENOMEM;
-        rc = xstep(c, x->mdt[1], PROTO_XNAME_LINK_DROP, txid, 0, NULL, x->ino2, 0, 0, NULL, r);
+        rc = xstep(rq, x->mdt[1], PROTO_XNAME_LINK_DROP, txid, 0, NULL, x->ino2, 0, 0, NULL, r);
         if (rc == 0 && out && r->gone) {
             out->gone = 1;
             out->destroy = r->destroy;
@@ -490,48 +496,48 @@ static int rename_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
     }
     /* A replaced directory's records on other MDTs go (sealed and empty). */
     for (uint16_t i = victims(x); i < x->n; i++)
-        if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_DEL, txid, x->ino2, 0, NULL)) &&
+        if ((rc = meta_shard_step(rq, x->mdt[i], PROTO_SHARD_DEL, txid, x->ino2, 0, NULL)) &&
             rc != -ENOENT)
             return rc;
     /* The moved directory's ".." on every MDT that has a record of it. */
     for (uint16_t i = 2; (x->flags & XF_REPARENT) && i < victims(x); i++)
-        if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_SETPARENT, txid, x->ino, x->dir,
+        if ((rc = meta_shard_step(rq, x->mdt[i], PROTO_SHARD_SETPARENT, txid, x->ino, x->dir,
                                   NULL)) &&
             rc != -ENOENT)
             return rc;
-    if ((rc = meta_intent_end(c, txid)))
+    if ((rc = meta_intent_end(rq, txid)))
         return rc;
     if (remote_victim)
-        xstep(c, x->mdt[1], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+        xstep(rq, x->mdt[1], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
     if (x->flags & XF_LOCKED)
-        meta_shard_step(c, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
+        meta_shard_step(rq, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
     return 0;
 }
 
 /* A directory the rename replaces has records on other MDTs: seal each (it
  * must be empty there, and stays so), noting them in the intent so that
  * recovery unseals them (phase 1) or deletes them (phase 2). */
-static int seal_victim(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint64_t ino,
-                       uint64_t dstripe)
+static int seal_victim(const struct meta_req *rq, uint64_t txid, struct meta_intent *x,
+                       uint64_t ino, uint64_t dstripe)
 {
     x->ino2 = ino;
     x->flags |= XF_VDIR; /* a directory: no link to drop, records to delete */
     x->vfirst = x->n;
     x->mdt[x->n++] = (uint16_t)proto_ino_mdt(ino);
-    int rc = meta_intent_rewrite(c, txid, x);
-    return rc ? rc : meta_seal_records(c, txid, x, x->vfirst, dstripe, NULL);
+    int rc = meta_intent_rewrite(rq, txid, x);
+    return rc ? rc : meta_seal_records(rq, txid, x, x->vfirst, dstripe, NULL);
 }
 
 /* A directory moves to another parent: take the rename lock, then make
  * sure it is not moving below itself, walking up from its new parent (the
  * lock keeps every other such move out meanwhile). x learns the MDTs that
  * hold a record of the directory, whose ".." changes. */
-static int lock_and_check(struct meta_ctx *c, uint64_t txid, const struct meta_xmv *m,
+static int lock_and_check(const struct meta_req *rq, uint64_t txid, const struct meta_xmv *m,
                           struct meta_intent *x)
 {
     int rc;
     for (int i = 0;; i++) {
-        rc = meta_shard_step(c, 0, PROTO_SHARD_LOCK, txid, 0, 0, NULL);
+        rc = meta_shard_step(rq, 0, PROTO_SHARD_LOCK, txid, 0, 0, NULL);
         if (rc != -EBUSY || i == 2 * HOLD_TRIES)
             break;
         usleep(5000);
@@ -547,12 +553,12 @@ static int lock_and_check(struct meta_ctx *c, uint64_t txid, const struct meta_x
             break;
         if (depth == 4096)
             return -ELOOP;
-        if ((rc = meta_shard_step(c, proto_ino_mdt(cur), PROTO_SHARD_PARENT, txid, cur, 0, &r)))
+        if ((rc = meta_shard_step(rq, proto_ino_mdt(cur), PROTO_SHARD_PARENT, txid, cur, 0, &r)))
             return rc;
         cur = r.ino;
     }
     uint32_t owner = proto_ino_mdt(m->sino);
-    if ((rc = meta_shard_step(c, owner, PROTO_SHARD_PARENT, txid, m->sino, 0, &r)))
+    if ((rc = meta_shard_step(rq, owner, PROTO_SHARD_PARENT, txid, m->sino, 0, &r)))
         return rc;
     uint32_t count = proto_ds_count(r.dstripe);
     for (uint32_t k = 0; k < count && x->n < X_MAX_MDTS; k++)
@@ -623,9 +629,10 @@ static int xmv_commit_txn(struct meta_txn *t, void *arg)
     return meta_reply_here(t); /* the rename is made; recovery finishes it */
 }
 
-int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmv *m,
+int meta_xrename(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xmv *m,
                  struct proto_rename_rep *out)
 {
+    struct meta_ctx *c = rq->ctx;
     struct meta_intent *x = new_intent(XK_RENAME, 1, m->sino, m->ddir, m->dname);
     if (!x)
         return -ENOMEM;
@@ -634,17 +641,17 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
     x->mdt[0] = (uint16_t)m->dmdt;
     x->flags = m->lock ? XF_LOCKED : 0;
     uint64_t txid;
-    int rc = meta_intent_begin(c, x, false, &txid);
+    int rc = meta_intent_begin(rq, x, false, &txid);
     if (rc) {
         free(x);
         return rc;
     }
-    if (m->lock && (rc = lock_and_check(c, txid, m, x)) == 0)
-        rc = meta_intent_rewrite(c, txid, x);
+    if (m->lock && (rc = lock_and_check(rq, txid, m, x)) == 0)
+        rc = meta_intent_rewrite(rq, txid, x);
     struct proto_xname_rep *h = rc ? NULL : calloc(1, sizeof(*h));
     rc = rc ? rc : h ? 0 : -ENOMEM;
     for (int i = 0; rc == 0 && i < HOLD_TRIES; i++) {
-        rc = xstep(c, m->dmdt, PROTO_XNAME_HOLD, txid, m->ddir, m->dname, m->sino, m->stype,
+        rc = xstep(rq, m->dmdt, PROTO_XNAME_HOLD, txid, m->ddir, m->dname, m->sino, m->stype,
                    m->flags, cred, h);
         if (rc != -EBUSY)
             break;
@@ -661,23 +668,23 @@ int meta_xrename(struct meta_ctx *c, const struct proto_cred *cred, struct meta_
         x->mdt[1] = (uint16_t)proto_ino_mdt(h->ino);
     }
     if (rc == 0 && !same && h->ino && h->type == DT_DIR && h->gone)
-        rc = seal_victim(c, txid, x, h->ino, h->size);
+        rc = seal_victim(rq, txid, x, h->ino, h->size);
     free(h);
     if (rc == 0 && !same) {
         struct xmv_commit a = {c, cred, m, x, txid, out};
         out->replaced = x->ino2; /* the reply, kept by the commit */
-        if ((rc = meta_store_write(c->store, xmv_commit_txn, &a)) == 0) {
+        if ((rc = meta_store_write(c->store, rq, xmv_commit_txn, &a)) == 0) {
             x->phase = 2;
             /* Phase 2: an unreachable peer leaves the intent to recovery;
              * the rename has happened all the same. */
-            int frc = rename_forward(c, txid, x, out);
+            int frc = rename_forward(rq, txid, x, out);
             if (frc)
                 log_warn("MDT%04x: rename %llx: finishing later: %s", c->mdt,
                          (unsigned long long)txid, log_err(frc));
         }
     }
     if (x->phase == 1)
-        meta_xname_finish(c, txid, x, true); /* nothing happened: undo the hold, the lock */
+        meta_xname_finish(rq, txid, x, true); /* nothing happened: undo the hold, the lock */
     meta_xbusy_del(c, txid);
     free(x);
     return meta_peer_err(rc);
@@ -713,13 +720,13 @@ static int xunlink_txn(struct meta_txn *t, void *arg)
 }
 
 /* Drop the link on the inode's MDT, end the intent, forget the step. */
-static int unlink_forward(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x,
+static int unlink_forward(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x,
                           struct proto_unlink_rep *out)
 {
     struct proto_xname_rep *r = calloc(1, sizeof(*r));
     if (!r)
         return -ENOMEM;
-    int rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_DROP, txid, 0, NULL, x->ino, 0, 0, NULL, r);
+    int rc = xstep(rq, x->mdt[0], PROTO_XNAME_LINK_DROP, txid, 0, NULL, x->ino, 0, 0, NULL, r);
     if (rc == 0 && out) {
         out->gone = r->gone;
         out->destroy = r->destroy;
@@ -729,29 +736,30 @@ static int unlink_forward(struct meta_ctx *c, uint64_t txid, const struct meta_i
     free(r);
     if (rc == -ENOENT)
         rc = 0; /* the inode is gone already */
-    if (rc || (rc = meta_intent_end(c, txid)))
+    if (rc || (rc = meta_intent_end(rq, txid)))
         return rc;
-    xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+    xstep(rq, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
     return 0;
 }
 
-int meta_xunlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t dir, const char *name,
-                 uint64_t ino, struct proto_unlink_rep *out)
+int meta_xunlink(const struct meta_req *rq, const struct proto_cred *cred, uint64_t dir,
+                 const char *name, uint64_t ino, struct proto_unlink_rep *out)
 {
+    struct meta_ctx *c = rq->ctx;
     struct meta_intent *x = new_intent(XK_UNLINK, 2, ino, dir, name);
     if (!x)
         return -ENOMEM;
     x->n = 1;
     x->mdt[0] = (uint16_t)proto_ino_mdt(ino);
     uint64_t txid;
-    int rc = meta_store_write(c->store, alloc_txn, &txid);
+    int rc = meta_store_write(c->store, rq, alloc_txn, &txid);
     if (rc == 0 && !meta_xbusy_add(c, txid)) {
         rc = -ENOMEM; /* unmarked, recovery could run its intent beside it */
     } else if (rc == 0) {
         struct xunlink_commit a = {cred, dir, ino, txid, name, x};
         out->ino = ino; /* the reply, kept by the commit */
-        if ((rc = meta_store_write(c->store, xunlink_txn, &a)) == 0) {
-            int frc = unlink_forward(c, txid, x, out);
+        if ((rc = meta_store_write(c->store, rq, xunlink_txn, &a)) == 0) {
+            int frc = unlink_forward(rq, txid, x, out);
             if (frc)
                 log_warn("MDT%04x: unlink %llx: the link of inode %llx goes later: %s", c->mdt,
                          (unsigned long long)txid, (unsigned long long)ino, log_err(frc));
@@ -792,9 +800,10 @@ static int xlink_txn(struct meta_txn *t, void *arg)
     return meta_reply_here(t);
 }
 
-int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
+int meta_xlink(const struct meta_req *rq, const struct proto_cred *cred, uint64_t ino, uint64_t dir,
                const char *name, struct proto_link_rep *out)
 {
+    struct meta_ctx *c = rq->ctx;
     struct meta_intent *x = new_intent(XK_LINK, 1, ino, dir, name);
     struct proto_xname_rep *r = calloc(1, sizeof(*r));
     if (!x || !r) {
@@ -805,19 +814,19 @@ int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, 
     x->n = 1;
     x->mdt[0] = (uint16_t)proto_ino_mdt(ino);
     uint64_t txid;
-    int rc = meta_intent_begin(c, x, false, &txid);
+    int rc = meta_intent_begin(rq, x, false, &txid);
     if (rc == 0) {
-        rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_ADD, txid, 0, NULL, ino, 0, 0, NULL, r);
+        rc = xstep(rq, x->mdt[0], PROTO_XNAME_LINK_ADD, txid, 0, NULL, ino, 0, 0, NULL, r);
         if (rc == 0) {
             struct xlink_commit a = {
                 c, cred, dir, ino, txid, name, (uint8_t)(IFTODT(r->attr.mode))};
             out->attr = r->attr; /* the reply, kept by the commit */
-            rc = meta_store_write(c->store, xlink_txn, &a);
+            rc = meta_store_write(c->store, rq, xlink_txn, &a);
         }
         if (rc == 0) {
-            xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+            xstep(rq, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
         } else {
-            meta_xname_finish(c, txid, x, false); /* undone, now or by recovery */
+            meta_xname_finish(rq, txid, x, false); /* undone, now or by recovery */
         }
         meta_xbusy_del(c, txid);
     }
@@ -826,33 +835,34 @@ int meta_xlink(struct meta_ctx *c, const struct proto_cred *cred, uint64_t ino, 
     return meta_peer_err(rc);
 }
 
-int meta_xname_finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet)
+int meta_xname_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet)
 {
+    struct meta_ctx *c = rq->ctx;
     int rc = 0;
     switch (x->kind) {
     case XK_RENAME:
         if (x->phase == 2) {
-            rc = rename_forward(c, txid, x, NULL);
+            rc = rename_forward(rq, txid, x, NULL);
             break;
         }
         for (uint16_t i = victims(x); i < x->n && rc == 0; i++)
-            if ((rc = meta_shard_step(c, x->mdt[i], PROTO_SHARD_UNSEAL, txid, x->ino2, 0, NULL)) ==
+            if ((rc = meta_shard_step(rq, x->mdt[i], PROTO_SHARD_UNSEAL, txid, x->ino2, 0, NULL)) ==
                 -ENOENT)
                 rc = 0;
         if (!rc &&
-            !(rc = xstep(c, x->mdt[0], PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL, NULL)) &&
-            !(rc = meta_intent_end(c, txid)) && (x->flags & XF_LOCKED))
-            meta_shard_step(c, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
+            !(rc = xstep(rq, x->mdt[0], PROTO_XNAME_RELEASE, txid, 0, NULL, 0, 0, 0, NULL, NULL)) &&
+            !(rc = meta_intent_end(rq, txid)) && (x->flags & XF_LOCKED))
+            meta_shard_step(rq, 0, PROTO_SHARD_UNLOCK, txid, 0, 0, NULL);
         break;
     case XK_UNLINK:
-        rc = unlink_forward(c, txid, x, NULL);
+        rc = unlink_forward(rq, txid, x, NULL);
         break;
     case XK_LINK:
-        rc = xstep(c, x->mdt[0], PROTO_XNAME_LINK_UNDO, txid, 0, NULL, x->ino, 0, 0, NULL, NULL);
+        rc = xstep(rq, x->mdt[0], PROTO_XNAME_LINK_UNDO, txid, 0, NULL, x->ino, 0, 0, NULL, NULL);
         if (rc == -ENOENT)
             rc = 0;
-        if (!rc && !(rc = meta_intent_end(c, txid)))
-            xstep(c, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
+        if (!rc && !(rc = meta_intent_end(rq, txid)))
+            xstep(rq, x->mdt[0], PROTO_XNAME_FORGET, txid, 0, NULL, 0, 0, 0, NULL, NULL);
         break;
     default:
         rc = -EINVAL;

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "common/log.h"
-#include "meta/fsck.h"
-#include "meta/ops.h"
-#include "meta/wcache.h"
+#include "meta/ops/fsck.h"
+#include "meta/ops/ops.h"
+#include "meta/store/wcache.h"
 #include "proto/proto.h"
 
 #include <dirent.h>

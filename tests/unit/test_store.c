@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "meta/store.h"
+#include "meta/store/store.h"
 #include "proto/layout.h"
 #include "testutil.h"
 

@@ -18,9 +18,8 @@
 #include <cmocka.h>
 
 #include "common/util.h"
-#include "meta/fsck.h"
-#include "meta/ops.h"
-#include "meta/ops_int.h"
+#include "meta/ops/fsck.h"
+#include "meta/ops/ops.h"
 #include "proto/proto.h"
 #include "proto/xrefs.h"
 

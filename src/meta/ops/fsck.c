@@ -9,11 +9,11 @@
  * cursors must not see the database change under them.
  */
 #include "fsck.h"
-#include "../proto/xrefs.h"
-#include "ops_int.h"
+#include "../../proto/xrefs.h"
+#include "core.h"
 
-#include "../common/log.h"
-#include "../common/util.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
 
 #include <dirent.h>
 #include <errno.h>

@@ -20,9 +20,9 @@
  *          (in the same transaction as the intent): copy them onto every
  *          shard, which checks permissions and makes files with them.
  */
-#include "../common/log.h"
-#include "../common/util.h"
-#include "ops_int.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "intent.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,66 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
-{
-    struct proto_enc e;
-    proto_enc_init(&e, buf, cap);
-    proto_put_U8(&e, &x->kind);
-    proto_put_U8(&e, &x->phase);
-    proto_put_U64(&e, &x->ino);
-    proto_put_U64(&e, &x->dir);
-    proto_put_U16(&e, &x->n);
-    for (uint16_t i = 0; i < x->n; i++)
-        proto_put_U16(&e, &x->mdt[i]);
-    /* Operations on names (xname.c) also say which. */
-    if (x->kind >= XK_RENAME) {
-        struct proto_str nm = proto_str_c(x->name);
-        proto_put_U64(&e, &x->ino2);
-        proto_put_U8(&e, &x->type);
-        proto_put_STR(&e, &nm);
-        proto_put_U8(&e, &x->flags);
-        proto_put_U16(&e, &x->vfirst);
-    }
-    return e.err ? e.err : (int)e.len;
-}
-
-int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
-{
-    struct proto_dec d;
-    proto_dec_init(&d, buf, len);
-    proto_get_U8(&d, &x->kind);
-    proto_get_U8(&d, &x->phase);
-    proto_get_U64(&d, &x->ino);
-    proto_get_U64(&d, &x->dir);
-    proto_get_U16(&d, &x->n);
-    if (x->n > X_MAX_MDTS)
-        return -EUCLEAN;
-    for (uint16_t i = 0; i < x->n; i++)
-        proto_get_U16(&d, &x->mdt[i]);
-    x->ino2 = 0;
-    x->type = 0;
-    x->name[0] = '\0';
-    if (x->kind >= XK_RENAME) {
-        struct proto_str nm;
-        proto_get_U64(&d, &x->ino2);
-        proto_get_U8(&d, &x->type);
-        proto_get_STR(&d, &nm);
-        if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
-            return -EUCLEAN;
-        x->flags = 0;
-        x->vfirst = 0;
-        if (!d.err && d.off < d.len)
-            proto_get_U8(&d, &x->flags);
-        if (!d.err && d.off < d.len)
-            proto_get_U16(&d, &x->vfirst);
-        if (x->vfirst > x->n)
-            return -EUCLEAN;
-    }
-    return d.err || x->kind < XK_MKDIR || x->kind > XK_RLOCK ? -EUCLEAN : 0;
-}
-
 /* The MDTs holding a record of a directory: its shards, else its owner. */
-static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
+void meta_intent_members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
 {
     x->n = 0;
     if (!dstripe) {
@@ -100,8 +42,6 @@ static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
     for (uint32_t k = 0; k < proto_ds_count(dstripe) && x->n < X_MAX_MDTS; k++)
         x->mdt[x->n++] = (uint16_t)proto_ds_shard_mdt(dstripe, k);
 }
-
-/* ---- operations in progress (recovery leaves them alone) ---- */
 
 /* One owner at a time: a request that writes the intent, or a recovery.
  * false: marked already, or no memory to mark it. */
@@ -137,7 +77,7 @@ void meta_xbusy_del(struct meta_ctx *c, uint64_t txid)
     pthread_mutex_unlock(&c->xlock);
 }
 
-static bool is_busy(struct meta_ctx *c, uint64_t txid)
+bool meta_xbusy_has(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
     bool b = false;
@@ -147,12 +87,9 @@ static bool is_busy(struct meta_ctx *c, uint64_t txid)
     return b;
 }
 
-/* ---- steps ---- */
-
 /* One SHARD step on MDT mdt: this one's own handler, or a peer's. */
-static int shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,
-                      uint64_t ino, const struct meta_inode *rec, uint64_t arg,
-                      struct proto_shard_rep *r)
+int meta_step_rec(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                  const struct meta_inode *rec, uint64_t arg, struct proto_shard_rep *r)
 {
     struct meta_ctx *c = rq->ctx;
     uint8_t buf[META_INODE_REC_MAX];
@@ -179,17 +116,10 @@ static int shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint6
     return c->peer(c->peer_arg, mdt, &q, r);
 }
 
-/* A step that carries an inode record. */
-static int step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                const struct meta_inode *rec, struct proto_shard_rep *r)
-{
-    return shard_step(rq, mdt, op, txid, ino, rec, 0, r);
-}
-
 int meta_shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,
                     uint64_t ino, uint64_t arg, struct proto_shard_rep *r)
 {
-    return shard_step(rq, mdt, op, txid, ino, NULL, arg, r);
+    return meta_step_rec(rq, mdt, op, txid, ino, NULL, arg, r);
 }
 
 int meta_peer_err(int rc)
@@ -207,7 +137,7 @@ static int step_all(const struct meta_req *rq, const struct meta_intent *x, uint
 {
     int first = 0;
     for (uint16_t i = 0; i < x->n; i++) {
-        int rc = shard_step(rq, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
+        int rc = meta_step_rec(rq, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
         if (rc == -ENOENT && (op == PROTO_SHARD_DEL || op == PROTO_SHARD_UNSEAL))
             rc = 0;
         if (rc && !first)
@@ -215,8 +145,6 @@ static int step_all(const struct meta_req *rq, const struct meta_intent *x, uint
     }
     return first;
 }
-
-/* ---- intent records ---- */
 
 struct intent_arg {
     struct meta_ctx *c;
@@ -328,7 +256,7 @@ static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct me
     int rc = meta_store_read(c->store, rq, master_txn, &a);
     for (uint16_t i = 0; i < x->n && rc == 0; i++)
         if (x->mdt[i] != c->mdt)
-            rc = step(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, NULL);
+            rc = meta_step_rec(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, 0, NULL);
     free(in);
     return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
 }
@@ -344,7 +272,7 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     x->phase = 1;
     x->ino = in->ino;
     x->dir = in->parent;
-    members(in->dstripe, c->mdt, x);
+    meta_intent_members(in->dstripe, c->mdt, x);
     uint64_t txid;
     int rc = meta_alloc_ino(t, &txid);
     if (rc == 0)
@@ -355,12 +283,10 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     return rc;
 }
 
-static int finish_quiet(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet)
+int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet)
 {
     struct meta_ctx *c = rq->ctx;
     int rc;
-    if (x->kind >= XK_RENAME)
-        return meta_xname_finish(rq, txid, x, quiet);
     if (x->kind == XK_SYNC)
         rc = sync_shards(rq, txid, x);
     else if (x->kind == XK_MKDIR)
@@ -380,173 +306,6 @@ static int finish_quiet(const struct meta_req *rq, uint64_t txid, struct meta_in
     return meta_store_write(c->store, rq, end_txn, &a);
 }
 
-static int finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x)
-{
-    return finish_quiet(rq, txid, x, false);
-}
-
-/* ---- mkdir ---- */
-
-struct xmk_commit {
-    struct meta_ctx *c;
-    const struct proto_cred *cred;
-    struct meta_xmk *m;
-    const struct meta_intent *x;
-    uint64_t txid;
-};
-
-static int xmk_commit_txn(struct meta_txn *t, void *arg)
-{
-    struct xmk_commit *a = arg;
-    struct walk w = {.dir = a->m->dir};
-    int rc = meta_inode_get_here(t, a->m->dir, &w.din);
-    if (rc)
-        return rc == -EREMOTE ? -ENOENT : rc;
-    if ((rc = meta_may_add(&w, a->cred)))
-        return rc;
-    if (meta_name_held(a->c, a->m->dir, a->m->name, 0))
-        return -EBUSY; /* a rename is moving a file to this name */
-    if ((rc = meta_dentry_add(t, a->m->dir, a->m->name, a->m->rec.ino, DT_DIR)))
-        return rc;
-    for (uint16_t i = 0; i < a->x->n; i++) {
-        if (a->x->mdt[i] != a->c->mdt)
-            continue;
-        struct meta_inode here = a->m->rec;
-        if (a->m->owner != a->c->mdt)
-            here.flags |= META_F_SHARD;
-        if ((rc = meta_inode_put(t, &here)))
-            return rc;
-    }
-    if ((rc = meta_touch_dir(t, &w.din, 1)))
-        return rc;
-    if ((rc = meta_intent_del(t, a->txid)))
-        return rc;
-    return meta_reply_here(t); /* the mkdir is made: a resend must not make it again */
-}
-
-int meta_xmkdir(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xmk *m,
-                struct proto_attr *out)
-{
-    struct meta_ctx *c = rq->ctx;
-    struct meta_intent *xp = calloc(1, sizeof(*xp)); /* 8 KiB: off the stack */
-    if (!xp)
-        return -ENOMEM;
-    xp->kind = XK_MKDIR;
-    xp->phase = 1;
-    xp->dir = m->dir;
-    members(m->rec.dstripe, m->owner, xp);
-    int rc = 0;
-    /* The inode number comes from the MDT that will own the inode. */
-    if (m->owner != c->mdt) {
-        struct proto_shard_rep r;
-        if ((rc = step(rq, m->owner, PROTO_SHARD_ALLOC, 0, 0, NULL, &r))) {
-            free(xp);
-            return meta_peer_err(rc);
-        }
-        xp->ino = r.ino;
-    }
-    uint64_t txid;
-    if ((rc = meta_intent_begin(rq, xp, m->owner == c->mdt, &txid))) {
-        free(xp);
-        return rc;
-    }
-    m->rec.ino = xp->ino;
-    for (uint16_t i = 0; i < xp->n && !rc; i++) {
-        uint32_t mdt = xp->mdt[i];
-        if (mdt == c->mdt)
-            continue; /* put in the commit below */
-        struct meta_inode rec = m->rec;
-        if (mdt != m->owner)
-            rec.flags |= META_F_SHARD;
-        rc = step(rq, mdt, PROTO_SHARD_PUT, txid, xp->ino, &rec, NULL);
-    }
-    if (!rc) {
-        struct xmk_commit a = {c, cred, m, xp, txid};
-        meta_inode_attr(&m->rec, out); /* the reply, kept by the commit */
-        rc = meta_store_write(c->store, rq, xmk_commit_txn, &a);
-    }
-    if (rc) {
-        finish(rq, txid, xp); /* if it fails, left open: recovery tries again */
-        rc = meta_peer_err(rc);
-    }
-    meta_xbusy_del(c, txid);
-    free(xp);
-    return rc;
-}
-
-/* ---- rmdir ---- */
-
-struct xrm_commit {
-    struct meta_ctx *c;
-    const struct proto_cred *cred;
-    struct meta_xrm *m;
-    struct meta_intent *x;
-    uint64_t txid;
-    uint32_t victim_uid;
-};
-
-static int xrm_commit_txn(struct meta_txn *t, void *arg)
-{
-    struct xrm_commit *a = arg;
-    struct meta_inode dir;
-    int rc = meta_inode_get_here(t, a->m->dir, &dir);
-    if (rc)
-        return rc == -EREMOTE ? -ENOENT : rc;
-    if (!proto_cred_may_delete(a->cred, dir.mode, dir.uid, dir.gid, a->victim_uid))
-        return proto_cred_may(a->cred, dir.mode, dir.uid, dir.gid, 3) ? -EPERM : -EACCES;
-    uint64_t ino;
-    if ((rc = meta_dentry_get(t, a->m->dir, a->m->name, &ino, NULL)))
-        return rc;
-    if (ino != a->m->ino)
-        return -ENOENT; /* renamed over meanwhile: the caller may try again */
-    if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)) ||
-        (rc = meta_intent_advance(t, a->txid, a->x, 2)))
-        return rc;
-    return meta_reply_here(t); /* recovery finishes it from here */
-}
-
-int meta_xrmdir(const struct meta_req *rq, const struct proto_cred *cred, struct meta_xrm *m)
-{
-    struct meta_ctx *c = rq->ctx;
-    if (m->ask_owner) {
-        /* Refused before any seal, as in meta_op_rmdir's walk. */
-        struct proto_shard_rep r;
-        int rc = shard_step(rq, proto_ino_mdt(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
-        if (rc)
-            return meta_peer_err(rc);
-        if (cred->uid != r.uid)
-            return -EPERM;
-    }
-    struct meta_intent *xp = calloc(1, sizeof(*xp));
-    if (!xp)
-        return -ENOMEM;
-    xp->kind = XK_RMDIR;
-    xp->phase = 1;
-    xp->ino = m->ino;
-    xp->dir = m->dir;
-    xp->n = 1;
-    xp->mdt[0] = (uint16_t)proto_ino_mdt(m->ino);
-    uint64_t txid;
-    int rc = meta_intent_begin(rq, xp, false, &txid);
-    if (rc) {
-        free(xp);
-        return rc;
-    }
-    uint32_t uid = 0;
-    rc = meta_seal_records(rq, txid, xp, 0, m->dstripe, &uid);
-    if (!rc) {
-        struct xrm_commit a = {c, cred, m, xp, txid, uid};
-        if ((rc = meta_store_write(c->store, rq, xrm_commit_txn, &a)) == 0)
-            xp->phase = 2;
-    }
-    rc = meta_peer_err(rc);
-    /* Undo the seals (phase 1), or delete the records (phase 2). */
-    finish(rq, txid, xp);
-    meta_xbusy_del(c, txid);
-    free(xp);
-    return rc;
-}
-
 /* SEAL one record; while another operation's seal is on it, wait for that
  * one to end (a rollback that recovery runs within a tick). Every sealer
  * seals a directory's records in the same order, its inode's first, so two
@@ -558,7 +317,7 @@ static int seal_one(const struct meta_req *rq, uint32_t mdt, uint64_t txid, uint
 {
     int rc;
     for (int i = 0;; i++) {
-        rc = shard_step(rq, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
+        rc = meta_step_rec(rq, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
         if (rc != -EBUSY || ino == PROTO_ROOT_INO || i == SEAL_TRIES)
             return rc;
         usleep(5000);
@@ -590,8 +349,6 @@ int meta_seal_records(const struct meta_req *rq, uint64_t txid, struct meta_inte
         rc = seal_one(rq, x->mdt[i], txid, ino, NULL);
     return rc;
 }
-
-/* ---- the other side: SHARD ---- */
 
 struct shard_arg {
     struct meta_ctx *c;
@@ -801,8 +558,6 @@ int meta_op_shard(const struct meta_req *rq, const void *qv, void *rv)
     return meta_store_write(c->store, rq, shard_txn, &a);
 }
 
-/* ---- recovery ---- */
-
 /* Recovery reads which intents are open from a snapshot, which may be older
  * than the request (or the other recovery) that ends one: it claims each
  * (meta_xbusy_add) and only then reads it again, and runs what it reads
@@ -812,114 +567,17 @@ int meta_op_shard(const struct meta_req *rq, const void *qv, void *rv)
  * undone (its records deleted under its name), a rename acknowledged in
  * phase 2 rolled back, a link dropped twice. */
 
-struct scan_arg {
-    struct meta_ctx *c;
-    struct meta_intent *x; /* scratch */
-    uint64_t *v;           /* txids of intents that look open */
-    uint32_t n, cap;
-};
-
-static bool not_ours(uint8_t kind)
+/* A new intent record about a name (name may be NULL): NULL without memory. */
+struct meta_intent *meta_intent_new(uint8_t kind, uint8_t phase, uint64_t ino, uint64_t dir,
+                                    const char *name)
 {
-    return kind == XK_APPLIED || kind == XK_HOLD || kind == XK_RLOCK;
-}
-
-static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
-{
-    struct scan_arg *s = arg;
-    if (s->n == s->cap || is_busy(s->c, txid))
-        return 0;
-    if (meta_intent_decode(rec, len, s->x)) {
-        log_error("MDT%04x: intent %llx cannot be read; left for fsck", s->c->mdt,
-                  (unsigned long long)txid);
-        return 0;
+    struct meta_intent *x = calloc(1, sizeof(*x)); /* 8 KiB: off the stack */
+    if (x) {
+        x->kind = kind;
+        x->phase = phase;
+        x->ino = ino;
+        x->dir = dir;
+        snprintf(x->name, sizeof(x->name), "%s", name ? name : "");
     }
-    if (not_ours(s->x->kind))
-        return 0; /* another MDT's operation, kept here: not ours to finish */
-    s->v[s->n++] = txid;
-    return 0;
-}
-
-static int scan_txn(struct meta_txn *t, void *arg)
-{
-    struct scan_arg *s = arg;
-    if (s->c->recover_hook)
-        s->c->recover_hook(s->c);
-    return meta_intent_scan(t, scan_cb, s);
-}
-
-struct reread_arg {
-    uint64_t txid;
-    struct meta_intent *x;
-};
-
-static int reread_txn(struct meta_txn *t, void *arg)
-{
-    struct reread_arg *a = arg;
-    MDB_val v;
-    int rc = meta_intent_get(t, a->txid, &v);
-    if (rc == 0 && (meta_intent_decode(v.mv_data, v.mv_size, a->x) || not_ours(a->x->kind)))
-        rc = -ENOENT; /* said by the scan, or not an operation */
-    return rc;
-}
-
-int meta_xmdt_recover(struct meta_ctx *c)
-{
-    /* Recovery runs for no request: nothing it writes is noted or kept. */
-    const struct meta_req *rq = &(struct meta_req){.ctx = c};
-    __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
-    struct scan_arg s = {c, malloc(sizeof(*s.x)), NULL, 0, 64};
-    s.v = calloc(s.cap, sizeof(*s.v));
-    if (!s.x || !s.v) {
-        free(s.x);
-        free(s.v);
-        return -ENOMEM;
-    }
-    int rc = meta_store_read(c->store, NULL, scan_txn, &s);
-    int open = 0;
-    for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
-        uint64_t txid = s.v[i];
-        /* Claimed so that two recoveries never run one intent at once. */
-        if (!meta_xbusy_add(c, txid)) {
-            open++;
-            continue;
-        }
-        struct reread_arg a = {txid, s.x};
-        int rrc = meta_store_read(c->store, NULL, reread_txn, &a);
-        if (rrc) {
-            meta_xbusy_del(c, txid);
-            if (rrc != -ENOENT) /* gone: ended since the scan */
-                rc = rrc;
-            continue;
-        }
-        /* Said at info but for attribute copies (every setattr of a
-         * striped directory has one): what recovery ran is what explains
-         * a namespace after a crash. */
-        log_msg(s.x->kind == XK_SYNC ? LOG_DEBUG : LOG_INFO,
-                "MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
-                (unsigned long long)s.x->ino);
-        uint8_t kind = s.x->kind;
-        if (finish_quiet(rq, txid, s.x, true))
-            open++;
-        else if (kind != XK_SYNC)
-            __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);
-        meta_xbusy_del(c, txid);
-    }
-    free(s.x);
-    free(s.v);
-    /* One line when the count of open operations changes, not one per try. */
-    pthread_mutex_lock(&c->xlock);
-    if (rc == 0 && (uint32_t)open != c->xopen_said) {
-        if (open)
-            log_warn("MDT%04x: %d cross-MDT operation(s) open, waiting for a peer MDT; "
-                     "retried every tick",
-                     c->mdt, open);
-        else
-            log_info("MDT%04x: every open cross-MDT operation finished (%llu recovered so far)",
-                     c->mdt, (unsigned long long)c->xrecovered);
-        c->xopen_said = (uint32_t)open;
-    }
-    pthread_mutex_unlock(&c->xlock);
-    return rc ? rc : open;
+    return x;
 }

@@ -17,8 +17,8 @@
 #ifndef STRIA_META_STORE_H
 #define STRIA_META_STORE_H
 
-#include "../proto/ids.h"
-#include "../proto/proto.h"
+#include "../../proto/ids.h"
+#include "../../proto/proto.h"
 
 #include <lmdb.h>
 #include <stdbool.h>

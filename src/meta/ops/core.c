@@ -1,5 +1,6 @@
 /*
- * Namespace operations (ops.h).
+ * The core of the namespace operations (core.h): permissions, the path
+ * walk, inode helpers, and names held by cross-MDT renames.
  *
  * Path-taking requests carry a start directory and a relative path. The
  * walk resolves every component but the last inside the operation's own

@@ -1,7 +1,7 @@
 /*
- * Operations that span MDTs (DESIGN §4; docs/architecture.md, "Cross-MDT
- * operations"): mkdir of a directory whose inode or shards live on other
- * MDTs, and rmdir of one.
+ * The intent log and SHARD steps (intent.h) of operations that span MDTs
+ * (DESIGN §4; docs/architecture.md, "Cross-MDT operations"); the
+ * operations themselves are xdir.c (mkdir, rmdir) and xname.c (names).
  *
  * The MDT that holds the name coordinates. It writes an intent record
  * before it sends any step to another MDT, and ends the operation with one

@@ -421,35 +421,7 @@ __thread bool cl_long_call;
 
 bool cl_op_resendable(enum cl_op op)
 {
-    switch ((int)op) {
-    case PROTO_OP_PING:
-    case PROTO_OP_GET_MAP:
-    case PROTO_OP_LOOKUP:
-    case PROTO_OP_GETATTR:
-    case PROTO_OP_READLINK:
-    case PROTO_OP_READDIR:
-    case PROTO_OP_GETSTRIPE:
-    case PROTO_OP_GETXATTR:
-    case PROTO_OP_LISTXATTR:
-    case PROTO_OP_STATFS:
-    case PROTO_OP_SYNC:
-    case PROTO_OP_STATS:
-    case PROTO_OP_FSCK:      /* a check or repair made twice finds nothing the second time */
-    case PROTO_OP_SETSIZE:   /* the MDT keeps the larger size */
-    case PROTO_OP_DESTROYED: /* forgetting twice is forgetting */
-    case PROTO_OP_READ:
-    case PROTO_OP_WRITE:
-    case PROTO_OP_TRUNCATE:
-    case PROTO_OP_DESTROY:
-    case PROTO_OP_OSYNC:
-    case PROTO_OP_OSTATFS:
-    case PROTO_OP_PUNCH:
-    case PROTO_OP_LISTOBJ:
-    case PROTO_OP_SCRUB:
-        return true;
-    default:
-        return false;
-    }
+    return !(proto_op_flags((uint16_t)op) & PROTO_F_CHANGE); /* proto.h: the message table */
 }
 
 bool cl_open_changes(const struct proto_open_req *q)

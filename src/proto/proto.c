@@ -506,9 +506,40 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v)
     {                                                                                              \
         (void)m;                                                                                   \
         MSG_##NAME##_REP(DEC_FIELD) return d->err;                                                 \
+    }                                                                                              \
+    static int dec_req_any_##lname(struct proto_dec *d, void *m)                                   \
+    {                                                                                              \
+        return proto_dec_##lname##_req(d, m);                                                      \
+    }                                                                                              \
+    static int enc_rep_any_##lname(struct proto_enc *e, const void *m)                             \
+    {                                                                                              \
+        return proto_enc_##lname##_rep(e, m);                                                      \
     }
 PROTO_MESSAGES(GEN_CODEC)
 #undef GEN_CODEC
+
+static const struct proto_codec codecs[PROTO_OP_MAX] = {
+#define CODEC(NAME, num, lname, flags)                                                             \
+    [num] = {#NAME,                                                                                \
+             flags,                                                                                \
+             sizeof(struct proto_##lname##_req),                                                   \
+             sizeof(struct proto_##lname##_rep),                                                   \
+             dec_req_any_##lname,                                                                  \
+             enc_rep_any_##lname},
+    PROTO_MESSAGES_FLAGS(CODEC)
+#undef CODEC
+};
+
+const struct proto_codec *proto_codec(uint16_t opcode)
+{
+    return opcode < PROTO_OP_MAX && codecs[opcode].name ? &codecs[opcode] : NULL;
+}
+
+uint32_t proto_op_flags(uint16_t opcode)
+{
+    const struct proto_codec *c = proto_codec(opcode);
+    return c ? c->flags : 0;
+}
 
 const char *proto_op_name(uint16_t opcode)
 {

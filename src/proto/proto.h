@@ -550,51 +550,71 @@ enum {
 #define MSG_SCRUB_REP(F)                                                                           \
     F(U64, objects) F(U64, blocks) F(U64, bytes) F(U64, bad_blocks) F(BLOB, bad)
 
-/* X(NAME, opcode, lower-case name) */
-#define PROTO_MESSAGES(X)                                                                          \
-    X(HELLO, 1, hello)                                                                             \
-    X(AUTH, 2, auth)                                                                               \
-    X(PING, 3, ping)                                                                               \
-    X(HEARTBEAT, 10, heartbeat)                                                                    \
-    X(GET_MAP, 11, get_map)                                                                        \
-    X(LOOKUP, 20, lookup)                                                                          \
-    X(GETATTR, 21, getattr)                                                                        \
-    X(SETATTR, 22, setattr)                                                                        \
-    X(OPEN, 23, open)                                                                              \
-    X(MKDIR, 24, mkdir)                                                                            \
-    X(UNLINK, 25, unlink)                                                                          \
-    X(RMDIR, 26, rmdir)                                                                            \
-    X(RENAME, 27, rename)                                                                          \
-    X(LINK, 28, link)                                                                              \
-    X(SYMLINK, 29, symlink)                                                                        \
-    X(READLINK, 30, readlink)                                                                      \
-    X(READDIR, 31, readdir)                                                                        \
-    X(GETSTRIPE, 32, getstripe)                                                                    \
-    X(SETSTRIPE, 33, setstripe)                                                                    \
-    X(SETXATTR, 34, setxattr)                                                                      \
-    X(GETXATTR, 35, getxattr)                                                                      \
-    X(LISTXATTR, 36, listxattr)                                                                    \
-    X(REMOVEXATTR, 37, removexattr)                                                                \
-    X(SETSIZE, 38, setsize)                                                                        \
-    X(STATFS, 39, statfs)                                                                          \
-    X(SYNC, 40, sync)                                                                              \
-    X(LEASE_POLL, 41, lease_poll)                                                                  \
-    X(STATS, 42, stats)                                                                            \
-    X(FSCK, 43, fsck)                                                                              \
-    X(SETDIRSTRIPE, 44, setdirstripe)                                                              \
-    X(SHARD, 45, shard)                                                                            \
-    X(XNAME, 46, xname)                                                                            \
-    X(DESTROYED, 47, destroyed)                                                                    \
-    X(MKNOD, 48, mknod)                                                                            \
-    X(WRITE, 60, write)                                                                            \
-    X(READ, 61, read)                                                                              \
-    X(TRUNCATE, 62, truncate)                                                                      \
-    X(DESTROY, 63, destroy)                                                                        \
-    X(OSYNC, 64, osync)                                                                            \
-    X(OSTATFS, 65, ostatfs)                                                                        \
-    X(PUNCH, 66, punch)                                                                            \
-    X(LISTOBJ, 67, listobj)                                                                        \
-    X(SCRUB, 68, scrub)
+/*
+ * Flags of a message (the table's last column).
+ *
+ * PROTO_F_CHANGE: a metadata change a client may have to send again after
+ * its connection broke. The client gives it a slot (PROTO_HDR_TAG) and
+ * resends it as a RESEND; the MDT keeps its reply under that slot, in the
+ * transaction of the change, and answers a resend from it (protocol.md,
+ * "Resending"). A message without it is a read, or comes out the same when
+ * made twice, and is simply sent again.
+ */
+#define PROTO_F_CHANGE 1u
+
+/* X(A, NAME, opcode, lower-case name, flags): every message, once. Adding
+ * a message is adding a row here (and its MSG_*_REQ/REP fields above). */
+#define PROTO_MESSAGE_TABLE(X, A)                                                                  \
+    X(A, HELLO, 1, hello, 0)                                                                       \
+    X(A, AUTH, 2, auth, 0)                                                                         \
+    X(A, PING, 3, ping, 0)                                                                         \
+    X(A, HEARTBEAT, 10, heartbeat, 0)                                                              \
+    X(A, GET_MAP, 11, get_map, 0)                                                                  \
+    X(A, LOOKUP, 20, lookup, 0)                                                                    \
+    X(A, GETATTR, 21, getattr, 0)                                                                  \
+    X(A, SETATTR, 22, setattr, PROTO_F_CHANGE)                                                     \
+    X(A, OPEN, 23, open, PROTO_F_CHANGE) /* a change with O_CREAT or O_TRUNC */                    \
+    X(A, MKDIR, 24, mkdir, PROTO_F_CHANGE)                                                         \
+    X(A, UNLINK, 25, unlink, PROTO_F_CHANGE)                                                       \
+    X(A, RMDIR, 26, rmdir, PROTO_F_CHANGE)                                                         \
+    X(A, RENAME, 27, rename, PROTO_F_CHANGE)                                                       \
+    X(A, LINK, 28, link, PROTO_F_CHANGE)                                                           \
+    X(A, SYMLINK, 29, symlink, PROTO_F_CHANGE)                                                     \
+    X(A, READLINK, 30, readlink, 0)                                                                \
+    X(A, READDIR, 31, readdir, 0)                                                                  \
+    X(A, GETSTRIPE, 32, getstripe, 0)                                                              \
+    X(A, SETSTRIPE, 33, setstripe, PROTO_F_CHANGE)                                                 \
+    X(A, SETXATTR, 34, setxattr, PROTO_F_CHANGE)                                                   \
+    X(A, GETXATTR, 35, getxattr, 0)                                                                \
+    X(A, LISTXATTR, 36, listxattr, 0)                                                              \
+    X(A, REMOVEXATTR, 37, removexattr, PROTO_F_CHANGE)                                             \
+    X(A, SETSIZE, 38, setsize, 0) /* the MDT keeps the larger size */                              \
+    X(A, STATFS, 39, statfs, 0)                                                                    \
+    X(A, SYNC, 40, sync, 0)                                                                        \
+    X(A, LEASE_POLL, 41, lease_poll, 0)                                                            \
+    X(A, STATS, 42, stats, 0)                                                                      \
+    X(A, FSCK, 43, fsck, 0) /* a repair made twice finds nothing the second time */                \
+    X(A, SETDIRSTRIPE, 44, setdirstripe, PROTO_F_CHANGE)                                           \
+    X(A, SHARD, 45, shard, 0)                                                                      \
+    X(A, XNAME, 46, xname, 0)                                                                      \
+    X(A, DESTROYED, 47, destroyed, 0) /* forgetting twice is forgetting */                         \
+    X(A, MKNOD, 48, mknod, PROTO_F_CHANGE)                                                         \
+    X(A, WRITE, 60, write, 0)                                                                      \
+    X(A, READ, 61, read, 0)                                                                        \
+    X(A, TRUNCATE, 62, truncate, 0)                                                                \
+    X(A, DESTROY, 63, destroy, 0)                                                                  \
+    X(A, OSYNC, 64, osync, 0)                                                                      \
+    X(A, OSTATFS, 65, ostatfs, 0)                                                                  \
+    X(A, PUNCH, 66, punch, 0)                                                                      \
+    X(A, LISTOBJ, 67, listobj, 0)                                                                  \
+    X(A, SCRUB, 68, scrub, 0)
+
+/* The table without its flags, X(NAME, opcode, lower-case name), and with
+ * them, X(NAME, opcode, lower-case name, flags). */
+#define PROTO_X_NAMES(X, NAME, num, lname, flags) X(NAME, num, lname)
+#define PROTO_X_FLAGS(X, NAME, num, lname, flags) X(NAME, num, lname, flags)
+#define PROTO_MESSAGES(X)                         PROTO_MESSAGE_TABLE(PROTO_X_NAMES, X)
+#define PROTO_MESSAGES_FLAGS(X)                   PROTO_MESSAGE_TABLE(PROTO_X_FLAGS, X)
 
 #define SETATTR_MODE      1u
 #define SETATTR_UID       2u
@@ -636,6 +656,34 @@ PROTO_MESSAGES(PROTO_X_STRUCT)
 
 /* "OPEN" for a known opcode, NULL otherwise. */
 const char *proto_op_name(uint16_t opcode);
+
+/* What generic code (a server's dispatcher) needs to decode a request and
+ * encode a reply of one kind without naming its types: the sizes of its C
+ * structs and codecs over void pointers, generated from the table. */
+struct proto_codec {
+    const char *name;
+    uint32_t flags; /* PROTO_F_* */
+    size_t req_size, rep_size;
+    int (*dec_req)(struct proto_dec *d, void *req);
+    int (*enc_rep)(struct proto_enc *e, const void *rep);
+};
+/* The codec of opcode, or NULL for one not in the table. Static storage. */
+const struct proto_codec *proto_codec(uint16_t opcode);
+/* The flags of opcode (0 for one not in the table). */
+uint32_t proto_op_flags(uint16_t opcode);
+
+/* Room for the request or the reply of any message, for a dispatcher that
+ * decodes into one on its stack. */
+#define PROTO_X_ANY_REQ(NAME, num, lname) struct proto_##lname##_req lname;
+#define PROTO_X_ANY_REP(NAME, num, lname) struct proto_##lname##_rep lname;
+union proto_any_req {
+    PROTO_MESSAGES(PROTO_X_ANY_REQ)
+};
+union proto_any_rep {
+    PROTO_MESSAGES(PROTO_X_ANY_REP)
+};
+#undef PROTO_X_ANY_REQ
+#undef PROTO_X_ANY_REP
 
 static inline struct proto_str proto_str_c(const char *s)
 {

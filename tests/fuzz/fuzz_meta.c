@@ -5,7 +5,8 @@
  * the decoder. Anything a decoder accepts must re-encode, and decode again
  * to the same record.
  */
-#include "meta/ops_int.h"
+#include "meta/store/intent_rec.h"
+#include "meta/store/store.h"
 
 #include <stdint.h>
 #include <stdlib.h>

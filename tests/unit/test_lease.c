@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "meta/lease.h"
+#include "meta/service/lease.h"
 
 #include <pthread.h>
 #include <string.h>

@@ -17,9 +17,9 @@
 #include <cmocka.h>
 
 #include "common/log.h"
-#include "meta/fsck.h"
-#include "meta/ops.h"
-#include "meta/wcache.h"
+#include "meta/ops/fsck.h"
+#include "meta/ops/ops.h"
+#include "meta/store/wcache.h"
 #include "proto/proto.h"
 
 #include <dirent.h>
@@ -34,6 +34,9 @@
 #include <sys/sysmacros.h>
 #include <sys/xattr.h>
 #include <unistd.h>
+
+/* A request that keeps nothing, for calling an operation of context c. */
+#define RQ(c) (&(struct meta_req){.ctx = (c)})
 
 #define ROOT     PROTO_ROOT_INO
 #define MAP_SIZE (64ull << 20)
@@ -166,7 +169,7 @@ static int op_open_at(struct fx *f, const struct proto_cred *c, uint64_t parent,
     if (!rep)
         rep = &scratch;
     memset(rep, 0, sizeof(*rep));
-    return meta_op_open(&f->ctx, &q, rep);
+    return meta_op_open(RQ(&f->ctx), &q, rep);
 }
 
 static int op_open(struct fx *f, const struct proto_cred *c, const char *path, uint32_t flags,
@@ -196,7 +199,7 @@ static int op_mkdir(struct fx *f, const struct proto_cred *c, const char *path, 
     q.parent = ROOT;
     q.path = proto_str_c(path);
     q.mode = mode;
-    int rc = meta_op_mkdir(&f->ctx, &q, &r);
+    int rc = meta_op_mkdir(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -223,7 +226,7 @@ static int op_unlink(struct fx *f, const struct proto_cred *c, const char *path,
     if (!rep)
         rep = &r;
     memset(rep, 0, sizeof(*rep));
-    return meta_op_unlink(&f->ctx, &q, rep);
+    return meta_op_unlink(RQ(&f->ctx), &q, rep);
 }
 
 static int op_rmdir(struct fx *f, const struct proto_cred *c, const char *path)
@@ -235,7 +238,7 @@ static int op_rmdir(struct fx *f, const struct proto_cred *c, const char *path)
     q.cred = *c;
     q.parent = ROOT;
     q.path = proto_str_c(path);
-    return meta_op_rmdir(&f->ctx, &q, &r);
+    return meta_op_rmdir(RQ(&f->ctx), &q, &r);
 }
 
 static int op_rename(struct fx *f, const struct proto_cred *c, const char *from, const char *to,
@@ -253,7 +256,7 @@ static int op_rename(struct fx *f, const struct proto_cred *c, const char *from,
     if (!rep)
         rep = &r;
     memset(rep, 0, sizeof(*rep));
-    return meta_op_rename(&f->ctx, &q, rep);
+    return meta_op_rename(RQ(&f->ctx), &q, rep);
 }
 
 static int op_link(struct fx *f, const struct proto_cred *c, uint64_t ino, const char *to,
@@ -267,7 +270,7 @@ static int op_link(struct fx *f, const struct proto_cred *c, uint64_t ino, const
     q.ino = ino;
     q.dparent = ROOT;
     q.dpath = proto_str_c(to);
-    int rc = meta_op_link(&f->ctx, &q, &r);
+    int rc = meta_op_link(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -284,7 +287,7 @@ static int op_symlink(struct fx *f, const struct proto_cred *c, const char *path
     q.parent = ROOT;
     q.path = proto_str_c(path);
     q.target = proto_str_c(target);
-    int rc = meta_op_symlink(&f->ctx, &q, &r);
+    int rc = meta_op_symlink(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -302,7 +305,7 @@ static int op_mknod(struct fx *f, const struct proto_cred *c, const char *path, 
     q.path = proto_str_c(path);
     q.mode = mode;
     q.rdev = rdev;
-    int rc = meta_op_mknod(&f->ctx, &q, &r);
+    int rc = meta_op_mknod(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -319,7 +322,7 @@ static int op_lookup_at(struct fx *f, const struct proto_cred *c, uint64_t paren
     q.parent = parent;
     q.path = proto_str_c(path);
     q.follow = follow;
-    int rc = meta_op_lookup(&f->ctx, &q, &r);
+    int rc = meta_op_lookup(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -346,7 +349,7 @@ static int op_getattr(struct fx *f, uint64_t ino, struct proto_attr *attr)
     memset(&q, 0, sizeof(q));
     memset(&r, 0, sizeof(r));
     q.ino = ino;
-    int rc = meta_op_getattr(&f->ctx, &q, &r);
+    int rc = meta_op_getattr(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -367,7 +370,7 @@ static int op_setsize(struct fx *f, uint64_t ino, uint64_t size, struct proto_at
     memset(&r, 0, sizeof(r));
     q.ino = ino;
     q.size = size;
-    int rc = meta_op_setsize(&f->ctx, &q, &r);
+    int rc = meta_op_setsize(RQ(&f->ctx), &q, &r);
     if (attr)
         *attr = r.attr;
     return rc;
@@ -390,7 +393,7 @@ static int op_setattr(struct fx *f, const struct proto_cred *c, uint64_t ino, ui
     if (!rep)
         rep = &r;
     memset(rep, 0, sizeof(*rep));
-    return meta_op_setattr(&f->ctx, &q, rep);
+    return meta_op_setattr(RQ(&f->ctx), &q, rep);
 }
 
 static int op_chmod(struct fx *f, const struct proto_cred *c, uint64_t ino, uint32_t mode)
@@ -412,7 +415,8 @@ static int op_readlink(struct fx *f, uint64_t ino, char *buf, size_t len)
     memset(&q, 0, sizeof(q));
     memset(&r, 0, sizeof(r));
     q.ino = ino;
-    int rc = meta_op_readlink(&f->ctx, &q, &r, buf, len - 1);
+    int rc = meta_op_readlink(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = len - 1},
+                              &q, &r);
     if (rc == 0) {
         assert_ptr_equal(r.target.p, buf);
         buf[r.target.len] = '\0';
@@ -431,7 +435,8 @@ static int op_readdir(struct fx *f, const struct proto_cred *c, uint64_t ino, ui
     q.ino = ino;
     q.cookie = cookie;
     q.max_bytes = max_bytes;
-    return meta_op_readdir(&f->ctx, &q, rep, buf, buflen);
+    return meta_op_readdir(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = buflen}, &q,
+                           rep);
 }
 
 typedef void (*dirent_fn)(void *arg, const struct proto_dirent *de);
@@ -479,7 +484,7 @@ static int op_getstripe(struct fx *f, uint64_t ino, struct proto_getstripe_rep *
     memset(&q, 0, sizeof(q));
     memset(rep, 0, sizeof(*rep));
     q.ino = ino;
-    return meta_op_getstripe(&f->ctx, &q, rep);
+    return meta_op_getstripe(RQ(&f->ctx), &q, rep);
 }
 
 static int op_setstripe(struct fx *f, const struct proto_cred *c, uint64_t ino, int32_t count,
@@ -496,7 +501,7 @@ static int op_setstripe(struct fx *f, const struct proto_cred *c, uint64_t ino, 
     if (!rep)
         rep = &r;
     memset(rep, 0, sizeof(*rep));
-    return meta_op_setstripe(&f->ctx, &q, rep);
+    return meta_op_setstripe(RQ(&f->ctx), &q, rep);
 }
 
 static int op_setxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, const char *name,
@@ -512,7 +517,7 @@ static int op_setxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, c
     q.value.p = (const uint8_t *)value;
     q.value.len = (uint32_t)strlen(value);
     q.flags = flags;
-    return meta_op_setxattr(&f->ctx, &q, &r);
+    return meta_op_setxattr(RQ(&f->ctx), &q, &r);
 }
 
 /* getxattr into buf as a C string. */
@@ -526,7 +531,8 @@ static int op_getxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, c
     q.cred = *c;
     q.ino = ino;
     q.name = proto_str_c(name);
-    int rc = meta_op_getxattr(&f->ctx, &q, &r, (uint8_t *)buf, len - 1);
+    int rc = meta_op_getxattr(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = len - 1},
+                              &q, &r);
     if (rc == 0)
         buf[r.value.len] = '\0';
     return rc;
@@ -542,7 +548,8 @@ static int op_listxattr(struct fx *f, const struct proto_cred *c, uint64_t ino, 
     memset(&r, 0, sizeof(r));
     q.cred = *c;
     q.ino = ino;
-    int rc = meta_op_listxattr(&f->ctx, &q, &r, (uint8_t *)buf, len);
+    int rc =
+        meta_op_listxattr(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = len}, &q, &r);
     return rc ? rc : (int)r.names.len;
 }
 
@@ -555,7 +562,7 @@ static int op_removexattr(struct fx *f, const struct proto_cred *c, uint64_t ino
     q.cred = *c;
     q.ino = ino;
     q.name = proto_str_c(name);
-    return meta_op_removexattr(&f->ctx, &q, &r);
+    return meta_op_removexattr(RQ(&f->ctx), &q, &r);
 }
 
 /* Is name among the NUL-separated names of list[0..len)? */
@@ -1408,7 +1415,10 @@ static void test_readdir_errors(void **state)
     q.cred = user(1000, 1000);
     q.ino = d;
     q.max_bytes = 4096;
-    assert_int_equal(meta_op_readdir(&f->ctx, &q, &r, buf, sizeof(buf)), -EACCES);
+    assert_int_equal(
+        meta_op_readdir(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)}, &q,
+                        &r),
+        -EACCES);
     /* An empty directory: no entries, at the end. */
     assert_int_equal(op_readdir(f, &root_cred, d, 0, 4096, buf, sizeof(buf), &r), 0);
     assert_int_equal(r.count, 0);
@@ -1564,7 +1574,7 @@ static void test_stripe_errors(void **state)
     q.mode = 0644;
     q.stripe_count = 16;
     q.stripe_offset = -1;
-    assert_int_equal(meta_op_open(&f->ctx, &q, &o), 0);
+    assert_int_equal(meta_op_open(RQ(&f->ctx), &q, &o), 0);
     check_layout(&o.layout, NOST, MIB, 0);
 }
 
@@ -1819,7 +1829,8 @@ static int bw_txn(struct meta_txn *t, void *arg)
 static void *bw_main(void *arg)
 {
     struct bw *b = arg;
-    b->rc = b->flat ? meta_store_write_flat(b->s, bw_txn, b) : meta_store_write(b->s, bw_txn, b);
+    b->rc = b->flat ? meta_store_write_flat(b->s, NULL, bw_txn, b)
+                    : meta_store_write(b->s, NULL, bw_txn, b);
     return NULL;
 }
 
@@ -1851,7 +1862,7 @@ static void run_bw(struct fx *f, struct bw *w, int n, int *found)
     assert_int_equal(hold.rc, 0);
     for (int i = 0; i < n; i++) {
         pthread_join(w[i].th, NULL);
-        found[i] = meta_store_read(f->s, bw_has, &w[i].ino);
+        found[i] = meta_store_read(f->s, NULL, bw_has, &w[i].ino);
     }
 }
 
@@ -1955,9 +1966,7 @@ static int kept_mkdir(struct fx *f, const char *path, uint16_t tag, uint64_t seq
     q.mode = 0755;
     struct meta_reply k = {
         .client = 77, .seq = seq, .tag = tag, .op = PROTO_OP_MKDIR, .encode = enc_mkdir, .rep = r};
-    meta_store_reply_to(&k);
-    int rc = meta_op_mkdir(&f->ctx, &q, r);
-    meta_store_reply_to(NULL);
+    int rc = meta_op_mkdir(&(struct meta_req){.ctx = &f->ctx, .reply = &k}, &q, r);
     return rc;
 }
 
@@ -2001,9 +2010,11 @@ static int resize_txn(struct meta_txn *t, void *arg)
                                .op = PROTO_OP_RMDIR,
                                .encode = enc_rmdir,
                                .rep = &a->rep};
-        t->reply = &k;
+        const struct meta_req *was = t->req;
+        struct meta_req rq = {.reply = &k};
+        t->req = &rq;
         int rc = meta_reply_here(t);
-        t->reply = NULL;
+        t->req = was;
         if (rc)
             return rc;
     }
@@ -2021,7 +2032,7 @@ static void test_reply_record_resized(void **state)
     }
     struct resize_arg ra;
     memset(&ra, 0, sizeof(ra));
-    assert_int_equal(meta_store_write(f->s, resize_txn, &ra), 0);
+    assert_int_equal(meta_store_write(f->s, NULL, resize_txn, &ra), 0);
     for (uint16_t tag = 1; tag <= 40; tag++) {
         if (tag % 3 == 1) {
             uint8_t buf[256];
@@ -2103,7 +2114,7 @@ static int damage_txn(struct meta_txn *t, void *arg)
 
 static void damage(struct fx *f, struct damage d)
 {
-    assert_int_equal(meta_store_write(f->s, damage_txn, &d), 0);
+    assert_int_equal(meta_store_write(f->s, NULL, damage_txn, &d), 0);
 }
 
 static struct meta_fsck_report fsck(struct fx *f, bool repair, char *text, size_t cap)
@@ -2478,7 +2489,7 @@ static void test_mknod_ops(void **state)
     tq.valid = SETATTR_ATIME | SETATTR_MTIME;
     tq.atime_ns = 1000000000123456789ll;
     tq.mtime_ns = 1234567890987654321ll;
-    assert_int_equal(meta_op_setattr(&f->ctx, &tq, &sr), 0);
+    assert_int_equal(meta_op_setattr(RQ(&f->ctx), &tq, &sr), 0);
     a = attr_of(f, p);
     assert_int_equal(a.mode, S_IFIFO | 0620);
     assert_int_equal(a.atime_ns, 1000000000123456789ll);

@@ -14,7 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "meta/store.h"
+#include "meta/store/store.h"
 #include "proto/layout.h"
 #include "testutil.h"
 
@@ -290,22 +290,22 @@ static void test_corrupt_record_refused(void **state)
     (void)state;
     file_rec(&in_a);
     in_a.ino = 500;
-    assert_int_equal(meta_store_write(st, put_inode_txn, &in_a), 0);
+    assert_int_equal(meta_store_write(st, NULL, put_inode_txn, &in_a), 0);
     in_a.ino = 501;
-    assert_int_equal(meta_store_write(st, put_inode_txn, &in_a), 0);
+    assert_int_equal(meta_store_write(st, NULL, put_inode_txn, &in_a), 0);
     smash_record(500, "\x02\xff\xff", 3);
     in_b.ino = 500;
-    assert_int_equal(meta_store_read(st, get_inode_txn, &in_b), -EUCLEAN);
+    assert_int_equal(meta_store_read(st, NULL, get_inode_txn, &in_b), -EUCLEAN);
     in_b.ino = 501;
-    assert_int_equal(meta_store_read(st, get_inode_txn, &in_b), 0);
+    assert_int_equal(meta_store_read(st, NULL, get_inode_txn, &in_b), 0);
     /* A record filed under another inode's number is refused too. */
     in_a.ino = 502;
     int len = meta_inode_encode(&in_a, rec, sizeof(rec));
     smash_record(501, rec, (size_t)len);
     in_b.ino = 501;
-    assert_int_equal(meta_store_read(st, get_inode_txn, &in_b), -EUCLEAN);
+    assert_int_equal(meta_store_read(st, NULL, get_inode_txn, &in_b), -EUCLEAN);
     int bad = 0;
-    assert_int_equal(meta_store_read(st, scan_txn, &bad), 0);
+    assert_int_equal(meta_store_read(st, NULL, scan_txn, &bad), 0);
     assert_int_equal(bad, 2);
 }
 
@@ -352,11 +352,10 @@ static void *writer_main(void *arg)
         struct add_arg a = {.parent = (1ull << 40) + (uint64_t)w->idx};
         snprintf(a.name, sizeof(a.name), "f%d", i);
         struct meta_touched touched = {0};
-        meta_store_note_to(&touched);
+        struct meta_req rq = {.touched = &touched};
         /* Half the writers flat (batched together), half one per batch. */
-        int rc =
-            w->idx % 2 ? meta_store_write_flat(st, add_txn, &a) : meta_store_write(st, add_txn, &a);
-        meta_store_note_to(NULL);
+        int rc = w->idx % 2 ? meta_store_write_flat(st, &rq, add_txn, &a)
+                            : meta_store_write(st, &rq, add_txn, &a);
         if (rc && !w->failures++)
             w->first_rc = rc;
         /* The request learns what it changed: the new inode (with its
@@ -433,7 +432,7 @@ static void test_group_commit_many_writers(void **state)
         int n = 0;
         for (int i = 0; i < NTHREADS; i++) {
             struct check_arg c = {.parent = (1ull << 40) + (uint64_t)i, .inos = inos + n};
-            assert_int_equal(meta_store_read(st, check_txn, &c), 0);
+            assert_int_equal(meta_store_read(st, NULL, check_txn, &c), 0);
             assert_int_equal(c.missing, 0);
             n += c.n;
         }
@@ -479,13 +478,14 @@ static int bw_txn(struct meta_txn *t, void *arg)
 static void *bw_main(void *arg)
 {
     struct bw *b = arg;
+    struct meta_req rq = {0};
     if (b->keep) {
         b->reply = (struct meta_reply){
             .client = 9, .seq = b->ino, .tag = (uint16_t)b->ino, .encode = enc_ino, .rep = &b->ino};
-        meta_store_reply_to(&b->reply);
+        rq.reply = &b->reply;
     }
-    b->rc = b->flat ? meta_store_write_flat(st, bw_txn, b) : meta_store_write(st, bw_txn, b);
-    meta_store_reply_to(NULL);
+    b->rc =
+        b->flat ? meta_store_write_flat(st, &rq, bw_txn, b) : meta_store_write(st, &rq, bw_txn, b);
     return NULL;
 }
 
@@ -518,7 +518,7 @@ static void run_batch(struct bw *w, int n, int *found)
     assert_int_equal(hold.rc, 0);
     for (int i = 0; i < n; i++) {
         pthread_join(w[i].th, NULL);
-        found[i] = meta_store_read(st, bw_has, &w[i].ino);
+        found[i] = meta_store_read(st, NULL, bw_has, &w[i].ino);
     }
 }
 
@@ -630,9 +630,7 @@ static int kept_change(struct change *c, uint16_t tag, uint64_t seq, const struc
 {
     struct meta_reply r = {
         .client = 5, .seq = seq, .tag = tag, .op = PROTO_OP_SETXATTR, .encode = enc_text, .rep = p};
-    meta_store_reply_to(&r);
-    int rc = meta_store_write(st, change_txn, c);
-    meta_store_reply_to(NULL);
+    int rc = meta_store_write(st, &(struct meta_req){.reply = &r}, change_txn, c);
     return rc;
 }
 
@@ -699,8 +697,8 @@ static void test_kept_replies(void **state)
     reopen(0);
     assert_kept(1, 12, &p2);
     assert_kept(4, 40, &p2);
-    assert_int_equal(meta_store_read(st, has_c, &(uint64_t){1}), 0);
-    assert_int_equal(meta_store_read(st, has_c, &(uint64_t){2}), -ENOENT);
+    assert_int_equal(meta_store_read(st, NULL, has_c, &(uint64_t){1}), 0);
+    assert_int_equal(meta_store_read(st, NULL, has_c, &(uint64_t){2}), -ENOENT);
 
     /* Pruning: nothing younger than the limit goes. */
     assert_int_equal(meta_reply_prune(st, 0), 0);
@@ -802,13 +800,13 @@ static void test_reopen_keeps_everything(void **state)
 {
     (void)state;
     struct fill f;
-    assert_int_equal(meta_store_write(st, fill_txn, &f), 0);
-    assert_int_equal(meta_store_read(st, verify_txn, &f), 0);
+    assert_int_equal(meta_store_write(st, NULL, fill_txn, &f), 0);
+    assert_int_equal(meta_store_read(st, NULL, verify_txn, &f), 0);
     reopen(0);
-    assert_int_equal(meta_store_read(st, verify_txn, &f), 0);
+    assert_int_equal(meta_store_read(st, NULL, verify_txn, &f), 0);
     /* Inode numbers handed out before are not handed out again. */
     uint64_t n;
-    assert_int_equal(meta_store_write(st, alloc_txn, &n), 0);
+    assert_int_equal(meta_store_write(st, NULL, alloc_txn, &n), 0);
     assert_true(n > f.file && n > f.dev && n > f.link);
     /* The store knows which MDT it is: another index is refused. */
     meta_store_close(st);
@@ -817,7 +815,7 @@ static void test_reopen_keeps_everything(void **state)
     assert_int_equal(meta_store_open(tmpdir, 3, MAP_SIZE, &other), -EINVAL);
     assert_null(other);
     assert_int_equal(meta_store_open(tmpdir, 0, MAP_SIZE, &st), 0);
-    assert_int_equal(meta_store_read(st, verify_txn, &f), 0);
+    assert_int_equal(meta_store_read(st, NULL, verify_txn, &f), 0);
 }
 
 int main(void)

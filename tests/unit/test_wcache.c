@@ -13,7 +13,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "meta/wcache.h"
+#include "meta/store/wcache.h"
 
 #include <stdio.h>
 #include <string.h>

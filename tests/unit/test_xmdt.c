@@ -18,9 +18,8 @@
 #include <cmocka.h>
 
 #include "common/util.h"
-#include "meta/fsck.h"
-#include "meta/ops.h"
-#include "meta/ops_int.h"
+#include "meta/ops/fsck.h"
+#include "meta/ops/ops.h"
 #include "proto/proto.h"
 #include "proto/xrefs.h"
 
@@ -34,6 +33,9 @@
 #include <linux/fs.h>
 #include <pthread.h>
 #include <sys/stat.h>
+
+/* A request that keeps nothing, for calling an operation of context c. */
+#define RQ(c) (&(struct meta_req){.ctx = (c)})
 
 #define NMDT     4
 #define ROOT     PROTO_ROOT_INO
@@ -80,7 +82,7 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
         f->pause_shard = 0;
         recovery_paused(f);
     }
-    int rc = meta_op_shard(&f->ctx[mdt], q, r);
+    int rc = meta_op_shard(RQ(&f->ctx[mdt]), q, r);
     if (f->after_shard && q->op == f->after_shard) {
         f->after_shard = 0;
         f->after(f);
@@ -111,7 +113,7 @@ static int xpeer(void *arg, uint32_t mdt, const struct proto_xname_req *q,
         f->nest_xname = 0;
         meta_xmdt_recover(&f->ctx[f->nest_mdt]);
     }
-    return meta_op_xname(&f->ctx[mdt], q, r);
+    return meta_op_xname(RQ(&f->ctx[mdt]), q, r);
 }
 
 static int rm_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
@@ -186,7 +188,7 @@ static int mkdir_as(struct fx *f, uint32_t uid, uint32_t mdt, uint64_t parent, c
     q.mode = 0755;
     q.dir_count = count;
     q.dir_start = start;
-    int rc = meta_op_mkdir(&f->ctx[mdt], &q, &r);
+    int rc = meta_op_mkdir(RQ(&f->ctx[mdt]), &q, &r);
     if (out)
         *out = r.attr;
     return rc;
@@ -206,7 +208,7 @@ static int rmdir_as(struct fx *f, uint32_t uid, uint32_t mdt, uint64_t parent, c
     q.cred.uid = q.cred.gid = uid;
     q.parent = parent;
     q.path = proto_str_c(name);
-    return meta_op_rmdir(&f->ctx[mdt], &q, &r);
+    return meta_op_rmdir(RQ(&f->ctx[mdt]), &q, &r);
 }
 
 static int rmdir_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name)
@@ -222,7 +224,7 @@ static void chmod_as_root(struct fx *f, uint64_t ino, uint32_t mode)
     q.ino = ino;
     q.valid = SETATTR_MODE;
     q.mode = mode;
-    assert_int_equal(meta_op_setattr(&f->ctx[proto_ino_mdt(ino)], &q, r), 0);
+    assert_int_equal(meta_op_setattr(RQ(&f->ctx[proto_ino_mdt(ino)]), &q, r), 0);
     free(r);
 }
 
@@ -236,7 +238,7 @@ static int create_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *na
     q.flags = O_CREAT | O_EXCL | O_WRONLY;
     q.mode = 0644;
     q.stripe_offset = -1;
-    int rc = meta_op_open(&f->ctx[mdt], &q, r);
+    int rc = meta_op_open(RQ(&f->ctx[mdt]), &q, r);
     free(r);
     return rc;
 }
@@ -247,7 +249,7 @@ static int getattr_at(struct fx *f, uint32_t mdt, uint64_t ino, struct proto_att
     struct proto_getattr_rep r;
     memset(&q, 0, sizeof(q));
     q.ino = ino;
-    int rc = meta_op_getattr(&f->ctx[mdt], &q, &r);
+    int rc = meta_op_getattr(RQ(&f->ctx[mdt]), &q, &r);
     if (out)
         *out = r.attr;
     return rc;
@@ -373,12 +375,12 @@ static void test_remote_mkdir_lookup(void **state)
     memset(&q, 0, sizeof(q));
     q.parent = ROOT;
     q.path = proto_str_c("r");
-    assert_int_equal(meta_op_lookup(&f->ctx[e], &q, r), 0);
+    assert_int_equal(meta_op_lookup(RQ(&f->ctx[e]), &q, r), 0);
     assert_int_equal(r->remote, 1);
     assert_int_equal(r->attr.ino, d.ino);
     /* A path through it stops there: the client goes on. */
     q.path = proto_str_c("r/x");
-    assert_int_equal(meta_op_lookup(&f->ctx[e], &q, r), -EREMOTE);
+    assert_int_equal(meta_op_lookup(RQ(&f->ctx[e]), &q, r), -EREMOTE);
     free(r);
     /* Its entries live with its inode. */
     assert_int_equal(create_at(f, owner, d.ino, "x"), 0);
@@ -388,7 +390,7 @@ static void test_remote_mkdir_lookup(void **state)
     memset(&uq, 0, sizeof(uq));
     uq.parent = d.ino;
     uq.path = proto_str_c("x");
-    assert_int_equal(meta_op_unlink(&f->ctx[owner], &uq, ur), 0);
+    assert_int_equal(meta_op_unlink(RQ(&f->ctx[owner]), &uq, ur), 0);
     free(ur);
     assert_int_equal(rmdir_at(f, e, ROOT, "r"), 0);
     assert_int_equal(getattr_at(f, owner, d.ino, NULL), -ENOENT);
@@ -417,7 +419,7 @@ static void test_attrs_reach_shards(void **state)
     oq.path = proto_str_c("nope");
     oq.flags = O_CREAT | O_WRONLY;
     oq.stripe_offset = -1;
-    assert_int_equal(meta_op_open(&f->ctx[where(d.dstripe, d.ino, "nope")], &oq, orp), -EACCES);
+    assert_int_equal(meta_op_open(RQ(&f->ctx[where(d.dstripe, d.ino, "nope")]), &oq, orp), -EACCES);
     free(orp);
     assert_clean(f);
 }
@@ -463,7 +465,7 @@ static void test_failure_at_every_step(void **state)
         memset(&q, 0, sizeof(q));
         q.parent = ROOT;
         q.path = proto_str_c("c");
-        int lrc = meta_op_lookup(&f->ctx[e], &q, r);
+        int lrc = meta_op_lookup(RQ(&f->ctx[e]), &q, r);
         free(r);
         if (lrc == -ENOENT) {
             assert_int_equal(inodes(f), base); /* all of it */
@@ -479,7 +481,7 @@ static void test_failure_at_every_step(void **state)
             memset(&uq, 0, sizeof(uq));
             uq.parent = d.ino;
             uq.path = proto_str_c("z");
-            assert_int_equal(meta_op_unlink(&f->ctx[zm], &uq, ur), 0);
+            assert_int_equal(meta_op_unlink(RQ(&f->ctx[zm]), &uq, ur), 0);
             free(ur);
             assert_int_equal(rmdir_at(f, e, ROOT, "c"), 0);
         }
@@ -517,9 +519,7 @@ static void test_reply_at_commit(void **state)
                                 .encode = enc_mkdir,
                                 .rep = &r};
         f->fail_after = k;
-        meta_store_reply_to(&kr);
-        int rc = meta_op_mkdir(&f->ctx[e], &q, &r);
-        meta_store_reply_to(NULL);
+        int rc = meta_op_mkdir(&(struct meta_req){.ctx = &f->ctx[e], .reply = &kr}, &q, &r);
         f->fail_after = -1;
         for (uint32_t i = 0; i < NMDT; i++)
             assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
@@ -565,7 +565,7 @@ static int rename_at(struct fx *f, const char *from, const char *to, struct prot
     q.spath = proto_str_c(from);
     q.dpath = proto_str_c(to);
     q.dmdt = where(root_ds(), ROOT, to);
-    return meta_op_rename(&f->ctx[where(root_ds(), ROOT, from)], &q, r);
+    return meta_op_rename(RQ(&f->ctx[where(root_ds(), ROOT, from)]), &q, r);
 }
 
 /* What a name of the root holds: its inode number, 0 if none. */
@@ -576,7 +576,7 @@ static uint64_t holds(struct fx *f, const char *name)
     memset(&q, 0, sizeof(q));
     q.parent = ROOT;
     q.path = proto_str_c(name);
-    int rc = meta_op_lookup(&f->ctx[where(root_ds(), ROOT, name)], &q, r);
+    int rc = meta_op_lookup(RQ(&f->ctx[where(root_ds(), ROOT, name)]), &q, r);
     uint64_t ino = rc == 0 ? r->attr.ino : 0;
     free(r);
     assert_true(rc == 0 || rc == -ENOENT);
@@ -624,7 +624,7 @@ static void test_rename_between_mdts(void **state)
     q.dpath = proto_str_c(ckpt);
     q.dmdt = 3;
     q.flags = RENAME_NOREPLACE;
-    assert_int_equal(meta_op_rename(&f->ctx[1], &q, r), -EEXIST);
+    assert_int_equal(meta_op_rename(RQ(&f->ctx[1]), &q, r), -EEXIST);
     assert_int_equal(holds(f, ckpt), ino);
     /* Unlink of a name whose inode is on another MDT drops the link there. */
     struct proto_unlink_req uq;
@@ -632,11 +632,11 @@ static void test_rename_between_mdts(void **state)
     memset(&uq, 0, sizeof(uq));
     uq.parent = ROOT;
     uq.path = proto_str_c(ckpt);
-    assert_int_equal(meta_op_unlink(&f->ctx[3], &uq, ur), 0);
+    assert_int_equal(meta_op_unlink(RQ(&f->ctx[3]), &uq, ur), 0);
     assert_int_equal(ur->gone, 1);
     assert_int_equal(getattr_at(f, proto_ino_mdt(ino), ino, NULL), -ENOENT);
     uq.path = proto_str_c(tmp);
-    assert_int_equal(meta_op_unlink(&f->ctx[1], &uq, ur), 0);
+    assert_int_equal(meta_op_unlink(RQ(&f->ctx[1]), &uq, ur), 0);
     assert_int_equal(inodes(f), base);
     free(ur);
     free(r);
@@ -656,16 +656,16 @@ static void test_link_between_mdts(void **state)
     q.ino = ino;
     q.dparent = ROOT;
     q.dpath = proto_str_c(b);
-    assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), 0);
+    assert_int_equal(meta_op_link(RQ(&f->ctx[2]), &q, &r), 0);
     assert_int_equal(r.attr.nlink, 2);
     assert_int_equal(holds(f, b), ino);
-    assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), -EEXIST);
+    assert_int_equal(meta_op_link(RQ(&f->ctx[2]), &q, &r), -EEXIST);
     /* A link that fails at its first step leaves the count as it was. */
     char c2[32];
     name_on(2, "c", c2, sizeof(c2));
     q.dpath = proto_str_c(c2);
     f->fail_after = 0;
-    assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), -EIO);
+    assert_int_equal(meta_op_link(RQ(&f->ctx[2]), &q, &r), -EIO);
     f->fail_after = -1;
     for (uint32_t i = 0; i < NMDT; i++)
         assert_true(meta_xmdt_recover(&f->ctx[i]) >= 0);
@@ -716,10 +716,10 @@ static void test_rename_failure_at_every_step(void **state)
         memset(&uq, 0, sizeof(uq));
         uq.parent = ROOT;
         uq.path = proto_str_c(dst);
-        assert_int_equal(meta_op_unlink(&f->ctx[0], &uq, ur), 0);
+        assert_int_equal(meta_op_unlink(RQ(&f->ctx[0]), &uq, ur), 0);
         if (s_now) {
             uq.path = proto_str_c(src);
-            assert_int_equal(meta_op_unlink(&f->ctx[2], &uq, ur), 0);
+            assert_int_equal(meta_op_unlink(RQ(&f->ctx[2]), &uq, ur), 0);
         }
         free(ur);
         assert_int_equal(inodes(f), base);
@@ -743,7 +743,7 @@ static int rename_in(struct fx *f, uint64_t sdir, uint64_t sds, const char *sn, 
     q.dparent = ddir;
     q.dpath = proto_str_c(dn);
     q.dmdt = where(dds, ddir, dn);
-    int rc = meta_op_rename(&f->ctx[where(sds, sdir, sn)], &q, r);
+    int rc = meta_op_rename(RQ(&f->ctx[where(sds, sdir, sn)]), &q, r);
     free(r);
     return rc;
 }
@@ -773,7 +773,7 @@ static void test_directory_moves(void **state)
     /* Into another directory, on another MDT: its ".." follows. */
     assert_int_equal(rename_in(f, ROOT, root_ds(), p2, dq.ino, 0, "moved"), 0);
     struct proto_shard_rep r;
-    assert_int_equal(meta_shard_step(&f->ctx[0], 1, PROTO_SHARD_PARENT, 0, dp.ino, 0, &r), 0);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[0]), 1, PROTO_SHARD_PARENT, 0, dp.ino, 0, &r), 0);
     assert_int_equal(r.ino, dq.ino);
     assert_clean(f);
     /* Not into its own subtree: q holds p ("moved"), which holds sub. */
@@ -864,7 +864,7 @@ static void test_random_names(void **state)
             memset(&uq, 0, sizeof(uq));
             uq.parent = ROOT;
             uq.path = proto_str_c(a);
-            meta_op_unlink(&f->ctx[ma], &uq, ur);
+            meta_op_unlink(RQ(&f->ctx[ma]), &uq, ur);
             free(ur);
             break;
         }
@@ -936,8 +936,8 @@ static void test_fsck_across(void **state)
     struct xrefs_found x = check_across(f);
     assert_int_equal(x.dangling + x.orphans + x.bad_nlink + x.named_twice, 0);
     struct raw gone = {ia, 0, NULL}, lost = {0, ROOT, d2};
-    assert_int_equal(meta_store_write(f->s[1], del_inode_txn, &gone), 0);
-    assert_int_equal(meta_store_write(f->s[2], del_entry_txn, &lost), 0);
+    assert_int_equal(meta_store_write(f->s[1], NULL, del_inode_txn, &gone), 0);
+    assert_int_equal(meta_store_write(f->s[2], NULL, del_entry_txn, &lost), 0);
     x = check_across(f);
     assert_int_equal(x.dangling, 1); /* b */
     assert_int_equal(x.orphans, 1);  /* ic */
@@ -966,8 +966,8 @@ static void test_fsck_across(void **state)
 static void test_rename_lock_restart(void **state)
 {
     struct fx *f = *state;
-    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 111, 0, 0, NULL), 0);
-    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), -EBUSY);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[1]), 0, PROTO_SHARD_LOCK, 111, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[1]), 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), -EBUSY);
     /* MDT 0 restarts. */
     meta_ctx_destroy(&f->ctx[0]);
     meta_store_close(f->s[0]);
@@ -978,10 +978,10 @@ static void test_rename_lock_restart(void **state)
     f->ctx[0].peer = peer;
     f->ctx[0].xpeer = xpeer;
     f->ctx[0].peer_arg = f;
-    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), -EBUSY);
-    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_UNLOCK, 111, 0, 0, NULL), 0);
-    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), 0);
-    assert_int_equal(meta_shard_step(&f->ctx[1], 0, PROTO_SHARD_UNLOCK, 222, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[1]), 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), -EBUSY);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[1]), 0, PROTO_SHARD_UNLOCK, 111, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[1]), 0, PROTO_SHARD_LOCK, 222, 0, 0, NULL), 0);
+    assert_int_equal(meta_shard_step(RQ(&f->ctx[1]), 0, PROTO_SHARD_UNLOCK, 222, 0, 0, NULL), 0);
     assert_clean(f);
 }
 
@@ -993,16 +993,16 @@ static void test_shard_garbage(void **state)
     struct proto_shard_rep r;
     memset(&q, 0, sizeof(q));
     q.op = 99;
-    assert_int_equal(meta_op_shard(&f->ctx[1], &q, &r), -EINVAL);
+    assert_int_equal(meta_op_shard(RQ(&f->ctx[1]), &q, &r), -EINVAL);
     q.op = PROTO_SHARD_PUT;
     uint8_t junk[16] = {2, 1, 2, 3};
     q.rec = (struct proto_blob){junk, sizeof(junk)};
-    assert_int_equal(meta_op_shard(&f->ctx[1], &q, &r), -EINVAL);
+    assert_int_equal(meta_op_shard(RQ(&f->ctx[1]), &q, &r), -EINVAL);
     q.op = PROTO_SHARD_DEL;
     q.ino = ROOT;
-    assert_int_equal(meta_op_shard(&f->ctx[1], &q, &r), -EBUSY); /* never the root */
+    assert_int_equal(meta_op_shard(RQ(&f->ctx[1]), &q, &r), -EBUSY); /* never the root */
     q.cred.uid = 1000;
-    assert_int_equal(meta_op_shard(&f->ctx[2], &q, &r), -EPERM);
+    assert_int_equal(meta_op_shard(RQ(&f->ctx[2]), &q, &r), -EPERM);
 }
 
 /* ---- recovery beside the operations it must leave alone ---- */
@@ -1143,7 +1143,7 @@ static void test_two_recoveries(void **state)
         q.ino = ino[i];
         q.dparent = ROOT;
         q.dpath = proto_str_c(g[i]);
-        assert_int_equal(meta_op_link(&f->ctx[2], &q, &r), 0);
+        assert_int_equal(meta_op_link(RQ(&f->ctx[2]), &q, &r), 0);
     }
     for (int i = 0; i < 2; i++) {
         struct proto_unlink_req uq;
@@ -1152,7 +1152,7 @@ static void test_two_recoveries(void **state)
         uq.parent = ROOT;
         uq.path = proto_str_c(g[i]);
         f->fail_after = 0; /* the link drop on MDT 0 goes later */
-        assert_int_equal(meta_op_unlink(&f->ctx[2], &uq, ur), 0);
+        assert_int_equal(meta_op_unlink(RQ(&f->ctx[2]), &uq, ur), 0);
         f->fail_after = -1;
         free(ur);
     }
@@ -1256,7 +1256,7 @@ static int unlink_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *na
     memset(&q, 0, sizeof(q));
     q.parent = parent;
     q.path = proto_str_c(name);
-    int rc = meta_op_unlink(&f->ctx[mdt], &q, r);
+    int rc = meta_op_unlink(RQ(&f->ctx[mdt]), &q, r);
     free(r);
     return rc;
 }
@@ -1265,7 +1265,7 @@ static int shard_op(struct fx *f, uint32_t mdt, uint8_t op, uint64_t txid, uint6
                     uint64_t arg)
 {
     struct proto_shard_rep r;
-    return meta_shard_step(&f->ctx[mdt], mdt, op, txid, ino, arg, &r);
+    return meta_shard_step(RQ(&f->ctx[mdt]), mdt, op, txid, ino, arg, &r);
 }
 
 /* A seal as the code before owned seals wrote it: no operation's. */
@@ -1314,12 +1314,12 @@ static void test_seal_owned(void **state)
     assert_int_equal(unlink_at(f, o, d.ino, n), 0);
     /* An old seal (no owner) is taken over by a SEAL, undone by any UNSEAL. */
     uint64_t ino = d.ino;
-    assert_int_equal(meta_store_write(f->s[o], old_seal_txn, &ino), 0);
+    assert_int_equal(meta_store_write(f->s[o], NULL, old_seal_txn, &ino), 0);
     assert_int_equal(create_at(f, o, d.ino, n), -ENOENT);
     assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t2, d.ino, 0), 0);
     assert_int_equal(create_at(f, o, d.ino, n), 0);
     assert_int_equal(unlink_at(f, o, d.ino, n), 0);
-    assert_int_equal(meta_store_write(f->s[o], old_seal_txn, &ino), 0);
+    assert_int_equal(meta_store_write(f->s[o], NULL, old_seal_txn, &ino), 0);
     assert_int_equal(shard_op(f, o, PROTO_SHARD_SEAL, t2, d.ino, 0), 0);
     assert_int_equal(shard_op(f, o, PROTO_SHARD_UNSEAL, t1, d.ino, 0), 0);
     assert_int_equal(create_at(f, o, d.ino, n), -ENOENT); /* t2's now */
@@ -1395,12 +1395,12 @@ static void test_rename_refused_before_seal(void **state)
     q.dmdt = mv;
     f->seals = 0;
     memset(&r, 0, sizeof(r));
-    assert_int_equal(meta_op_rename(&f->ctx[ms], &q, &r), -EACCES);
+    assert_int_equal(meta_op_rename(RQ(&f->ctx[ms]), &q, &r), -EACCES);
     assert_int_equal(f->seals, 0);
     /* Root may: the directory is replaced. */
     q.cred.uid = q.cred.gid = 0;
     memset(&r, 0, sizeof(r));
-    assert_int_equal(meta_op_rename(&f->ctx[ms], &q, &r), 0);
+    assert_int_equal(meta_op_rename(RQ(&f->ctx[ms]), &q, &r), 0);
     assert_true(f->seals > 0);
     assert_int_equal(rmdir_at(f, mv, pub.ino, "v"), 0);
     assert_int_equal(rmdir_at(f, ep, ROOT, "pub"), 0);

@@ -9,11 +9,11 @@
  * cursors must not see the database change under them.
  */
 #include "fsck.h"
-#include "../proto/xrefs.h"
-#include "ops_int.h"
+#include "../../proto/xrefs.h"
+#include "core.h"
 
-#include "../common/log.h"
-#include "../common/util.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -458,7 +458,8 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
     if (text && cap)
         text[0] = '\0';
     struct fsck f = {.r = report, .mdt = meta_store_mdt(s), .repair = repair};
-    int rc = repair ? meta_store_write(s, fsck_txn, &f) : meta_store_read(s, fsck_txn, &f);
+    int rc =
+        repair ? meta_store_write(s, NULL, fsck_txn, &f) : meta_store_read(s, NULL, fsck_txn, &f);
     if (rc)
         report->fixed = 0; /* the transaction did not commit */
     if (repair && rc == 0 && f.nfix == MAX_FIXES)

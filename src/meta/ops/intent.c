@@ -1,7 +1,7 @@
 /*
- * Operations that span MDTs (DESIGN §4; docs/architecture.md, "Cross-MDT
- * operations"): mkdir of a directory whose inode or shards live on other
- * MDTs, and rmdir of one.
+ * The intent log and SHARD steps (intent.h) of operations that span MDTs
+ * (DESIGN §4; docs/architecture.md, "Cross-MDT operations"); the
+ * operations themselves are xdir.c (mkdir, rmdir) and xname.c (names).
  *
  * The MDT that holds the name coordinates. It writes an intent record
  * before it sends any step to another MDT, and ends the operation with one
@@ -20,9 +20,9 @@
  *          (in the same transaction as the intent): copy them onto every
  *          shard, which checks permissions and makes files with them.
  */
-#include "../common/log.h"
-#include "../common/util.h"
-#include "ops_int.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "intent.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -31,66 +31,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
-{
-    struct proto_enc e;
-    proto_enc_init(&e, buf, cap);
-    proto_put_U8(&e, &x->kind);
-    proto_put_U8(&e, &x->phase);
-    proto_put_U64(&e, &x->ino);
-    proto_put_U64(&e, &x->dir);
-    proto_put_U16(&e, &x->n);
-    for (uint16_t i = 0; i < x->n; i++)
-        proto_put_U16(&e, &x->mdt[i]);
-    /* Operations on names (xname.c) also say which. */
-    if (x->kind >= XK_RENAME) {
-        struct proto_str nm = proto_str_c(x->name);
-        proto_put_U64(&e, &x->ino2);
-        proto_put_U8(&e, &x->type);
-        proto_put_STR(&e, &nm);
-        proto_put_U8(&e, &x->flags);
-        proto_put_U16(&e, &x->vfirst);
-    }
-    return e.err ? e.err : (int)e.len;
-}
-
-int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
-{
-    struct proto_dec d;
-    proto_dec_init(&d, buf, len);
-    proto_get_U8(&d, &x->kind);
-    proto_get_U8(&d, &x->phase);
-    proto_get_U64(&d, &x->ino);
-    proto_get_U64(&d, &x->dir);
-    proto_get_U16(&d, &x->n);
-    if (x->n > X_MAX_MDTS)
-        return -EUCLEAN;
-    for (uint16_t i = 0; i < x->n; i++)
-        proto_get_U16(&d, &x->mdt[i]);
-    x->ino2 = 0;
-    x->type = 0;
-    x->name[0] = '\0';
-    if (x->kind >= XK_RENAME) {
-        struct proto_str nm;
-        proto_get_U64(&d, &x->ino2);
-        proto_get_U8(&d, &x->type);
-        proto_get_STR(&d, &nm);
-        if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
-            return -EUCLEAN;
-        x->flags = 0;
-        x->vfirst = 0;
-        if (!d.err && d.off < d.len)
-            proto_get_U8(&d, &x->flags);
-        if (!d.err && d.off < d.len)
-            proto_get_U16(&d, &x->vfirst);
-        if (x->vfirst > x->n)
-            return -EUCLEAN;
-    }
-    return d.err || x->kind < XK_MKDIR || x->kind > XK_RLOCK ? -EUCLEAN : 0;
-}
-
 /* The MDTs holding a record of a directory: its shards, else its owner. */
-static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
+void meta_intent_members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
 {
     x->n = 0;
     if (!dstripe) {
@@ -100,8 +42,6 @@ static void members(uint64_t dstripe, uint32_t owner, struct meta_intent *x)
     for (uint32_t k = 0; k < proto_ds_count(dstripe) && x->n < X_MAX_MDTS; k++)
         x->mdt[x->n++] = (uint16_t)proto_ds_shard_mdt(dstripe, k);
 }
-
-/* ---- operations in progress (recovery leaves them alone) ---- */
 
 /* One owner at a time: a request that writes the intent, or a recovery.
  * false: marked already, or no memory to mark it. */
@@ -137,7 +77,7 @@ void meta_xbusy_del(struct meta_ctx *c, uint64_t txid)
     pthread_mutex_unlock(&c->xlock);
 }
 
-static bool is_busy(struct meta_ctx *c, uint64_t txid)
+bool meta_xbusy_has(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
     bool b = false;
@@ -147,12 +87,11 @@ static bool is_busy(struct meta_ctx *c, uint64_t txid)
     return b;
 }
 
-/* ---- steps ---- */
-
 /* One SHARD step on MDT mdt: this one's own handler, or a peer's. */
-static int shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                      const struct meta_inode *rec, uint64_t arg, struct proto_shard_rep *r)
+int meta_step_rec(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
+                  const struct meta_inode *rec, uint64_t arg, struct proto_shard_rep *r)
 {
+    struct meta_ctx *c = rq->ctx;
     uint8_t buf[META_INODE_REC_MAX];
     struct proto_shard_req q;
     memset(&q, 0, sizeof(q));
@@ -171,23 +110,16 @@ static int shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txi
         r = &dummy;
     memset(r, 0, sizeof(*r));
     if (mdt == c->mdt)
-        return meta_op_shard(c, &q, r);
+        return meta_op_shard(rq, &q, r);
     if (!c->peer)
         return -EHOSTUNREACH;
     return c->peer(c->peer_arg, mdt, &q, r);
 }
 
-/* A step that carries an inode record. */
-static int step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                const struct meta_inode *rec, struct proto_shard_rep *r)
+int meta_shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,
+                    uint64_t ino, uint64_t arg, struct proto_shard_rep *r)
 {
-    return shard_step(c, mdt, op, txid, ino, rec, 0, r);
-}
-
-int meta_shard_step(struct meta_ctx *c, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
-                    uint64_t arg, struct proto_shard_rep *r)
-{
-    return shard_step(c, mdt, op, txid, ino, NULL, arg, r);
+    return meta_step_rec(rq, mdt, op, txid, ino, NULL, arg, r);
 }
 
 int meta_peer_err(int rc)
@@ -200,12 +132,12 @@ int meta_peer_err(int rc)
 
 /* The same step (with arg) on every MDT of x; 0 if all succeeded, else the
  * first error (the others are still tried). */
-static int step_all(struct meta_ctx *c, const struct meta_intent *x, uint8_t op, uint64_t txid,
-                    uint64_t arg)
+static int step_all(const struct meta_req *rq, const struct meta_intent *x, uint8_t op,
+                    uint64_t txid, uint64_t arg)
 {
     int first = 0;
     for (uint16_t i = 0; i < x->n; i++) {
-        int rc = shard_step(c, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
+        int rc = meta_step_rec(rq, x->mdt[i], op, txid, x->ino, NULL, arg, NULL);
         if (rc == -ENOENT && (op == PROTO_SHARD_DEL || op == PROTO_SHARD_UNSEAL))
             rc = 0;
         if (rc && !first)
@@ -213,8 +145,6 @@ static int step_all(struct meta_ctx *c, const struct meta_intent *x, uint8_t op,
     }
     return first;
 }
-
-/* ---- intent records ---- */
 
 struct intent_arg {
     struct meta_ctx *c;
@@ -253,10 +183,11 @@ static int rewrite_txn(struct meta_txn *t, void *arg)
     return meta_intent_record(t, a->txid, a->x);
 }
 
-int meta_intent_rewrite(struct meta_ctx *c, uint64_t txid, struct meta_intent *x)
+int meta_intent_rewrite(const struct meta_req *rq, uint64_t txid, struct meta_intent *x)
 {
+    struct meta_ctx *c = rq->ctx;
     struct intent_arg a = {c, txid, x, false};
-    return meta_store_write(c->store, rewrite_txn, &a);
+    return meta_store_write(c->store, rq, rewrite_txn, &a);
 }
 
 int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x, uint8_t phase)
@@ -275,20 +206,23 @@ static int end_txn(struct meta_txn *t, void *arg)
     return rc == -ENOENT ? 0 : rc;
 }
 
-int meta_intent_begin(struct meta_ctx *c, struct meta_intent *x, bool alloc_ino, uint64_t *txid)
+int meta_intent_begin(const struct meta_req *rq, struct meta_intent *x, bool alloc_ino,
+                      uint64_t *txid)
 {
+    struct meta_ctx *c = rq->ctx;
     struct intent_arg a = {c, 0, x, alloc_ino};
-    int rc = meta_store_write(c->store, begin_txn, &a);
+    int rc = meta_store_write(c->store, rq, begin_txn, &a);
     *txid = a.txid;
     if (rc && a.txid)
         meta_xbusy_del(c, a.txid);
     return rc;
 }
 
-int meta_intent_end(struct meta_ctx *c, uint64_t txid)
+int meta_intent_end(const struct meta_req *rq, uint64_t txid)
 {
+    struct meta_ctx *c = rq->ctx;
     struct intent_arg a = {c, txid, NULL, false};
-    return meta_store_write(c->store, end_txn, &a);
+    return meta_store_write(c->store, rq, end_txn, &a);
 }
 
 /* Roll an intent back (or, in rmdir's phase 2, forward) to its end; the
@@ -312,16 +246,17 @@ static int master_txn(struct meta_txn *t, void *arg)
 }
 
 /* Copy a striped directory's attributes onto its shards. */
-static int sync_shards(struct meta_ctx *c, uint64_t txid, const struct meta_intent *x)
+static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x)
 {
+    struct meta_ctx *c = rq->ctx;
     struct meta_inode *in = malloc(sizeof(*in));
     if (!in)
         return -ENOMEM;
     struct master_arg a = {x->ino, in};
-    int rc = meta_store_read(c->store, master_txn, &a);
+    int rc = meta_store_read(c->store, rq, master_txn, &a);
     for (uint16_t i = 0; i < x->n && rc == 0; i++)
         if (x->mdt[i] != c->mdt)
-            rc = step(c, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, NULL);
+            rc = meta_step_rec(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, 0, NULL);
     free(in);
     return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
 }
@@ -337,7 +272,7 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     x->phase = 1;
     x->ino = in->ino;
     x->dir = in->parent;
-    members(in->dstripe, c->mdt, x);
+    meta_intent_members(in->dstripe, c->mdt, x);
     uint64_t txid;
     int rc = meta_alloc_ino(t, &txid);
     if (rc == 0)
@@ -348,19 +283,18 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     return rc;
 }
 
-static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, bool quiet)
+int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet)
 {
+    struct meta_ctx *c = rq->ctx;
     int rc;
-    if (x->kind >= XK_RENAME)
-        return meta_xname_finish(c, txid, x, quiet);
     if (x->kind == XK_SYNC)
-        rc = sync_shards(c, txid, x);
+        rc = sync_shards(rq, txid, x);
     else if (x->kind == XK_MKDIR)
-        rc = step_all(c, x, PROTO_SHARD_DEL, txid, META_SHARD_DEL_UNNAMED);
+        rc = step_all(rq, x, PROTO_SHARD_DEL, txid, META_SHARD_DEL_UNNAMED);
     else if (x->phase == 1)
-        rc = step_all(c, x, PROTO_SHARD_UNSEAL, txid, 0);
+        rc = step_all(rq, x, PROTO_SHARD_UNSEAL, txid, 0);
     else
-        rc = step_all(c, x, PROTO_SHARD_DEL, txid, 0);
+        rc = step_all(rq, x, PROTO_SHARD_DEL, txid, 0);
     if (rc) {
         log_msg(quiet ? LOG_DEBUG : LOG_WARN,
                 "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
@@ -369,172 +303,7 @@ static int finish_quiet(struct meta_ctx *c, uint64_t txid, struct meta_intent *x
         return rc;
     }
     struct intent_arg a = {c, txid, x, false};
-    return meta_store_write(c->store, end_txn, &a);
-}
-
-static int finish(struct meta_ctx *c, uint64_t txid, struct meta_intent *x)
-{
-    return finish_quiet(c, txid, x, false);
-}
-
-/* ---- mkdir ---- */
-
-struct xmk_commit {
-    struct meta_ctx *c;
-    const struct proto_cred *cred;
-    struct meta_xmk *m;
-    const struct meta_intent *x;
-    uint64_t txid;
-};
-
-static int xmk_commit_txn(struct meta_txn *t, void *arg)
-{
-    struct xmk_commit *a = arg;
-    struct walk w = {.dir = a->m->dir};
-    int rc = meta_inode_get_here(t, a->m->dir, &w.din);
-    if (rc)
-        return rc == -EREMOTE ? -ENOENT : rc;
-    if ((rc = meta_may_add(&w, a->cred)))
-        return rc;
-    if (meta_name_held(a->c, a->m->dir, a->m->name, 0))
-        return -EBUSY; /* a rename is moving a file to this name */
-    if ((rc = meta_dentry_add(t, a->m->dir, a->m->name, a->m->rec.ino, DT_DIR)))
-        return rc;
-    for (uint16_t i = 0; i < a->x->n; i++) {
-        if (a->x->mdt[i] != a->c->mdt)
-            continue;
-        struct meta_inode here = a->m->rec;
-        if (a->m->owner != a->c->mdt)
-            here.flags |= META_F_SHARD;
-        if ((rc = meta_inode_put(t, &here)))
-            return rc;
-    }
-    if ((rc = meta_touch_dir(t, &w.din, 1)))
-        return rc;
-    if ((rc = meta_intent_del(t, a->txid)))
-        return rc;
-    return meta_reply_here(t); /* the mkdir is made: a resend must not make it again */
-}
-
-int meta_xmkdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xmk *m,
-                struct proto_attr *out)
-{
-    struct meta_intent *xp = calloc(1, sizeof(*xp)); /* 8 KiB: off the stack */
-    if (!xp)
-        return -ENOMEM;
-    xp->kind = XK_MKDIR;
-    xp->phase = 1;
-    xp->dir = m->dir;
-    members(m->rec.dstripe, m->owner, xp);
-    int rc = 0;
-    /* The inode number comes from the MDT that will own the inode. */
-    if (m->owner != c->mdt) {
-        struct proto_shard_rep r;
-        if ((rc = step(c, m->owner, PROTO_SHARD_ALLOC, 0, 0, NULL, &r))) {
-            free(xp);
-            return meta_peer_err(rc);
-        }
-        xp->ino = r.ino;
-    }
-    uint64_t txid;
-    if ((rc = meta_intent_begin(c, xp, m->owner == c->mdt, &txid))) {
-        free(xp);
-        return rc;
-    }
-    m->rec.ino = xp->ino;
-    for (uint16_t i = 0; i < xp->n && !rc; i++) {
-        uint32_t mdt = xp->mdt[i];
-        if (mdt == c->mdt)
-            continue; /* put in the commit below */
-        struct meta_inode rec = m->rec;
-        if (mdt != m->owner)
-            rec.flags |= META_F_SHARD;
-        rc = step(c, mdt, PROTO_SHARD_PUT, txid, xp->ino, &rec, NULL);
-    }
-    if (!rc) {
-        struct xmk_commit a = {c, cred, m, xp, txid};
-        meta_inode_attr(&m->rec, out); /* the reply, kept by the commit */
-        rc = meta_store_write(c->store, xmk_commit_txn, &a);
-    }
-    if (rc) {
-        finish(c, txid, xp); /* if it fails, left open: recovery tries again */
-        rc = meta_peer_err(rc);
-    }
-    meta_xbusy_del(c, txid);
-    free(xp);
-    return rc;
-}
-
-/* ---- rmdir ---- */
-
-struct xrm_commit {
-    struct meta_ctx *c;
-    const struct proto_cred *cred;
-    struct meta_xrm *m;
-    struct meta_intent *x;
-    uint64_t txid;
-    uint32_t victim_uid;
-};
-
-static int xrm_commit_txn(struct meta_txn *t, void *arg)
-{
-    struct xrm_commit *a = arg;
-    struct meta_inode dir;
-    int rc = meta_inode_get_here(t, a->m->dir, &dir);
-    if (rc)
-        return rc == -EREMOTE ? -ENOENT : rc;
-    if (!proto_cred_may_delete(a->cred, dir.mode, dir.uid, dir.gid, a->victim_uid))
-        return proto_cred_may(a->cred, dir.mode, dir.uid, dir.gid, 3) ? -EPERM : -EACCES;
-    uint64_t ino;
-    if ((rc = meta_dentry_get(t, a->m->dir, a->m->name, &ino, NULL)))
-        return rc;
-    if (ino != a->m->ino)
-        return -ENOENT; /* renamed over meanwhile: the caller may try again */
-    if ((rc = meta_dentry_del(t, a->m->dir, a->m->name)) || (rc = meta_touch_dir(t, &dir, -1)) ||
-        (rc = meta_intent_advance(t, a->txid, a->x, 2)))
-        return rc;
-    return meta_reply_here(t); /* recovery finishes it from here */
-}
-
-int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_xrm *m)
-{
-    if (m->ask_owner) {
-        /* Refused before any seal, as in meta_op_rmdir's walk. */
-        struct proto_shard_rep r;
-        int rc = shard_step(c, proto_ino_mdt(m->ino), PROTO_SHARD_PARENT, 0, m->ino, NULL, 0, &r);
-        if (rc)
-            return meta_peer_err(rc);
-        if (cred->uid != r.uid)
-            return -EPERM;
-    }
-    struct meta_intent *xp = calloc(1, sizeof(*xp));
-    if (!xp)
-        return -ENOMEM;
-    xp->kind = XK_RMDIR;
-    xp->phase = 1;
-    xp->ino = m->ino;
-    xp->dir = m->dir;
-    xp->n = 1;
-    xp->mdt[0] = (uint16_t)proto_ino_mdt(m->ino);
-    uint64_t txid;
-    int rc = meta_intent_begin(c, xp, false, &txid);
-    if (rc) {
-        free(xp);
-        return rc;
-    }
-    uint32_t uid = 0;
-    rc = meta_seal_records(c, txid, xp, 0, m->dstripe, &uid);
-    if (!rc) {
-        struct xrm_commit a = {c, cred, m, xp, txid, uid};
-        if ((rc = meta_store_write(c->store, xrm_commit_txn, &a)) == 0)
-            xp->phase = 2;
-    }
-    rc = meta_peer_err(rc);
-    /* Undo the seals (phase 1), or delete the records (phase 2). */
-    finish(c, txid, xp);
-    meta_xbusy_del(c, txid);
-    free(xp);
-    return rc;
+    return meta_store_write(c->store, rq, end_txn, &a);
 }
 
 /* SEAL one record; while another operation's seal is on it, wait for that
@@ -543,25 +312,25 @@ int meta_xrmdir(struct meta_ctx *c, const struct proto_cred *cred, struct meta_x
  * never wait for each other. */
 #define SEAL_TRIES 400 /* x 5 ms */
 
-static int seal_one(struct meta_ctx *c, uint32_t mdt, uint64_t txid, uint64_t ino,
+static int seal_one(const struct meta_req *rq, uint32_t mdt, uint64_t txid, uint64_t ino,
                     struct proto_shard_rep *r)
 {
     int rc;
     for (int i = 0;; i++) {
-        rc = shard_step(c, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
+        rc = meta_step_rec(rq, mdt, PROTO_SHARD_SEAL, txid, ino, NULL, 0, r);
         if (rc != -EBUSY || ino == PROTO_ROOT_INO || i == SEAL_TRIES)
             return rc;
         usleep(5000);
     }
 }
 
-int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, uint16_t first,
-                      uint64_t dstripe, uint32_t *uid)
+int meta_seal_records(const struct meta_req *rq, uint64_t txid, struct meta_intent *x,
+                      uint16_t first, uint64_t dstripe, uint32_t *uid)
 {
     uint32_t owner = x->mdt[first];
     uint64_t ino = x->kind == XK_RMDIR ? x->ino : x->ino2;
     struct proto_shard_rep r;
-    int rc = seal_one(c, owner, txid, ino, &r);
+    int rc = seal_one(rq, owner, txid, ino, &r);
     if (rc)
         return rc;
     if (uid)
@@ -574,14 +343,12 @@ int meta_seal_records(struct meta_ctx *c, uint64_t txid, struct meta_intent *x, 
         if (m != owner)
             x->mdt[x->n++] = m;
     }
-    if (x->n > first + 1 && (rc = meta_intent_rewrite(c, txid, x)))
+    if (x->n > first + 1 && (rc = meta_intent_rewrite(rq, txid, x)))
         return rc;
     for (uint16_t i = first + 1; i < x->n && rc == 0; i++)
-        rc = seal_one(c, x->mdt[i], txid, ino, NULL);
+        rc = seal_one(rq, x->mdt[i], txid, ino, NULL);
     return rc;
 }
-
-/* ---- the other side: SHARD ---- */
 
 struct shard_arg {
     struct meta_ctx *c;
@@ -728,7 +495,7 @@ static int rlock_read_txn(struct meta_txn *t, void *arg)
 int meta_rlock_load(struct meta_ctx *c)
 {
     struct rlock_arg a = {0, 0};
-    int rc = meta_store_read(c->store, rlock_read_txn, &a);
+    int rc = meta_store_read(c->store, NULL, rlock_read_txn, &a);
     int64_t left = a.until_real_ns - (int64_t)util_now_real_ns();
     if (rc == 0 && a.txid && left > 0) {
         c->rlock_txid = a.txid;
@@ -739,8 +506,9 @@ int meta_rlock_load(struct meta_ctx *c)
     return rc;
 }
 
-static int rename_lock(struct meta_ctx *c, uint64_t txid, bool take)
+static int rename_lock(const struct meta_req *rq, uint64_t txid, bool take)
 {
+    struct meta_ctx *c = rq->ctx;
     int64_t now = (int64_t)util_now_mono_ns();
     int rc = 0;
     bool changed = false;
@@ -760,34 +528,35 @@ static int rename_lock(struct meta_ctx *c, uint64_t txid, bool take)
     pthread_mutex_unlock(&c->xlock);
     if (changed) {
         struct rlock_arg a = {take ? txid : 0, (int64_t)util_now_real_ns() + RLOCK_NS};
-        int wrc = meta_store_write(c->store, rlock_txn, &a);
+        int wrc = meta_store_write(c->store, rq, rlock_txn, &a);
         if (wrc && take) {
-            rename_lock(c, txid, false);
+            rename_lock(rq, txid, false);
             rc = wrc;
         }
     }
     return rc;
 }
 
-int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct proto_shard_rep *r)
+int meta_op_shard(const struct meta_req *rq, const void *qv, void *rv)
 {
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_shard_req *q = qv;
+    struct proto_shard_rep *r = rv;
     struct shard_arg a = {c, q, r, {0}};
     if (q->cred.uid != 0)
         return -EPERM;
     if (q->op < PROTO_SHARD_ALLOC || q->op > PROTO_SHARD_UNLOCK)
         return -EINVAL;
     if (q->op == PROTO_SHARD_LOCK || q->op == PROTO_SHARD_UNLOCK)
-        return c->mdt == 0 ? rename_lock(c, q->txid, q->op == PROTO_SHARD_LOCK) : -EINVAL;
+        return c->mdt == 0 ? rename_lock(rq, q->txid, q->op == PROTO_SHARD_LOCK) : -EINVAL;
     if (q->op == PROTO_SHARD_PUT || q->op == PROTO_SHARD_ATTR) {
         /* Only directory records travel, and only under their own number. */
         if (meta_inode_decode(q->rec.p, q->rec.len, &a.rec) || !S_ISDIR(a.rec.mode) ||
             a.rec.ino != q->ino || a.rec.ino == 0)
             return -EINVAL;
     }
-    return meta_store_write(c->store, shard_txn, &a);
+    return meta_store_write(c->store, rq, shard_txn, &a);
 }
-
-/* ---- recovery ---- */
 
 /* Recovery reads which intents are open from a snapshot, which may be older
  * than the request (or the other recovery) that ends one: it claims each
@@ -798,112 +567,17 @@ int meta_op_shard(struct meta_ctx *c, const struct proto_shard_req *q, struct pr
  * undone (its records deleted under its name), a rename acknowledged in
  * phase 2 rolled back, a link dropped twice. */
 
-struct scan_arg {
-    struct meta_ctx *c;
-    struct meta_intent *x; /* scratch */
-    uint64_t *v;           /* txids of intents that look open */
-    uint32_t n, cap;
-};
-
-static bool not_ours(uint8_t kind)
+/* A new intent record about a name (name may be NULL): NULL without memory. */
+struct meta_intent *meta_intent_new(uint8_t kind, uint8_t phase, uint64_t ino, uint64_t dir,
+                                    const char *name)
 {
-    return kind == XK_APPLIED || kind == XK_HOLD || kind == XK_RLOCK;
-}
-
-static int scan_cb(void *arg, uint64_t txid, const void *rec, size_t len)
-{
-    struct scan_arg *s = arg;
-    if (s->n == s->cap || is_busy(s->c, txid))
-        return 0;
-    if (meta_intent_decode(rec, len, s->x)) {
-        log_error("MDT%04x: intent %llx cannot be read; left for fsck", s->c->mdt,
-                  (unsigned long long)txid);
-        return 0;
+    struct meta_intent *x = calloc(1, sizeof(*x)); /* 8 KiB: off the stack */
+    if (x) {
+        x->kind = kind;
+        x->phase = phase;
+        x->ino = ino;
+        x->dir = dir;
+        snprintf(x->name, sizeof(x->name), "%s", name ? name : "");
     }
-    if (not_ours(s->x->kind))
-        return 0; /* another MDT's operation, kept here: not ours to finish */
-    s->v[s->n++] = txid;
-    return 0;
-}
-
-static int scan_txn(struct meta_txn *t, void *arg)
-{
-    struct scan_arg *s = arg;
-    if (s->c->recover_hook)
-        s->c->recover_hook(s->c);
-    return meta_intent_scan(t, scan_cb, s);
-}
-
-struct reread_arg {
-    uint64_t txid;
-    struct meta_intent *x;
-};
-
-static int reread_txn(struct meta_txn *t, void *arg)
-{
-    struct reread_arg *a = arg;
-    MDB_val v;
-    int rc = meta_intent_get(t, a->txid, &v);
-    if (rc == 0 && (meta_intent_decode(v.mv_data, v.mv_size, a->x) || not_ours(a->x->kind)))
-        rc = -ENOENT; /* said by the scan, or not an operation */
-    return rc;
-}
-
-int meta_xmdt_recover(struct meta_ctx *c)
-{
-    __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
-    struct scan_arg s = {c, malloc(sizeof(*s.x)), NULL, 0, 64};
-    s.v = calloc(s.cap, sizeof(*s.v));
-    if (!s.x || !s.v) {
-        free(s.x);
-        free(s.v);
-        return -ENOMEM;
-    }
-    int rc = meta_store_read(c->store, scan_txn, &s);
-    int open = 0;
-    for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
-        uint64_t txid = s.v[i];
-        /* Claimed so that two recoveries never run one intent at once. */
-        if (!meta_xbusy_add(c, txid)) {
-            open++;
-            continue;
-        }
-        struct reread_arg a = {txid, s.x};
-        int rrc = meta_store_read(c->store, reread_txn, &a);
-        if (rrc) {
-            meta_xbusy_del(c, txid);
-            if (rrc != -ENOENT) /* gone: ended since the scan */
-                rc = rrc;
-            continue;
-        }
-        /* Said at info but for attribute copies (every setattr of a
-         * striped directory has one): what recovery ran is what explains
-         * a namespace after a crash. */
-        log_msg(s.x->kind == XK_SYNC ? LOG_DEBUG : LOG_INFO,
-                "MDT%04x: recovering cross-MDT %s %llx (phase %u, inode %llx)", c->mdt,
-                meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
-                (unsigned long long)s.x->ino);
-        uint8_t kind = s.x->kind;
-        if (finish_quiet(c, txid, s.x, true))
-            open++;
-        else if (kind != XK_SYNC)
-            __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);
-        meta_xbusy_del(c, txid);
-    }
-    free(s.x);
-    free(s.v);
-    /* One line when the count of open operations changes, not one per try. */
-    pthread_mutex_lock(&c->xlock);
-    if (rc == 0 && (uint32_t)open != c->xopen_said) {
-        if (open)
-            log_warn("MDT%04x: %d cross-MDT operation(s) open, waiting for a peer MDT; "
-                     "retried every tick",
-                     c->mdt, open);
-        else
-            log_info("MDT%04x: every open cross-MDT operation finished (%llu recovered so far)",
-                     c->mdt, (unsigned long long)c->xrecovered);
-        c->xopen_said = (uint32_t)open;
-    }
-    pthread_mutex_unlock(&c->xlock);
-    return rc ? rc : open;
+    return x;
 }

@@ -16,7 +16,7 @@
 #ifndef STRIA_META_FSCK_H
 #define STRIA_META_FSCK_H
 
-#include "store.h"
+#include "../store/store.h"
 
 #include <stdbool.h>
 #include <stddef.h>

@@ -11,15 +11,15 @@
  * requests). The main thread makes committed metadata durable every
  * sync_interval_ms and finishes cross-MDT operations left open.
  */
-#include "../common/config.h"
-#include "../common/daemon.h"
-#include "../common/log.h"
-#include "../common/util.h"
-#include "../net/hb.h"
-#include "../net/net.h"
-#include "fsck.h"
+#include "../../common/config.h"
+#include "../../common/daemon.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "../../net/hb.h"
+#include "../../net/net.h"
+#include "../ops/fsck.h"
 #include "lease.h"
-#include "ops.h"
+#include "../ops/ops.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -102,18 +102,7 @@ struct metad {
 #define CTX(p)    (&((struct metad *)(p))->ctx)
 #define LEASES(p) (((struct metad *)(p))->leases)
 
-/* Which inodes a lookup leases: for one name, not through a symlink, the
- * directory (its names) and what the name holds. (A getattr leases its
- * inode.) */
-static uint32_t grants_lookup(const struct proto_lookup_req *q, const struct proto_lookup_rep *r,
-                              uint64_t *inos)
-{
-    if (q->follow || q->path.len == 0 || memchr(q->path.p, '/', q->path.len))
-        return 0;
-    inos[0] = q->parent;
-    inos[1] = r->attr.ino;
-    return 2;
-}
+/* ---- the dispatcher ---- */
 
 /* Around each request whose reply carries leases: the mark for grants
  * and where the operation notes the inodes it writes. */
@@ -126,7 +115,6 @@ static void leasing_begin(void *p, struct leasing *ls)
 {
     memset(ls, 0, sizeof(*ls));
     ls->mark = lease_read_begin(LEASES(p));
-    meta_store_note_to(&ls->touched);
 }
 
 /* A request that wrote inodes revokes other clients' leases on them and
@@ -135,7 +123,6 @@ static void leasing_begin(void *p, struct leasing *ls)
 static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, const uint64_t *inos,
                         uint32_t n, struct proto_leases *out)
 {
-    meta_store_note_to(NULL);
     if (ls->touched.n || ls->touched.overflow) {
         lease_changed(LEASES(p), client, &ls->touched, rc == 0, out);
         if (rc == 0)
@@ -145,101 +132,36 @@ static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, co
     }
 }
 
-/* Handlers of requests whose reply carries leases; GRANTS: how many inodes
- * a read leases, put in inos (from q and r); AFTER runs on success. */
-#define LEASED(lname, GRANTS, AFTER)                                                               \
-    static int enc_##lname(struct proto_enc *e, const void *r)                                     \
-    {                                                                                              \
-        return proto_enc_##lname##_rep(e, r);                                                      \
-    }                                                                                              \
-    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
-    {                                                                                              \
-        struct proto_##lname##_req q;                                                              \
-        struct proto_##lname##_rep r;                                                              \
-        memset(&r, 0, sizeof(r));                                                                  \
-        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
-            return -EBADMSG;                                                                       \
-        struct leasing ls;                                                                         \
-        leasing_begin(p, &ls);                                                                     \
-        struct meta_reply kept = {.client = req->hdr.client_id,                                    \
-                                  .seq = req->hdr.seq,                                             \
-                                  .tag = PROTO_HDR_TAG(&req->hdr),                                 \
-                                  .op = req->hdr.opcode,                                           \
-                                  .encode = enc_##lname,                                           \
-                                  .rep = &r};                                                      \
-        meta_store_reply_to(kept.tag ? &kept : NULL);                                              \
-        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
-        meta_store_reply_to(NULL);                                                                 \
-        uint64_t inos[PROTO_MAX_LEASES];                                                           \
-        uint32_t n = rc == 0 ? (GRANTS) : 0;                                                       \
-        leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, &r.leases);                           \
-        if (rc)                                                                                    \
-            return rc;                                                                             \
-        AFTER;                                                                                     \
-        return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
-    }
-LEASED(lookup, grants_lookup(&q, &r, inos), (void)0)
-LEASED(getattr, (inos[0] = q.ino, 1), (void)0)
-LEASED(setattr, 0, (void)0)
-LEASED(open, 0, (void)0)
-LEASED(mkdir, 0, (void)0)
-LEASED(unlink, 0, if (q.want_wb) r.wb_ms = lease_wb_grant(LEASES(p), req->hdr.client_id, &r.wb_id))
-LEASED(rmdir, 0, (void)0)
-LEASED(rename, 0, (void)0)
-LEASED(link, 0, (void)0)
-LEASED(symlink, 0, (void)0)
-LEASED(mknod, 0, (void)0)
-LEASED(setstripe, 0, (void)0)
-LEASED(setdirstripe, 0, (void)0)
-LEASED(setxattr, 0, (void)0)
-LEASED(removexattr, 0, (void)0)
-LEASED(setsize, 0, (void)0)
-#undef LEASED
+/* Which inodes a lookup leases: for one name, not through a symlink, the
+ * directory (its names) and what the name holds. */
+static uint32_t grants_lookup(const void *qv, const void *rv, uint64_t *inos)
+{
+    const struct proto_lookup_req *q = qv;
+    const struct proto_lookup_rep *r = rv;
+    if (q->follow || q->path.len == 0 || memchr(q->path.p, '/', q->path.len))
+        return 0;
+    inos[0] = q->parent;
+    inos[1] = r->attr.ino;
+    return 2;
+}
 
-/* Handlers whose operation needs no buffer beyond the reply struct. */
-#define SIMPLE(lname)                                                                              \
-    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
-    {                                                                                              \
-        struct proto_##lname##_req q;                                                              \
-        struct proto_##lname##_rep r;                                                              \
-        memset(&r, 0, sizeof(r));                                                                  \
-        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
-            return -EBADMSG;                                                                       \
-        int rc = meta_op_##lname(CTX(p), &q, &r);                                                  \
-        if (rc)                                                                                    \
-            return rc;                                                                             \
-        return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
-    }
-SIMPLE(getstripe)
-SIMPLE(destroyed)
-#undef SIMPLE
+/* A getattr leases its inode. */
+static uint32_t grants_getattr(const void *qv, const void *rv, uint64_t *inos)
+{
+    const struct proto_getattr_req *q = qv;
+    (void)rv;
+    inos[0] = q->ino;
+    return 1;
+}
 
-/* A step of another MDT's cross-MDT operation: it revokes leases on what
- * it changes like any change. */
-
-/* Steps of another MDT's cross-MDT operation: they revoke leases on what
- * they change like any change, and grant none. */
-#define STEP(lname)                                                                                \
-    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
-    {                                                                                              \
-        struct proto_##lname##_req q;                                                              \
-        struct proto_##lname##_rep *r = net_scratch(req, sizeof(*r));                              \
-        if (!r)                                                                                    \
-            return -ENOMEM;                                                                        \
-        memset(r, 0, sizeof(*r));                                                                  \
-        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
-            return -EBADMSG;                                                                       \
-        struct leasing ls;                                                                         \
-        struct proto_leases none;                                                                  \
-        leasing_begin(p, &ls);                                                                     \
-        int rc = meta_op_##lname(CTX(p), &q, r);                                                   \
-        memset(&none, 0, sizeof(none));                                                            \
-        leasing_end(p, &ls, req->hdr.client_id, rc, NULL, 0, &none);                               \
-        return rc ? rc : proto_enc_##lname##_rep(&rep->enc, r);                                    \
-    }
-STEP(shard)
-STEP(xname)
-#undef STEP
+/* An unlink that asks for it gets the write-behind grant (lease.h). */
+static void after_unlink(struct metad *m, const struct net_req *req, const void *qv, void *rv)
+{
+    const struct proto_unlink_req *q = qv;
+    struct proto_unlink_rep *r = rv;
+    if (q->want_wb)
+        r->wb_ms = lease_wb_grant(m->leases, req->hdr.client_id, &r->wb_id);
+}
 
 /* ---- other MDTs ---- */
 
@@ -360,29 +282,6 @@ static void peers_free(struct peers *ps)
     pthread_mutex_destroy(&ps->lock);
 }
 
-/* Handlers whose reply carries bytes copied out of the store. */
-#define BUFFERED(lname, buftype, size)                                                             \
-    static int h_##lname(void *p, struct net_req *req, struct net_rep *rep)                        \
-    {                                                                                              \
-        struct proto_##lname##_req q;                                                              \
-        struct proto_##lname##_rep r;                                                              \
-        memset(&r, 0, sizeof(r));                                                                  \
-        if (proto_dec_##lname##_req(&req->dec, &q))                                                \
-            return -EBADMSG;                                                                       \
-        buftype *buf = net_scratch(req, size);                                                     \
-        if (!buf)                                                                                  \
-            return -ENOMEM;                                                                        \
-        int rc = meta_op_##lname(CTX(p), &q, &r, buf, size);                                       \
-        if (rc)                                                                                    \
-            return rc;                                                                             \
-        return proto_enc_##lname##_rep(&rep->enc, &r);                                             \
-    }
-BUFFERED(readlink, char, PROTO_MAX_STR)
-BUFFERED(readdir, uint8_t, PROTO_MAX_REP_PAYLOAD - 64)
-BUFFERED(getxattr, uint8_t, PROTO_MAX_XATTR)
-BUFFERED(listxattr, uint8_t, PROTO_MAX_REP_PAYLOAD - 64)
-#undef BUFFERED
-
 static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct metad *m = p;
@@ -498,6 +397,120 @@ static int h_ping(void *p, struct net_req *req, struct net_rep *rep)
     return 0;
 }
 
+/* How the dispatcher serves one kind of request. */
+enum serve_how {
+    SERVE_NONE,   /* not served by this daemon */
+    SERVE_READ,   /* an operation whose reply carries LEASES: grants leases on what it read */
+    SERVE_CHANGE, /* the same for a change: revokes every other client's lease on what it wrote,
+                   * and keeps its reply with the change when the client gave it a slot */
+    SERVE_PLAIN,  /* an operation whose reply carries no leases */
+    SERVE_STEP,   /* a step of another MDT's cross-MDT operation: revokes, grants nothing */
+    SERVE_OWN,    /* the service's own handler (no operation of ops.h) */
+};
+
+/* One row per request kind: how it is served and by what. Decoding and
+ * encoding come from the message table (proto_codec). */
+struct serve {
+    enum serve_how how;
+    /* The operation (ops.h): rq, the decoded request, the reply to fill. */
+    int (*fn)(const struct meta_req *rq, const void *q, void *r);
+    /* Where the reply's LEASES field is (SERVE_READ, SERVE_CHANGE). */
+    size_t leases;
+    /* How many inodes a read leases, put in inos (from q and r; at most
+     * PROTO_MAX_LEASES); NULL: none. */
+    uint32_t (*grants)(const void *q, const void *r, uint64_t *inos);
+    /* Runs on success, after the leases, before the reply is encoded. */
+    void (*after)(struct metad *m, const struct net_req *req, const void *q, void *r);
+    /* Bytes of scratch the reply may point into (meta_req.buf). */
+    uint32_t buf;
+    /* SERVE_OWN: the handler. */
+    net_handler_fn own;
+};
+
+#define LEASES_OF(lname) offsetof(struct proto_##lname##_rep, leases)
+
+/* Adding an operation: a row here (and its message in proto.h). */
+static const struct serve serves[PROTO_OP_MAX] = {
+    [PROTO_OP_LOOKUP] = {SERVE_READ, meta_op_lookup, LEASES_OF(lookup), grants_lookup},
+    [PROTO_OP_GETATTR] = {SERVE_READ, meta_op_getattr, LEASES_OF(getattr), grants_getattr},
+    [PROTO_OP_SETATTR] = {SERVE_CHANGE, meta_op_setattr, LEASES_OF(setattr)},
+    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open)},
+    [PROTO_OP_MKDIR] = {SERVE_CHANGE, meta_op_mkdir, LEASES_OF(mkdir)},
+    [PROTO_OP_UNLINK] = {SERVE_CHANGE, meta_op_unlink, LEASES_OF(unlink), .after = after_unlink},
+    [PROTO_OP_RMDIR] = {SERVE_CHANGE, meta_op_rmdir, LEASES_OF(rmdir)},
+    [PROTO_OP_RENAME] = {SERVE_CHANGE, meta_op_rename, LEASES_OF(rename)},
+    [PROTO_OP_LINK] = {SERVE_CHANGE, meta_op_link, LEASES_OF(link)},
+    [PROTO_OP_SYMLINK] = {SERVE_CHANGE, meta_op_symlink, LEASES_OF(symlink)},
+    [PROTO_OP_MKNOD] = {SERVE_CHANGE, meta_op_mknod, LEASES_OF(mknod)},
+    [PROTO_OP_SETSTRIPE] = {SERVE_CHANGE, meta_op_setstripe, LEASES_OF(setstripe)},
+    [PROTO_OP_SETDIRSTRIPE] = {SERVE_CHANGE, meta_op_setdirstripe, LEASES_OF(setdirstripe)},
+    [PROTO_OP_SETXATTR] = {SERVE_CHANGE, meta_op_setxattr, LEASES_OF(setxattr)},
+    [PROTO_OP_REMOVEXATTR] = {SERVE_CHANGE, meta_op_removexattr, LEASES_OF(removexattr)},
+    [PROTO_OP_SETSIZE] = {SERVE_CHANGE, meta_op_setsize, LEASES_OF(setsize)},
+    [PROTO_OP_GETSTRIPE] = {SERVE_PLAIN, meta_op_getstripe},
+    [PROTO_OP_DESTROYED] = {SERVE_PLAIN, meta_op_destroyed},
+    [PROTO_OP_READLINK] = {SERVE_PLAIN, meta_op_readlink, .buf = PROTO_MAX_STR},
+    [PROTO_OP_READDIR] = {SERVE_PLAIN, meta_op_readdir, .buf = PROTO_MAX_REP_PAYLOAD - 64},
+    [PROTO_OP_GETXATTR] = {SERVE_PLAIN, meta_op_getxattr, .buf = PROTO_MAX_XATTR},
+    [PROTO_OP_LISTXATTR] = {SERVE_PLAIN, meta_op_listxattr, .buf = PROTO_MAX_REP_PAYLOAD - 64},
+    [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},
+    [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname},
+    [PROTO_OP_PING] = {SERVE_OWN, .own = h_ping},
+    [PROTO_OP_STATFS] = {SERVE_OWN, .own = h_statfs},
+    [PROTO_OP_SYNC] = {SERVE_OWN, .own = h_sync},
+    [PROTO_OP_FSCK] = {SERVE_OWN, .own = h_fsck},
+    [PROTO_OP_LEASE_POLL] = {SERVE_OWN, .own = h_lease_poll},
+};
+#undef LEASES_OF
+
+/* Every operation of the table: decode, run the operation with its
+ * request context, grant or revoke leases, encode. Nothing is allocated:
+ * the request and reply live on the stack (the largest of any message)
+ * and a buffer the reply points into is the connection's scratch. */
+static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
+{
+    uint16_t op = req->hdr.opcode;
+    const struct serve *sv = &serves[op];
+    const struct proto_codec *codec = proto_codec(op);
+    union proto_any_req q;
+    union proto_any_rep r;
+    memset(&r, 0, codec->rep_size);
+    if (codec->dec_req(&req->dec, &q))
+        return -EBADMSG;
+    struct meta_req rq = {.ctx = CTX(p), .buf_len = sv->buf};
+    if (sv->buf && !(rq.buf = net_scratch(req, sv->buf)))
+        return -ENOMEM;
+    if (sv->how == SERVE_PLAIN) {
+        int rc = sv->fn(&rq, &q, &r);
+        return rc ? rc : codec->enc_rep(&rep->enc, &r);
+    }
+    struct leasing ls;
+    leasing_begin(p, &ls);
+    rq.touched = &ls.touched;
+    struct meta_reply kept = {.client = req->hdr.client_id,
+                              .seq = req->hdr.seq,
+                              .tag = PROTO_HDR_TAG(&req->hdr),
+                              .op = op,
+                              .encode = codec->enc_rep,
+                              .rep = &r};
+    if (kept.tag && (codec->flags & PROTO_F_CHANGE))
+        rq.reply = &kept;
+    int rc = sv->fn(&rq, &q, &r);
+    uint64_t inos[PROTO_MAX_LEASES];
+    uint32_t n = rc == 0 && sv->grants ? sv->grants(&q, &r, inos) : 0;
+    struct proto_leases none, *out = &none;
+    if (sv->how == SERVE_STEP)
+        memset(&none, 0, sizeof(none));
+    else
+        out = (struct proto_leases *)((char *)&r + sv->leases);
+    leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, out);
+    if (rc)
+        return rc;
+    if (sv->after)
+        sv->after(p, req, &q, &r);
+    return codec->enc_rep(&rep->enc, &r);
+}
+
 static int hb_stats(void *p, struct proto_tstats *out)
 {
     struct metad *m = p;
@@ -607,47 +620,16 @@ static int start_mdt(struct metad *m, const struct metad_conf *conf, const struc
                                  .on_enter = request_enter,
                                  .on_leave = request_leave,
                                  .replay = replay};
-#define H(OP, fn) so.handlers[PROTO_OP_##OP] = fn
-    H(PING, h_ping);
-    H(LOOKUP, h_lookup);
-    H(GETATTR, h_getattr);
-    H(SETATTR, h_setattr);
-    H(OPEN, h_open);
-    H(MKDIR, h_mkdir);
-    H(UNLINK, h_unlink);
-    H(RMDIR, h_rmdir);
-    H(RENAME, h_rename);
-    H(LINK, h_link);
-    H(SYMLINK, h_symlink);
-    H(MKNOD, h_mknod);
-    H(READLINK, h_readlink);
-    H(READDIR, h_readdir);
-    H(GETSTRIPE, h_getstripe);
-    H(SETSTRIPE, h_setstripe);
-    H(SETDIRSTRIPE, h_setdirstripe);
-    H(SETXATTR, h_setxattr);
-    H(GETXATTR, h_getxattr);
-    H(LISTXATTR, h_listxattr);
-    H(REMOVEXATTR, h_removexattr);
-    H(SETSIZE, h_setsize);
-    H(STATFS, h_statfs);
-    H(SYNC, h_sync);
-    H(FSCK, h_fsck);
-    H(SHARD, h_shard);
-    H(XNAME, h_xname);
-    H(DESTROYED, h_destroyed);
-    H(LEASE_POLL, h_lease_poll);
-#undef H
-    /* Changes a client may send again after its connection broke (with a
-     * slot, PROTO_HDR_TAG): answered from the reply cache, or from the
-     * reply the store kept, rather than made twice. */
-    static const uint16_t changes[] = {
-        PROTO_OP_OPEN,      PROTO_OP_MKDIR,    PROTO_OP_UNLINK,      PROTO_OP_RMDIR,
-        PROTO_OP_RENAME,    PROTO_OP_LINK,     PROTO_OP_SYMLINK,     PROTO_OP_SETATTR,
-        PROTO_OP_SETSTRIPE, PROTO_OP_SETXATTR, PROTO_OP_REMOVEXATTR, PROTO_OP_SETDIRSTRIPE,
-        PROTO_OP_MKNOD};
-    for (size_t i = 0; i < ARRAY_SIZE(changes); i++)
-        so.cached[changes[i]] = true;
+    /* Every operation of the table, through the one dispatcher; a change
+     * a client may send again after its connection broke (PROTO_F_CHANGE,
+     * with a slot) is answered from the reply cache, or from the reply the
+     * store kept, rather than made twice. */
+    for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {
+        if (!serves[op].how)
+            continue;
+        so.handlers[op] = serves[op].how == SERVE_OWN ? serves[op].own : dispatch;
+        so.cached[op] = (proto_op_flags(op) & PROTO_F_CHANGE) != 0;
+    }
     if ((rc = net_server_start(&so, &m->srv)))
         return rc;
     struct hb_opts ho = {.mgmt_host = conf->d.mgmt.host,

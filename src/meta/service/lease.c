@@ -12,8 +12,8 @@
  */
 #include "lease.h"
 
-#include "../common/log.h"
-#include "../common/util.h"
+#include "../../common/log.h"
+#include "../../common/util.h"
 
 #include <errno.h>
 #include <pthread.h>

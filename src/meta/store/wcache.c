@@ -11,7 +11,7 @@
  */
 #include "wcache.h"
 
-#include "../common/util.h"
+#include "../../common/util.h"
 
 #include <pthread.h>
 #include <stdlib.h>

@@ -17,8 +17,8 @@
 #ifndef STRIA_META_STORE_H
 #define STRIA_META_STORE_H
 
-#include "../proto/ids.h"
-#include "../proto/proto.h"
+#include "../../proto/ids.h"
+#include "../../proto/proto.h"
 
 #include <lmdb.h>
 #include <stdbool.h>
@@ -28,6 +28,7 @@
 
 struct meta_store;
 struct meta_reply;
+struct meta_ctx;
 
 /* The inodes one request changed: every inode record it wrote or removed
  * and every directory whose entries it changed, in order, without repeats
@@ -43,16 +44,28 @@ struct meta_touched {
     struct proto_attr attr[META_TOUCHED_MAX];
 };
 
-/* An open transaction: the LMDB txn, the store's databases, and where the
- * request's changes are noted (NULL: nowhere). */
+/* The request a store call serves, built by the service's dispatcher for
+ * each request and handed down through the operation to every
+ * meta_store_write and meta_store_read it makes; the store hands it to the
+ * transaction. Recovery and other internal callers pass one with neither
+ * touched nor reply (or NULL, which means the same). */
+struct meta_req {
+    struct meta_ctx *ctx;         /* the MDT serving it (ops); the store never looks inside */
+    struct meta_touched *touched; /* where its changes are noted; NULL: nowhere */
+    struct meta_reply *reply;     /* where its reply is kept (meta_reply_here); NULL: not kept */
+    void *buf;                    /* scratch its reply may point into (READDIR's entries...) */
+    size_t buf_len;
+};
+
+/* An open transaction: the LMDB txn, the store's databases, and the
+ * request it runs for (never NULL: an empty one when there is none). */
 struct meta_txn {
     MDB_txn *txn;
     struct meta_store *store;
-    struct meta_touched *touched;
-    bool wrote;               /* a record was put or deleted */
-    struct meta_reply *reply; /* where the request's reply is kept (meta_reply_here) */
-    bool reader;              /* a read-only snapshot (meta_store_read) */
-    uint64_t wc_gen;          /* a reader's walk-cache generation (wcache.h) */
+    const struct meta_req *req;
+    bool wrote;      /* a record was put or deleted */
+    bool reader;     /* a read-only snapshot (meta_store_read) */
+    uint64_t wc_gen; /* a reader's walk-cache generation (wcache.h) */
 };
 
 /* Inode flags. */
@@ -138,22 +151,22 @@ void meta_store_set_owner(struct meta_store *s, void *owner);
 void *meta_store_owner(const struct meta_store *s);
 
 typedef int (*meta_txn_fn)(struct meta_txn *t, void *arg);
-/* Run fn in the next group-committed write transaction; returns fn's
- * result once the batch is committed (or the commit's error). The inodes
- * fn changes are noted in the calling thread's meta_touched, if it set one
- * with meta_store_note_to (the handler does, around each request). */
-int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg);
+/* Run fn in the next group-committed write transaction for request rq
+ * (NULL: none); returns fn's result once the batch is committed (or the
+ * commit's error). The inodes fn changes are noted in rq->touched, and
+ * rq->reply is kept with the change (see "Reply records"). */
+int meta_store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg);
 /* The same for a fn that fails only before its first write, or with the
  * store's own error: it then runs in the batch's transaction itself rather
  * than in a nested one, which costs as much as a create. Should such a fn
  * fail after writing, its batch is lost: the others in it get EIO, and
  * the log says which fn broke the rule. */
-int meta_store_write_flat(struct meta_store *s, meta_txn_fn fn, void *arg);
-void meta_store_note_to(struct meta_touched *touched);
+int meta_store_write_flat(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn,
+                          void *arg);
 /* How many writes wait for a batch (tests use it to shape batches). */
 int meta_store_queued(struct meta_store *s);
-/* Run fn in a read-only snapshot. */
-int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg);
+/* Run fn in a read-only snapshot for request rq (NULL: none). */
+int meta_store_read(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg);
 /* Make every committed write durable (fsync of the environment). */
 int meta_store_sync(struct meta_store *s);
 /* Flush if anything was committed since the last flush. */
@@ -251,12 +264,11 @@ int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg);
  * record (the same seq) and is answered from it instead of being made
  * again.
  *
- * The handler arms one meta_reply per request (meta_store_reply_to, like
- * meta_store_note_to); the store records it when a write of the request
- * succeeds. An operation that goes on across MDTs (a txn fn returning a
- * positive value, META_CROSS) is recorded only where its coordinator
- * commits it: that txn calls meta_reply_here. Only successes are kept: a
- * failure changed nothing, and running it again is harmless.
+ * The dispatcher arms one meta_reply per request (meta_req.reply); the
+ * store records it when a write of the request succeeds. An operation that goes on across MDTs (a
+ * txn fn returning a positive value, META_CROSS) is recorded only where its coordinator commits it:
+ * that txn calls meta_reply_here. Only successes are kept: a failure changed nothing, and running
+ * it again is harmless.
  */
 struct meta_reply {
     uint64_t client, seq;
@@ -268,7 +280,6 @@ struct meta_reply {
     bool cross;    /* the operation went on across MDTs */
     bool recorded; /* put in a transaction (which may yet fail) */
 };
-void meta_store_reply_to(struct meta_reply *r);
 /* In the transaction that commits a cross-MDT operation: keep its reply. */
 int meta_reply_here(struct meta_txn *t);
 /* The reply kept for (client, tag) if it answers seq: 1 with its status and

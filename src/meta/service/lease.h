@@ -19,8 +19,8 @@
 #ifndef STRIA_META_LEASE_H
 #define STRIA_META_LEASE_H
 
-#include "../proto/proto.h"
-#include "store.h"
+#include "../../proto/proto.h"
+#include "../store/store.h"
 
 #include <stdbool.h>
 #include <stdint.h>

@@ -1,118 +1,27 @@
 /*
- * LMDB-backed metadata store with group commit (store.h).
- *
- * Databases:
- *   inodes   key ino (8 bytes, big-endian)           value: encoded meta_inode
- *   dentries key parent ino + cookie (8+8, BE) + name value: ino (8) + type (1)
- *   xattrs   key ino + name                          value: the xattr value
- *   links    key ino                                 value: symlink target
- *   info     "next_ino", "mdt"                       counters and identity
- *   intents  key transaction id (8, BE)              value: an open cross-MDT operation
- *   pending  key ino (8, BE)                         value: none; its objects wait to go
- * A directory's entries sort by cookie, a 62-bit hash of the name, so a
- * READDIR cookie stays valid while other entries are added and removed.
+ * The store's records (store.h): inodes, directory entries, xattrs,
+ * symlink targets, intents and pending inodes, their keys and encodings,
+ * and what the walk cache is told of each change. Every change is noted in
+ * its request's meta_touched (the transaction's meta_req) so that no
+ * operation can forget one.
  */
-#include "store.h"
+#include "store_int.h"
 
-#include "../common/log.h"
-#include "../common/util.h"
-
+#include "../../common/log.h"
+#include "../../common/util.h"
 #include "wcache.h"
 
 #include <dirent.h>
 #include <errno.h>
-#include <pthread.h>
-#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <stdio.h>
-#include <sys/statvfs.h>
 
-#define BATCH_MAX         512
-#define DEFER_MAX         16
+/* What a batch's own writes (its deferred directories) run for. */
+static const struct meta_req no_req;
 #define INODE_REC_VERSION 2
-#define WCACHE_SLOTS      8192
 
-struct wreq {
-    meta_txn_fn fn;
-    void *arg;
-    struct meta_touched *touched;
-    struct meta_reply *reply;
-    bool flat; /* meta_store_write_flat */
-    int rc;
-    bool done;
-    struct wreq *next;
-};
-
-struct meta_store {
-    MDB_env *env;
-    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending, replies;
-    uint32_t mdt;
-    void *owner; /* meta_store_set_owner */
-    char dir[4096];
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    struct wreq *head, *tail;
-    bool leader;
-    bool dirty;
-    /* Inode numbers [ino_next, ino_limit) are reserved on disk already; only
-     * the batch leader touches them. ino_limit 0: reload from disk. */
-    uint64_t ino_next, ino_limit;
-    /* A flat batch's directory records whose put waits for the batch's end
-     * (meta_dir_touched): a create changes its directory's times, and a
-     * batch of creates in one directory writes that record once. Only the
-     * batch leader touches them. */
-    MDB_txn *defer_txn; /* the flat batch's transaction, or NULL */
-    uint32_t ndefer;
-    struct meta_inode defer[DEFER_MAX];
-    pthread_mutex_t sync_lock;
-    struct wcache *wc; /* the walk cache (wcache.h) */
-    /* Batches committed and the writes in them (leader only), logged at
-     * close: how well group commit gathers under the load seen. */
-    uint64_t commits, committed;
-    int last_batch; /* how many requests the last batch took */
-};
-
-/* The touched list of the request the calling thread serves (store.h). */
-static _Thread_local struct meta_touched *note_to;
-/* The reply record the calling thread's request arms (store.h). */
-static _Thread_local struct meta_reply *reply_to;
 static int note(struct meta_txn *t, uint64_t ino);
-
-static int mdb_err(int rc)
-{
-    switch (rc) {
-    case 0:
-        return 0;
-    case MDB_NOTFOUND:
-        return -ENOENT;
-    case MDB_KEYEXIST:
-        return -EEXIST;
-    case MDB_MAP_FULL:
-        return -ENOSPC;
-    case MDB_TXN_FULL:
-        return -ENOSPC;
-    case MDB_BAD_VALSIZE:
-        return -ENAMETOOLONG;
-    default:
-        return rc > 0 ? -rc : -EIO;
-    }
-}
-
-static void be64(uint8_t *p, uint64_t v)
-{
-    for (int i = 7; i >= 0; i--, v >>= 8)
-        p[i] = (uint8_t)v;
-}
-
-static uint64_t rd_be64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
 
 static uint64_t name_cookie(const char *name, size_t len)
 {
@@ -121,161 +30,10 @@ static uint64_t name_cookie(const char *name, size_t len)
     return util_hash64(name, len) >> 2;
 }
 
-int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, struct meta_store **out)
-{
-    struct meta_store *s = calloc(1, sizeof(*s));
-    if (!s)
-        return -ENOMEM;
-    snprintf(s->dir, sizeof(s->dir), "%s", dir);
-    s->mdt = mdt_index;
-    pthread_mutex_init(&s->lock, NULL);
-    pthread_cond_init(&s->cond, NULL);
-    pthread_mutex_init(&s->sync_lock, NULL);
-    int rc = util_mkdir_p(dir, 0700);
-    MDB_txn *txn = NULL;
-    if (!rc && !(s->wc = wcache_create(WCACHE_SLOTS)))
-        rc = -ENOMEM;
-    if (rc) {
-        log_error("cannot create MDT directory %s: %s", dir, log_err(rc));
-        goto fail;
-    }
-    if ((rc = mdb_err(mdb_env_create(&s->env))))
-        goto fail;
-    mdb_env_set_maxdbs(s->env, 16);
-    mdb_env_set_mapsize(s->env, map_size);
-    mdb_env_set_maxreaders(s->env, 4096);
-    rc = mdb_env_open(s->env, dir, MDB_NOSYNC | MDB_NOTLS, 0600);
-    if (rc) {
-        log_error("cannot open LMDB environment in %s: %s", dir, mdb_strerror(rc));
-        rc = mdb_err(rc);
-        goto fail;
-    }
-    if ((rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, &txn))))
-        goto fail;
-    if ((rc = mdb_err(mdb_dbi_open(txn, "inodes", MDB_CREATE, &s->inodes))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "dentries", MDB_CREATE, &s->dentries))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "xattrs", MDB_CREATE, &s->xattrs))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "links", MDB_CREATE, &s->links))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &s->intents))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "pending", MDB_CREATE, &s->pending))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "replies", MDB_CREATE, &s->replies))))
-        goto fail;
-    MDB_val k = {3, "mdt"}, v;
-    rc = mdb_get(txn, s->info, &k, &v);
-    if (rc == MDB_NOTFOUND) {
-        uint8_t b[8];
-        be64(b, mdt_index);
-        v.mv_size = 8;
-        v.mv_data = b;
-        rc = mdb_put(txn, s->info, &k, &v, 0);
-    } else if (rc == 0 && (v.mv_size != 8 || rd_be64(v.mv_data) != mdt_index)) {
-        log_error("%s holds MDT %llu, not MDT %u; refusing to serve it", dir,
-                  v.mv_size == 8 ? (unsigned long long)rd_be64(v.mv_data) : 0ull, mdt_index);
-        rc = -EINVAL;
-        goto fail;
-    }
-    if ((rc = mdb_err(rc)) || (rc = mdb_err(mdb_txn_commit(txn)))) {
-        txn = NULL;
-        goto fail;
-    }
-    txn = NULL;
-    if ((rc = meta_store_sync(s)))
-        goto fail;
-    *out = s;
-    return 0;
-fail:
-    if (txn)
-        mdb_txn_abort(txn);
-    if (s->env)
-        mdb_env_close(s->env);
-    wcache_destroy(s->wc);
-    free(s);
-    return rc;
-}
-
-void meta_store_close(struct meta_store *s)
-{
-    if (!s)
-        return;
-    if (s->commits)
-        log_info("MDT%04x closing: commits=%llu writes=%llu (%.1f per commit)", s->mdt,
-                 (unsigned long long)s->commits, (unsigned long long)s->committed,
-                 (double)s->committed / (double)s->commits);
-    meta_store_sync(s);
-    mdb_env_close(s->env);
-    wcache_destroy(s->wc);
-    free(s);
-}
-
-uint32_t meta_store_mdt(const struct meta_store *s)
-{
-    return s->mdt;
-}
-
-void meta_store_set_owner(struct meta_store *s, void *owner)
-{
-    s->owner = owner;
-}
-
-void *meta_store_owner(const struct meta_store *s)
-{
-    return s->owner;
-}
-
-#define INO_RESERVE 65536
-
-/* Make sure the batch can hand out BATCH_MAX inode numbers without touching
- * the counter record: reserve a range in the parent transaction. Creates
- * then cost no write to the info database, and a child that aborts merely
- * skips a number. */
-static int reserve_inos(struct meta_store *s, MDB_txn *txn)
-{
-    if (s->ino_limit && s->ino_limit - s->ino_next >= BATCH_MAX)
-        return 0;
-    MDB_val k = {8, "next_ino"}, v;
-    uint64_t next = 2; /* 1 is the root of MDT 0 */
-    int rc = mdb_get(txn, s->info, &k, &v);
-    if (rc == 0 && v.mv_size == 8)
-        next = rd_be64(v.mv_data);
-    else if (rc != MDB_NOTFOUND)
-        return mdb_err(rc ? rc : MDB_CORRUPTED);
-    if (!s->ino_limit)
-        s->ino_next = next;
-    uint64_t limit = MAX(next, s->ino_limit) + INO_RESERVE;
-    if (limit >= (1ull << PROTO_INO_BITS))
-        limit = 1ull << PROTO_INO_BITS;
-    uint8_t b[8];
-    be64(b, limit);
-    v.mv_size = 8;
-    v.mv_data = b;
-    if ((rc = mdb_err(mdb_put(txn, s->info, &k, &v, 0))))
-        return rc;
-    s->ino_limit = limit;
-    return 0;
-}
-
-/* Begin a batch's transaction and make its inode reservation; *limit is
- * set to the reservation in force before, for batch_restart. */
-static int batch_begin(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t *limit)
-{
-    *limit = s->ino_limit;
-    s->defer_txn = NULL;
-    s->ndefer = 0;
-    int rc = mdb_err(mdb_txn_begin(s->env, NULL, 0, txn));
-    if (rc == 0 && (rc = reserve_inos(s, *txn)))
-        mdb_txn_abort(*txn);
-    if (rc)
-        s->ino_limit = 0;
-    else if (flat)
-        s->defer_txn = *txn;
-    return rc;
-}
-
 /* Write the directory records the batch deferred. */
-static int flush_deferred(struct meta_store *s, MDB_txn *txn)
+int meta_store_flush_deferred(struct meta_store *s, MDB_txn *txn)
 {
-    struct meta_txn t = {txn, s, NULL, false, NULL, false, 0};
+    struct meta_txn t = {txn, s, &no_req, false, false, 0};
     int rc = 0;
     s->defer_txn = NULL;
     for (uint32_t i = 0; i < s->ndefer && !rc; i++)
@@ -284,111 +42,10 @@ static int flush_deferred(struct meta_store *s, MDB_txn *txn)
     return rc;
 }
 
-/* Throw the batch's transaction away, with any reservation it made, and
- * begin it again. */
-static int batch_restart(struct meta_store *s, bool flat, MDB_txn **txn, uint64_t *limit)
-{
-    mdb_txn_abort(*txn);
-    /* The walk cache may hold facts only those writes made true. */
-    wcache_batch_end(s->wc, true);
-    s->ino_limit = *limit;
-    return batch_begin(s, flat, txn, limit);
-}
-
-/* The batch's transaction failed (rc) when it was to be kept: every
- * request of it that had succeeded gets rc. */
-static void batch_failed(struct meta_store *s, struct wreq *batch, int rc, const char *what)
-{
-    s->ino_limit = 0; /* the reservation may not have reached the disk */
-    wcache_batch_end(s->wc, true);
-    log_error("MDT%04x batch %s: %s", s->mdt, what, log_err(rc));
-    for (struct wreq *w = batch; w; w = w->next)
-        if (w->rc >= 0)
-            w->rc = rc;
-}
-
-/* A flat request failed after writing: the batch's transaction cannot be
- * kept. Everything the batch did so far goes; the rest of it runs in a new
- * transaction. */
-static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad, MDB_txn **txn,
-                      uint64_t *limit)
-{
-    int n = 0;
-    for (struct wreq *w = batch; w != bad; w = w->next)
-        if (w->rc >= 0) {
-            w->rc = -EIO;
-            n++;
-        }
-    /* The store's own failure, or a fn that broke its promise. */
-    log_error("MDT%04x: a flat request (fn %p) failed after writing (%s); %d other(s) lost", s->mdt,
-              (void *)bad->fn, log_err(bad->rc), n);
-    return batch_restart(s, true, txn, limit);
-}
-
-/* A batch is either flat requests only or one request of any kind (the
- * leader makes it so), and every request runs in the batch's transaction
- * itself. LMDB's nested transactions would let any request fail after
- * writing, but a nested transaction costs about as many instructions as a
- * create. */
-static void run_batch(struct meta_store *s, struct wreq *batch)
-{
-    MDB_txn *txn;
-    uint64_t limit;
-    int rc = batch_begin(s, batch->flat, &txn, &limit);
-    bool any = false;
-    for (struct wreq *w = batch; w; w = w->next) {
-        if (rc) {
-            w->rc = rc;
-            continue;
-        }
-        struct meta_txn t = {txn, s, w->touched, false, w->reply, false, 0};
-        w->rc = w->fn(&t, w->arg);
-        if (w->reply && w->rc > 0)
-            w->reply->cross = true; /* its coordinator's commit keeps the reply */
-        else if (w->reply && w->rc == 0 && !w->reply->cross && t.wrote)
-            w->rc = meta_reply_here(&t); /* (a change that changed nothing may run again) */
-        if (w->rc >= 0)
-            any = any || t.wrote;
-        else if (t.wrote && any)
-            rc = batch_lost(s, batch, w, &txn, &limit);
-        else if (t.wrote)
-            rc = batch_restart(s, batch->flat, &txn, &limit); /* nothing else kept yet */
-    }
-    if (rc) {
-        wcache_batch_end(s->wc, true);
-        return; /* every request has its error and no transaction is open */
-    }
-    if (any && (rc = flush_deferred(s, txn))) {
-        mdb_txn_abort(txn);
-        batch_failed(s, batch, rc, "lost writing its directories");
-        return;
-    }
-    if (!any) {
-        /* Nothing to keep but perhaps a new reservation: commit that. */
-        if (mdb_txn_commit(txn))
-            s->ino_limit = 0;
-        wcache_batch_end(s->wc, false);
-        return;
-    }
-    if ((rc = mdb_err(mdb_txn_commit(txn)))) {
-        batch_failed(s, batch, rc, "commit failed");
-        return;
-    }
-    wcache_batch_end(s->wc, false);
-    s->commits++;
-    for (struct wreq *w = batch; w; w = w->next)
-        s->committed += w->rc >= 0;
-}
-
-void meta_store_note_to(struct meta_touched *touched)
-{
-    note_to = touched;
-}
-
 /* Note ino in the request's list; its index there, or -1. */
 static int note(struct meta_txn *t, uint64_t ino)
 {
-    struct meta_touched *m = t->touched;
+    struct meta_touched *m = t->req->touched;
     if (!m)
         return -1;
     for (uint32_t i = 0; i < m->n; i++)
@@ -420,147 +77,6 @@ void meta_inode_attr(const struct meta_inode *in, struct proto_attr *a)
     a->rdev = in->rdev;
     a->dstripe = in->dstripe;
 }
-
-static int store_write(struct meta_store *s, meta_txn_fn fn, void *arg, bool flat)
-{
-    struct wreq w = {.fn = fn, .arg = arg, .touched = note_to, .reply = reply_to, .flat = flat};
-    pthread_mutex_lock(&s->lock);
-    if (s->tail)
-        s->tail->next = &w;
-    else
-        s->head = &w;
-    s->tail = &w;
-    while (!w.done) {
-        if (s->leader) {
-            pthread_cond_wait(&s->cond, &s->lock);
-            continue;
-        }
-        /* Lead one batch: everything queued so far, up to BATCH_MAX. */
-        s->leader = true;
-        if (s->last_batch > 1) {
-            /* Writes come in together: let the threads that are about to
-             * queue theirs do so, and commit them with this one. A lone
-             * client (batches of one) never waits for this. */
-            pthread_mutex_unlock(&s->lock);
-            sched_yield();
-            pthread_mutex_lock(&s->lock);
-        }
-        struct wreq *batch = s->head, *last = batch;
-        int n = 1;
-        for (; n < BATCH_MAX && batch->flat && last->next && last->next->flat; n++)
-            last = last->next;
-        s->last_batch = n;
-        s->head = last->next;
-        if (!s->head)
-            s->tail = NULL;
-        last->next = NULL;
-        pthread_mutex_unlock(&s->lock);
-        run_batch(s, batch);
-        pthread_mutex_lock(&s->lock);
-        for (struct wreq *b = batch; b;) {
-            struct wreq *next = b->next;
-            b->done = true;
-            b = next;
-        }
-        s->dirty = true;
-        s->leader = false;
-        pthread_cond_broadcast(&s->cond);
-    }
-    pthread_mutex_unlock(&s->lock);
-    return w.rc;
-}
-
-int meta_store_queued(struct meta_store *s)
-{
-    pthread_mutex_lock(&s->lock);
-    int n = 0;
-    for (struct wreq *w = s->head; w; w = w->next)
-        n++;
-    pthread_mutex_unlock(&s->lock);
-    return n;
-}
-
-int meta_store_write(struct meta_store *s, meta_txn_fn fn, void *arg)
-{
-    return store_write(s, fn, arg, false);
-}
-
-int meta_store_write_flat(struct meta_store *s, meta_txn_fn fn, void *arg)
-{
-    return store_write(s, fn, arg, true);
-}
-
-int meta_store_read(struct meta_store *s, meta_txn_fn fn, void *arg)
-{
-    MDB_txn *txn;
-    /* The generation before the snapshot: see wcache.h. */
-    uint64_t gen = wcache_gen(s->wc);
-    int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
-    if (rc)
-        return rc;
-    struct meta_txn t = {txn, s, NULL, false, NULL, true, gen};
-    rc = fn(&t, arg);
-    mdb_txn_abort(txn);
-    return rc;
-}
-
-int meta_store_sync(struct meta_store *s)
-{
-    pthread_mutex_lock(&s->lock);
-    s->dirty = false;
-    pthread_mutex_unlock(&s->lock);
-    pthread_mutex_lock(&s->sync_lock);
-    int rc = mdb_env_sync(s->env, 1);
-    pthread_mutex_unlock(&s->sync_lock);
-    if (rc) {
-        log_error("MDT%04x sync failed: %s", s->mdt, mdb_strerror(rc));
-        pthread_mutex_lock(&s->lock);
-        s->dirty = true;
-        pthread_mutex_unlock(&s->lock);
-    }
-    return mdb_err(rc);
-}
-
-int meta_store_flush_if_dirty(struct meta_store *s)
-{
-    pthread_mutex_lock(&s->lock);
-    bool dirty = s->dirty;
-    pthread_mutex_unlock(&s->lock);
-    return dirty ? meta_store_sync(s) : 0;
-}
-
-int meta_store_stats(struct meta_store *s, struct proto_tstat *out)
-{
-    MDB_envinfo info;
-    MDB_stat st;
-    MDB_txn *txn;
-    int rc = mdb_err(mdb_txn_begin(s->env, NULL, MDB_RDONLY, &txn));
-    if (rc)
-        return rc;
-    mdb_stat(txn, s->inodes, &st);
-    mdb_txn_abort(txn);
-    mdb_env_info(s->env, &info);
-    MDB_stat est;
-    mdb_env_stat(s->env, &est);
-    uint64_t map = info.me_mapsize, used = (uint64_t)(info.me_last_pgno + 1) * est.ms_psize;
-    struct statvfs vfs;
-    uint64_t disk_avail = UINT64_MAX;
-    if (statvfs(s->dir, &vfs) == 0)
-        disk_avail = (uint64_t)vfs.f_bavail * vfs.f_frsize;
-    uint64_t avail = map > used ? map - used : 0;
-    if (avail > disk_avail)
-        avail = disk_avail;
-    out->index = s->mdt;
-    out->bytes_used = used;
-    out->bytes_avail = avail;
-    out->bytes_total = used + avail;
-    out->inodes_used = st.ms_entries;
-    /* An inode costs about 512 bytes with its entry: the free estimate. */
-    out->inodes_total = st.ms_entries + avail / 512;
-    return 0;
-}
-
-/* ---- records ---- */
 
 /* Call fn on every record of dbi in key order; a non-zero return stops the
  * walk and is returned. */
@@ -677,8 +193,8 @@ static void note_attr(struct meta_txn *t, const struct meta_inode *in)
 {
     int i = note(t, in->ino);
     if (i >= 0) {
-        meta_inode_attr(in, &t->touched->attr[i]);
-        t->touched->has_attr[i] = true;
+        meta_inode_attr(in, &t->req->touched->attr[i]);
+        t->req->touched->has_attr[i] = true;
     }
 }
 
@@ -710,8 +226,6 @@ static void undefer(struct meta_txn *t, uint64_t ino)
         dir_copy(d, &s->defer[--s->ndefer]);
     }
 }
-
-/* ---- the walk cache's view of directories (wcache.h) ---- */
 
 static void dir_sum(const struct meta_inode *in, struct wcache_dir *d)
 {
@@ -872,7 +386,7 @@ int meta_inode_del(struct meta_txn *t, uint64_t ino)
 {
     int i = note(t, ino);
     if (i >= 0)
-        t->touched->has_attr[i] = false;
+        t->req->touched->has_attr[i] = false;
     /* Only a cached directory's deletion is reported: a reader may still
      * add an uncached one's summary from an older snapshot, but a deleted
      * directory was empty, so a walk through it ends in ENOENT. */
@@ -892,8 +406,6 @@ int meta_alloc_ino(struct meta_txn *t, uint64_t *ino)
     *ino = proto_ino_make(s->mdt, s->ino_next++);
     return 0;
 }
-
-/* ---- directory entries ---- */
 
 static size_t dentry_key(uint8_t *kb, uint64_t parent, const char *name, size_t len)
 {
@@ -1121,8 +633,6 @@ int meta_inode_scan(struct meta_txn *t, meta_scan_inode_cb cb, void *arg)
     return rc;
 }
 
-/* ---- xattrs and symlinks ---- */
-
 static size_t xattr_key(uint8_t *kb, uint64_t ino, const char *name)
 {
     size_t len = strlen(name);
@@ -1213,8 +723,6 @@ int meta_symlink_del(struct meta_txn *t, uint64_t ino)
     return rc == -ENOENT ? 0 : rc;
 }
 
-/* ---- intents ---- */
-
 int meta_intent_put(struct meta_txn *t, uint64_t txid, const void *rec, size_t len)
 {
     return put_u64(t, t->store->intents, txid, rec, len);
@@ -1243,8 +751,6 @@ int meta_intent_scan(struct meta_txn *t, meta_scan_intent_cb cb, void *arg)
     return walk_db(t, t->store->intents, intent_rec, &a);
 }
 
-/* ---- files whose objects wait to be destroyed ---- */
-
 int meta_pending_put(struct meta_txn *t, uint64_t ino)
 {
     return put_u64(t, t->store->pending, ino, "", 0);
@@ -1267,183 +773,4 @@ int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), vo
 {
     struct scan_arg a = {.t = t, .cb.pending = cb, .arg = arg};
     return walk_db(t, t->store->pending, pending_rec, &a);
-}
-
-/* ---- reply records (store.h) ---- */
-
-void meta_store_reply_to(struct meta_reply *r)
-{
-    reply_to = r;
-}
-
-/* Key: client (8 bytes) and tag (2), big-endian. Value: seq u64, the time
- * it was written (i64 ns, CLOCK_REALTIME), op u16, status i32, then the
- * reply's payload. */
-#define REPLY_KEY_LEN 10
-#define REPLY_HDR_LEN 22
-/* A change's reply holds at most an attr and a layout. */
-#define REPLY_MAX (REPLY_HDR_LEN + META_INODE_REC_MAX + 1024)
-
-static void reply_key(uint8_t *k, uint64_t client, uint16_t tag)
-{
-    be64(k, client);
-    k[8] = (uint8_t)(tag >> 8);
-    k[9] = (uint8_t)tag;
-}
-
-/* The fixed part of a record; -EUCLEAN if it is too short to hold one. */
-struct reply_head {
-    uint64_t seq;
-    int64_t when_ns;
-    uint16_t op;
-    int32_t status;
-};
-
-static int reply_head(const MDB_val *v, struct reply_head *h)
-{
-    struct proto_dec d;
-    proto_dec_init(&d, v->mv_data, v->mv_size);
-    proto_get_U64(&d, &h->seq);
-    proto_get_I64(&d, &h->when_ns);
-    proto_get_U16(&d, &h->op);
-    proto_get_I32(&d, &h->status);
-    return d.err ? -EUCLEAN : 0;
-}
-
-int meta_reply_here(struct meta_txn *t)
-{
-    struct meta_reply *r = t->reply;
-    if (!r || r->recorded)
-        return 0;
-    static _Thread_local uint8_t buf[REPLY_MAX];
-    struct proto_enc e;
-    proto_enc_init(&e, buf, sizeof(buf));
-    int64_t now = util_now_real_ns();
-    int32_t status = 0;
-    proto_put_U64(&e, &r->seq);
-    proto_put_I64(&e, &now);
-    proto_put_U16(&e, &r->op);
-    proto_put_I32(&e, &status);
-    int rc = r->encode(&e, r->rep);
-    if (rc || e.err) {
-        /* Larger than any change's reply should be: the change stands,
-         * but a resend of it after a restart would run it again. */
-        log_warn("MDT%04x: reply of %s too large to keep (%zu bytes)", t->store->mdt,
-                 proto_op_name(r->op), e.len);
-        return 0;
-    }
-    uint8_t k[REPLY_KEY_LEN];
-    reply_key(k, r->client, r->tag);
-    MDB_cursor *cur;
-    if ((rc = mdb_err(mdb_cursor_open(t->txn, t->store->replies, &cur))))
-        return rc;
-    MDB_val key = {sizeof(k), k}, old, val = {e.len, buf};
-    /* MDB_SET, not MDB_SET_KEY: that points key into the page, and a put
-     * of another size re-adds the record with a key copied from a page it
-     * has just rearranged. */
-    int found = mdb_cursor_get(cur, &key, &old, MDB_SET);
-    struct reply_head oh;
-    /* A change its client gave up on (EIO, an interrupt) can be made after
-     * the next change in its slot: the newer record stays. */
-    if (found == 0 && reply_head(&old, &oh) == 0 && oh.seq > r->seq) {
-        mdb_cursor_close(cur);
-        return 0;
-    }
-    t->wrote = true;
-    rc = mdb_err(mdb_cursor_put(cur, &key, &val, found == 0 ? MDB_CURRENT : 0));
-    mdb_cursor_close(cur);
-    if (rc)
-        return rc;
-    r->recorded = true;
-    return 0;
-}
-
-struct reply_get_arg {
-    uint64_t client, seq;
-    uint16_t tag;
-    int *status;
-    void *payload;
-    uint32_t cap, *len;
-};
-
-static int reply_get_txn(struct meta_txn *t, void *arg)
-{
-    struct reply_get_arg *a = arg;
-    uint8_t k[REPLY_KEY_LEN];
-    reply_key(k, a->client, a->tag);
-    MDB_val key = {sizeof(k), k}, v;
-    int rc = mdb_err(mdb_get(t->txn, t->store->replies, &key, &v));
-    if (rc)
-        return rc == -ENOENT ? 0 : rc;
-    struct reply_head h;
-    if ((rc = reply_head(&v, &h)))
-        return rc;
-    if (h.seq < a->seq)
-        return 0; /* an older change in that slot: this one was not made */
-    if (h.seq > a->seq)
-        return -EIO;
-    size_t n = v.mv_size - REPLY_HDR_LEN;
-    if (n > a->cap)
-        return -EMSGSIZE;
-    memcpy(a->payload, (const uint8_t *)v.mv_data + REPLY_HDR_LEN, n);
-    *a->len = (uint32_t)n;
-    *a->status = h.status;
-    return 1;
-}
-
-int meta_reply_get(struct meta_store *s, uint64_t client, uint16_t tag, uint64_t seq, int *status,
-                   void *payload, uint32_t cap, uint32_t *len)
-{
-    struct reply_get_arg a = {client, seq, tag, status, payload, cap, len};
-    return meta_store_read(s, reply_get_txn, &a);
-}
-
-/* At most this many records go per transaction, so that a prune never
- * holds the writers up for long. */
-#define PRUNE_BATCH 1024
-
-struct prune_arg {
-    int64_t before_ns;
-    int gone;
-    bool more;
-};
-
-static int prune_txn(struct meta_txn *t, void *arg)
-{
-    struct prune_arg *a = arg;
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->replies, &cur));
-    if (rc)
-        return rc;
-    MDB_val k, v;
-    int n = 0;
-    a->more = false;
-    for (int op = MDB_FIRST; (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
-        struct reply_head h;
-        if (reply_head(&v, &h) == 0 && h.when_ns >= a->before_ns)
-            continue; /* recent; an unreadable record goes */
-        if (n == PRUNE_BATCH) {
-            a->more = true;
-            break;
-        }
-        t->wrote = true;
-        if ((rc = mdb_cursor_del(cur, 0)))
-            break;
-        n++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return mdb_err(rc);
-    a->gone += n;
-    return 0;
-}
-
-int meta_reply_prune(struct meta_store *s, int64_t before_ns)
-{
-    struct prune_arg a = {.before_ns = before_ns};
-    int rc;
-    do
-        rc = meta_store_write(s, prune_txn, &a);
-    while (rc == 0 && a.more);
-    return rc ? rc : a.gone;
 }

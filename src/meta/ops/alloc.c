@@ -1,0 +1,179 @@
+/*
+ * Allocation (alloc.h): where a new file's stripes go over the OSTs and a
+ * new directory over the MDTs.
+ */
+#include "alloc.h"
+
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "../../proto/layout.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+uint64_t meta_rng_next(uint64_t *s)
+{
+    uint64_t z = (*s += 0x9e3779b97f4a7c15ull);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+/* An OST below this much free space takes no new files. */
+#define OST_FULL_BYTES (64ull << 20)
+
+/*
+ * Choose count OSTs: round-robin from a rotating start while free space is
+ * balanced; once the emptiest and fullest usable OSTs differ by more than
+ * 17% of the larger (Lustre's qos_threshold_rr), a random draw weighted by
+ * free space. Never an offline or full OST.
+ */
+int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t offset,
+                      struct layout *out)
+{
+    uint32_t cand[META_MAX_OSTS];
+    uint64_t avail[META_MAX_OSTS];
+    uint32_t n = 0;
+    pthread_mutex_lock(&c->alloc_lock);
+    uint64_t lo = UINT64_MAX, hi = 0;
+    for (uint32_t i = 0; i < c->nost; i++) {
+        if (!c->ost[i].online || c->ost[i].avail < OST_FULL_BYTES)
+            continue;
+        cand[n] = c->ost[i].index;
+        avail[n] = c->ost[i].avail;
+        lo = MIN(lo, avail[n]);
+        hi = MAX(hi, avail[n]);
+        n++;
+    }
+    if (n == 0) {
+        bool known = c->osts_known;
+        pthread_mutex_unlock(&c->alloc_lock);
+        /* Just started, before the first cluster map: wait for it
+         * (run_waiting tries again, up to two seconds, then EBUSY) rather
+         * than tell the client the disks are full. */
+        if (!known)
+            return -EAGAIN;
+        log_warn("no OST can take a new file (none online with free space)");
+        return -ENOSPC;
+    }
+    uint32_t want = count < 0 ? n : (uint32_t)count;
+    if (want > n)
+        want = n;
+    if (want > LAYOUT_MAX_STRIPES)
+        want = LAYOUT_MAX_STRIPES;
+    uint32_t groups[LAYOUT_MAX_STRIPES];
+    bool qos = hi - lo > hi / 100 * 17 && offset < 0;
+    if (!qos) {
+        uint32_t start = c->rr_next % n;
+        if (offset >= 0) {
+            for (uint32_t i = 0; i < n; i++)
+                if (cand[i] == (uint32_t)offset)
+                    start = i;
+        } else {
+            c->rr_next += want;
+        }
+        for (uint32_t i = 0; i < want; i++)
+            groups[i] = cand[(start + i) % n];
+    } else {
+        for (uint32_t i = 0; i < want; i++) {
+            uint64_t total = 0;
+            for (uint32_t j = i; j < n; j++)
+                total += avail[j] >> 20;
+            uint64_t r = total ? meta_rng_next(&c->rng) % total : 0, acc = 0;
+            uint32_t pick = i;
+            for (uint32_t j = i; j < n; j++) {
+                acc += avail[j] >> 20;
+                if (r < acc) {
+                    pick = j;
+                    break;
+                }
+            }
+            uint32_t tc = cand[i];
+            uint64_t ta = avail[i];
+            cand[i] = cand[pick], avail[i] = avail[pick];
+            cand[pick] = tc, avail[pick] = ta;
+            groups[i] = cand[i];
+        }
+    }
+    pthread_mutex_unlock(&c->alloc_lock);
+    layout_make_simple(out, size, (uint16_t)want, groups);
+    return 0;
+}
+
+int meta_check_stripe_args(int32_t count, uint32_t size, int32_t offset)
+{
+    if (count < -1 || count > LAYOUT_MAX_STRIPES || offset < -1)
+        return -EINVAL;
+    if (size && (size < LAYOUT_MIN_STRIPE_SIZE || size > LAYOUT_MAX_STRIPE_SIZE ||
+                 size % LAYOUT_MIN_STRIPE_SIZE))
+        return -EINVAL;
+    return 0;
+}
+
+/* The layout of a new file in dir: request, else the directory's default,
+ * else the file system's. */
+int meta_new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int32_t count,
+                         uint32_t size, int32_t offset, struct layout *out)
+{
+    int rc = meta_check_stripe_args(count, size, offset);
+    if (rc)
+        return rc;
+    if (count == 0)
+        count = dir->dcount ? dir->dcount : c->default_count;
+    if (size == 0)
+        size = dir->dsize ? dir->dsize : c->default_size;
+    if (offset < 0)
+        offset = dir->doffset;
+    return meta_alloc_layout(c, count, size, offset, out);
+}
+
+int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int32_t count,
+                       int32_t start, uint64_t *dstripe, uint32_t *owner)
+{
+    uint32_t nmdt = __atomic_load_n(&c->nmdt, __ATOMIC_RELAXED);
+    bool inherited = count == 0;
+    if (inherited) {
+        /* The parent's default for new subdirectories, if it has one. */
+        struct proto_dstripe d = proto_ds_unpack(parent->ddefault);
+        count = d.count == 0xffff ? -1 : d.count;
+        if (start < 0 && d.start != 0xffff && parent->ddefault)
+            start = d.start;
+    }
+    if (count < 0)
+        count = (int32_t)nmdt;
+    if (count == 0)
+        count = 1;
+    if ((uint32_t)count > nmdt && !inherited)
+        return -EINVAL;
+    if ((uint32_t)count > nmdt)
+        count = (int32_t)nmdt; /* a default asks for more MDTs than exist now */
+    if (start >= (int32_t)nmdt) {
+        if (!inherited)
+            return -EINVAL;
+        start = -1;
+    }
+    *owner = start < 0 ? c->mdt : (uint32_t)start;
+    *dstripe = 0;
+    if (count > 1) {
+        struct proto_dstripe d = {(uint16_t)count, (uint16_t)*owner, (uint16_t)nmdt,
+                                  PROTO_DS_HASH_FNV};
+        *dstripe = proto_ds_pack(d);
+    }
+    return 0;
+}
+
+void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n)
+{
+    pthread_mutex_lock(&ctx->alloc_lock);
+    ctx->nost = MIN(n, META_MAX_OSTS);
+    memcpy(ctx->ost, osts, sizeof(*osts) * ctx->nost);
+    ctx->osts_known = true;
+    pthread_mutex_unlock(&ctx->alloc_lock);
+}

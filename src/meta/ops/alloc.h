@@ -1,0 +1,33 @@
+/*
+ * Allocation: the layout of a new file over the OSTs the cluster map
+ * shows (round-robin, or weighted by free space once they differ), and
+ * where a new directory goes over the MDTs.
+ */
+#ifndef STRIA_META_OPS_ALLOC_H
+#define STRIA_META_OPS_ALLOC_H
+
+#include "core.h"
+
+/* Where a new directory under parent goes: its stripe (0: plain) and the
+ * MDT of its inode, from MKDIR's count and start (0 and -1: the parent's
+ * default for new subdirectories, else plain on this MDT). */
+int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int32_t count,
+                       int32_t start, uint64_t *dstripe, uint32_t *owner);
+/* Replace the allocator's view of the OSTs. */
+void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n);
+/* A layout of count stripes of size bytes (offset: the first OST asked
+ * for, -1 any; a hint) over the usable OSTs: round-robin while they are
+ * balanced, else weighted by free space. Never an offline or full OST. */
+int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t offset,
+                      struct layout *out);
+/* Check a stripe request's count, size and offset. */
+int meta_check_stripe_args(int32_t count, uint32_t size, int32_t offset);
+/* The layout of a new file in dir (count/size/offset 0: dir's default,
+ * else the file system's). */
+int meta_new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int32_t count,
+                         uint32_t size, int32_t offset, struct layout *out);
+
+/* The next number of the allocator's generator (xorshift64*; s: its state). */
+uint64_t meta_rng_next(uint64_t *s);
+
+#endif

@@ -1,0 +1,174 @@
+/*
+ * The bottom of the namespace operations: the context of one MDT
+ * (struct meta_ctx), the path walk, permission checks and the small rules
+ * every namespace change follows (inode records, link counts). Everything
+ * else in ops/ is built on it; it calls nothing above it.
+ */
+#ifndef STRIA_META_OPS_CORE_H
+#define STRIA_META_OPS_CORE_H
+
+#include "../store/store.h"
+#include "../store/intent_rec.h"
+#include <pthread.h>
+
+#define META_MAX_OSTS 1024
+
+/* What the allocator knows of one OST, refreshed from the cluster map. */
+struct meta_ost {
+    uint32_t index;
+    bool online;
+    uint64_t avail, total;
+};
+
+/* A step of a cross-MDT operation sent to another MDT (metad.c sends it;
+ * unit tests call the other MDT's meta_op_shard directly). */
+typedef int (*meta_peer_fn)(void *arg, uint32_t mdt, const struct proto_shard_req *q,
+                            struct proto_shard_rep *r);
+typedef int (*meta_xpeer_fn)(void *arg, uint32_t mdt, const struct proto_xname_req *q,
+                             struct proto_xname_rep *r);
+
+/* A name a cross-MDT rename holds on this MDT (xname.c). */
+#define META_MAX_HOLDS 64
+struct meta_hold {
+    uint64_t txid, dir;
+    char name[PROTO_MAX_NAME + 1];
+};
+
+struct meta_ctx {
+    struct meta_store *store;
+    uint32_t mdt;  /* this MDT's index */
+    uint32_t nmdt; /* MDTs of the file system, as far as this one knows */
+    /* Other MDTs; NULL: this MDT works alone (a cross-MDT step fails). */
+    meta_peer_fn peer;
+    meta_xpeer_fn xpeer;
+    void *peer_arg;
+    /* Names held for cross-MDT renames, under xlock (nholds also read
+     * without it, as a hint that there are none). */
+    struct meta_hold holds[META_MAX_HOLDS];
+    uint32_t nholds;
+    /* Cross-MDT operations in progress here (xmdt.c), under xlock: as
+     * many as there are requests at once, so it grows. */
+    pthread_mutex_t xlock;
+    uint64_t *xbusy;
+    uint32_t nxbusy, xbusy_cap;
+    int xpending; /* an intent waits to be run (atomic) */
+    /* MDT 0: the rename lock (txid, when it lapses), under xlock */
+    uint64_t rlock_txid;
+    int64_t rlock_until_ns;
+    /* Recovery's log: the open operations it said last (under xlock), and
+     * how many it finished (atomic). */
+    uint32_t xopen_said;
+    uint64_t xrecovered;
+    /* Tests only (NULL in the daemon): called by recovery once it has its
+     * snapshot of the intents, before it reads one. */
+    void (*recover_hook)(struct meta_ctx *c);
+    /* File system defaults for new files (DESIGN §3). */
+    int32_t default_count;
+    uint32_t default_size;
+    /* Allocation state, under alloc_lock. */
+    pthread_mutex_t alloc_lock;
+    bool osts_known; /* a cluster map has come since start */
+    uint32_t nost;
+    struct meta_ost ost[META_MAX_OSTS];
+    uint32_t rr_next;
+    uint64_t rng;
+};
+
+#define META_MAX_SYMLINKS 40
+
+/* Where a walk ended. */
+struct walk {
+    uint64_t dir;          /* the directory holding the last component */
+    struct meta_inode din; /* its inode */
+    char name[PROTO_MAX_NAME + 1];
+    bool self;      /* the path names dir itself ("", "/", ".", "..") */
+    int dots;       /* with self: 1 if it ended in ".", 2 if in "..", else 0 */
+    bool must_dir;  /* the path ended in '/' */
+    int links_left; /* symlinks that may still be followed */
+    /* Set by a caller that reads no more of din than a walk cache summary
+     * holds (wcache.h) when the walk ends at a name: mode, owner, parent,
+     * stripe. It spares the read of the whole record. */
+    bool summary_ok;
+};
+
+/* A path with room for a symlink's target spliced in. */
+#define META_PATH_BUF (2 * PROTO_MAX_STR + 2)
+
+/* mask: 4 read, 2 write, 1 execute/search. 0 or -EACCES. */
+int meta_may(const struct meta_inode *in, const struct proto_cred *c, unsigned mask);
+/* Removing or renaming victim out of dir: write+search, and the sticky bit. */
+int meta_may_delete(const struct meta_inode *dir, const struct meta_inode *victim,
+                    const struct proto_cred *c);
+/* Whether name's entry in directory dir (record din) belongs on this MDT. */
+bool meta_name_here(struct meta_txn *t, uint64_t dir, const struct meta_inode *din,
+                    const char *name);
+/* The DT_* type of an inode mode. */
+uint8_t meta_dtype(uint32_t mode);
+/* 0, -ENOENT for an empty name, -ENAMETOOLONG for one over PROTO_MAX_NAME. */
+int meta_valid_name(const char *name);
+/* Resolve the whole path to an inode; follow a final symlink if asked. */
+int meta_walk_full(struct meta_txn *t, const struct proto_cred *c, uint64_t start, const char *path,
+                   bool follow, struct meta_inode *out);
+
+/* The mode bits a truncate by c drops: CAP_FSETID is root's here. */
+uint32_t meta_truncate_drops(const struct meta_inode *in, const struct proto_cred *c);
+/* The argument of a transaction about one inode: its request and reply,
+ * and a buffer the reply may point into. */
+struct meta_ino_arg {
+    struct meta_ctx *c;
+    const void *q;
+    void *r;
+    uint8_t *buf;
+    size_t buflen;
+};
+
+int64_t meta_now_ns(void);
+/* Resolve all but the last component of path, starting at start, with
+ * search permission on each directory. -EREMOTE when a component (the last
+ * one too) or a directory on the way lives on another MDT. */
+int meta_walk_parent(struct meta_txn *t, const struct proto_cred *c, uint64_t start,
+                     const char *path, struct walk *w);
+/* May c add a name where the walk ended? */
+int meta_may_add(const struct walk *w, const struct proto_cred *c);
+/* A new inode record made by c in directory dir. */
+void meta_init_inode(struct meta_inode *in, uint64_t ino, uint32_t mode, const struct proto_cred *c,
+                     const struct meta_inode *dir);
+/* A directory's entries changed: times, and its link count by delta. */
+int meta_touch_dir(struct meta_txn *t, struct meta_inode *dir, int nlink_delta);
+/* An inode record, or -EREMOTE when it lives on another MDT and this one
+ * holds no shard of it. */
+int meta_inode_get_here(struct meta_txn *t, uint64_t ino, struct meta_inode *out);
+
+/* An operation returns this when it spans MDTs: xmdt.c carries it on
+ * with the plan the operation filled in. */
+#define META_CROSS 2
+
+/* Drop one link of in (ops.c): when the last goes, the inode goes, and
+ * gone, its layout and size and whether objects may exist say so. */
+int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
+                   struct layout *layout, uint8_t *gone, uint64_t *size);
+
+/* Operations on a name held by a cross-MDT rename wait (-EAGAIN) for it:
+ * run fn as mode says, again every 2.5 ms while it answers -EAGAIN, for
+ * two seconds at most (then -EBUSY). */
+enum meta_run_mode {
+    META_RUN_READ,  /* a read-only snapshot */
+    META_RUN_WRITE, /* a write transaction of its own (nested in the batch) */
+    META_RUN_FLAT,  /* a write that fails only before writing: meta_store_write_flat */
+};
+int meta_run_waiting(const struct meta_req *rq, enum meta_run_mode mode, meta_txn_fn fn, void *arg);
+
+/* ---- names held by cross-MDT renames (meta_ctx.holds, and HOLD intents
+ * so that they outlive a restart) ---- */
+/* A name held by a cross-MDT rename other than txid (xname.c): changes to
+ * it wait (-EAGAIN, which the operation retries). */
+bool meta_name_held(struct meta_ctx *c, uint64_t dir, const char *name, uint64_t txid);
+/* Hold (dir, name) for txid; -EBUSY when another operation holds it or
+ * there is no room. */
+int meta_hold_take(struct meta_ctx *c, uint64_t txid, uint64_t dir, const char *name);
+/* Let go of txid's hold, if any. */
+void meta_hold_drop(struct meta_ctx *c, uint64_t txid);
+/* Load the holds a previous run of this MDT left (at start). */
+int meta_holds_load(struct meta_ctx *c);
+
+#endif

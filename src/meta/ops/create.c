@@ -1,0 +1,326 @@
+/*
+ * Names that make inodes (create.h). A file's inode is made on the MDT of
+ * its name; a directory whose inode or shards go elsewhere is handed to
+ * xdir.c once the walk and the checks are done here (META_CROSS).
+ */
+#include "create.h"
+#include "alloc.h"
+#include "intent.h"
+#include "xdir.h"
+
+#include "../../common/log.h"
+#include "../../common/util.h"
+#include "../../proto/layout.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/fs.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+struct open_arg {
+    struct meta_ctx *c;
+    const struct proto_open_req *q;
+    struct proto_open_rep *r;
+};
+
+static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_inode *in)
+{
+    const struct proto_open_req *q = a->q;
+    uint32_t acc = q->flags & O_ACCMODE;
+    int rc;
+    if (S_ISLNK(in->mode))
+        return -ELOOP; /* only reached with O_NOFOLLOW */
+    if (S_ISDIR(in->mode) && (acc != O_RDONLY || (q->flags & O_TRUNC)))
+        return -EISDIR;
+    unsigned mask = (acc == O_RDONLY ? 4 : acc == O_WRONLY ? 2 : 6);
+    if ((q->flags & O_TRUNC) && acc == O_RDONLY)
+        mask |= 2;
+    if ((rc = meta_may(in, &q->cred, mask)))
+        return rc;
+    /* A FIFO, device or socket has no data here: a mount's kernel opens
+     * one itself, and a libstria client has nothing to open (as a device
+     * without a driver, or a socket, answers open(2)). */
+    if (!S_ISREG(in->mode) && !S_ISDIR(in->mode))
+        return -ENXIO;
+    if ((q->flags & O_TRUNC) && S_ISREG(in->mode)) {
+        a->r->old_size = in->size;
+        bool changed = false;
+        if (in->size) {
+            in->size = 0;
+            in->mtime_ns = in->ctime_ns = meta_now_ns();
+            changed = true;
+        }
+        /* The mount's kernel leaves O_TRUNC to us whole. */
+        uint32_t drop = meta_truncate_drops(in, &q->cred);
+        if (drop) {
+            in->mode &= ~drop;
+            in->ctime_ns = meta_now_ns();
+            changed = true;
+        }
+        if (changed && (rc = meta_inode_put(t, in)))
+            return rc;
+    }
+    meta_inode_attr(in, &a->r->attr);
+    if (S_ISREG(in->mode))
+        layout_copy(&a->r->layout, &in->layout);
+    return 0;
+}
+
+/* The name w leads to, for an O_CREAT open: made as a new regular file
+ * (0, the reply filled in) or found (1, its inode in *ino). Making it adds
+ * the name only if it is free, so a create looks the name up once. */
+static int create_or_get(struct meta_txn *t, struct open_arg *a, struct walk *w, uint64_t *ino)
+{
+    const struct proto_open_req *q = a->q;
+    struct meta_inode in;
+    int rc = 0;
+    if (w->must_dir)
+        rc = -EISDIR;
+    else if ((rc = meta_valid_name(w->name)) || (rc = meta_may_add(w, &q->cred)))
+        ;
+    else if ((rc = meta_alloc_ino(t, ino)) == 0) {
+        meta_init_inode(&in, *ino, S_IFREG | (q->mode & 07777), &q->cred, &w->din);
+        rc = meta_new_file_layout(a->c, &w->din, q->stripe_count, q->stripe_size, q->stripe_offset,
+                                  &in.layout);
+    }
+    if (rc) {
+        /* It cannot be made here, but it may be there. */
+        int grc = meta_dentry_get(t, w->dir, w->name, ino, NULL);
+        return grc == -ENOENT ? rc : grc ? grc : 1;
+    }
+    if ((rc = meta_dentry_add_or_get(t, w->dir, w->name, ino, DT_REG)))
+        return rc; /* 1: someone's already; the number just goes unused */
+    if ((rc = meta_inode_put(t, &in)) || (rc = meta_touch_dir(t, &w->din, 0)))
+        return rc;
+    meta_inode_attr(&in, &a->r->attr);
+    layout_copy(&a->r->layout, &in.layout);
+    a->r->created = 1;
+    return 0;
+}
+
+static int open_txn(struct meta_txn *t, void *arg)
+{
+    struct open_arg *a = arg;
+    const struct proto_open_req *q = a->q;
+    char path[META_PATH_BUF];
+    int rc = proto_str_copy(&q->path, path, PROTO_MAX_STR + 1);
+    if (rc)
+        return rc;
+    uint64_t start = q->parent, ino;
+    int links = META_MAX_SYMLINKS;
+    /* Each turn opens path from start; a final symlink sends us round again
+     * with its target, so O_CREAT through a dangling link creates the
+     * target, as Linux does. */
+    for (;;) {
+        /* Only a create changes the directory the walk ends in. */
+        struct walk w = {.links_left = links, .summary_ok = !(q->flags & O_CREAT)};
+        if ((rc = meta_walk_parent(t, &q->cred, start, path, &w)))
+            return rc;
+        links = w.links_left;
+        if (w.self) {
+            if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
+                return -EEXIST;
+            return open_existing(t, a, &w.din);
+        }
+        if (q->flags & O_CREAT)
+            rc = create_or_get(t, a, &w, &ino);
+        else if ((rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL)) == 0)
+            rc = 1;
+        if (rc <= 0)
+            return rc; /* made, or an error */
+        if ((q->flags & O_CREAT) && (q->flags & O_EXCL))
+            return -EEXIST;
+        struct meta_inode in;
+        if ((rc = meta_inode_get_here(t, ino, &in)))
+            return rc;
+        if (S_ISLNK(in.mode) && !(q->flags & O_NOFOLLOW)) {
+            MDB_val tv;
+            if (links-- <= 0)
+                return -ELOOP;
+            if ((rc = meta_symlink_get(t, ino, &tv)))
+                return rc;
+            if (tv.mv_size > PROTO_MAX_STR)
+                return -ENAMETOOLONG;
+            memcpy(path, tv.mv_data, tv.mv_size);
+            path[tv.mv_size] = '\0';
+            start = w.dir;
+            continue;
+        }
+        if (w.must_dir && !S_ISDIR(in.mode))
+            return -ENOTDIR;
+        return open_existing(t, a, &in);
+    }
+}
+
+int meta_op_open(const struct meta_req *rq, const void *qv, void *rv)
+{
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_open_req *q = qv;
+    struct proto_open_rep *r = rv;
+    struct open_arg a = {c, q, r};
+    /* Opens that cannot change anything need no write transaction. */
+    if (!(q->flags & (O_CREAT | O_TRUNC)))
+        return meta_run_waiting(rq, META_RUN_READ, open_txn, &a);
+    return meta_run_waiting(rq, META_RUN_FLAT, open_txn, &a);
+}
+
+struct mk_arg {
+    struct meta_ctx *c;
+    const struct proto_cred *cred;
+    uint64_t parent;
+    const struct proto_str *path;
+    uint32_t mode;
+    const struct proto_str *target; /* symlinks */
+    struct proto_attr *attr;
+    int32_t dir_count, dir_start; /* MKDIR's stripe request */
+    struct meta_xmk *x;           /* the plan, when the directory spans MDTs */
+    uint64_t rdev;                /* devices */
+};
+
+/* The rest of a new inode that is neither a directory nor a symlink: a
+ * regular file's layout (as an O_CREAT open gives it), a device's number. */
+static int mk_other(struct mk_arg *a, const struct meta_inode *dir, struct meta_inode *in)
+{
+    if (S_ISREG(in->mode))
+        return meta_new_file_layout(a->c, dir, 0, 0, -1, &in->layout);
+    if (S_ISCHR(in->mode) || S_ISBLK(in->mode))
+        in->rdev = a->rdev;
+    return 0;
+}
+
+static int mk_txn(struct meta_txn *t, void *arg)
+{
+    struct mk_arg *a = arg;
+    char path[PROTO_MAX_STR + 1];
+    int rc = proto_str_copy(a->path, path, sizeof(path));
+    if (rc)
+        return rc;
+    struct walk w = {.links_left = META_MAX_SYMLINKS};
+    if ((rc = meta_walk_parent(t, a->cred, a->parent, path, &w)))
+        return rc;
+    if (w.self)
+        return -EEXIST;
+    if ((rc = meta_valid_name(w.name)))
+        return rc;
+    uint64_t ino;
+    rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
+    if (rc == 0)
+        return -EEXIST;
+    if (rc != -ENOENT)
+        return rc;
+    if ((rc = meta_may_add(&w, a->cred)))
+        return rc;
+    /* CAP_MKNOD, checked after the parent's permission as Linux does. */
+    if ((S_ISCHR(a->mode) || S_ISBLK(a->mode)) && a->cred->uid != 0)
+        return -EPERM;
+    bool dir = S_ISDIR(a->mode);
+    if (!dir && w.must_dir)
+        return -ENOENT;
+    struct meta_inode in;
+    if (dir) {
+        uint64_t ds;
+        uint32_t owner;
+        if ((rc = meta_dir_placement(a->c, &w.din, a->dir_count, a->dir_start, &ds, &owner)))
+            return rc;
+        if (ds || owner != meta_store_mdt(t->store)) {
+            /* Shards or the inode elsewhere: xmdt.c does the rest. */
+            struct meta_xmk *x = a->x;
+            x->dir = w.dir;
+            memcpy(x->name, w.name, sizeof(x->name));
+            x->owner = owner;
+            meta_init_inode(&x->rec, 0, a->mode, a->cred, &w.din);
+            x->rec.nlink = 2;
+            x->rec.parent = w.dir;
+            x->rec.dcount = w.din.dcount;
+            x->rec.dsize = w.din.dsize;
+            x->rec.doffset = w.din.doffset;
+            x->rec.dstripe = ds;
+            x->rec.ddefault = w.din.ddefault;
+            return META_CROSS;
+        }
+    }
+    if ((rc = meta_alloc_ino(t, &ino)))
+        return rc;
+    meta_init_inode(&in, ino, a->mode, a->cred, &w.din);
+    if (dir) {
+        in.nlink = 2;
+        in.parent = w.dir;
+        in.dcount = w.din.dcount;
+        in.dsize = w.din.dsize;
+        in.doffset = w.din.doffset;
+        in.ddefault = w.din.ddefault;
+    } else if (S_ISLNK(in.mode)) {
+        char target[PROTO_MAX_STR + 1];
+        if ((rc = proto_str_copy(a->target, target, sizeof(target))))
+            return rc;
+        if (!target[0])
+            return -ENOENT;
+        in.size = strlen(target);
+        if ((rc = meta_symlink_put(t, ino, target, in.size)))
+            return rc;
+    } else if ((rc = mk_other(a, &w.din, &in))) {
+        return rc;
+    }
+    if ((rc = meta_inode_put(t, &in)) ||
+        (rc = meta_dentry_add(t, w.dir, w.name, ino, meta_dtype(in.mode))) ||
+        (rc = meta_touch_dir(t, &w.din, dir ? 1 : 0)))
+        return rc;
+    meta_inode_attr(&in, a->attr);
+    return 0;
+}
+
+int meta_op_mkdir(const struct meta_req *rq, const void *qv, void *rv)
+{
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_mkdir_req *q = qv;
+    struct proto_mkdir_rep *r = rv;
+    struct meta_xmk x;
+    struct mk_arg a = {c,    &q->cred, q->parent,    &q->path,     S_IFDIR | (q->mode & 07777),
+                       NULL, &r->attr, q->dir_count, q->dir_start, &x,
+                       0};
+    int rc = meta_run_waiting(rq, META_RUN_FLAT, mk_txn, &a);
+    if (rc == META_CROSS)
+        return meta_xmkdir(rq, &q->cred, &x, &r->attr);
+    return rc;
+}
+
+int meta_op_symlink(const struct meta_req *rq, const void *qv, void *rv)
+{
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_symlink_req *q = qv;
+    struct proto_symlink_rep *r = rv;
+    struct mk_arg a = {c, &q->cred, q->parent, &q->path, S_IFLNK | 0777, &q->target, &r->attr,
+                       0, -1,       NULL,      0};
+    return meta_run_waiting(rq, META_RUN_FLAT, mk_txn, &a);
+}
+
+int meta_op_mknod(const struct meta_req *rq, const void *qv, void *rv)
+{
+    struct meta_ctx *c = rq->ctx;
+    const struct proto_mknod_req *q = qv;
+    struct proto_mknod_rep *r = rv;
+    uint32_t type = q->mode & S_IFMT;
+    switch (type) {
+    case 0:
+        type = S_IFREG;
+        break;
+    case S_IFREG:
+    case S_IFIFO:
+    case S_IFCHR:
+    case S_IFBLK:
+    case S_IFSOCK:
+        break;
+    case S_IFDIR:
+        return -EPERM; /* as Linux's mknod(2) */
+    default:
+        return -EINVAL;
+    }
+    struct mk_arg a = {c, &q->cred, q->parent, &q->path, type | (q->mode & 07777), NULL, &r->attr,
+                       0, -1,       NULL,      q->rdev};
+    return meta_run_waiting(rq, META_RUN_FLAT, mk_txn, &a);
+}

@@ -1,0 +1,104 @@
+/*
+ * What the store's files (store.c, records.c, reply.c) share: the store
+ * itself and the helpers of its encodings. Not for anyone outside store/.
+ */
+#ifndef STRIA_META_STORE_INT_H
+#define STRIA_META_STORE_INT_H
+
+#include "store.h"
+
+#include <errno.h>
+#include <pthread.h>
+
+struct wcache;
+struct wreq;
+
+#define DEFER_MAX 16
+
+struct meta_store {
+    MDB_env *env;
+    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending, replies;
+    uint32_t mdt;
+    void *owner; /* meta_store_set_owner */
+    char dir[4096];
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct wreq *head, *tail;
+    bool leader;
+    bool dirty;
+    /* Inode numbers [ino_next, ino_limit) are reserved on disk already; only
+     * the batch leader touches them. ino_limit 0: reload from disk. */
+    uint64_t ino_next, ino_limit;
+    /* A flat batch's directory records whose put waits for the batch's end
+     * (meta_dir_touched): a create changes its directory's times, and a
+     * batch of creates in one directory writes that record once. Only the
+     * batch leader touches them. */
+    MDB_txn *defer_txn; /* the flat batch's transaction, or NULL */
+    uint32_t ndefer;
+    struct meta_inode defer[DEFER_MAX];
+    pthread_mutex_t sync_lock;
+    struct wcache *wc; /* the walk cache (wcache.h) */
+    /* Batches committed and the writes in them (leader only), logged at
+     * close: how well group commit gathers under the load seen. */
+    uint64_t commits, committed;
+    int last_batch; /* how many requests the last batch took */
+};
+
+/* What a write or read without a request of its own runs for: nothing is
+ * noted and no reply is kept (recovery, fsck, pruning). */
+
+static inline int mdb_err(int rc)
+{
+    switch (rc) {
+    case 0:
+        return 0;
+    case MDB_NOTFOUND:
+        return -ENOENT;
+    case MDB_KEYEXIST:
+        return -EEXIST;
+    case MDB_MAP_FULL:
+        return -ENOSPC;
+    case MDB_TXN_FULL:
+        return -ENOSPC;
+    case MDB_BAD_VALSIZE:
+        return -ENAMETOOLONG;
+    default:
+        return rc > 0 ? -rc : -EIO;
+    }
+}
+
+static inline void be64(uint8_t *p, uint64_t v)
+{
+    for (int i = 7; i >= 0; i--, v >>= 8)
+        p[i] = (uint8_t)v;
+}
+
+static inline uint64_t rd_be64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* records.c: the directory records a flat batch deferred, put in txn (the
+ * batch's, before it commits). */
+int meta_store_flush_deferred(struct meta_store *s, MDB_txn *txn);
+
+/* reply.c: the transactions behind meta_reply_get and meta_reply_prune. */
+struct meta_reply_get_arg {
+    uint64_t client, seq;
+    uint16_t tag;
+    int *status;
+    void *payload;
+    uint32_t cap, *len;
+};
+int meta_reply_get_txn(struct meta_txn *t, void *arg);
+struct meta_reply_prune_arg {
+    int64_t before_ns;
+    int gone;
+    bool more;
+};
+int meta_reply_prune_txn(struct meta_txn *t, void *arg);
+
+#endif

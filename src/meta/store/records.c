@@ -5,7 +5,7 @@
  * its request's meta_touched (the transaction's meta_req) so that no
  * operation can forget one.
  */
-#include "store_int.h"
+#include "env.h"
 
 #include "../../common/log.h"
 #include "../../common/util.h"

@@ -7,7 +7,7 @@
  * (i64 ns, real time), opcode (u16), status (i32), then the reply's
  * payload as sent (without leases).
  */
-#include "store_int.h"
+#include "env.h"
 
 #include "../../common/log.h"
 #include "../../common/util.h"

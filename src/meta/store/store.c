@@ -17,7 +17,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 
-#include "store_int.h"
+#include "env.h"
 #include "wcache.h"
 
 #include <dirent.h>

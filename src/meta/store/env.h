@@ -1,11 +1,13 @@
 /*
- * What the store's files (store.c, records.c, reply.c) share: the store
- * itself and the helpers of its encodings. Not for anyone outside store/.
+ * The LMDB environment of one MDT's store, which its files (store.c,
+ * records.c, reply.c) share: struct meta_store and the helpers of its
+ * encodings. No functions of its own. Not for anyone outside store/.
  */
-#ifndef STRIA_META_STORE_INT_H
-#define STRIA_META_STORE_INT_H
+#ifndef STRIA_META_ENV_H
+#define STRIA_META_ENV_H
 
-#include "store.h"
+#include "records.h"
+#include "reply.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -80,25 +82,5 @@ static inline uint64_t rd_be64(const uint8_t *p)
         v = v << 8 | p[i];
     return v;
 }
-
-/* records.c: the directory records a flat batch deferred, put in txn (the
- * batch's, before it commits). */
-int meta_store_flush_deferred(struct meta_store *s, MDB_txn *txn);
-
-/* reply.c: the transactions behind meta_reply_get and meta_reply_prune. */
-struct meta_reply_get_arg {
-    uint64_t client, seq;
-    uint16_t tag;
-    int *status;
-    void *payload;
-    uint32_t cap, *len;
-};
-int meta_reply_get_txn(struct meta_txn *t, void *arg);
-struct meta_reply_prune_arg {
-    int64_t before_ns;
-    int gone;
-    bool more;
-};
-int meta_reply_prune_txn(struct meta_txn *t, void *arg);
 
 #endif

@@ -1,0 +1,324 @@
+/*
+ * The dispatcher of one MDT's requests (dispatch.h): one table, serves[],
+ * says for every kind of request how it is served (a read that grants
+ * leases, a change that revokes them and keeps its reply for resends, a
+ * plain operation, a step of another MDT's operation, or a handler of the
+ * service's own) and by which operation; one generic function serves every
+ * row, decoding and encoding through the message table's codecs. Adding
+ * an operation: its message in src/proto/proto.h, a row here.
+ */
+#include "dispatch.h"
+
+#include "../../common/log.h"
+#include "../ops/fsck.h"
+#include "mdt.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Around each request whose reply carries leases: the mark for grants
+ * and where the operation notes the inodes it writes. */
+struct leasing {
+    uint64_t mark;
+    struct meta_touched touched;
+};
+
+static void leasing_begin(void *p, struct leasing *ls)
+{
+    memset(ls, 0, sizeof(*ls));
+    ls->mark = lease_read_begin(MDT_LEASES(p));
+}
+
+/* A request that wrote inodes revokes other clients' leases on them and
+ * tells the changer the new generations and attributes (which it then
+ * answers from); one that only read grants leases on inos. */
+static void leasing_end(void *p, struct leasing *ls, uint64_t client, int rc, const uint64_t *inos,
+                        uint32_t n, struct proto_leases *out)
+{
+    if (ls->touched.n || ls->touched.overflow) {
+        lease_changed(MDT_LEASES(p), client, &ls->touched, rc == 0, out);
+        if (rc == 0)
+            meta_op_lease_attrs(MDT_CTX(p), &ls->touched, out);
+    } else if (rc == 0) {
+        lease_grant(MDT_LEASES(p), ls->mark, client, inos, n, out);
+    }
+}
+
+/* Which inodes a lookup leases: for one name, not through a symlink, the
+ * directory (its names) and what the name holds. */
+static uint32_t grants_lookup(const void *qv, const void *rv, uint64_t *inos)
+{
+    const struct proto_lookup_req *q = qv;
+    const struct proto_lookup_rep *r = rv;
+    if (q->follow || q->path.len == 0 || memchr(q->path.p, '/', q->path.len))
+        return 0;
+    inos[0] = q->parent;
+    inos[1] = r->attr.ino;
+    return 2;
+}
+
+/* A getattr leases its inode. */
+static uint32_t grants_getattr(const void *qv, const void *rv, uint64_t *inos)
+{
+    const struct proto_getattr_req *q = qv;
+    (void)rv;
+    inos[0] = q->ino;
+    return 1;
+}
+
+/* An unlink that asks for it gets the write-behind grant (lease.h). */
+static void after_unlink(struct mdt_service *m, const struct net_req *req, const void *qv, void *rv)
+{
+    const struct proto_unlink_req *q = qv;
+    struct proto_unlink_rep *r = rv;
+    if (q->want_wb)
+        r->wb_ms = lease_wb_grant(m->leases, req->hdr.client_id, &r->wb_id);
+}
+
+static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct mdt_service *m = p;
+    struct proto_fsck_req q;
+    if (proto_dec_fsck_req(&req->dec, &q))
+        return -EBADMSG;
+    if (q.cred.uid != 0)
+        return -EPERM;
+    char *text = net_scratch(req, PROTO_MAX_FSCK_TEXT);
+    if (!text)
+        return -ENOMEM;
+    struct meta_fsck_report f = {.text = text, .text_cap = PROTO_MAX_FSCK_TEXT};
+    uint8_t *refs = malloc(PROTO_MAX_FSCK_REFS);
+    if (!refs)
+        return -ENOMEM;
+    f.refs = refs;
+    f.refs_cap = PROTO_MAX_FSCK_REFS;
+    f.xfixes = q.fixes.p;
+    f.xfixes_len = q.fixes.len;
+    log_info("fsck%s started peer=%s", q.repair ? " --repair" : "", req->peer);
+    int rc = meta_fsck(m->store, q.repair != 0, &f);
+    log_info("fsck: %s; inodes=%llu entries=%llu dangling=%llu orphans=%llu bad_nlink=%llu "
+             "bad_parent=%llu corrupt=%llu fixed=%llu",
+             rc ? log_err(rc) : "done", (unsigned long long)f.inodes, (unsigned long long)f.entries,
+             (unsigned long long)f.dangling, (unsigned long long)f.orphans,
+             (unsigned long long)f.bad_nlink, (unsigned long long)f.bad_parent,
+             (unsigned long long)f.corrupt, (unsigned long long)f.fixed);
+    if (f.fixed) {
+        /* Repairs are not listed inode by inode: every lease goes. */
+        struct meta_touched all = {.overflow = true};
+        struct proto_leases none;
+        lease_changed(MDT_LEASES(p), 0, &all, true, &none);
+    }
+    if (rc) {
+        free(refs);
+        return rc;
+    }
+    struct proto_fsck_rep r = {.inodes = f.inodes,
+                               .entries = f.entries,
+                               .dangling = f.dangling,
+                               .orphans = f.orphans,
+                               .bad_nlink = f.bad_nlink,
+                               .bad_parent = f.bad_parent,
+                               .corrupt = f.corrupt,
+                               .fixed = f.fixed,
+                               .text = {.p = (const uint8_t *)text, .len = (uint32_t)f.text_len},
+                               .open_ops = f.open_ops,
+                               .refs = {refs, (uint32_t)f.refs_len},
+                               .refs_full = f.refs_full};
+    rc = proto_enc_fsck_rep(&rep->enc, &r);
+    free(refs);
+    return rc;
+}
+
+static int h_statfs(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct mdt_service *m = p;
+    struct proto_statfs_rep r;
+    (void)req;
+    memset(&r, 0, sizeof(r));
+    r.targets.n = 1;
+    int rc = meta_store_stats(m->store, &r.targets.t[0]);
+    return rc ? rc : proto_enc_statfs_rep(&rep->enc, &r);
+}
+
+static int h_sync(void *p, struct net_req *req, struct net_rep *rep)
+{
+    (void)req, (void)rep;
+    return meta_store_sync(((struct mdt_service *)p)->store);
+}
+
+/* A client's revocation channel: answers within a second. */
+static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_lease_poll_req q;
+    struct proto_lease_poll_rep r;
+    memset(&r, 0, sizeof(r));
+    if (proto_dec_lease_poll_req(&req->dec, &q))
+        return -EBADMSG;
+    uint32_t cap = PROTO_MAX_REVOKES * 16;
+    uint8_t *buf = net_scratch(req, cap);
+    if (!buf)
+        return -ENOMEM;
+    uint32_t n = lease_poll(MDT_LEASES(p), req->hdr.client_id, req->conn, q.acked, q.bye != 0, 1000,
+                            buf, cap, &r.first);
+    r.instance = lease_instance(MDT_LEASES(p));
+    r.revokes = (struct proto_blob){buf, n * 16};
+    return proto_enc_lease_poll_rep(&rep->enc, &r);
+}
+
+/* Every request but a revocation channel's long poll passes the
+ * write-behind grant's gate (lease.h). */
+static void request_enter(void *p, const struct net_req *req)
+{
+    if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
+        lease_enter(MDT_LEASES(p), req->hdr.client_id);
+}
+
+static void request_leave(void *p, const struct net_req *req)
+{
+    if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
+        lease_leave(MDT_LEASES(p));
+}
+
+static void conn_closed(void *p, void *conn)
+{
+    lease_conn_closed(MDT_LEASES(p), conn);
+}
+
+static int h_ping(void *p, struct net_req *req, struct net_rep *rep)
+{
+    (void)p, (void)req, (void)rep;
+    return 0;
+}
+
+/* How the dispatcher serves one kind of request. */
+enum serve_how {
+    SERVE_NONE,   /* not served by this daemon */
+    SERVE_READ,   /* an operation whose reply carries LEASES: grants leases on what it read */
+    SERVE_CHANGE, /* the same for a change: revokes every other client's lease on what it wrote,
+                   * and keeps its reply with the change when the client gave it a slot */
+    SERVE_PLAIN,  /* an operation whose reply carries no leases */
+    SERVE_STEP,   /* a step of another MDT's cross-MDT operation: revokes, grants nothing */
+    SERVE_OWN,    /* the service's own handler (no operation of ops.h) */
+};
+
+/* One row per request kind: how it is served and by what. Decoding and
+ * encoding come from the message table (proto_codec). */
+struct serve {
+    enum serve_how how;
+    /* The operation (ops.h): rq, the decoded request, the reply to fill. */
+    int (*fn)(const struct meta_req *rq, const void *q, void *r);
+    /* Where the reply's LEASES field is (SERVE_READ, SERVE_CHANGE). */
+    size_t leases;
+    /* How many inodes a read leases, put in inos (from q and r; at most
+     * PROTO_MAX_LEASES); NULL: none. */
+    uint32_t (*grants)(const void *q, const void *r, uint64_t *inos);
+    /* Runs on success, after the leases, before the reply is encoded. */
+    void (*after)(struct mdt_service *m, const struct net_req *req, const void *q, void *r);
+    /* Bytes of scratch the reply may point into (meta_req.buf). */
+    uint32_t buf;
+    /* SERVE_OWN: the handler. */
+    net_handler_fn own;
+};
+
+#define LEASES_OF(lname) offsetof(struct proto_##lname##_rep, leases)
+
+/* Adding an operation: a row here (and its message in proto.h). */
+static const struct serve serves[PROTO_OP_MAX] = {
+    [PROTO_OP_LOOKUP] = {SERVE_READ, meta_op_lookup, LEASES_OF(lookup), grants_lookup},
+    [PROTO_OP_GETATTR] = {SERVE_READ, meta_op_getattr, LEASES_OF(getattr), grants_getattr},
+    [PROTO_OP_SETATTR] = {SERVE_CHANGE, meta_op_setattr, LEASES_OF(setattr)},
+    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open)},
+    [PROTO_OP_MKDIR] = {SERVE_CHANGE, meta_op_mkdir, LEASES_OF(mkdir)},
+    [PROTO_OP_UNLINK] = {SERVE_CHANGE, meta_op_unlink, LEASES_OF(unlink), .after = after_unlink},
+    [PROTO_OP_RMDIR] = {SERVE_CHANGE, meta_op_rmdir, LEASES_OF(rmdir)},
+    [PROTO_OP_RENAME] = {SERVE_CHANGE, meta_op_rename, LEASES_OF(rename)},
+    [PROTO_OP_LINK] = {SERVE_CHANGE, meta_op_link, LEASES_OF(link)},
+    [PROTO_OP_SYMLINK] = {SERVE_CHANGE, meta_op_symlink, LEASES_OF(symlink)},
+    [PROTO_OP_MKNOD] = {SERVE_CHANGE, meta_op_mknod, LEASES_OF(mknod)},
+    [PROTO_OP_SETSTRIPE] = {SERVE_CHANGE, meta_op_setstripe, LEASES_OF(setstripe)},
+    [PROTO_OP_SETDIRSTRIPE] = {SERVE_CHANGE, meta_op_setdirstripe, LEASES_OF(setdirstripe)},
+    [PROTO_OP_SETXATTR] = {SERVE_CHANGE, meta_op_setxattr, LEASES_OF(setxattr)},
+    [PROTO_OP_REMOVEXATTR] = {SERVE_CHANGE, meta_op_removexattr, LEASES_OF(removexattr)},
+    [PROTO_OP_SETSIZE] = {SERVE_CHANGE, meta_op_setsize, LEASES_OF(setsize)},
+    [PROTO_OP_GETSTRIPE] = {SERVE_PLAIN, meta_op_getstripe},
+    [PROTO_OP_DESTROYED] = {SERVE_PLAIN, meta_op_destroyed},
+    [PROTO_OP_READLINK] = {SERVE_PLAIN, meta_op_readlink, .buf = PROTO_MAX_STR},
+    [PROTO_OP_READDIR] = {SERVE_PLAIN, meta_op_readdir, .buf = PROTO_MAX_REP_PAYLOAD - 64},
+    [PROTO_OP_GETXATTR] = {SERVE_PLAIN, meta_op_getxattr, .buf = PROTO_MAX_XATTR},
+    [PROTO_OP_LISTXATTR] = {SERVE_PLAIN, meta_op_listxattr, .buf = PROTO_MAX_REP_PAYLOAD - 64},
+    [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},
+    [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname},
+    [PROTO_OP_PING] = {SERVE_OWN, .own = h_ping},
+    [PROTO_OP_STATFS] = {SERVE_OWN, .own = h_statfs},
+    [PROTO_OP_SYNC] = {SERVE_OWN, .own = h_sync},
+    [PROTO_OP_FSCK] = {SERVE_OWN, .own = h_fsck},
+    [PROTO_OP_LEASE_POLL] = {SERVE_OWN, .own = h_lease_poll},
+};
+#undef LEASES_OF
+
+/* Every operation of the table: decode, run the operation with its
+ * request context, grant or revoke leases, encode. Nothing is allocated:
+ * the request and reply live on the stack (the largest of any message)
+ * and a buffer the reply points into is the connection's scratch. */
+static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
+{
+    uint16_t op = req->hdr.opcode;
+    const struct serve *sv = &serves[op];
+    const struct proto_codec *codec = proto_codec(op);
+    union proto_any_req q;
+    union proto_any_rep r;
+    memset(&r, 0, codec->rep_size);
+    if (codec->dec_req(&req->dec, &q))
+        return -EBADMSG;
+    struct meta_req rq = {.ctx = MDT_CTX(p), .buf_len = sv->buf};
+    if (sv->buf && !(rq.buf = net_scratch(req, sv->buf)))
+        return -ENOMEM;
+    if (sv->how == SERVE_PLAIN) {
+        int rc = sv->fn(&rq, &q, &r);
+        return rc ? rc : codec->enc_rep(&rep->enc, &r);
+    }
+    struct leasing ls;
+    leasing_begin(p, &ls);
+    rq.touched = &ls.touched;
+    struct meta_reply kept = {.client = req->hdr.client_id,
+                              .seq = req->hdr.seq,
+                              .tag = PROTO_HDR_TAG(&req->hdr),
+                              .op = op,
+                              .encode = codec->enc_rep,
+                              .rep = &r};
+    if (kept.tag && (codec->flags & PROTO_F_CHANGE))
+        rq.reply = &kept;
+    int rc = sv->fn(&rq, &q, &r);
+    uint64_t inos[PROTO_MAX_LEASES];
+    uint32_t n = rc == 0 && sv->grants ? sv->grants(&q, &r, inos) : 0;
+    struct proto_leases none, *out = &none;
+    if (sv->how == SERVE_STEP)
+        memset(&none, 0, sizeof(none));
+    else
+        out = (struct proto_leases *)((char *)&r + sv->leases);
+    leasing_end(p, &ls, req->hdr.client_id, rc, inos, n, out);
+    if (rc)
+        return rc;
+    if (sv->after)
+        sv->after(p, req, &q, &r);
+    return codec->enc_rep(&rep->enc, &r);
+}
+
+void meta_dispatch_install(struct net_server_opts *so)
+{
+    so->on_close = conn_closed;
+    so->on_enter = request_enter;
+    so->on_leave = request_leave;
+    /* Every operation of the table, through the one dispatcher; a change
+     * a client may send again after its connection broke (PROTO_F_CHANGE,
+     * with a slot) is answered from the reply cache, or from the reply the
+     * store kept, rather than made twice. */
+    for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {
+        if (!serves[op].how)
+            continue;
+        so->handlers[op] = serves[op].how == SERVE_OWN ? serves[op].own : dispatch;
+        so->cached[op] = (proto_op_flags(op) & PROTO_F_CHANGE) != 0;
+    }
+}

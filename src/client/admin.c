@@ -3,7 +3,12 @@
  * objects, look an inode up by number, remove an object no file owns, check
  * the checksums of an OST's objects.
  */
-#include "client.h"
+#include "conn.h"
+#include "inode.h"
+
+#include "../common/util.h"
+
+#include <sys/statvfs.h>
 
 #include <errno.h>
 #include <stdlib.h>
@@ -84,4 +89,234 @@ int stria_stat_ino(stria_fs_t *fs, uint64_t ino, struct stat *st)
     if (rc == 0)
         cl_to_stat(&a, st);
     return rc;
+}
+
+/* ---- cluster ---- */
+
+int stria_cluster_info(stria_fs_t *fs, char *fsname, size_t len, uint64_t *epoch)
+{
+    int rc = cl_refresh_map(fs);
+    if (rc)
+        return rc;
+    pthread_rwlock_rdlock(&fs->map_lock);
+    if (fsname)
+        snprintf(fsname, len, "%s", fs->fsname);
+    if (epoch)
+        *epoch = fs->epoch;
+    pthread_rwlock_unlock(&fs->map_lock);
+    return 0;
+}
+
+/* Ask a server for fresh figures of its targets. */
+static int fresh_stats(stria_fs_t *fs, const struct map_target *m, struct proto_tstats *ts)
+{
+    struct lease l;
+    int rc = cl_get(fs, m->kind, m->index, &l);
+    if (rc)
+        return rc;
+    bool transport = false;
+    if (m->kind == PROTO_NODE_META) {
+        struct proto_statfs_req q = {0};
+        struct proto_statfs_rep *r = malloc(sizeof(*r));
+        rc = r ? net_call_statfs(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport) : -ENOMEM;
+        if (rc == 0)
+            *ts = r->targets;
+        free(r);
+    } else {
+        struct proto_ostatfs_req q = {0};
+        struct proto_ostatfs_rep *r = malloc(sizeof(*r));
+        rc = r ? net_call_ostatfs(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport) : -ENOMEM;
+        if (rc == 0)
+            *ts = r->targets;
+        free(r);
+    }
+    cl_put(&l, transport);
+    return rc;
+}
+
+/* The ops blob of a STATS reply, as the public struct. */
+static int decode_stats(const struct proto_blob *b, struct stria_op_stats **ops, size_t *n)
+{
+    _Static_assert(STRIA_STAT_BUCKETS == PROTO_STAT_BUCKETS, "one histogram on both sides");
+    if (b->len % PROTO_STAT_LEN)
+        return -EPROTO;
+    size_t count = b->len / PROTO_STAT_LEN;
+    struct stria_op_stats *v = calloc(count ? count : 1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *p = b->p + i * PROTO_STAT_LEN;
+        snprintf(v[i].op, sizeof(v[i].op), "%s", proto_op_name((uint16_t)(p[0] | p[1] << 8)));
+        v[i].count = proto_le64(p + 2);
+        v[i].errors = proto_le64(p + 10);
+        v[i].total_ns = proto_le64(p + 18);
+        v[i].max_ns = proto_le64(p + 26);
+        for (unsigned k = 0; k < PROTO_STAT_BUCKETS; k++)
+            v[i].hist[k] = proto_le64(p + 34 + 8 * k);
+    }
+    *ops = v;
+    *n = count;
+    return 0;
+}
+
+int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    *ops = NULL;
+    *n = 0;
+    struct proto_stats_req q;
+    struct proto_stats_rep r;
+    int drc = 0;
+    int rc = MDT_CALL(fs, mdt, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
+                      *uptime_ns = r.uptime_ns);
+    return rc ? rc : drc;
+}
+
+int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    *ops = NULL;
+    *n = 0;
+    struct proto_stats_req q;
+    struct proto_stats_rep r;
+    int drc = 0;
+    int rc =
+        TARGET_CALL(fs, PROTO_NODE_STOR, ost, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
+                    *uptime_ns = r.uptime_ns);
+    return rc ? rc : drc;
+}
+
+int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_report *out,
+                   char *text, size_t cap)
+{
+    return stria_mdt_fsck_fixes(fs, mdt, repair, NULL, 0, out, text, cap);
+}
+
+int stria_mdt_fsck_fixes(stria_fs_t *fs, uint32_t mdt, int repair, const void *fixes, size_t len,
+                         struct stria_fsck_report *out, char *text, size_t cap)
+{
+    memset(out, 0, sizeof(*out));
+    if (text && cap)
+        text[0] = '\0';
+    if (len > PROTO_MAX_REQ_PAYLOAD - 1024)
+        return -E2BIG;
+    struct proto_fsck_req q = {.repair = repair != 0, .fixes = {fixes, (uint32_t)len}};
+    struct proto_fsck_rep r;
+    cl_cred(&q.cred);
+    cl_long_call = true; /* a large MDT takes long to walk */
+    int rc = MDT_CALL(fs, mdt, fsck, &q, &r, ({
+                          out->inodes = r.inodes;
+                          out->entries = r.entries;
+                          out->dangling = r.dangling;
+                          out->orphans = r.orphans;
+                          out->bad_nlink = r.bad_nlink;
+                          out->bad_parent = r.bad_parent;
+                          out->corrupt = r.corrupt;
+                          out->fixed = r.fixed;
+                          out->open_ops = r.open_ops;
+                          if (r.refs.len && (out->refs = malloc(r.refs.len))) {
+                              memcpy(out->refs, r.refs.p, r.refs.len);
+                              out->refs_len = r.refs.len;
+                          }
+                          out->refs_full = r.refs_full || (r.refs.len && !out->refs);
+                          if (text && cap) {
+                              size_t len = r.text.len < cap - 1 ? r.text.len : cap - 1;
+                              memcpy(text, r.text.p, len);
+                              text[len] = '\0';
+                          }
+                      }));
+    cl_long_call = false;
+    return rc;
+}
+
+int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
+{
+    struct cluster_map m = {0};
+    int rc = cl_get_map(fs, &m, NULL, 0);
+    if (rc)
+        return rc;
+    struct stria_target *v = calloc(m.n ? m.n : 1, sizeof(*v));
+    struct proto_tstats *ts = malloc(sizeof(*ts));
+    if (!v || !ts) {
+        free(v);
+        free(ts);
+        map_free(&m);
+        return -ENOMEM;
+    }
+    size_t k = 0;
+    const struct map_target *asked = NULL; /* the server ts came from */
+    bool have = false;
+    /* MDTs first, then OSTs, each by index, as lfs df lists them. */
+    for (int pass = 0; pass < 2; pass++) {
+        uint8_t kind = pass == 0 ? PROTO_NODE_META : PROTO_NODE_STOR;
+        for (uint32_t idx = 0, seen = 0; seen < map_count(&m, kind); idx++) {
+            const struct map_target *t = map_find(&m, kind, idx);
+            if (!t)
+                continue;
+            seen++;
+            struct stria_target *o = &v[k++];
+            snprintf(o->kind, sizeof(o->kind), "%s", pass == 0 ? "MDT" : "OST");
+            o->index = t->index;
+            o->online = t->state == MAP_ONLINE;
+            snprintf(o->node, sizeof(o->node), "%s", t->node);
+            snprintf(o->host, sizeof(o->host), "%s", t->host);
+            o->port = t->port;
+            o->heartbeat_age_ms = t->age_ms;
+            struct proto_tstat s = t->stat;
+            /* One server answers for all its targets: ask it once. */
+            bool same = asked && asked->kind == t->kind && asked->port == t->port &&
+                        !strcmp(asked->host, t->host);
+            if (o->online && !same) {
+                asked = t;
+                have = fresh_stats(fs, t, ts) == 0;
+            }
+            if (o->online && have) {
+                for (uint32_t j = 0; j < ts->n; j++)
+                    if (ts->t[j].index == t->index)
+                        s = ts->t[j];
+            }
+            o->bytes_total = s.bytes_total;
+            o->bytes_used = s.bytes_used;
+            o->bytes_avail = s.bytes_avail;
+            o->inodes_total = s.inodes_total;
+            o->inodes_used = s.inodes_used;
+        }
+    }
+    free(ts);
+    map_free(&m);
+    *out = v;
+    *n = k;
+    return 0;
+}
+
+int stria_statfs(stria_fs_t *fs, struct statvfs *st)
+{
+    struct stria_target *v;
+    size_t n;
+    int rc = stria_targets(fs, &v, &n);
+    if (rc)
+        return rc;
+    uint64_t total = 0, avail = 0, free_ = 0, files = 0, ffree = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (v[i].kind[0] == 'O') {
+            total += v[i].bytes_total;
+            avail += v[i].bytes_avail;
+            free_ += v[i].bytes_total - MIN(v[i].bytes_used, v[i].bytes_total);
+        } else {
+            files += v[i].inodes_total;
+            ffree += v[i].inodes_total - MIN(v[i].inodes_used, v[i].inodes_total);
+        }
+    }
+    free(v);
+    memset(st, 0, sizeof(*st));
+    st->f_bsize = 1 << 20;
+    st->f_frsize = 4096;
+    st->f_blocks = total / 4096;
+    st->f_bfree = free_ / 4096;
+    st->f_bavail = avail / 4096;
+    st->f_files = files;
+    st->f_ffree = ffree;
+    st->f_favail = ffree;
+    st->f_namemax = PROTO_MAX_NAME;
+    return 0;
 }

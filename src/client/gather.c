@@ -20,12 +20,14 @@
  * At most one buffer per inode is FILLING. READY buffers are sent oldest
  * first, and none while an older one of its inode that overlaps it is
  * being sent, so writes land in the order they were made.
- * A failed send is kept on its handle (cl_file_set_error) and reported by
+ * A failed send is kept on its handle (gather_error_fn) and reported by
  * the handle's next write, flush, fsync or close. A send is never
  * abandoned by the interrupt of the call that caused it: its writes were
  * acknowledged. This must never hold a lock while sending.
  */
-#include "client.h"
+#include "gather.h"
+
+#include "io.h"
 
 #include "../common/util.h"
 
@@ -46,13 +48,16 @@ struct gbuf {
     int state;
     uint64_t ino, off, len, cap;
     stria_file_t *f;
-    uint64_t seq;    /* its number among buffers begun: older is lower */
-    int64_t born_ms; /* its first write, monotonic */
-    char *buf;       /* GATHER_CAP bytes, kept once allocated */
+    const struct layout *l; /* f's */
+    uint64_t seq;           /* its number among buffers begun: older is lower */
+    int64_t born_ms;        /* its first write, monotonic */
+    char *buf;              /* GATHER_CAP bytes, kept once allocated */
 };
 
 struct gather {
     stria_fs_t *fs;
+    gather_mark_fn mark; /* the handle layer's (file.c) */
+    gather_error_fn error;
     pthread_mutex_t lock;
     pthread_cond_t landed; /* a SENDING buffer became FREE */
     struct gbuf b[GATHER_BUFS];
@@ -70,12 +75,14 @@ static int64_t now_ms(void)
     return (int64_t)(util_now_mono_ns() / 1000000);
 }
 
-int gather_init(stria_fs_t *fs)
+int gather_init(stria_fs_t *fs, gather_mark_fn mark, gather_error_fn error)
 {
     struct gather *g = calloc(1, sizeof(*g));
     if (!g)
         return -ENOMEM;
     g->fs = fs;
+    g->mark = mark;
+    g->error = error;
     atomic_store(&g->on, true);
     const char *d = getenv("STRIA_TEST_WRITE_DELAY_MS");
     g->test_delay_ms = d ? (unsigned)strtoul(d, NULL, 10) % 60000u : 0;
@@ -141,12 +148,12 @@ static void send_locked(struct gather *g, struct gbuf *b)
     const volatile int *cancel = cl_set_cancel(NULL);
     if (g->test_delay_ms)
         usleep(g->test_delay_ms * 1000);
-    int rc = cl_file_mark(b->f);
+    int rc = g->mark(b->f);
     if (rc == 0)
-        rc = io_rw(g->fs, b->ino, cl_file_layout(b->f), true, b->buf, b->len, b->off);
+        rc = io_rw(g->fs, b->ino, b->l, true, b->buf, b->len, b->off);
     cl_set_cancel(cancel);
     if (rc)
-        cl_file_set_error(b->f, rc);
+        g->error(b->f, rc);
     pthread_mutex_lock(&g->lock);
     b->state = G_FREE;
     b->f = NULL;
@@ -209,11 +216,10 @@ static bool start_thread(struct gather *g)
     return g->thread_on;
 }
 
-ssize_t gather_write(stria_file_t *f, const void *buf, size_t len, uint64_t off)
+ssize_t gather_write(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
+                     const void *buf, size_t len, uint64_t off)
 {
-    stria_fs_t *fs = cl_file_fs(f);
     struct gather *g = fs->gather;
-    uint64_t ino = cl_file_ino_of(f);
     size_t took = 0;
     if (!g || len == 0 || len >= GATHER_MAX || !atomic_load(&g->on))
         return 0;
@@ -234,11 +240,11 @@ ssize_t gather_write(stria_file_t *f, const void *buf, size_t len, uint64_t off)
         }
         struct gbuf *fresh = free_buf(g);
         struct layout_piece lp;
-        if (!fresh || layout_map(cl_file_layout(f), at, GATHER_CAP, &lp))
+        if (!fresh || layout_map(l, at, GATHER_CAP, &lp))
             break; /* the caller writes the rest itself */
         if (b)
             ready(g, b); /* not continued: it goes before this write */
-        *fresh = (struct gbuf){G_FILLING, ino, at, 0, lp.len, f, ++g->seq, now_ms(), fresh->buf};
+        *fresh = (struct gbuf){G_FILLING, ino, at, 0, lp.len, f, l, ++g->seq, now_ms(), fresh->buf};
         atomic_fetch_add(&g->used, 1);
     }
     if (took)

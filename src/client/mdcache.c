@@ -11,12 +11,17 @@
  * (instance non-zero). A revocation heard before the grant it revokes (the
  * two travel on different connections) is remembered in `revoked`, so the
  * late grant is refused.
+ *
+ * Built on the transport core alone (the channel borrows a connection
+ * from its pool). Write-behind, above, hears of its grant's revocation
+ * through the callback it registers (mdc_on_revoke); the transport core
+ * tells the cache of a broken MDT connection through the hook mdc_start
+ * sets in struct stria_fs.
  */
 #include "mdcache.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
-#include "client.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -67,6 +72,7 @@ struct mdc {
     struct crec *rec[BUCKETS];
     struct cname *names[BUCKETS];
     uint32_t nrec, nnames;
+    mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
     /* The channel. */
     pthread_t thread;
     bool stop;
@@ -416,6 +422,28 @@ static void heard_revoke(struct mdc *m, uint64_t ino, uint64_t gen)
         rec_drop(m, r);
 }
 
+void mdc_heard(struct mdc *m, uint64_t instance, const uint8_t *revokes, uint32_t n)
+{
+    pthread_mutex_lock(&m->lock);
+    if (instance != m->instance) {
+        drop_all(m);
+        m->instance = instance;
+    }
+    uint64_t wb_revoke = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        uint64_t ino = proto_le64(revokes + i * 16), gen = proto_le64(revokes + i * 16 + 8);
+        if (ino == 0)
+            wb_revoke = gen > wb_revoke ? gen : wb_revoke; /* the write-behind grant */
+        else
+            heard_revoke(m, ino, gen);
+    }
+    pthread_mutex_unlock(&m->lock);
+    /* Acknowledged (by the next poll) only once the queue is sent. */
+    mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
+    if (wb_revoke && fn)
+        fn(m->fs, wb_revoke);
+}
+
 /* Nothing cached may be used any more: the channel is gone. */
 static void channel_lost(struct mdc *m)
 {
@@ -426,7 +454,9 @@ static void channel_lost(struct mdc *m)
     m->conn = NULL;
     pthread_mutex_unlock(&m->lock);
     net_close(c);
-    wb_revoked(m->fs, 0);
+    mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
+    if (fn)
+        fn(m->fs, 0);
 }
 
 static int channel_open(struct mdc *m)
@@ -486,25 +516,8 @@ static void *channel_main(void *arg)
             continue;
         }
         failures = 0;
-        pthread_mutex_lock(&m->lock);
-        if (r.instance != m->instance) {
-            drop_all(m);
-            m->instance = r.instance;
-        }
         uint32_t n = r.revokes.len / 16;
-        uint64_t wb_revoke = 0;
-        for (uint32_t i = 0; i < n; i++) {
-            uint64_t ino = proto_le64(r.revokes.p + i * 16),
-                     gen = proto_le64(r.revokes.p + i * 16 + 8);
-            if (ino == 0)
-                wb_revoke = gen > wb_revoke ? gen : wb_revoke; /* the write-behind grant */
-            else
-                heard_revoke(m, ino, gen);
-        }
-        pthread_mutex_unlock(&m->lock);
-        /* Acknowledged (by the next poll) only once the queue is sent. */
-        if (wb_revoke)
-            wb_revoked(m->fs, wb_revoke);
+        mdc_heard(m, r.instance, r.revokes.p, n);
         if (n)
             acked = r.first + n - 1;
     }
@@ -512,20 +525,49 @@ static void *channel_main(void *arg)
     return NULL;
 }
 
-int mdc_start(stria_fs_t *fs)
+struct mdc *mdc_create(stria_fs_t *fs)
 {
     struct mdc *m = calloc(1, sizeof(*m));
     if (!m)
-        return -ENOMEM;
+        return NULL;
     m->fs = fs;
     pthread_mutex_init(&m->lock, NULL);
+    return m;
+}
+
+void mdc_destroy(struct mdc *m)
+{
+    if (!m)
+        return;
+    drop_all(m);
+    pthread_mutex_destroy(&m->lock);
+    free(m);
+}
+
+void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn)
+{
+    __atomic_store_n(&m->revoked, fn, __ATOMIC_RELEASE);
+}
+
+/* The transport core's hook: a connection to an MDT broke under a call. */
+static void mdt_conn_broke(stria_fs_t *fs)
+{
+    if (fs->mdc)
+        mdc_forget_all(fs->mdc);
+}
+
+int mdc_start(stria_fs_t *fs)
+{
+    struct mdc *m = mdc_create(fs);
+    if (!m)
+        return -ENOMEM;
     int rc = pthread_create(&m->thread, NULL, channel_main, m);
     if (rc) {
-        pthread_mutex_destroy(&m->lock);
-        free(m);
+        mdc_destroy(m);
         return -rc;
     }
     fs->mdc = m;
+    fs->mdt_conn_broke = mdt_conn_broke;
     return 0;
 }
 
@@ -540,8 +582,7 @@ void mdc_stop(stria_fs_t *fs)
         shutdown(m->conn->fd, SHUT_RDWR); /* wakes the channel's wait */
     pthread_mutex_unlock(&m->lock);
     pthread_join(m->thread, NULL);
+    fs->mdt_conn_broke = NULL;
     fs->mdc = NULL;
-    drop_all(m);
-    pthread_mutex_destroy(&m->lock);
-    free(m);
+    mdc_destroy(m);
 }

@@ -13,13 +13,12 @@
  * A cached lookup checks search permission on the directory as the MDT
  * would. Only the mount turns the cache on: it talks to the MDT on behalf
  * of one machine's kernel, where caching pays. This release keeps one
- * channel, to MDT 0.
+ * channel, to MDT 0. Built on the transport core (conn.h) alone.
  */
 #ifndef STRIA_CLIENT_MDCACHE_H
 #define STRIA_CLIENT_MDCACHE_H
 
-#include "../proto/proto.h"
-#include "stria/stria.h"
+#include "conn.h"
 
 #include <stdbool.h>
 #include <stdint.h>
@@ -30,6 +29,25 @@ struct mdc;
 int mdc_start(stria_fs_t *fs);
 /* Stop the channel and free the cache; fs->mdc becomes NULL. */
 void mdc_stop(stria_fs_t *fs);
+
+/* What the cache's owner hears when the MDT revokes write-behind's grant
+ * id (0: the channel broke, whatever was granted is void). Called by the
+ * channel's thread, which waits for it to return before it acknowledges. */
+typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint64_t id);
+/* Register fn (write-behind, when it starts; NULL: none). */
+void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn);
+
+/* The cache without its revocation channel (mdc_start and mdc_stop are
+ * these plus the thread; tests use them alone). A cache made here answers
+ * nothing until mdc_heard has brought an instance. mdc_create returns NULL
+ * when out of memory; mdc_destroy frees the cache. */
+struct mdc *mdc_create(stria_fs_t *fs);
+void mdc_destroy(struct mdc *m);
+/* Take in a LEASE_POLL reply: the MDT's instance (a new one drops
+ * everything cached) and n revocations (revokes: n pairs of little-endian
+ * inode and generation; inode 0 is write-behind's grant, passed on to the
+ * mdc_on_revoke callback). */
+void mdc_heard(struct mdc *m, uint64_t instance, const uint8_t *revokes, uint32_t n);
 
 /* The clock leases are counted on: take it before sending the request. */
 int64_t mdc_clock_ms(void);

@@ -11,8 +11,11 @@
  * first; that MDT walks as far as the names are its own and answers
  * EREMOTE where they are not. The client then walks the rest itself, one
  * LOOKUP per component, and sends the last component from its directory.
+ *
+ * Built on the inode calls (inode.h), never below them: a walk asks GETATTR
+ * and READLINK like any caller, through the metadata cache.
  */
-#include "client.h"
+#include "route.h"
 
 #include "../common/util.h"
 
@@ -29,30 +32,9 @@ static bool one_mdt(stria_fs_t *fs)
     return __atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) <= 1;
 }
 
-static struct cl_ds *ds_slot(stria_fs_t *fs, uint64_t ino)
-{
-    return &fs->ds[(ino * 0x9e3779b97f4a7c15ull) >> 52 & (CL_DS_SLOTS - 1)];
-}
-
-void cl_learn(stria_fs_t *fs, const struct proto_attr *a)
-{
-    if (!S_ISDIR(a->mode) || a->nlink == 0 || !proto_ds_valid(a->dstripe))
-        return; /* nlink 0: a remote entry's type only */
-    pthread_mutex_lock(&fs->ds_lock);
-    struct cl_ds *d = ds_slot(fs, a->ino);
-    d->ino = a->ino;
-    d->dstripe = a->dstripe;
-    pthread_mutex_unlock(&fs->ds_lock);
-}
-
 int cl_dir_stripe(stria_fs_t *fs, uint64_t dir, uint64_t *dstripe)
 {
-    pthread_mutex_lock(&fs->ds_lock);
-    struct cl_ds *d = ds_slot(fs, dir);
-    bool known = d->ino == dir;
-    *dstripe = d->dstripe;
-    pthread_mutex_unlock(&fs->ds_lock);
-    if (known)
+    if (cl_known_stripe(fs, dir, dstripe))
         return 0;
     struct proto_attr a;
     int rc = cl_getattr(fs, dir, &a);

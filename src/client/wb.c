@@ -15,7 +15,8 @@
 
 #include "../common/log.h"
 #include "../common/util.h"
-#include "client.h"
+#include "inode.h"
+#include "mdcache.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -342,6 +343,9 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
         return -rc;
     }
     fs->wb = w;
+    fs->before_mdt_call = wb_flush;
+    if (fs->mdc)
+        mdc_on_revoke(fs->mdc, wb_revoked);
     return 0;
 }
 
@@ -362,6 +366,7 @@ void wb_destroy(stria_fs_t *fs)
     struct wb *w = fs->wb;
     if (!w)
         return;
+    fs->before_mdt_call = NULL;
     fs->wb = NULL;
     pthread_cond_destroy(&w->done);
     pthread_cond_destroy(&w->work);

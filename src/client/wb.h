@@ -15,12 +15,15 @@
  * The price: an acknowledged unlink that was still queued is lost if the
  * client dies (the file stays), as with CephFS's asynchronous unlink; fsync
  * on the directory waits until the queue is empty.
+ *
+ * Built on the transport core, the metadata cache and the inode calls;
+ * wb_start registers wb_flush as the core's before_mdt_call hook and
+ * wb_revoked as the cache's revocation callback.
  */
 #ifndef STRIA_CLIENT_WB_H
 #define STRIA_CLIENT_WB_H
 
-#include "../proto/proto.h"
-#include "stria/stria.h"
+#include "conn.h"
 
 #include <stdint.h>
 

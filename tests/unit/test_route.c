@@ -3,7 +3,7 @@
  * a request about an inode or a name goes to, for plain and striped
  * directories, and the prefix cache of routes that crossed MDTs.
  *
- * The file system handle is built here by hand (client.h shows it), with
+ * The file system handle is built here by hand (conn.h shows it), with
  * the stripes of the directories involved taught through cl_learn, so the
  * routing functions run without a cluster. The prefix cache is filled by
  * a walk, which asks MDTs: a fake MDT started here on loopback (every
@@ -16,7 +16,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
-#include "client/client.h"
+#include "client/route.h"
 #include "common/util.h"
 #include "net/net.h"
 

@@ -1,9 +1,17 @@
 /*
- * libstria internals shared by client.c (connections, map, metadata) and
- * io.c (striped data I/O). Never installed.
+ * libstria's transport core, the bottom layer of src/client (conn.c).
+ * Never installed.
+ *
+ * The file system handle, the targets of the cluster map and their pools
+ * of idle connections, the calling thread's credentials and cancel flag,
+ * and the typed calls to a target (TARGET_CALL, MDT_CALL) with their
+ * retries, deadlines and slots for changes. Every other module of
+ * src/client builds on this one; it calls none of them. Where a layer above
+ * must act around an MDT call (write-behind, the metadata cache), it
+ * registers a hook in struct stria_fs when it starts.
  */
-#ifndef STRIA_CLIENT_H
-#define STRIA_CLIENT_H
+#ifndef STRIA_CLIENT_CONN_H
+#define STRIA_CLIENT_CONN_H
 
 #include "../common/auth.h"
 #include "../common/config.h"
@@ -11,8 +19,6 @@
 #include "../proto/ids.h"
 #include "../proto/layout.h"
 #include "../proto/map.h"
-#include "mdcache.h"
-#include "wb.h"
 #include "stria/stria.h"
 
 #include <pthread.h>
@@ -84,45 +90,17 @@ struct stria_fs {
     void *removed_arg; /* stria_start_unlink_behind's */
     struct mdc *mdc;   /* metadata cache (mdcache.h); NULL unless the mount turned it on */
     struct wb *wb;     /* write-behind unlink (wb.h); NULL unless the mount turned it on */
+    /* Hooks of the layers above, set while they run (NULL: not running). */
+    void (*before_mdt_call)(stria_fs_t *fs); /* MDT_CALL waits for it (wb.c: queued unlinks) */
+    void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdcache.c) */
 };
 
-/* ---- routing over MDTs (route.c) ---- */
-
-struct cl_dirbatch;
-
-/* Remember the stripe of a directory whose attributes a reply carried. */
-void cl_learn(stria_fs_t *fs, const struct proto_attr *a);
-/* The MDT holding name (len bytes) in directory dir. */
-uint32_t cl_name_mdt(stria_fs_t *fs, uint64_t dir, const char *name, size_t len);
-/* The stripe of directory dir over MDTs (0: plain), asked for if unknown. */
-int cl_dir_stripe(stria_fs_t *fs, uint64_t dir, uint64_t *dstripe);
-
-/* Where a path-taking request goes: parent and path as sent, to mdt. */
-struct cl_route {
-    uint64_t parent;
-    const char *path;
-    uint32_t mdt;
-    uint64_t from; /* the request's own start and path */
-    const char *whole;
-    bool cached; /* parent came from the prefix cache */
-    int tries;
-    char last[PROTO_MAX_STR + 1]; /* what path points into when rerouted */
-};
-void cl_route(stria_fs_t *fs, uint64_t parent, const char *path, struct cl_route *rt);
-/* Whether to send the request again after it returned *rc: the MDT said
- * EREMOTE, or a cached route led astray. Then all but the last component
- * are walked here, one MDT at a time, and the last is sent from the
- * directory it is in; a failed walk's error goes to *rc. */
-bool cl_route_again(stria_fs_t *fs, struct cl_route *rt, int *rc);
-/* Walk all but the last component of rt's path here. */
-int cl_reroute(stria_fs_t *fs, struct cl_route *rt);
-/* Resolve a whole path here (following a final symlink if asked). */
-int cl_resolve(stria_fs_t *fs, uint64_t start, const char *path, bool follow,
-               struct proto_attr *out);
-/* One READDIR batch of a directory striped over MDTs, merged in cookie
- * order (cl_readdir calls it). */
-int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cookie, bool plus,
-                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out);
+/* Load conf (NULL: stria_conf_find's) into fs, load the cluster key and
+ * fetch the cluster map (stria_connect). Returns 0 or a negative errno;
+ * on failure nothing is left to free. */
+int cl_conn_open(stria_fs_t *fs, const char *conf);
+/* Close every pooled connection and free the configuration (not fs). */
+void cl_conn_close(stria_fs_t *fs);
 
 /* A connection lent by a target's pool. */
 struct lease {
@@ -167,6 +145,9 @@ const volatile int *cl_set_cancel(const volatile int *flag);
 bool cl_cancelled(void);
 /* Fetch the cluster map from mgmt and update targets. */
 int cl_refresh_map(stria_fs_t *fs);
+/* Fetch the map into m (the caller frees it with map_free); fsname, if
+ * not NULL, gets the file system's name. */
+int cl_get_map(stria_fs_t *fs, struct cluster_map *m, char *fsname, size_t fslen);
 
 /* The opcode of each typed call, by its lower-case name (TARGET_CALL). */
 #define CL_OP_ENUM(NAME, num, lname) CL_OP_##lname = num,
@@ -243,8 +224,8 @@ extern __thread bool cl_long_call;
                 if (tr_ && tag_)                                                                   \
                     resend_ = true;                                                                \
                 cl_put(&l_, tr_);                                                                  \
-                if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdc)                                 \
-                    mdc_forget_all((fs)->mdc); /* a change may or may not have happened */         \
+                if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdt_conn_broke)                      \
+                    (fs)->mdt_conn_broke(fs); /* a change may or may not have happened */          \
                 if (again_)                                                                        \
                     continue;                                                                      \
             }                                                                                      \
@@ -258,162 +239,17 @@ extern __thread bool cl_long_call;
         rc_;                                                                                       \
     })
 
-/* Call an MDT, after this client's queued unlinks: its operations stay in
- * order. */
+/* Call an MDT, after what fs->before_mdt_call waits for: this client's
+ * queued unlinks (wb.c), so its operations stay in order. */
 #define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
     ({                                                                                             \
-        if ((fs)->wb)                                                                              \
-            wb_flush(fs);                                                                          \
+        if ((fs)->before_mdt_call)                                                                 \
+            (fs)->before_mdt_call(fs);                                                             \
         TARGET_CALL(fs, PROTO_NODE_META, mdt, lname, q, r, use);                                   \
-    })
-
-/*
- * A path-taking request sent where its path leads (route.c): the request's
- * parent field PF and path field PTH are set from the route, and after an
- * EREMOTE the path is walked here and the request sent once more. Gives
- * EREMOTE still when the last component's own inode lives elsewhere.
- */
-#define ROUTED_CALL(fs, from_, path_, PF, PTH, lname, q, r, use)                                   \
-    ({                                                                                             \
-        struct cl_route rt_;                                                                       \
-        int rc2_;                                                                                  \
-        cl_route(fs, from_, path_, &rt_);                                                          \
-        do {                                                                                       \
-            (q)->PF = rt_.parent;                                                                  \
-            (q)->PTH = proto_str_c(rt_.path);                                                      \
-            rc2_ = MDT_CALL(fs, rt_.mdt, lname, q, r, use);                                        \
-        } while (cl_route_again(fs, &rt_, &rc2_));                                                 \
-        rc2_;                                                                                      \
     })
 
 /* The calling thread's credentials (stria_set_thread_cred, else the
  * process's). */
 void cl_cred(struct proto_cred *c);
-void cl_to_stat(const struct proto_attr *a, struct stat *st);
-/* SETATTR on an inode; a shrinking size also cuts the objects. */
-int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
-               struct proto_setattr_rep *r);
-
-/* ---- inode-level namespace calls (ns.c; stria.h's inode level wraps them) ----
- * parent/ino are Stria inode numbers; paths are relative to parent (one
- * name for the mount). Each returns 0 or a negative errno. */
-
-/* What removing a name left to do (stria_removed_t): when gone is set, the
- * inode's last link went; a regular file's objects (layout) go with its
- * last close. */
-struct stria_removed {
-    uint64_t ino;
-    uint8_t gone;    /* the inode's last link went */
-    uint8_t destroy; /* and it may have objects */
-    uint64_t size;   /* its size then, as the MDT knew it */
-    struct layout layout;
-};
-struct cl_dirbatch {
-    uint32_t len, count;
-    bool eof;
-};
-
-int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
-              struct proto_attr *out);
-int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out);
-int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode,
-             struct proto_attr *out);
-/* count, start: the stripe over MDTs (stria_mkdir_striped). */
-int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, int32_t count,
-                     int32_t start, struct proto_attr *out);
-int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start);
-int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path);
-int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_removed *rm);
-int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,
-              const char *dpath, unsigned flags, struct stria_removed *rm);
-int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
-            struct proto_attr *out);
-int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
-               struct proto_attr *out);
-/* A FIFO, device, socket or regular file (MKNOD; mode includes the type,
- * rdev a device's number). */
-int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev_t rdev,
-             struct proto_attr *out);
-ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len);
-/* One READDIR batch into buf (entries as proto_get_dirent reads them, each
- * followed by its ATTR when plus). */
-int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
-               struct cl_dirbatch *out);
-int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *value, size_t size,
-                int flags);
-ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size);
-ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
-int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name);
-int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
-int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset);
-/* Tell the MDT that ino is at least size bytes long (the MDT keeps the
- * maximum) and, if mtime_ns, its mtime; out (if not NULL) gets the result.
- * layout: the file's (from an open handle), for the metadata cache, or NULL. */
-int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
-               const struct layout *layout, struct proto_attr *out);
-/* Let the metadata cache (if on) follow a reply (struct mdc_update): a
- * name in parent now holds child (0: removed or unknown); the name in
- * parent2 changed too; attr: the attributes of attr->ino now. */
-void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
-             const char *name, uint64_t child, uint64_t parent2, const char *name2,
-             const struct proto_attr *attr);
-/* cl_note of a reply that also brings attr->ino's layout. */
-void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
-                    uint64_t parent, const char *name, const struct proto_attr *attr,
-                    const struct layout *layout);
-/* Remove the objects of a file whose last link went (if rm->destroy). */
-void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm);
-/* Set atime (or mtime) in q from a timespec (NULL, UTIME_NOW, UTIME_OMIT). */
-void cl_set_time(struct proto_setattr_req *q, const struct timespec *ts, bool atime);
-/* The process's umask, read without changing it. */
-mode_t cl_umask(void);
-
-/* Open (or create) path under parent; an empty path opens parent itself.
- * count/size/offset choose a new file's layout (0, 0, -1: inherit). attr,
- * if not NULL, receives the attributes the MDT returned. */
-int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
-            int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
-            struct proto_attr *attr);
-/* ---- gathering of small sequential writes (gather.c; stria.h says what) ---- */
-
-/* Per-handle state gather.c reads (io.c owns the handle). */
-uint64_t cl_file_ino_of(const stria_file_t *f);
-stria_fs_t *cl_file_fs(const stria_file_t *f);
-const struct layout *cl_file_layout(const stria_file_t *f);
-/* A gathered write of f failed to land: keep rc for f's next call. */
-void cl_file_set_error(stria_file_t *f, int rc);
-/* Tell the MDT, once per handle, that f's file may have objects: before
- * its first byte lands. */
-int cl_file_mark(stria_file_t *f);
-
-int gather_init(stria_fs_t *fs);
-/* Send everything gathered, stop the thread, free (stria_disconnect). */
-void gather_fini(stria_fs_t *fs);
-/* Copy what it can of a write of f at off into ino's buffer, sending
- * buffers it fills (their failures kept on f). Returns the bytes taken
- * from the front of buf (0: none; the caller writes the rest itself after
- * gather_before_write) or a negative errno. */
-ssize_t gather_write(stria_file_t *f, const void *buf, size_t len, uint64_t off);
-/* Before a write of [off, end) of ino that is not gathered: ino's filling
- * buffer goes first, and any being sent that overlaps lands first. */
-void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t end);
-/* Before anything else of ino (read, size report, truncate, close): send
- * what was gathered for it so far and wait until it has landed. */
-void gather_drain(stria_fs_t *fs, uint64_t ino);
-void gather_set(stria_fs_t *fs, bool on);
-bool gather_on(stria_fs_t *fs);
-void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends);
-
-/* Striped data I/O over a layout (io.c). write: buf -> objects; read:
- * objects -> buf, holes zero-filled. Returns 0 or negative errno. */
-int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
-          uint64_t off);
-/* Send one small storage request to each object of the layout: TRUNCATE to
- * the object size that file size `size` implies, DESTROY, or OSYNC. */
-enum io_obj_op { IO_TRUNCATE, IO_DESTROY, IO_SYNC };
-int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
-               uint64_t size);
-/* Deallocate a file range on every object it touches. */
-int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
 
 #endif

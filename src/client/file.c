@@ -1,0 +1,622 @@
+/*
+ * File handles: the stria_file_t calls of stria.h (file.h).
+ *
+ * A handle keeps what its open learnt (layout, size), what its writes did
+ * not report to the MDT yet, a read-ahead buffer and a failure to report.
+ * Small writes go to gathering, the rest to striped I/O; size reports go
+ * out at close, fsync and before a change of size or times. Consistency is
+ * close-to-open: a read past the size the handle knows asks the MDT first.
+ */
+#include "file.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+#include "gather.h"
+#include "inode.h"
+#include "io.h"
+#include "mdcache.h"
+#include "ns.h"
+#include "route.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+struct stria_file {
+    stria_fs_t *fs;
+    uint64_t ino;
+    int flags;
+    bool is_dir;
+    struct layout layout;
+    pthread_mutex_t lock;
+    uint64_t size;                                 /* as the MDT last said, or as we extended it */
+    uint64_t wrote_end;                            /* end of the furthest byte this handle wrote */
+    enum { MARK_NONE, MARK_BUSY, MARK_DONE } mark; /* the MDT knows objects may exist */
+    pthread_cond_t marked;                         /* a mark in flight ended */
+    bool dirty;                                    /* written since the last size report */
+    int64_t wrote_ns;   /* when this handle last wrote: the mtime its report sets */
+    uint64_t write_gen; /* bumped by every write: a report covers those before it */
+    bool orphan;        /* unlinked while open: the MDT has no inode any more */
+    int gerr;           /* a gathered write of this handle failed: its next call says so */
+    /* Read-ahead (stria.h): the piece [ra_off, ra_off + ra_len) fetched at
+     * write epoch ra_epoch, and where the last read ended. */
+    pthread_mutex_t ra_lock;
+    char *ra_buf;
+    uint64_t ra_off, ra_len, ra_epoch, read_end;
+};
+
+#define RA_CAP      IO_PIECE_MAX
+#define RA_MAX_BUFS 16
+
+void cl_file_set_error(stria_file_t *f, int rc)
+{
+    pthread_mutex_lock(&f->lock);
+    if (!f->gerr)
+        f->gerr = rc;
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* Take f's unreported failure of a gathered write (0: none). */
+static int take_error(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    int rc = f->gerr;
+    f->gerr = 0;
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+/* Something of ino changed through this client: read-ahead is stale. */
+static void written(stria_fs_t *fs)
+{
+    atomic_fetch_add_explicit(&fs->write_epoch, 1, memory_order_release);
+}
+
+/* A handle of the inode a describes, opened with flags (layout set apart). */
+static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct proto_attr *a)
+{
+    f->fs = fs;
+    f->ino = a->ino;
+    f->flags = flags;
+    f->is_dir = S_ISDIR(a->mode);
+    f->size = a->size;
+    pthread_mutex_init(&f->lock, NULL);
+    pthread_mutex_init(&f->ra_lock, NULL);
+    pthread_cond_init(&f->marked, NULL);
+}
+
+/* An open of inode ino (an empty path) for reading, answered from the
+ * metadata cache: the lease on it is valid and a reply brought its layout.
+ * The MDT would check read permission; so does this. */
+static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flags, stria_file_t *f,
+                        struct proto_attr *attr)
+{
+    if (!fs->mdc || path[0] || (flags & (O_CREAT | O_TRUNC)) || (flags & O_ACCMODE) != O_RDONLY)
+        return false;
+    struct proto_attr a;
+    struct proto_cred cred;
+    if (!mdc_open_layout(fs->mdc, ino, &a, &f->layout) || !S_ISREG(a.mode))
+        return false;
+    cl_cred(&cred);
+    if (!proto_cred_may(&cred, a.mode, a.uid, a.gid, 4))
+        return false; /* the MDT says why */
+    file_init(f, fs, flags, &a);
+    if (attr)
+        *attr = a;
+    return true;
+}
+
+int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
+            int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
+            struct proto_attr *attr)
+{
+    if (!path)
+        return -EFAULT;
+    if (strlen(path) > PROTO_MAX_STR)
+        return -ENAMETOOLONG;
+    stria_file_t *f = calloc(1, sizeof(*f));
+    if (f && open_cached(fs, parent, path, flags, f, attr)) {
+        *out = f;
+        return 0;
+    }
+    struct proto_open_rep *r = malloc(sizeof(*r));
+    int rc = -ENOMEM;
+    if (!f || !r)
+        goto fail;
+    struct proto_open_req q = {.parent = parent,
+                               .path = proto_str_c(path),
+                               /* These only choose how this client writes. */
+                               .flags = (uint32_t)(flags & ~(O_SYNC | O_DSYNC | O_DIRECT)),
+                               .mode = mode,
+                               .stripe_count = count,
+                               .stripe_size = size,
+                               .stripe_offset = offset};
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    rc = ROUTED_CALL(fs, parent, path, parent, path, open, &q, r,
+                     cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout));
+    if (rc == -EREMOTE) {
+        /* The name is here, its inode on another MDT: open that by number. */
+        struct proto_attr a;
+        rc = cl_resolve(fs, parent, path, !(flags & O_NOFOLLOW), &a);
+        if (rc == 0 && (flags & O_CREAT) && (flags & O_EXCL))
+            rc = -EEXIST;
+        if (rc == 0) {
+            q.parent = a.ino;
+            q.path = proto_str_c("");
+            q.flags &= ~(uint32_t)(O_CREAT | O_EXCL);
+            rc = MDT_CALL(fs, proto_ino_mdt(a.ino), open, &q, r, (void)0);
+        }
+    }
+    if (rc)
+        goto fail;
+    if (S_ISDIR(r->attr.mode) && (flags & O_ACCMODE) != O_RDONLY) {
+        rc = -EISDIR;
+        goto fail;
+    }
+    file_init(f, fs, flags, &r->attr);
+    f->layout = r->layout;
+    /* O_TRUNC of an existing file: cut its objects too, also when the MDT
+     * thought it empty (another handle may have written unreported data). */
+    if ((flags & O_TRUNC) && !r->created && f->layout.ncomp &&
+        (rc = io_objects(fs, f->ino, &f->layout, IO_TRUNCATE, 0)))
+        goto fail;
+    if (flags & O_TRUNC)
+        written(fs);
+    if (attr)
+        *attr = r->attr;
+    free(r);
+    *out = f;
+    return 0;
+fail:
+    free(r);
+    free(f);
+    return rc;
+}
+
+int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_file_t **out)
+{
+    return cl_open(fs, 1, path, flags, mode, 0, 0, -1, out, NULL);
+}
+
+void stria_file_allow_read(stria_file_t *f)
+{
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        f->flags = (f->flags & ~O_ACCMODE) | O_RDWR;
+}
+
+int stria_file_writable(const stria_file_t *f)
+{
+    return !f->is_dir && (f->flags & O_ACCMODE) != O_RDONLY;
+}
+
+uint64_t stria_file_unreported(stria_file_t *f, int64_t *wrote_ns)
+{
+    pthread_mutex_lock(&f->lock);
+    uint64_t end = f->dirty ? f->wrote_end : 0;
+    if (wrote_ns)
+        *wrote_ns = f->dirty ? f->wrote_ns : 0;
+    pthread_mutex_unlock(&f->lock);
+    return end;
+}
+
+void stria_file_reported(stria_file_t *f, uint64_t end, int64_t wrote_ns)
+{
+    pthread_mutex_lock(&f->lock);
+    if (f->dirty && f->wrote_end <= end && f->wrote_ns <= wrote_ns)
+        f->dirty = false;
+    if (end > f->size)
+        f->size = end;
+    pthread_mutex_unlock(&f->lock);
+}
+
+void stria_file_know_size(stria_file_t *f, uint64_t size)
+{
+    pthread_mutex_lock(&f->lock);
+    if (size > f->size)
+        f->size = size;
+    pthread_mutex_unlock(&f->lock);
+}
+
+void stria_file_orphan(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    f->orphan = true;
+    pthread_mutex_unlock(&f->lock);
+}
+
+static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
+{
+    pthread_mutex_lock(&f->lock);
+    bool orphan = f->orphan;
+    pthread_mutex_unlock(&f->lock);
+    if (orphan)
+        return 0; /* nobody can see its size any more */
+    struct proto_attr a;
+    int rc = cl_setsize(f->fs, f->ino, size, mtime, &f->layout, &a);
+    if (rc == 0) {
+        pthread_mutex_lock(&f->lock);
+        if (a.size > f->size)
+            f->size = a.size;
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+/* Before the first byte lands, tell the MDT objects may exist, so an
+ * unlink from anywhere removes them. Concurrent writes of this handle
+ * (the mount's write-behind) wait for that mark; if it fails, the next
+ * one tries. Gathered writes are marked when their buffer is sent. */
+int cl_file_mark(stria_file_t *f)
+{
+    pthread_mutex_lock(&f->lock);
+    while (f->mark == MARK_BUSY)
+        pthread_cond_wait(&f->marked, &f->lock);
+    bool mark = f->mark == MARK_NONE;
+    if (mark)
+        f->mark = MARK_BUSY;
+    pthread_mutex_unlock(&f->lock);
+    if (!mark)
+        return 0;
+    int rc = call_setsize(f, 0, 0);
+    pthread_mutex_lock(&f->lock);
+    f->mark = rc ? MARK_NONE : MARK_DONE;
+    pthread_cond_broadcast(&f->marked);
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
+{
+    if (f->is_dir)
+        return -EISDIR;
+    if ((f->flags & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    if (off < 0)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    if (len > SSIZE_MAX)
+        len = SSIZE_MAX;
+    int rc = cl_file_mark(f);
+    if (rc)
+        return rc;
+    if (f->flags & O_APPEND) {
+        pthread_mutex_lock(&f->lock);
+        off = (off_t)MAX(f->size, f->wrote_end);
+        pthread_mutex_unlock(&f->lock);
+    }
+    if ((rc = take_error(f)))
+        return rc;
+    written(f->fs);
+    /* Small and sequential: into the inode's buffer (gather.c). */
+    size_t took = 0;
+    if (!(f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT))) {
+        ssize_t n = gather_write(f->fs, f, f->ino, &f->layout, buf, len, (uint64_t)off);
+        if (n < 0)
+            return n;
+        took = (size_t)n;
+    }
+    if (took < len) {
+        uint64_t at = (uint64_t)off + took;
+        gather_before_write(f->fs, f->ino, at, (uint64_t)off + len);
+        if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (char *)buf + took, len - took, at)))
+            return rc;
+    }
+    int64_t now = (int64_t)util_now_real_ns();
+    pthread_mutex_lock(&f->lock);
+    f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
+    f->wrote_ns = MAX(f->wrote_ns, now);
+    f->dirty = true;
+    f->write_gen++;
+    pthread_mutex_unlock(&f->lock);
+    return (ssize_t)len;
+}
+
+/* A small read [off, off + len) below size: from the read-ahead buffer
+ * when it holds it; a read that starts where the last one ended fetches
+ * the rest of its piece (at most RA_CAP, not past size) into the buffer
+ * and is answered from it. Any other read drops the buffer. */
+static ssize_t read_ahead(stria_file_t *f, void *buf, size_t len, uint64_t off, uint64_t size)
+{
+    stria_fs_t *fs = f->fs;
+    uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
+    int rc = 0;
+    pthread_mutex_lock(&f->ra_lock);
+    bool seq = off == f->read_end;
+    f->read_end = off + len;
+    if (f->ra_len && f->ra_epoch == epoch && off >= f->ra_off &&
+        off + len <= f->ra_off + f->ra_len) {
+        memcpy(buf, f->ra_buf + (off - f->ra_off), len);
+        pthread_mutex_unlock(&f->ra_lock);
+        atomic_fetch_add_explicit(&fs->ra_hits, 1, memory_order_relaxed);
+        return (ssize_t)len;
+    }
+    f->ra_len = 0;
+    struct layout_piece lp;
+    uint64_t want = 0;
+    if (seq && layout_map(&f->layout, off, RA_CAP, &lp) == 0)
+        want = MIN((uint64_t)lp.len, size - off);
+    if (want > len && !f->ra_buf) {
+        /* Bounded: past RA_MAX_BUFS handles read as asked. */
+        if (atomic_fetch_add(&fs->ra_bufs, 1) < RA_MAX_BUFS)
+            f->ra_buf = malloc(RA_CAP);
+        if (!f->ra_buf)
+            atomic_fetch_sub(&fs->ra_bufs, 1);
+    }
+    if (want > len && f->ra_buf) {
+        rc = io_rw(fs, f->ino, &f->layout, false, f->ra_buf, want, off);
+        if (rc == 0) {
+            f->ra_off = off;
+            f->ra_len = want;
+            f->ra_epoch = epoch;
+            memcpy(buf, f->ra_buf, len);
+            atomic_fetch_add_explicit(&fs->ra_fills, 1, memory_order_relaxed);
+        }
+        pthread_mutex_unlock(&f->ra_lock);
+        return rc ? rc : (ssize_t)len;
+    }
+    pthread_mutex_unlock(&f->ra_lock);
+    rc = io_rw(fs, f->ino, &f->layout, false, buf, len, off);
+    return rc ? rc : (ssize_t)len;
+}
+
+ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t off)
+{
+    if (f->is_dir || (f->flags & O_ACCMODE) == O_RDONLY || off < 0 ||
+        (f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)))
+        return 0; /* stria_pwrite says why, or writes it */
+    int rc = take_error(f);
+    if (rc)
+        return rc;
+    ssize_t n = gather_write(f->fs, f, f->ino, &f->layout, buf, len, (uint64_t)off);
+    if (n > 0) {
+        written(f->fs);
+        int64_t now = (int64_t)util_now_real_ns();
+        pthread_mutex_lock(&f->lock);
+        f->wrote_end = MAX(f->wrote_end, (uint64_t)off + (uint64_t)n);
+        f->wrote_ns = MAX(f->wrote_ns, now);
+        f->dirty = true;
+        f->write_gen++;
+        pthread_mutex_unlock(&f->lock);
+    }
+    return n;
+}
+
+static int refresh_size(stria_file_t *f)
+{
+    struct proto_attr a;
+    int rc = cl_getattr(f->fs, f->ino, &a);
+    if (rc == 0) {
+        pthread_mutex_lock(&f->lock);
+        f->size = MAX(f->size, a.size);
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
+{
+    if (f->is_dir)
+        return -EISDIR;
+    if ((f->flags & O_ACCMODE) == O_WRONLY)
+        return -EBADF;
+    if (off < 0)
+        return -EINVAL;
+    if (len > SSIZE_MAX)
+        len = SSIZE_MAX;
+    pthread_mutex_lock(&f->lock);
+    uint64_t size = MAX(f->size, f->wrote_end);
+    pthread_mutex_unlock(&f->lock);
+    /* Past what we know: another client may have grown the file. */
+    if ((uint64_t)off + len > size && !f->orphan) {
+        int rc = refresh_size(f);
+        if (rc)
+            return rc;
+        pthread_mutex_lock(&f->lock);
+        size = MAX(f->size, f->wrote_end);
+        pthread_mutex_unlock(&f->lock);
+    }
+    if ((uint64_t)off >= size || len == 0)
+        return 0;
+    len = MIN(len, size - (uint64_t)off);
+    gather_drain(f->fs, f->ino);
+    if (len < RA_CAP)
+        return read_ahead(f, buf, len, (uint64_t)off, size);
+    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    pthread_mutex_lock(&f->ra_lock);
+    f->read_end = (uint64_t)off + len;
+    pthread_mutex_unlock(&f->ra_lock);
+    return rc ? rc : (ssize_t)len;
+}
+
+ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
+{
+    if (f->is_dir)
+        return -EISDIR;
+    if (off < 0)
+        return -EINVAL;
+    if (len > SSIZE_MAX)
+        len = SSIZE_MAX;
+    gather_drain(f->fs, f->ino);
+    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    return rc ? rc : (ssize_t)len;
+}
+
+/* Report the size if this handle wrote since the last report, with the
+ * time of its last write as the mtime: a close is no write, and a time
+ * set since (futimens before close, as cp -p does) must stay. */
+static int report(stria_file_t *f)
+{
+    /* A size must not come before its data. */
+    gather_drain(f->fs, f->ino);
+    int rc = take_error(f);
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&f->lock);
+    bool dirty = f->dirty;
+    uint64_t end = f->wrote_end, gen = f->write_gen;
+    int64_t wrote_ns = f->wrote_ns;
+    pthread_mutex_unlock(&f->lock);
+    if (!dirty)
+        return 0;
+    /* dirty stays set until the MDT has the size, so a concurrent flush
+     * cannot return early; reports are max-merged, so two are harmless. */
+    rc = call_setsize(f, end, wrote_ns);
+    pthread_mutex_lock(&f->lock);
+    if (rc == 0 && f->write_gen == gen)
+        f->dirty = false;
+    pthread_mutex_unlock(&f->lock);
+    return rc;
+}
+
+int stria_fsync(stria_file_t *f)
+{
+    int rc = report(f);
+    if (rc)
+        return rc;
+    /* fsync covers the file, not the handle: data written through other
+     * handles (or by the kernel's writeback) must be flushed too. */
+    if (f->layout.ncomp && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
+        return rc;
+    struct proto_sync_req q = {0};
+    struct proto_sync_rep r;
+    rc = MDT_CALL(f->fs, proto_ino_mdt(f->ino), sync, &q, &r, (void)0);
+    return rc;
+}
+
+int stria_ftruncate(stria_file_t *f, off_t size)
+{
+    if (size < 0)
+        return -EINVAL;
+    if (f->is_dir)
+        return -EISDIR;
+    if ((f->flags & O_ACCMODE) == O_RDONLY)
+        return -EBADF;
+    int rc = report(f);
+    if (rc)
+        return rc;
+    /* Checked against how f was opened, not the file's mode now. */
+    struct proto_setattr_req q = {
+        .ino = f->ino, .valid = SETATTR_SIZE | SETATTR_WRITER, .size = (uint64_t)size};
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    rc = cl_setattr(f->fs, f->ino, &q, r);
+    free(r);
+    written(f->fs);
+    if (rc == 0) {
+        pthread_mutex_lock(&f->lock);
+        f->size = (uint64_t)size;
+        f->wrote_end = MIN(f->wrote_end, (uint64_t)size);
+        pthread_mutex_unlock(&f->lock);
+    }
+    return rc;
+}
+
+int stria_futimens(stria_file_t *f, const struct timespec times[2])
+{
+    if (!f)
+        return -EBADF;
+    struct proto_setattr_req q = {0};
+    cl_set_time(&q, times ? &times[0] : NULL, true);
+    cl_set_time(&q, times ? &times[1] : NULL, false);
+    if (!q.valid)
+        return 0;
+    /* Its report comes first, or it would undo the times at the close. */
+    int rc = report(f);
+    if (rc)
+        return rc;
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    rc = cl_setattr(f->fs, f->ino, &q, r);
+    free(r);
+    return rc;
+}
+
+int stria_fextend(stria_file_t *f, off_t sz)
+{
+    if (sz < 0)
+        return -EINVAL;
+    uint64_t size = (uint64_t)sz;
+    int64_t now = (int64_t)util_now_real_ns();
+    pthread_mutex_lock(&f->lock);
+    bool grow = size > MAX(f->size, f->wrote_end);
+    if (grow) {
+        f->wrote_end = size;
+        f->wrote_ns = MAX(f->wrote_ns, now);
+        f->dirty = true;
+        f->write_gen++;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return grow ? report(f) : 0;
+}
+
+int stria_fpunch(stria_file_t *f, off_t off, off_t len)
+{
+    if (off < 0 || len < 0 || (uint64_t)off + (uint64_t)len < (uint64_t)off)
+        return -EINVAL;
+    if (len == 0)
+        return 0;
+    gather_drain(f->fs, f->ino);
+    written(f->fs);
+    return io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
+}
+
+uint64_t stria_file_ino(const stria_file_t *f)
+{
+    return f->ino;
+}
+
+void stria_file_truncated(stria_file_t *f, uint64_t size)
+{
+    written(f->fs);
+    pthread_mutex_lock(&f->lock);
+    f->size = size;
+    f->wrote_end = MIN(f->wrote_end, size);
+    pthread_mutex_unlock(&f->lock);
+}
+
+int stria_flush(stria_file_t *f)
+{
+    return report(f);
+}
+
+int stria_fstat(stria_file_t *f, struct stat *st)
+{
+    int rc = report(f);
+    if (rc)
+        return rc;
+    struct proto_attr a;
+    if ((rc = cl_getattr(f->fs, f->ino, &a)))
+        return rc;
+    cl_to_stat(&a, st);
+    return 0;
+}
+
+int stria_close(stria_file_t *f)
+{
+    if (!f)
+        return -EBADF;
+    int rc = report(f);
+    /* Nothing gathered may still name f. */
+    gather_drain(f->fs, f->ino);
+    int late = take_error(f);
+    if (!rc)
+        rc = late;
+    if (f->ra_buf) {
+        free(f->ra_buf);
+        atomic_fetch_sub(&f->fs->ra_bufs, 1);
+    }
+    pthread_cond_destroy(&f->marked);
+    pthread_mutex_destroy(&f->ra_lock);
+    pthread_mutex_destroy(&f->lock);
+    free(f);
+    return rc;
+}

@@ -1,0 +1,41 @@
+/*
+ * Gathering of small sequential writes (gather.c; stria.h, "Gathering and
+ * read-ahead", says what a caller sees). Never installed.
+ *
+ * Sits on striped I/O (io_rw), below the file handles whose writes it
+ * gathers: it holds a handle only as an opaque pointer, and asks the
+ * handle layer through the two calls it registers at gather_init.
+ */
+#ifndef STRIA_CLIENT_GATHER_H
+#define STRIA_CLIENT_GATHER_H
+
+#include "conn.h"
+
+/* Before a gathered buffer of f lands: tell the MDT, once per handle, that
+ * f's file may have objects. 0 or a negative errno (the buffer then fails). */
+typedef int (*gather_mark_fn)(stria_file_t *f);
+/* A gathered write of f failed to land: keep rc for f's next call. */
+typedef void (*gather_error_fn)(stria_file_t *f, int rc);
+
+/* Start gathering for fs (fs->gather); 0 or -ENOMEM. */
+int gather_init(stria_fs_t *fs, gather_mark_fn mark, gather_error_fn error);
+/* Send everything gathered, stop the thread, free (stria_disconnect). */
+void gather_fini(stria_fs_t *fs);
+/* Copy what it can of a write of f (inode ino, layout l, which must stay
+ * valid until f's buffers are drained) at off into ino's buffer, sending
+ * buffers it fills (their failures kept on f). Returns the bytes taken
+ * from the front of buf (0: none; the caller writes the rest itself after
+ * gather_before_write) or a negative errno. */
+ssize_t gather_write(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
+                     const void *buf, size_t len, uint64_t off);
+/* Before a write of [off, end) of ino that is not gathered: ino's filling
+ * buffer goes first, and any being sent that overlaps lands first. */
+void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t end);
+/* Before anything else of ino (read, size report, truncate, close): send
+ * what was gathered for it so far and wait until it has landed. */
+void gather_drain(stria_fs_t *fs, uint64_t ino);
+void gather_set(stria_fs_t *fs, bool on);
+bool gather_on(stria_fs_t *fs);
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends);
+
+#endif

@@ -1,0 +1,295 @@
+/*
+ * Metadata calls on an inode (inode.h).
+ *
+ * Each names an inode, so it goes straight to the MDT in the inode
+ * number's top bits, after the metadata cache had its chance to answer
+ * (GETATTR). Every reply passes through cl_note, which lets the cache
+ * follow it, and directories' stripes are learnt here for routing, which
+ * is built on these calls and never below them. Nothing here touches
+ * objects: a call that must (SETATTR of a smaller size, destroying a
+ * removed file) is ns.c's.
+ */
+#include "inode.h"
+
+#include "../common/util.h"
+#include "mdcache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/xattr.h>
+#include <unistd.h>
+
+void cl_to_stat(const struct proto_attr *a, struct stat *st)
+{
+    memset(st, 0, sizeof(*st));
+    st->st_ino = a->ino;
+    st->st_mode = a->mode;
+    st->st_nlink = a->nlink;
+    st->st_uid = a->uid;
+    st->st_gid = a->gid;
+    st->st_size = (off_t)a->size;
+    st->st_blocks = (blkcnt_t)a->blocks;
+    st->st_blksize = 1 << 20;
+    st->st_rdev = a->rdev;
+    st->st_atim.tv_sec = a->atime_ns / 1000000000;
+    st->st_atim.tv_nsec = a->atime_ns % 1000000000;
+    st->st_mtim.tv_sec = a->mtime_ns / 1000000000;
+    st->st_mtim.tv_nsec = a->mtime_ns % 1000000000;
+    st->st_ctim.tv_sec = a->ctime_ns / 1000000000;
+    st->st_ctim.tv_nsec = a->ctime_ns % 1000000000;
+}
+
+bool cl_one_name(const char *path)
+{
+    return path[0] && !strchr(path, '/');
+}
+
+static void note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
+                 const char *name, uint64_t child, uint64_t parent2, const char *name2,
+                 const struct proto_attr *attr, const struct layout *layout)
+{
+    if (!fs->mdc || cl_replaying)
+        return; /* a kept reply's leases may have been taken back since */
+    struct mdc_update u = {.sent_ms = sent,
+                           .leases = leases,
+                           .parent = parent && cl_one_name(name) ? parent : 0,
+                           .name = name,
+                           .child = child,
+                           .parent2 = parent2 && cl_one_name(name2) ? parent2 : 0,
+                           .name2 = name2,
+                           .attr = attr,
+                           .layout = layout};
+    mdc_update(fs->mdc, &u);
+}
+
+void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
+                    uint64_t parent, const char *name, const struct proto_attr *attr,
+                    const struct layout *layout)
+{
+    note(fs, sent, leases, parent, name, attr->ino, 0, NULL, attr,
+         S_ISREG(attr->mode) ? layout : NULL);
+}
+
+/* Let the metadata cache (if on) follow a reply: see struct mdc_update. */
+void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
+             const char *name, uint64_t child, uint64_t parent2, const char *name2,
+             const struct proto_attr *attr)
+{
+    note(fs, sent, leases, parent, name, child, parent2, name2, attr, NULL);
+}
+
+int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
+{
+    if (fs->mdc && mdc_getattr(fs->mdc, ino, out))
+        return 0;
+    struct proto_getattr_req q = {.ino = ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, proto_ino_mdt(ino), getattr, &q, &r, *out = r.attr;
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
+                    cl_learn(fs, &r.attr));
+}
+
+int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start)
+{
+    struct proto_setdirstripe_req q = {.ino = ino, .count = count, .start = start};
+    struct proto_setdirstripe_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, proto_ino_mdt(ino), setdirstripe, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
+}
+
+ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len)
+{
+    struct proto_readlink_req q = {.ino = ino};
+    struct proto_readlink_rep r;
+    size_t n = 0;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), readlink, &q, &r, ({
+                          n = MIN(len, (size_t)r.target.len);
+                          memcpy(buf, r.target.p, n);
+                      }));
+    return rc ? rc : (ssize_t)n;
+}
+
+int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *value, size_t size,
+                int flags)
+{
+    if (size > PROTO_MAX_XATTR)
+        return -E2BIG;
+    struct proto_setxattr_req q = {.ino = ino,
+                                   .name = proto_str_c(name),
+                                   .value = {value, (uint32_t)size},
+                                   .flags = (uint32_t)flags};
+    struct proto_setxattr_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, proto_ino_mdt(ino), setxattr, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
+}
+
+/* An xattr reply's bytes into the caller's buffer, as getxattr(2) and
+ * listxattr(2) do: size 0 asks only the length; too small is ERANGE. */
+static ssize_t copy_out(const struct proto_blob *b, void *dst, size_t size)
+{
+    if (size && b->len > size)
+        return -ERANGE;
+    if (size)
+        memcpy(dst, b->p, b->len);
+    return b->len;
+}
+
+ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value, size_t size)
+{
+    struct proto_getxattr_req q = {.ino = ino, .name = proto_str_c(name)};
+    struct proto_getxattr_rep r;
+    ssize_t n = 0;
+    cl_cred(&q.cred);
+    int rc =
+        MDT_CALL(fs, proto_ino_mdt(ino), getxattr, &q, &r, n = copy_out(&r.value, value, size));
+    return rc ? rc : n;
+}
+
+ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size)
+{
+    struct proto_listxattr_req q = {.ino = ino};
+    struct proto_listxattr_rep r;
+    ssize_t n = 0;
+    cl_cred(&q.cred);
+    int rc =
+        MDT_CALL(fs, proto_ino_mdt(ino), listxattr, &q, &r, n = copy_out(&r.names, list, size));
+    return rc ? rc : n;
+}
+
+int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name)
+{
+    struct proto_removexattr_req q = {.ino = ino, .name = proto_str_c(name)};
+    struct proto_removexattr_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, proto_ino_mdt(ino), removexattr, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
+}
+
+int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
+{
+    struct proto_getstripe_req q = {.ino = ino};
+    struct proto_getstripe_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), getstripe, &q, r, (void)0);
+    if (rc == 0) {
+        memset(out, 0, sizeof(*out));
+        out->is_dir = r->is_dir;
+        out->dir_stripe_count = r->dir_count;
+        out->dir_stripe_size = r->dir_size;
+        out->dir_stripe_offset = r->dir_offset;
+        struct proto_dstripe d = proto_ds_unpack(r->dstripe), dd = proto_ds_unpack(r->ddefault);
+        out->mdt_count = r->dstripe ? d.count : 1;
+        out->mdt_start = r->dstripe ? d.start : proto_ino_mdt(ino);
+        out->mdt_hash = r->dstripe ? d.hash : 0;
+        out->mdt_nmdt = r->dstripe ? d.nmdt : 1;
+        out->mdt_default_count = !r->ddefault ? 0 : dd.count == 0xffff ? -1 : dd.count;
+        out->mdt_default_start = !r->ddefault || dd.start == 0xffff ? -1 : dd.start;
+        out->ncomp = r->layout.ncomp;
+        for (uint32_t i = 0; i < r->layout.ncomp && i < STRIA_MAX_COMPONENTS; i++) {
+            const struct layout_comp *c = &r->layout.comp[i];
+            out->comp[i].start = c->start;
+            out->comp[i].end = c->end;
+            out->comp[i].stripe_size = c->stripe_size;
+            out->comp[i].stripe_count = c->stripe_count;
+            for (uint32_t s = 0; s < c->stripe_count; s++)
+                out->comp[i].ost[s] = map_group_ost(c->groups[s]);
+        }
+    }
+    free(r);
+    return rc;
+}
+
+int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset)
+{
+    struct proto_setstripe_req q = {.ino = ino, .count = count, .size = size, .offset = offset};
+    struct proto_setstripe_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), setstripe, &q, r,
+                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
+    free(r);
+    return rc;
+}
+
+int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
+               const struct layout *layout, struct proto_attr *out)
+{
+    struct proto_setsize_req q = {.ino = ino, .size = size, .mtime_ns = mtime_ns};
+    struct proto_setsize_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    /* A file with data keeps its layout (SETSTRIPE wants it empty). */
+    const struct layout *kept = size ? layout : NULL;
+    return MDT_CALL(fs, proto_ino_mdt(ino), setsize, &q, &r, if (out) * out = r.attr;
+                    cl_note_layout(fs, sent, &r.leases, 0, NULL, &r.attr, kept));
+}
+
+void cl_set_time(struct proto_setattr_req *q, const struct timespec *ts, bool atime)
+{
+    uint32_t bit = atime ? SETATTR_ATIME : SETATTR_MTIME;
+    uint32_t now_bit = atime ? SETATTR_ATIME_NOW : SETATTR_MTIME_NOW;
+    int64_t *field = atime ? &q->atime_ns : &q->mtime_ns;
+    if (!ts || ts->tv_nsec == UTIME_NOW) {
+        q->valid |= now_bit;
+    } else if (ts->tv_nsec != UTIME_OMIT) {
+        q->valid |= bit;
+        *field = (int64_t)ts->tv_sec * 1000000000 + ts->tv_nsec;
+    }
+}
+
+mode_t cl_umask(void)
+{
+    /* umask(2) can only be read by changing it, which races other threads;
+     * Linux shows it in /proc/self/status. */
+    mode_t um = 022;
+    char *text = NULL;
+    if (util_read_file("/proc/self/status", 1 << 16, &text, NULL) == 0) {
+        char *u = strstr(text, "\nUmask:");
+        if (u)
+            um = (mode_t)strtoul(u + 7, NULL, 8) & 0777;
+        free(text);
+    }
+    return um;
+}
+
+/* ---- stripes of directories, learnt from replies (route.c routes by them) ---- */
+
+static struct cl_ds *ds_slot(stria_fs_t *fs, uint64_t ino)
+{
+    return &fs->ds[(ino * 0x9e3779b97f4a7c15ull) >> 52 & (CL_DS_SLOTS - 1)];
+}
+
+void cl_learn(stria_fs_t *fs, const struct proto_attr *a)
+{
+    if (!S_ISDIR(a->mode) || a->nlink == 0 || !proto_ds_valid(a->dstripe))
+        return; /* nlink 0: a remote entry's type only */
+    pthread_mutex_lock(&fs->ds_lock);
+    struct cl_ds *d = ds_slot(fs, a->ino);
+    d->ino = a->ino;
+    d->dstripe = a->dstripe;
+    pthread_mutex_unlock(&fs->ds_lock);
+}
+
+bool cl_known_stripe(stria_fs_t *fs, uint64_t dir, uint64_t *dstripe)
+{
+    pthread_mutex_lock(&fs->ds_lock);
+    struct cl_ds *d = ds_slot(fs, dir);
+    bool known = d->ino == dir;
+    *dstripe = d->dstripe;
+    pthread_mutex_unlock(&fs->ds_lock);
+    return known;
+}

@@ -1,0 +1,28 @@
+/*
+ * Striped object I/O over a layout (io.c). Never installed.
+ *
+ * Reads and writes cut by the layout into pieces and sent to the OSTs in
+ * parallel, and the small per-object requests (TRUNCATE, DESTROY, OSYNC,
+ * PUNCH). Knows layouts and OSTs, nothing of files, handles or the MDT;
+ * built on the transport core alone. Each returns 0 or a negative errno.
+ */
+#ifndef STRIA_CLIENT_IO_H
+#define STRIA_CLIENT_IO_H
+
+#include "conn.h"
+
+/* The most one request reads or writes (a piece of one stripe unit). */
+#define IO_PIECE_MAX (1u << 20)
+
+/* write: buf -> objects; read: objects -> buf, holes zero-filled. */
+int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
+          uint64_t off);
+/* Send one small storage request to each object of the layout: TRUNCATE to
+ * the object size that file size `size` implies, DESTROY, or OSYNC. */
+enum io_obj_op { IO_TRUNCATE, IO_DESTROY, IO_SYNC };
+int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+               uint64_t size);
+/* Deallocate a file range on every object it touches. */
+int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
+
+#endif

@@ -1,0 +1,46 @@
+/*
+ * Calls on names, at the inode level (ns.c; stria.h's inode level and path
+ * API wrap them, api.c). Never installed.
+ *
+ * parent/ino are Stria inode numbers; paths are relative to parent (one
+ * name for the mount), sent where routing (route.h) says. Also SETATTR and
+ * the destruction of a removed file's objects, which reach the objects
+ * through gathering and striped I/O. Each returns 0 or a negative errno.
+ */
+#ifndef STRIA_CLIENT_NS_H
+#define STRIA_CLIENT_NS_H
+
+#include "conn.h"
+#include "inode.h"
+#include "route.h"
+
+int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
+              struct proto_attr *out);
+int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode,
+             struct proto_attr *out);
+/* count, start: the stripe over MDTs (stria_mkdir_striped). */
+int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, int32_t count,
+                     int32_t start, struct proto_attr *out);
+int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path);
+int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_removed *rm);
+int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dparent,
+              const char *dpath, unsigned flags, struct stria_removed *rm);
+int cl_link(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dpath,
+            struct proto_attr *out);
+int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *target,
+               struct proto_attr *out);
+/* A FIFO, device, socket or regular file (MKNOD; mode includes the type,
+ * rdev a device's number). */
+int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev_t rdev,
+             struct proto_attr *out);
+/* One READDIR batch into buf (entries as proto_get_dirent reads them, each
+ * followed by its ATTR when plus). */
+int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
+               struct cl_dirbatch *out);
+/* SETATTR on an inode; a shrinking size also cuts the objects. */
+int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
+               struct proto_setattr_rep *r);
+/* Remove the objects of a file whose last link went (if rm->destroy). */
+void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm);
+
+#endif

@@ -1,0 +1,252 @@
+/*
+ * Unit tests of the client's metadata cache under MDT leases
+ * (client/mdcache.h), without its revocation thread and without an MDT:
+ * the cache is made with mdc_create, and what the channel would hear is
+ * handed to mdc_heard. What a reply grants is fed through mdc_update as the
+ * calls of inode.c and ns.c feed it.
+ *
+ * An entry is answered while its lease is valid, and not once it ran out,
+ * was revoked, or the MDT's instance changed; a reply that carries an
+ * older state than the one cached changes nothing; a revocation heard
+ * before the grant it revokes refuses the grant; the revocation of
+ * write-behind's grant reaches the callback registered for it.
+ */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <cmocka.h>
+
+#include "client/mdcache.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define INSTANCE 7
+#define DIR      0x10
+#define FILE_INO 0x11
+#define LONG_MS  60000
+
+static stria_fs_t *fs;
+static struct mdc *m;
+
+static int setup(void **state)
+{
+    (void)state;
+    fs = calloc(1, sizeof(*fs));
+    m = fs ? mdc_create(fs) : NULL;
+    if (!m)
+        return -1;
+    mdc_heard(m, INSTANCE, NULL, 0); /* the channel is up */
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    mdc_destroy(m);
+    free(fs);
+    return 0;
+}
+
+static struct proto_attr attr_of(uint64_t ino, mode_t mode, uint64_t size)
+{
+    return (struct proto_attr){.ino = ino, .mode = mode, .nlink = 1, .size = size};
+}
+
+/* A reply of instance `instance` granting a lease of ms on ino at gen
+ * (after gen_before), with ino's attributes. */
+static void grant(uint64_t instance, uint64_t ino, uint64_t gen_before, uint64_t gen, uint32_t ms,
+                  int64_t sent, const struct proto_attr *a)
+{
+    struct proto_leases ls = {.instance = instance, .n = 1};
+    ls.l[0] = (struct proto_lease){.ino = ino, .gen_before = gen_before, .gen = gen, .ms = ms};
+    struct mdc_update u = {.sent_ms = sent, .leases = &ls, .attr = a};
+    mdc_update(m, &u);
+}
+
+/* A lookup reply: name in DIR holds FILE_INO; leases on both. */
+static void grant_name(const char *name, uint64_t dir_gen, uint64_t file_gen, uint32_t ms)
+{
+    struct proto_leases ls = {.instance = INSTANCE, .n = 2};
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen = dir_gen, .ms = ms, .has_attr = 1};
+    ls.l[0].attr = attr_of(DIR, S_IFDIR | 0755, 0);
+    ls.l[1] = (struct proto_lease){.ino = FILE_INO, .gen = file_gen, .ms = ms};
+    struct proto_attr fa = attr_of(FILE_INO, S_IFREG | 0644, 42);
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(),
+                           .leases = &ls,
+                           .parent = DIR,
+                           .name = name,
+                           .child = FILE_INO,
+                           .attr = &fa};
+    mdc_update(m, &u);
+}
+
+static bool cached_size(uint64_t ino, uint64_t *size)
+{
+    struct proto_attr a;
+    if (!mdc_getattr(m, ino, &a))
+        return false;
+    assert_int_equal(a.ino, ino);
+    *size = a.size;
+    return true;
+}
+
+static void hear_revoke(uint64_t instance, uint64_t ino, uint64_t gen)
+{
+    uint8_t r[16];
+    proto_put_le64(r, ino);
+    proto_put_le64(r + 8, gen);
+    mdc_heard(m, instance, r, 1);
+}
+
+static void test_answered_while_valid(void **state)
+{
+    (void)state;
+    uint64_t size;
+    assert_false(cached_size(FILE_INO, &size)); /* nothing yet */
+    struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
+    grant(INSTANCE, FILE_INO, 0, 1, LONG_MS, mdc_clock_ms(), &a);
+    assert_true(cached_size(FILE_INO, &size));
+    assert_int_equal(size, 100);
+
+    grant_name("a", 1, 2, LONG_MS);
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), 0);
+    assert_int_equal(out.ino, FILE_INO);
+    assert_int_equal(out.size, 42);
+    /* A name never seen in a directory not known complete: ask the MDT. */
+    assert_int_equal(mdc_lookup(m, DIR, "b", &root, &out), -EAGAIN);
+}
+
+static void test_not_after_expiry(void **state)
+{
+    (void)state;
+    uint64_t size;
+    struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
+    /* 160 ms, counted from the sending, less an eighth: 140 ms. */
+    grant(INSTANCE, FILE_INO, 0, 1, 160, mdc_clock_ms(), &a);
+    assert_true(cached_size(FILE_INO, &size));
+    usleep(200 * 1000);
+    assert_false(cached_size(FILE_INO, &size));
+    /* Counted from when the request was sent, not when the reply came. */
+    grant(INSTANCE, FILE_INO, 0, 2, 1000, mdc_clock_ms() - 2000, &a);
+    assert_false(cached_size(FILE_INO, &size));
+}
+
+static void test_not_after_revoke(void **state)
+{
+    (void)state;
+    uint64_t size;
+    struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
+    grant(INSTANCE, FILE_INO, 0, 3, LONG_MS, mdc_clock_ms(), &a);
+    grant_name("a", 1, 3, LONG_MS);
+    assert_true(cached_size(FILE_INO, &size));
+    hear_revoke(INSTANCE, FILE_INO, 3);
+    assert_false(cached_size(FILE_INO, &size));
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), -EAGAIN);
+
+    /* A revocation heard before its grant (they travel on different
+     * connections) refuses the late grant, and no newer one. */
+    hear_revoke(INSTANCE, DIR + 100, 5);
+    struct proto_attr b = attr_of(DIR + 100, S_IFREG | 0644, 7);
+    grant(INSTANCE, DIR + 100, 0, 5, LONG_MS, mdc_clock_ms(), &b);
+    assert_false(cached_size(DIR + 100, &size));
+    grant(INSTANCE, DIR + 100, 0, 6, LONG_MS, mdc_clock_ms(), &b);
+    assert_true(cached_size(DIR + 100, &size));
+}
+
+static void test_generation_order(void **state)
+{
+    (void)state;
+    uint64_t size;
+    struct proto_attr a5 = attr_of(FILE_INO, S_IFREG | 0644, 500),
+                      a4 = attr_of(FILE_INO, S_IFREG | 0644, 400),
+                      a6 = attr_of(FILE_INO, S_IFREG | 0644, 600);
+    grant(INSTANCE, FILE_INO, 4, 5, LONG_MS, mdc_clock_ms(), &a5);
+    assert_true(cached_size(FILE_INO, &size));
+    assert_int_equal(size, 500);
+    /* A reply of an older state, arriving late, changes nothing. */
+    grant(INSTANCE, FILE_INO, 3, 4, LONG_MS, mdc_clock_ms(), &a4);
+    assert_true(cached_size(FILE_INO, &size));
+    assert_int_equal(size, 500);
+    /* A newer one replaces it. */
+    grant(INSTANCE, FILE_INO, 5, 6, LONG_MS, mdc_clock_ms(), &a6);
+    assert_true(cached_size(FILE_INO, &size));
+    assert_int_equal(size, 600);
+
+    /* A change of the directory that follows what is cached (gen_before
+     * is the cached gen) keeps its names; one that does not drops them. */
+    grant_name("a", 10, 20, LONG_MS);
+    struct proto_leases ls = {.instance = INSTANCE, .n = 1};
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen_before = 10, .gen = 11, .ms = LONG_MS};
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(),
+                           .leases = &ls,
+                           .parent = DIR,
+                           .name = "b",
+                           .child = FILE_INO + 1};
+    mdc_update(m, &u);
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), 0);
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen_before = 12, .gen = 13, .ms = LONG_MS};
+    u.name = "c";
+    mdc_update(m, &u);
+    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), -EAGAIN);
+}
+
+static void test_instance_change_drops_all(void **state)
+{
+    (void)state;
+    uint64_t size;
+    struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
+    grant(INSTANCE, FILE_INO, 0, 1, LONG_MS, mdc_clock_ms(), &a);
+    grant_name("a", 1, 1, LONG_MS);
+    assert_true(cached_size(FILE_INO, &size));
+    mdc_heard(m, INSTANCE + 1, NULL, 0); /* the MDT restarted */
+    assert_false(cached_size(FILE_INO, &size));
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), -EAGAIN);
+    /* A reply from the old process, arriving late, grants nothing. */
+    grant(INSTANCE, FILE_INO, 1, 2, LONG_MS, mdc_clock_ms(), &a);
+    assert_false(cached_size(FILE_INO, &size));
+    grant(INSTANCE + 1, FILE_INO, 0, 1, LONG_MS, mdc_clock_ms(), &a);
+    assert_true(cached_size(FILE_INO, &size));
+}
+
+static uint64_t revoked_id;
+
+static void on_revoke(stria_fs_t *f, uint64_t id)
+{
+    assert_ptr_equal(f, fs);
+    revoked_id = id;
+}
+
+static void test_write_behind_revoke_reaches_callback(void **state)
+{
+    (void)state;
+    hear_revoke(INSTANCE, 0, 9); /* no callback: nothing to tell */
+    mdc_on_revoke(m, on_revoke);
+    hear_revoke(INSTANCE, 0, 9);
+    assert_int_equal(revoked_id, 9);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_answered_while_valid, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_after_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_not_after_revoke, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_generation_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_instance_change_drops_all, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_write_behind_revoke_reaches_callback, setup, teardown),
+    };
+    return cmocka_run_group_tests(tests, NULL, NULL);
+}

@@ -9,7 +9,7 @@
 #define STRIA_HB_H
 
 #include "../proto/map.h"
-#include "net.h"
+#include "client.h"
 
 struct hb_opts {
     const char *mgmt_host;

@@ -17,13 +17,13 @@
  * checksum is written before the data, and a block matching either CRC
  * passes. After a crash of the host, a block can hold something neither
  * CRC describes (two writes since its data last reached the disk, or its
- * pages written back in part); stord.c finds the objects that can hold
+ * pages written back in part); recovery.c finds the objects that can hold
  * such blocks and sums_heal sums them again (architecture.md).
  * A block with no checksum (a hole, or an object from before checksums)
  * is not checked.
  *
  * The caller serialises writers of one object against everyone else on it
- * (stord.c's object locks).
+ * (store.c's object locks).
  */
 #ifndef STRIA_STORAGE_SUMS_H
 #define STRIA_STORAGE_SUMS_H
@@ -80,7 +80,7 @@ int sums_verify(struct sums_obj *o, uint64_t first, uint32_t n, const uint8_t *b
  * block's CRC32C and the one before it, little-endian; zeros: none). */
 int sums_entries(struct sums_obj *o, uint64_t first, uint32_t n, uint8_t *ents);
 
-/* After an unclean stop (stord.c, "Crash safety"): give every block of the
+/* After an unclean stop (recovery.c): give every block of the
  * object that matches neither of its checksums the checksum of what it
  * holds now. *healed gets how many did, *first_off the first one's offset.
  * The caller syncs. */

@@ -220,7 +220,7 @@ static uint64_t heal(struct fx *f, uint64_t *first)
     return n;
 }
 
-/* After an unclean stop (stord.c's recovery): a torn block, in the head
+/* After an unclean stop (recovery.c): a torn block, in the head
  * and past it, gets the checksum of what it holds; blocks that check are
  * left as they are, a hole stays unchecked, and a healed object checks. */
 static void test_heal(void **state)

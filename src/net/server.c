@@ -1,16 +1,23 @@
 /*
- * TCP transport and RPC (net.h).
+ * The server side of the transport (server.h).
  *
- * Server: one accept thread, then one thread per connection. A connection
+ * One accept thread, then one thread per connection. A connection
  * thread owns a payload buffer and a bulk buffer that grows on demand up
  * to PROTO_MAX_BULK, so steady-state requests allocate nothing. Lengths
  * are checked in proto_hdr_decode before any read or allocation. A bad
  * header (wrong magic, checksum, oversize) closes the connection: after
  * it the byte stream has no trustworthy framing. A bad payload gets an
  * error reply and the connection goes on.
+ *
+ * A connection first passes the handshake (HELLO, then AUTH checked, all
+ * before one deadline); then each request goes to its handler, or is
+ * answered from the reply cache (rcache.h) when it is a change sent
+ * again. Messages go through frame.c; this file never calls the client
+ * side.
  */
-#include "net.h"
+#include "server.h"
 
+#include "frame.h"
 #include "rcache.h"
 
 #include "../common/log.h"
@@ -19,402 +26,17 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <stdatomic.h>
-#include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
-#include <netinet/tcp.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/sendfile.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
 #include <unistd.h>
 
 #define HANDSHAKE_TIMEOUT_MS 5000 /* net_server_opts.handshake_ms's default */
-
-static int send_iov(int fd, struct iovec *iov, int n, int flags)
-{
-    while (n > 0) {
-        struct msghdr mh = {.msg_iov = iov, .msg_iovlen = (size_t)n};
-        ssize_t w = sendmsg(fd, &mh, MSG_NOSIGNAL | flags);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        while (n > 0 && (size_t)w >= iov->iov_len) {
-            w -= (ssize_t)iov->iov_len;
-            iov++;
-            n--;
-        }
-        if (n > 0) {
-            iov->iov_base = (uint8_t *)iov->iov_base + w;
-            iov->iov_len -= (size_t)w;
-        }
-    }
-    return 0;
-}
-
-static int send_msg(int fd, struct proto_hdr *h, const void *payload, const void *bulk)
-{
-    uint8_t hb[PROTO_HDR_LEN];
-    proto_hdr_encode(h, hb);
-    struct iovec iov[3] = {
-        {hb, PROTO_HDR_LEN}, {(void *)payload, h->payload_len}, {(void *)bulk, h->bulk_len}};
-    return send_iov(fd, iov, 3, 0);
-}
-
-/* Send len bytes of file fd from off through a buffer; bytes the file no
- * longer has (cut since) go as zeros, so that the stream stays whole and
- * the reader's checks fail. */
-static int send_file_copy(int sock, int fd, uint64_t off, uint64_t len)
-{
-    uint8_t buf[16384];
-    while (len) {
-        size_t n = (size_t)MIN(len, sizeof(buf));
-        ssize_t r = pread(fd, buf, n, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        if (r == 0) {
-            memset(buf, 0, n);
-            r = (ssize_t)n;
-        }
-        struct iovec iov = {buf, (size_t)r};
-        int rc = send_iov(sock, &iov, 1, 0);
-        if (rc)
-            return rc;
-        off += (uint64_t)r;
-        len -= (uint64_t)r;
-    }
-    return 0;
-}
-
-/* Send len bytes of file fd from off: by sendfile, straight from its page
- * cache, else (the file's end, or a file that cannot be spliced) through
- * send_file_copy. */
-static int send_file(int sock, int fd, uint64_t off, uint64_t len)
-{
-    while (len) {
-        off_t o = (off_t)off;
-        ssize_t w = sendfile(sock, fd, &o, len);
-        if (w < 0 && errno == EINTR)
-            continue;
-        if (w == 0 || (w < 0 && (errno == EINVAL || errno == ENOSYS)))
-            return send_file_copy(sock, fd, off, len);
-        if (w < 0)
-            return -errno;
-        off += (uint64_t)w;
-        len -= (uint64_t)w;
-    }
-    return 0;
-}
-
-static int drain(int fd, uint64_t len)
-{
-    uint8_t buf[8192];
-    while (len) {
-        size_t n = len > sizeof(buf) ? sizeof(buf) : (size_t)len;
-        int rc = util_read_full(fd, buf, n);
-        if (rc)
-            return rc;
-        len -= n;
-    }
-    return 0;
-}
-
-static int set_timeout(int fd, int ms)
-{
-    struct timeval tv = {ms / 1000, (ms % 1000) * 1000};
-    if (setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv)) < 0 ||
-        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &tv, sizeof(tv)) < 0)
-        return -errno;
-    return 0;
-}
-
-static void tune_socket(int fd)
-{
-    int one = 1;
-    setsockopt(fd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-}
-
-int net_tcp_connect(const char *host, uint16_t port, int timeout_ms)
-{
-    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM}, *res, *ai;
-    char portstr[8];
-    snprintf(portstr, sizeof(portstr), "%u", port);
-    int rc = getaddrinfo(host, portstr, &hints, &res);
-    if (rc)
-        return rc == EAI_SYSTEM ? -errno : -EHOSTUNREACH;
-    int fd = -1;
-    rc = -ECONNREFUSED;
-    for (ai = res; ai; ai = ai->ai_next) {
-        fd = socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
-        if (fd < 0) {
-            rc = -errno;
-            continue;
-        }
-        if (connect(fd, ai->ai_addr, ai->ai_addrlen) == 0) {
-            rc = 0;
-        } else if (errno == EINPROGRESS) {
-            struct pollfd p = {.fd = fd, .events = POLLOUT};
-            int pr = poll(&p, 1, timeout_ms);
-            int err = 0;
-            socklen_t el = sizeof(err);
-            if (pr == 0)
-                rc = -ETIMEDOUT;
-            else if (pr < 0)
-                rc = -errno;
-            else {
-                getsockopt(fd, SOL_SOCKET, SO_ERROR, &err, &el);
-                rc = err ? -err : 0;
-            }
-        } else {
-            rc = -errno;
-        }
-        if (rc == 0)
-            break;
-        close(fd);
-        fd = -1;
-    }
-    freeaddrinfo(res);
-    if (rc)
-        return rc;
-    int fl = fcntl(fd, F_GETFL);
-    fcntl(fd, F_SETFL, fl & ~O_NONBLOCK);
-    tune_socket(fd);
-    return fd;
-}
-
-/* ---- client ---- */
-
-static int recv_hdr(int fd, struct proto_hdr *h)
-{
-    uint8_t hb[PROTO_HDR_LEN];
-    int rc = util_read_full(fd, hb, PROTO_HDR_LEN);
-    if (rc)
-        return rc;
-    return proto_hdr_decode(hb, h);
-}
-
-static __thread const volatile int *thread_cancel;
-
-const volatile int *net_set_cancel(const volatile int *flag)
-{
-    const volatile int *was = thread_cancel;
-    thread_cancel = flag;
-    return was;
-}
-
-bool net_cancelled(void)
-{
-    return thread_cancel && *thread_cancel;
-}
-
-/* Wait until a reply starts to arrive, in slices, so that a cancelled
- * caller stops waiting; the socket's own timeout still bounds the wait. */
-static int wait_reply(struct net_conn *c, const volatile int *cancel)
-{
-    int waited = 0;
-    for (;;) {
-        struct pollfd p = {.fd = c->fd, .events = POLLIN};
-        int n = poll(&p, 1, 100);
-        if (n > 0)
-            return 0; /* readable, closed or failed: the read says which */
-        if (n < 0 && errno != EINTR)
-            return -errno;
-        if (*cancel)
-            return -EINTR;
-        waited += 100;
-        if (c->timeout_ms && waited >= c->timeout_ms)
-            return -EAGAIN;
-    }
-}
-/* The next header on c, waited for in slices while the thread may be
- * cancelled (net_set_cancel). */
-static int recv_hdr_wait(struct net_conn *c, struct proto_hdr *h)
-{
-    int rc = thread_cancel ? wait_reply(c, thread_cancel) : 0;
-    return rc ? rc : recv_hdr(c->fd, h);
-}
-
-int net_connect(const char *host, uint16_t port, const struct auth_key *key, uint64_t client_id,
-                const char *name, int timeout_ms, struct net_conn **out)
-{
-    struct net_conn *c = calloc(1, sizeof(*c));
-    if (!c)
-        return -ENOMEM;
-    c->fd = -1;
-    c->client_id = client_id;
-    c->next_reqid = 1;
-    snprintf(c->peer, sizeof(c->peer), "%s:%u", host, port);
-    int rc = -ENOMEM;
-    if (!(c->rx = malloc(PROTO_MAX_REP_PAYLOAD)))
-        goto fail;
-    c->fd = net_tcp_connect(host, port, timeout_ms);
-    if (c->fd < 0) {
-        rc = c->fd;
-        goto fail;
-    }
-    net_set_timeout(c, timeout_ms);
-    /* The server speaks first: HELLO with the challenge. */
-    struct proto_hdr h;
-    if ((rc = recv_hdr_wait(c, &h)))
-        goto fail;
-    if (h.opcode != PROTO_OP_HELLO || h.bulk_len || h.payload_len > 1024) {
-        rc = -EPROTO;
-        goto fail;
-    }
-    if ((rc = util_read_full(c->fd, c->rx, h.payload_len)))
-        goto fail;
-    struct proto_dec d;
-    struct proto_hello_req hello;
-    proto_dec_init(&d, c->rx, h.payload_len);
-    if (proto_dec_hello_req(&d, &hello) || hello.nonce.len != AUTH_NONCE_LEN) {
-        rc = -EPROTO;
-        goto fail;
-    }
-    /* Either side's oldest version above the other's newest: no common
-     * one. A server older than PROTO_MIN_VERSION would misread this
-     * client's READs (protocol.md, "Version 4"). */
-    if (hello.min_version > PROTO_VERSION || hello.max_version < PROTO_MIN_VERSION) {
-        rc = -EPROTONOSUPPORT;
-        goto fail;
-    }
-    c->version = hello.max_version < PROTO_VERSION ? hello.max_version : PROTO_VERSION;
-    uint8_t mac[AUTH_MAC_LEN];
-    auth_mac(key, hello.nonce.p, client_id, mac);
-    struct proto_auth_req a = {
-        .version = c->version, .mac = {mac, AUTH_MAC_LEN}, .name = proto_str_c(name ? name : "")};
-    struct proto_auth_rep ar;
-    bool transport = false;
-    rc = net_call_auth(c, &a, &ar, NULL, 0, NULL, 0, NULL, &transport);
-    if (rc)
-        goto fail;
-    net_set_timeout(c, 0);
-    *out = c;
-    return 0;
-fail:
-    net_close(c);
-    return rc;
-}
-
-void net_close(struct net_conn *c)
-{
-    if (!c)
-        return;
-    if (c->fd >= 0)
-        close(c->fd);
-    free(c->rx);
-    free(c);
-}
-
-int net_set_timeout(struct net_conn *c, int ms)
-{
-    c->timeout_ms = ms;
-    return set_timeout(c->fd, ms);
-}
-
-static _Atomic uint64_t seq_counter = 1;
-
-uint64_t net_next_seq(void)
-{
-    return atomic_fetch_add(&seq_counter, 1);
-}
-
-int net_send(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen, const void *bulk,
-             uint32_t blen, uint64_t *reqid)
-{
-    struct proto_hdr h = {.magic = PROTO_MAGIC,
-                          .version = c->version ? c->version : PROTO_VERSION,
-                          .opcode = op,
-                          .reqid = c->next_reqid++,
-                          .client_id = c->client_id,
-                          .payload_len = plen,
-                          .bulk_len = blen};
-    h.seq = c->seq ? c->seq : net_next_seq();
-    h.flags = (uint32_t)c->tag << PROTO_TAG_SHIFT | (c->resend ? PROTO_FLAG_RESEND : 0);
-    c->seq = 0;
-    c->tag = 0;
-    c->resend = false;
-    *reqid = h.reqid;
-    return send_msg(c->fd, &h, payload, bulk);
-}
-
-int net_recv(struct net_conn *c, uint64_t reqid, void *bulk_dst, uint32_t bulk_cap,
-             uint32_t *bulk_len, bool *transport)
-{
-    struct proto_hdr h;
-    int rc = recv_hdr_wait(c, &h);
-    if (rc)
-        goto broken;
-    if (!(h.flags & PROTO_FLAG_REPLY) || h.reqid != reqid || h.bulk_len > bulk_cap) {
-        rc = -EPROTO;
-        goto broken;
-    }
-    if ((rc = util_read_full(c->fd, c->rx, h.payload_len)))
-        goto broken;
-    if (h.bulk_len && (rc = util_read_full(c->fd, bulk_dst, h.bulk_len)))
-        goto broken;
-    c->rx_len = h.payload_len;
-    if (bulk_len)
-        *bulk_len = h.bulk_len;
-    if (h.status > 0)
-        return -EPROTO;
-    return h.status;
-broken:
-    if (transport)
-        *transport = true;
-    return rc;
-}
-
-int net_call_raw(struct net_conn *c, uint16_t op, const void *payload, uint32_t plen,
-                 const void *bulk, uint32_t blen, void *bulk_dst, uint32_t bulk_cap,
-                 uint32_t *bulk_len, bool *transport)
-{
-    uint64_t reqid;
-    int rc = net_send(c, op, payload, plen, bulk, blen, &reqid);
-    if (rc) {
-        if (transport)
-            *transport = true;
-        return rc;
-    }
-    return net_recv(c, reqid, bulk_dst, bulk_cap, bulk_len, transport);
-}
-
-#define NET_X_CALL_IMPL(NAME, num, lname)                                                          \
-    int net_call_##lname(struct net_conn *c, const struct proto_##lname##_req *req,                \
-                         struct proto_##lname##_rep *rep, const void *bulk, uint32_t blen,         \
-                         void *bulk_dst, uint32_t bulk_cap, uint32_t *bulk_len, bool *transport)   \
-    {                                                                                              \
-        uint8_t buf[PROTO_MAX_REQ_PAYLOAD];                                                        \
-        struct proto_enc e;                                                                        \
-        proto_enc_init(&e, buf, sizeof(buf));                                                      \
-        int rc = proto_enc_##lname##_req(&e, req);                                                 \
-        if (rc)                                                                                    \
-            return rc;                                                                             \
-        rc = net_call_raw(c, PROTO_OP_##NAME, buf, (uint32_t)e.len, bulk, blen, bulk_dst,          \
-                          bulk_cap, bulk_len, transport);                                          \
-        if (rc)                                                                                    \
-            return rc;                                                                             \
-        struct proto_dec d;                                                                        \
-        proto_dec_init(&d, c->rx, c->rx_len);                                                      \
-        memset(rep, 0, sizeof(*rep));                                                              \
-        if (proto_dec_##lname##_rep(&d, rep)) {                                                    \
-            if (transport)                                                                         \
-                *transport = true;                                                                 \
-            return -EPROTO;                                                                        \
-        }                                                                                          \
-        return 0;                                                                                  \
-    }
-PROTO_MESSAGES(NET_X_CALL_IMPL)
-#undef NET_X_CALL_IMPL
-
-/* ---- server ---- */
 
 struct srv_conn {
     struct net_server *srv;
@@ -543,48 +165,19 @@ static int reply_bulk(struct srv_conn *sc, const struct proto_hdr *req, int stat
                           .payload_len = status ? 0 : plen,
                           .bulk_len = status ? 0 : blen};
     if (bulk_fd < 0 || h.bulk_len == 0)
-        return send_msg(sc->fd, &h, payload, bulk);
+        return frame_send(sc->fd, &h, payload, bulk);
     /* The header and payload first, held back to go with the file's data. */
     uint8_t hb[PROTO_HDR_LEN];
     proto_hdr_encode(&h, hb);
     struct iovec iov[2] = {{hb, PROTO_HDR_LEN}, {(void *)payload, h.payload_len}};
-    int rc = send_iov(sc->fd, iov, 2, MSG_MORE);
-    return rc ? rc : send_file(sc->fd, bulk_fd, bulk_off, h.bulk_len);
+    int rc = frame_send_iov(sc->fd, iov, 2, MSG_MORE);
+    return rc ? rc : frame_send_file(sc->fd, bulk_fd, bulk_off, h.bulk_len);
 }
 
 static int reply(struct srv_conn *sc, const struct proto_hdr *req, int status, const void *payload,
                  uint32_t plen)
 {
     return reply_bulk(sc, req, status, payload, plen, NULL, 0, -1, 0);
-}
-
-/* Read len bytes from fd before deadline_ns (monotonic): -ETIMEDOUT
- * after it, however the bytes trickle in. */
-static int read_by(int fd, void *buf, size_t len, int64_t deadline_ns)
-{
-    uint8_t *p = buf;
-    while (len > 0) {
-        int64_t left_ns = deadline_ns - (int64_t)util_now_mono_ns();
-        if (left_ns <= 0)
-            return -ETIMEDOUT;
-        struct pollfd pf = {.fd = fd, .events = POLLIN};
-        int n = poll(&pf, 1, (int)((left_ns + 999999) / 1000000));
-        if (n < 0 && errno != EINTR)
-            return -errno;
-        if (n <= 0)
-            continue;
-        ssize_t r = recv(fd, p, len, MSG_DONTWAIT);
-        if (r < 0) {
-            if (errno == EINTR || errno == EAGAIN || errno == EWOULDBLOCK)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -ECONNRESET;
-        p += r;
-        len -= (size_t)r;
-    }
-    return 0;
 }
 
 /* HELLO, then AUTH read and checked, all before one deadline: the
@@ -612,10 +205,10 @@ static int handshake(struct srv_conn *sc)
                           .version = PROTO_VERSION,
                           .opcode = PROTO_OP_HELLO,
                           .payload_len = (uint32_t)e.len};
-    if ((rc = send_msg(sc->fd, &h, buf, NULL)))
+    if ((rc = frame_send(sc->fd, &h, buf, NULL)))
         return rc;
     uint8_t hb[PROTO_HDR_LEN];
-    rc = read_by(sc->fd, hb, PROTO_HDR_LEN, deadline_ns);
+    rc = frame_read_by(sc->fd, hb, PROTO_HDR_LEN, deadline_ns);
     if (rc == 0)
         rc = proto_hdr_decode(hb, &h);
     if (rc) {
@@ -634,7 +227,7 @@ static int handshake(struct srv_conn *sc)
                  "unexpected", h.opcode);
         return -EACCES;
     }
-    if ((rc = read_by(sc->fd, buf, h.payload_len, deadline_ns))) {
+    if ((rc = frame_read_by(sc->fd, buf, h.payload_len, deadline_ns))) {
         if (rc == -ETIMEDOUT)
             log_warn("auth refused peer=%s reason=\"no AUTH within %d ms\"", sc->peer,
                      s->o.handshake_ms);
@@ -670,7 +263,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
     struct net_server *s = sc->srv;
     for (;;) {
         struct proto_hdr h;
-        int rc = recv_hdr(sc->fd, &h);
+        int rc = frame_recv_hdr(sc->fd, &h);
         if (rc) {
             if (rc != -ECONNRESET)
                 log_warn("closing connection peer=%s reason=\"%s\"", sc->peer,
@@ -689,7 +282,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
         bool builtin_stats = !fn && h.opcode == PROTO_OP_STATS;
         if (!fn && !builtin_stats) {
             log_warn("unsupported request peer=%s opcode=%u", sc->peer, h.opcode);
-            if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0))
+            if (frame_drain(sc->fd, h.bulk_len) || reply(sc, &h, -EOPNOTSUPP, NULL, 0))
                 break;
             continue;
         }
@@ -697,7 +290,7 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
             /* Page-aligned: a large write can go to disk with O_DIRECT. */
             void *p;
             if (posix_memalign(&p, 4096, h.bulk_len)) {
-                if (drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0))
+                if (frame_drain(sc->fd, h.bulk_len) || reply(sc, &h, -ENOMEM, NULL, 0))
                     break;
                 continue;
             }
@@ -790,10 +383,10 @@ static void *conn_main(void *arg)
     struct srv_conn *sc = arg;
     struct net_server *s = sc->srv;
     /* Reads have the handshake's deadline; this bounds its two sends. */
-    set_timeout(sc->fd, s->o.handshake_ms);
+    frame_set_timeout(sc->fd, s->o.handshake_ms);
     if (handshake(sc))
         goto out;
-    set_timeout(sc->fd, 0);
+    frame_set_timeout(sc->fd, 0);
     sc->payload = malloc(PROTO_MAX_REQ_PAYLOAD);
     sc->reply = malloc(PROTO_MAX_REP_PAYLOAD);
     if (!sc->payload || !sc->reply)
@@ -844,7 +437,7 @@ static void *accept_main(void *arg)
             log_error("accept: %s", strerror(errno));
             break;
         }
-        tune_socket(fd);
+        frame_tune(fd);
         char peer[64] = "?";
         char ip[INET6_ADDRSTRLEN] = "?";
         if (ss.ss_family == AF_INET) {

@@ -1,0 +1,88 @@
+/*
+ * The server side of the transport (DESIGN §7): net_server_start()
+ * accepts connections and runs each on its own thread: authenticate, then
+ * read a request, validate it, call the handler for its opcode and write
+ * the reply. Anything malformed gets an error reply, or the connection is
+ * closed when the byte stream cannot be trusted any more; the server
+ * carries on with everyone else.
+ *
+ * Included through net.h, the transport's whole API.
+ */
+#ifndef STRIA_NET_SERVER_H
+#define STRIA_NET_SERVER_H
+
+#include "../common/auth.h"
+#include "../proto/proto.h"
+
+#include <stdbool.h>
+#include <stdint.h>
+
+/* ---- server ---- */
+
+struct net_req {
+    struct proto_hdr hdr;
+    struct proto_dec dec; /* over the request payload */
+    const uint8_t *bulk;
+    uint32_t bulk_len;
+    const char *peer; /* "ip:port" */
+    void *conn;       /* the server connection, for net_scratch */
+};
+struct net_rep {
+    struct proto_enc enc; /* reply payload */
+    const void *bulk;     /* reply bulk, e.g. from net_scratch */
+    uint32_t bulk_len;
+    /* Or, with bulk_in_file, the bulk is bulk_len bytes of file bulk_fd from
+     * bulk_off, sent from the page cache (sendfile) after the handler
+     * returns; the server closes bulk_fd in any case. Bytes the file no
+     * longer has by then go as zeros. */
+    bool bulk_in_file;
+    int bulk_fd;
+    uint64_t bulk_off;
+};
+
+/* Handler: decode req->dec, do the work, encode into rep->enc. Returns 0 or
+ * a negative errno sent as the reply status (the payload is then dropped). */
+typedef int (*net_handler_fn)(void *ctx, struct net_req *req, struct net_rep *rep);
+
+struct net_server_opts {
+    const char *host;
+    uint16_t port;
+    const struct auth_key *key;
+    int max_conns;
+    /* A connection that has not authenticated this long after it was
+     * accepted is closed (0: 5000). */
+    int handshake_ms;
+    net_handler_fn handlers[PROTO_OP_MAX];
+    void *ctx;
+    /* Called (if set) when a connection ends, with net_req.conn's value. */
+    void (*on_close)(void *ctx, void *conn);
+    /* Called (if set) around every handler, before and after it runs. */
+    void (*on_enter)(void *ctx, const struct net_req *req);
+    void (*on_leave)(void *ctx, const struct net_req *req);
+    /* Requests whose replies the reply cache keeps (rcache.h) when they
+     * come with a slot (PROTO_HDR_TAG): a change sent again with the same
+     * sequence number is answered from it. */
+    bool cached[PROTO_OP_MAX];
+    /* Where a change sent again (PROTO_FLAG_RESEND) that the reply cache
+     * does not know is looked for next (the server may have restarted
+     * since): 1 with its kept status and payload (up to cap bytes, *len),
+     * 0 if it was never served, or a negative errno to answer with. */
+    int (*replay)(void *ctx, const struct proto_hdr *h, int *status, void *payload, uint32_t cap,
+                  uint32_t *len);
+};
+
+struct net_server;
+/* Bind, listen and start accepting. Returns 0 and *out, or negative errno. */
+int net_server_start(const struct net_server_opts *o, struct net_server **out);
+/* The port actually bound (useful with port 0). */
+uint16_t net_server_port(const struct net_server *s);
+/* Stop accepting, close every connection, join all threads, free. */
+void net_server_stop(struct net_server *s);
+/* The most a handler may ask of net_scratch: a bulk and what goes with it
+ * (an OST's read keeps the blocks around the range and their CRCs). */
+#define NET_SCRATCH_MAX (PROTO_MAX_BULK + (1u << 20))
+/* A buffer of at least len bytes (len <= NET_SCRATCH_MAX) owned by the
+ * connection, valid until the handler's reply is sent; NULL if no memory. */
+void *net_scratch(struct net_req *req, uint32_t len);
+
+#endif

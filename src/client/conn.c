@@ -272,9 +272,16 @@ static int lease_once(stria_fs_t *fs, uint8_t kind, uint32_t index, struct lease
     if (written_off)
         connect_ms = MIN(connect_ms, 1000);
     int rc = net_connect(host, port, &fs->key, fs->client_id, "libstria", connect_ms, &l->c);
-    if (rc == -EACCES)
+    if (rc == -EACCES) {
         log_error("%s:%u refused this client: the cluster key does not match (key file %s)", host,
                   port, fs->key_path);
+        /* An OST's address answered with another key: not its daemon (its
+         * port taken by another cluster's, as on nodes that run on-demand
+         * file systems one after another). The OST is out of reach, and a
+         * read or write waits for it and fails with EIO as for any other. */
+        if (kind == PROTO_NODE_STOR)
+            rc = -ECONNREFUSED;
+    }
     if (rc && cl_unreachable(rc, false)) {
         pthread_mutex_lock(&t->lock);
         if (!t->down_since_ns)

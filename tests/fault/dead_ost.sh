@@ -6,6 +6,8 @@
 # - kill -9: writes and an fsync through libstria fail with EIO (what
 #   docs/operations.md promises), each within 1.6 x timeout_ms of its
 #   start: one timeout, not two;
+# - another cluster's stria-stord on the address (its key not ours): writes
+#   still fail with EIO, not EACCES;
 # - restarted: the same client's next write succeeds (no failure state
 #   kept from before).
 # The C side is tests/func/dead_ost.c.
@@ -75,6 +77,26 @@ wait_for 60 flag_or_gone gave-up && [ -e "$FLAGS/gave-up" ] || fail "the writers
 
 # Writes go on failing meanwhile (dead_ost checks them) until "restarting".
 sleep 2
+
+# Another cluster's stria-stord takes the address (as on nodes that run
+# on-demand file systems one after another): it refuses this client's key,
+# and the writes meanwhile must still fail with EIO, not EACCES.
+step "another cluster's stria-stord on the address: writes still fail with EIO"
+keylen=$(tr -d '\n' <"$DIR/cluster.key" | wc -c)
+head -c $((keylen / 2)) /dev/urandom | od -An -tx1 | tr -d ' \n' >"$T/other.key"
+chmod 600 "$T/other.key"
+mkdir -p "$T/other1" "$T/other2"
+sed -e "s|^key_file = .*|key_file = $T/other.key|" -e "s|^node = .*|node = other|" \
+    -e "s|^mgmt = .*|mgmt = 127.0.0.1:1|" -e "s|^ost = 1:.*|ost = 1:$T/other1|" \
+    -e "s|^ost = 2:.*|ost = 2:$T/other2|" "$DIR/conf/stord2.conf" >"$DIR/conf/other.conf"
+grep -q "^ost = 1:$T/other1" "$DIR/conf/other.conf" || fail "the other stria-stord's config still names our OSTs"
+"$BUILD/stria-stord" --config "$DIR/conf/other.conf" >>"$DIR/log/other.log" 2>&1 &
+STOR2_PID=$!
+wait_for 30 listening || fail "the other cluster's stria-stord never listened"
+sleep 2
+kill -9 "$STOR2_PID"
+wait "$STOR2_PID" 2>/dev/null || true
+STOR2_PID=
 touch "$FLAGS/restarting"
 
 step "restarted: the same client's next write succeeds"

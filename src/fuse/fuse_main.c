@@ -17,6 +17,7 @@
 #include "../common/util.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <stdatomic.h>
 #include <stddef.h>
@@ -167,6 +168,7 @@ static void sf_forget_multi(fuse_req_t req, size_t count, struct fuse_forget_dat
 
 struct sf_opts {
     char *conf;
+    char *log;
     double attr_timeout, entry_timeout;
     int writeback;
     int write_behind;
@@ -185,6 +187,7 @@ struct sf_opts {
     }
 static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("conf=%s", conf),
+    SF_OPT("log=%s", log),
     SF_OPT("attr_timeout=%lf", attr_timeout),
     SF_OPT("entry_timeout=%lf", entry_timeout),
     SF_OPT("writeback_cache=%d", writeback),
@@ -230,7 +233,10 @@ static void usage(const char *prog)
            "                      in READs of up to 1 MiB (default 1024; 0: the kernel's\n"
            "                      128); needs root, else the kernel's stays\n"
            "  timeout=SECS        how long I/O waits for an unreachable OST before it\n"
-           "                      fails with EIO (default: client.conf's timeout_ms, 100)\n\n"
+           "                      fails with EIO (default: client.conf's timeout_ms, 100)\n"
+           "  log=FILE            append what the mount logs once it serves (an OST out\n"
+           "                      of reach, resends) to FILE; without it a mount that\n"
+           "                      goes to the background (no -f) logs nowhere\n\n"
            "Files are consistent close-to-open between mounts: data written and closed\n"
            "on one mount is seen by an open on another. Within the timeouts above a stat\n"
            "or a name on another mount may still show the older state.\n\n"
@@ -256,7 +262,7 @@ int main(int argc, char **argv)
                         .read_ahead_kb = RA_DEFAULT};
     struct fuse_cmdline_opts co = {0};
     struct fuse_loop_config *lc = NULL;
-    int rc = 1;
+    int rc = 1, log_fd = -1;
     log_init("stria-fuse", LOG_WARN);
     if (fuse_opt_parse(&args, &o, sf_opt_spec, NULL) == -1)
         goto usage_error;
@@ -286,6 +292,11 @@ int main(int argc, char **argv)
     sf_read_ahead_kb = (unsigned)o.read_ahead_kb;
     if (o.timeout != 0 && (o.timeout < 0.5 || o.timeout > 3600)) {
         fprintf(stderr, "stria-fuse: timeout is seconds in 0.5..3600\n");
+        goto usage_error;
+    }
+    /* Opened now, so a bad path is the caller's error, not a silent loss. */
+    if (o.log && (log_fd = open(o.log, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0640)) < 0) {
+        fprintf(stderr, "stria-fuse: log=%s: %s\n", o.log, strerror(errno));
         goto usage_error;
     }
     char found[4096];
@@ -351,6 +362,12 @@ int main(int argc, char **argv)
         log_msg(ra_asked || ra != -EACCES ? LOG_WARN : LOG_INFO,
                 "read-ahead left at the kernel's default: %s", log_err(ra));
     fuse_daemonize(co.foreground);
+    /* The log goes on where the daemon's stderr (now /dev/null) went. */
+    if (log_fd >= 0) {
+        dup2(log_fd, STDERR_FILENO);
+        close(log_fd);
+        log_fd = -1;
+    }
     /* After the fork: the cache's thread must live in the daemon. */
     bool mdcache = false;
     if (o.mdcache && !(mdcache = (rc = stria_start_mdcache(sf.fs)) == 0))
@@ -380,8 +397,11 @@ out:
     stria_disconnect(sf.fs);
     rc = rc ? 1 : 0;
 done:
+    if (log_fd >= 0)
+        close(log_fd);
     free(co.mountpoint);
     free(o.conf);
+    free(o.log);
     fuse_opt_free_args(&args);
     return rc;
 usage_error:

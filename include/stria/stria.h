@@ -197,9 +197,11 @@ STRIA_API int stria_fextend(stria_file_t *f, off_t size);
  * afterwards; the size does not change (fallocate PUNCH_HOLE). */
 STRIA_API int stria_fpunch(stria_file_t *f, off_t off, off_t len);
 /* As stria_pwrite, but only what gathering takes at once, without waiting
- * for any server: a small write that continues f's last one, or that
- * starts a buffer when one is free. Returns how many bytes from the front
- * of buf were taken (0: none; write the rest with stria_pwrite), or an
+ * for a storage server: a small write that continues f's last one, or that
+ * starts a buffer when one is free. A handle's first write first tells the
+ * MDT that objects may exist, as stria_pwrite does (one round trip, once).
+ * Returns how many bytes from the front of buf were taken (0: none; write
+ * the rest with stria_pwrite), or that mark's failure, or an
  * earlier failure of a gathered write of f. For a caller that acknowledges
  * writes before they land (the mount's write-behind): the order of its
  * calls is the order the bytes land in. */

@@ -371,7 +371,14 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
     if (f->is_dir || (f->flags & O_ACCMODE) == O_RDONLY || off < 0 ||
         (f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)))
         return 0; /* stria_pwrite says why, or writes it */
-    int rc = take_error(f);
+    /* A handle's first write marks the inode on the MDT before it returns,
+     * the one wait this call makes: left to the buffer's send, up to a
+     * second later, the mark could meet an unlink the caller made meanwhile
+     * and fail with ENOENT before the handle is known to be orphaned. */
+    int rc = cl_file_mark(f);
+    if (rc)
+        return rc;
+    rc = take_error(f);
     if (rc)
         return rc;
     ssize_t n = gather_write(f->fs, f, f->ino, &f->layout, buf, len, (uint64_t)off);
@@ -490,6 +497,18 @@ int stria_fsync(stria_file_t *f)
     return rc;
 }
 
+/* q on f's inode, once f's writes are reported. The reply (about 5 KiB,
+ * a layout) is not kept. */
+static int handle_setattr(stria_file_t *f, struct proto_setattr_req *q)
+{
+    struct proto_setattr_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    int rc = cl_setattr(f->fs, f->ino, q, r);
+    free(r);
+    return rc;
+}
+
 int stria_ftruncate(stria_file_t *f, off_t size)
 {
     if (size < 0)
@@ -504,11 +523,7 @@ int stria_ftruncate(stria_file_t *f, off_t size)
     /* Checked against how f was opened, not the file's mode now. */
     struct proto_setattr_req q = {
         .ino = f->ino, .valid = SETATTR_SIZE | SETATTR_WRITER, .size = (uint64_t)size};
-    struct proto_setattr_rep *r = malloc(sizeof(*r));
-    if (!r)
-        return -ENOMEM;
-    rc = cl_setattr(f->fs, f->ino, &q, r);
-    free(r);
+    rc = handle_setattr(f, &q);
     written(f->fs);
     if (rc == 0) {
         pthread_mutex_lock(&f->lock);
@@ -530,14 +545,7 @@ int stria_futimens(stria_file_t *f, const struct timespec times[2])
         return 0;
     /* Its report comes first, or it would undo the times at the close. */
     int rc = report(f);
-    if (rc)
-        return rc;
-    struct proto_setattr_rep *r = malloc(sizeof(*r));
-    if (!r)
-        return -ENOMEM;
-    rc = cl_setattr(f->fs, f->ino, &q, r);
-    free(r);
-    return rc;
+    return rc ? rc : handle_setattr(f, &q);
 }
 
 int stria_fextend(stria_file_t *f, off_t sz)

@@ -189,53 +189,42 @@ struct stria_dir {
     uint32_t given_len;
 };
 
-int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)
+/* A handle on directory a (rc: the lookup's result) with batches of cap. */
+static int dir_open(stria_fs_t *fs, int rc, const struct proto_attr *a, uint32_t cap,
+                    stria_dir_t **out)
 {
-    struct proto_attr a;
-    int rc = lookup(fs, path, true, &a);
     if (rc)
         return rc;
-    if (!S_ISDIR(a.mode))
+    if (!S_ISDIR(a->mode))
         return -ENOTDIR;
     stria_dir_t *d = calloc(1, sizeof(*d));
-    if (!d || !(d->buf = malloc(DIR_BATCH))) {
+    if (!d || !(d->buf = malloc(cap))) {
         free(d);
         return -ENOMEM;
     }
     d->fs = fs;
-    d->ino = a.ino;
-    d->cap = DIR_BATCH;
+    d->ino = a->ino;
+    d->cap = cap;
     *out = d;
     return 0;
 }
 
+int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)
+{
+    struct proto_attr a;
+    return dir_open(fs, lookup(fs, path, true, &a), &a, DIR_BATCH, out);
+}
+
+/* The path API's readdir: the inode level's from where the last ended. */
 int stria_readdir(stria_dir_t *d, struct stria_dirent *ent)
 {
-    while (d->left == 0) {
-        if (d->b.eof)
-            return 0;
-        int rc = cl_readdir(d->fs, d->ino, d->cookie, false, d->buf, d->cap, &d->b);
-        if (rc)
-            return rc;
-        d->off = 0;
-        d->left = d->b.count;
-        if (d->left == 0 && !d->b.eof)
-            return -EIO; /* the server made no progress */
+    struct stria_direntplus e;
+    int rc = stria_readdir_at(d, d->cookie, 0, &e);
+    if (rc == 1) {
+        d->cookie = e.next_cookie;
+        *ent = e.d;
     }
-    struct proto_dec dec;
-    struct proto_dirent de;
-    proto_dec_init(&dec, d->buf + d->off, d->b.len - d->off);
-    proto_get_dirent(&dec, &de);
-    if (dec.err)
-        return -EPROTO;
-    d->off += (uint32_t)dec.off;
-    d->left--;
-    d->cookie = de.next_cookie;
-    ent->ino = de.ino;
-    ent->type = de.type;
-    memcpy(ent->name, de.name.p, de.name.len);
-    ent->name[de.name.len] = '\0';
-    return 1;
+    return rc;
 }
 
 void stria_closedir(stria_dir_t *d)
@@ -527,21 +516,7 @@ void stria_removed_free(stria_removed_t *rm)
 int stria_opendir_ino(stria_fs_t *fs, uint64_t ino, stria_dir_t **out)
 {
     struct proto_attr a;
-    int rc = cl_getattr(fs, ino, &a);
-    if (rc)
-        return rc;
-    if (!S_ISDIR(a.mode))
-        return -ENOTDIR;
-    stria_dir_t *d = calloc(1, sizeof(*d));
-    if (!d || !(d->buf = malloc(DIR_BATCH_INO))) {
-        free(d);
-        return -ENOMEM;
-    }
-    d->fs = fs;
-    d->ino = ino;
-    d->cap = DIR_BATCH_INO;
-    *out = d;
-    return 0;
+    return dir_open(fs, cl_getattr(fs, ino, &a), &a, DIR_BATCH_INO, out);
 }
 
 /* Position d's batch at cookie, reading from the MDT if needed: the entry

@@ -130,14 +130,12 @@ int ost_open(const char *path, uint32_t index, struct ost **out)
     }
     /* Count what the objects occupy. */
     for (int i = 0; i < 256; i++) {
-        proto_obj_fan_dir(sub, sizeof(sub), (unsigned)i);
-        int dfd = openat(o->dirfd, sub, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
-        DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
-        if (!d) {
-            if (dfd >= 0)
-                close(dfd);
+        int err;
+        DIR *d = ost_fan_open(o, (uint32_t)i, &err);
+        if (!d)
             continue;
-        }
+        int dfd = dirfd(d);
+        proto_obj_fan_dir(sub, sizeof(sub), (unsigned)i);
         struct dirent *de;
         while ((de = readdir(d))) {
             struct stat st;
@@ -392,13 +390,10 @@ DIR *ost_fan_open(struct ost *o, uint32_t fan, int *rc)
 bool ost_fan_object(uint32_t fan, const char *d_name, uint64_t *ino, uint32_t *comp,
                     uint32_t *stripe, char name[96])
 {
-    char tail, sub[32];
+    char tail;
     if (sscanf(d_name, "%16" SCNx64 ".%u.%u%c", ino, comp, stripe, &tail) != 3)
         return false; /* its checksums (.c), or a stranger */
     proto_obj_name(name, PROTO_OBJ_NAME_MAX, *ino, *comp, *stripe);
-    proto_obj_fan_dir(sub, sizeof(sub) - 1, fan);
-    size_t sl = strlen(sub);
-    sub[sl++] = '/';
-    sub[sl] = '\0';
-    return !strncmp(name, sub, sl) && !strcmp(name + sl, d_name);
+    /* Named in full as it would be, after its "objects/FF/". */
+    return proto_obj_fan(*ino) == fan && !strcmp(name + sizeof("objects/ff/") - 1, d_name);
 }

@@ -29,11 +29,7 @@ trap 'rc=$?; set +e; stop_all; (exit $rc); teardown' EXIT
 
 step "a cluster whose OSTs 1 and 2 are a stria-stord of their own"
 cluster_up --osts 1 --no-mount
-port=
-for p in $(seq 21003 17 29000); do
-    if ! ss -Hltn "sport = :$p" | grep -q .; then port=$p; break; fi
-done
-[ -n "$port" ] || fail "no free port for the second stria-stord"
+port=$(free_port 21003) || fail "no free port for the second stria-stord"
 sed -e "s|^listen = .*|listen = 127.0.0.1:$port|" -e "s|^node = .*|node = stor2|" \
     -e "s|^ost = .*|ost = 1:$DIR/ost1\nost = 2:$DIR/ost2|" "$DIR/conf/stord.conf" >"$DIR/conf/stord2.conf"
 start_stor2() {

@@ -26,12 +26,7 @@ trap 'rc=$?; set +e; stop_stor2; (exit $rc); teardown' EXIT
 
 step "a cluster whose OST 1 is a stria-stord of its own"
 cluster_up --osts 1 --no-mount
-# A port nothing listens on (ss is iproute2's).
-port=
-for p in $(seq 21000 17 29000); do
-    if ! ss -Hltn "sport = :$p" | grep -q .; then port=$p; break; fi
-done
-[ -n "$port" ] || fail "no free port for the second stria-stord"
+port=$(free_port 21000) || fail "no free port for the second stria-stord"
 sed -e "s|^listen = .*|listen = 127.0.0.1:$port|" -e "s|^node = .*|node = stor2|" \
     -e "s|^ost = .*|ost = 1:$DIR/ost1|" "$DIR/conf/stord.conf" >"$DIR/conf/stord2.conf"
 start_stor2() {

@@ -8,11 +8,7 @@ port() { awk -F= -v k="$1" '$1 == k {print $2}' "$DIR/stria.cluster"; }
 
 HANDSHAKE_MS=1000
 SLOTS=12
-slow_port=
-for p in $(seq 21011 17 29000); do
-    if ! ss -Hltn "sport = :$p" | grep -q .; then slow_port=$p; break; fi
-done
-[ -n "$slow_port" ] || fail "no free port for a second stria-stord"
+slow_port=$(free_port 21011) || fail "no free port for a second stria-stord"
 sed -e "s|^listen = .*|listen = 127.0.0.1:$slow_port|" -e "s|^node = .*|node = slow|" \
     -e "/^ost = /d" "$DIR/conf/stord.conf" >"$DIR/conf/stord-slow.conf"
 printf 'ost = 2:%s\nhandshake_timeout_ms = %s\nmax_connections = %s\n' "$DIR/ost2" \

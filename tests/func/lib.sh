@@ -51,6 +51,20 @@ cluster_up() {
     CONF="$DIR/client.conf"
 }
 
+# free_port FIRST: a loopback port from FIRST on (steps of 17) that nothing
+# listens on (ss is iproute2's), for a daemon a test starts beside the
+# cluster; fails when there is none.
+free_port() {
+    local p
+    for p in $(seq "$1" 17 29000); do
+        if ! ss -Hltn "sport = :$p" | grep -q .; then
+            echo "$p"
+            return 0
+        fi
+    done
+    return 1
+}
+
 # The pid of one daemon of the cluster.
 daemon_pid() { cat "$DIR/run/$1.pid"; }
 

@@ -65,7 +65,8 @@ int layout_validate(const struct layout *l)
     uint64_t expect = 0;
     for (uint16_t i = 0; i < l->ncomp; i++) {
         const struct layout_comp *c = &l->comp[i];
-        if (c->start != expect || c->end <= c->start || c->type != LAYOUT_TYPE_OST)
+        if (c->start != expect || c->end <= c->start ||
+            (c->type & ~(i ? 0u : LAYOUT_F_RELEASED)) != LAYOUT_TYPE_OST)
             return -EINVAL;
         if (c->stripe_count == 0 || c->stripe_count > LAYOUT_MAX_STRIPES)
             return -EINVAL;

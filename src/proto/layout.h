@@ -48,6 +48,21 @@ void layout_copy(struct layout *dst, const struct layout *src);
 void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
                         const uint32_t *groups);
 
+/* Whether l is a released file's (LAYOUT_F_RELEASED): its data is in S3. */
+static inline bool layout_released(const struct layout *l)
+{
+    return l->ncomp && (l->comp[0].type & LAYOUT_F_RELEASED);
+}
+static inline void layout_set_released(struct layout *l, bool on)
+{
+    if (!l->ncomp)
+        return;
+    if (on)
+        l->comp[0].type |= LAYOUT_F_RELEASED;
+    else
+        l->comp[0].type &= (uint16_t)~LAYOUT_F_RELEASED;
+}
+
 #define LAYOUT_MIN_STRIPE_SIZE (64u << 10)
 #define LAYOUT_MAX_STRIPE_SIZE (1u << 30)
 

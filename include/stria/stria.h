@@ -556,6 +556,87 @@ STRIA_API int stria_stat_ino(stria_fs_t *fs, uint64_t ino, struct stat *st);
 /* The file system name and map epoch of the management service. */
 STRIA_API int stria_cluster_info(stria_fs_t *fs, char *fsname, size_t len, uint64_t *epoch);
 
+/* ---- data repositories on S3 (docs/architecture.md, "Data repositories") ---- */
+
+/* HSM state bits, as Lustre's `lfs hsm_state` prints them. */
+#define STRIA_HSM_EXISTS   0x1u
+#define STRIA_HSM_DIRTY    0x2u
+#define STRIA_HSM_RELEASED 0x4u
+#define STRIA_HSM_ARCHIVED 0x8u
+#define STRIA_HSM_LOST     0x40u
+
+/* Where a bucket is (vhost: bucket.host rather than host/bucket). */
+struct stria_s3_target {
+    const char *endpoint, *region, *bucket;
+    int vhost;
+};
+
+/* A file's HSM record and its attributes now. */
+struct stria_hsm {
+    uint32_t state;
+    uint64_t repo; /* the repository's directory inode; 0: none */
+    char key[1025];
+    char etag[129];
+    uint64_t arch_size;
+    int64_t arch_mtime_ns;
+    uint64_t gen;
+    struct stria_attr attr;
+};
+STRIA_API int stria_hsm_get(stria_fs_t *fs, uint64_t ino, struct stria_hsm *out);
+
+/* Progress of a long call: bytes moved so far (may be NULL). */
+typedef void (*stria_progress_fn)(uint64_t done, void *arg);
+
+/* Upload file ino to key of t, in parts in parallel by the storage hosts
+ * that hold its stripes, and mark it archived in repository repo once the
+ * whole object is there, checked by size and MD5. A file archived and not
+ * changed since: nothing. -EBUSY: the file changed during the upload (not
+ * archived); an S3 failure: its errno, and why holds its text. */
+STRIA_API int stria_hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo,
+                                const struct stria_s3_target *t, const char *key,
+                                stria_progress_fn fn, void *arg, char *why, size_t whylen);
+/* Free the OST space of an archived, unchanged file (-EPERM otherwise). */
+STRIA_API int stria_hsm_release(stria_fs_t *fs, uint64_t ino);
+/* Bring a released file's data back from S3, every stripe at once. A file
+ * not released: nothing. An object gone from S3: the file is marked lost. */
+STRIA_API int stria_hsm_restore(stria_fs_t *fs, uint64_t ino, stria_progress_fn fn, void *arg,
+                                char *why, size_t whylen);
+/* Make name in parent the released copy of an S3 object (HSM_IMPORT in
+ * docs/protocol.md); *result one of STRIA_IMPORT_*. flags: STRIA_IMPORT_CHANGED. */
+#define STRIA_IMPORT_CHANGED 1
+enum { STRIA_IMPORTED = 0, STRIA_UNCHANGED, STRIA_UPDATED, STRIA_KEPT };
+STRIA_API int stria_hsm_import(stria_fs_t *fs, uint64_t parent, const char *name, uint64_t repo,
+                               const char *key, const char *etag, uint64_t size, int64_t mtime_ns,
+                               mode_t mode, uint64_t gen, int flags, int *result, uint64_t *ino);
+
+/* The repositories, kept by MDT 0: op one of STRIA_REPO_*, conf its
+ * "key=value" lines. LIST and GET write {u64 dir, u32 len, conf} records
+ * (little-endian) into out and set *outlen. */
+enum { STRIA_REPO_ADD = 1, STRIA_REPO_SET, STRIA_REPO_DEL, STRIA_REPO_LIST, STRIA_REPO_GET };
+STRIA_API int stria_repo_call(stria_fs_t *fs, int op, uint64_t dir, const char *conf, size_t len,
+                              void *out, size_t cap, size_t *outlen);
+/* The value of name in a repository's conf lines into buf (-ENOENT: none). */
+STRIA_API int stria_repo_value(const char *conf, size_t len, const char *name, char *buf,
+                               size_t cap);
+
+/* S3 through a storage host: a listing page (cb per object; *more: the
+ * listing goes on after the last) and one object's head. */
+struct stria_s3_obj {
+    const char *key;
+    uint64_t size;
+    int64_t mtime_ns;
+    const char *etag;
+};
+STRIA_API int stria_s3_list(stria_fs_t *fs, const struct stria_s3_target *t, const char *prefix,
+                            const char *start_after, unsigned max,
+                            int (*cb)(const struct stria_s3_obj *o, void *arg), void *arg,
+                            int *more, char *why, size_t whylen);
+STRIA_API int stria_s3_head(stria_fs_t *fs, const struct stria_s3_target *t, const char *key,
+                            struct stria_s3_obj *out, char *etag, size_t etaglen, char *why,
+                            size_t whylen);
+/* What the MDTs hold released (stria df). */
+STRIA_API int stria_released(stria_fs_t *fs, uint64_t *bytes, uint64_t *files);
+
 #ifdef __cplusplus
 }
 #endif

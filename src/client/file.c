@@ -12,6 +12,7 @@
 #include "../common/log.h"
 #include "../common/util.h"
 #include "gather.h"
+#include "hsm.h"
 #include "inode.h"
 #include "io.h"
 #include "mdcache.h"
@@ -48,6 +49,9 @@ struct stria_file {
     pthread_mutex_t ra_lock;
     char *ra_buf;
     uint64_t ra_off, ra_len, ra_epoch, read_end;
+    /* A released file (hsm.h): where its data is, loaded at its first use. */
+    pthread_mutex_t hsm_lock;
+    struct hsm_src *hsm;
 };
 
 #define RA_CAP      IO_PIECE_MAX
@@ -87,6 +91,7 @@ static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct p
     f->size = a->size;
     pthread_mutex_init(&f->lock, NULL);
     pthread_mutex_init(&f->ra_lock, NULL);
+    pthread_mutex_init(&f->hsm_lock, NULL);
     pthread_cond_init(&f->marked, NULL);
 }
 
@@ -252,8 +257,27 @@ static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
  * unlink from anywhere removes them. Concurrent writes of this handle
  * (the mount's write-behind) wait for that mark; if it fails, the next
  * one tries. Gathered writes are marked when their buffer is sent. */
+/* A released file's [off, off + len) (all: everything) from S3 first. */
+static int fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all)
+{
+    pthread_mutex_lock(&f->hsm_lock);
+    pthread_mutex_lock(&f->lock);
+    uint64_t size = MAX(f->size, f->wrote_end);
+    pthread_mutex_unlock(&f->lock);
+    int rc =
+        hsm_fetch(f->fs, f->ino, &f->layout, size, off, len, all, &f->hsm, NULL, NULL, NULL, 0);
+    pthread_mutex_unlock(&f->hsm_lock);
+    return rc;
+}
+
 int cl_file_mark(stria_file_t *f)
 {
+    /* A released file is written once its data is back. */
+    if (layout_released(&f->layout)) {
+        int rc = fetch_released(f, 0, 0, true);
+        if (rc)
+            return rc;
+    }
     pthread_mutex_lock(&f->lock);
     while (f->mark == MARK_BUSY)
         pthread_cond_wait(&f->marked, &f->lock);
@@ -433,6 +457,11 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
         return 0;
     len = MIN(len, size - (uint64_t)off);
     gather_drain(f->fs, f->ino);
+    if (layout_released(&f->layout)) {
+        int rc = fetch_released(f, (uint64_t)off, len, false);
+        if (rc)
+            return rc;
+    }
     if (len < RA_CAP)
         return read_ahead(f, buf, len, (uint64_t)off, size);
     int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
@@ -451,6 +480,11 @@ ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
     gather_drain(f->fs, f->ino);
+    if (layout_released(&f->layout)) {
+        int rc = fetch_released(f, (uint64_t)off, len, false);
+        if (rc)
+            return rc;
+    }
     int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
     return rc ? rc : (ssize_t)len;
 }
@@ -622,6 +656,7 @@ int stria_close(stria_file_t *f)
         free(f->ra_buf);
         atomic_fetch_sub(&f->fs->ra_bufs, 1);
     }
+    hsm_src_free(f->hsm);
     pthread_cond_destroy(&f->marked);
     pthread_mutex_destroy(&f->ra_lock);
     pthread_mutex_destroy(&f->lock);

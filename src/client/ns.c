@@ -16,6 +16,7 @@
 #include "../common/log.h"
 #include "../common/util.h"
 #include "gather.h"
+#include "hsm.h"
 #include "io.h"
 #include "mdcache.h"
 #include "wb.h"
@@ -219,6 +220,13 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
     int64_t sent = mdc_clock_ms();
     int rc = MDT_CALL(fs, proto_ino_mdt(ino), setattr, q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
+    /* A released file's size changes once its data is back (hsm.h). */
+    if (rc == -EBUSY && (q->valid & SETATTR_SIZE) && q->size &&
+        (rc = hsm_restore_ino(fs, ino, NULL, NULL, NULL, 0)) == 0) {
+        sent = mdc_clock_ms();
+        rc = MDT_CALL(fs, proto_ino_mdt(ino), setattr, q, r,
+                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
+    }
     /* Shrinking: cut the objects to what the new size implies. */
     if (rc == 0 && (q->valid & SETATTR_SIZE) && q->size < r->old_size && r->layout.ncomp)
         rc = io_objects(fs, ino, &r->layout, IO_TRUNCATE, q->size);

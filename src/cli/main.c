@@ -103,6 +103,33 @@ static const struct command commands[] = {
      "              each MDT started\n"
      "Latencies are the MDT's service times in microseconds: mean, median (p50),\n"
      "99th percentile (upper bound of its power-of-two bucket) and largest.\n"},
+    {"repo", cmd_repo, "add|list|remove|import|sync|policy ...",
+     "link directories to S3 buckets (data repositories) and import their listing",
+     "  repo add PATH s3://BUCKET[/PREFIX] [--endpoint URL] [--region R]\n"
+     "           [--addressing path|virtual] [--import-policy new,changed,deleted]\n"
+     "           [--export-policy new,changed,deleted] [--sync-interval SECONDS]\n"
+     "           [--no-import]\n"
+     "      link PATH (a directory) to the prefix and import its listing: a file\n"
+     "      per object, with its size and mtime, whose data is fetched from S3 by\n"
+     "      the storage hosts at its first read\n"
+     "  repo list                 every repository and its settings\n"
+     "  repo remove PATH          unlink (the files stay)\n"
+     "  repo import PATH          import new objects (resumes a stopped listing)\n"
+     "  repo sync PATH            apply the import policy: new, changed and\n"
+     "                            deleted objects reach the namespace\n"
+     "  repo policy PATH [--release-after DURATION] [--keep-free PERCENT] [--apply]\n"
+     "      tiering: release archived files not read for DURATION (90, 30m, 12h, 7d;\n"
+     "      0 none), or the least recently read while the OSTs are fuller than\n"
+     "      100 - PERCENT; --apply runs the policy now\n"
+     "Requests to S3 are signed by the storage hosts with their own credentials\n"
+     "(AWS_ACCESS_KEY_ID... or ~/.aws/credentials of the daemons' user).\n"},
+    {"hsm", cmd_hsm, "archive|release|restore|state [-v] FILE|DIR...",
+     "move files between the cluster and their repository's bucket, as lfs hsm_*",
+     "  archive  upload (in parts, in parallel, by the storage hosts) and mark\n"
+     "           archived once the whole object is in S3\n"
+     "  release  free the OST space of archived, unchanged files\n"
+     "  restore  fetch released files back, every stripe at once\n"
+     "  state    print the HSM state as lfs hsm_state (-v: key and etag)\n"},
     {"help", cmd_help, "[COMMAND]", "show this help, or a command's", ""},
 };
 

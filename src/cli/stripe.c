@@ -304,6 +304,16 @@ int cmd_df(int argc, char **argv)
         fprintf(stderr, "stria df: cannot read the cluster's targets: %s\n", strerror(-rc));
     else
         df_print(fsname, t, n, &o);
+    /* What data repositories hold in S3 only (stria hsm release). */
+    uint64_t rbytes = 0, rfiles = 0;
+    if (rc == 0 && stria_released(fs, &rbytes, &rfiles) == 0 && rfiles) {
+        if (o.human)
+            printf("released: %" PRIu64 " files, %.1fG in S3 only\n", rfiles,
+                   (double)rbytes / (1u << 30));
+        else
+            printf("released: %" PRIu64 " files, %" PRIu64 " 1K-blocks in S3 only\n", rfiles,
+                   (rbytes + 1023) / 1024);
+    }
     free(t);
     stria_disconnect(fs);
     return rc < 0 ? CLI_FAIL : CLI_OK;

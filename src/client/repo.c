@@ -480,7 +480,7 @@ int stria_s3_list(stria_fs_t *fs, const struct stria_s3_target *t, const char *p
         copy_str(etag, sizeof(etag), &e);
         o.key = key;
         o.etag = etag;
-        rc = cb(&o, arg);
+        rc = cb ? cb(&o, arg) : 0;
     }
     free(page);
     return rc;

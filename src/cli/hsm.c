@@ -28,6 +28,13 @@
 
 #define WORKERS 4
 
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 struct item {
     char *path;
     uint64_t ino, size;
@@ -258,10 +265,10 @@ int cmd_hsm(int argc, char **argv)
             fprintf(stderr, "stria hsm: cannot read the repositories: %s\n", strerror(-rc));
         for (size_t i = 0; i < j.n; i++)
             j.total_bytes += j.v[i].size;
-        double t0 = (double)util_now_ns() / 1e9;
+        double t0 = now_s();
         if (rc == 0)
             run_job(&j);
-        double dt = (double)util_now_ns() / 1e9 - t0;
+        double dt = now_s() - t0;
         size_t failed = atomic_load(&j.failed);
         if (rc == 0 && (strcmp(verb, "release") || failed))
             printf("%s: %zu files, %.1f MiB in %.2f s (%.1f MiB/s)%s\n", verb, j.n - failed,
@@ -317,7 +324,7 @@ static int tier(stria_fs_t *fs, const struct repo *r, int64_t release_after, int
             }
         struct statvfs sv;
         for (size_t i = 0; i < kept; i++) {
-            if (stria_statvfs(fs, &sv) || !sv.f_blocks ||
+            if (stria_statfs(fs, &sv) || !sv.f_blocks ||
                 sv.f_bavail * 100 / sv.f_blocks >= (uint64_t)keep_free)
                 break;
             if (stria_hsm_release(fs, v[cand[i]].ino) == 0) {

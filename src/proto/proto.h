@@ -412,7 +412,7 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
 #define MSG_SETSIZE_REP(F) F(ATTR, attr) F(LEASES, leases)
 #define MSG_STATFS_REQ(F)
-#define MSG_STATFS_REP(F) F(TSTATS, targets)
+#define MSG_STATFS_REP(F) F(TSTATS, targets) F(U64, released_bytes) F(U64, released_files)
 /* SYNC: make every acknowledged metadata change durable. */
 #define MSG_SYNC_REQ(F)
 #define MSG_SYNC_REP(F)

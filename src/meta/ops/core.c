@@ -18,6 +18,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/hsm_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -321,7 +322,9 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
         in->ctime_ns = meta_now_ns();
         return meta_inode_put(t, in);
     }
-    if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)))
+    /* Its xattrs take its HSM record; a released one leaves the counters. */
+    if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)) ||
+        (rc = meta_hsm_forget(t, in)))
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;

@@ -332,7 +332,7 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
     if (S_ISREG(in->mode)) {
         layout_copy(layout, &in->layout);
         *size = in->size;
-        *destroy = (in->flags & META_F_OBJECTS) != 0;
+        *destroy = meta_objects_may_exist(in);
         if (*destroy && (rc = meta_pending_put(t, in->ino)))
             return rc;
     }

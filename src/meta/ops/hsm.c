@@ -252,7 +252,7 @@ static int import_existing(struct meta_txn *t, struct import_arg *a, uint64_t in
     r->result = HSM_UPDATED;
     layout_copy(&r->layout, &in.layout);
     layout_set_released(&r->layout, false);
-    r->destroy = (in.flags & META_F_OBJECTS) != 0;
+    r->destroy = meta_objects_may_exist(&in);
     int64_t was = meta_hsm_is_released(&in) ? (int64_t)in.size : 0;
     layout_set_released(&in.layout, true);
     in.size = q->size;

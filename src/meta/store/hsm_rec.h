@@ -80,5 +80,12 @@ static inline bool meta_hsm_is_released(const struct meta_inode *in)
 {
     return S_ISREG(in->mode) && in->layout.ncomp && (in->layout.comp[0].type & LAYOUT_F_RELEASED);
 }
+/* Whether in's objects may exist on the OSTs: it wrote some, or it is
+ * released, when a reader's fetch may have filled some already (a fetch
+ * writes the objects before anyone says RESTORED). */
+static inline bool meta_objects_may_exist(const struct meta_inode *in)
+{
+    return (in->flags & META_F_OBJECTS) || meta_hsm_is_released(in);
+}
 
 #endif

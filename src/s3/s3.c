@@ -464,7 +464,11 @@ int s3_req_result(struct s3_req *r, CURLcode cc, const struct s3_target *t, cons
     if (r->body_len == 0 ||
         s3xml_error(r->body, r->body_len, code, sizeof(code), msg, sizeof(msg)) < 0) {
         /* HEAD replies have no body; others may come from a proxy. */
-        snprintf(code, sizeof(code), "%s", status == 404 ? "NotFound" : "HTTP error");
+        snprintf(code, sizeof(code), "%s",
+                 status == 404   ? "NotFound"
+                 : status == 403 ? "Forbidden"
+                 : status == 412 ? "PreconditionFailed"
+                                 : "HTTP error");
         msg[0] = '\0';
     }
     int rc = map_status(code, status);

@@ -15,6 +15,7 @@ unset STRIA_CONF
 teardown() {
     local rc=$?
     unmount_stria_all # before the daemons stop and before rm -rf walks into a mount
+    s3_down
     if [ -f "$DIR/stria.cluster" ]; then
         "$STRIA" down --dir "$DIR" >/dev/null 2>&1 || true
     fi
@@ -150,4 +151,84 @@ unmount_stria_all() {
         fi
     done
     STRIA_MOUNTS=()
+}
+
+# ---- S3 (issue 22): s3rver from tests/s3, Debian's aws as the client ----
+S3_DIR="$(cd "$(dirname "${BASH_SOURCE[0]}")/../s3" && pwd)"
+S3RVER="$S3_DIR/node_modules/.bin/s3rver"
+S3_PIDS=()
+
+# s3_usable: true if s3rver, node and Debian's aws are here; otherwise false
+# with the reason in S3_WHY (tests skip with exit 77). /usr/bin/aws by its
+# path: another `aws` (pyenv's, say) may come first in PATH.
+s3_usable() {
+    S3_WHY=""
+    if ! command -v node >/dev/null 2>&1; then
+        S3_WHY="node is missing (scripts/bootstrap.sh installs nodejs)"
+    elif [ ! -x "$S3RVER" ]; then
+        S3_WHY="$S3RVER is missing (scripts/bootstrap.sh runs npm ci in tests/s3)"
+    elif [ ! -x /usr/bin/aws ]; then
+        S3_WHY="/usr/bin/aws is missing (Debian's awscli)"
+    fi
+    [ -z "$S3_WHY" ]
+}
+
+# s3_up [S3RVER_ARGS...]: start s3rver on 127.0.0.1 at a free port with its
+# data under $T, wait (bounded) until it answers, and export the endpoint
+# and its credentials for s3tool and aws. With --key and --cert among the
+# arguments it speaks HTTPS. teardown stops it.
+s3_up() {
+    local port scheme=http a n=${#S3_PIDS[@]}
+    s3_usable || fail "$S3_WHY"
+    for a in "$@"; do [ "$a" = --cert ] && scheme=https; done
+    port=$(free_port 24568) || fail "no free port for s3rver"
+    mkdir -p "$T/s3rver-$n"
+    # s3rver's continuation tokens use DES, which Node 17+ keeps in
+    # OpenSSL's legacy provider.
+    NODE_OPTIONS=--openssl-legacy-provider "$S3RVER" -d "$T/s3rver-$n" -a 127.0.0.1 -p "$port" --silent "$@" >"$T/s3rver-$n.log" 2>&1 &
+    S3_PIDS+=($!)
+    # Any HTTP answer (even 403) means it listens.
+    if ! wait_for 30 curl -sk -o /dev/null --max-time 2 "$scheme://127.0.0.1:$port/"; then
+        cat "$T/s3rver-$n.log" >&2
+        fail "s3rver did not answer on $scheme://127.0.0.1:$port"
+    fi
+    export S3_ENDPOINT="$scheme://127.0.0.1:$port" S3_PORT=$port
+    export AWS_ACCESS_KEY_ID=S3RVER AWS_SECRET_ACCESS_KEY=S3RVER AWS_DEFAULT_REGION=us-east-1
+    export AWS_EC2_METADATA_DISABLED=true
+    unset AWS_PROFILE AWS_SESSION_TOKEN AWS_SHARED_CREDENTIALS_FILE AWS_CONFIG_FILE
+}
+
+# awss3 ARGS...: Debian's aws against the s3rver of s3_up (s3 and s3api).
+awss3() {
+    /usr/bin/aws --endpoint-url "$S3_ENDPOINT" "$@"
+}
+
+# Stop every s3rver (and helper) of s3_up; teardown calls it.
+s3_down() {
+    local p i
+    for p in ${S3_PIDS[@]+"${S3_PIDS[@]}"}; do
+        kill "$p" 2>/dev/null || true
+    done
+    for p in ${S3_PIDS[@]+"${S3_PIDS[@]}"}; do
+        for i in $(seq 50); do
+            kill -0 "$p" 2>/dev/null || break
+            sleep 0.1
+        done
+        kill -9 "$p" 2>/dev/null || true
+    done
+    S3_PIDS=()
+}
+
+# s3_sigcheck_up: put tests/s3/sigv4_check.py in front of the s3rver of the
+# last s3_up (s3rver does not compute SigV4 signatures; the proxy does, as
+# S3 would, and answers SignatureDoesNotMatch) and point S3_ENDPOINT at it.
+s3_sigcheck_up() {
+    local port
+    port=$(free_port 25568) || fail "no free port for sigv4_check.py"
+    SIGV4_KEYS="$AWS_ACCESS_KEY_ID:$AWS_SECRET_ACCESS_KEY" /usr/bin/python3 "$S3_DIR/sigv4_check.py" \
+        "$port" "$S3_PORT" >"$T/sigv4_check.log" 2>&1 &
+    S3_PIDS+=($!)
+    wait_for 20 curl -s -o /dev/null --max-time 2 "http://127.0.0.1:$port/" ||
+        fail "sigv4_check.py did not answer on port $port"
+    export S3_ENDPOINT="http://127.0.0.1:$port"
 }

@@ -19,7 +19,9 @@
 #include "common/log.h"
 #include "meta/ops/fsck.h"
 #include "meta/ops/ops.h"
+#include "meta/store/hsm_rec.h"
 #include "meta/store/wcache.h"
+#include "proto/layout.h"
 #include "proto/proto.h"
 
 #include <dirent.h>
@@ -2578,6 +2580,486 @@ static void test_mknod_fsck(void **state)
     assert_string_equal(text, "");
 }
 
+/* ---- data repositories on S3 (hsm.h) ---- */
+
+#define REPO  42ull
+#define ETAG1 "\"etag-1\""
+#define ETAG2 "\"etag-2\""
+
+static int op_hsm_set(struct fx *f, const struct proto_cred *c, uint64_t ino, uint8_t op,
+                      const char *key, const char *etag, uint64_t size, int64_t mtime,
+                      struct proto_hsm_set_rep *rep)
+{
+    struct proto_hsm_set_req q;
+    static __thread struct proto_hsm_set_rep scratch;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.ino = ino;
+    q.op = op;
+    q.repo = REPO;
+    q.key = proto_str_c(key);
+    q.etag = proto_str_c(etag);
+    q.size = size;
+    q.mtime_ns = mtime;
+    if (!rep)
+        rep = &scratch;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_hsm_set(RQ(&f->ctx), &q, rep);
+}
+
+/* HSM_GET's state of ino (must succeed); key, when asked, as a C string. */
+static uint32_t hsm_state(struct fx *f, uint64_t ino, struct proto_hsm_get_rep *rep)
+{
+    struct proto_hsm_get_req q;
+    struct proto_hsm_get_rep r;
+    static char buf[META_HSM_BUF];
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.cred = user(1234, 1234);
+    q.ino = ino;
+    assert_int_equal(
+        meta_op_hsm_get(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)}, &q,
+                        &r),
+        0);
+    if (rep)
+        *rep = r;
+    return r.state;
+}
+
+static int op_import(struct fx *f, const struct proto_cred *c, const char *name, const char *key,
+                     const char *etag, uint64_t size, int64_t mtime, uint64_t gen, uint8_t flags,
+                     struct proto_hsm_import_rep *rep)
+{
+    struct proto_hsm_import_req q;
+    static __thread struct proto_hsm_import_rep scratch;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.parent = ROOT;
+    q.name = proto_str_c(name);
+    q.repo = REPO;
+    q.key = proto_str_c(key);
+    q.etag = proto_str_c(etag);
+    q.size = size;
+    q.mtime_ns = mtime;
+    q.mode = 0644;
+    q.gen = gen;
+    q.flags = flags;
+    if (!rep)
+        rep = &scratch;
+    memset(rep, 0, sizeof(*rep));
+    return meta_op_hsm_import(RQ(&f->ctx), &q, rep);
+}
+
+/* A writer's SETSIZE with its last write's mtime. */
+static int op_setsize_m(struct fx *f, uint64_t ino, uint64_t size, int64_t mtime)
+{
+    struct proto_setsize_req q;
+    struct proto_setsize_rep r;
+    memset(&q, 0, sizeof(q));
+    memset(&r, 0, sizeof(r));
+    q.ino = ino;
+    q.size = size;
+    q.mtime_ns = mtime;
+    return meta_op_setsize(RQ(&f->ctx), &q, &r);
+}
+
+static void released_counts(struct fx *f, uint64_t *bytes, uint64_t *files)
+{
+    assert_int_equal(meta_store_released(f->s, bytes, files), 0);
+}
+
+/* A file of 1000 bytes written by u at mtime 5 s, archived as key "k". */
+static uint64_t archived_file(struct fx *f, const struct proto_cred *u, const char *path)
+{
+    uint64_t ino = mk_file(f, u, path, 0644);
+    assert_int_equal(op_setsize_m(f, ino, 1000, 5000000000ll), 0);
+    assert_int_equal(op_hsm_set(f, u, ino, HSM_OP_ARCHIVED, "k", ETAG1, 1000, 5000000000ll, NULL),
+                     0);
+    return ino;
+}
+
+/* Archive, dirty, release and restore, and who may. */
+static void test_hsm_states(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_chmod(f, &root_cred, ROOT, 0777), 0);
+    struct proto_cred u = user(1000, 1000), other = user(1001, 1001);
+    uint64_t ino = mk_file(f, &u, "f", 0644);
+    struct proto_hsm_get_rep g;
+    assert_int_equal(hsm_state(f, ino, &g), 0);
+    assert_int_equal(g.repo, 0);
+    assert_int_equal(op_setsize_m(f, ino, 1000, 5000000000ll), 0);
+    /* Not archived: nothing to release. */
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RELEASE, "", "", 0, 0, NULL), -EPERM);
+    /* The file changed during the copy. */
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_ARCHIVED, "k", ETAG1, 999, 5000000000ll, NULL),
+                     -EBUSY);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_ARCHIVED, "k", ETAG1, 1000, 1, NULL), -EBUSY);
+    /* Another user's file: no. */
+    assert_int_equal(
+        op_hsm_set(f, &other, ino, HSM_OP_ARCHIVED, "k", ETAG1, 1000, 5000000000ll, NULL), -EPERM);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_ARCHIVED, "k", ETAG1, 1000, 5000000000ll, NULL),
+                     0);
+    assert_int_equal(hsm_state(f, ino, &g), HSM_EXISTS | HSM_ARCHIVED);
+    assert_int_equal(g.repo, REPO);
+    assert_int_equal(g.arch_size, 1000);
+    assert_int_equal(g.key.len, 1);
+    assert_memory_equal(g.etag.p, ETAG1, strlen(ETAG1));
+    assert_int_equal(op_hsm_set(f, &other, ino, HSM_OP_RELEASE, "", "", 0, 0, NULL), -EPERM);
+
+    /* Written after the archive (another mtime): dirty, not releasable. */
+    assert_int_equal(op_setsize_m(f, ino, 1000, 6000000000ll), 0);
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED | HSM_DIRTY);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RELEASE, "", "", 0, 0, NULL), -EPERM);
+    /* Archived again, as it is now: clean. */
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_ARCHIVED, "k", ETAG2, 1000, 6000000000ll, NULL),
+                     0);
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED);
+
+    /* Release: the layout says so, to every opener. */
+    struct proto_hsm_set_rep sr;
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RELEASE, "", "", 0, 0, &sr), 0);
+    assert_int_equal(sr.state, HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
+    assert_true(layout_released(&sr.layout));
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &u, "f", O_RDONLY, 0, &o), 0);
+    assert_true(layout_released(&o.layout));
+    assert_int_equal(o.attr.size, 1000);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RELEASE, "", "", 0, 0, NULL), 0); /* again */
+    uint64_t bytes, files;
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 1000);
+    assert_int_equal(files, 1);
+    /* A restore of another version of the object is stale. */
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RESTORED, "", ETAG1, 0, 0, NULL), -ESTALE);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RESTORED, "", ETAG2, 0, 0, NULL), 0);
+    assert_int_equal(op_open(f, &u, "f", O_RDONLY, 0, &o), 0);
+    assert_false(layout_released(&o.layout));
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED);
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes + files, 0);
+    /* Lost, then archived again: no longer lost. */
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_LOST, "", ETAG1, 0, 0, NULL), -ESTALE);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_LOST, "", ETAG2, 0, 0, NULL), 0);
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED | HSM_LOST);
+    assert_int_equal(op_hsm_set(f, &u, ino, HSM_OP_RELEASE, "", "", 0, 0, NULL), -EPERM);
+    assert_int_equal(
+        op_hsm_set(f, &root_cred, ino, HSM_OP_ARCHIVED, "k", ETAG2, 1000, 6000000000ll, NULL), 0);
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED);
+    /* Directories have no HSM state to set. */
+    mk_dir(f, &root_cred, "d", 0755);
+    assert_int_equal(
+        op_hsm_set(f, &root_cred, ino_of(f, "d"), HSM_OP_ARCHIVED, "k", ETAG1, 0, 0, NULL),
+        -EINVAL);
+}
+
+/* Size changes of a released file: to 0 makes it local (and dirty), any
+ * other is refused until the client restores it. */
+static void test_hsm_released_sizes(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_chmod(f, &root_cred, ROOT, 0777), 0);
+    struct proto_cred u = user(1000, 1000);
+    uint64_t a = archived_file(f, &u, "a"), b = archived_file(f, &u, "b");
+    assert_int_equal(op_hsm_set(f, &u, a, HSM_OP_RELEASE, "", "", 0, 0, NULL), 0);
+    assert_int_equal(op_hsm_set(f, &u, b, HSM_OP_RELEASE, "", "", 0, 0, NULL), 0);
+    assert_int_equal(op_setsize_m(f, a, 2000, 0), -EBUSY);
+    assert_int_equal(op_setattr(f, &u, a, SETATTR_SIZE, 0, 0, 0, 10, NULL), -EBUSY);
+    assert_int_equal(attr_of(f, a).size, 1000);
+    uint64_t bytes, files;
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 2000);
+    assert_int_equal(files, 2);
+
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &u, "a", O_WRONLY | O_TRUNC, 0, &o), 0);
+    assert_false(layout_released(&o.layout));
+    assert_int_equal(o.attr.size, 0);
+    assert_int_equal(hsm_state(f, a, NULL), HSM_EXISTS | HSM_ARCHIVED | HSM_DIRTY);
+    struct proto_setattr_rep sr;
+    assert_int_equal(op_setattr(f, &u, b, SETATTR_SIZE, 0, 0, 0, 0, &sr), 0);
+    assert_false(layout_released(&sr.layout));
+    assert_int_equal(hsm_state(f, b, NULL), HSM_EXISTS | HSM_ARCHIVED | HSM_DIRTY);
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes + files, 0);
+    /* Local again: written as any file. */
+    assert_int_equal(op_setsize_m(f, a, 10, 0), 0);
+}
+
+/* The released counters follow a released file's removal; its record goes
+ * with it. */
+static void test_hsm_unlink_released(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_chmod(f, &root_cred, ROOT, 0777), 0);
+    struct proto_cred u = user(1000, 1000);
+    uint64_t a = archived_file(f, &u, "a");
+    archived_file(f, &u, "b");
+    assert_int_equal(op_hsm_set(f, &u, a, HSM_OP_RELEASE, "", "", 0, 0, NULL), 0);
+    assert_int_equal(op_import(f, &root_cred, "c", "c", ETAG1, 300, 1, 1, 0, NULL), 0);
+    uint64_t bytes, files;
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 1300);
+    assert_int_equal(files, 2);
+    assert_int_equal(op_unlink(f, &u, "a", NULL), 0);
+    assert_int_equal(op_unlink(f, &u, "b", NULL), 0);
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 300);
+    assert_int_equal(files, 1);
+    assert_int_equal(op_rename(f, &root_cred, "c", "c2", 0, NULL), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "c2", NULL), 0);
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes + files, 0);
+    char text[4096];
+    struct meta_fsck_report r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt, 0);
+}
+
+/* Import: a new name, then the same object, a changed one, and names
+ * that are not the repository's to change. */
+static void test_hsm_import(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    struct proto_hsm_import_rep r;
+    assert_int_equal(op_import(f, &u, "x", "p/x", ETAG1, 4096, 7000000000ll, 1, 0, &r), -EACCES);
+    assert_int_equal(op_import(f, &root_cred, "a/b", "p/x", ETAG1, 1, 1, 1, 0, &r), -EINVAL);
+    assert_int_equal(op_import(f, &root_cred, "x", "", ETAG1, 1, 1, 1, 0, &r), -EINVAL);
+    assert_int_equal(op_import(f, &root_cred, "x", "p/x", ETAG1, 4096, 7000000000ll, 1, 0, &r), 0);
+    assert_int_equal(r.result, HSM_IMPORTED);
+    uint64_t x = r.attr.ino;
+    assert_int_equal(r.attr.size, 4096);
+    assert_int_equal(r.attr.mtime_ns, 7000000000ll);
+    assert_int_equal(r.attr.atime_ns, 7000000000ll);
+    assert_int_equal(r.attr.mode, S_IFREG | 0644);
+    assert_true(layout_released(&r.layout));
+    struct proto_hsm_get_rep g;
+    assert_int_equal(hsm_state(f, x, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
+    assert_int_equal(g.gen, 1);
+    assert_int_equal(g.arch_size, 4096);
+    assert_memory_equal(g.key.p, "p/x", 3);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &u, "x", O_RDONLY, 0, &o), 0);
+    assert_true(layout_released(&o.layout));
+
+    /* The same object: only stamped. */
+    assert_int_equal(op_import(f, &root_cred, "x", "p/x", ETAG1, 4096, 7000000000ll, 2, 0, &r), 0);
+    assert_int_equal(r.result, HSM_UNCHANGED);
+    assert_int_equal(r.attr.ino, x);
+    assert_int_equal(hsm_state(f, x, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
+    assert_int_equal(g.gen, 2);
+    /* Changed, but not asked to take changes: kept. */
+    assert_int_equal(op_import(f, &root_cred, "x", "p/x", ETAG2, 10, 8000000000ll, 3, 0, &r), 0);
+    assert_int_equal(r.result, HSM_KEPT);
+    /* Changed, taken: the new object, released again. */
+    assert_int_equal(
+        op_import(f, &root_cred, "x", "p/x", ETAG2, 10, 8000000000ll, 3, HSM_IMPORT_CHANGED, &r),
+        0);
+    assert_int_equal(r.result, HSM_UPDATED);
+    assert_int_equal(r.destroy, 1); /* a reader's fetch may have filled some */
+    assert_int_equal(attr_of(f, x).size, 10);
+    assert_int_equal(hsm_state(f, x, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
+    assert_memory_equal(g.etag.p, ETAG2, strlen(ETAG2));
+    uint64_t bytes, files;
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 10);
+    assert_int_equal(files, 1);
+
+    /* Restored: an update destroys the objects. */
+    assert_int_equal(op_hsm_set(f, &root_cred, x, HSM_OP_RESTORED, "", ETAG2, 0, 0, NULL), 0);
+    assert_int_equal(
+        op_import(f, &root_cred, "x", "p/x", ETAG1, 20, 9000000000ll, 4, HSM_IMPORT_CHANGED, &r),
+        0);
+    assert_int_equal(r.result, HSM_UPDATED);
+    assert_int_equal(r.destroy, 1);
+    assert_int_equal(r.layout.ncomp, 1);
+    assert_false(layout_released(&r.layout));
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 20);
+    assert_int_equal(files, 1);
+
+    /* Dirty here: kept. */
+    assert_int_equal(op_hsm_set(f, &root_cred, x, HSM_OP_RESTORED, "", ETAG1, 0, 0, NULL), 0);
+    assert_int_equal(op_setsize_m(f, x, 30, 0), 0);
+    assert_int_equal(
+        op_import(f, &root_cred, "x", "p/x", ETAG2, 20, 9000000000ll, 5, HSM_IMPORT_CHANGED, &r),
+        0);
+    assert_int_equal(r.result, HSM_KEPT);
+    assert_int_equal(attr_of(f, x).size, 30);
+    /* Not from the repository, not a file: kept. */
+    mk_file(f, &root_cred, "local", 0644);
+    mk_dir(f, &root_cred, "dir", 0755);
+    assert_int_equal(
+        op_import(f, &root_cred, "local", "local", ETAG1, 5, 1, 5, HSM_IMPORT_CHANGED, &r), 0);
+    assert_int_equal(r.result, HSM_KEPT);
+    assert_int_equal(attr_of(f, r.attr.ino).size, 0);
+    assert_int_equal(op_import(f, &root_cred, "dir", "dir", ETAG1, 5, 1, 5, 0, &r), 0);
+    assert_int_equal(r.result, HSM_KEPT);
+    /* Another key under the same name: not this object's file. */
+    assert_int_equal(op_import(f, &root_cred, "x", "p/y", ETAG2, 20, 1, 5, HSM_IMPORT_CHANGED, &r),
+                     0);
+    assert_int_equal(r.result, HSM_KEPT);
+    /* An imported file in a user's directory belongs to the importer. */
+    mk_dir(f, &root_cred, "home", 0777);
+    struct proto_hsm_import_req q;
+    memset(&q, 0, sizeof(q));
+    q.cred = u;
+    q.parent = ino_of(f, "home");
+    q.name = proto_str_c("mine");
+    q.repo = REPO;
+    q.key = proto_str_c("mine");
+    q.etag = proto_str_c(ETAG1);
+    q.mode = 0600;
+    assert_int_equal(meta_op_hsm_import(RQ(&f->ctx), &q, &r), 0);
+    assert_int_equal(r.attr.uid, 1000);
+    assert_int_equal(r.attr.mode, S_IFREG | 0600);
+}
+
+/* The HSM record is the store's: no user sees or changes it. */
+static void test_hsm_xattr_hidden(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_chmod(f, &root_cred, ROOT, 0777), 0);
+    struct proto_cred u = user(1000, 1000);
+    uint64_t ino = archived_file(f, &u, "f");
+    char buf[4096];
+    assert_int_equal(op_setxattr(f, &u, ino, "user.a", "1", 0), 0);
+    int n = op_listxattr(f, &root_cred, ino, buf, sizeof(buf));
+    assert_int_equal(n, (int)sizeof("user.a"));
+    assert_string_equal(buf, "user.a");
+    assert_int_equal(op_getxattr(f, &root_cred, ino, "stria.hsm", buf, sizeof(buf)), -EOPNOTSUPP);
+    assert_int_equal(op_setxattr(f, &root_cred, ino, "stria.hsm", "x", 0), -EOPNOTSUPP);
+    assert_int_equal(op_removexattr(f, &root_cred, ino, "stria.hsm"), -EOPNOTSUPP);
+    assert_int_equal(op_setxattr(f, &root_cred, ROOT, "stria.repo.1", "x", 0), -EOPNOTSUPP);
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED);
+}
+
+static int op_repo(struct fx *f, const struct proto_cred *c, uint8_t op, uint64_t dir,
+                   const char *conf, struct proto_repo_rep *r)
+{
+    static uint8_t buf[META_REPO_BUF];
+    struct proto_repo_req q;
+    memset(&q, 0, sizeof(q));
+    memset(r, 0, sizeof(*r));
+    q.cred = *c;
+    q.op = op;
+    q.dir = dir;
+    q.conf = (struct proto_blob){(const uint8_t *)conf, conf ? (uint32_t)strlen(conf) : 0};
+    return meta_op_repo(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)}, &q,
+                        r);
+}
+
+/* The i-th entry of a listing: its dir, its conf in conf. */
+static uint64_t repo_at(const struct proto_repo_rep *r, int i, char *conf, size_t cap)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, r->repos.p, r->repos.len);
+    uint64_t dir = 0;
+    uint32_t len = 0;
+    for (int k = 0; k <= i; k++) {
+        if (k)
+            d.off += len;
+        proto_get_U64(&d, &dir);
+        proto_get_U32(&d, &len);
+    }
+    assert_int_equal(d.err, 0);
+    assert_true(len < cap && d.off + len <= r->repos.len);
+    memcpy(conf, r->repos.p + d.off, len);
+    conf[len] = '\0';
+    return dir;
+}
+
+static void test_repo(void **state)
+{
+    struct fx *f = *state;
+    struct proto_cred u = user(1000, 1000);
+    struct proto_repo_rep r;
+    char conf[256];
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_LIST, 0, NULL, &r), 0);
+    assert_int_equal(r.repos.len, 0);
+    assert_int_equal(op_repo(f, &u, REPO_OP_ADD, 7, "url=s3://b/p", &r), -EPERM);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_ADD, 7, "url=s3://b/p", &r), 0);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_ADD, 7, "again", &r), -EEXIST);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_ADD, 0x1000000000005ull, "two", &r), 0);
+    assert_int_equal(op_repo(f, &u, REPO_OP_LIST, 0, NULL, &r), 0);
+    assert_int_equal(r.repos.len, 12 + 12 + 12 + 3);
+    assert_int_equal(repo_at(&r, 0, conf, sizeof(conf)), 7);
+    assert_string_equal(conf, "url=s3://b/p");
+    assert_int_equal(repo_at(&r, 1, conf, sizeof(conf)), 0x1000000000005ull);
+    assert_string_equal(conf, "two");
+    assert_int_equal(op_repo(f, &u, REPO_OP_SET, 7, "x", &r), -EPERM);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_SET, 7, "url=s3://b/q", &r), 0);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_SET, 8, "url=s3://b/q", &r), -ENOENT);
+    assert_int_equal(op_repo(f, &u, REPO_OP_GET, 7, NULL, &r), 0);
+    assert_int_equal(repo_at(&r, 0, conf, sizeof(conf)), 7);
+    assert_string_equal(conf, "url=s3://b/q");
+    assert_int_equal(op_repo(f, &u, REPO_OP_GET, 8, NULL, &r), -ENOENT);
+    assert_int_equal(op_repo(f, &u, REPO_OP_DEL, 7, NULL, &r), -EPERM);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_DEL, 7, NULL, &r), 0);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_DEL, 7, NULL, &r), -ENOENT);
+    assert_int_equal(op_repo(f, &u, REPO_OP_LIST, 0, NULL, &r), 0);
+    assert_int_equal(repo_at(&r, 0, conf, sizeof(conf)), 0x1000000000005ull);
+    assert_int_equal(r.repos.len, 12 + 3);
+    /* Invisible as xattrs of the root. */
+    assert_int_equal(op_listxattr(f, &root_cred, ROOT, conf, sizeof(conf)), 0);
+    /* A configuration too large for one, and a list too large for a reply. */
+    static char big[PROTO_MAX_REPO_CONF + 2];
+    memset(big, 'c', sizeof(big) - 1);
+    assert_int_equal(op_repo(f, &root_cred, REPO_OP_ADD, 9, big, &r), -E2BIG);
+    big[PROTO_MAX_REPO_CONF] = '\0';
+    int added = 0, rc;
+    for (uint64_t d = 100; (rc = op_repo(f, &root_cred, REPO_OP_ADD, d, big, &r)) == 0; d++)
+        added++;
+    assert_int_equal(rc, -ENOSPC);
+    assert_true(added > 200);
+    assert_int_equal(op_repo(f, &u, REPO_OP_LIST, 0, NULL, &r), 0);
+    assert_true(r.repos.len <= PROTO_MAX_REP_PAYLOAD - 64);
+
+    /* Only MDT 0 keeps them. */
+    char dir1[sizeof(f->dir) + 8];
+    snprintf(dir1, sizeof(dir1), "%s/mdt1", f->dir);
+    assert_int_equal(mkdir(dir1, 0700), 0);
+    struct meta_store *s1;
+    struct meta_ctx c1;
+    assert_int_equal(meta_store_open(dir1, 1, MAP_SIZE, &s1), 0);
+    assert_int_equal(meta_ctx_init(&c1, s1, 1, MIB, 1), 0);
+    struct proto_repo_req q;
+    memset(&q, 0, sizeof(q));
+    q.op = REPO_OP_LIST;
+    assert_int_equal(meta_op_repo(RQ(&c1), &q, &r), -EINVAL);
+    meta_ctx_destroy(&c1);
+    meta_store_close(s1);
+}
+
+/* A corrupt HSM record is -EUCLEAN, never a crash. */
+static void test_hsm_record_codec(void **state)
+{
+    (void)state;
+    static struct meta_hsm h, b;
+    uint8_t buf[META_HSM_REC_MAX];
+    memset(&h, 0, sizeof(h));
+    h.state = HSM_EXISTS | HSM_ARCHIVED;
+    h.repo = 9;
+    h.size = 77;
+    h.mtime_ns = -5;
+    h.gen = 3;
+    strcpy(h.key, "a/b");
+    strcpy(h.etag, ETAG1);
+    int len = meta_hsm_encode(&h, buf, sizeof(buf));
+    assert_true(len > 0);
+    assert_int_equal(meta_hsm_decode(buf, (size_t)len, &b), 0);
+    assert_int_equal(b.size, 77);
+    assert_string_equal(b.key, "a/b");
+    assert_string_equal(b.etag, ETAG1);
+    for (int n = 0; n < len; n++)
+        assert_int_equal(meta_hsm_decode(buf, (size_t)n, &b), -EUCLEAN);
+    buf[0] = 0;
+    assert_int_equal(meta_hsm_decode(buf, (size_t)len, &b), -EUCLEAN);
+    buf[0] = 1;
+    buf[1] = 0xff; /* a state bit no record holds */
+    assert_int_equal(meta_hsm_decode(buf, (size_t)len, &b), -EUCLEAN);
+}
+
 int main(void)
 {
     log_init("test_meta", LOG_ERROR);
@@ -2627,6 +3109,13 @@ int main(void)
         T(test_walk_cache),
         T(test_walk_cache_readers),
         T(test_wcache_rules),
+        T(test_hsm_states),
+        T(test_hsm_released_sizes),
+        T(test_hsm_unlink_released),
+        T(test_hsm_import),
+        T(test_hsm_xattr_hidden),
+        T(test_repo),
+        T(test_hsm_record_codec),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -20,6 +20,8 @@
 #include "common/util.h"
 #include "meta/ops/fsck.h"
 #include "meta/ops/ops.h"
+#include "meta/store/hsm_rec.h"
+#include "proto/layout.h"
 #include "proto/proto.h"
 #include "proto/xrefs.h"
 
@@ -1408,6 +1410,52 @@ static void test_rename_refused_before_seal(void **state)
     assert_clean(f);
 }
 
+/* HSM_IMPORT into a striped directory: served by the MDT of the name,
+ * which makes the file's inode there, from the shard's defaults, as an
+ * O_CREAT open does; any other MDT answers -EREMOTE. */
+static void test_hsm_import_striped(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr d;
+    uint32_t e = where(root_ds(), ROOT, "repo");
+    assert_int_equal(mkdir_at(f, e, ROOT, "repo", NMDT, 0, &d), 0);
+    for (int i = 0; i < 16; i++) {
+        char name[32];
+        snprintf(name, sizeof(name), "obj%d", i);
+        uint32_t m = where(d.dstripe, d.ino, name);
+        struct proto_hsm_import_req q;
+        struct proto_hsm_import_rep *r = calloc(1, sizeof(*r));
+        memset(&q, 0, sizeof(q));
+        q.parent = d.ino;
+        q.name = proto_str_c(name);
+        q.repo = d.ino;
+        q.key = proto_str_c(name);
+        q.etag = proto_str_c("\"e\"");
+        q.size = 100;
+        q.mtime_ns = 1;
+        q.mode = 0644;
+        q.gen = 1;
+        assert_int_equal(meta_op_hsm_import(RQ(&f->ctx[(m + 1) % NMDT]), &q, r), -EREMOTE);
+        assert_int_equal(meta_op_hsm_import(RQ(&f->ctx[m]), &q, r), 0);
+        assert_int_equal(r->result, HSM_IMPORTED);
+        assert_int_equal(proto_ino_mdt(r->attr.ino), m);
+        assert_true(layout_released(&r->layout));
+        assert_int_equal(meta_op_hsm_import(RQ(&f->ctx[m]), &q, r), 0);
+        assert_int_equal(r->result, HSM_UNCHANGED);
+        free(r);
+    }
+    uint64_t bytes = 0, files = 0;
+    for (uint32_t m = 0; m < NMDT; m++) {
+        uint64_t b, n;
+        assert_int_equal(meta_store_released(f->s[m], &b, &n), 0);
+        bytes += b;
+        files += n;
+    }
+    assert_int_equal(bytes, 1600);
+    assert_int_equal(files, 16);
+    assert_clean(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1433,6 +1481,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_seal_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_refused_before_seal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_refused_before_seal, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hsm_import_striped, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -11,6 +11,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/hsm_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -153,6 +154,10 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             return -EINVAL;
         if (!(q->valid & SETATTR_WRITER) && (rc = meta_may(&in, c, 2)))
             return rc;
+        /* A released file's data is in S3: clients restore it before any
+         * size change but to 0, which makes it irrelevant. */
+        if (meta_hsm_is_released(&in) && (q->size || (rc = meta_hsm_truncated(t, &in))))
+            return q->size ? -EBUSY : rc;
         r->old_size = in.size;
         layout_copy(&r->layout, &in.layout);
         if (q->size != in.size)
@@ -239,6 +244,8 @@ static int setsize_txn(struct meta_txn *t, void *arg)
         return rc;
     if (!S_ISREG(in.mode))
         return -EINVAL;
+    if (meta_hsm_is_released(&in))
+        return -EBUSY; /* its data is in S3: restored before it is written */
     /* Only a writer reports sizes; it proved write access when it opened. */
     bool changed = !(in.flags & META_F_OBJECTS) || q->size > in.size ||
                    (q->mtime_ns && q->mtime_ns != in.mtime_ns);

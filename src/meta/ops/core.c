@@ -18,6 +18,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/hsm_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -321,7 +322,9 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
         in->ctime_ns = meta_now_ns();
         return meta_inode_put(t, in);
     }
-    if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)))
+    /* Its xattrs take its HSM record; a released one leaves the counters. */
+    if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)) ||
+        (rc = meta_hsm_forget(t, in)))
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;
@@ -329,7 +332,7 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
     if (S_ISREG(in->mode)) {
         layout_copy(layout, &in->layout);
         *size = in->size;
-        *destroy = (in->flags & META_F_OBJECTS) != 0;
+        *destroy = meta_objects_may_exist(in);
         if (*destroy && (rc = meta_pending_put(t, in->ino)))
             return rc;
     }

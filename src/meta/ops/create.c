@@ -11,6 +11,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/hsm_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -49,7 +50,10 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         return -ENXIO;
     if ((q->flags & O_TRUNC) && S_ISREG(in->mode)) {
         a->r->old_size = in->size;
-        bool changed = false;
+        bool changed = meta_hsm_is_released(in);
+        /* A released file's data no longer matters: it is here again. */
+        if (changed && (rc = meta_hsm_truncated(t, in)))
+            return rc;
         if (in->size) {
             in->size = 0;
             in->mtime_ns = in->ctime_ns = meta_now_ns();

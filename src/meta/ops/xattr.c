@@ -9,6 +9,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/hsm_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -39,6 +40,8 @@ static int xattr_may(const struct meta_inode *in, const struct proto_cred *c, co
     return -EOPNOTSUPP;
 }
 
+/* The name of a request; the store's own names (hsm_rec.h) are a
+ * namespace this file system does not know, as ext4 answers. */
 static int xattr_name(const struct proto_str *s, char *buf)
 {
     int rc = proto_str_copy(s, buf, PROTO_MAX_NAME + 1);
@@ -46,6 +49,8 @@ static int xattr_name(const struct proto_str *s, char *buf)
         return -ERANGE;
     if (rc)
         return rc;
+    if (meta_xattr_reserved(buf))
+        return -EOPNOTSUPP;
     return buf[0] ? 0 : -EINVAL;
 }
 
@@ -136,6 +141,8 @@ static int list_cb(void *arg, const char *name, size_t len)
         return 0;
     memcpy(n, name, len);
     n[len] = '\0';
+    if (meta_xattr_reserved(n))
+        return 0;
     /* List only what the caller could read (trusted.* is root's). */
     if (xattr_may(s->in, s->cred, n, false) == -ENODATA && strncmp(n, "user.", 5))
         return 0;

@@ -11,6 +11,7 @@
 
 #include "../../common/log.h"
 #include "../ops/fsck.h"
+#include "../store/hsm_rec.h"
 #include "mdt.h"
 
 #include <errno.h>
@@ -139,6 +140,8 @@ static int h_statfs(void *p, struct net_req *req, struct net_rep *rep)
     memset(&r, 0, sizeof(r));
     r.targets.n = 1;
     int rc = meta_store_stats(m->store, &r.targets.t[0]);
+    if (rc == 0)
+        rc = meta_store_released(m->store, &r.released_bytes, &r.released_files);
     return rc ? rc : proto_enc_statfs_rep(&rep->enc, &r);
 }
 
@@ -200,6 +203,7 @@ enum serve_how {
                    * and keeps its reply with the change when the client gave it a slot */
     SERVE_PLAIN,  /* an operation whose reply carries no leases */
     SERVE_STEP,   /* a step of another MDT's cross-MDT operation: revokes, grants nothing */
+    SERVE_KEEP,   /* a change whose reply carries no leases: revokes, keeps its reply */
     SERVE_OWN,    /* the service's own handler (no operation of ops.h) */
 };
 
@@ -248,6 +252,10 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_READDIR] = {SERVE_PLAIN, meta_op_readdir, .buf = PROTO_MAX_REP_PAYLOAD - 64},
     [PROTO_OP_GETXATTR] = {SERVE_PLAIN, meta_op_getxattr, .buf = PROTO_MAX_XATTR},
     [PROTO_OP_LISTXATTR] = {SERVE_PLAIN, meta_op_listxattr, .buf = PROTO_MAX_REP_PAYLOAD - 64},
+    [PROTO_OP_HSM_GET] = {SERVE_PLAIN, meta_op_hsm_get, .buf = META_HSM_BUF},
+    [PROTO_OP_HSM_SET] = {SERVE_CHANGE, meta_op_hsm_set, LEASES_OF(hsm_set)},
+    [PROTO_OP_HSM_IMPORT] = {SERVE_CHANGE, meta_op_hsm_import, LEASES_OF(hsm_import)},
+    [PROTO_OP_REPO] = {SERVE_KEEP, meta_op_repo, .buf = META_REPO_BUF},
     [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},
     [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname},
     [PROTO_OP_PING] = {SERVE_OWN, .own = h_ping},
@@ -310,7 +318,7 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
     uint64_t inos[PROTO_MAX_LEASES];
     uint32_t n = rc == 0 && sv->grants ? sv->grants(&q, &r, inos) : 0;
     struct proto_leases none, *out = &none;
-    if (sv->how == SERVE_STEP)
+    if (sv->how == SERVE_STEP || sv->how == SERVE_KEEP)
         memset(&none, 0, sizeof(none));
     else
         out = (struct proto_leases *)((char *)&r + sv->leases);

@@ -72,6 +72,8 @@ struct meta_txn {
 /* A file that another MDT's entry may name (it moved or was linked there):
  * its entries cannot all be counted on this MDT alone. */
 #define META_F_REMOTE_NAMES 8u
+/* A file with an HSM record (hsm_rec.h): only such inodes are looked up. */
+#define META_F_HSM 16u
 
 /* One inode record as decoded from LMDB. */
 struct meta_inode {

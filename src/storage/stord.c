@@ -24,6 +24,7 @@
 #include "../net/net.h"
 #include "../proto/csum.h"
 #include "../proto/ids.h"
+#include "mover.h"
 #include "recovery.h"
 #include "store.h"
 #include "sums.h"
@@ -47,6 +48,8 @@ struct stord_conf {
     uint64_t writeback_min;
     uint64_t sendfile_min;
     int64_t sync_interval;
+    int64_t mover_threads;
+    int64_t mover_streams;
 };
 
 static const struct cfg_option stord_options[] = {
@@ -76,6 +79,14 @@ static const struct cfg_option stord_options[] = {
      "crash of the host, the objects changed since the last of them have their checksums "
      "checked and, where a block's write reached the disk only in part, summed again",
      offsetof(struct stord_conf, sync_interval)},
+    {"mover_threads", CFG_INT, 0, 64, "2", false,
+     "threads that fetch, after a read of a released file has its own range from S3, the rest "
+     "of the file's objects on this host (0: only what readers and restores ask for)",
+     offsetof(struct stord_conf, mover_threads)},
+    {"mover_streams", CFG_INT, 1, 64, "8", false,
+     "ranged GETs (of up to 8 MiB) in flight per object being restored from S3: more streams "
+     "fill a fast link from a distant endpoint, at 8 MiB of memory each",
+     offsetof(struct stord_conf, mover_streams)},
 };
 
 static const struct cfg_table stord_table = {"stria-stord",
@@ -485,6 +496,11 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_OSTATFS] = h_ostatfs;
     so.handlers[PROTO_OP_LISTOBJ] = h_listobj;
     so.handlers[PROTO_OP_SCRUB] = h_scrub;
+    so.handlers[PROTO_OP_HSM_PULL] = mover_h_pull;
+    so.handlers[PROTO_OP_S3_LIST] = mover_h_list;
+    so.handlers[PROTO_OP_S3_HEAD] = mover_h_head;
+    if (mover_start(s, (unsigned)conf.mover_threads, (unsigned)conf.mover_streams))
+        return 1;
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;
@@ -510,6 +526,7 @@ int main(int argc, char **argv)
     log_info("signal %d: stopping", sig);
     hb_stop(hb);
     net_server_stop(srv);
+    mover_stop(s);
     for (int i = 0; i < s->nosts; i++) {
         ost_close(s->osts[i]);
         free(s->osts[i]);

@@ -16,6 +16,7 @@
  */
 #include "store.h"
 
+#include "hsmstate.h"
 #include "recovery.h"
 
 #include "../common/crc.h"
@@ -343,7 +344,13 @@ int ost_destroy(struct ost *o, const char *name, pthread_rwlock_t *lk)
 {
     struct stat st;
     pthread_rwlock_wrlock(lk);
-    int rc = 0;
+    /* The restore state goes first: an object left without one is never
+     * taken as restored, a state left without its object would be. */
+    int rc = hsm_state_unlink(o->dirfd, name);
+    if (rc) {
+        pthread_rwlock_unlock(lk);
+        return rc;
+    }
     if (fstatat(o->dirfd, name, &st, 0) < 0 || unlinkat(o->dirfd, name, 0) < 0)
         rc = errno == ENOENT ? 1 : -errno;
     sums_unlink(o->dirfd, name);

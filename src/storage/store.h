@@ -26,6 +26,8 @@
 #define MAX_OSTS  256
 #define OBJ_LOCKS 256
 
+struct mover; /* mover.h */
+
 /* The OSTs one daemon serves and how it writes and reads them; filled by
  * the service (stord.c) at start-up, then only read. */
 struct stord {
@@ -37,6 +39,7 @@ struct stord {
     uint64_t direct_io_min; /* 0: never O_DIRECT */
     uint64_t writeback_min; /* 0: never start writeback early */
     uint64_t sendfile_min;  /* 0: every read is read and checked here */
+    struct mover *mover;    /* the S3 movers (mover.h) */
 };
 
 /* The lock of object (ino, comp, stripe) of OST ost: one of OBJ_LOCKS,
@@ -76,7 +79,8 @@ int ost_truncate(struct ost *o, const char *name, pthread_rwlock_t *lk, uint64_t
  * alone (already a hole). */
 int ost_punch(struct ost *o, const char *name, pthread_rwlock_t *lk,
               const struct proto_punch_req *q);
-/* Remove the object and its checksums; a missing one is not an error. */
+/* Remove the object, its checksums and its restore state (hsmstate.h);
+ * a missing one is not an error. */
 int ost_destroy(struct ost *o, const char *name, pthread_rwlock_t *lk);
 
 /* Read [off, off + len) of an object (so: open, its lock held shared by

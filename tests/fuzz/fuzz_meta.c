@@ -1,10 +1,11 @@
 /*
  * libFuzzer target: the MDT's record decoders that read bytes from another
- * MDT or from disk: an inode record (SHARD carries one between MDTs) and
- * an intent record (read back at recovery). The first input byte picks
- * the decoder. Anything a decoder accepts must re-encode, and decode again
- * to the same record.
+ * MDT or from disk: an inode record (SHARD carries one between MDTs), an
+ * intent record (read back at recovery) and a file's HSM record. The
+ * first input byte picks the decoder (0 inode, 1 intent, 2 HSM). Anything a decoder accepts must
+ * re-encode, and decode again to the same record.
  */
+#include "meta/store/hsm_rec.h"
 #include "meta/store/intent_rec.h"
 #include "meta/store/store.h"
 
@@ -36,13 +37,32 @@ static void intent(const uint8_t *p, size_t n)
         abort();
 }
 
+static void hsm(const uint8_t *p, size_t n)
+{
+    static struct meta_hsm a, b;
+    static uint8_t buf[META_HSM_REC_MAX];
+    if (meta_hsm_decode(p, n, &a))
+        return;
+    int len = meta_hsm_encode(&a, buf, sizeof(buf));
+    if (len < 0 || meta_hsm_decode(buf, (size_t)len, &b) || a.state != b.state ||
+        a.repo != b.repo || a.size != b.size || a.gen != b.gen || strcmp(a.key, b.key) ||
+        strcmp(a.etag, b.etag))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    if (data[0] & 1)
-        intent(data + 1, size - 1);
-    else
+    switch (data[0] % 3) {
+    case 0:
         inode(data + 1, size - 1);
+        break;
+    case 1:
+        intent(data + 1, size - 1);
+        break;
+    default:
+        hsm(data + 1, size - 1);
+    }
     return 0;
 }

@@ -81,7 +81,8 @@ struct round {
     void *buf[BATCH_MAX];
     bool done[BATCH_MAX];
     uint64_t ks[BATCH_MAX];
-    uint8_t data[];
+    uint8_t *data; /* data_cap bytes, made for the first batch that needs them */
+    size_t data_cap;
 };
 
 int mover_target(struct mover_target *mt, const struct proto_str *endpoint,
@@ -234,9 +235,9 @@ static int pull_range(struct mover *m, const struct pull *p, uint64_t k_lo, uint
     pthread_rwlock_t *lk = ost_obj_lock(s, p->ost, p->ino, p->comp, p->g.stripe);
     pthread_mutex_t *mu = pull_lock(m, p);
     size_t cap = (size_t)m->streams * RANGE_MAX;
-    struct round *r = NULL;
-    int rc = 0;
-    for (uint64_t k = k_lo; !out->s3rc;) {
+    struct round *r = calloc(1, sizeof(*r));
+    int rc = r ? 0 : -ENOMEM;
+    for (uint64_t k = k_lo; !rc && !out->s3rc;) {
         pthread_mutex_lock(mu);
         struct hsm_state st;
         if ((rc = state_ready(o, name, lk, &p->g, may_start, &st))) {
@@ -247,9 +248,7 @@ static int pull_range(struct mover *m, const struct pull *p, uint64_t k_lo, uint
         out->complete = st.have == st.n;
         unsigned nk = 0;
         uint64_t bytes = 0;
-        if (!r && !(r = malloc(sizeof(*r) + cap)))
-            rc = -ENOMEM;
-        for (; r && k < k_hi && nk < BATCH_MAX; k++) {
+        for (; k < k_hi && nk < BATCH_MAX; k++) {
             if (hsm_bit(st.bitmap, k))
                 continue;
             uint64_t len = hsm_unit_at(&p->g, k).len;
@@ -258,8 +257,17 @@ static int pull_range(struct mover *m, const struct pull *p, uint64_t k_lo, uint
             r->ks[nk++] = k;
             bytes += len;
         }
-        if (nk && !(rc = fetch_units(m, o, name, lk, p, r, nk, cap, out)) && !out->s3rc &&
-            !(rc = sync_object(o, name))) {
+        /* A buffer as large as the batch needs, up to cap (a unit larger
+         * than cap goes in several rounds). */
+        size_t want = (size_t)MIN((uint64_t)cap, bytes);
+        if (nk && r->data_cap < want) {
+            free(r->data);
+            r->data_cap = (r->data = malloc(want)) ? want : 0;
+            if (!r->data)
+                rc = -ENOMEM;
+        }
+        if (nk && !rc && !(rc = fetch_units(m, o, name, lk, p, r, nk, r->data_cap, out)) &&
+            !out->s3rc && !(rc = sync_object(o, name))) {
             for (unsigned i = 0; i < nk; i++)
                 hsm_bit_set(st.bitmap, r->ks[i]);
             st.have += nk;
@@ -280,6 +288,8 @@ static int pull_range(struct mover *m, const struct pull *p, uint64_t k_lo, uint
     if (rc)
         log_error("restore ost=%u object=%s from s3://%s/%s failed here: %s", o->index, name,
                   p->mt.bucket, p->key, log_err(rc));
+    if (r)
+        free(r->data);
     free(r);
     return rc;
 }

@@ -25,12 +25,14 @@
 #include "../proto/csum.h"
 #include "../proto/ids.h"
 #include "mover.h"
+#include "push.h"
 #include "recovery.h"
 #include "store.h"
 #include "sums.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -499,7 +501,12 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_HSM_PULL] = mover_h_pull;
     so.handlers[PROTO_OP_S3_LIST] = mover_h_list;
     so.handlers[PROTO_OP_S3_HEAD] = mover_h_head;
-    if (mover_start(s, (unsigned)conf.mover_threads, (unsigned)conf.mover_streams))
+    so.handlers[PROTO_OP_HSM_PUSH] = push_h_push;
+    char key_path[PATH_MAX];
+    if (!realpath(conf.d.key_file, key_path))
+        snprintf(key_path, sizeof(key_path), "%s", conf.d.key_file);
+    if (mover_start(s, (unsigned)conf.mover_threads, (unsigned)conf.mover_streams) ||
+        push_start(s, conf.d.mgmt.host, conf.d.mgmt.port, key_path))
         return 1;
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
@@ -526,6 +533,7 @@ int main(int argc, char **argv)
     log_info("signal %d: stopping", sig);
     hb_stop(hb);
     net_server_stop(srv);
+    push_stop();
     mover_stop(s);
     for (int i = 0; i < s->nosts; i++) {
         ost_close(s->osts[i]);

@@ -429,7 +429,7 @@ int s3_req_result(struct s3_req *r, CURLcode cc, const struct s3_target *t, cons
     const char *k = key ? key : "";
     long status = 0;
 
-    if (cc != CURLE_OK && !(cc == CURLE_WRITE_ERROR && !r->overflow)) {
+    if (cc != CURLE_OK) {
         int rc;
         switch (cc) {
         case CURLE_COULDNT_CONNECT:

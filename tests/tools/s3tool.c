@@ -164,7 +164,11 @@ static int do_mpu(const char *key, const char *path, size_t part, unsigned paral
     struct s3_part *parts = calloc(m.nparts, sizeof(*parts));
     for (unsigned i = 0; i < m.nparts; i++)
         parts[i] = (struct s3_part){.number = i + 1, .etag = m.etags[i]};
-    if ((rc = s3_mpu_complete(&T, key, upload_id, parts, m.nparts, etag, &e)) < 0)
+    rc = s3_mpu_complete(&T, key, upload_id, parts, m.nparts, etag, &e);
+    free(parts);
+    free(m.etags);
+    free((void *)m.buf);
+    if (rc < 0)
         return fail(rc, &e);
     printf("etag=%s parts=%u\n", etag, m.nparts);
     return 0;
@@ -227,6 +231,7 @@ int main(int argc, char **argv)
         if (rc < 0)
             return fail(rc, &e);
         write_file(argv[3], buf, len);
+        free(buf);
     } else if (strcmp(cmd, "getmany") == 0 && (argc == 4 || argc == 5)) {
         uint64_t size;
         unsigned n = (unsigned)atoi(argv[1]);
@@ -260,11 +265,18 @@ int main(int argc, char **argv)
         write_file(argv[3], buf, size);
         fprintf(stderr, "ranges=%u done=%u seconds=%.3f\n", n, ndone,
                 (double)(b.tv_sec - a.tv_sec) + (double)(b.tv_nsec - a.tv_nsec) / 1e9);
+        free(buf);
+        free(off);
+        free(len);
+        free(bufs);
+        free(done);
     } else if (strcmp(cmd, "put") == 0 && argc == 2) {
         size_t len;
         char etag[S3_ETAG_MAX];
         void *buf = read_file(argv[1], &len);
-        if ((rc = s3_put(&T, argv[0], buf, len, etag, &e)) < 0)
+        rc = s3_put(&T, argv[0], buf, len, etag, &e);
+        free(buf);
+        if (rc < 0)
             return fail(rc, &e);
         printf("etag=%s\n", etag);
     } else if (strcmp(cmd, "mpu") == 0 && argc == 4) {

@@ -16,8 +16,9 @@ S() { "$STRIA" --conf "$CONF" "$@"; }
 state() { S hsm state "$1" | sed 's/^[^:]*: //'; }
 restart() { "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after a kill"; }
 
-step "an S3 server; credentials in a file the storage hosts read at every request"
+step "an S3 server behind a SigV4 check; credentials in a file the storage hosts read at every request"
 s3_up
+s3_sigcheck_up # s3rver checks no signature; S3 (and this proxy) do
 mkdir -p "$T/aws"
 printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' >"$T/aws/credentials"
 export AWS_SHARED_CREDENTIALS_FILE="$T/aws/credentials"

@@ -23,21 +23,21 @@ mkdir -p "$T/aws"
 printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' >"$T/aws/credentials"
 export AWS_SHARED_CREDENTIALS_FILE="$T/aws/credentials"
 unset AWS_ACCESS_KEY_ID AWS_SECRET_ACCESS_KEY
-awss3 s3 mb s3://b >/dev/null
+awss3 s3 mb s3://bkt >/dev/null
 for f in a c d; do head -c 300000 /dev/urandom >"$T/$f"; done
 head -c $((256 << 20)) /dev/urandom >"$T/big"
-for f in a c d big; do awss3 s3 cp --quiet "$T/$f" "s3://b/p/$f"; done
+for f in a c d big; do awss3 s3 cp --quiet "$T/$f" "s3://bkt/p/$f"; done
 cluster_up --osts 4 --no-mount
 S mkdir /r
-S repo add /r s3://b/p --endpoint "$S3_ENDPOINT" >/dev/null || fail "repo add"
+S repo add /r s3://bkt/p --endpoint "$S3_ENDPOINT" >/dev/null || fail "repo add"
 
 step "wrong credentials: an I/O error, one log line naming the object, no secret"
 printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = notTheSecret42\n' >"$T/aws/credentials"
 start=$SECONDS
 S cp stria:/r/a "$T/got" 2>"$T/err" && fail "a read with wrong credentials succeeded"
 [ $((SECONDS - start)) -lt 30 ] || fail "the failed read took $((SECONDS - start)) s"
-grep -h "s3://b/p/a" "$DIR"/log/stord*.log | grep -qE "SignatureDoesNotMatch|InvalidAccessKeyId" ||
-    fail "no storage host log line names s3://b/p/a and S3's error"
+grep -h "s3://bkt/p/a" "$DIR"/log/stord*.log | grep -qE "SignatureDoesNotMatch|InvalidAccessKeyId" ||
+    fail "no storage host log line names s3://bkt/p/a and S3's error"
 grep -rq "notTheSecret42" "$DIR/log" "$T/err" && fail "the secret was written to a log"
 printf '[default]\naws_access_key_id = S3RVER\naws_secret_access_key = S3RVER\n' >"$T/aws/credentials"
 S cp stria:/r/a "$T/got" && cmp -s "$T/got" "$T/a" || fail "the read after the key was fixed"
@@ -49,7 +49,7 @@ grep -q "NoSuchBucket" "$T/err" || { cat "$T/err"; fail "repo add does not say N
 S repo list | grep -q "^/r2 " && fail "a repository was linked to a missing bucket"
 
 step "an object deleted under a released file: an error, and the file is lost"
-awss3 s3 rm --quiet s3://b/p/c
+awss3 s3 rm --quiet s3://bkt/p/c
 S cp stria:/r/c "$T/got" 2>/dev/null && fail "a read of a deleted object succeeded"
 state /r/c | grep -q " lost" || fail "hsm state of /r/c is '$(state /r/c)', not lost"
 
@@ -90,7 +90,7 @@ for victim in stord metad; do
         S hsm archive "/r/out-$victim" || fail "archive again after the kill"
     fi
     state "/r/out-$victim" | grep -q "^(0x00000009) exists archived" || fail "out-$victim is not archived"
-    awss3 s3 cp --quiet "s3://b/p/out-$victim" "$T/got" && cmp -s "$T/got" "$T/big" ||
+    awss3 s3 cp --quiet "s3://bkt/p/out-$victim" "$T/got" && cmp -s "$T/got" "$T/big" ||
         fail "the archive of out-$victim is not the file"
     S cp "stria:/r/out-$victim" "$T/got" && cmp -s "$T/got" "$T/big" || fail "out-$victim changed locally"
 done
@@ -101,7 +101,7 @@ s3_down
 start=$SECONDS
 S cp stria:/r/d "$T/got" 2>/dev/null && fail "a read with S3 down succeeded"
 [ $((SECONDS - start)) -lt 60 ] || fail "the failed read took $((SECONDS - start)) s"
-grep -h "s3://b/p/d" "$DIR"/log/stord*.log | grep -qiE "connect|unreachable|refused" ||
-    fail "no storage host log line names s3://b/p/d and the connection failure"
+grep -h "s3://bkt/p/d" "$DIR"/log/stord*.log | grep -qiE "connect|unreachable|refused" ||
+    fail "no storage host log line names s3://bkt/p/d and the connection failure"
 S fsck >/dev/null || fail "fsck after the faults"
 echo "PASS"

@@ -54,6 +54,16 @@ done
 S cp stria:/data/sub/deeper/nested.bin "$T/got" && cmp -s "$T/got" "$T/src/train/sub/deeper/nested.bin" ||
     fail "a nested object differs"
 
+if fuse_usable; then
+    step "released files read through the mount"
+    mount_stria "$T/mnt"
+    for f in s00100 s09999; do
+        cmp -s "$T/mnt/data/$f" "$T/src/train/$f" || fail "$f read through the mount differs"
+    done
+else
+    echo "   (no mount here: $FUSE_WHY)"
+fi
+
 step "a 1 GiB object: imported by sync, read, compared"
 head -c $((1 << 30)) /dev/urandom >"$T/big"
 awss3 s3 cp --quiet "$T/big" s3://data/train/big.bin || fail "aws s3 cp big.bin"

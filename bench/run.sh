@@ -148,3 +148,14 @@ if command -v valgrind >/dev/null 2>&1 && command -v callgrind_control >/dev/nul
 else
     echo "== MDT part skipped: valgrind is not installed" | tee -a "$RESULTS/last-run.txt"
 fi
+
+# Data repositories on S3, beside aws against the same s3rver.
+echo
+if [ -x "$SRC/tests/s3/node_modules/.bin/s3rver" ] && [ -x /usr/bin/aws ]; then
+    echo "== S3 part: bench/bench_s3.sh (output also in bench/results/last-run-s3.txt)" |
+        tee -a "$RESULTS/last-run.txt"
+    "$SRC/bench/bench_s3.sh" "$BUILD"
+else
+    echo "== S3 part skipped: s3rver or Debian's aws is missing (scripts/bootstrap.sh)" |
+        tee -a "$RESULTS/last-run.txt"
+fi

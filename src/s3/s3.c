@@ -91,21 +91,6 @@ int s3_global_init(void)
     return 0;
 }
 
-/* ---- error texts ---- */
-
-void s3_errf(struct s3_err *err, const char *fmt, ...)
-{
-    va_list ap;
-    if (!err)
-        return;
-    va_start(ap, fmt);
-    vsnprintf(err->text, sizeof(err->text), fmt, ap);
-    va_end(ap);
-    for (char *p = err->text; *p; p++)
-        if ((unsigned char)*p < 0x20)
-            *p = ' ';
-}
-
 /* ---- MD5 ---- */
 
 void s3_md5(const void *buf, size_t len, char hex[33], char b64[25])

@@ -287,23 +287,6 @@ int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t si
 
 /* ---- the public inode level (stria.h): the cl_* calls in public types ---- */
 
-static void attr_out(const struct proto_attr *a, struct stria_attr *o)
-{
-    if (!o)
-        return;
-    *o = (struct stria_attr){.ino = a->ino,
-                             .mode = a->mode,
-                             .nlink = a->nlink,
-                             .uid = a->uid,
-                             .gid = a->gid,
-                             .size = a->size,
-                             .blocks = a->blocks,
-                             .atime_ns = a->atime_ns,
-                             .mtime_ns = a->mtime_ns,
-                             .ctime_ns = a->ctime_ns,
-                             .rdev = a->rdev};
-}
-
 void stria_attr_to_stat(const struct stria_attr *a, struct stat *st)
 {
     struct proto_attr p = {.ino = a->ino,
@@ -325,7 +308,7 @@ int stria_lookup_at(stria_fs_t *fs, uint64_t parent, const char *name, struct st
     struct proto_attr a;
     int rc = cl_lookup(fs, parent, name, false, &a);
     if (rc == 0)
-        attr_out(&a, out);
+        cl_attr_out(&a, out);
     return rc;
 }
 
@@ -334,7 +317,7 @@ int stria_getattr_ino(stria_fs_t *fs, uint64_t ino, struct stria_attr *out)
     struct proto_attr a;
     int rc = cl_getattr(fs, ino, &a);
     if (rc == 0)
-        attr_out(&a, out);
+        cl_attr_out(&a, out);
     return rc;
 }
 
@@ -377,7 +360,7 @@ int stria_setattr_ino(stria_fs_t *fs, uint64_t ino, const struct stria_setattr *
         return -ENOMEM;
     int rc = cl_setattr(fs, ino, &q, r);
     if (rc == 0)
-        attr_out(&r->attr, out);
+        cl_attr_out(&r->attr, out);
     free(r);
     return rc;
 }
@@ -388,7 +371,7 @@ int stria_open_at(stria_fs_t *fs, uint64_t parent, const char *name, int flags, 
     struct proto_attr a;
     int rc = cl_open(fs, parent, name, flags, mode, 0, 0, -1, out, &a);
     if (rc == 0)
-        attr_out(&a, attr);
+        cl_attr_out(&a, attr);
     return rc;
 }
 
@@ -398,7 +381,7 @@ int stria_mkdir_at(stria_fs_t *fs, uint64_t parent, const char *name, mode_t mod
     struct proto_attr a;
     int rc = cl_mkdir(fs, parent, name, mode, &a);
     if (rc == 0)
-        attr_out(&a, out);
+        cl_attr_out(&a, out);
     return rc;
 }
 
@@ -413,7 +396,7 @@ int stria_mknod_at(stria_fs_t *fs, uint64_t parent, const char *name, mode_t mod
     struct proto_attr a;
     int rc = cl_mknod(fs, parent, name, mode, rdev, &a);
     if (rc == 0)
-        attr_out(&a, out);
+        cl_attr_out(&a, out);
     return rc;
 }
 
@@ -423,7 +406,7 @@ int stria_symlink_at(stria_fs_t *fs, uint64_t parent, const char *name, const ch
     struct proto_attr a;
     int rc = cl_symlink(fs, parent, name, target, &a);
     if (rc == 0)
-        attr_out(&a, out);
+        cl_attr_out(&a, out);
     return rc;
 }
 
@@ -433,7 +416,7 @@ int stria_link_at(stria_fs_t *fs, uint64_t ino, uint64_t dparent, const char *dn
     struct proto_attr a;
     int rc = cl_link(fs, ino, dparent, dname, &a);
     if (rc == 0)
-        attr_out(&a, out);
+        cl_attr_out(&a, out);
     return rc;
 }
 
@@ -571,7 +554,7 @@ int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_dir
     e->d.name[de.name.len] = '\0';
     e->next_cookie = de.next_cookie;
     if (plus)
-        attr_out(&a, &e->attr);
+        cl_attr_out(&a, &e->attr);
     d->given = true;
     d->given_next = de.next_cookie;
     d->given_len = (uint32_t)dec.off;

@@ -39,7 +39,7 @@ void hsm_src_free(struct hsm_src *s)
     free(s);
 }
 
-static void copy_str(char *dst, size_t cap, const struct proto_str *s)
+void hsm_copy_str(char *dst, size_t cap, const struct proto_str *s)
 {
     size_t n = s->len < cap - 1 ? s->len : cap - 1;
     memcpy(dst, s->p, n);
@@ -130,8 +130,8 @@ static int src_load(stria_fs_t *fs, uint64_t ino, const struct layout *l, struct
     int rc = MDT_CALL(fs, proto_ino_mdt(ino), hsm_get, &q, &r, ({
                           state = r.state;
                           s->repo = r.repo;
-                          copy_str(s->key, sizeof(s->key), &r.key);
-                          copy_str(s->etag, sizeof(s->etag), &r.etag);
+                          hsm_copy_str(s->key, sizeof(s->key), &r.key);
+                          hsm_copy_str(s->etag, sizeof(s->etag), &r.etag);
                       }));
     if (rc == 0 && !(state & HSM_RELEASED))
         rc = 1;
@@ -201,7 +201,7 @@ static void pull_one(struct pull_set *ps, struct pull *p)
     p->rc = TARGET_CALL(ps->fs, PROTO_NODE_STOR, ost, hsm_pull, &q, &r, ({
                             p->complete = r.complete;
                             p->s3err = r.s3err;
-                            copy_str(p->why, sizeof(p->why), &r.why);
+                            hsm_copy_str(p->why, sizeof(p->why), &r.why);
                         }));
 }
 

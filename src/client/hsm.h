@@ -35,6 +35,9 @@ void hsm_src_free(struct hsm_src *s);
 int hsm_restore_ino(stria_fs_t *fs, uint64_t ino, stria_progress_fn fn, void *arg, char *why,
                     size_t whylen);
 
+/* A decoded string into dst (cap bytes), cut to fit, NUL-terminated. */
+void hsm_copy_str(char *dst, size_t cap, const struct proto_str *s);
+
 /* A repository's S3 target from its conf lines; the strings live in buf. */
 struct hsm_target {
     char endpoint[512], region[128], bucket[256];

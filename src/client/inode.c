@@ -293,3 +293,20 @@ bool cl_known_stripe(stria_fs_t *fs, uint64_t dir, uint64_t *dstripe)
     pthread_mutex_unlock(&fs->ds_lock);
     return known;
 }
+
+void cl_attr_out(const struct proto_attr *a, struct stria_attr *o)
+{
+    if (!o)
+        return;
+    *o = (struct stria_attr){.ino = a->ino,
+                             .mode = a->mode,
+                             .nlink = a->nlink,
+                             .uid = a->uid,
+                             .gid = a->gid,
+                             .size = a->size,
+                             .blocks = a->blocks,
+                             .atime_ns = a->atime_ns,
+                             .mtime_ns = a->mtime_ns,
+                             .ctime_ns = a->ctime_ns,
+                             .rdev = a->rdev};
+}

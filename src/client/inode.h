@@ -29,6 +29,8 @@ struct stria_removed {
 };
 
 void cl_to_stat(const struct proto_attr *a, struct stat *st);
+/* a in the public type (o may be NULL: nothing). */
+void cl_attr_out(const struct proto_attr *a, struct stria_attr *o);
 /* One name, not a path: what the metadata cache can follow. */
 bool cl_one_name(const char *path);
 

@@ -30,28 +30,6 @@
 #define PARTS_MAX    10000u
 #define PUSH_THREADS 8
 
-static void copy_str(char *dst, size_t cap, const struct proto_str *s)
-{
-    size_t n = s->len < cap - 1 ? s->len : cap - 1;
-    memcpy(dst, s->p, n);
-    dst[n] = 0;
-}
-
-static void attr_pub(const struct proto_attr *a, struct stria_attr *o)
-{
-    *o = (struct stria_attr){.ino = a->ino,
-                             .mode = a->mode,
-                             .nlink = a->nlink,
-                             .uid = a->uid,
-                             .gid = a->gid,
-                             .size = a->size,
-                             .blocks = a->blocks,
-                             .atime_ns = a->atime_ns,
-                             .mtime_ns = a->mtime_ns,
-                             .ctime_ns = a->ctime_ns,
-                             .rdev = a->rdev};
-}
-
 int stria_hsm_get(stria_fs_t *fs, uint64_t ino, struct stria_hsm *out)
 {
     struct proto_hsm_get_req q = {.ino = ino};
@@ -61,12 +39,12 @@ int stria_hsm_get(stria_fs_t *fs, uint64_t ino, struct stria_hsm *out)
     return MDT_CALL(fs, proto_ino_mdt(ino), hsm_get, &q, &r, ({
                         out->state = r.state;
                         out->repo = r.repo;
-                        copy_str(out->key, sizeof(out->key), &r.key);
-                        copy_str(out->etag, sizeof(out->etag), &r.etag);
+                        hsm_copy_str(out->key, sizeof(out->key), &r.key);
+                        hsm_copy_str(out->etag, sizeof(out->etag), &r.etag);
                         out->arch_size = r.arch_size;
                         out->arch_mtime_ns = r.arch_mtime_ns;
                         out->gen = r.gen;
-                        attr_pub(&r.attr, &out->attr);
+                        cl_attr_out(&r.attr, &out->attr);
                     }));
 }
 
@@ -87,11 +65,11 @@ static int push(stria_fs_t *fs, uint32_t ost, struct proto_hsm_push_req *q, char
     int rc = TARGET_CALL(fs, PROTO_NODE_STOR, ost, hsm_push, q, &r, ({
                              s3err = r.s3err;
                              if (s3err)
-                                 copy_str(why, whylen, &r.why);
+                                 hsm_copy_str(why, whylen, &r.why);
                              if (upload_id)
-                                 copy_str(upload_id, idcap, &r.upload_id);
+                                 hsm_copy_str(upload_id, idcap, &r.upload_id);
                              if (etag)
-                                 copy_str(etag, etagcap, &r.etag);
+                                 hsm_copy_str(etag, etagcap, &r.etag);
                              if (md5 && r.md5.len == 16)
                                  memcpy(md5, r.md5.p, 16);
                          }));
@@ -452,7 +430,7 @@ int stria_s3_list(stria_fs_t *fs, const struct stria_s3_target *t, const char *p
     rc = TARGET_CALL(fs, PROTO_NODE_STOR, ost, s3_list, &q, &r, ({
                          s3err = r.s3err;
                          if (s3err && why)
-                             copy_str(why, whylen, &r.why);
+                             hsm_copy_str(why, whylen, &r.why);
                          *more = r.more;
                          plen = r.entries.len;
                          if (plen && !(page = malloc(plen)))
@@ -476,8 +454,8 @@ int stria_s3_list(stria_fs_t *fs, const struct stria_s3_target *t, const char *p
             rc = -EBADMSG;
             break;
         }
-        copy_str(key, sizeof(key), &k);
-        copy_str(etag, sizeof(etag), &e);
+        hsm_copy_str(key, sizeof(key), &k);
+        hsm_copy_str(etag, sizeof(etag), &e);
         o.key = key;
         o.etag = etag;
         rc = cb ? cb(&o, arg) : 0;
@@ -500,11 +478,11 @@ int stria_s3_head(stria_fs_t *fs, const struct stria_s3_target *t, const char *k
     rc = TARGET_CALL(fs, PROTO_NODE_STOR, ost, s3_head, &q, &r, ({
                          s3err = r.s3err;
                          if (s3err && why)
-                             copy_str(why, whylen, &r.why);
+                             hsm_copy_str(why, whylen, &r.why);
                          out->key = key;
                          out->size = r.size;
                          out->mtime_ns = r.mtime_ns;
-                         copy_str(etag, etaglen, &r.etag);
+                         hsm_copy_str(etag, etaglen, &r.etag);
                          out->etag = etag;
                      }));
     return rc ? rc : s3err;

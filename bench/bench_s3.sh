@@ -48,7 +48,7 @@ MNT=""
 if [ -f "$CL/run/mount" ]; then MNT=$(cat "$CL/run/mount"); fi
 secs() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", b - a }'; }
 now() { date +%s.%N; }
-mibs() { awk -v m="$1" -v s="$2" 'BEGIN { printf "%.1f", s > 0 ? m / s : 0 }'; }
+mibs() { awk -v m="$1" -v s="$2" 'BEGIN { printf "%.1f", (s > 0 ? m / s : 0) }'; }
 drop() { sync; echo 3 >/proc/sys/vm/drop_caches 2>/dev/null || true; }
 
 {

@@ -28,11 +28,17 @@ struct hsm_src {
     uint32_t nobj, ndone;
     bool done[LAYOUT_MAX_COMP * LAYOUT_MAX_STRIPES];
     bool logged; /* a failure was logged: one line per handle */
+    /* A range of the file known fetched: reads inside it ask no one. */
+    uint64_t have_lo, have_hi;
 };
 
 /* One window of restore moves at most this much of each object. */
-#define HSM_WINDOW   (64ull << 20)
-#define HSM_PARALLEL 16
+#define HSM_WINDOW (64ull << 20)
+/* A read of a released file fetches at least this much of each object
+ * from where it reads, in one round of parallel GETs on every host, so
+ * that a sequential reader finds what it reads next already there. */
+#define HSM_READ_WINDOW (8ull << 20)
+#define HSM_PARALLEL    16
 
 void hsm_src_free(struct hsm_src *s)
 {
@@ -372,10 +378,23 @@ int hsm_fetch(stria_fs_t *fs, uint64_t ino, struct layout *l, uint64_t size, uin
             rc = pull_range(fs, ino, l, size, s, 0, size ? size : 1, true, HSM_PULL_ALL, why,
                             whylen);
     } else {
-        if (off >= size)
+        if (off >= size || (off >= s->have_lo && off + len <= s->have_hi))
             return 0;
-        uint64_t hi = len > size - off ? size : off + len;
+        uint64_t want = HSM_READ_WINDOW * (l->ncomp ? l->comp[0].stripe_count : 1);
+        if (len > want)
+            want = len;
+        uint64_t hi = want > size - off ? size : off + want;
         rc = pull_range(fs, ino, l, size, s, off, hi, false, HSM_PULL_BACKGROUND, why, whylen);
+        if (rc == 0) {
+            /* Extend the known range when this one touches it. */
+            if (off <= s->have_hi && hi >= s->have_lo && s->have_hi > s->have_lo) {
+                s->have_lo = off < s->have_lo ? off : s->have_lo;
+                s->have_hi = hi > s->have_hi ? hi : s->have_hi;
+            } else {
+                s->have_lo = off;
+                s->have_hi = hi;
+            }
+        }
     }
     if (rc) {
         if (!s->logged) {

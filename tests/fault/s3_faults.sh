@@ -15,6 +15,22 @@ set -euo pipefail
 S() { "$STRIA" --conf "$CONF" "$@"; }
 state() { S hsm state "$1" | sed 's/^[^:]*: //'; }
 restart() { "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after a kill"; }
+# kill9 NAME...: SIGKILL the cluster's daemons NAME* and wait (bounded) until
+# each is gone or a zombie: a process still dying would count as running.
+kill9() {
+    local f p n
+    for n in "$@"; do
+        for f in "$DIR"/run/"$n"*.pid; do
+            p=$(cat "$f")
+            kill -9 "$p" 2>/dev/null || true
+            for _ in $(seq 100); do
+                [ -e "/proc/$p" ] || break
+                awk '{ exit !($3 == "Z" || $3 == "X") }' "/proc/$p/stat" 2>/dev/null && break
+                sleep 0.1
+            done
+        done
+    done
+}
 
 step "an S3 server behind a SigV4 check; credentials in a file the storage hosts read at every request"
 s3_up
@@ -57,7 +73,7 @@ step "kill -9 of stria-stord in the middle of a restore: restore again completes
 S hsm restore /r/big >"$T/restore.out" 2>&1 &
 pid=$!
 sleep 1
-kill -9 "$(daemon_pid stord)"
+kill9 stord
 wait $pid || true
 restart
 S hsm restore /r/big || fail "restore after the kill"
@@ -69,7 +85,7 @@ S hsm release /r/big || fail "release big"
 S hsm restore /r/big >/dev/null 2>&1 &
 pid=$!
 sleep 1
-for f in "$DIR"/run/metad*.pid; do kill -9 "$(cat "$f")"; done
+kill9 metad
 restart
 wait $pid || S hsm restore /r/big || fail "restore after the metad kill"
 S cp stria:/r/big "$T/got" && cmp -s "$T/got" "$T/big" || fail "big differs after the metad kill"
@@ -80,7 +96,7 @@ for victim in stord metad; do
     S hsm archive "/r/out-$victim" >/dev/null 2>&1 &
     pid=$!
     sleep 1.5
-    for f in "$DIR"/run/"$victim"*.pid; do kill -9 "$(cat "$f")"; done
+    kill9 "$victim"
     restart
     if wait $pid; then
         echo "   the archive went on after the restart"

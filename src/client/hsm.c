@@ -9,6 +9,7 @@
  * says so; when all of them have, the MDT clears the file's released flag.
  */
 #include "hsm.h"
+#include "io.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -378,7 +379,8 @@ int hsm_fetch(stria_fs_t *fs, uint64_t ino, struct layout *l, uint64_t size, uin
             rc = pull_range(fs, ino, l, size, s, 0, size ? size : 1, true, HSM_PULL_ALL, why,
                             whylen);
     } else {
-        if (off >= size || (off >= s->have_lo && off + len <= s->have_hi))
+        /* Read-ahead may read a piece past len: that must be there too. */
+        if (off >= size || (off >= s->have_lo && off + len + IO_PIECE_MAX <= s->have_hi))
             return 0;
         uint64_t want = HSM_READ_WINDOW * (l->ncomp ? l->comp[0].stripe_count : 1);
         if (len > want)

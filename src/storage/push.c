@@ -52,7 +52,8 @@ int push_start(struct stord *s, const char *mgmt_host, uint16_t mgmt_port, const
         log_error("cannot create %s for the movers' client: %s", dir, log_err(rc));
         return rc;
     }
-    snprintf(P.conf, sizeof(P.conf), "%s/client.conf", dir);
+    if ((size_t)snprintf(P.conf, sizeof(P.conf), "%s/client.conf", dir) >= sizeof(P.conf))
+        return -ENAMETOOLONG;
     int n = snprintf(text, sizeof(text),
                      "# The client of stria-stord's movers: HSM_PUSH reads files through it.\n"
                      "# Written by stria-stord at each start; changes are lost.\n"
@@ -244,9 +245,11 @@ int push_h_push(void *ctx, struct net_req *req, struct net_rep *rep)
         char tag2[S3_ETAG_MAX];
         if (!rc && !(rc = s3_head(&mt.t, key, &size, &mtime, tag2, &err)) && size != q.size) {
             rc = -EIO;
-            snprintf(err.text, sizeof(err.text),
-                     "s3://%s/%s holds %" PRIu64 " bytes after its upload, not %" PRIu64, mt.bucket,
-                     key, size, q.size);
+            /* Cut to the line's room (a key is up to 1 KiB). */
+            if (snprintf(err.text, sizeof(err.text),
+                         "s3://%s/%.200s holds %" PRIu64 " bytes after its upload, not %" PRIu64,
+                         mt.bucket, key, size, q.size) < 0)
+                err.text[0] = 0;
         }
         break;
     }

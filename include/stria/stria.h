@@ -587,7 +587,8 @@ STRIA_API int stria_hsm_get(stria_fs_t *fs, uint64_t ino, struct stria_hsm *out)
 /* Progress of a long call: bytes moved so far (may be NULL). */
 typedef void (*stria_progress_fn)(uint64_t done, void *arg);
 
-/* Upload file ino to key of t, in parts in parallel by the storage hosts
+/* Upload file ino to key of t (or to the key it already has in repo:
+ * where it was imported from or last archived to), in parts in parallel by the storage hosts
  * that hold its stripes, and mark it archived in repository repo once the
  * whole object is there, checked by size and MD5. A file archived and not
  * changed since: nothing. -EBUSY: the file changed during the upload (not

@@ -7,6 +7,8 @@
  *   main.c                       the command table, global options, help
  *   cluster.c namespace.c cp.c   the subcommands, one file per family
  *   stripe.c stats.c fsck.c      (commands.h declares them for main)
+ *   repo.c hsm.c
+ *   repos.c   (repos.h)          the data repositories' registry; uses paths, args
  *   mount.c   (mount.h)          the mount manager; uses paths, proc
  *   local.c   (local.h)          a `stria up` cluster's directory; uses connect
  *   proc.c    (proc.h)           the process supervisor

@@ -28,13 +28,6 @@
 
 #define WORKERS 4
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 struct item {
     char *path;
     uint64_t ino, size;
@@ -137,16 +130,14 @@ static void do_one(struct job *j, struct item *it)
     struct progress p = {j, 0};
     int rc = 0;
     if (!strcmp(j->verb, "archive")) {
-        struct stria_hsm h;
-        rc = stria_hsm_get(j->fs, it->ino, &h);
-        const struct repo *r = rc ? NULL : repo_for(j->repos, j->nrepos, it->path);
+        /* The key its path gives; libstria keeps the key a file was
+         * imported from or archived to before. */
+        const struct repo *r = repo_for(j->repos, j->nrepos, it->path);
         char key[1100];
-        if (rc == 0 && !r) {
+        if (!r) {
             rc = -EINVAL;
             snprintf(why, sizeof(why), "not in a data repository (stria repo add)");
-        } else if (rc == 0 && h.repo == r->dir && h.key[0]) {
-            snprintf(key, sizeof(key), "%s", h.key); /* where it was imported from */
-        } else if (rc == 0 && repo_key(r, it->path, key, sizeof(key))) {
+        } else if (repo_key(r, it->path, key, sizeof(key))) {
             rc = -ENAMETOOLONG;
         }
         if (rc == 0)
@@ -265,10 +256,10 @@ int cmd_hsm(int argc, char **argv)
             fprintf(stderr, "stria hsm: cannot read the repositories: %s\n", strerror(-rc));
         for (size_t i = 0; i < j.n; i++)
             j.total_bytes += j.v[i].size;
-        double t0 = now_s();
+        double t0 = (double)util_now_mono_ns() / 1e9;
         if (rc == 0)
             run_job(&j);
-        double dt = now_s() - t0;
+        double dt = (double)util_now_mono_ns() / 1e9 - t0;
         size_t failed = atomic_load(&j.failed);
         if (rc == 0 && (strcmp(verb, "release") || failed))
             printf("%s: %zu files, %.1f MiB in %.2f s (%.1f MiB/s)%s\n", verb, j.n - failed,
@@ -397,19 +388,9 @@ int cmd_repo_policy(int argc, char **argv)
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
     struct repo *v = NULL, *r = NULL;
-    int ret = CLI_OK;
-    char path[CLI_PATH_MAX];
-    size_t n;
-    int rc = cli_stria_path("repo", argv[optind], path, sizeof(path)) < 0 ? -EINVAL
-                                                                          : repos_load(fs, &v, &n);
-    for (size_t i = 0; rc == 0 && i < n; i++)
-        if (!strcmp(v[i].path, path))
-            r = &v[i];
-    if (rc || !r) {
-        fprintf(stderr, "stria repo: %s: no repository is linked there\n", argv[optind]);
-        ret = CLI_FAIL;
+    int ret = repo_find(fs, "repo", argv[optind], &v, &r), rc = 0;
+    if (ret != CLI_OK)
         goto out;
-    }
     if (ra) {
         snprintf(buf, sizeof(buf), "%" PRId64, secs);
         rc = repo_set(r, "release_after", secs ? buf : NULL);

@@ -27,13 +27,6 @@
 
 #define PAGE 1000
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
-}
-
 /* A policy list: a comma-separated subset of new, changed, deleted. */
 static int check_policy(const char *s)
 {
@@ -216,7 +209,7 @@ static void remove_deleted(stria_fs_t *fs, const struct repo *r, uint64_t gen, c
  * policy; else new objects only, as a first import). */
 static int run_import(stria_fs_t *fs, struct repo *r, bool sync, bool quiet)
 {
-    struct import im = {.fs = fs, .r = r, .quiet = quiet, .t0 = now_s()};
+    struct import im = {.fs = fs, .r = r, .quiet = quiet, .t0 = (double)util_now_mono_ns() / 1e9};
     char v[1025] = "", resume[1025] = "";
     if (stria_repo_value(r->conf, r->len, "gen", v, sizeof(v)) == 0)
         im.gen = strtoull(v, NULL, 10);
@@ -257,7 +250,7 @@ static int run_import(stria_fs_t *fs, struct repo *r, bool sync, bool quiet)
     uint64_t removed = 0;
     if (sync && has_policy(r, "import_policy", "deleted"))
         remove_deleted(fs, r, im.gen, r->path, &removed);
-    double dt = now_s() - im.t0;
+    double dt = (double)util_now_mono_ns() / 1e9 - im.t0;
     printf("%s: %" PRIu64 " objects: %" PRIu64 " new, %" PRIu64 " updated, %" PRIu64
            " unchanged, %" PRIu64 " kept (changed here), %" PRIu64 " removed, %" PRIu64
            " skipped, %" PRIu64 " failed in %.2f s (%.0f objects/s)\n",
@@ -267,29 +260,6 @@ static int run_import(stria_fs_t *fs, struct repo *r, bool sync, bool quiet)
 }
 
 /* ---- the subcommands ---- */
-
-static int find_repo(stria_fs_t *fs, const char *cmd, const char *arg, struct repo **v,
-                     struct repo **out)
-{
-    char path[CLI_PATH_MAX];
-    size_t n;
-    *v = NULL;
-    if (cli_stria_path(cmd, arg, path, sizeof(path)) < 0)
-        return CLI_FAIL;
-    int rc = repos_load(fs, v, &n);
-    if (rc) {
-        cli_error(cmd, arg, rc);
-        return CLI_FAIL;
-    }
-    for (size_t i = 0; i < n; i++)
-        if (!strcmp((*v)[i].path, path)) {
-            *out = &(*v)[i];
-            return CLI_OK;
-        }
-    fprintf(stderr, "stria %s: %s: no repository is linked there (see stria repo list)\n", cmd,
-            arg);
-    return CLI_FAIL;
-}
 
 static const struct option add_opts[] = {{"endpoint", required_argument, NULL, 'e'},
                                          {"region", required_argument, NULL, 'r'},
@@ -475,7 +445,7 @@ static int repo_path_cmd(const char *sub, int argc, char **argv)
     struct repo *v, *r;
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
-    int ret = find_repo(fs, "repo", argv[1], &v, &r);
+    int ret = repo_find(fs, "repo", argv[1], &v, &r);
     if (ret == CLI_OK && !strcmp(sub, "remove")) {
         int rc = stria_repo_call(fs, STRIA_REPO_DEL, r->dir, NULL, 0, NULL, 0, NULL);
         if (rc) {

@@ -2,6 +2,8 @@
  * The registry of data repositories (repos.h).
  */
 #include "repos.h"
+#include "args.h"
+#include "paths.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -121,4 +123,26 @@ int repo_key(const struct repo *r, const char *p, char *key, size_t cap)
         rel++;
     int w = snprintf(key, cap, "%s%s", r->prefix, rel);
     return w < 0 || (size_t)w >= cap || !*rel ? -ENAMETOOLONG : 0;
+}
+
+int repo_find(stria_fs_t *fs, const char *cmd, const char *arg, struct repo **v, struct repo **out)
+{
+    char path[CLI_PATH_MAX];
+    size_t n;
+    *v = NULL;
+    if (cli_stria_path(cmd, arg, path, sizeof(path)) < 0)
+        return CLI_FAIL;
+    int rc = repos_load(fs, v, &n);
+    if (rc) {
+        cli_error(cmd, arg, rc);
+        return CLI_FAIL;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!strcmp((*v)[i].path, path)) {
+            *out = &(*v)[i];
+            return CLI_OK;
+        }
+    fprintf(stderr, "stria %s: %s: no repository is linked there (see stria repo list)\n", cmd,
+            arg);
+    return CLI_FAIL;
 }

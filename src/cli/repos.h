@@ -28,6 +28,10 @@ struct repo {
 int repo_parse(struct repo *r);
 /* Every repository (*v malloc'd, n of them). */
 int repos_load(stria_fs_t *fs, struct repo **v, size_t *n);
+/* The repository linked at path argument arg of command cmd: CLI_OK with
+ * *out in *v (which the caller frees, also on failure), or CLI_FAIL after
+ * saying why. */
+int repo_find(stria_fs_t *fs, const char *cmd, const char *arg, struct repo **v, struct repo **out);
 /* The repository whose path holds cluster path p (the longest), or NULL. */
 const struct repo *repo_for(const struct repo *v, size_t n, const char *p);
 /* Set name=value in r's conf (replacing it), then r's values again. */

@@ -221,21 +221,16 @@ static void *pull_worker(void *arg)
     return NULL;
 }
 
-/* Run the pulls of ps, up to HSM_PARALLEL at once. */
-static void pull_all(struct pull_set *ps)
+void hsm_workers(unsigned n, void *(*fn)(void *), void *arg)
 {
-    if (ps->n == 1) {
-        pull_one(ps, &ps->v[0]);
-        return;
-    }
     pthread_t th[HSM_PARALLEL];
-    int nth = ps->n < HSM_PARALLEL ? ps->n : HSM_PARALLEL, started = 0;
-    for (int i = 0; i < nth; i++)
-        if (pthread_create(&th[i], NULL, pull_worker, ps) == 0)
+    unsigned want = n < HSM_PARALLEL ? n : HSM_PARALLEL, started = 0;
+    for (unsigned i = 0; want > 1 && i < want; i++)
+        if (pthread_create(&th[started], NULL, fn, arg) == 0)
             started++;
     if (!started)
-        pull_worker(ps);
-    for (int i = 0; i < started; i++)
+        fn(arg);
+    for (unsigned i = 0; i < started; i++)
         pthread_join(th[i], NULL);
 }
 
@@ -285,7 +280,7 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
         return 0;
     }
     struct pull_set ps = {.fs = fs, .ino = ino, .size = size, .l = l, .s = s, .v = v, .n = n};
-    pull_all(&ps);
+    hsm_workers((unsigned)n, pull_worker, &ps);
     int rc = 0;
     for (int i = 0; i < n; i++) {
         struct pull *p = &v[i];
@@ -317,9 +312,7 @@ static void mark_lost(stria_fs_t *fs, uint64_t ino, const struct hsm_src *s)
     struct proto_hsm_set_rep *r = malloc(sizeof(*r));
     if (!r)
         return;
-    /* As root: losing an object is a fact any reader finds, not a change
-     * it asks for (clients are trusted with their users' identities). */
-    q.cred = (struct proto_cred){0};
+    cl_cred(&q.cred); /* any reader may say it (the MDT checks the etag) */
     MDT_CALL(fs, proto_ino_mdt(ino), hsm_set, &q, r, (void)0);
     free(r);
 }
@@ -331,7 +324,7 @@ static int restored(stria_fs_t *fs, uint64_t ino, struct layout *l, const struct
     struct proto_hsm_set_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;
-    q.cred = (struct proto_cred){0}; /* as root: any reader may complete a restore */
+    cl_cred(&q.cred); /* any reader may complete a restore */
     int rc = MDT_CALL(fs, proto_ino_mdt(ino), hsm_set, &q, r, (void)0);
     free(r);
     if (rc == 0)

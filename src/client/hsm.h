@@ -35,6 +35,11 @@ void hsm_src_free(struct hsm_src *s);
 int hsm_restore_ino(stria_fs_t *fs, uint64_t ino, stria_progress_fn fn, void *arg, char *why,
                     size_t whylen);
 
+/* Run fn(arg) on n threads at most (HSM_PARALLEL), each taking work
+ * from arg until none is left; on the caller's alone when n is 1 or no
+ * thread starts. Returns when all are done. */
+void hsm_workers(unsigned n, void *(*fn)(void *), void *arg);
+
 /* A decoded string into dst (cap bytes), cut to fit, NUL-terminated. */
 void hsm_copy_str(char *dst, size_t cap, const struct proto_str *s);
 

@@ -202,15 +202,7 @@ static int push_parts(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
                           .fn = fn,
                           .arg = arg};
     pthread_mutex_init(&ps.fn_lock, NULL);
-    pthread_t th[PUSH_THREADS];
-    uint32_t want = n < PUSH_THREADS ? n : PUSH_THREADS, started = 0;
-    for (uint32_t i = 0; i < want; i++)
-        if (pthread_create(&th[i], NULL, push_worker, &ps) == 0)
-            started++;
-    if (!started)
-        push_worker(&ps);
-    for (uint32_t i = 0; i < started; i++)
-        pthread_join(th[i], NULL);
+    hsm_workers(n < PUSH_THREADS ? n : PUSH_THREADS, push_worker, &ps);
     pthread_mutex_destroy(&ps.fn_lock);
     for (uint32_t i = 0; i < n && !rc; i++)
         if (v[i].rc) {
@@ -282,8 +274,11 @@ int stria_hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo, const struct 
         return rc;
     if (!S_ISREG(h.attr.mode))
         return -EINVAL;
-    if ((h.state & HSM_ARCHIVED) && !(h.state & (HSM_DIRTY | HSM_LOST)) && h.repo == repo &&
-        !strcmp(h.key, key))
+    /* A file of this repository keeps its object (where it was imported
+     * from or archived to), wherever it has moved since. */
+    if (h.repo == repo && h.key[0])
+        key = h.key;
+    if ((h.state & HSM_ARCHIVED) && !(h.state & (HSM_DIRTY | HSM_LOST)) && h.repo == repo)
         return 0;
     if (h.state & HSM_RELEASED) /* archived elsewhere, data not here */
         return -EPERM;

@@ -156,8 +156,13 @@ static int hsm_set_txn(struct meta_txn *t, void *arg)
     int rc = meta_inode_get(t, q->ino, &in);
     if (rc)
         return rc;
-    if (q->cred.uid != 0 && q->cred.uid != in.uid)
-        return -EPERM;
+    /* RESTORED and LOST are facts a reader finds (checked against the
+     * etag), not changes it asks for: anyone who may read the file says
+     * them. The rest is its owner's (or root's). */
+    bool fact = q->op == HSM_OP_RESTORED || q->op == HSM_OP_LOST;
+    if (fact ? !proto_cred_may(&q->cred, in.mode, in.uid, in.gid, 4)
+             : q->cred.uid != 0 && q->cred.uid != in.uid)
+        return fact ? -EACCES : -EPERM;
     if (!S_ISREG(in.mode))
         return -EINVAL;
     if ((rc = meta_hsm_get(t, &in, &h)) && rc != -ENOENT)

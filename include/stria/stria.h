@@ -635,6 +635,79 @@ STRIA_API int stria_s3_list(stria_fs_t *fs, const struct stria_s3_target *t, con
 STRIA_API int stria_s3_head(stria_fs_t *fs, const struct stria_s3_target *t, const char *key,
                             struct stria_s3_obj *out, char *etag, size_t etaglen, char *why,
                             size_t whylen);
+/*
+ * A repository as the registry holds it, parsed (docs/operations.md, "Data
+ * repositories on S3"), and the passes that apply its settings. The CLI
+ * runs them on demand (stria repo import/sync, stria repo policy --apply);
+ * stria-mgmtd's policy engine runs them on its own every policy_interval.
+ */
+struct stria_repo {
+    uint64_t dir;
+    char conf[4097]; /* its "key=value" lines */
+    size_t len;
+    /* Values of conf, for convenience. */
+    char path[4096];
+    char bucket[256], prefix[1025], endpoint[512], region[128];
+    int vhost;
+    struct stria_s3_target t; /* points into the fields above */
+};
+/* Fill r's values from r->conf. Returns 0 or -EINVAL (no bucket or path). */
+STRIA_API int stria_repo_parse(struct stria_repo *r);
+/* Every repository (*v malloc'd, *n of them). */
+STRIA_API int stria_repo_load(stria_fs_t *fs, struct stria_repo **v, size_t *n);
+/* Set name=value in r's conf (replacing it; value NULL: remove it), then
+ * r's values again; stria_repo_save stores r's conf in the registry. */
+STRIA_API int stria_repo_set(struct stria_repo *r, const char *name, const char *value);
+STRIA_API int stria_repo_save(stria_fs_t *fs, const struct stria_repo *r);
+/* The repository whose path holds cluster path p (the longest), or NULL. */
+STRIA_API const struct stria_repo *stria_repo_for(const struct stria_repo *v, size_t n,
+                                                  const char *p);
+/* The object key of cluster path p in r: its prefix and p's path below r. */
+STRIA_API int stria_repo_key(const struct stria_repo *r, const char *p, char *key, size_t cap);
+/* Whether r's policy list which (import_policy, export_policy) holds what
+ * (new, changed, deleted). */
+STRIA_API int stria_repo_has(const struct stria_repo *r, const char *which, const char *what);
+
+/* How a pass reports: note gets one line per file that failed (and what
+ * a pass did not do); progress the objects listed or bytes moved so far;
+ * stop, asked between files, ends the pass early (-EINTR). Any may be
+ * NULL. */
+struct stria_pass {
+    void (*note)(const char *line, void *arg);
+    void (*progress)(uint64_t done, void *arg);
+    int (*stop)(void *arg);
+    void *arg;
+};
+
+/* Bring r's files up to date with its listing: every object becomes a
+ * released file (STRIA_SYNC_POLICY: also as r's import policy says:
+ * changed objects replace clean files, and with "deleted" files whose
+ * objects are gone are removed). Paged, and resumed after the last page
+ * saved when a pass was stopped. */
+#define STRIA_SYNC_POLICY 1
+struct stria_sync_stats {
+    uint64_t seen, imported, updated, unchanged, kept, removed, skipped, failed;
+};
+STRIA_API int stria_repo_import(stria_fs_t *fs, struct stria_repo *r, int flags,
+                                const struct stria_pass *p, struct stria_sync_stats *st, char *why,
+                                size_t whylen);
+/* Archive r's files as its export policy says ("new": never archived,
+ * "changed": dirty) once they have not changed for quiet_s seconds, and,
+ * with "deleted", delete the objects of the files removed here. */
+struct stria_export_stats {
+    uint64_t files, bytes, waiting, failed, deleted;
+};
+STRIA_API int stria_repo_export(stria_fs_t *fs, const struct stria_repo *r, int64_t quiet_s,
+                                const struct stria_pass *p, struct stria_export_stats *st);
+/* Release r's archived, clean files not read for release_after_s seconds
+ * (0: none), then, while the OSTs have less than keep_free_pct percent
+ * free (0: never), the least recently read of the rest. */
+struct stria_tier_stats {
+    uint64_t files, bytes;
+};
+STRIA_API int stria_repo_tier(stria_fs_t *fs, const struct stria_repo *r, int64_t release_after_s,
+                              int keep_free_pct, const struct stria_pass *p,
+                              struct stria_tier_stats *st);
 /* What the MDTs hold released (stria df). */
 STRIA_API int stria_released(stria_fs_t *fs, uint64_t *bytes, uint64_t *files);
 

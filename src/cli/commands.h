@@ -41,7 +41,6 @@ int cmd_scrub(int argc, char **argv);
 
 /* repo.c, hsm.c: data repositories on S3 */
 int cmd_repo(int argc, char **argv);
-int cmd_repo_policy(int argc, char **argv);
 int cmd_hsm(int argc, char **argv);
 
 #endif

@@ -1,7 +1,6 @@
 /*
  * stria hsm: archive, release, restore and state of files in data
- * repositories, as Lustre's lfs hsm_* verbs; and stria repo policy, the
- * tiering rules that release archived files (docs/operations.md, "Data
+ * repositories, as Lustre's lfs hsm_* verbs (docs/operations.md, "Data
  * repositories"). Directories are walked; files are moved several at a
  * time, and each file's stripes by the storage hosts that hold them.
  */
@@ -31,7 +30,6 @@
 struct item {
     char *path;
     uint64_t ino, size;
-    int64_t atime_ns;
 };
 
 struct job {
@@ -39,7 +37,7 @@ struct job {
     const char *verb;
     struct item *v;
     size_t n;
-    struct repo *repos;
+    struct stria_repo *repos;
     size_t nrepos;
     _Atomic size_t next, done_files, failed;
     _Atomic uint64_t done_bytes, total_bytes;
@@ -57,7 +55,6 @@ static int add_item(struct item **v, size_t *n, const char *path, const struct s
         return -ENOMEM;
     nv[*n].ino = st->st_ino;
     nv[*n].size = (uint64_t)st->st_size;
-    nv[*n].atime_ns = (int64_t)st->st_atim.tv_sec * 1000000000 + st->st_atim.tv_nsec;
     (*n)++;
     return 0;
 }
@@ -132,12 +129,12 @@ static void do_one(struct job *j, struct item *it)
     if (!strcmp(j->verb, "archive")) {
         /* The key its path gives; libstria keeps the key a file was
          * imported from or archived to before. */
-        const struct repo *r = repo_for(j->repos, j->nrepos, it->path);
+        const struct stria_repo *r = stria_repo_for(j->repos, j->nrepos, it->path);
         char key[1100];
         if (!r) {
             rc = -EINVAL;
             snprintf(why, sizeof(why), "not in a data repository (stria repo add)");
-        } else if (repo_key(r, it->path, key, sizeof(key))) {
+        } else if (stria_repo_key(r, it->path, key, sizeof(key))) {
             rc = -ENAMETOOLONG;
         }
         if (rc == 0)
@@ -252,7 +249,7 @@ int cmd_hsm(int argc, char **argv)
     }
     if (strcmp(verb, "state")) {
         int rc = 0;
-        if (!strcmp(verb, "archive") && (rc = repos_load(fs, &j.repos, &j.nrepos)))
+        if (!strcmp(verb, "archive") && (rc = stria_repo_load(fs, &j.repos, &j.nrepos)))
             fprintf(stderr, "stria hsm: cannot read the repositories: %s\n", strerror(-rc));
         for (size_t i = 0; i < j.n; i++)
             j.total_bytes += j.v[i].size;
@@ -274,149 +271,6 @@ int cmd_hsm(int argc, char **argv)
     free(j.v);
     free(j.repos);
     pthread_mutex_destroy(&j.out);
-    stria_disconnect(fs);
-    return ret;
-}
-
-/* ---- stria repo policy ---- */
-
-/* Release the archived, unchanged files of r not read for release_after
- * seconds, then, while the OSTs are fuller than 100 - keep_free percent,
- * the least recently read of the rest. */
-static int tier(stria_fs_t *fs, const struct repo *r, int64_t release_after, int64_t keep_free)
-{
-    struct item *v = NULL;
-    size_t n = 0, released = 0, kept = 0;
-    uint64_t freed = 0;
-    int rc = collect(fs, r->path, &v, &n);
-    size_t *cand = rc == 0 && n ? malloc(n * sizeof(*cand)) : NULL;
-    int64_t now = (int64_t)util_now_real_ns();
-    for (size_t i = 0; rc == 0 && cand && i < n; i++) {
-        struct stria_hsm h;
-        if (stria_hsm_get(fs, v[i].ino, &h) || !(h.state & STRIA_HSM_ARCHIVED) ||
-            (h.state & (STRIA_HSM_DIRTY | STRIA_HSM_RELEASED | STRIA_HSM_LOST)))
-            continue;
-        if (release_after > 0 && now - v[i].atime_ns >= release_after * 1000000000) {
-            if (stria_hsm_release(fs, v[i].ino) == 0) {
-                released++;
-                freed += v[i].size;
-            }
-        } else {
-            cand[kept++] = i; /* for keep_free, by last read */
-        }
-    }
-    if (cand && keep_free > 0) {
-        /* Least recently read first. */
-        for (size_t a = 1; a < kept; a++)
-            for (size_t b = a; b > 0 && v[cand[b - 1]].atime_ns > v[cand[b]].atime_ns; b--) {
-                size_t t = cand[b];
-                cand[b] = cand[b - 1];
-                cand[b - 1] = t;
-            }
-        struct statvfs sv;
-        for (size_t i = 0; i < kept; i++) {
-            if (stria_statfs(fs, &sv) || !sv.f_blocks ||
-                sv.f_bavail * 100 / sv.f_blocks >= (uint64_t)keep_free)
-                break;
-            if (stria_hsm_release(fs, v[cand[i]].ino) == 0) {
-                released++;
-                freed += v[cand[i]].size;
-            }
-        }
-    }
-    printf("%s: released %zu files, %.1f MiB\n", r->path, released, (double)freed / 1048576.0);
-    for (size_t i = 0; i < n; i++)
-        free(v[i].path);
-    free(v);
-    free(cand);
-    return rc;
-}
-
-static const struct option policy_opts[] = {{"release-after", required_argument, NULL, 'r'},
-                                            {"keep-free", required_argument, NULL, 'k'},
-                                            {"apply", no_argument, NULL, 'a'},
-                                            {NULL, 0, NULL, 0}};
-
-/* A duration: seconds, or with s, m, h or d. */
-static int parse_duration(const char *s, int64_t *out)
-{
-    char *end;
-    errno = 0;
-    long long v = strtoll(s, &end, 10);
-    if (errno || end == s || v < 0)
-        return -EINVAL;
-    int64_t mul = 1;
-    if (*end == 's')
-        end++;
-    else if (*end == 'm')
-        mul = 60, end++;
-    else if (*end == 'h')
-        mul = 3600, end++;
-    else if (*end == 'd')
-        mul = 86400, end++;
-    if (*end || v > INT64_MAX / mul / 1000000000)
-        return -EINVAL;
-    *out = v * mul;
-    return 0;
-}
-
-int cmd_repo_policy(int argc, char **argv)
-{
-    const char *ra = NULL, *kf = NULL;
-    bool apply = false;
-    int c;
-    optind = 1;
-    while ((c = getopt_long(argc, argv, "", policy_opts, NULL)) != -1) {
-        if (c == 'r')
-            ra = optarg;
-        else if (c == 'k')
-            kf = optarg;
-        else if (c == 'a')
-            apply = true;
-        else
-            return cli_usage_error("repo", NULL);
-    }
-    if (argc - optind != 1)
-        return cli_usage_error("repo", "repo policy takes one PATH");
-    int64_t secs = 0, pct = 0;
-    char buf[32];
-    if (ra && parse_duration(ra, &secs))
-        return cli_usage_error("repo", "--release-after is a duration (90, 30m, 12h, 7d)");
-    if (kf && (util_parse_i64(kf, &pct) < 0 || pct < 0 || pct > 99))
-        return cli_usage_error("repo", "--keep-free is a percentage, 0 to 99");
-    stria_fs_t *fs;
-    if (cli_connect(&fs) < 0)
-        return CLI_FAIL;
-    struct repo *v = NULL, *r = NULL;
-    int ret = repo_find(fs, "repo", argv[optind], &v, &r), rc = 0;
-    if (ret != CLI_OK)
-        goto out;
-    if (ra) {
-        snprintf(buf, sizeof(buf), "%" PRId64, secs);
-        rc = repo_set(r, "release_after", secs ? buf : NULL);
-    }
-    if (rc == 0 && kf) {
-        snprintf(buf, sizeof(buf), "%" PRId64, pct);
-        rc = repo_set(r, "keep_free", pct ? buf : NULL);
-    }
-    if (rc == 0 && (ra || kf))
-        rc = stria_repo_call(fs, STRIA_REPO_SET, r->dir, r->conf, r->len, NULL, 0, NULL);
-    if (rc) {
-        cli_error("repo", argv[optind], rc);
-        ret = CLI_FAIL;
-        goto out;
-    }
-    char cur_ra[32] = "", cur_kf[32] = "";
-    stria_repo_value(r->conf, r->len, "release_after", cur_ra, sizeof(cur_ra));
-    stria_repo_value(r->conf, r->len, "keep_free", cur_kf, sizeof(cur_kf));
-    printf("%s: release_after=%s keep_free=%s\n", r->path, cur_ra[0] ? cur_ra : "never",
-           cur_kf[0] ? cur_kf : "none");
-    if (apply && (cur_ra[0] || cur_kf[0]) &&
-        tier(fs, r, cur_ra[0] ? strtoll(cur_ra, NULL, 10) : 0,
-             cur_kf[0] ? strtoll(cur_kf, NULL, 10) : 0))
-        ret = CLI_FAIL;
-out:
-    free(v);
     stria_disconnect(fs);
     return ret;
 }

@@ -103,12 +103,10 @@ static const struct command commands[] = {
      "              each MDT started\n"
      "Latencies are the MDT's service times in microseconds: mean, median (p50),\n"
      "99th percentile (upper bound of its power-of-two bucket) and largest.\n"},
-    {"repo", cmd_repo, "add|list|remove|import|sync|policy ...",
+    {"repo", cmd_repo, "add|list|remove|import|sync|export|policy ...",
      "link directories to S3 buckets (data repositories) and import their listing",
      "  repo add PATH s3://BUCKET[/PREFIX] [--endpoint URL] [--region R]\n"
-     "           [--addressing path|virtual] [--import-policy new,changed,deleted]\n"
-     "           [--export-policy new,changed,deleted] [--sync-interval SECONDS]\n"
-     "           [--no-import]\n"
+     "           [--addressing path|virtual] [--no-import] [POLICY OPTIONS]\n"
      "      link PATH (a directory) to the prefix and import its listing: a file\n"
      "      per object, with its size and mtime, whose data is fetched from S3 by\n"
      "      the storage hosts at its first read\n"
@@ -117,10 +115,20 @@ static const struct command commands[] = {
      "  repo import PATH          import new objects (resumes a stopped listing)\n"
      "  repo sync PATH            apply the import policy: new, changed and\n"
      "                            deleted objects reach the namespace\n"
-     "  repo policy PATH [--release-after DURATION] [--keep-free PERCENT] [--apply]\n"
-     "      tiering: release archived files not read for DURATION (90, 30m, 12h, 7d;\n"
-     "      0 none), or the least recently read while the OSTs are fuller than\n"
-     "      100 - PERCENT; --apply runs the policy now\n"
+     "  repo export PATH [--now]  apply the export policy: archive new and changed\n"
+     "                            files quiet for export_delay (--now: all of\n"
+     "                            them), delete the objects of removed files\n"
+     "  repo policy PATH [POLICY OPTIONS] [--apply]\n"
+     "      change and show the settings; --apply releases what the tiering\n"
+     "      settings say now\n"
+     "Policy options (stria-mgmtd applies them on its own, every policy_interval):\n"
+     "  --import-policy new,changed,deleted   what sync takes from S3 (default new)\n"
+     "  --sync-interval DURATION   sync this often (90, 30m, 12h, 7d; 0: never)\n"
+     "  --export-policy new,changed,deleted   what goes to S3 (default none)\n"
+     "  --export-delay DURATION    export a file once unchanged this long (30)\n"
+     "  --release-after DURATION   release archived files not read this long (0: never)\n"
+     "  --keep-free PERCENT        release the least recently read archived files\n"
+     "                             while the OSTs have less free (0: never)\n"
      "Requests to S3 are signed by the storage hosts with their own credentials\n"
      "(AWS_ACCESS_KEY_ID... or ~/.aws/credentials of the daemons' user).\n"},
     {"hsm", cmd_hsm, "archive|release|restore|state [-v] FILE|DIR...",

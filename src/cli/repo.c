@@ -25,8 +25,6 @@
 #include <time.h>
 #include <unistd.h>
 
-#define PAGE 1000
-
 /* A policy list: a comma-separated subset of new, changed, deleted. */
 static int check_policy(const char *s)
 {
@@ -42,221 +40,193 @@ static int check_policy(const char *s)
     return 0;
 }
 
-static bool has_policy(const struct repo *r, const char *which, const char *what)
+/* A duration: seconds, or with s, m, h or d. */
+static int parse_duration(const char *s, int64_t *out)
 {
-    char v[64] = "";
-    if (stria_repo_value(r->conf, r->len, which, v, sizeof(v)))
-        return false;
-    for (char *save = NULL, *t = strtok_r(v, ",", &save); t; t = strtok_r(NULL, ",", &save))
-        if (!strcmp(t, what))
-            return true;
-    return false;
-}
-
-/* ---- import ---- */
-
-struct import {
-    stria_fs_t *fs;
-    struct repo *r;
-    uint64_t gen;
-    bool changed; /* take objects changed in S3 */
-    bool quiet;
-    uint64_t n[4], skipped, failed, seen;
-    char last[1025];
-    /* The directory the last object went into, and its inode. */
-    char dir[CLI_PATH_MAX];
-    uint64_t dir_ino;
-    double t0;
-};
-
-/* The inode of directory rel (below the repository's), made as needed. */
-static int ensure_dir(struct import *im, const char *rel, uint64_t *ino)
-{
-    if (im->dir_ino && !strcmp(im->dir, rel)) {
-        *ino = im->dir_ino;
-        return 0;
-    }
-    uint64_t at = im->r->dir;
-    char buf[CLI_PATH_MAX];
-    snprintf(buf, sizeof(buf), "%s", rel);
-    for (char *save = NULL, *c = strtok_r(buf, "/", &save); c; c = strtok_r(NULL, "/", &save)) {
-        struct stria_attr a;
-        int rc = stria_lookup_at(im->fs, at, c, &a);
-        if (rc == -ENOENT) {
-            rc = stria_mkdir_at(im->fs, at, c, 0755, &a);
-            if (rc == -EEXIST)
-                rc = stria_lookup_at(im->fs, at, c, &a);
-        }
-        if (rc)
-            return rc;
-        if (!S_ISDIR(a.mode))
-            return -ENOTDIR;
-        at = a.ino;
-    }
-    snprintf(im->dir, sizeof(im->dir), "%s", rel);
-    im->dir_ino = at;
-    *ino = at;
+    char *end;
+    errno = 0;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -EINVAL;
+    int64_t mul = 1;
+    if (*end == 's')
+        end++;
+    else if (*end == 'm')
+        mul = 60, end++;
+    else if (*end == 'h')
+        mul = 3600, end++;
+    else if (*end == 'd')
+        mul = 86400, end++;
+    if (*end || v > INT64_MAX / mul / 1000000000)
+        return -EINVAL;
+    *out = v * mul;
     return 0;
 }
 
-/* Whether every component of rel is a name a file system can hold. */
-static bool good_name(const char *rel)
+static int64_t conf_i64(const struct stria_repo *r, const char *name, int64_t dflt)
 {
-    const char *c = rel;
-    for (;;) {
-        const char *e = strchr(c, '/');
-        size_t n = e ? (size_t)(e - c) : strlen(c);
-        if (n == 0 || n > 255 || (n == 1 && c[0] == '.') || (n == 2 && !strncmp(c, "..", 2)))
-            return false;
-        if (!e)
-            return true;
-        c = e + 1;
-    }
+    char v[32];
+    int64_t n;
+    if (stria_repo_value(r->conf, r->len, name, v, sizeof(v)) || util_parse_i64(v, &n) < 0)
+        return dflt;
+    return n;
 }
 
-static int import_one(const struct stria_s3_obj *o, void *arg)
+/* ---- a pass's messages ---- */
+
+static void on_note(const char *line, void *arg)
 {
-    struct import *im = arg;
-    snprintf(im->last, sizeof(im->last), "%s", o->key);
-    im->seen++;
-    size_t pl = strlen(im->r->prefix);
-    const char *rel = o->key + pl;
-    if (strncmp(o->key, im->r->prefix, pl) || !*rel)
-        return 0;
-    char path[CLI_PATH_MAX];
-    size_t rl = strlen(rel);
-    bool is_dir = rel[rl - 1] == '/';
-    if (rl >= sizeof(path)) {
-        im->skipped++;
-        return 0;
-    }
-    memcpy(path, rel, rl + 1);
-    if (is_dir)
-        path[rl - 1] = 0;
-    if (!good_name(path)) {
-        if (!im->quiet)
-            fprintf(stderr, "stria repo: skipping s3://%s/%s: not a valid path\n", im->r->bucket,
-                    o->key);
-        im->skipped++;
-        return 0;
-    }
-    uint64_t parent;
-    char *slash = strrchr(path, '/');
-    const char *name = slash ? slash + 1 : path;
-    if (slash)
-        *slash = 0;
-    int rc = ensure_dir(im, slash ? path : "", &parent);
-    if (rc == 0 && is_dir) {
-        struct stria_attr a;
-        rc = stria_mkdir_at(im->fs, parent, name, 0755, &a);
-        if (rc == -EEXIST)
-            rc = 0;
-    } else if (rc == 0) {
-        int result = 0;
-        rc = stria_hsm_import(im->fs, parent, name, im->r->dir, o->key, o->etag, o->size,
-                              o->mtime_ns, 0644, im->gen, im->changed ? STRIA_IMPORT_CHANGED : 0,
-                              &result, NULL);
-        if (rc == 0 && result >= 0 && result < 4)
-            im->n[result]++;
-    }
-    if (rc) {
-        im->failed++;
-        fprintf(stderr, "stria repo: s3://%s/%s: %s\n", im->r->bucket, o->key, strerror(-rc));
-    }
-    return 0;
+    (void)arg;
+    fprintf(stderr, "stria repo: %s\n", line);
 }
 
-/* Walk dir (cluster path p) and remove the files of repository r that
- * the last listing did not stamp: their objects are gone from S3. */
-static void remove_deleted(stria_fs_t *fs, const struct repo *r, uint64_t gen, const char *p,
-                           uint64_t *removed)
+static void on_listed(uint64_t seen, void *arg)
 {
-    stria_dir_t *d;
-    if (stria_opendir(fs, p, &d))
-        return;
-    struct stria_dirent e;
-    char **subs = NULL;
-    size_t nsub = 0;
-    while (stria_readdir(d, &e) == 1) {
-        char child[CLI_PATH_MAX];
-        if (cli_path_join(p, e.name, child, sizeof(child)))
-            continue;
-        if (e.type == DT_DIR) {
-            char **ns = realloc(subs, (nsub + 1) * sizeof(*subs));
-            if (ns && (ns[nsub] = strdup(child))) {
-                subs = ns;
-                nsub++;
-            } else if (ns)
-                subs = ns;
-            continue;
-        }
-        struct stria_hsm h;
-        if (e.type != DT_REG || stria_hsm_get(fs, e.ino, &h) || h.repo != r->dir ||
-            !(h.state & STRIA_HSM_ARCHIVED) || (h.state & STRIA_HSM_DIRTY) || h.gen >= gen)
-            continue;
-        if (stria_unlink(fs, child) == 0)
-            (*removed)++;
-    }
-    stria_closedir(d);
-    for (size_t i = 0; i < nsub; i++) {
-        remove_deleted(fs, r, gen, subs[i], removed);
-        free(subs[i]);
-    }
-    free(subs);
+    (void)arg;
+    if (isatty(2))
+        fprintf(stderr, "\rstria repo: %" PRIu64 " objects listed", seen);
 }
 
 /* Bring r's files up to date with its listing (sync: with its import
  * policy; else new objects only, as a first import). */
-static int run_import(stria_fs_t *fs, struct repo *r, bool sync, bool quiet)
+static int run_import(stria_fs_t *fs, struct stria_repo *r, bool sync)
 {
-    struct import im = {.fs = fs, .r = r, .quiet = quiet, .t0 = (double)util_now_mono_ns() / 1e9};
-    char v[1025] = "", resume[1025] = "";
-    if (stria_repo_value(r->conf, r->len, "gen", v, sizeof(v)) == 0)
-        im.gen = strtoull(v, NULL, 10);
-    stria_repo_value(r->conf, r->len, "import_after", resume, sizeof(resume));
-    if (!resume[0])
-        im.gen++; /* a new pass; a resumed one keeps its generation */
-    else if (!quiet)
-        fprintf(stderr, "stria repo: resuming the listing after %s\n", resume);
-    im.changed = sync && has_policy(r, "import_policy", "changed");
-    snprintf(v, sizeof(v), "%" PRIu64, im.gen);
-    int rc = repo_set(r, "gen", v);
-    if (rc == 0)
-        rc = stria_repo_call(fs, STRIA_REPO_SET, r->dir, r->conf, r->len, NULL, 0, NULL);
-    const char *after = resume[0] ? resume : NULL;
-    int more = 1;
+    struct stria_pass p = {.note = on_note, .progress = on_listed};
+    struct stria_sync_stats st;
     char why[512] = "";
-    while (rc == 0 && more) {
-        rc = stria_s3_list(fs, &r->t, r->prefix, after, PAGE, import_one, &im, &more, why,
-                           sizeof(why));
-        if (rc)
-            break;
-        /* Where a rerun resumes if this one is stopped. */
-        if (more && (rc = repo_set(r, "import_after", im.last)) == 0)
-            rc = stria_repo_call(fs, STRIA_REPO_SET, r->dir, r->conf, r->len, NULL, 0, NULL);
-        after = im.last;
-        if (!quiet && isatty(2))
-            fprintf(stderr, "\rstria repo: %" PRIu64 " objects listed", im.seen);
-    }
-    if (!quiet && isatty(2))
+    double t0 = (double)util_now_mono_ns() / 1e9;
+    int rc = stria_repo_import(fs, r, sync ? STRIA_SYNC_POLICY : 0, &p, &st, why, sizeof(why));
+    if (isatty(2) && st.seen)
         fputc('\n', stderr);
     if (rc) {
         fprintf(stderr, "stria repo: listing s3://%s/%s failed: %s\n", r->bucket, r->prefix,
                 why[0] ? why : strerror(-rc));
         return CLI_FAIL;
     }
-    if (repo_set(r, "import_after", NULL) == 0)
-        stria_repo_call(fs, STRIA_REPO_SET, r->dir, r->conf, r->len, NULL, 0, NULL);
-    uint64_t removed = 0;
-    if (sync && has_policy(r, "import_policy", "deleted"))
-        remove_deleted(fs, r, im.gen, r->path, &removed);
-    double dt = (double)util_now_mono_ns() / 1e9 - im.t0;
+    double dt = (double)util_now_mono_ns() / 1e9 - t0;
     printf("%s: %" PRIu64 " objects: %" PRIu64 " new, %" PRIu64 " updated, %" PRIu64
            " unchanged, %" PRIu64 " kept (changed here), %" PRIu64 " removed, %" PRIu64
            " skipped, %" PRIu64 " failed in %.2f s (%.0f objects/s)\n",
-           r->path, im.seen, im.n[STRIA_IMPORTED], im.n[STRIA_UPDATED], im.n[STRIA_UNCHANGED],
-           im.n[STRIA_KEPT], removed, im.skipped, im.failed, dt, dt > 0 ? (double)im.seen / dt : 0);
-    return im.failed ? CLI_FAIL : CLI_OK;
+           r->path, st.seen, st.imported, st.updated, st.unchanged, st.kept, st.removed, st.skipped,
+           st.failed, dt, dt > 0 ? (double)st.seen / dt : 0);
+    return st.failed ? CLI_FAIL : CLI_OK;
+}
+
+/* One export pass, as the policy engine runs it (now: without waiting
+ * for files to be quiet for export_delay). */
+static int run_export(stria_fs_t *fs, const struct stria_repo *r, bool now)
+{
+    struct stria_pass p = {.note = on_note};
+    struct stria_export_stats st;
+    double t0 = (double)util_now_mono_ns() / 1e9;
+    if (!stria_repo_has(r, "export_policy", "new") &&
+        !stria_repo_has(r, "export_policy", "changed") &&
+        !stria_repo_has(r, "export_policy", "deleted")) {
+        fprintf(stderr,
+                "stria repo: %s has no export policy (stria repo policy %s "
+                "--export-policy new,changed,deleted)\n",
+                r->path, r->path);
+        return CLI_FAIL;
+    }
+    int rc = stria_repo_export(fs, r, now ? 0 : conf_i64(r, "export_delay", 30), &p, &st);
+    double dt = (double)util_now_mono_ns() / 1e9 - t0;
+    if (rc)
+        fprintf(stderr, "stria repo: export of %s stopped: %s\n", r->path, strerror(-rc));
+    printf("%s: exported %" PRIu64 " files, %.1f MiB; %" PRIu64 " waiting, %" PRIu64
+           " objects deleted, %" PRIu64 " failed in %.2f s\n",
+           r->path, st.files, (double)st.bytes / 1048576.0, st.waiting, st.deleted, st.failed, dt);
+    return rc || st.failed ? CLI_FAIL : CLI_OK;
+}
+
+/* ---- the settings add and policy share ---- */
+
+/* The policy options, as given (NULL: not given). */
+struct settings {
+    const char *ipol, *xpol, *interval, *delay, *release_after, *keep_free;
+};
+
+#define SETTING_OPTIONS                                                                            \
+    {"import-policy", required_argument, NULL, 'i'},                                               \
+        {"export-policy", required_argument, NULL, 'x'},                                           \
+        {"sync-interval", required_argument, NULL, 's'},                                           \
+        {"export-delay", required_argument, NULL, 'd'},                                            \
+        {"release-after", required_argument, NULL, 'R'},                                           \
+    {                                                                                              \
+        "keep-free", required_argument, NULL, 'k'                                                  \
+    }
+
+/* Take option c into st; false: c is not a setting. */
+static bool setting_opt(struct settings *st, int c)
+{
+    const char **slot = c == 'i'   ? &st->ipol
+                        : c == 'x' ? &st->xpol
+                        : c == 's' ? &st->interval
+                        : c == 'd' ? &st->delay
+                        : c == 'R' ? &st->release_after
+                        : c == 'k' ? &st->keep_free
+                                   : NULL;
+    if (slot)
+        *slot = optarg;
+    return slot != NULL;
+}
+
+/* Check st and write what it gives into r's conf (CLI_FAIL after saying
+ * what is wrong). */
+static int put_settings(struct stria_repo *r, const struct settings *st)
+{
+    int64_t v;
+    char buf[32];
+    int rc = 0;
+    if ((st->ipol && check_policy(st->ipol)) || (st->xpol && check_policy(st->xpol)))
+        return cli_usage_error("repo", "a policy is a list of new, changed, deleted (or none)");
+    const struct {
+        const char *arg, *name, *what;
+        int64_t max;
+    } d[] = {
+        {st->interval, "sync_interval", "--sync-interval (0: only stria repo sync)", 86400 * 365},
+        {st->delay, "export_delay", "--export-delay", 86400 * 365},
+        {st->release_after, "release_after", "--release-after (0: never)", 86400LL * 36500},
+    };
+    for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
+        if (!d[i].arg)
+            continue;
+        if (parse_duration(d[i].arg, &v) || v > d[i].max)
+            return cli_usage_error("repo", "%s is a duration (90, 30m, 12h, 7d)", d[i].what);
+        snprintf(buf, sizeof(buf), "%" PRId64, v);
+        if (!rc)
+            rc = stria_repo_set(r, d[i].name, v || strcmp(d[i].name, "release_after") ? buf : NULL);
+    }
+    if (st->keep_free) {
+        if (util_parse_i64(st->keep_free, &v) < 0 || v < 0 || v > 99)
+            return cli_usage_error("repo", "--keep-free is a percentage, 0 to 99");
+        snprintf(buf, sizeof(buf), "%" PRId64, v);
+        if (!rc)
+            rc = stria_repo_set(r, "keep_free", v ? buf : NULL);
+    }
+    if (!rc && st->ipol)
+        rc = stria_repo_set(r, "import_policy", st->ipol[0] ? st->ipol : "none");
+    if (!rc && st->xpol)
+        rc = stria_repo_set(r, "export_policy", st->xpol[0] ? st->xpol : "none");
+    if (rc) {
+        fprintf(stderr, "stria repo: the repository's settings are too long\n");
+        return CLI_FAIL;
+    }
+    return CLI_OK;
+}
+
+static void print_settings(const struct stria_repo *r)
+{
+    char ip[64] = "", xp[64] = "", ra[32] = "", kf[32] = "";
+    stria_repo_value(r->conf, r->len, "import_policy", ip, sizeof(ip));
+    stria_repo_value(r->conf, r->len, "export_policy", xp, sizeof(xp));
+    stria_repo_value(r->conf, r->len, "release_after", ra, sizeof(ra));
+    stria_repo_value(r->conf, r->len, "keep_free", kf, sizeof(kf));
+    printf("import=%s export=%s sync_interval=%" PRId64 " export_delay=%" PRId64, ip, xp,
+           conf_i64(r, "sync_interval", 0), conf_i64(r, "export_delay", 30));
+    if (ra[0])
+        printf(" release_after=%s", ra);
+    if (kf[0])
+        printf(" keep_free=%s%%", kf);
 }
 
 /* ---- the subcommands ---- */
@@ -264,17 +234,15 @@ static int run_import(stria_fs_t *fs, struct repo *r, bool sync, bool quiet)
 static const struct option add_opts[] = {{"endpoint", required_argument, NULL, 'e'},
                                          {"region", required_argument, NULL, 'r'},
                                          {"addressing", required_argument, NULL, 'a'},
-                                         {"import-policy", required_argument, NULL, 'i'},
-                                         {"export-policy", required_argument, NULL, 'x'},
-                                         {"sync-interval", required_argument, NULL, 's'},
                                          {"no-import", no_argument, NULL, 'n'},
+                                         SETTING_OPTIONS,
                                          {NULL, 0, NULL, 0}};
 
 static int repo_add(int argc, char **argv)
 {
-    struct repo *r = calloc(1, sizeof(*r));
-    const char *endpoint = "", *region = "", *addressing = NULL, *ipol = "new", *xpol = "none";
-    const char *interval = "0";
+    struct stria_repo *r = calloc(1, sizeof(*r));
+    const char *endpoint = "", *region = "", *addressing = NULL;
+    struct settings set = {0};
     bool import = true;
     int c, ret = CLI_FAIL;
     if (!r)
@@ -282,29 +250,15 @@ static int repo_add(int argc, char **argv)
     optind = 1;
     opterr = 1;
     while ((c = getopt_long(argc, argv, "", add_opts, NULL)) != -1) {
-        switch (c) {
-        case 'e':
+        if (c == 'e')
             endpoint = optarg;
-            break;
-        case 'r':
+        else if (c == 'r')
             region = optarg;
-            break;
-        case 'a':
+        else if (c == 'a')
             addressing = optarg;
-            break;
-        case 'i':
-            ipol = optarg;
-            break;
-        case 'x':
-            xpol = optarg;
-            break;
-        case 's':
-            interval = optarg;
-            break;
-        case 'n':
+        else if (c == 'n')
             import = false;
-            break;
-        default:
+        else if (!setting_opt(&set, c)) {
             free(r);
             return cli_usage_error("repo", NULL);
         }
@@ -316,7 +270,6 @@ static int repo_add(int argc, char **argv)
     const char *url = argv[optind + 1];
     char bucket[256], prefix[1025], path[CLI_PATH_MAX];
     const char *b = url + 5, *slash;
-    int64_t secs;
     if (strncmp(url, "s3://", 5) || !*b || *b == '/' ||
         (size_t)((slash = strchr(b, '/')) ? slash - b : (ptrdiff_t)strlen(b)) >= sizeof(bucket)) {
         free(r);
@@ -328,17 +281,9 @@ static int repo_add(int argc, char **argv)
     snprintf(prefix, sizeof(prefix), "%s", slash ? slash + 1 : "");
     if (prefix[0] && prefix[strlen(prefix) - 1] != '/' && strlen(prefix) + 1 < sizeof(prefix))
         strcat(prefix, "/");
-    if (check_policy(ipol) || check_policy(xpol)) {
-        free(r);
-        return cli_usage_error("repo", "a policy is a list of new, changed, deleted (or none)");
-    }
     if (addressing && strcmp(addressing, "path") && strcmp(addressing, "virtual")) {
         free(r);
         return cli_usage_error("repo", "--addressing is path or virtual");
-    }
-    if (util_parse_i64(interval, &secs) < 0 || secs < 0 || secs > 86400 * 365) {
-        free(r);
-        return cli_usage_error("repo", "--sync-interval is seconds (0: only stria repo sync)");
     }
     if (endpoint[0] && strncmp(endpoint, "http://", 7) && strncmp(endpoint, "https://", 8)) {
         free(r);
@@ -347,7 +292,18 @@ static int repo_add(int argc, char **argv)
     /* AWS itself is addressed by virtual host; other endpoints by path. */
     if (!addressing)
         addressing = endpoint[0] ? "path" : "virtual";
-    if (cli_stria_path("repo", argv[optind], path, sizeof(path)) < 0) {
+    r->len = (size_t)snprintf(r->conf, sizeof(r->conf),
+                              "path=/\nbucket=%s\nprefix=%s\nendpoint=%s\nregion=%s\n"
+                              "addressing=%s\nimport_policy=new\nexport_policy=none\n"
+                              "sync_interval=0\nexport_delay=30\ngen=0\n",
+                              bucket, prefix, endpoint, region, addressing);
+    if (r->len >= sizeof(r->conf) || stria_repo_parse(r)) {
+        fprintf(stderr, "stria repo: the repository's settings are too long\n");
+        free(r);
+        return CLI_FAIL;
+    }
+    if (put_settings(r, &set) != CLI_OK ||
+        cli_stria_path("repo", argv[optind], path, sizeof(path)) < 0) {
         free(r);
         return CLI_FAIL;
     }
@@ -360,20 +316,13 @@ static int repo_add(int argc, char **argv)
     int rc = stria_stat(fs, path, &st);
     if (rc == 0 && !S_ISDIR(st.st_mode))
         rc = -ENOTDIR;
+    if (rc == 0)
+        rc = stria_repo_set(r, "path", path);
     if (rc) {
         cli_error("repo", argv[optind], rc);
         goto out;
     }
     r->dir = st.st_ino;
-    r->len = (size_t)snprintf(r->conf, sizeof(r->conf),
-                              "path=%s\nbucket=%s\nprefix=%s\nendpoint=%s\nregion=%s\n"
-                              "addressing=%s\nimport_policy=%s\nexport_policy=%s\n"
-                              "sync_interval=%" PRId64 "\ngen=0\n",
-                              path, bucket, prefix, endpoint, region, addressing, ipol, xpol, secs);
-    if (r->len >= sizeof(r->conf) || repo_parse(r)) {
-        fprintf(stderr, "stria repo: the repository's settings are too long\n");
-        goto out;
-    }
     /* The bucket must answer before the link is made. */
     char why[512] = "";
     int more;
@@ -393,7 +342,7 @@ static int repo_add(int argc, char **argv)
         goto out;
     }
     printf("%s: linked to s3://%s/%s\n", path, bucket, prefix);
-    ret = import ? run_import(fs, r, false, false) : CLI_OK;
+    ret = import ? run_import(fs, r, false) : CLI_OK;
 out:
     stria_disconnect(fs);
     free(r);
@@ -403,32 +352,22 @@ out:
 static int repo_list(void)
 {
     stria_fs_t *fs;
-    struct repo *v;
+    struct stria_repo *v;
     size_t n;
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
-    int rc = repos_load(fs, &v, &n);
+    int rc = stria_repo_load(fs, &v, &n);
     if (rc) {
         fprintf(stderr, "stria repo: cannot read the repositories: %s\n", strerror(-rc));
         stria_disconnect(fs);
         return CLI_FAIL;
     }
     for (size_t i = 0; i < n; i++) {
-        char ip[64] = "", xp[64] = "", si[32] = "", ra[32] = "", kf[32] = "";
-        const struct repo *r = &v[i];
-        stria_repo_value(r->conf, r->len, "import_policy", ip, sizeof(ip));
-        stria_repo_value(r->conf, r->len, "export_policy", xp, sizeof(xp));
-        stria_repo_value(r->conf, r->len, "sync_interval", si, sizeof(si));
-        stria_repo_value(r->conf, r->len, "release_after", ra, sizeof(ra));
-        stria_repo_value(r->conf, r->len, "keep_free", kf, sizeof(kf));
-        printf("%s  s3://%s/%s  endpoint=%s region=%s addressing=%s import=%s export=%s "
-               "sync_interval=%s",
-               r->path, r->bucket, r->prefix, r->endpoint[0] ? r->endpoint : "aws",
-               r->region[0] ? r->region : "us-east-1", r->vhost ? "virtual" : "path", ip, xp, si);
-        if (ra[0])
-            printf(" release_after=%s", ra);
-        if (kf[0])
-            printf(" keep_free=%s%%", kf);
+        const struct stria_repo *r = &v[i];
+        printf("%s  s3://%s/%s  endpoint=%s region=%s addressing=%s ", r->path, r->bucket,
+               r->prefix, r->endpoint[0] ? r->endpoint : "aws",
+               r->region[0] ? r->region : "us-east-1", r->vhost ? "virtual" : "path");
+        print_settings(r);
         putchar('\n');
     }
     free(v);
@@ -436,13 +375,72 @@ static int repo_list(void)
     return CLI_OK;
 }
 
-/* remove, import, sync: one PATH. */
+static const struct option policy_opts[] = {
+    SETTING_OPTIONS, {"apply", no_argument, NULL, 'a'}, {NULL, 0, NULL, 0}};
+
+/* stria repo policy PATH [settings] [--apply]: change and show r's
+ * settings; --apply runs the tiering pass now. */
+static int repo_policy(int argc, char **argv)
+{
+    struct settings set = {0};
+    bool apply = false, changed = false;
+    int c;
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc, argv, "", policy_opts, NULL)) != -1) {
+        if (c == 'a')
+            apply = true;
+        else if (setting_opt(&set, c))
+            changed = true;
+        else
+            return cli_usage_error("repo", NULL);
+    }
+    if (argc - optind != 1)
+        return cli_usage_error("repo", "repo policy takes one PATH");
+    stria_fs_t *fs;
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    struct stria_repo *v = NULL, *r = NULL;
+    int ret = repo_find(fs, "repo", argv[optind], &v, &r);
+    if (ret == CLI_OK && changed && (ret = put_settings(r, &set)) == CLI_OK) {
+        int rc = stria_repo_save(fs, r);
+        if (rc) {
+            cli_error("repo", argv[optind], rc);
+            ret = CLI_FAIL;
+        }
+    }
+    if (ret == CLI_OK) {
+        printf("%s: ", r->path);
+        print_settings(r);
+        putchar('\n');
+    }
+    int64_t ra = ret == CLI_OK ? conf_i64(r, "release_after", 0) : 0;
+    int64_t kf = ret == CLI_OK ? conf_i64(r, "keep_free", 0) : 0;
+    if (ret == CLI_OK && apply && (ra || kf)) {
+        struct stria_pass p = {.note = on_note};
+        struct stria_tier_stats st;
+        int rc = stria_repo_tier(fs, r, ra, (int)kf, &p, &st);
+        printf("%s: released %" PRIu64 " files, %.1f MiB\n", r->path, st.files,
+               (double)st.bytes / 1048576.0);
+        if (rc) {
+            cli_error("repo", argv[optind], rc);
+            ret = CLI_FAIL;
+        }
+    }
+    free(v);
+    stria_disconnect(fs);
+    return ret;
+}
+
+/* remove, import, sync, export: one PATH (export: and --now). */
 static int repo_path_cmd(const char *sub, int argc, char **argv)
 {
-    if (argc != 2)
-        return cli_usage_error("repo", "repo %s takes one PATH", sub);
+    bool now = argc == 3 && !strcmp(sub, "export") && !strcmp(argv[2], "--now");
+    if (argc != 2 && !now)
+        return cli_usage_error("repo", "repo %s takes one PATH%s", sub,
+                               strcmp(sub, "export") ? "" : " (and --now)");
     stria_fs_t *fs;
-    struct repo *v, *r;
+    struct stria_repo *v, *r;
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
     int ret = repo_find(fs, "repo", argv[1], &v, &r);
@@ -454,8 +452,10 @@ static int repo_path_cmd(const char *sub, int argc, char **argv)
         } else
             printf("%s: unlinked from s3://%s/%s (its files stay)\n", r->path, r->bucket,
                    r->prefix);
+    } else if (ret == CLI_OK && !strcmp(sub, "export")) {
+        ret = run_export(fs, r, now);
     } else if (ret == CLI_OK) {
-        ret = run_import(fs, r, !strcmp(sub, "sync"), false);
+        ret = run_import(fs, r, !strcmp(sub, "sync"));
     }
     free(v);
     stria_disconnect(fs);
@@ -466,7 +466,7 @@ int cmd_repo(int argc, char **argv)
 {
     if (argc < 2)
         return cli_usage_error("repo", "missing a subcommand (add, list, remove, import, sync, "
-                                       "policy)");
+                                       "export, policy)");
     const char *sub = argv[1];
     if (!strcmp(sub, "add"))
         return repo_add(argc - 1, argv + 1);
@@ -475,9 +475,10 @@ int cmd_repo(int argc, char **argv)
             return cli_usage_error("repo", "repo list takes no arguments");
         return repo_list();
     }
-    if (!strcmp(sub, "remove") || !strcmp(sub, "import") || !strcmp(sub, "sync"))
+    if (!strcmp(sub, "remove") || !strcmp(sub, "import") || !strcmp(sub, "sync") ||
+        !strcmp(sub, "export"))
         return repo_path_cmd(sub, argc - 1, argv + 1);
     if (!strcmp(sub, "policy"))
-        return cmd_repo_policy(argc - 1, argv + 1);
+        return repo_policy(argc - 1, argv + 1);
     return cli_usage_error("repo", "unknown subcommand '%s'", sub);
 }

@@ -9,6 +9,9 @@
  * The set of known targets and the epoch are saved in data_dir/targets, so
  * after a restart a target that has not come back shows as offline rather
  * than vanishing.
+ *
+ * It also runs the policy engine of the data repositories (policy.h): one
+ * per cluster, as the management service is.
  */
 #include "../common/config.h"
 #include "../common/daemon.h"
@@ -16,9 +19,11 @@
 #include "../common/util.h"
 #include "../net/net.h"
 #include "../proto/map.h"
+#include "policy.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <limits.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -29,6 +34,7 @@ struct mgmtd_conf {
     char *data_dir;
     char *fsname;
     int64_t offline_after_ms;
+    int64_t policy_interval;
 };
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -41,6 +47,9 @@ static const struct cfg_option mgmtd_options[] = {
     O(fsname, CFG_STR, 0, 0, "stria", false, "file system name (shown by df, up to 31 chars)"),
     O(offline_after_ms, CFG_INT, 500, 3600000, "5000", false,
       "mark a target offline after this long without a heartbeat"),
+    O(policy_interval, CFG_INT, 0, 86400, "10", false,
+      "seconds between rounds of the policy engine, which applies the data "
+      "repositories' sync, export and tiering settings (0: off)"),
 };
 #undef O
 
@@ -326,8 +335,15 @@ int main(int argc, char **argv)
         return 1;
     log_info("serving fsname=%s listen=%s:%u data_dir=%s", g->fsname, conf.d.listen.host,
              net_server_port(srv), conf.data_dir);
+    char key_path[PATH_MAX];
+    if (!realpath(conf.d.key_file, key_path))
+        snprintf(key_path, sizeof(key_path), "%s", conf.d.key_file);
+    if (policy_start(conf.data_dir, conf.d.listen.host, net_server_port(srv), key_path,
+                     conf.policy_interval))
+        log_warn("policy: not started; repositories' policies run only when asked");
     int sig = daemon_wait(250, check_offline, g);
     log_info("signal %d: stopping", sig);
+    policy_stop();
     net_server_stop(srv);
     pthread_mutex_lock(&g->lock);
     save_state(g);

@@ -52,6 +52,21 @@ cluster_up() {
     CONF="$DIR/client.conf"
 }
 
+# mgmtd_set KEY VALUE: set an option of the cluster's stria-mgmtd and
+# restart it (the other daemons find it again by themselves).
+mgmtd_set() {
+    local pid i
+    echo "$1 = $2" >>"$DIR/conf/mgmtd.conf"
+    pid=$(daemon_pid mgmtd)
+    kill "$pid" 2>/dev/null || true
+    for i in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && fail "stria-mgmtd did not stop"
+    "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after changing mgmtd.conf"
+}
+
 # free_port FIRST: a loopback port from FIRST on (steps of 17) that nothing
 # listens on (ss is iproute2's), for a daemon a test starts beside the
 # cluster; fails when there is none.

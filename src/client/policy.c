@@ -347,8 +347,10 @@ static int import_one(const struct stria_s3_obj *o, void *arg)
         rc = stria_hsm_import(im->fs, parent, name, im->r->dir, o->key, o->etag, o->size,
                               o->mtime_ns, 0644, im->gen, im->changed ? STRIA_IMPORT_CHANGED : 0,
                               &result, NULL);
-        uint64_t *count[] = {&im->st->imported, &im->st->updated, &im->st->unchanged,
-                             &im->st->kept};
+        uint64_t *count[] = {[STRIA_IMPORTED] = &im->st->imported,
+                             [STRIA_UNCHANGED] = &im->st->unchanged,
+                             [STRIA_UPDATED] = &im->st->updated,
+                             [STRIA_KEPT] = &im->st->kept};
         if (rc == 0 && result >= 0 && result < 4)
             (*count[result])++;
     }

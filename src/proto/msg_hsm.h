@@ -72,9 +72,9 @@ enum { REPO_OP_ADD = 1, REPO_OP_SET, REPO_OP_DEL, REPO_OP_LIST, REPO_OP_GET };
 #define MSG_REPO_REQ(F)     F(CRED, cred) F(U8, op) F(U64, dir) F(BLOB, conf)
 #define MSG_REPO_REP(F)     F(BLOB, repos)
 /* HSM_GONE: the MDT's tombstones, each the object {repo, key, etag} of an
- * archived or released file destroyed here (its last link went), by id
- * (rising by one per tombstone, per MDT, never reused). Root only
- * (-EPERM). op LIST: those after id after, at most max (1..1000,
+ * archived or released (not lost) file destroyed here (its last link
+ * went), by id (rising by one per tombstone, per MDT, never reused). Root
+ * only (-EPERM). op LIST: those after id after, at most max (1..1000,
  * -EINVAL), as repeated {U64 id, U64 repo, STR key, STR etag} in id
  * order, fewer when the reply would pass its limit; more: there are
  * others after the last; count: how many. DROP: those of ids in

@@ -3188,6 +3188,12 @@ static void test_hsm_gone_unlink(void **state)
     released_counts(f, &bytes, &files);
     assert_int_equal(bytes + files, 0);
 
+    /* Lost: S3 no longer holds its object, nothing to delete. */
+    uint64_t e = archived_as(f, &u, "e", "obj/e");
+    assert_int_equal(op_hsm_set(f, &u, e, HSM_OP_LOST, "", ETAG1, 0, 0, NULL), 0);
+    assert_int_equal(op_unlink(f, &u, "e", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 4);
+
     /* Directories and symlinks have no objects. */
     mk_dir(f, &u, "dir", 0755);
     assert_int_equal(op_rmdir(f, &u, "dir"), 0);

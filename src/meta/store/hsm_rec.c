@@ -171,8 +171,11 @@ int meta_hsm_forget(struct meta_txn *t, const struct meta_inode *in)
     struct meta_hsm h;
     int rc = meta_hsm_get(t, in, &h);
     /* An object that holds the file's data, archived (even if the file
-     * changed since) or its only copy (released). */
-    if (rc == 0 && h.key[0] && h.etag[0] && (h.state & (HSM_ARCHIVED | HSM_RELEASED))) {
+     * changed since) or its only copy (released); not one known to be
+     * gone from S3 (lost), which a delete could only meet as someone
+     * else's upload of the same bytes. */
+    if (rc == 0 && h.key[0] && h.etag[0] && (h.state & (HSM_ARCHIVED | HSM_RELEASED)) &&
+        !(h.state & HSM_LOST)) {
         uint64_t id;
         if ((rc = meta_gone_add(t, h.repo, h.key, h.etag, &id)))
             return rc;

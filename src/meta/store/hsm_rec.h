@@ -69,10 +69,10 @@ int meta_store_released(struct meta_store *s, uint64_t *bytes, uint64_t *files);
 
 /* Inode in goes for good, in t: a released file leaves the counters, and
  * a file whose record names an object that holds its data (a key, and
- * ARCHIVED or RELEASED) leaves a tombstone of it (meta_gone_*). Call it
- * before meta_xattr_del_all, which takes the record away. Fails only with
- * the store's own errors: a record that cannot be read is logged and
- * leaves no tombstone. */
+ * ARCHIVED or RELEASED, not LOST) leaves a tombstone of it (meta_gone_*).
+ * Call it before meta_xattr_del_all, which takes the record away. Fails
+ * only with the store's own errors: a record that cannot be read is
+ * logged and leaves no tombstone. */
 int meta_hsm_forget(struct meta_txn *t, const struct meta_inode *in);
 
 /*

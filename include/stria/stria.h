@@ -648,7 +648,7 @@ STRIA_API uint32_t stria_mdt_count(stria_fs_t *fs);
 
 /* Tombstones (docs/architecture.md, "Tombstones"): each MDT keeps one for
  * every file whose last link went while its HSM record named an object
- * holding its data (archived, or released), in the transaction that
+ * holding its data (archived or released, not lost), in the transaction that
  * destroyed it, until dropped. Ids rise by one per tombstone on each MDT
  * and are never reused. Root only (-EPERM). */
 struct stria_hsm_gone {

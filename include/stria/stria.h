@@ -708,6 +708,36 @@ struct stria_tier_stats {
 STRIA_API int stria_repo_tier(stria_fs_t *fs, const struct stria_repo *r, int64_t release_after_s,
                               int keep_free_pct, const struct stria_pass *p,
                               struct stria_tier_stats *st);
+/* Delete object key of t through a storage host, only while its etag is
+ * etag (with or without its quotes; never empty: -EINVAL): an object
+ * someone rewrote since is left alone (-ESTALE). A key not there is
+ * success (already gone). An S3 failure: its errno, and why its text. */
+STRIA_API int stria_s3_delete(stria_fs_t *fs, const struct stria_s3_target *t, const char *key,
+                              const char *etag, char *why, size_t whylen);
+
+/* How many MDTs the cluster map names, as this client last read it: they
+ * are MDTs 0 to n - 1. */
+STRIA_API uint32_t stria_mdt_count(stria_fs_t *fs);
+
+/* Tombstones (docs/architecture.md, "Tombstones"): each MDT keeps one for
+ * every file whose last link went while its HSM record named an object
+ * holding its data (archived or released, not lost), in the transaction that
+ * destroyed it, until dropped. Ids rise by one per tombstone on each MDT
+ * and are never reused. Root only (-EPERM). */
+struct stria_hsm_gone {
+    uint64_t id;
+    uint64_t repo;    /* the repository's directory inode */
+    const char *key;  /* the object's key and etag, NUL-terminated; */
+    const char *etag; /* valid during the callback only */
+};
+/* MDT mdt's tombstones after id after, at most max (1..1000), in id order:
+ * cb for each (a non-zero return stops and is returned); *more (may be
+ * NULL) is set when there are others after the last one given. */
+STRIA_API int stria_hsm_gone_list(stria_fs_t *fs, uint32_t mdt, uint64_t after, unsigned max,
+                                  int (*cb)(const struct stria_hsm_gone *g, void *arg), void *arg,
+                                  int *more);
+/* Drop every tombstone of MDT mdt whose id is upto or below. */
+STRIA_API int stria_hsm_gone_drop(stria_fs_t *fs, uint32_t mdt, uint64_t upto);
 /* What the MDTs hold released (stria df). */
 STRIA_API int stria_released(stria_fs_t *fs, uint64_t *bytes, uint64_t *files);
 

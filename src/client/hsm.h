@@ -53,5 +53,13 @@ int hsm_target_parse(const char *conf, size_t len, struct hsm_target *t);
 int hsm_repo_conf(stria_fs_t *fs, uint64_t dir, char *buf, size_t cap, size_t *len);
 /* The OST that serves S3 calls for this client: the first that answers. */
 int hsm_any_ost(stria_fs_t *fs, uint32_t *ost);
+/* The S3 target fields of a mover's request q from a stria_s3_target t. */
+#define TARGET_FIELDS(q, t)                                                                        \
+    do {                                                                                           \
+        (q).endpoint = proto_str_c((t)->endpoint ? (t)->endpoint : "");                            \
+        (q).region = proto_str_c((t)->region ? (t)->region : "");                                  \
+        (q).bucket = proto_str_c((t)->bucket ? (t)->bucket : "");                                  \
+        (q).vhost = (t)->vhost != 0;                                                               \
+    } while (0)
 
 #endif

@@ -48,14 +48,6 @@ int stria_hsm_get(stria_fs_t *fs, uint64_t ino, struct stria_hsm *out)
                     }));
 }
 
-#define TARGET_FIELDS(q, t)                                                                        \
-    do {                                                                                           \
-        (q).endpoint = proto_str_c((t)->endpoint ? (t)->endpoint : "");                            \
-        (q).region = proto_str_c((t)->region ? (t)->region : "");                                  \
-        (q).bucket = proto_str_c((t)->bucket ? (t)->bucket : "");                                  \
-        (q).vhost = (t)->vhost != 0;                                                               \
-    } while (0)
-
 /* One HSM_PUSH to ost; S3's failure into *s3err and why. */
 static int push(stria_fs_t *fs, uint32_t ost, struct proto_hsm_push_req *q, char *upload_id,
                 size_t idcap, char *etag, size_t etagcap, uint8_t md5[16], char *why, size_t whylen)

@@ -71,6 +71,20 @@ enum { REPO_OP_ADD = 1, REPO_OP_SET, REPO_OP_DEL, REPO_OP_LIST, REPO_OP_GET };
 #define PROTO_MAX_REPO_CONF 4096u
 #define MSG_REPO_REQ(F)     F(CRED, cred) F(U8, op) F(U64, dir) F(BLOB, conf)
 #define MSG_REPO_REP(F)     F(BLOB, repos)
+/* HSM_GONE: the MDT's tombstones, each the object {repo, key, etag} of an
+ * archived or released (not lost) file destroyed here (its last link
+ * went), by id (rising by one per tombstone, per MDT, never reused). Root
+ * only (-EPERM). op LIST: those after id after, at most max (1..1000,
+ * -EINVAL), as repeated {U64 id, U64 repo, STR key, STR etag} in id
+ * order, fewer when the reply would pass its limit; more: there are
+ * others after the last; count: how many. DROP: those of ids in
+ * (after, upto] go (one: after = id - 1, upto = id; every one up to n:
+ * after = 0, upto = n); count: how many went. Each op made twice is made
+ * once. */
+enum { HSM_GONE_LIST = 1, HSM_GONE_DROP };
+#define HSM_GONE_MAX        1000u
+#define MSG_HSM_GONE_REQ(F) F(CRED, cred) F(U8, op) F(U64, after) F(U32, max) F(U64, upto)
+#define MSG_HSM_GONE_REP(F) F(BLOB, entries) F(U8, more) F(U64, count)
 
 /* Movers on the storage hosts (stria-stord) speak S3 with their own
  * credentials. Each request names its S3 target: endpoint URL, region,
@@ -123,5 +137,11 @@ enum { PUSH_CREATE = 1, PUSH_PART, PUSH_COMPLETE, PUSH_PUT, PUSH_ABORT };
 /* S3_HEAD: one object's size, mtime and etag. */
 #define MSG_S3_HEAD_REQ(F) PROTO_S3_TARGET(F) F(STR, key)
 #define MSG_S3_HEAD_REP(F) F(U64, size) F(I64, mtime_ns) F(STR, etag) F(I32, s3err) F(STR, why)
+/* S3_DELETE: delete object key only if its etag is still etag (never
+ * empty): the mover HEADs it first and sends DELETE with If-Match, so an
+ * object someone rewrote since is left alone (s3err -ESTALE). A key not
+ * there is success (already gone); a missing bucket is -ENOENT. */
+#define MSG_S3_DELETE_REQ(F) PROTO_S3_TARGET(F) F(STR, key) F(STR, etag)
+#define MSG_S3_DELETE_REP(F) F(I32, s3err) F(STR, why)
 
 #endif

@@ -609,6 +609,7 @@ enum {
     X(A, HSM_SET, 50, hsm_set, 0) /* each op made twice is made once */                            \
     X(A, HSM_IMPORT, 51, hsm_import, PROTO_F_CHANGE)                                               \
     X(A, REPO, 52, repo, PROTO_F_CHANGE)                                                           \
+    X(A, HSM_GONE, 53, hsm_gone, 0) /* each op made twice is made once */                          \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \
@@ -621,7 +622,8 @@ enum {
     X(A, HSM_PULL, 69, hsm_pull, 0)                                                                \
     X(A, HSM_PUSH, 70, hsm_push, 0)                                                                \
     X(A, S3_LIST, 71, s3_list, 0)                                                                  \
-    X(A, S3_HEAD, 72, s3_head, 0)
+    X(A, S3_HEAD, 72, s3_head, 0)                                                                  \
+    X(A, S3_DELETE, 73, s3_delete, 0)
 
 /* The table without its flags, X(NAME, opcode, lower-case name), and with
  * them, X(NAME, opcode, lower-case name, flags). */

@@ -100,6 +100,12 @@ int s3_mpu_abort(const struct s3_target *t, const char *key, const char *upload_
 
 /* DeleteObject (a missing key is not an error, as in S3). */
 int s3_delete(const struct s3_target *t, const char *key, struct s3_err *err);
+/* DeleteObject of key only while its etag is etag (quotes around it or
+ * not): a HeadObject first, then the DELETE with If-Match (which S3
+ * honours, and a server that ignores it is still guarded by the HEAD).
+ * -ESTALE when the object has another etag (it is left alone); a key not
+ * there is success, a missing bucket -ENOENT; -EINVAL for an empty etag. */
+int s3_delete_if(const struct s3_target *t, const char *key, const char *etag, struct s3_err *err);
 
 /* ---- XML replies (s3xml.c), apart so that a fuzzer can feed them ---- */
 

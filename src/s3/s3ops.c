@@ -6,8 +6,10 @@
  * the bytes asked for, from an object whose ETag is the one asked for (S3
  * answers 412 to If-Match, and servers that ignore the header are caught
  * by the ETag of the reply); a PUT or a part must come back with the MD5
- * of what was sent as its ETag. Query parameters are written in sorted
- * order, each with its '=', which is SigV4's canonical query string.
+ * of what was sent as its ETag; a conditional DELETE HEADs the object
+ * first, for servers that ignore If-Match on a DELETE. Query parameters
+ * are written in sorted order, each with its '=', which is SigV4's
+ * canonical query string.
  */
 #include "s3/s3.h"
 #include "s3/s3int.h"
@@ -457,6 +459,47 @@ int s3_delete(const struct s3_target *t, const char *key, struct s3_err *err)
         return rc;
     rc = s3_perform(&r, t, key, err);
     /* A missing key is not an error; a missing bucket is. */
+    if (rc == -ENOENT && r.body && strstr(r.body, "<Code>NoSuchKey</Code>"))
+        rc = 0;
+    s3_req_done(&r);
+    return rc;
+}
+
+int s3_delete_if(const struct s3_target *t, const char *key, const char *etag, struct s3_err *err)
+{
+    char want[S3_ETAG_MAX], now[S3_ETAG_MAX];
+    struct s3_req r;
+    int rc;
+
+    if ((rc = check_key(key, err)) < 0)
+        return rc;
+    /* The etag as S3's headers give it, without its quotes. */
+    size_t n = etag ? strlen(etag) : 0;
+    if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"')
+        etag++, n -= 2;
+    if (n == 0 || n >= sizeof(want)) {
+        s3_errf(err, "DELETE s3://%s/%s: no etag to delete it by, or one too long",
+                t->bucket ? t->bucket : "", key);
+        return -EINVAL;
+    }
+    memcpy(want, etag, n);
+    want[n] = '\0';
+    if ((rc = bad_etag("DELETE", t, key, clean(want), err)) < 0)
+        return rc;
+    rc = s3_head(t, key, NULL, NULL, now, err);
+    if (rc == 0 && strcmp(now, want) != 0) {
+        s3_errf(err, "DELETE s3://%s/%s: the object's etag is %s, not %s (it changed): kept",
+                t->bucket, key, now, want);
+        return -ESTALE;
+    }
+    /* Not found: the key, or the bucket, which the DELETE tells apart. */
+    if (rc < 0 && rc != -ENOENT)
+        return rc;
+    if ((rc = req_init(&r, "DELETE", t, key, NULL, err)) < 0)
+        return rc;
+    if ((rc = add_header(&r, "If-Match: \"%s\"", want)) == 0)
+        rc = s3_perform(&r, t, key, err);
+    /* S3 answers NoSuchKey to an If-Match of a key not there. */
     if (rc == -ENOENT && r.body && strstr(r.body, "<Code>NoSuchKey</Code>"))
         rc = 0;
     s3_req_done(&r);

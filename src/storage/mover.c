@@ -1,5 +1,6 @@
 /*
- * The movers of stria-stord (mover.h): HSM_PULL, S3_LIST, S3_HEAD.
+ * The movers of stria-stord (mover.h): HSM_PULL, S3_LIST, S3_HEAD,
+ * S3_DELETE.
  *
  * A pull fills one object from S3, a batch at a time: under the object's
  * pull mutex (one of PULL_LOCKS, by hash) it loads the restore state
@@ -538,4 +539,30 @@ int mover_h_head(void *ctx, struct net_req *req, struct net_rep *rep)
     r.s3err = rc;
     r.why = why_of(&err, rc);
     return proto_enc_s3_head_rep(&rep->enc, &r);
+}
+
+int mover_h_delete(void *ctx, struct net_req *req, struct net_rep *rep)
+{
+    (void)ctx;
+    struct proto_s3_delete_req q;
+    if (proto_dec_s3_delete_req(&req->dec, &q))
+        return -EBADMSG;
+    struct mover_target mt;
+    char key[PROTO_MAX_S3_KEY + 1], etag[S3_ETAG_MAX];
+    if (mover_target(&mt, &q.endpoint, &q.region, &q.bucket, q.vhost) ||
+        proto_str_copy(&q.key, key, sizeof(key)) || !key[0] ||
+        proto_str_copy(&q.etag, etag, sizeof(etag)) || !etag[0]) {
+        log_warn("S3_DELETE from %s: malformed target, key or etag", req->peer);
+        return -EINVAL;
+    }
+    struct s3_err err = {{0}};
+    int rc = s3_delete_if(&mt.t, key, etag, &err);
+    if (rc == 0)
+        log_info("deleted s3://%s/%s etag=%s (or it was gone)", mt.bucket, key, etag);
+    else if (rc == -ESTALE)
+        log_info("kept s3://%s/%s: %s", mt.bucket, key, err.text);
+    else
+        log_error("delete of s3://%s/%s failed: %s", mt.bucket, key, err.text);
+    struct proto_s3_delete_rep r = {.s3err = rc, .why = why_of(&err, rc)};
+    return proto_enc_s3_delete_rep(&rep->enc, &r);
 }

@@ -7,8 +7,9 @@
  * written through the OST's own write path (checksums, crash recovery and
  * scrub cover restored data as written data), recording each unit in the
  * object's restore state (hsmstate.h) once durable; S3_LIST and S3_HEAD
- * list and look up objects for the MDT side and the CLI. HSM_PUSH (the
- * export) is push.h's.
+ * list and look up objects for the MDT side and the CLI; S3_DELETE
+ * deletes an object of a file destroyed in Stria, only while its etag is
+ * the one recorded. HSM_PUSH (the export) is push.h's.
  */
 #ifndef STRIA_STORAGE_MOVER_H
 #define STRIA_STORAGE_MOVER_H
@@ -42,5 +43,6 @@ void mover_stop(struct stord *s);
 int mover_h_pull(void *ctx, struct net_req *req, struct net_rep *rep);
 int mover_h_list(void *ctx, struct net_req *req, struct net_rep *rep);
 int mover_h_head(void *ctx, struct net_req *req, struct net_rep *rep);
+int mover_h_delete(void *ctx, struct net_req *req, struct net_rep *rep);
 
 #endif

@@ -501,6 +501,7 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_HSM_PULL] = mover_h_pull;
     so.handlers[PROTO_OP_S3_LIST] = mover_h_list;
     so.handlers[PROTO_OP_S3_HEAD] = mover_h_head;
+    so.handlers[PROTO_OP_S3_DELETE] = mover_h_delete;
     so.handlers[PROTO_OP_HSM_PUSH] = push_h_push;
     char key_path[PATH_MAX];
     if (!realpath(conf.d.key_file, key_path))

@@ -102,6 +102,22 @@ st $B delete "out/plus+sign.bin"
 expect_fail ENOENT st $B head "out/plus+sign.bin"
 st $B delete "out/plus+sign.bin"
 
+step "delete by etag: kept while another version is there, gone with its own, then nothing to do"
+echo one >"$W/v1"
+echo two >"$W/v2"
+E1=$(st $B put "del/k" "$W/v1" | sed 's/^etag=//')
+st $B put "del/k" "$W/v2" >/dev/null # someone rewrote it since
+expect_fail ESTALE st $B deleteif "del/k" "$E1"
+grep -qF "s3://$B/del/k" <<<"$ERR" || fail "deleteif: the error does not name the object: $ERR"
+st $B head "del/k" | grep -q "^size=4 " || fail "deleteif of a stale etag deleted the object"
+E2=$(st $B head "del/k" | sed 's/.*etag=//')
+st $B deleteif "del/k" "\"$E2\"" # as the MDT keeps it, quotes and all
+expect_fail ENOENT st $B head "del/k"
+st $B deleteif "del/k" "$E2"
+expect_fail EINVAL st $B deleteif "del/k" ""
+expect_fail ENOENT st nosuchbucket deleteif "del/k" "$E2"
+grep -q NoSuchBucket <<<"$ERR" || fail "deleteif in a missing bucket: $ERR"
+
 step "a closed port: EHOSTUNREACH within seconds"
 port=$(free_port 26017)
 t0=$SECONDS

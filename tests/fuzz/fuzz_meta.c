@@ -1,9 +1,10 @@
 /*
  * libFuzzer target: the MDT's record decoders that read bytes from another
  * MDT or from disk: an inode record (SHARD carries one between MDTs), an
- * intent record (read back at recovery) and a file's HSM record. The
- * first input byte picks the decoder (0 inode, 1 intent, 2 HSM). Anything a decoder accepts must
- * re-encode, and decode again to the same record.
+ * intent record (read back at recovery), a file's HSM record and a
+ * tombstone. The first input byte picks the decoder (0 inode, 1 intent,
+ * 2 HSM, 3 tombstone). Anything a decoder accepts must re-encode, and
+ * decode again to the same record.
  */
 #include "meta/store/hsm_rec.h"
 #include "meta/store/intent_rec.h"
@@ -50,19 +51,34 @@ static void hsm(const uint8_t *p, size_t n)
         abort();
 }
 
+static void gone(const uint8_t *p, size_t n)
+{
+    static struct meta_gone a, b;
+    static uint8_t buf[META_GONE_REC_MAX];
+    if (meta_gone_decode(p, n, &a))
+        return;
+    int len = meta_gone_encode(&a, buf, sizeof(buf));
+    if (len < 0 || meta_gone_decode(buf, (size_t)len, &b) || a.repo != b.repo ||
+        strcmp(a.key, b.key) || strcmp(a.etag, b.etag))
+        abort();
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     if (size < 1)
         return 0;
-    switch (data[0] % 3) {
+    switch (data[0] % 4) {
     case 0:
         inode(data + 1, size - 1);
         break;
     case 1:
         intent(data + 1, size - 1);
         break;
-    default:
+    case 2:
         hsm(data + 1, size - 1);
+        break;
+    default:
+        gone(data + 1, size - 1);
     }
     return 0;
 }

@@ -44,6 +44,7 @@ static void usage(void)
             "  put KEY FILE                     etag=E\n"
             "  mpu KEY FILE PART_BYTES PARALLEL etag=E parts=N\n"
             "  delete KEY\n"
+            "  deleteif KEY ETAG                delete only while the object's etag is ETAG\n"
             "Environment: S3_ENDPOINT, AWS_DEFAULT_REGION, S3_VHOST=1, AWS credentials.\n");
     exit(2);
 }
@@ -283,6 +284,9 @@ int main(int argc, char **argv)
         return do_mpu(argv[0], argv[1], strtoull(argv[2], NULL, 10), (unsigned)atoi(argv[3]));
     } else if (strcmp(cmd, "delete") == 0 && argc == 1) {
         if ((rc = s3_delete(&T, argv[0], &e)) < 0)
+            return fail(rc, &e);
+    } else if (strcmp(cmd, "deleteif") == 0 && argc == 2) {
+        if ((rc = s3_delete_if(&T, argv[0], argv[1], &e)) < 0)
             return fail(rc, &e);
     } else {
         usage();

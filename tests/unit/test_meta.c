@@ -3060,6 +3060,362 @@ static void test_hsm_record_codec(void **state)
     assert_int_equal(meta_hsm_decode(buf, (size_t)len, &b), -EUCLEAN);
 }
 
+/* ---- tombstones (HSM_GONE) ---- */
+
+/* A file of 1000 bytes by u at mtime 5 s, archived as key. */
+static uint64_t archived_as(struct fx *f, const struct proto_cred *u, const char *path,
+                            const char *key)
+{
+    uint64_t ino = mk_file(f, u, path, 0644);
+    assert_int_equal(op_setsize_m(f, ino, 1000, 5000000000ll), 0);
+    assert_int_equal(op_hsm_set(f, u, ino, HSM_OP_ARCHIVED, key, ETAG1, 1000, 5000000000ll, NULL),
+                     0);
+    return ino;
+}
+
+static int op_gone(struct fx *f, const struct proto_cred *c, uint8_t op, uint64_t after,
+                   uint32_t max, uint64_t upto, struct proto_hsm_gone_rep *r)
+{
+    static uint8_t buf[META_GONE_BUF];
+    struct proto_hsm_gone_req q;
+    memset(&q, 0, sizeof(q));
+    memset(r, 0, sizeof(*r));
+    q.cred = *c;
+    q.op = op;
+    q.after = after;
+    q.max = max;
+    q.upto = upto;
+    return meta_op_hsm_gone(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)},
+                            &q, r);
+}
+
+/* One tombstone as LIST gives it. */
+struct gone {
+    uint64_t id, repo;
+    char key[PROTO_MAX_S3_KEY + 1];
+    char etag[64];
+};
+
+/* LIST as root after after (at most max) into v (room for cap); returns
+ * how many, checked against the reply's count. */
+static int gone_list(struct fx *f, uint64_t after, uint32_t max, struct gone *v, int cap,
+                     bool *more)
+{
+    struct proto_hsm_gone_rep r;
+    assert_int_equal(op_gone(f, &root_cred, HSM_GONE_LIST, after, max, 0, &r), 0);
+    struct proto_dec d;
+    proto_dec_init(&d, r.entries.p, r.entries.len);
+    int n = 0;
+    while (d.off < d.len) {
+        struct proto_str k, e;
+        struct gone g;
+        proto_get_U64(&d, &g.id);
+        proto_get_U64(&d, &g.repo);
+        proto_get_STR(&d, &k);
+        proto_get_STR(&d, &e);
+        assert_int_equal(d.err, 0);
+        assert_int_equal(proto_str_copy(&k, g.key, sizeof(g.key)), 0);
+        assert_int_equal(proto_str_copy(&e, g.etag, sizeof(g.etag)), 0);
+        assert_true(n == 0 || g.id > v[n - 1].id);
+        if (n < cap)
+            v[n] = g;
+        n++;
+    }
+    assert_int_equal(r.count, (uint64_t)n);
+    assert_true(n <= (int)max);
+    if (more)
+        *more = r.more;
+    return n;
+}
+
+static int gone_all(struct fx *f, struct gone *v, int cap)
+{
+    bool more;
+    int n = gone_list(f, 0, HSM_GONE_MAX, v, cap, &more);
+    assert_false(more);
+    return n;
+}
+
+static uint64_t gone_drop(struct fx *f, uint64_t after, uint64_t upto)
+{
+    struct proto_hsm_gone_rep r;
+    assert_int_equal(op_gone(f, &root_cred, HSM_GONE_DROP, after, 0, upto, &r), 0);
+    return r.count;
+}
+
+/* Unlink leaves a tombstone of an archived or released file's object,
+ * and only when its last link goes; a file never archived leaves none. */
+static void test_hsm_gone_unlink(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_chmod(f, &root_cred, ROOT, 0777), 0);
+    struct proto_cred u = user(1000, 1000);
+    static struct gone v[8];
+    archived_as(f, &u, "a", "obj/a");
+    mk_file(f, &u, "plain", 0644);
+    assert_int_equal(op_unlink(f, &u, "plain", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 0);
+    assert_int_equal(op_unlink(f, &u, "a", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 1);
+    assert_int_equal(v[0].id, 1);
+    assert_int_equal(v[0].repo, REPO);
+    assert_string_equal(v[0].key, "obj/a");
+    assert_string_equal(v[0].etag, ETAG1);
+
+    /* Two links: the first unlink leaves the object to the other name. */
+    uint64_t b = archived_as(f, &u, "b", "obj/b");
+    assert_int_equal(op_link(f, &u, b, "b2", NULL), 0);
+    assert_int_equal(op_unlink(f, &u, "b", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 1);
+    assert_int_equal(op_unlink(f, &u, "b2", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 2);
+    assert_int_equal(v[1].id, 2);
+    assert_string_equal(v[1].key, "obj/b");
+
+    /* Released (imported): S3 holds its only copy. Archived and changed
+     * since (dirty): its object is still the repository's. */
+    assert_int_equal(op_import(f, &root_cred, "c", "obj/c", ETAG2, 300, 1, 1, 0, NULL), 0);
+    uint64_t d = archived_as(f, &u, "d", "obj/d");
+    assert_int_equal(op_setsize_m(f, d, 2000, 6000000000ll), 0);
+    assert_int_equal(hsm_state(f, d, NULL), HSM_EXISTS | HSM_ARCHIVED | HSM_DIRTY);
+    assert_int_equal(op_unlink(f, &root_cred, "c", NULL), 0);
+    assert_int_equal(op_unlink(f, &u, "d", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 4);
+    assert_string_equal(v[2].key, "obj/c");
+    assert_string_equal(v[2].etag, ETAG2);
+    assert_string_equal(v[3].key, "obj/d");
+    uint64_t bytes, files;
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes + files, 0);
+
+    /* Lost: S3 no longer holds its object, nothing to delete. */
+    uint64_t e = archived_as(f, &u, "e", "obj/e");
+    assert_int_equal(op_hsm_set(f, &u, e, HSM_OP_LOST, "", ETAG1, 0, 0, NULL), 0);
+    assert_int_equal(op_unlink(f, &u, "e", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 4);
+
+    /* Directories and symlinks have no objects. */
+    mk_dir(f, &u, "dir", 0755);
+    assert_int_equal(op_rmdir(f, &u, "dir"), 0);
+    assert_int_equal(op_symlink(f, &u, "l", "a", NULL), 0);
+    assert_int_equal(op_unlink(f, &u, "l", NULL), 0);
+    assert_int_equal(gone_all(f, v, 8), 4);
+
+    /* Root's alone, and max within 1..1000. */
+    struct proto_hsm_gone_rep r;
+    assert_int_equal(op_gone(f, &u, HSM_GONE_LIST, 0, 10, 0, &r), -EPERM);
+    assert_int_equal(op_gone(f, &u, HSM_GONE_DROP, 0, 0, 10, &r), -EPERM);
+    assert_int_equal(op_gone(f, &root_cred, HSM_GONE_LIST, 0, 0, 0, &r), -EINVAL);
+    assert_int_equal(op_gone(f, &root_cred, HSM_GONE_LIST, 0, HSM_GONE_MAX + 1, 0, &r), -EINVAL);
+    assert_int_equal(op_gone(f, &root_cred, 9, 0, 10, 10, &r), -EINVAL);
+    char text[4096];
+    struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
+    assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.bad_parent + fr.corrupt, 0);
+}
+
+/* A rename over an archived file destroys it: one tombstone. A rename of
+ * one, or an exchange, destroys nothing. */
+static void test_hsm_gone_rename(void **state)
+{
+    struct fx *f = *state;
+    assert_int_equal(op_chmod(f, &root_cred, ROOT, 0777), 0);
+    struct proto_cred u = user(1000, 1000);
+    static struct gone v[4];
+    archived_as(f, &u, "a", "obj/a");
+    archived_as(f, &u, "b", "obj/b");
+    assert_int_equal(op_rename(f, &u, "a", "a2", 0, NULL), 0);
+    assert_int_equal(op_rename(f, &u, "a2", "b", RENAME_EXCHANGE, NULL), 0);
+    assert_int_equal(gone_all(f, v, 4), 0);
+    mk_file(f, &u, "new", 0644);
+    struct proto_rename_rep rr;
+    assert_int_equal(op_rename(f, &u, "new", "b", 0, &rr), 0);
+    assert_int_equal(rr.gone, 1);
+    assert_int_equal(gone_all(f, v, 4), 1);
+    assert_string_equal(v[0].key, "obj/a"); /* b held a's file after the exchange */
+    /* Over a file with another link: nothing goes. */
+    uint64_t c = archived_as(f, &u, "c", "obj/c");
+    assert_int_equal(op_link(f, &u, c, "c2", NULL), 0);
+    mk_file(f, &u, "new2", 0644);
+    assert_int_equal(op_rename(f, &u, "new2", "c", 0, NULL), 0);
+    assert_int_equal(gone_all(f, v, 4), 1);
+}
+
+/* LIST pages by after and max, and by the reply's size; DROP takes a
+ * range; ids are never handed out twice. */
+static void test_hsm_gone_list_drop(void **state)
+{
+    struct fx *f = *state;
+    static struct gone v[HSM_GONE_MAX];
+    char path[32], key[32];
+    for (int i = 0; i < 25; i++) {
+        snprintf(path, sizeof(path), "f%02d", i);
+        snprintf(key, sizeof(key), "obj/%02d", i);
+        archived_as(f, &root_cred, path, key);
+        assert_int_equal(op_unlink(f, &root_cred, path, NULL), 0);
+    }
+    bool more;
+    assert_int_equal(gone_list(f, 0, 10, v, 10, &more), 10);
+    assert_true(more);
+    assert_int_equal(v[0].id, 1);
+    assert_int_equal(v[9].id, 10);
+    assert_string_equal(v[9].key, "obj/09");
+    assert_int_equal(gone_list(f, 10, 10, v, 10, &more), 10);
+    assert_true(more);
+    assert_int_equal(v[0].id, 11);
+    assert_int_equal(gone_list(f, 20, 10, v, 10, &more), 5);
+    assert_false(more);
+    assert_int_equal(v[4].id, 25);
+    assert_int_equal(gone_list(f, 25, 10, v, 10, &more), 0);
+    assert_false(more);
+    assert_int_equal(gone_list(f, UINT64_MAX, 10, v, 10, &more), 0);
+    /* Exactly max left: no more. */
+    assert_int_equal(gone_list(f, 15, 10, v, 10, &more), 10);
+    assert_false(more);
+
+    /* Every one up to 5, then 7 alone, then again (nothing). */
+    assert_int_equal(gone_drop(f, 0, 5), 5);
+    assert_int_equal(gone_drop(f, 6, 7), 1);
+    assert_int_equal(gone_drop(f, 6, 7), 0);
+    assert_int_equal(gone_drop(f, 0, 5), 0);
+    assert_int_equal(gone_drop(f, 9, 9), 0);
+    assert_int_equal(gone_all(f, v, HSM_GONE_MAX), 19);
+    assert_int_equal(v[0].id, 6);
+    assert_int_equal(v[1].id, 8);
+    /* All of them: the next tombstone is 26, not 1. */
+    assert_int_equal(gone_drop(f, 0, UINT64_MAX), 19);
+    assert_int_equal(gone_all(f, v, HSM_GONE_MAX), 0);
+    archived_as(f, &root_cred, "late", "obj/late");
+    assert_int_equal(op_unlink(f, &root_cred, "late", NULL), 0);
+    assert_int_equal(gone_all(f, v, HSM_GONE_MAX), 1);
+    assert_int_equal(v[0].id, 26);
+}
+
+/* Keys of 1024 bytes: 1000 of them do not fit one reply, which then
+ * holds as many as fit and says there are more. */
+static void test_hsm_gone_reply_full(void **state)
+{
+    struct fx *f = *state;
+    static struct gone v[HSM_GONE_MAX];
+    static char key[PROTO_MAX_S3_KEY + 1];
+    memset(key, 'k', PROTO_MAX_S3_KEY);
+    char path[32];
+    for (int i = 0; i < (int)HSM_GONE_MAX; i++) {
+        snprintf(path, sizeof(path), "f%04d", i);
+        archived_as(f, &root_cred, path, key);
+        assert_int_equal(op_unlink(f, &root_cred, path, NULL), 0);
+    }
+    bool more;
+    int n = gone_list(f, 0, HSM_GONE_MAX, v, HSM_GONE_MAX, &more);
+    assert_true(n > 500 && n < (int)HSM_GONE_MAX);
+    assert_true(more);
+    assert_int_equal(strlen(v[n - 1].key), PROTO_MAX_S3_KEY);
+    int m = gone_list(f, v[n - 1].id, HSM_GONE_MAX, v, HSM_GONE_MAX, &more);
+    assert_int_equal(n + m, (int)HSM_GONE_MAX);
+    assert_false(more);
+}
+
+static int add_many_txn(struct meta_txn *t, void *arg)
+{
+    int n = *(int *)arg, rc = 0;
+    for (int i = 0; i < n && !rc; i++)
+        rc = meta_gone_add(t, REPO, "many", ETAG1, NULL);
+    return rc;
+}
+
+/* A DROP too large for one transaction (4096 a time) drops them all. */
+static void test_hsm_gone_drop_many(void **state)
+{
+    struct fx *f = *state;
+    static struct gone v[HSM_GONE_MAX];
+    int n = 10000;
+    assert_int_equal(meta_store_write(f->s, NULL, add_many_txn, &n), 0);
+    bool more;
+    assert_int_equal(gone_list(f, 9990, HSM_GONE_MAX, v, HSM_GONE_MAX, &more), 10);
+    assert_int_equal(v[9].id, 10000);
+    assert_int_equal(gone_drop(f, 1, 9999), 9998);
+    assert_int_equal(gone_all(f, v, HSM_GONE_MAX), 2);
+    assert_int_equal(v[0].id, 1);
+    assert_int_equal(v[1].id, 10000);
+}
+
+/* Drop the last link of an inode, then fail: the transaction goes. */
+static int drop_then_fail_txn(struct meta_txn *t, void *arg)
+{
+    struct meta_inode in;
+    struct layout l;
+    uint8_t destroy = 0, gone = 0;
+    uint64_t size = 0;
+    int rc = meta_inode_get(t, *(uint64_t *)arg, &in);
+    if (rc || (rc = meta_drop_link(t, &in, &destroy, &l, &gone, &size)))
+        return rc;
+    assert_int_equal(gone, 1);
+    return -EIO;
+}
+
+/* The tombstone is written with the inode's removal, or not at all. */
+static void test_hsm_gone_same_txn(void **state)
+{
+    struct fx *f = *state;
+    static struct gone v[2];
+    uint64_t ino = archived_as(f, &root_cred, "a", "obj/a");
+    assert_int_equal(meta_store_write(f->s, NULL, drop_then_fail_txn, &ino), -EIO);
+    assert_int_equal(attr_of(f, ino).nlink, 1);
+    assert_int_equal(hsm_state(f, ino, NULL), HSM_EXISTS | HSM_ARCHIVED);
+    assert_int_equal(gone_all(f, v, 2), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "a", NULL), 0);
+    assert_int_equal(gone_all(f, v, 2), 1);
+    assert_int_equal(v[0].id, 1);
+}
+
+/* Tombstones and their counter are on disk: a restart keeps both. */
+static void test_hsm_gone_persist(void **state)
+{
+    struct fx *f = *state;
+    static struct gone v[4];
+    archived_as(f, &root_cred, "a", "obj/a");
+    archived_as(f, &root_cred, "b", "obj/b");
+    assert_int_equal(op_unlink(f, &root_cred, "a", NULL), 0);
+    assert_int_equal(op_unlink(f, &root_cred, "b", NULL), 0);
+    assert_int_equal(gone_drop(f, 0, 1), 1);
+    fx_close(f);
+    assert_int_equal(fx_open(f), 0);
+    assert_int_equal(gone_all(f, v, 4), 1);
+    assert_int_equal(v[0].id, 2);
+    assert_string_equal(v[0].key, "obj/b");
+    assert_int_equal(gone_drop(f, 0, 2), 1);
+    fx_close(f);
+    assert_int_equal(fx_open(f), 0);
+    archived_as(f, &root_cred, "c", "obj/c");
+    assert_int_equal(op_unlink(f, &root_cred, "c", NULL), 0);
+    assert_int_equal(gone_all(f, v, 4), 1);
+    assert_int_equal(v[0].id, 3);
+}
+
+/* A corrupt tombstone is -EUCLEAN, never a crash. */
+static void test_hsm_gone_codec(void **state)
+{
+    (void)state;
+    static struct meta_gone g, b;
+    uint8_t buf[META_GONE_REC_MAX];
+    memset(&g, 0, sizeof(g));
+    g.repo = 9;
+    strcpy(g.key, "a/b");
+    strcpy(g.etag, ETAG1);
+    int len = meta_gone_encode(&g, buf, sizeof(buf));
+    assert_true(len > 0);
+    assert_int_equal(meta_gone_decode(buf, (size_t)len, &b), 0);
+    assert_int_equal(b.repo, 9);
+    assert_string_equal(b.key, "a/b");
+    assert_string_equal(b.etag, ETAG1);
+    for (int n = 0; n < len; n++)
+        assert_int_equal(meta_gone_decode(buf, (size_t)n, &b), -EUCLEAN);
+    buf[0] = 0;
+    assert_int_equal(meta_gone_decode(buf, (size_t)len, &b), -EUCLEAN);
+    memset(g.key, 'k', PROTO_MAX_S3_KEY);
+    g.key[PROTO_MAX_S3_KEY] = '\0';
+    assert_true(meta_gone_encode(&g, buf, sizeof(buf)) > 0);
+}
+
 int main(void)
 {
     log_init("test_meta", LOG_ERROR);
@@ -3116,6 +3472,14 @@ int main(void)
         T(test_hsm_xattr_hidden),
         T(test_repo),
         T(test_hsm_record_codec),
+        T(test_hsm_gone_unlink),
+        T(test_hsm_gone_rename),
+        T(test_hsm_gone_list_drop),
+        T(test_hsm_gone_reply_full),
+        T(test_hsm_gone_drop_many),
+        T(test_hsm_gone_same_txn),
+        T(test_hsm_gone_persist),
+        T(test_hsm_gone_codec),
 #undef T
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1456,6 +1456,106 @@ static void test_hsm_import_striped(void **state)
     assert_clean(f);
 }
 
+/* An imported file (released, its record naming key) at name in the
+ * root, on the name's MDT. */
+static uint64_t import_at(struct fx *f, const char *name, const char *key)
+{
+    struct proto_hsm_import_req q;
+    struct proto_hsm_import_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.parent = ROOT;
+    q.name = proto_str_c(name);
+    q.repo = 77;
+    q.key = proto_str_c(key);
+    q.etag = proto_str_c("\"e\"");
+    q.size = 100;
+    q.mtime_ns = 1;
+    q.mode = 0644;
+    q.gen = 1;
+    assert_int_equal(meta_op_hsm_import(RQ(&f->ctx[where(root_ds(), ROOT, name)]), &q, r), 0);
+    assert_int_equal(r->result, HSM_IMPORTED);
+    uint64_t ino = r->attr.ino;
+    free(r);
+    return ino;
+}
+
+/* MDT mdt's tombstones: how many, the key of the first into key. */
+static int gone_on(struct fx *f, uint32_t mdt, char *key, size_t cap)
+{
+    static uint8_t buf[META_GONE_BUF];
+    struct proto_hsm_gone_req q;
+    struct proto_hsm_gone_rep r;
+    memset(&q, 0, sizeof(q));
+    q.op = HSM_GONE_LIST;
+    q.max = HSM_GONE_MAX;
+    assert_int_equal(
+        meta_op_hsm_gone(
+            &(struct meta_req){.ctx = &f->ctx[mdt], .buf = buf, .buf_len = sizeof(buf)}, &q, &r),
+        0);
+    if (r.count) {
+        struct proto_dec d;
+        struct proto_str k, e;
+        uint64_t id, repo;
+        proto_dec_init(&d, r.entries.p, r.entries.len);
+        proto_get_U64(&d, &id);
+        proto_get_U64(&d, &repo);
+        proto_get_STR(&d, &k);
+        proto_get_STR(&d, &e);
+        assert_int_equal(d.err, 0);
+        assert_int_equal(repo, 77);
+        assert_int_equal(proto_str_copy(&k, key, cap), 0);
+    }
+    return (int)r.count;
+}
+
+/* The tombstone of a file whose inode lives on another MDT than its
+ * name is written by the inode's MDT, when a cross-MDT unlink or rename
+ * drops its last link there. */
+static void test_hsm_gone_across(void **state)
+{
+    struct fx *f = *state;
+    char a[32], b[32], s[32], d[32], e[32], key[64];
+    name_on(1, "a", a, sizeof(a));
+    name_on(3, "b", b, sizeof(b));
+    name_on(0, "s", s, sizeof(s));
+    name_on(2, "d", d, sizeof(d));
+    name_on(0, "e", e, sizeof(e));
+    struct proto_rename_rep *r = calloc(1, sizeof(*r));
+
+    /* a's inode on MDT 1, named on MDT 3, then renamed over from MDT 0. */
+    uint64_t ia = import_at(f, a, "obj/a");
+    assert_int_equal(proto_ino_mdt(ia), 1);
+    assert_int_equal(rename_at(f, a, b, r), 0);
+    assert_int_equal(holds(f, b), ia);
+    for (uint32_t m = 0; m < NMDT; m++)
+        assert_int_equal(gone_on(f, m, key, sizeof(key)), 0);
+    create_file(f, s);
+    assert_int_equal(rename_at(f, s, b, r), 0);
+    assert_int_equal(r->replaced, ia);
+    assert_int_equal(r->gone, 1);
+    assert_int_equal(gone_on(f, 1, key, sizeof(key)), 1);
+    assert_string_equal(key, "obj/a");
+
+    /* d's inode on MDT 2, named on MDT 0, unlinked there. */
+    uint64_t id = import_at(f, d, "obj/d");
+    assert_int_equal(rename_at(f, d, e, r), 0);
+    struct proto_unlink_req uq;
+    struct proto_unlink_rep *ur = calloc(1, sizeof(*ur));
+    memset(&uq, 0, sizeof(uq));
+    uq.parent = ROOT;
+    uq.path = proto_str_c(e);
+    assert_int_equal(meta_op_unlink(RQ(&f->ctx[0]), &uq, ur), 0);
+    assert_int_equal(ur->gone, 1);
+    assert_int_equal(ur->ino, id);
+    assert_int_equal(gone_on(f, 2, key, sizeof(key)), 1);
+    assert_string_equal(key, "obj/d");
+    assert_int_equal(gone_on(f, 0, key, sizeof(key)) + gone_on(f, 3, key, sizeof(key)), 0);
+    assert_int_equal(gone_on(f, 1, key, sizeof(key)), 1);
+    free(ur);
+    free(r);
+    assert_clean(f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -1482,6 +1582,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rmdir_refused_before_seal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_refused_before_seal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hsm_import_striped, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_hsm_gone_across, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -322,9 +322,11 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
         in->ctime_ns = meta_now_ns();
         return meta_inode_put(t, in);
     }
-    /* Its xattrs take its HSM record; a released one leaves the counters. */
-    if ((rc = meta_inode_del(t, in->ino)) || (rc = meta_xattr_del_all(t, in->ino)) ||
-        (rc = meta_hsm_forget(t, in)))
+    /* Its HSM record, read before its xattrs take it, leaves a tombstone
+     * of its object and a released file the counters: every inode that
+     * goes for good goes here, in the transaction that removes it. */
+    if ((rc = meta_hsm_forget(t, in)) || (rc = meta_inode_del(t, in->ino)) ||
+        (rc = meta_xattr_del_all(t, in->ino)))
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;

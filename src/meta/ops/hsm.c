@@ -13,6 +13,7 @@
 #include "hsm.h"
 #include "alloc.h"
 
+#include "../../common/log.h"
 #include "../../proto/layout.h"
 #include "../store/hsm_rec.h"
 
@@ -419,4 +420,101 @@ int meta_op_repo(const struct meta_req *rq, const void *qv, void *rv)
     if (q->conf.len > PROTO_MAX_REPO_CONF)
         return -E2BIG;
     return meta_store_write(rq->ctx->store, rq, repo_txn, &a);
+}
+
+/* ---- HSM_GONE ---- */
+
+/* LIST's entries, encoded as they come until max or the buffer is full. */
+struct gone_list {
+    struct proto_enc e;
+    uint64_t after;
+    uint32_t max, n;
+    bool more;
+};
+
+static int gone_list_one(void *arg, const struct meta_gone *g)
+{
+    struct gone_list *a = arg;
+    size_t before = a->e.len;
+    struct proto_str key = proto_str_c(g->key), etag = proto_str_c(g->etag);
+    if (a->n < a->max) {
+        proto_put_U64(&a->e, &g->id);
+        proto_put_U64(&a->e, &g->repo);
+        proto_put_STR(&a->e, &key);
+        proto_put_STR(&a->e, &etag);
+        if (!a->e.err) {
+            a->n++;
+            return 0;
+        }
+    }
+    /* No room: this one and the rest are for the next request. */
+    a->e.len = before;
+    a->e.err = 0;
+    a->more = true;
+    return 1;
+}
+
+static int gone_list_txn(struct meta_txn *t, void *arg)
+{
+    struct gone_list *a = arg;
+    return meta_gone_scan(t, a->after, gone_list_one, a);
+}
+
+/* Tombstones dropped per transaction, so that dropping a million holds
+ * the batch leader no longer than other writes do. */
+#define GONE_DROP_BATCH 4096
+
+struct gone_drop {
+    uint64_t after, upto, n;
+    bool more;
+};
+
+static int gone_drop_txn(struct meta_txn *t, void *arg)
+{
+    struct gone_drop *a = arg;
+    return meta_gone_drop(t, a->after, a->upto, GONE_DROP_BATCH, &a->n, &a->more);
+}
+
+int meta_op_hsm_gone(const struct meta_req *rq, const void *qv, void *rv)
+{
+    const struct proto_hsm_gone_req *q = qv;
+    struct proto_hsm_gone_rep *r = rv;
+    struct meta_store *s = rq->ctx->store;
+    int rc;
+    /* Keys name files of directories any user may not have seen. */
+    if (q->cred.uid != 0)
+        return -EPERM;
+    if (q->op == HSM_GONE_LIST) {
+        if (q->max < 1 || q->max > HSM_GONE_MAX)
+            return -EINVAL;
+        if (!rq->buf || rq->buf_len < META_GONE_BUF)
+            return -ENOMEM;
+        struct gone_list l = {.after = q->after, .max = q->max};
+        proto_enc_init(&l.e, rq->buf, META_GONE_BUF);
+        if ((rc = meta_store_read(s, rq, gone_list_txn, &l)))
+            return rc;
+        r->entries = (struct proto_blob){rq->buf, (uint32_t)l.e.len};
+        r->more = l.more;
+        r->count = l.n;
+        return 0;
+    }
+    if (q->op != HSM_GONE_DROP)
+        return -EINVAL;
+    struct gone_drop d = {.after = q->after, .upto = q->upto};
+    uint64_t total = 0;
+    do {
+        rc = meta_store_write(s, rq, gone_drop_txn, &d);
+        if (rc == 0)
+            total += d.n;
+    } while (rc == 0 && d.more);
+    r->count = total;
+    if (total)
+        log_info("MDT%04x: %llu tombstone(s) of ids in (%llu, %llu] dropped", meta_store_mdt(s),
+                 (unsigned long long)total, (unsigned long long)q->after,
+                 (unsigned long long)q->upto);
+    if (rc)
+        log_error("MDT%04x: dropping tombstones up to %llu failed after %llu: %s",
+                  meta_store_mdt(s), (unsigned long long)q->upto, (unsigned long long)total,
+                  log_err(rc));
+    return rc;
 }

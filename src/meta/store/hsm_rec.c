@@ -6,6 +6,15 @@
  * The counters of released files are one record of the info database,
  * changed in the transaction of every change into or out of RELEASED.
  * A record that cannot be read is -EUCLEAN, never a crash.
+ *
+ * Tombstones are the database "gone", key the id (8 bytes, big-endian, so
+ * that they sort by id), value the repository, key and etag of an object
+ * whose file was destroyed; the last id handed out is "gone_last" in the
+ * info database, so that dropping every tombstone never lets an id come
+ * back. meta_hsm_forget writes one in the transaction that destroys the
+ * inode, and never fails for a record it cannot read: the removal of a
+ * file must not depend on it (and in a flat batch, a failure after the
+ * removal's first write would cost the batch).
  */
 #include "hsm_rec.h"
 
@@ -157,7 +166,29 @@ int meta_store_released(struct meta_store *s, uint64_t *bytes, uint64_t *files)
 
 int meta_hsm_forget(struct meta_txn *t, const struct meta_inode *in)
 {
-    if (!(in->flags & META_F_HSM) || !meta_hsm_is_released(in))
+    if (!(in->flags & META_F_HSM))
+        return 0;
+    struct meta_hsm h;
+    int rc = meta_hsm_get(t, in, &h);
+    /* An object that holds the file's data, archived (even if the file
+     * changed since) or its only copy (released); not one known to be
+     * gone from S3 (lost), which a delete could only meet as someone
+     * else's upload of the same bytes. */
+    if (rc == 0 && h.key[0] && h.etag[0] && (h.state & (HSM_ARCHIVED | HSM_RELEASED)) &&
+        !(h.state & HSM_LOST)) {
+        uint64_t id;
+        if ((rc = meta_gone_add(t, h.repo, h.key, h.etag, &id)))
+            return rc;
+        log_debug("MDT%04x inode %llx destroyed: tombstone %llu of %s", t->store->mdt,
+                  (unsigned long long)in->ino, (unsigned long long)id, h.key);
+    } else if (rc == -EUCLEAN) {
+        log_error("MDT%04x inode %llx destroyed with a corrupt HSM record: no tombstone, its "
+                  "object stays in S3",
+                  t->store->mdt, (unsigned long long)in->ino);
+    } else if (rc && rc != -ENOENT) {
+        return rc;
+    }
+    if (!meta_hsm_is_released(in))
         return 0;
     return meta_hsm_count(t, -(int64_t)in->size, -1);
 }
@@ -177,4 +208,163 @@ int meta_hsm_truncated(struct meta_txn *t, struct meta_inode *in)
     }
     layout_set_released(&in->layout, false);
     return meta_hsm_count(t, -(int64_t)in->size, -1);
+}
+
+/* ---- tombstones ---- */
+
+#define GONE_REC_VERSION 1
+
+static MDB_val gone_last_key = {9, "gone_last"};
+
+int meta_gone_encode(const struct meta_gone *g, void *buf, size_t cap)
+{
+    struct proto_enc e;
+    uint8_t ver = GONE_REC_VERSION;
+    struct proto_str key = proto_str_c(g->key), etag = proto_str_c(g->etag);
+    if (key.len > PROTO_MAX_S3_KEY || etag.len > META_HSM_ETAG_MAX)
+        return -ENAMETOOLONG;
+    proto_enc_init(&e, buf, cap);
+    proto_put_U8(&e, &ver);
+    proto_put_U64(&e, &g->repo);
+    proto_put_STR(&e, &key);
+    proto_put_STR(&e, &etag);
+    return e.err ? e.err : (int)e.len;
+}
+
+int meta_gone_decode(const void *buf, size_t len, struct meta_gone *out)
+{
+    struct proto_dec d;
+    struct proto_str key = {0}, etag = {0};
+    uint8_t ver = 0;
+    out->repo = 0;
+    out->key[0] = out->etag[0] = '\0';
+    proto_dec_init(&d, buf, len);
+    proto_get_U8(&d, &ver);
+    proto_get_U64(&d, &out->repo);
+    proto_get_STR(&d, &key);
+    proto_get_STR(&d, &etag);
+    /* A later version may append fields: a reader stops before them. */
+    if (d.err || ver < 1 || proto_str_copy(&key, out->key, sizeof(out->key)) ||
+        proto_str_copy(&etag, out->etag, sizeof(out->etag)))
+        return -EUCLEAN;
+    return 0;
+}
+
+/* The last id handed out: the counter, or if it cannot be read (never
+ * written, or damaged), the highest id in the table. */
+static int gone_last(struct meta_txn *t, uint64_t *last)
+{
+    MDB_val k = gone_last_key, v;
+    *last = 0;
+    int rc = mdb_get(t->txn, t->store->info, &k, &v);
+    if (rc == 0 && v.mv_size == 8) {
+        *last = rd_be64(v.mv_data);
+        return 0;
+    }
+    if (rc && rc != MDB_NOTFOUND)
+        return mdb_err(rc);
+    if (rc == 0)
+        log_error("MDT%04x: the tombstone counter is damaged; going on after the last one kept",
+                  t->store->mdt);
+    MDB_cursor *cur;
+    if ((rc = mdb_err(mdb_cursor_open(t->txn, t->store->gone, &cur))))
+        return rc;
+    rc = mdb_cursor_get(cur, &k, &v, MDB_LAST);
+    if (rc == 0 && k.mv_size == 8)
+        *last = rd_be64(k.mv_data);
+    mdb_cursor_close(cur);
+    return rc == MDB_NOTFOUND ? 0 : mdb_err(rc);
+}
+
+int meta_gone_add(struct meta_txn *t, uint64_t repo, const char *key, const char *etag,
+                  uint64_t *id)
+{
+    struct meta_gone g;
+    uint8_t buf[META_GONE_REC_MAX], kb[8], lb[8];
+    uint64_t last;
+    int rc = gone_last(t, &last);
+    if (rc)
+        return rc;
+    g.id = last + 1;
+    g.repo = repo;
+    if (strlen(key) > PROTO_MAX_S3_KEY || strlen(etag) > META_HSM_ETAG_MAX)
+        return -ENAMETOOLONG;
+    strcpy(g.key, key);
+    strcpy(g.etag, etag);
+    int len = meta_gone_encode(&g, buf, sizeof(buf));
+    if (len < 0)
+        return len;
+    be64(kb, g.id);
+    be64(lb, g.id);
+    MDB_val k = {8, kb}, v = {(size_t)len, buf}, lk = gone_last_key, lv = {8, lb};
+    t->wrote = true; /* run_batch must know, as for every put */
+    if ((rc = mdb_err(mdb_put(t->txn, t->store->gone, &k, &v, 0))) ||
+        (rc = mdb_err(mdb_put(t->txn, t->store->info, &lk, &lv, 0))))
+        return rc;
+    if (id)
+        *id = g.id;
+    return 0;
+}
+
+int meta_gone_scan(struct meta_txn *t, uint64_t after, meta_gone_cb cb, void *arg)
+{
+    if (after == UINT64_MAX)
+        return 0;
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->gone, &cur));
+    if (rc)
+        return rc;
+    struct meta_gone g;
+    uint8_t kb[8];
+    be64(kb, after + 1);
+    MDB_val k = {8, kb}, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    for (; mrc == 0; mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (k.mv_size != 8 || meta_gone_decode(v.mv_data, v.mv_size, &g)) {
+            log_error("MDT%04x: a tombstone that cannot be read, skipped", t->store->mdt);
+            continue;
+        }
+        g.id = rd_be64(k.mv_data);
+        if ((rc = cb(arg, &g)))
+            break;
+    }
+    if (!rc && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    mdb_cursor_close(cur);
+    return rc < 0 ? rc : 0;
+}
+
+int meta_gone_drop(struct meta_txn *t, uint64_t after, uint64_t upto, uint32_t max,
+                   uint64_t *dropped, bool *more)
+{
+    *dropped = 0;
+    *more = false;
+    if (after >= upto)
+        return 0;
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->gone, &cur));
+    if (rc)
+        return rc;
+    uint8_t kb[8];
+    be64(kb, after + 1);
+    MDB_val k = {8, kb}, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    while (mrc == 0 && (k.mv_size != 8 || rd_be64(k.mv_data) <= upto)) {
+        if (*dropped == max) {
+            *more = true;
+            break;
+        }
+        t->wrote = true;
+        if ((rc = mdb_err(mdb_cursor_del(cur, 0))))
+            break;
+        (*dropped)++;
+        /* Re-seek after each delete rather than trust the cursor. */
+        k.mv_size = 8;
+        k.mv_data = kb;
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_SET_RANGE);
+    }
+    if (!rc && mrc && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    mdb_cursor_close(cur);
+    return rc;
 }

@@ -67,9 +67,49 @@ int meta_hsm_released(struct meta_txn *t, uint64_t *bytes, uint64_t *files);
 /* The same from a snapshot of its own, for STATFS. */
 int meta_store_released(struct meta_store *s, uint64_t *bytes, uint64_t *files);
 
-/* Inode in goes for good: a released file leaves the counters (its record
- * goes with meta_xattr_del_all, which the caller makes). */
+/* Inode in goes for good, in t: a released file leaves the counters, and
+ * a file whose record names an object that holds its data (a key, and
+ * ARCHIVED or RELEASED, not LOST) leaves a tombstone of it (meta_gone_*).
+ * Call it before meta_xattr_del_all, which takes the record away. Fails
+ * only with the store's own errors: a record that cannot be read is
+ * logged and leaves no tombstone. */
 int meta_hsm_forget(struct meta_txn *t, const struct meta_inode *in);
+
+/*
+ * Tombstones: the S3 objects of archived files destroyed here, for the
+ * export policy "deleted" (docs/architecture.md, "Tombstones"). Written
+ * in the transaction that destroys the inode, so one exists iff its inode
+ * went; ids rise by one per tombstone on this MDT and are never reused
+ * (the last one handed out is kept in the info database), so a reader
+ * that has seen every id up to n needs to look after n only. They stay
+ * until dropped (HSM_GONE DROP).
+ */
+struct meta_gone {
+    uint64_t id;
+    uint64_t repo; /* the repository directory's inode */
+    char key[PROTO_MAX_S3_KEY + 1];
+    char etag[META_HSM_ETAG_MAX + 1];
+};
+/* The record's own encoding (versioned; id is the key, not in it):
+ * encode returns its length or a negative errno, decode -EUCLEAN for
+ * anything it cannot read. */
+#define META_GONE_REC_MAX (32 + PROTO_MAX_S3_KEY + META_HSM_ETAG_MAX)
+int meta_gone_encode(const struct meta_gone *g, void *buf, size_t cap);
+int meta_gone_decode(const void *buf, size_t len, struct meta_gone *out);
+/* A tombstone of repo's object key (etag), in t, with the next id (*id,
+ * may be NULL). */
+int meta_gone_add(struct meta_txn *t, uint64_t repo, const char *key, const char *etag,
+                  uint64_t *id);
+/* Each tombstone after id after, in id order: cb returns 0 to go on, 1
+ * to stop (that one not taken), or a negative errno, which is returned.
+ * One that cannot be read is logged and skipped. g is valid during the
+ * call only. */
+typedef int (*meta_gone_cb)(void *arg, const struct meta_gone *g);
+int meta_gone_scan(struct meta_txn *t, uint64_t after, meta_gone_cb cb, void *arg);
+/* Drop the tombstones of ids in (after, upto], at most max of them, in t:
+ * *dropped how many went, *more whether some in the range are left. */
+int meta_gone_drop(struct meta_txn *t, uint64_t after, uint64_t upto, uint32_t max,
+                   uint64_t *dropped, bool *more);
 /* Regular file in is truncated to 0, before its size changes: its data no
  * longer matters, so a released file is released no more (its record
  * loses RELEASED, its layout the flag, the counters the file). The caller

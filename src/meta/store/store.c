@@ -9,6 +9,8 @@
  *   info     "next_ino", "mdt"                       counters and identity
  *   intents  key transaction id (8, BE)              value: an open cross-MDT operation
  *   pending  key ino (8, BE)                         value: none; its objects wait to go
+ *   gone     key tombstone id (8, BE)                value: an archived file's object, its
+ *                                                    file destroyed (hsm_rec.h)
  * A directory's entries sort by cookie, a 62-bit hash of the name, so a
  * READDIR cookie stays valid while other entries are added and removed.
  */
@@ -84,7 +86,8 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
         (rc = mdb_err(mdb_dbi_open(txn, "info", MDB_CREATE, &s->info))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "intents", MDB_CREATE, &s->intents))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "pending", MDB_CREATE, &s->pending))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "replies", MDB_CREATE, &s->replies))))
+        (rc = mdb_err(mdb_dbi_open(txn, "replies", MDB_CREATE, &s->replies))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "gone", MDB_CREATE, &s->gone))))
         goto fail;
     MDB_val k = {3, "mdt"}, v;
     rc = mdb_get(txn, s->info, &k, &v);

@@ -699,6 +699,10 @@ struct stria_export_stats {
 };
 STRIA_API int stria_repo_export(stria_fs_t *fs, const struct stria_repo *r, int64_t quiet_s,
                                 const struct stria_pass *p, struct stria_export_stats *st);
+/* Drop the MDTs' tombstones that none of the repositories v (all of
+ * them) will use: of repositories gone or without the export policy
+ * "deleted". Root only (-EPERM). */
+STRIA_API int stria_repo_forget(stria_fs_t *fs, const struct stria_repo *v, size_t n);
 /* Release r's archived, clean files not read for release_after_s seconds
  * (0: none), then, while the OSTs have less than keep_free_pct percent
  * free (0: never), the least recently read of the rest. */
@@ -736,8 +740,8 @@ struct stria_hsm_gone {
 STRIA_API int stria_hsm_gone_list(stria_fs_t *fs, uint32_t mdt, uint64_t after, unsigned max,
                                   int (*cb)(const struct stria_hsm_gone *g, void *arg), void *arg,
                                   int *more);
-/* Drop every tombstone of MDT mdt whose id is upto or below. */
-STRIA_API int stria_hsm_gone_drop(stria_fs_t *fs, uint32_t mdt, uint64_t upto);
+/* Drop the tombstones of MDT mdt whose ids are in (after, upto]. */
+STRIA_API int stria_hsm_gone_drop(stria_fs_t *fs, uint32_t mdt, uint64_t after, uint64_t upto);
 /* What the MDTs hold released (stria df). */
 STRIA_API int stria_released(stria_fs_t *fs, uint64_t *bytes, uint64_t *files);
 

@@ -64,9 +64,9 @@ int stria_hsm_gone_list(stria_fs_t *fs, uint32_t mdt, uint64_t after, unsigned m
     return rc;
 }
 
-int stria_hsm_gone_drop(stria_fs_t *fs, uint32_t mdt, uint64_t upto)
+int stria_hsm_gone_drop(stria_fs_t *fs, uint32_t mdt, uint64_t after, uint64_t upto)
 {
-    struct proto_hsm_gone_req q = {.op = HSM_GONE_DROP, .after = 0, .upto = upto};
+    struct proto_hsm_gone_req q = {.op = HSM_GONE_DROP, .after = after, .upto = upto};
     struct proto_hsm_gone_rep r;
     cl_cred(&q.cred);
     return MDT_CALL(fs, mdt, hsm_gone, &q, &r, (void)0);

@@ -304,17 +304,17 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
     return rc;
 }
 
-/* The object is gone from S3: say so on the MDT. */
-static void mark_lost(stria_fs_t *fs, uint64_t ino, const struct hsm_src *s)
+int hsm_mark_lost(stria_fs_t *fs, uint64_t ino, uint64_t repo, const char *etag)
 {
     struct proto_hsm_set_req q = {
-        .ino = ino, .op = HSM_OP_LOST, .repo = s->repo, .etag = proto_str_c(s->etag)};
+        .ino = ino, .op = HSM_OP_LOST, .repo = repo, .etag = proto_str_c(etag)};
     struct proto_hsm_set_rep *r = malloc(sizeof(*r));
     if (!r)
-        return;
+        return -ENOMEM;
     cl_cred(&q.cred); /* any reader may say it (the MDT checks the etag) */
-    MDT_CALL(fs, proto_ino_mdt(ino), hsm_set, &q, r, (void)0);
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), hsm_set, &q, r, (void)0);
     free(r);
+    return rc;
 }
 
 static int restored(stria_fs_t *fs, uint64_t ino, struct layout *l, const struct hsm_src *s)
@@ -398,7 +398,7 @@ int hsm_fetch(stria_fs_t *fs, uint64_t ino, struct layout *l, uint64_t size, uin
                      s->t.bucket, s->key, why);
         }
         if (rc == -ENOENT)
-            mark_lost(fs, ino, s);
+            hsm_mark_lost(fs, ino, s->repo, s->etag);
         /* To a reader or writer every failure of S3 or of a mover is an
          * I/O error; why says which. */
         return rc == -ENOMEM ? rc : -EIO;

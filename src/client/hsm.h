@@ -53,6 +53,9 @@ int hsm_target_parse(const char *conf, size_t len, struct hsm_target *t);
 int hsm_repo_conf(stria_fs_t *fs, uint64_t dir, char *buf, size_t cap, size_t *len);
 /* The OST that serves S3 calls for this client: the first that answers. */
 int hsm_any_ost(stria_fs_t *fs, uint32_t *ost);
+/* Tell ino's MDT that the object of etag in repository repo is gone from
+ * S3 (HSM_SET LOST; -ESTALE if the record holds another etag). */
+int hsm_mark_lost(stria_fs_t *fs, uint64_t ino, uint64_t repo, const char *etag);
 /* The S3 target fields of a mover's request q from a stria_s3_target t. */
 #define TARGET_FIELDS(q, t)                                                                        \
     do {                                                                                           \

@@ -11,6 +11,8 @@
  * hold (the listing's resume key and generation are saved in the
  * repository's conf after each page).
  */
+#include "hsm.h"
+
 #include "../common/util.h"
 
 #include <stria/stria.h>
@@ -376,6 +378,11 @@ static int sweep_one(const char *path, uint64_t ino, void *arg)
     if (stria_hsm_get(s->fs, ino, &h) || h.repo != s->r->dir || !(h.state & STRIA_HSM_ARCHIVED) ||
         (h.state & STRIA_HSM_DIRTY) || h.gen >= s->gen)
         return 0;
+    /* Lost first: a file whose object S3 no longer has leaves no
+     * tombstone, so an export policy "deleted" never deletes an object
+     * someone uploads again under its key. */
+    if (hsm_mark_lost(s->fs, ino, h.repo, h.etag))
+        return 0;
     if (stria_unlink(s->fs, path) == 0)
         s->removed++;
     return 0;
@@ -479,6 +486,59 @@ static int export_one(const char *path, uint64_t ino, void *arg)
     return 0;
 }
 
+/* The tombstones of r on one MDT: the objects of r's files removed here. */
+struct gone {
+    stria_fs_t *fs;
+    const struct stria_repo *r; /* export: r's; forget: NULL */
+    const struct stria_repo *v; /* forget: the repositories that keep theirs */
+    size_t n;
+    const struct stria_pass *p;
+    struct stria_export_stats *st;
+    uint32_t mdt;
+    uint64_t last;           /* the last id seen */
+    uint64_t run_lo, run_hi; /* forget: ids (run_lo, run_hi] to drop */
+};
+
+static int delete_one(const struct stria_hsm_gone *g, void *arg)
+{
+    struct gone *c = arg;
+    c->last = g->id;
+    if (g->repo != c->r->dir)
+        return 0;
+    if (stopped(c->p))
+        return -EINTR;
+    char why[512] = "";
+    int rc = stria_s3_delete(c->fs, &c->r->t, g->key, g->etag, why, sizeof(why));
+    if (rc == -ESTALE)
+        note(c->p, "s3://%s/%s was rewritten in S3 since it was archived: left alone", c->r->bucket,
+             g->key);
+    else if (rc) {
+        /* S3 out of reach, say: stop here, the tombstone stays for the
+         * next pass. */
+        c->st->failed++;
+        note(c->p, "cannot delete s3://%s/%s (its file was removed): %s", c->r->bucket, g->key,
+             why[0] ? why : strerror(-rc));
+        return rc;
+    } else
+        c->st->deleted++;
+    return stria_hsm_gone_drop(c->fs, c->mdt, g->id - 1, g->id);
+}
+
+static int walk_tombstones(struct gone *c, int (*cb)(const struct stria_hsm_gone *, void *))
+{
+    uint32_t nmdt = stria_mdt_count(c->fs);
+    int rc = 0;
+    for (c->mdt = 0; c->mdt < nmdt && rc == 0; c->mdt++) {
+        int more = 1;
+        c->last = c->run_lo = c->run_hi = 0;
+        for (unsigned pages = 0; more && rc == 0 && pages < 100000; pages++)
+            if ((rc = stria_hsm_gone_list(c->fs, c->mdt, c->last, 1000, cb, c, &more)) == 0 &&
+                !more && c->run_hi > c->run_lo)
+                rc = stria_hsm_gone_drop(c->fs, c->mdt, c->run_lo, c->run_hi);
+    }
+    return rc;
+}
+
 int stria_repo_export(stria_fs_t *fs, const struct stria_repo *r, int64_t quiet_s,
                       const struct stria_pass *p, struct stria_export_stats *st)
 {
@@ -491,9 +551,42 @@ int stria_repo_export(stria_fs_t *fs, const struct stria_repo *r, int64_t quiet_
                        .changed = stria_repo_has(r, "export_policy", "changed"),
                        .quiet_ns = quiet_s * 1000000000,
                        .now_ns = (int64_t)util_now_real_ns()};
-    if (!x.new && !x.changed)
-        return 0;
-    return walk(fs, r->path, export_one, &x, p);
+    int rc = 0;
+    if (x.new || x.changed)
+        rc = walk(fs, r->path, export_one, &x, p);
+    if (rc == 0 && stria_repo_has(r, "export_policy", "deleted")) {
+        struct gone c = {.fs = fs, .r = r, .p = p, .st = st};
+        rc = walk_tombstones(&c, delete_one);
+        if (rc == -EPERM)
+            note(p, "the objects of removed files are deleted only by root (tombstones)");
+    }
+    return rc;
+}
+
+/* Drop what no repository's export policy will delete: runs of such ids
+ * in one request each. */
+static int forget_one(const struct stria_hsm_gone *g, void *arg)
+{
+    struct gone *c = arg;
+    const struct stria_repo *keep = NULL;
+    for (size_t i = 0; i < c->n && !keep; i++)
+        if (c->v[i].dir == g->repo && stria_repo_has(&c->v[i], "export_policy", "deleted"))
+            keep = &c->v[i];
+    int rc = 0;
+    if (keep && c->run_hi > c->run_lo)
+        rc = stria_hsm_gone_drop(c->fs, c->mdt, c->run_lo, c->run_hi);
+    if (keep)
+        c->run_lo = c->run_hi = g->id;
+    else
+        c->run_hi = g->id;
+    c->last = g->id;
+    return rc;
+}
+
+int stria_repo_forget(stria_fs_t *fs, const struct stria_repo *v, size_t n)
+{
+    struct gone c = {.fs = fs, .v = v, .n = n};
+    return walk_tombstones(&c, forget_one);
 }
 
 /* ---- tiering ---- */

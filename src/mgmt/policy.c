@@ -4,8 +4,10 @@
  *  - sync: when sync_interval has gone by since its last sync here, the
  *    import policy's pass (new, changed, deleted objects of the listing);
  *  - export: with an export policy, archives the new and changed files
- *    quiet for export_delay, and deletes the objects of removed files;
+ *    quiet for export_delay, and ("deleted") deletes the objects of files
+ *    removed here, from the MDTs' tombstones;
  *  - tiering: with release_after or keep_free, releases what they say.
+ * and last drops the tombstones no repository's policy will use.
  * The passes are libstria's (stria.h, stria_repo_*), the same the CLI
  * runs, so `stria repo sync` and the engine cannot disagree. The engine
  * keeps nothing but when it last synced each repository: everything else
@@ -155,6 +157,9 @@ static void round_once(void)
     E.warned = false;
     for (size_t i = 0; i < n && !atomic_load(&E.stop); i++)
         run_repo(&v[i]);
+    /* Tombstones no export policy will use go, so they never pile up. */
+    if (!atomic_load(&E.stop) && (rc = stria_repo_forget(E.fs, v, n)) && rc != -EPERM)
+        log_warn("policy: cannot drop unused tombstones: %s", log_err(rc));
     free(v);
 }
 

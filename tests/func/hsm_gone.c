@@ -77,7 +77,7 @@ int main(int argc, char **argv)
                 bad = 1;
             }
         }
-        if (!bad && !r.list && r.last && (rc = stria_hsm_gone_drop(r.fs, r.mdt, r.last))) {
+        if (!bad && !r.list && r.last && (rc = stria_hsm_gone_drop(r.fs, r.mdt, 0, r.last))) {
             fprintf(stderr, "hsm_gone: drop MDT %u: %s\n", r.mdt, strerror(-rc));
             bad = 1;
         }

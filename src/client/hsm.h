@@ -56,6 +56,11 @@ int hsm_any_ost(stria_fs_t *fs, uint32_t *ost);
 /* Tell ino's MDT that the object of etag in repository repo is gone from
  * S3 (HSM_SET LOST; -ESTALE if the record holds another etag). */
 int hsm_mark_lost(stria_fs_t *fs, uint64_t ino, uint64_t repo, const char *etag);
+/* stria_hsm_archive; moved: to key, even when the file has a key in repo
+ * already (it was renamed, and its object follows its name). */
+int hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo, const struct stria_s3_target *t,
+                const char *key, bool moved, stria_progress_fn fn, void *arg, char *why,
+                size_t whylen);
 /* The S3 target fields of a mover's request q from a stria_s3_target t. */
 #define TARGET_FIELDS(q, t)                                                                        \
     do {                                                                                           \

@@ -440,38 +440,47 @@ int stria_repo_import(stria_fs_t *fs, struct stria_repo *r, int flags, const str
 
 /* ---- export ---- */
 
-struct export
-{
+struct exp_pass {
     stria_fs_t *fs;
     const struct stria_repo *r;
     const struct stria_pass *p;
     struct stria_export_stats *st;
-    int new, changed;
+    int new, changed, deleted;
     int64_t quiet_ns, now_ns;
 };
 
+/* What an export pass does with one file: archive it (new, or dirty), or
+ * move its object after it (archived under another name: renamed here,
+ * and the policy takes new objects; the old one goes with "deleted"). */
 static int export_one(const char *path, uint64_t ino, void *arg)
 {
-    struct export *x = arg;
+    struct exp_pass *x = arg;
     struct stria_hsm h;
+    char key[1100], why[512] = "";
     int rc = stria_hsm_get(x->fs, ino, &h);
     if (rc)
         return rc == -ENOENT ? 0 : (x->st->failed++, 0);
-    int fresh = !(h.state & STRIA_HSM_ARCHIVED) && !(h.state & STRIA_HSM_RELEASED);
-    int dirty = (h.state & STRIA_HSM_ARCHIVED) && (h.state & STRIA_HSM_DIRTY);
     if (h.repo && h.repo != x->r->dir)
         return 0; /* another repository's (a nested link) */
-    if (!((fresh && x->new) || (dirty && x->changed)) || (h.state & STRIA_HSM_LOST && !dirty))
+    if (stria_repo_key(x->r, path, key, sizeof(key))) {
+        note(x->p, "%s: no object key fits its path, not exported", path);
+        return 0;
+    }
+    int archived = (h.state & STRIA_HSM_ARCHIVED) != 0;
+    int fresh = !archived && !(h.state & STRIA_HSM_RELEASED);
+    int dirty = archived && (h.state & STRIA_HSM_DIRTY);
+    /* A file with two names would move back and forth: it stays. */
+    int moved = archived && x->new &&h.key[0] && strcmp(h.key, key) && h.attr.nlink == 1 &&
+                !(h.state & (STRIA_HSM_RELEASED | STRIA_HSM_LOST));
+    if (!((fresh && x->new) || (dirty && x->changed) || moved) ||
+        (h.state & STRIA_HSM_LOST && !dirty))
         return 0;
     int64_t last = h.attr.mtime_ns > h.attr.ctime_ns ? h.attr.mtime_ns : h.attr.ctime_ns;
     if (x->now_ns - last < x->quiet_ns) {
         x->st->waiting++; /* still being written, or just closed */
         return 0;
     }
-    char key[1100], why[512] = "";
-    rc = stria_repo_key(x->r, path, key, sizeof(key));
-    if (rc == 0)
-        rc = stria_hsm_archive(x->fs, ino, x->r->dir, &x->r->t, key, NULL, NULL, why, sizeof(why));
+    rc = hsm_archive(x->fs, ino, x->r->dir, &x->r->t, key, moved, NULL, NULL, why, sizeof(why));
     if (rc == 0) {
         x->st->files++;
         x->st->bytes += h.attr.size;
@@ -482,6 +491,19 @@ static int export_one(const char *path, uint64_t ino, void *arg)
         x->st->failed++;
         note(x->p, "export of %s to s3://%s/%s failed: %s", path, x->r->bucket, key,
              why[0] ? why : strerror(-rc));
+    }
+    if (rc == 0 && moved && x->deleted) {
+        rc = stria_s3_delete(x->fs, &x->r->t, h.key, h.etag, why, sizeof(why));
+        if (rc == 0)
+            x->st->deleted++;
+        else if (rc == -ESTALE)
+            note(x->p, "s3://%s/%s was rewritten in S3 since it was archived: left alone",
+                 x->r->bucket, h.key);
+        else {
+            x->st->failed++;
+            note(x->p, "%s moved to s3://%s/%s; its old object %s stays: %s", path, x->r->bucket,
+                 key, h.key, why[0] ? why : strerror(-rc));
+        }
     }
     return 0;
 }
@@ -543,18 +565,19 @@ int stria_repo_export(stria_fs_t *fs, const struct stria_repo *r, int64_t quiet_
                       const struct stria_pass *p, struct stria_export_stats *st)
 {
     memset(st, 0, sizeof(*st));
-    struct export x = {.fs = fs,
-                       .r = r,
-                       .p = p,
-                       .st = st,
-                       .new = stria_repo_has(r, "export_policy", "new"),
-                       .changed = stria_repo_has(r, "export_policy", "changed"),
-                       .quiet_ns = quiet_s * 1000000000,
-                       .now_ns = (int64_t)util_now_real_ns()};
+    struct exp_pass x = {.fs = fs,
+                         .r = r,
+                         .p = p,
+                         .st = st,
+                         .new = stria_repo_has(r, "export_policy", "new"),
+                         .changed = stria_repo_has(r, "export_policy", "changed"),
+                         .deleted = stria_repo_has(r, "export_policy", "deleted"),
+                         .quiet_ns = quiet_s * 1000000000,
+                         .now_ns = (int64_t)util_now_real_ns()};
     int rc = 0;
     if (x.new || x.changed)
         rc = walk(fs, r->path, export_one, &x, p);
-    if (rc == 0 && stria_repo_has(r, "export_policy", "deleted")) {
+    if (rc == 0 && x.deleted) {
         struct gone c = {.fs = fs, .r = r, .p = p, .st = st};
         rc = walk_tombstones(&c, delete_one);
         if (rc == -EPERM)

@@ -252,6 +252,13 @@ static int push_parts(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
 int stria_hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo, const struct stria_s3_target *t,
                       const char *key, stria_progress_fn fn, void *arg, char *why, size_t whylen)
 {
+    return hsm_archive(fs, ino, repo, t, key, false, fn, arg, why, whylen);
+}
+
+int hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo, const struct stria_s3_target *t,
+                const char *key, bool moved, stria_progress_fn fn, void *arg, char *why,
+                size_t whylen)
+{
     char whybuf[400];
     if (!why || !whylen) {
         why = whybuf;
@@ -268,9 +275,10 @@ int stria_hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo, const struct 
         return -EINVAL;
     /* A file of this repository keeps its object (where it was imported
      * from or archived to), wherever it has moved since. */
-    if (h.repo == repo && h.key[0])
+    if (h.repo == repo && h.key[0] && !moved)
         key = h.key;
-    if ((h.state & HSM_ARCHIVED) && !(h.state & (HSM_DIRTY | HSM_LOST)) && h.repo == repo)
+    if ((h.state & HSM_ARCHIVED) && !(h.state & (HSM_DIRTY | HSM_LOST)) && h.repo == repo &&
+        !strcmp(key, h.key))
         return 0;
     if (h.state & HSM_RELEASED) /* archived elsewhere, data not here */
         return -EPERM;

@@ -4,7 +4,7 @@
 # quiet for export_delay, its sync_interval brings new, changed and deleted
 # objects into the namespace, release_after releases files not read, and
 # the export policy "deleted" removes the objects of files removed here
-# (not one rewritten in S3 since).
+# (not one rewritten in S3 since), and a renamed file's object follows it.
 # Also the same passes run by hand: stria repo export [--now].
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -90,6 +90,20 @@ for i in $(seq 150); do
 done
 awss3 s3 cp --quiet s3://runs/job1/step-1/shard3 "$T/got" && cmp -s "$T/got" "$T/other" ||
     fail "an object rewritten in S3 was deleted"
+
+step "a renamed file: its object follows its name"
+head -c 50000 /dev/urandom >"$T/mv"
+S cp "$T/mv" stria:/ckpt/mv-src || fail "cp mv-src"
+until_state /ckpt/mv-src "$ARCHIVED" 30
+S mv /ckpt/mv-src /ckpt/step-1/mv-dst || fail "mv"
+for i in $(seq 150); do
+    awss3 s3 ls s3://runs/job1/mv-src >/dev/null 2>&1 || break
+    sleep 0.2
+done
+awss3 s3 ls s3://runs/job1/mv-src >/dev/null 2>&1 && fail "the old name's object stayed"
+awss3 s3 cp --quiet s3://runs/job1/step-1/mv-dst "$T/got" && cmp -s "$T/got" "$T/mv" ||
+    fail "the renamed file's object is not under its new name"
+S hsm state -v /ckpt/step-1/mv-dst | grep -q "key: job1/step-1/mv-dst" || fail "the record keeps the old key"
 S repo policy /ckpt --export-policy new,changed >/dev/null
 
 step "sync_interval: objects new, changed and deleted in S3 reach the namespace"

@@ -664,6 +664,8 @@ STRIA_API const struct stria_repo *stria_repo_for(const struct stria_repo *v, si
                                                   const char *p);
 /* The object key of cluster path p in r: its prefix and p's path below r. */
 STRIA_API int stria_repo_key(const struct stria_repo *r, const char *p, char *key, size_t cap);
+/* The number r's setting name holds (dflt: none, or not a number). */
+STRIA_API int64_t stria_repo_int(const struct stria_repo *r, const char *name, int64_t dflt);
 /* Whether r's policy list which (import_policy, export_policy) holds what
  * (new, changed, deleted). */
 STRIA_API int stria_repo_has(const struct stria_repo *r, const char *which, const char *what);

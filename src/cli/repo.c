@@ -63,15 +63,6 @@ static int parse_duration(const char *s, int64_t *out)
     return 0;
 }
 
-static int64_t conf_i64(const struct stria_repo *r, const char *name, int64_t dflt)
-{
-    char v[32];
-    int64_t n;
-    if (stria_repo_value(r->conf, r->len, name, v, sizeof(v)) || util_parse_i64(v, &n) < 0)
-        return dflt;
-    return n;
-}
-
 /* ---- a pass's messages ---- */
 
 static void on_note(const char *line, void *arg)
@@ -128,7 +119,7 @@ static int run_export(stria_fs_t *fs, const struct stria_repo *r, bool now)
                 r->path, r->path);
         return CLI_FAIL;
     }
-    int rc = stria_repo_export(fs, r, now ? 0 : conf_i64(r, "export_delay", 30), &p, &st);
+    int rc = stria_repo_export(fs, r, now ? 0 : stria_repo_int(r, "export_delay", 30), &p, &st);
     double dt = (double)util_now_mono_ns() / 1e9 - t0;
     if (rc)
         fprintf(stderr, "stria repo: export of %s stopped: %s\n", r->path, strerror(-rc));
@@ -222,7 +213,7 @@ static void print_settings(const struct stria_repo *r)
     stria_repo_value(r->conf, r->len, "release_after", ra, sizeof(ra));
     stria_repo_value(r->conf, r->len, "keep_free", kf, sizeof(kf));
     printf("import=%s export=%s sync_interval=%" PRId64 " export_delay=%" PRId64, ip, xp,
-           conf_i64(r, "sync_interval", 0), conf_i64(r, "export_delay", 30));
+           stria_repo_int(r, "sync_interval", 0), stria_repo_int(r, "export_delay", 30));
     if (ra[0])
         printf(" release_after=%s", ra);
     if (kf[0])
@@ -414,8 +405,8 @@ static int repo_policy(int argc, char **argv)
         print_settings(r);
         putchar('\n');
     }
-    int64_t ra = ret == CLI_OK ? conf_i64(r, "release_after", 0) : 0;
-    int64_t kf = ret == CLI_OK ? conf_i64(r, "keep_free", 0) : 0;
+    int64_t ra = ret == CLI_OK ? stria_repo_int(r, "release_after", 0) : 0;
+    int64_t kf = ret == CLI_OK ? stria_repo_int(r, "keep_free", 0) : 0;
     if (ret == CLI_OK && apply && (ra || kf)) {
         struct stria_pass p = {.note = on_note};
         struct stria_tier_stats st;

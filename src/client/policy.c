@@ -159,6 +159,15 @@ int stria_repo_key(const struct stria_repo *r, const char *p, char *key, size_t 
     return w < 0 || (size_t)w >= cap || !*rel ? -ENAMETOOLONG : 0;
 }
 
+int64_t stria_repo_int(const struct stria_repo *r, const char *name, int64_t dflt)
+{
+    char v[32];
+    int64_t n;
+    if (stria_repo_value(r->conf, r->len, name, v, sizeof(v)) || util_parse_i64(v, &n) < 0)
+        return dflt;
+    return n;
+}
+
 int stria_repo_has(const struct stria_repo *r, const char *which, const char *what)
 {
     char v[64] = "";

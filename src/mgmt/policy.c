@@ -76,19 +76,10 @@ static struct synced *synced_of(uint64_t dir)
     return &v[E.nsynced++];
 }
 
-static int64_t value(const struct stria_repo *r, const char *name, int64_t dflt)
-{
-    char v[32];
-    int64_t n;
-    if (stria_repo_value(r->conf, r->len, name, v, sizeof(v)) || util_parse_i64(v, &n) < 0)
-        return dflt;
-    return n;
-}
-
 static void run_repo(struct stria_repo *r)
 {
     struct stria_pass p = {.note = on_note, .stop = on_stop, .arg = r->path};
-    int64_t sync_s = value(r, "sync_interval", 0);
+    int64_t sync_s = stria_repo_int(r, "sync_interval", 0);
     struct synced *sy = synced_of(r->dir);
     uint64_t now = util_now_mono_ns();
     if (sync_s > 0 && sy && (!sy->at_ns || now - sy->at_ns >= (uint64_t)sync_s * 1000000000)) {
@@ -110,7 +101,7 @@ static void run_repo(struct stria_repo *r)
         stria_repo_has(r, "export_policy", "changed") ||
         stria_repo_has(r, "export_policy", "deleted")) {
         struct stria_export_stats st;
-        int rc = stria_repo_export(E.fs, r, value(r, "export_delay", 30), &p, &st);
+        int rc = stria_repo_export(E.fs, r, stria_repo_int(r, "export_delay", 30), &p, &st);
         if (rc && rc != -EINTR)
             log_warn("policy %s: export stopped: %s", r->path, log_err(rc));
         if (st.files || st.deleted || st.failed)
@@ -120,7 +111,7 @@ static void run_repo(struct stria_repo *r)
     }
     if (atomic_load(&E.stop))
         return;
-    int64_t ra = value(r, "release_after", 0), kf = value(r, "keep_free", 0);
+    int64_t ra = stria_repo_int(r, "release_after", 0), kf = stria_repo_int(r, "keep_free", 0);
     if (ra > 0 || kf > 0) {
         struct stria_tier_stats st;
         int rc = stria_repo_tier(E.fs, r, ra, (int)kf, &p, &st);

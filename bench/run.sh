@@ -8,8 +8,10 @@
 # writes everything to stdout and to bench/results/last-run.txt. Then, as a
 # second part, bench_fuse.sh (stria-fuse against a FUSE passthrough and the
 # local disk, on a cluster of its own) when this machine can mount FUSE file
-# systems; otherwise it says why the part was skipped. Last, bench_mdt.sh
-# (the MDT's instructions per operation, under callgrind).
+# systems; otherwise it says why the part was skipped. Then bench_mdt.sh
+# (the MDT's instructions per operation, under callgrind), bench_s3.sh
+# (data repositories on S3 beside aws) and, last and as root only,
+# bench_s3_hosts.sh (restore with 1, 2 and 3 storage hosts on the test bed).
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -158,4 +160,28 @@ if [ -x "$SRC/tests/s3/node_modules/.bin/s3rver" ] && [ -x /usr/bin/aws ]; then
 else
     echo "== S3 part skipped: s3rver or Debian's aws is missing (scripts/bootstrap.sh)" |
         tee -a "$RESULTS/last-run.txt"
+fi
+
+# Restore with 1, 2 and 3 storage hosts, on the test bed: network
+# namespaces and tc, so root only.
+echo
+if [ "${BENCH_S3_HOSTS:-1}" = 0 ]; then
+    echo "== S3 hosts part skipped: BENCH_S3_HOSTS=0" | tee -a "$RESULTS/last-run.txt"
+elif [ "$(id -u)" -ne 0 ]; then
+    echo "== S3 hosts part skipped: needs root (network namespaces, tc, the test bed's mounts)" |
+        tee -a "$RESULTS/last-run.txt"
+elif [ ! -x "$SRC/tests/s3/node_modules/.bin/s3rver" ] || [ ! -x /usr/bin/aws ]; then
+    echo "== S3 hosts part skipped: s3rver or Debian's aws is missing (scripts/bootstrap.sh)" |
+        tee -a "$RESULTS/last-run.txt"
+else
+    echo "== S3 hosts part: bench/bench_s3_hosts.sh (output also in bench/results/last-run-s3-hosts.txt)" |
+        tee -a "$RESULTS/last-run.txt"
+    rc=0
+    "$SRC/bench/bench_s3_hosts.sh" "$BUILD" || rc=$?
+    # 77: it could not run here, and said why.
+    if [ "$rc" -eq 77 ]; then
+        echo "== S3 hosts part skipped (see above)" | tee -a "$RESULTS/last-run.txt"
+    elif [ "$rc" -ne 0 ]; then
+        exit "$rc"
+    fi
 fi

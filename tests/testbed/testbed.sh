@@ -10,28 +10,51 @@
 #   testbed.sh cut DIR HOST    take HOST's link down (a cable pulled)
 #   testbed.sh heal DIR HOST   and up again
 #   testbed.sh kill DIR HOST DAEMON / start DIR HOST DAEMON
+#   testbed.sh rate DIR HOST MBIT|off   limit HOST's link to MBIT Mbit/s
+#                              each way (tc tbf), or lift the limit
+#   testbed.sh addr DIR HOST   print HOST's address
 #
 # Hosts: meta (stria-mgmtd and stria-metad, MDT 0), stor1..stor3
 # (stria-stord, OSTs 0..2), cli1 and cli2 (stria-fuse mounts). Addresses
 # 10.201.N.x/24 exist only inside these namespaces; the bridge lives in a
 # namespace of its own, so nothing is added to the machine's own network.
 # Needs root (ip netns, mounts). BUILD: the build directory.
+# At up: STOR_HOSTS=K (1..3, default 3) makes only stor1..storK (OSTs
+# 0..K-1); TESTBED_S3=1 adds a host s3 (.31) running s3rver (tests/s3) on
+# its address, port 4568, and gives the stords its credentials.
 set -euo pipefail
 
 BUILD=${BUILD:?BUILD must point at the build directory}
-HOSTS=(meta stor1 stor2 stor3 cli1 cli2)
-declare -A ADDR_LAST=([meta]=1 [stor1]=11 [stor2]=12 [stor3]=13 [cli1]=21 [cli2]=22)
+declare -A ADDR_LAST=([meta]=1 [stor1]=11 [stor2]=12 [stor3]=13 [cli1]=21 [cli2]=22 [s3]=31)
+S3_PORT=4568
+S3RVER="$(cd "$(dirname "$0")/.." && pwd)/s3/node_modules/.bin/s3rver"
 
 die() { echo "testbed: $*" >&2; exit 1; }
 
-# The run's names, kept in DIR/testbed.env by up.
+# HOSTS and STORS from STOR (the number of storage hosts) and S3 (0 or 1).
+set_hosts() {
+    local i
+    STORS=()
+    for i in $(seq 1 "$STOR"); do STORS+=("stor$i"); done
+    HOSTS=(meta "${STORS[@]}" cli1 cli2)
+    [ "$S3" = 1 ] && HOSTS+=(s3)
+    return 0
+}
+
+# The run's names and shape, kept in DIR/testbed.env by up. A bed made
+# before STOR and S3 were recorded has three storage hosts and no s3.
 load() {
     DIR=$(cd "$1" && pwd)
     [ -f "$DIR/testbed.env" ] || die "$DIR holds no test bed"
+    STOR=3 S3=0
     . "$DIR/testbed.env"
+    set_hosts
 }
 ns() { echo "${PFX}-$1"; }
-addr() { echo "10.201.${NET}.${ADDR_LAST[$1]}"; }
+addr() {
+    [[ " ${HOSTS[*]} " == *" $1 "* ]] || die "no host $1 here (hosts: ${HOSTS[*]})"
+    echo "10.201.${NET}.${ADDR_LAST[$1]}"
+}
 on() { # HOST CMD...: CMD in HOST's network namespace, the machine's mounts
     local h=$1
     shift
@@ -41,7 +64,7 @@ on() { # HOST CMD...: CMD in HOST's network namespace, the machine's mounts
 write_configs() {
     local e="$DIR/etc" mgmt
     mgmt="$(addr meta):7400"
-    mkdir -p "$e"/{meta,stor1,stor2,stor3,cli1,cli2}
+    for h in "${HOSTS[@]}"; do mkdir -p "$e/$h"; done
     od -An -tx1 -N32 /dev/urandom | tr -d ' \n' >"$DIR/cluster.key"
     chmod 600 "$DIR/cluster.key"
     for h in "${HOSTS[@]}"; do cp "$DIR/cluster.key" "$e/$h/cluster.key"; done
@@ -61,7 +84,7 @@ node = meta
 mdt = 0:$DIR/data/meta/mdt0
 heartbeat_ms = 500
 EOF
-    for i in 1 2 3; do
+    for i in $(seq 1 "$STOR"); do
         cat >"$e/stor$i/stord.conf" <<EOF
 listen = $(addr stor$i):7402
 mgmt = $mgmt
@@ -80,16 +103,49 @@ EOF
     done
 }
 
-# start HOST DAEMON (mgmtd, metad, stord): in the background on HOST.
+# start HOST DAEMON (mgmtd, metad, stord; s3rver on s3): in the
+# background on HOST.
 start_daemon() {
     local h=$1 d=$2 conf
     conf="$DIR/etc/$h/$d.conf"
     mkdir -p "$DIR/log"
-    # nsenter execs the daemon, so $! is its pid. Through the function "on"
-    # it would be a subshell's, and killing that would orphan the daemon.
-    nsenter --net="/run/netns/$(ns "$h")" -- "$BUILD/stria-$d" --config "$conf" \
-        >>"$DIR/log/$h-$d.log" 2>&1 &
+    # nsenter execs the daemon (env execs in turn), so $! is its pid.
+    # Through the function "on" it would be a subshell's, and killing that
+    # would orphan the daemon.
+    if [ "$d" = s3rver ]; then
+        mkdir -p "$DIR/data/s3"
+        # s3rver's continuation tokens use DES, in OpenSSL's legacy provider.
+        nsenter --net="/run/netns/$(ns "$h")" -- env NODE_OPTIONS=--openssl-legacy-provider \
+            "$S3RVER" -d "$DIR/data/s3" -a "$(addr s3)" -p "$S3_PORT" --silent \
+            >>"$DIR/log/$h-$d.log" 2>&1 &
+    elif [ "$d" = stord ] && [ "$S3" = 1 ]; then
+        # The movers sign with the daemon's environment: s3rver's keys.
+        nsenter --net="/run/netns/$(ns "$h")" -- env AWS_ACCESS_KEY_ID=S3RVER \
+            AWS_SECRET_ACCESS_KEY=S3RVER AWS_DEFAULT_REGION=us-east-1 \
+            "$BUILD/stria-$d" --config "$conf" >>"$DIR/log/$h-$d.log" 2>&1 &
+    else
+        nsenter --net="/run/netns/$(ns "$h")" -- "$BUILD/stria-$d" --config "$conf" \
+            >>"$DIR/log/$h-$d.log" 2>&1 &
+    fi
     echo $! >"$DIR/run/$h-$d.pid"
+}
+
+# rate HOST MBIT|off: HOST's link at MBIT Mbit/s each way, as a slower
+# NIC would be: tbf on the host's eth0 (what it sends) and on its port of
+# the bridge (what it receives). Bursts of 10 ms, queues of at most 50 ms.
+# The qdiscs go with the namespaces at down.
+set_rate() {
+    local h=$1 m=$2 port burst
+    addr "$h" >/dev/null
+    port="p${PFX#sb}$h"
+    tc -n "$(ns "$h")" qdisc del dev eth0 root 2>/dev/null || true
+    tc -n "$(ns sw)" qdisc del dev "$port" root 2>/dev/null || true
+    [ "$m" = off ] && return 0
+    [[ "$m" =~ ^[1-9][0-9]{0,5}$ ]] || die "rate: MBIT is a whole number of Mbit/s, or off"
+    burst=$((m * 1000000 / 8 / 100))
+    [ "$burst" -ge 65536 ] || burst=65536
+    tc -n "$(ns "$h")" qdisc add dev eth0 root tbf rate "${m}mbit" burst "$burst" latency 50ms
+    tc -n "$(ns sw)" qdisc add dev "$port" root tbf rate "${m}mbit" burst "$burst" latency 50ms
 }
 
 kill_daemon() { # HOST DAEMON [SIGNAL]
@@ -106,10 +162,16 @@ cmd_up() {
     mkdir -p "$1"
     DIR=$(cd "$1" && pwd)
     [ ! -f "$DIR/testbed.env" ] || die "$DIR holds a test bed already (testbed.sh down $DIR)"
+    STOR=${STOR_HOSTS:-3}
+    S3=${TESTBED_S3:-0}
+    [[ "$STOR" =~ ^[1-3]$ ]] || die "STOR_HOSTS is 1, 2 or 3"
+    [[ "$S3" =~ ^[01]$ ]] || die "TESTBED_S3 is 0 or 1"
+    [ "$S3" = 0 ] || [ -x "$S3RVER" ] || die "$S3RVER is missing (scripts/bootstrap.sh)"
+    set_hosts
     # Names unique to this run: namespaces "sbPID-host", subnet from PID.
     PFX="sb$$"
     NET=$(($$ % 200 + 10))
-    echo "PFX=$PFX NET=$NET" >"$DIR/testbed.env"
+    echo "PFX=$PFX NET=$NET STOR=$STOR S3=$S3" >"$DIR/testbed.env"
     mkdir -p "$DIR/run" "$DIR/mnt/cli1" "$DIR/mnt/cli2" "$DIR/log"
     ip netns add "$(ns sw)"
     ip -n "$(ns sw)" link add br0 type bridge
@@ -124,19 +186,20 @@ cmd_up() {
         ip -n "$(ns "$h")" link set eth0 up
     done
     write_configs
+    [ "$S3" = 0 ] || start_daemon s3 s3rver
     start_daemon meta mgmtd
     start_daemon meta metad
-    for i in 1 2 3; do start_daemon "stor$i" stord; done
-    # Up when a client on cli1 sees 1 MDT and 3 OSTs online, and the MDT
-    # has heard of them too (it places a file over all three).
+    for h in "${STORS[@]}"; do start_daemon "$h" stord; done
+    # Up when a client on cli1 sees 1 MDT and every OST online, and the MDT
+    # has heard of them too (it places a file over all of them).
     local ok= c="$DIR/etc/cli1/client.conf" stripes
     for _ in $(seq 1 150); do
-        if on cli1 "$BUILD/stria" --conf "$c" status 2>/dev/null | grep -c "online" | grep -qx 4 &&
+        if on cli1 "$BUILD/stria" --conf "$c" status 2>/dev/null | grep -c "online" | grep -qx "$((STOR + 1))" &&
             on cli1 "$BUILD/stria" --conf "$c" setstripe -c -1 /.testbed-probe >/dev/null 2>&1; then
             stripes=$(on cli1 "$BUILD/stria" --conf "$c" getstripe /.testbed-probe |
                 grep -cE '^[[:space:]]+[0-9]+[[:space:]]+[0-9]+' || true)
             on cli1 "$BUILD/stria" --conf "$c" rm /.testbed-probe
-            if [ "$stripes" = 3 ]; then
+            if [ "$stripes" = "$STOR" ]; then
                 ok=1
                 break
             fi
@@ -144,11 +207,25 @@ cmd_up() {
         sleep 0.2
     done
     [ -n "$ok" ] || die "the cluster did not come up (logs in $DIR/log)"
+    if [ "$S3" = 1 ]; then
+        # Any HTTP answer (even 403) means it listens.
+        ok=
+        for _ in $(seq 1 150); do
+            if on cli1 curl -s -o /dev/null --max-time 1 "http://$(addr s3):$S3_PORT/"; then
+                ok=1
+                break
+            fi
+            sleep 0.2
+        done
+        [ -n "$ok" ] || die "s3rver did not answer on $(addr s3):$S3_PORT (logs in $DIR/log)"
+    fi
     for c in cli1 cli2; do
         on "$c" "$BUILD/stria-fuse" -o "conf=$DIR/etc/$c/client.conf" "$DIR/mnt/$c" \
             >>"$DIR/log/$c-fuse.log" 2>&1 || die "cannot mount on $c"
     done
-    echo "test bed up in $DIR: meta $(addr meta), stor1..3, cli1 and cli2 at $DIR/mnt/cli{1,2}"
+    local s3=
+    [ "$S3" = 0 ] || s3=", s3rver at http://$(addr s3):$S3_PORT"
+    echo "test bed up in $DIR: meta $(addr meta), stor1..$STOR, cli1 and cli2 at $DIR/mnt/cli{1,2}$s3"
 }
 
 cmd_down() {
@@ -172,16 +249,18 @@ cmd_down() {
     echo "test bed in $DIR down"
 }
 
-[ $# -ge 2 ] || { sed -n '2,20p' "$0"; exit 2; }
+[ $# -ge 2 ] || { sed -n '2,/^set -euo/p' "$0" | sed '$d'; exit 2; }
 cmd=$1
 shift
 case $cmd in
 up) cmd_up "$1" ;;
 down) cmd_down "$1" ;;
 exec) load "$1"; h=$2; shift 2; on "$h" "$@" ;;
+rate) load "$1"; set_rate "$2" "${3:?rate DIR HOST MBIT|off}" ;;
+addr) load "$1"; addr "$2" ;;
 cut) load "$1"; ip -n "$(ns "$2")" link set eth0 down ;;
 heal) load "$1"; ip -n "$(ns "$2")" link set eth0 up ;;
 kill) load "$1"; kill_daemon "$2" "$3" "${4:-KILL}" ;;
 start) load "$1"; start_daemon "$2" "$3" ;;
-*) die "unknown command $cmd (up, down, exec, cut, heal, kill, start)" ;;
+*) die "unknown command $cmd (up, down, exec, cut, heal, kill, start, rate, addr)" ;;
 esac

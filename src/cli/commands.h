@@ -43,4 +43,7 @@ int cmd_scrub(int argc, char **argv);
 int cmd_repo(int argc, char **argv);
 int cmd_hsm(int argc, char **argv);
 
+/* ondemand.c: a file system on a job's nodes, over ssh */
+int cmd_ondemand(int argc, char **argv);
+
 #endif

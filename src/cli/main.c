@@ -138,6 +138,23 @@ static const struct command commands[] = {
      "  release  free the OST space of archived, unchanged files\n"
      "  restore  fetch released files back, every stripe at once\n"
      "  state    print the HSM state as lfs hsm_state (-v: key and etag)\n"},
+    {"ondemand", cmd_ondemand, "start|status|stop --nodefile FILE ...",
+     "a file system on the nodes of a job, started and stopped over ssh (as BeeOND)",
+     "  ondemand start --nodefile F --data-dir D --mount M [--mdts N] [--stripe-all]\n"
+     "                 [--ssh OPTIONS] [--keep-going] [--name NAME] [--port P] [--stria PATH]\n"
+     "                 [--timeout SECONDS] [--verbose]\n"
+     "      over ssh to every node in F (one host name a line) at once: stria-mgmtd\n"
+     "      on the first node, a stria-metad on each of the first N nodes, a\n"
+     "      stria-stord serving D on every node, mounted at M on every node.\n"
+     "      Returns when it is usable everywhere. A node that fails is named, and\n"
+     "      what was started is stopped again unless --keep-going.\n"
+     "  ondemand status --nodefile F [--name NAME]   each node's daemons and mount\n"
+     "  ondemand stop --nodefile F [--cleanup] [--name NAME]\n"
+     "      unmount and stop on every node; --cleanup removes D/stria-NAME too\n"
+     "Every node runs the same stria (--stria PATH: where it is there; default the\n"
+     "path of this one). Ports: P (7400) the management service, P+1 storage,\n"
+     "P+2... metadata. --ssh OPTIONS go to ssh before its own (-i KEY, -l USER...).\n"
+     "--timeout: how long the mounts wait on a node that is gone (30 s: scratch).\n"},
     {"help", cmd_help, "[COMMAND]", "show this help, or a command's", ""},
 };
 

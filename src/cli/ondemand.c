@@ -1,0 +1,842 @@
+/*
+ * stria ondemand: a file system on the nodes of a job, for the life of the
+ * job, as BeeOND builds one (docs/operations.md, "On-demand file systems").
+ *
+ * The coordinator (start, status, stop) reaches every node of the node
+ * file over ssh, in parallel, and runs this same program there as the node
+ * agent (`stria ondemand node ...`), which does what `stria up` does for a
+ * machine, for that node's share: it writes the key and the configs under
+ * DATA_DIR/stria-NAME, starts its daemons (stria-mgmtd on the first node,
+ * a stria-metad on each of the first MDTS nodes, a stria-stord serving
+ * DATA_DIR on every node), mounts, and unmounts and stops them again. The
+ * node records where its instance lives (ondemand_record), so that status
+ * and stop need only the node file.
+ *
+ * start goes in phases, each on its nodes at once and each bounded in
+ * time: the management service; every other daemon; the first node waits
+ * until every target is online; every node mounts. A node that cannot be
+ * reached or fails a phase is named with what it said, and what was
+ * started is stopped again (unless --keep-going). Everything is idempotent:
+ * a daemon that runs is left running, a mount that answers is kept.
+ */
+#include "args.h"
+#include "commands.h"
+#include "local.h"
+#include "mount.h"
+#include "proc.h"
+
+#include "../common/auth.h"
+#include "../common/util.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <stria/stria.h>
+#include <unistd.h>
+
+#define OD_MAX_NODES 4096
+#define OD_FANOUT    64    /* ssh sessions at once */
+#define OD_PHASE_MS  60000 /* the longest a phase may take on a node */
+#define OD_WAIT_MS   30000 /* targets online */
+#define OD_NAME_MAX  32
+
+/* ---- what a node keeps: where its instance of NAME lives ---- */
+
+/* The record of instance name on this node: /run/stria (root) or the
+ * user's runtime or state directory. */
+static void record_path(const char *name, char *buf, size_t len)
+{
+    const char *rt = getenv("XDG_RUNTIME_DIR"), *home = getenv("HOME");
+    if (geteuid() == 0)
+        snprintf(buf, len, "/run/stria/ondemand-%s", name);
+    else if (rt && *rt)
+        snprintf(buf, len, "%s/stria/ondemand-%s", rt, name);
+    else
+        snprintf(buf, len, "%s/.local/state/stria/ondemand-%s", home && *home ? home : "/tmp",
+                 name);
+}
+
+static int record_read(const char *name, char *dir, size_t dlen, char *mnt, size_t mlen)
+{
+    char path[PATH_MAX], *text = NULL;
+    record_path(name, path, sizeof(path));
+    int rc = util_read_file(path, 16384, &text, NULL);
+    if (rc)
+        return rc;
+    char *nl = strchr(text, '\n');
+    if (!nl || nl == text) {
+        free(text);
+        return -EINVAL;
+    }
+    *nl = 0;
+    char *m = nl + 1, *end = strchr(m, '\n');
+    if (end)
+        *end = 0;
+    snprintf(dir, dlen, "%s", text);
+    snprintf(mnt, mlen, "%s", m);
+    free(text);
+    return 0;
+}
+
+static int record_write(const char *name, const char *dir, const char *mnt)
+{
+    char path[PATH_MAX], text[2 * PATH_MAX + 4];
+    record_path(name, path, sizeof(path));
+    char *slash = strrchr(path, '/');
+    *slash = 0;
+    int rc = util_mkdir_p(path, 0700);
+    *slash = '/';
+    int n = snprintf(text, sizeof(text), "%s\n%s\n", dir, mnt);
+    return rc ? rc : util_write_file_atomic(path, text, (size_t)n, 0600);
+}
+
+/* ---- the node agent ---- */
+
+struct node_args {
+    const char *name, *data, *mnt, *mgmt, *self;
+    int index, nodes, mdts, port, timeout_s;
+    bool stripe_all, cleanup;
+};
+
+static int write_file(const char *dir, const char *rel, const char *text)
+{
+    char path[PATH_MAX];
+    snprintf(path, sizeof(path), "%s/%s", dir, rel);
+    int rc = util_write_file_atomic(path, text, strlen(text), 0644);
+    if (rc)
+        fprintf(stderr, "cannot write %s: %s\n", path, strerror(-rc));
+    return rc;
+}
+
+/* The node's configs and key (read from stdin, 64 hex digits). */
+static int node_prepare(const struct node_args *a, const char *dir)
+{
+    char sub[PATH_MAX], text[8192];
+    const char *dirs[] = {"conf", "log", "run", "mgmt", "ost"};
+    int rc = util_mkdir_p(dir, 0700);
+    for (size_t i = 0; !rc && i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+        snprintf(sub, sizeof(sub), "%s/%s", dir, dirs[i]);
+        rc = util_mkdir_p(sub, 0755);
+    }
+    if (rc) {
+        fprintf(stderr, "cannot create %s: %s\n", dir, strerror(-rc));
+        return rc;
+    }
+    char key[80] = "";
+    size_t got = fread(key, 1, sizeof(key) - 1, stdin);
+    key[got] = 0;
+    key[strcspn(key, "\r\n")] = 0;
+    if (strlen(key) != 64 || strspn(key, "0123456789abcdef") != 64) {
+        fprintf(stderr, "no cluster key on stdin (64 hex digits)\n");
+        return -EINVAL;
+    }
+    snprintf(sub, sizeof(sub), "%s/cluster.key", dir);
+    /* The first node keeps the key its instance has (a start run again
+     * must not lock out the daemons that run) and tells the coordinator,
+     * which gives it to the others. */
+    char *old = NULL;
+    if (a->index == 0 && util_read_file(sub, 1024, &old, NULL) == 0 && strlen(old) >= 64 &&
+        strspn(old, "0123456789abcdef") == 64) {
+        memcpy(key, old, 64);
+        key[64] = 0;
+    }
+    free(old);
+    snprintf(text, sizeof(text), "%s\n", key);
+    if ((rc = util_write_file_atomic(sub, text, strlen(text), 0600)))
+        return rc;
+    if (a->index == 0)
+        printf("key %s\n", key);
+    snprintf(text, sizeof(text),
+             "# Written by `stria ondemand` for %s; rewritten at each start.\n"
+             "listen = 0.0.0.0:%d\nkey_file = %s/cluster.key\ndata_dir = %s/mgmt\nfsname = %s\n"
+             "offline_after_ms = 3000\n",
+             a->name, a->port, dir, dir, a->name);
+    if (a->index == 0 && (rc = write_file(dir, "conf/mgmtd.conf", text)))
+        return rc;
+    int n = snprintf(text, sizeof(text),
+                     "# Written by `stria ondemand`.\nlisten = 0.0.0.0:%d\nadvertise = %s\n"
+                     "mgmt = %s:%d\nkey_file = %s/cluster.key\nnode = %s\nheartbeat_ms = 500\n"
+                     "root_mdts = %d\n",
+                     a->port + 2, a->self, a->mgmt, a->port, dir, a->self, a->mdts);
+    bool meta = false;
+    for (int i = a->index; i < a->mdts && n < (int)sizeof(text) - 300; i += a->nodes) {
+        n += snprintf(text + n, sizeof(text) - (size_t)n, "mdt = %d:%s/mdt%d\n", i, dir, i);
+        meta = true;
+    }
+    if (meta && (rc = write_file(dir, "conf/metad.conf", text)))
+        return rc;
+    snprintf(text, sizeof(text),
+             "# Written by `stria ondemand`: this node's share of the data is in %s.\n"
+             "listen = 0.0.0.0:%d\nadvertise = %s\nmgmt = %s:%d\nkey_file = %s/cluster.key\n"
+             "node = %s\nheartbeat_ms = 500\nost = %d:%s/ost\n",
+             dir, a->port + 1, a->self, a->mgmt, a->port, dir, a->self, a->index, dir);
+    if ((rc = write_file(dir, "conf/stord.conf", text)))
+        return rc;
+    snprintf(text, sizeof(text),
+             "# The on-demand file system %s (`stria ondemand`).\nmgmt = %s:%d\n"
+             "key_file = cluster.key\n"
+             "# Scratch: a node that is gone fails its I/O soon rather than after 100 s.\n"
+             "timeout_ms = %d\n",
+             a->name, a->mgmt, a->port, a->timeout_s * 1000);
+    if ((rc = write_file(dir, "client.conf", text)))
+        return rc;
+    return record_write(a->name, dir, a->mnt);
+}
+
+static const char *const svc[] = {"mgmtd", "metad", "stord"};
+static const char *const svc_bin[] = {"stria-mgmtd", "stria-metad", "stria-stord"};
+
+/* Start daemon k of the node if it has a config and does not run. */
+static int node_start_one(const char *dir, int k)
+{
+    char bin[PATH_MAX], bindir[PATH_MAX], conf[PATH_MAX], log[PATH_MAX], pidf[PATH_MAX];
+    snprintf(conf, sizeof(conf), "%s/conf/%s.conf", dir, svc[k]);
+    snprintf(log, sizeof(log), "%s/log/%s.log", dir, svc[k]);
+    snprintf(pidf, sizeof(pidf), "%s/run/%s.pid", dir, svc[k]);
+    if (access(conf, F_OK) || proc_running(pidf, svc_bin[k]))
+        return 0;
+    proc_bin_dir(bindir, sizeof(bindir));
+    snprintf(bin, sizeof(bin), "%s/%s", bindir, svc_bin[k]);
+    pid_t pid = 0;
+    int rc = proc_start(bin, conf, log, pidf, &pid);
+    if (rc == 0)
+        printf("started %s pid %d\n", svc_bin[k], (int)pid);
+    return rc;
+}
+
+/* Wait (bounded) until want_mdts MDTs and want_osts OSTs are online. */
+static int node_wait(const char *dir, int want_mdts, int want_osts)
+{
+    char conf[PATH_MAX];
+    snprintf(conf, sizeof(conf), "%s/client.conf", dir);
+    uint64_t deadline = util_now_mono_ns() + (uint64_t)OD_WAIT_MS * 1000000ull;
+    int mdt = 0, ost = 0;
+    while (util_now_mono_ns() < deadline) {
+        stria_fs_t *fs;
+        if (stria_connect(conf, &fs) == 0) {
+            struct stria_target *t;
+            size_t n;
+            mdt = ost = 0;
+            if (stria_targets(fs, &t, &n) == 0) {
+                for (size_t i = 0; i < n; i++) {
+                    mdt += t[i].online && t[i].kind[0] == 'M';
+                    ost += t[i].online && t[i].kind[0] == 'O';
+                }
+                free(t);
+            }
+            stria_disconnect(fs);
+            if (mdt >= want_mdts && ost >= want_osts) {
+                usleep(1200 * 1000); /* a heartbeat round: the MDTs learn the OSTs */
+                return 0;
+            }
+        }
+        usleep(200 * 1000);
+    }
+    fprintf(stderr, "only %d of %d MDTs and %d of %d OSTs online after %d s (logs in %s/log)\n",
+            mdt, want_mdts, ost, want_osts, OD_WAIT_MS / 1000, dir);
+    return -ETIMEDOUT;
+}
+
+static int node_stop(const struct node_args *a)
+{
+    char dir[PATH_MAX], mnt[PATH_MAX], pidf[PATH_MAX], path[PATH_MAX];
+    int rc = record_read(a->name, dir, sizeof(dir), mnt, sizeof(mnt));
+    if (rc == -ENOENT) {
+        printf("no on-demand file system %s here\n", a->name);
+        return 0;
+    }
+    if (rc) {
+        fprintf(stderr, "cannot read the record of %s: %s\n", a->name, strerror(-rc));
+        return rc;
+    }
+    mnt_unmount_all(dir);
+    for (int k = 2; k >= 0; k--) {
+        snprintf(pidf, sizeof(pidf), "%s/run/%s.pid", dir, svc[k]);
+        pid_t pid = proc_stop(pidf, svc_bin[k]);
+        if (pid)
+            printf("stopped %s pid %d\n", svc_bin[k], (int)pid);
+    }
+    if (a->cleanup) {
+        char *argv[] = {(char *)"/bin/rm", (char *)"-rf", "--", dir, NULL};
+        rc = proc_run_bounded(argv, 2, 600000);
+        if (rc) {
+            fprintf(stderr, "cannot remove %s (rm: %d)\n", dir, rc);
+            return -EIO;
+        }
+        printf("removed %s\n", dir);
+    }
+    record_path(a->name, path, sizeof(path));
+    unlink(path);
+    return 0;
+}
+
+static int node_status(const struct node_args *a)
+{
+    char dir[PATH_MAX], mnt[PATH_MAX], pidf[PATH_MAX];
+    int rc = record_read(a->name, dir, sizeof(dir), mnt, sizeof(mnt));
+    if (rc == -ENOENT) {
+        printf("  not running here\n");
+        return 3;
+    }
+    if (rc)
+        return rc;
+    int down = 0;
+    for (int k = 0; k < 3; k++) {
+        char conf[PATH_MAX];
+        snprintf(conf, sizeof(conf), "%s/conf/%s.conf", dir, svc[k]);
+        if (access(conf, F_OK))
+            continue;
+        snprintf(pidf, sizeof(pidf), "%s/run/%s.pid", dir, svc[k]);
+        pid_t pid = proc_running(pidf, svc_bin[k]);
+        if (pid)
+            printf("  %-12s running pid %d\n", svc_bin[k], (int)pid);
+        else
+            printf("  %-12s NOT RUNNING (log %s/log/%s.log)\n", svc_bin[k], dir, svc[k]);
+        down += !pid;
+    }
+    mnt_show(dir);
+    printf("  data         %s\n", dir);
+    return down ? 4 : 0;
+}
+
+static const struct option node_opts[] = {{"name", required_argument, NULL, 'n'},
+                                          {"data-dir", required_argument, NULL, 'd'},
+                                          {"mount", required_argument, NULL, 'm'},
+                                          {"mgmt", required_argument, NULL, 'g'},
+                                          {"self", required_argument, NULL, 's'},
+                                          {"index", required_argument, NULL, 'i'},
+                                          {"nodes", required_argument, NULL, 'N'},
+                                          {"mdts", required_argument, NULL, 'M'},
+                                          {"port", required_argument, NULL, 'p'},
+                                          {"stripe-all", no_argument, NULL, 'S'},
+                                          {"cleanup", no_argument, NULL, 'c'},
+                                          {"timeout", required_argument, NULL, 't'},
+                                          {NULL, 0, NULL, 0}};
+
+/* stria ondemand node PHASE ...: what a node does, run over ssh. PHASE:
+ * mgmt (prepare, start the management service), daemons (prepare, start
+ * the others), wait (every target online), mount, setup, status, stop. */
+static int cmd_node(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error("ondemand", "node takes a phase");
+    const char *phase = argv[1];
+    struct node_args a = {.name = "ondemand", .port = 7400, .nodes = 1, .mdts = 1, .timeout_s = 30};
+    int c;
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc - 1, argv + 1, "", node_opts, NULL)) != -1) {
+        switch (c) {
+        case 'n':
+            a.name = optarg;
+            break;
+        case 'd':
+            a.data = optarg;
+            break;
+        case 'm':
+            a.mnt = optarg;
+            break;
+        case 'g':
+            a.mgmt = optarg;
+            break;
+        case 's':
+            a.self = optarg;
+            break;
+        case 'i':
+            a.index = atoi(optarg);
+            break;
+        case 'N':
+            a.nodes = atoi(optarg);
+            break;
+        case 'M':
+            a.mdts = atoi(optarg);
+            break;
+        case 'p':
+            a.port = atoi(optarg);
+            break;
+        case 'S':
+            a.stripe_all = true;
+            break;
+        case 'c':
+            a.cleanup = true;
+            break;
+        case 't':
+            a.timeout_s = atoi(optarg);
+            if (a.timeout_s < 1 || a.timeout_s > 3600)
+                return cli_usage_error("ondemand", "--timeout is 1 to 3600 seconds");
+            break;
+        default:
+            return cli_usage_error("ondemand", NULL);
+        }
+    }
+    if (!strcmp(phase, "stop"))
+        return node_stop(&a) ? CLI_FAIL : CLI_OK;
+    if (!strcmp(phase, "status"))
+        return node_status(&a);
+    char dir[PATH_MAX], mnt[PATH_MAX];
+    if (!strcmp(phase, "mgmt") || !strcmp(phase, "daemons")) {
+        if (!a.data || !a.mnt || !a.mgmt || !a.self || a.nodes < 1 || a.index < 0 ||
+            a.index >= a.nodes || a.mdts < 1)
+            return cli_usage_error("ondemand", "node %s: missing arguments", phase);
+        snprintf(dir, sizeof(dir), "%s/stria-%s", a.data, a.name);
+        if (node_prepare(&a, dir))
+            return CLI_FAIL;
+        bool mgmt = !strcmp(phase, "mgmt");
+        for (int k = mgmt ? 0 : 1; k < (mgmt ? 1 : 3); k++)
+            if (node_start_one(dir, k))
+                return CLI_FAIL;
+        return CLI_OK;
+    }
+    if (record_read(a.name, dir, sizeof(dir), mnt, sizeof(mnt))) {
+        fprintf(stderr, "no on-demand file system %s here (start it first)\n", a.name);
+        return CLI_FAIL;
+    }
+    if (!strcmp(phase, "wait"))
+        return node_wait(dir, a.mdts, a.nodes) ? CLI_FAIL : CLI_OK;
+    if (!strcmp(phase, "mount"))
+        return mnt_mount(dir, mnt) ? CLI_FAIL : CLI_OK;
+    if (!strcmp(phase, "setup")) {
+        if (!a.stripe_all)
+            return CLI_OK;
+        char conf[PATH_MAX];
+        snprintf(conf, sizeof(conf), "%s/client.conf", dir);
+        stria_fs_t *fs;
+        int rc = stria_connect(conf, &fs);
+        if (rc == 0) {
+            rc = stria_setstripe(fs, "/", -1, 0, -1);
+            stria_disconnect(fs);
+        }
+        if (rc)
+            fprintf(stderr, "cannot stripe the root over every OST: %s\n", strerror(-rc));
+        return rc ? CLI_FAIL : CLI_OK;
+    }
+    return cli_usage_error("ondemand", "unknown node phase '%s'", phase);
+}
+
+/* ---- the coordinator ---- */
+
+struct od {
+    char **nodes;
+    int n;
+    const char *ssh_opts, *remote, *name, *data, *mnt;
+    int mdts, port, timeout_s;
+    bool stripe_all, keep_going, cleanup, verbose;
+    char key[65];
+};
+
+static int read_nodefile(const char *path, struct od *o)
+{
+    FILE *f = fopen(path, "r");
+    if (!f) {
+        fprintf(stderr, "stria ondemand: cannot read the node file %s: %s\n", path,
+                strerror(errno));
+        return -errno;
+    }
+    char line[512];
+    int rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f)) {
+        char *s = line + strspn(line, " \t");
+        s[strcspn(s, " \t\r\n#")] = 0;
+        if (!*s)
+            continue;
+        bool ok = strlen(s) < 256;
+        for (const char *p = s; ok && *p; p++)
+            ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
+                 strchr(".-_:[]", *p);
+        if (!ok) {
+            fprintf(stderr, "stria ondemand: %s: '%s' is not a host name\n", path, s);
+            rc = -EINVAL;
+            break;
+        }
+        bool dup = false;
+        for (int i = 0; i < o->n && !dup; i++)
+            dup = !strcmp(o->nodes[i], s);
+        if (dup)
+            continue;
+        if (o->n == OD_MAX_NODES) {
+            fprintf(stderr, "stria ondemand: more than %d nodes in %s\n", OD_MAX_NODES, path);
+            rc = -E2BIG;
+            break;
+        }
+        char **nv = realloc(o->nodes, (size_t)(o->n + 1) * sizeof(*nv));
+        if (!nv || !(nv[o->n] = strdup(s))) {
+            if (nv)
+                o->nodes = nv;
+            rc = -ENOMEM;
+            break;
+        }
+        o->nodes = nv;
+        o->n++;
+    }
+    fclose(f);
+    if (rc == 0 && o->n == 0) {
+        fprintf(stderr, "stria ondemand: %s names no node\n", path);
+        rc = -EINVAL;
+    }
+    return rc;
+}
+
+/* s in single quotes for a remote shell. */
+static void quote(char *out, size_t cap, size_t *at, const char *s)
+{
+    if (*at + 2 < cap)
+        out[(*at)++] = '\'';
+    for (; *s && *at + 5 < cap; s++) {
+        if (*s == '\'') {
+            memcpy(out + *at, "'\\''", 4);
+            *at += 4;
+        } else
+            out[(*at)++] = *s;
+    }
+    if (*at + 2 < cap)
+        out[(*at)++] = '\'';
+    if (*at + 1 < cap)
+        out[(*at)++] = ' ';
+    out[*at] = 0;
+}
+
+struct job {
+    int node;
+    pid_t pid;
+    int out_fd; /* a temporary file with what ssh and the agent said */
+    int status;
+    bool done;
+};
+
+/* Run the node agent's phase on nodes[i] for every i in idx[0..k), at most
+ * OD_FANOUT at once, each within OD_PHASE_MS; with the key on stdin.
+ * Returns how many failed, after naming each with what it said. */
+static int run_phase(struct od *o, const char *phase, const int *idx, int k, const char *extra)
+{
+    struct job *j = calloc((size_t)k, sizeof(*j));
+    if (!j)
+        return k;
+    int failed = 0, started = 0, running = 0;
+    uint64_t t0 = util_now_mono_ns();
+    while (started < k || running) {
+        while (started < k && running < OD_FANOUT) {
+            struct job *x = &j[started];
+            x->node = idx[started++];
+            char cmd[8192];
+            size_t at = 0;
+            cmd[0] = 0;
+            char num[5][16];
+            snprintf(num[0], 16, "%d", x->node);
+            snprintf(num[1], 16, "%d", o->n);
+            snprintf(num[2], 16, "%d", o->mdts);
+            snprintf(num[3], 16, "%d", o->port);
+            snprintf(num[4], 16, "%d", o->timeout_s);
+            const char *args[] = {o->remote,    "ondemand",
+                                  "node",       phase,
+                                  "--name",     o->name,
+                                  "--data-dir", o->data ? o->data : "-",
+                                  "--mount",    o->mnt ? o->mnt : "-",
+                                  "--mgmt",     o->nodes[0],
+                                  "--self",     o->nodes[x->node],
+                                  "--index",    num[0],
+                                  "--nodes",    num[1],
+                                  "--mdts",     num[2],
+                                  "--port",     num[3],
+                                  "--timeout",  num[4]};
+            for (size_t a = 0; a < sizeof(args) / sizeof(args[0]); a++)
+                quote(cmd, sizeof(cmd), &at, args[a]);
+            if (extra)
+                quote(cmd, sizeof(cmd), &at, extra);
+            char outf[] = "/tmp/stria-od-out-XXXXXX";
+            x->out_fd = mkstemp(outf);
+            if (x->out_fd >= 0)
+                unlink(outf);
+            /* ssh's own options first: the first value of an option wins. */
+            char *argv[64];
+            int ac = 0;
+            char opts[1024];
+            argv[ac++] = (char *)"ssh";
+            snprintf(opts, sizeof(opts), "%s", o->ssh_opts ? o->ssh_opts : "");
+            for (char *save = NULL, *t = strtok_r(opts, " \t", &save); t && ac < 50;
+                 t = strtok_r(NULL, " \t", &save))
+                argv[ac++] = t;
+            argv[ac++] = (char *)"-o";
+            argv[ac++] = (char *)"BatchMode=yes";
+            argv[ac++] = (char *)"-o";
+            argv[ac++] = (char *)"ConnectTimeout=10";
+            argv[ac++] = o->nodes[x->node];
+            argv[ac++] = cmd;
+            argv[ac] = NULL;
+            /* The key on stdin, through a pipe of its own. */
+            int kp[2] = {-1, -1};
+            if (x->out_fd >= 0 && pipe2(kp, O_CLOEXEC) == 0 && write(kp[1], o->key, 64) != 64) {
+                close(kp[0]);
+                close(kp[1]);
+                kp[0] = kp[1] = -1;
+            }
+            if (kp[1] >= 0)
+                close(kp[1]);
+            x->pid = x->out_fd < 0 || kp[0] < 0 ? -1 : fork();
+            if (x->pid == 0) {
+                dup2(kp[0], 0);
+                dup2(x->out_fd, 1);
+                dup2(x->out_fd, 2);
+                setpgid(0, 0);
+                execvp("ssh", argv);
+                _exit(127);
+            }
+            if (kp[0] >= 0)
+                close(kp[0]);
+            if (x->pid < 0) {
+                x->done = true;
+                x->status = -1;
+            } else
+                running++;
+        }
+        int st;
+        pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p <= 0) {
+            if (util_now_mono_ns() - t0 > (uint64_t)OD_PHASE_MS * 1000000ull) {
+                for (int i = 0; i < started; i++)
+                    if (!j[i].done && j[i].pid > 0)
+                        kill(-j[i].pid, SIGKILL);
+            }
+            usleep(20 * 1000);
+            continue;
+        }
+        for (int i = 0; i < started; i++)
+            if (j[i].pid == p && !j[i].done) {
+                j[i].done = true;
+                j[i].status = WIFEXITED(st) ? WEXITSTATUS(st) : 128 + WTERMSIG(st);
+                running--;
+            }
+    }
+    for (int i = 0; i < k; i++) {
+        struct job *x = &j[i];
+        char buf[4096] = "";
+        ssize_t got = x->out_fd >= 0 ? pread(x->out_fd, buf, sizeof(buf) - 1, 0) : 0;
+        buf[got > 0 ? got : 0] = 0;
+        bool bad = x->status != 0 && !(x->status == 3 && !strcmp(phase, "status"));
+        /* The first node's key, which the other nodes get. */
+        char *kl = strstr(buf, "key ");
+        if (kl && (kl == buf || kl[-1] == '\n') && strspn(kl + 4, "0123456789abcdef") == 64) {
+            if (!bad && !strcmp(phase, "mgmt"))
+                memcpy(o->key, kl + 4, 64);
+            memset(kl, ' ', 68); /* never shown */
+            kl[0] = '\n';
+        }
+        if (bad && !strcmp(phase, "status") && x->status == 4) {
+            failed++;
+            fprintf(stderr, "stria ondemand: node %s: a daemon is not running\n",
+                    o->nodes[x->node]);
+        } else if (bad) {
+            failed++;
+            fprintf(stderr, "stria ondemand: %s on node %s failed (%s %d)%s\n", phase,
+                    o->nodes[x->node], x->status == 255 ? "ssh:" : "exit", x->status,
+                    got > 0 ? "; it said:" : "");
+        }
+        if (bad || o->verbose || !strcmp(phase, "status")) {
+            if (!strcmp(phase, "status"))
+                printf("%s:\n", o->nodes[x->node]);
+            char *save = NULL;
+            for (char *l = strtok_r(buf, "\n", &save); l; l = strtok_r(NULL, "\n", &save))
+                fprintf(bad && strcmp(phase, "status") ? stderr : stdout, "  %s\n", l);
+        }
+        if (x->out_fd >= 0)
+            close(x->out_fd);
+    }
+    free(j);
+    return failed;
+}
+
+static int all_nodes(const struct od *o, int **idx)
+{
+    *idx = malloc(sizeof(**idx) * (size_t)o->n);
+    if (!*idx)
+        return -ENOMEM;
+    for (int i = 0; i < o->n; i++)
+        (*idx)[i] = i;
+    return 0;
+}
+
+static int od_stop(struct od *o)
+{
+    int *idx;
+    if (all_nodes(o, &idx))
+        return CLI_FAIL;
+    uint64_t t0 = util_now_mono_ns();
+    int failed = run_phase(o, "stop", idx, o->n, o->cleanup ? "--cleanup" : NULL);
+    free(idx);
+    if (failed)
+        return CLI_FAIL;
+    printf("stopped the on-demand file system %s on %d nodes%s in %.2f s\n", o->name, o->n,
+           o->cleanup ? "; its data is removed" : "", (double)(util_now_mono_ns() - t0) / 1e9);
+    return CLI_OK;
+}
+
+static int od_start(struct od *o)
+{
+    int *idx;
+    if (all_nodes(o, &idx))
+        return CLI_FAIL;
+    uint64_t t0 = util_now_mono_ns();
+    const char *phases[] = {"mgmt", "daemons", "wait", "mount", "setup"};
+    int failed = 0;
+    for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]) && !failed; p++) {
+        bool first_only = p == 0 || p == 2 || p == 4;
+        failed = run_phase(o, phases[p], idx, first_only ? 1 : o->n,
+                           p == 4 && o->stripe_all ? "--stripe-all" : NULL);
+        if (failed && o->keep_going && p != 0 && p != 2)
+            failed = 0; /* go on without those nodes */
+    }
+    free(idx);
+    double dt = (double)(util_now_mono_ns() - t0) / 1e9;
+    if (failed) {
+        if (!o->keep_going) {
+            fprintf(stderr, "stria ondemand: stopping what was started\n");
+            o->cleanup = false;
+            od_stop(o);
+        }
+        return CLI_FAIL;
+    }
+    printf("on-demand file system %s: %d nodes; mgmt on %s, %d MDT%s on the first %d node%s, an "
+           "OST on every node, mounted at %s on every node; started in %.2f s\n",
+           o->name, o->n, o->nodes[0], o->mdts, o->mdts > 1 ? "s" : "",
+           o->mdts < o->n ? o->mdts : o->n, (o->mdts < o->n ? o->mdts : o->n) > 1 ? "s" : "",
+           o->mnt, dt);
+    return CLI_OK;
+}
+
+static const struct option od_opts[] = {
+    {"nodefile", required_argument, NULL, 'f'}, {"data-dir", required_argument, NULL, 'd'},
+    {"mount", required_argument, NULL, 'm'},    {"mdts", required_argument, NULL, 'M'},
+    {"stripe-all", no_argument, NULL, 'S'},     {"ssh", required_argument, NULL, 's'},
+    {"keep-going", no_argument, NULL, 'k'},     {"cleanup", no_argument, NULL, 'c'},
+    {"name", required_argument, NULL, 'n'},     {"port", required_argument, NULL, 'p'},
+    {"stria", required_argument, NULL, 'r'},    {"verbose", no_argument, NULL, 'v'},
+    {"timeout", required_argument, NULL, 't'},  {NULL, 0, NULL, 0}};
+
+int cmd_ondemand(int argc, char **argv)
+{
+    if (argc < 2)
+        return cli_usage_error("ondemand", "missing a subcommand (start, status, stop)");
+    const char *sub = argv[1];
+    if (!strcmp(sub, "node"))
+        return cmd_node(argc - 1, argv + 1);
+    if (strcmp(sub, "start") && strcmp(sub, "status") && strcmp(sub, "stop"))
+        return cli_usage_error("ondemand", "unknown subcommand '%s'", sub);
+    struct od o = {.name = "ondemand", .mdts = 1, .port = 7400, .timeout_s = 30};
+    const char *nodefile = NULL;
+    char remote[PATH_MAX];
+    proc_bin_dir(remote, sizeof(remote));
+    strncat(remote, "/stria", sizeof(remote) - strlen(remote) - 1);
+    o.remote = remote;
+    int c;
+    int64_t v;
+    optind = 1;
+    opterr = 1;
+    while ((c = getopt_long(argc - 1, argv + 1, "", od_opts, NULL)) != -1) {
+        switch (c) {
+        case 'f':
+            nodefile = optarg;
+            break;
+        case 'd':
+            o.data = optarg;
+            break;
+        case 'm':
+            o.mnt = optarg;
+            break;
+        case 'S':
+            o.stripe_all = true;
+            break;
+        case 's':
+            o.ssh_opts = optarg;
+            break;
+        case 'k':
+            o.keep_going = true;
+            break;
+        case 'c':
+            o.cleanup = true;
+            break;
+        case 't':
+            if (util_parse_i64(optarg, &v) < 0 || v < 1 || v > 3600)
+                return cli_usage_error("ondemand", "--timeout is 1 to 3600 seconds");
+            o.timeout_s = (int)v;
+            break;
+        case 'n':
+            o.name = optarg;
+            break;
+        case 'r':
+            o.remote = optarg;
+            break;
+        case 'v':
+            o.verbose = true;
+            break;
+        case 'M':
+            if (util_parse_i64(optarg, &v) < 0 || v < 1 || v > LOCAL_MAX_MDTS)
+                return cli_usage_error("ondemand", "--mdts is 1 to %d", LOCAL_MAX_MDTS);
+            o.mdts = (int)v;
+            break;
+        case 'p':
+            if (util_parse_i64(optarg, &v) < 0 || v < 1 || v > 65000 - 2 - LOCAL_MAX_MDTS)
+                return cli_usage_error("ondemand", "--port is 1 to %d", 65000 - 2 - LOCAL_MAX_MDTS);
+            o.port = (int)v;
+            break;
+        default:
+            return cli_usage_error("ondemand", NULL);
+        }
+    }
+    if (optind < argc - 1)
+        return cli_usage_error("ondemand", "unexpected argument '%s'", argv[optind + 1]);
+    if (!nodefile)
+        return cli_usage_error("ondemand", "%s needs --nodefile FILE", sub);
+    if (strlen(o.name) >= OD_NAME_MAX ||
+        strspn(o.name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(o.name) || !o.name[0])
+        return cli_usage_error("ondemand", "--name is up to 31 of a-z, 0-9, - and _");
+    if (!strcmp(sub, "start")) {
+        if (!o.data || !o.mnt || o.data[0] != '/' || o.mnt[0] != '/')
+            return cli_usage_error("ondemand", "start needs --data-dir DIR and --mount DIR, "
+                                               "absolute paths on every node");
+        if (o.keep_going && o.mdts > 1)
+            fprintf(stderr, "stria ondemand: note: with --keep-going an MDT node that fails "
+                            "still stops the start\n");
+    } else if (o.data || o.mnt || o.stripe_all || o.mdts != 1) {
+        return cli_usage_error("ondemand",
+                               "%s takes --nodefile, --name, --ssh and --stria "
+                               "(the nodes know the rest)%s",
+                               sub, strcmp(sub, "stop") ? "" : ", and --cleanup");
+    }
+    int ret = CLI_FAIL;
+    if (read_nodefile(nodefile, &o) == 0) {
+        if (!strcmp(sub, "start")) {
+            char keyf[] = "/tmp/stria-od-keygen-XXXXXX";
+            int fd = mkstemp(keyf);
+            char *text = NULL;
+            if (fd >= 0)
+                close(fd);
+            if (fd >= 0 && auth_key_generate(keyf) == 0 &&
+                util_read_file(keyf, 1024, &text, NULL) == 0 && strlen(text) >= 64) {
+                memcpy(o.key, text, 64);
+                ret = od_start(&o);
+            } else
+                fprintf(stderr, "stria ondemand: cannot make a cluster key\n");
+            free(text);
+            unlink(keyf);
+        } else if (!strcmp(sub, "stop")) {
+            ret = od_stop(&o);
+        } else {
+            int *idx;
+            if (all_nodes(&o, &idx) == 0) {
+                ret = run_phase(&o, "status", idx, o.n, NULL) ? CLI_FAIL : CLI_OK;
+                free(idx);
+            }
+        }
+    }
+    for (int i = 0; i < o.n; i++)
+        free(o.nodes[i]);
+    free(o.nodes);
+    return ret;
+}

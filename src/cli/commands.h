@@ -45,5 +45,7 @@ int cmd_hsm(int argc, char **argv);
 
 /* ondemand.c: a file system on a job's nodes, over ssh */
 int cmd_ondemand(int argc, char **argv);
+/* pcp.c: a copy with every node of a node file taking a share */
+int cmd_pcp(int argc, char **argv);
 
 #endif

@@ -155,6 +155,15 @@ static const struct command commands[] = {
      "path of this one). Ports: P (7400) the management service, P+1 storage,\n"
      "P+2... metadata. --ssh OPTIONS go to ssh before its own (-i KEY, -l USER...).\n"
      "--timeout: how long the mounts wait on a node that is gone (30 s: scratch).\n"},
+    {"pcp", cmd_pcp, "[--nodefile F] [--ssh OPTIONS] [--jobs N] [--chunk SIZE] SRC... DST",
+     "copy trees in parallel, every node of a node file taking a share (as beeond-cp)",
+     "  Copies between paths every node sees: a global file system and a Stria\n"
+     "  mount, either way. Files are cut into chunks (--chunk, 64M), so a large\n"
+     "  file is copied by every node at once; each node runs --jobs (4) copies.\n"
+     "  Without --nodefile, here alone. Each chunk is fsynced before it counts;\n"
+     "  an interrupted copy goes on where it stopped when run again with the\n"
+     "  same arguments (the journal is in ~/.local/state/stria, or --journal F).\n"
+     "  --ssh OPTIONS and --stria PATH: as for stria ondemand.\n"},
     {"help", cmd_help, "[COMMAND]", "show this help, or a command's", ""},
 };
 

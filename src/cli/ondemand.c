@@ -40,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <stria/stria.h>
+#include <dirent.h>
 #include <unistd.h>
 
 #define OD_MAX_NODES 4096
@@ -427,6 +428,7 @@ struct od {
     char **nodes;
     int n;
     const char *ssh_opts, *remote, *name, *data, *mnt;
+    const char *nodefile, *stage_in, *stage_out;
     int mdts, port, timeout_s;
     bool stripe_all, keep_going, cleanup, verbose;
     char key[65];
@@ -662,8 +664,96 @@ static int all_nodes(const struct od *o, int **idx)
     return 0;
 }
 
+/* Copy the entries of directory from (or from itself, a file) into
+ * directory to with stria pcp, every node taking a share. Runs here: this
+ * node must see both (a node of the job, with the file system mounted). */
+static int stage(struct od *o, const char *what, const char *from, const char *to)
+{
+    struct stat st;
+    if (stat(from, &st) < 0 || util_mkdir_p(to, 0755) < 0) {
+        fprintf(stderr,
+                "stria ondemand: %s: %s: %s (staging runs on the node that runs this "
+                "command, which must see both)\n",
+                what, stat(from, &st) < 0 ? from : to, strerror(errno));
+        return CLI_FAIL;
+    }
+    char **argv = calloc(4096 + 16, sizeof(*argv));
+    char **names = NULL;
+    int ac = 0, nn = 0;
+    if (!argv)
+        return CLI_FAIL;
+    argv[ac++] = (char *)"pcp";
+    argv[ac++] = (char *)"--nodefile";
+    argv[ac++] = (char *)o->nodefile;
+    argv[ac++] = (char *)"--stria";
+    argv[ac++] = (char *)o->remote;
+    if (o->ssh_opts) {
+        argv[ac++] = (char *)"--ssh";
+        argv[ac++] = (char *)o->ssh_opts;
+    }
+    int rc = 0;
+    if (S_ISDIR(st.st_mode)) {
+        DIR *d = opendir(from);
+        struct dirent *de;
+        while (d && (de = readdir(d)) && rc == 0) {
+            if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
+                continue;
+            if (nn == 4096) {
+                rc = -E2BIG; /* pcp walks what is below them */
+                break;
+            }
+            char **v = realloc(names, (size_t)(nn + 1) * sizeof(*v));
+            if (!v || asprintf(&v[nn], "%s/%s", from, de->d_name) < 0) {
+                if (v)
+                    names = v;
+                rc = -ENOMEM;
+                break;
+            }
+            names = v;
+            argv[ac++] = names[nn++];
+        }
+        if (d)
+            closedir(d);
+    } else {
+        argv[ac++] = (char *)from;
+    }
+    argv[ac++] = (char *)to;
+    int ret = CLI_OK;
+    if (rc) {
+        fprintf(stderr,
+                "stria ondemand: %s: %s has more than 4096 entries at its top: stage a "
+                "directory above it\n",
+                what, from);
+        ret = CLI_FAIL;
+    } else if (ac > 8 || !S_ISDIR(st.st_mode)) {
+        printf("%s: %s -> %s\n", what, from, to);
+        fflush(stdout);
+        ret = cmd_pcp(ac, argv);
+    }
+    for (int i = 0; i < nn; i++)
+        free(names[i]);
+    free(names);
+    free(argv);
+    return ret;
+}
+
 static int od_stop(struct od *o)
 {
+    if (o->stage_out) {
+        char dir[PATH_MAX], mnt[PATH_MAX];
+        if (record_read(o->name, dir, sizeof(dir), mnt, sizeof(mnt))) {
+            fprintf(stderr,
+                    "stria ondemand: --stage-out runs on a node of the file system (this "
+                    "one has none named %s)\n",
+                    o->name);
+            return CLI_FAIL;
+        }
+        if (stage(o, "stage-out", mnt, o->stage_out) != CLI_OK) {
+            fprintf(stderr, "stria ondemand: stage-out failed: the file system is left running "
+                            "(stop again, with or without --stage-out)\n");
+            return CLI_FAIL;
+        }
+    }
     int *idx;
     if (all_nodes(o, &idx))
         return CLI_FAIL;
@@ -694,6 +784,8 @@ static int od_start(struct od *o)
     }
     free(idx);
     double dt = (double)(util_now_mono_ns() - t0) / 1e9;
+    if (!failed && o->stage_in && stage(o, "stage-in", o->stage_in, o->mnt) != CLI_OK)
+        failed = 1;
     if (failed) {
         if (!o->keep_going) {
             fprintf(stderr, "stria ondemand: stopping what was started\n");
@@ -711,13 +803,14 @@ static int od_start(struct od *o)
 }
 
 static const struct option od_opts[] = {
-    {"nodefile", required_argument, NULL, 'f'}, {"data-dir", required_argument, NULL, 'd'},
-    {"mount", required_argument, NULL, 'm'},    {"mdts", required_argument, NULL, 'M'},
-    {"stripe-all", no_argument, NULL, 'S'},     {"ssh", required_argument, NULL, 's'},
-    {"keep-going", no_argument, NULL, 'k'},     {"cleanup", no_argument, NULL, 'c'},
-    {"name", required_argument, NULL, 'n'},     {"port", required_argument, NULL, 'p'},
-    {"stria", required_argument, NULL, 'r'},    {"verbose", no_argument, NULL, 'v'},
-    {"timeout", required_argument, NULL, 't'},  {NULL, 0, NULL, 0}};
+    {"nodefile", required_argument, NULL, 'f'},  {"data-dir", required_argument, NULL, 'd'},
+    {"mount", required_argument, NULL, 'm'},     {"mdts", required_argument, NULL, 'M'},
+    {"stripe-all", no_argument, NULL, 'S'},      {"ssh", required_argument, NULL, 's'},
+    {"keep-going", no_argument, NULL, 'k'},      {"cleanup", no_argument, NULL, 'c'},
+    {"name", required_argument, NULL, 'n'},      {"port", required_argument, NULL, 'p'},
+    {"stria", required_argument, NULL, 'r'},     {"verbose", no_argument, NULL, 'v'},
+    {"timeout", required_argument, NULL, 't'},   {"stage-in", required_argument, NULL, 'I'},
+    {"stage-out", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0}};
 
 int cmd_ondemand(int argc, char **argv)
 {
@@ -742,6 +835,12 @@ int cmd_ondemand(int argc, char **argv)
         switch (c) {
         case 'f':
             nodefile = optarg;
+            break;
+        case 'I':
+            o.stage_in = optarg;
+            break;
+        case 'O':
+            o.stage_out = optarg;
             break;
         case 'd':
             o.data = optarg;
@@ -803,12 +902,14 @@ int cmd_ondemand(int argc, char **argv)
         if (o.keep_going && o.mdts > 1)
             fprintf(stderr, "stria ondemand: note: with --keep-going an MDT node that fails "
                             "still stops the start\n");
-    } else if (o.data || o.mnt || o.stripe_all || o.mdts != 1) {
+    } else if (o.data || o.mnt || o.stripe_all || o.mdts != 1 || o.stage_in ||
+               (o.stage_out && strcmp(sub, "stop"))) {
         return cli_usage_error("ondemand",
                                "%s takes --nodefile, --name, --ssh and --stria "
                                "(the nodes know the rest)%s",
-                               sub, strcmp(sub, "stop") ? "" : ", and --cleanup");
+                               sub, strcmp(sub, "stop") ? "" : ", --stage-out and --cleanup");
     }
+    o.nodefile = nodefile;
     int ret = CLI_FAIL;
     if (read_nodefile(nodefile, &o) == 0) {
         if (!strcmp(sub, "start")) {

@@ -6,8 +6,10 @@
 #     it, and stops what it had started on the others;
 #  2. start on four nodes (2 MDTs, striped over every OST), from the first
 #     node, as a job's prolog would; again: nothing changes (idempotent);
+#     with a data set staged in by every node (stria pcp);
 #  3. every node writes its own shard (fsync); every node reads every
-#     shard back; status shows each node's daemons and mount;
+#     shard back; status shows each node's daemons and mount; stop with
+#     --stage-out, and start again: the data is still there;
 #  4. one node's daemons are killed mid-job: the file system is scratch,
 #     as BeeOND's: what is striped over that node fails with EIO, within
 #     the I/O timeout, what is not still reads;
@@ -73,11 +75,21 @@ for n in od1 od2; do
     node "$n" grep -q " $MNT " /proc/self/mounts && fail "$n is still mounted after the failed start"
 done
 
-step "start on four nodes from the first, as a prolog would"
-out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --stripe-all --timeout 5) || fail "start: $out"
+step "start on four nodes from the first, as a prolog would, staging a data set in"
+G="$TB/global" # outside DATA: every node sees it, as a global file system
+mkdir -p "$G/set/train"
+for i in $(seq 1 40); do head -c $((i * 3001)) /dev/urandom >"$G/set/train/s$i"; done
+head -c 50000000 /dev/urandom >"$G/set/big.bin"
+out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --stripe-all --timeout 5 \
+    --stage-in "$G/set") || fail "start: $out"
 echo "   $out"
 START_S=$(sed -n 's/.*started in \([0-9.]*\) s.*/\1/p' <<<"$out")
+grep -q "pcp: 41 files" <<<"$out" || fail "stage-in did not copy 41 files: $out"
+[ "$(grep -cE '^  10\.202\.[0-9]+\.1[1-4] +[1-9][0-9]* chunks' <<<"$out")" = 4 ] ||
+    fail "not every node took a share of the stage-in: $out"
+node od3 diff -r "$G/set" "$MNT" || fail "the staged-in data set differs on od3"
 out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --stripe-all --timeout 5) || fail "start again: $out"
+
 
 step "every node writes its shard; every node reads every shard"
 for i in 1 2 3 4; do
@@ -95,6 +107,15 @@ st=$(od od3 status) || fail "status: $st"
 [ "$(grep -c 'stria-stord  running' <<<"$st")" = 4 ] || fail "status does not show 4 stords: $st"
 [ "$(grep -c 'stria-metad  running' <<<"$st")" = 2 ] || fail "status does not show 2 metads: $st"
 [ "$(grep -c "mount .*$MNT  mounted" <<<"$st")" = 4 ] || fail "status does not show 4 mounts: $st"
+
+step "stop with --stage-out, then start again: the data was kept"
+out=$(od od1 stop --stage-out "$TB/out") || fail "stop --stage-out: $out"
+diff -r "$G/set/train" "$TB/out/train" || fail "stage-out: train differs"
+[ "$(cd "$TB/out" && md5sum shard1 shard2 shard3 shard4)" = "$sums" ] || fail "stage-out: the shards differ"
+node od2 grep -q " $MNT " /proc/self/mounts && fail "od2 is still mounted after stop"
+out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --timeout 5) || fail "start after stop: $out"
+[ "$(node od4 sh -c "cd '$MNT' && md5sum shard1 shard2 shard3 shard4")" = "$sums" ] ||
+    fail "after a stop and a start the shards differ"
 
 step "a node's daemons die mid-job: what is on it fails, within the timeout"
 node od1 sh -c "head -c 100000 /dev/urandom > '$MNT/small' && sync '$MNT/small'"

@@ -69,8 +69,7 @@ struct mover {
 struct pull_out {
     uint64_t fetched;
     bool complete;
-    bool cancelled; /* the object was destroyed or taken over meanwhile */
-    int s3rc;       /* an S3 failure (logged), its reason in err */
+    int s3rc; /* an S3 failure (logged), its reason in err */
     struct s3_err err;
 };
 
@@ -228,7 +227,7 @@ static int sync_object(struct ost *o, const char *name)
  * batch; may_start: it may start the object over (state_ready). Returns a
  * local failure (logged); S3's go to out. */
 static int pull_range(struct mover *m, const struct pull *p, uint64_t k_lo, uint64_t k_hi,
-                      bool may_start, bool one_batch, struct pull_out *out)
+                      bool may_start, struct pull_out *out)
 {
     struct stord *s = m->s;
     struct ost *o = ost_find(s, p->ost);
@@ -280,11 +279,10 @@ static int pull_range(struct mover *m, const struct pull *p, uint64_t k_lo, uint
         }
         hsm_state_free(&st);
         pthread_mutex_unlock(mu);
-        if (rc || !nk || one_batch || atomic_load(&m->stop))
+        if (rc || !nk || atomic_load(&m->stop))
             break;
     }
     if (rc == -ECANCELED) {
-        out->cancelled = true;
         log_info("restore of ost=%u object=%s stopped: the object was destroyed", o->index, name);
         rc = 0;
     }
@@ -337,15 +335,9 @@ static void *filler(void *arg)
             m->tail = NULL;
         m->queued--;
         pthread_mutex_unlock(&m->qlock);
-        /* One batch, then the object goes to the back of the queue: the
-         * objects of a file advance together, as a sequential reader
-         * crosses them, instead of one whole object after another. */
         struct pull_out out = {0};
-        int rc = pull_range(m, p, 0, hsm_units(&p->g), false, true, &out);
-        if (!rc && !out.s3rc && !out.complete && !out.cancelled && !atomic_load(&m->stop))
-            queue_fill(m, p);
-        else
-            free(p);
+        pull_range(m, p, 0, hsm_units(&p->g), false, &out);
+        free(p);
         pthread_mutex_lock(&m->qlock);
     }
     pthread_mutex_unlock(&m->qlock);
@@ -442,9 +434,9 @@ int mover_h_pull(void *ctx, struct net_req *req, struct net_rep *rep)
     uint64_t lo, hi;
     hsm_units_meeting(&p->g, q.offset, q.len, &lo, &hi);
     struct pull_out out = {0};
-    int rc = pull_range(m, p, lo, hi, true, false, &out);
+    int rc = pull_range(m, p, lo, hi, true, &out);
     if (!rc && !out.s3rc && (q.flags & HSM_PULL_ALL))
-        rc = pull_range(m, p, 0, hsm_units(&p->g), true, false, &out);
+        rc = pull_range(m, p, 0, hsm_units(&p->g), true, &out);
     if (!rc && !out.s3rc && !out.complete && (q.flags & HSM_PULL_BACKGROUND))
         queue_fill(m, p);
     else

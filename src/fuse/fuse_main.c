@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -390,6 +391,11 @@ int main(int argc, char **argv)
         rc = fuse_session_loop(sf.se);
     else
         rc = fuse_session_loop_mt(sf.se, lc);
+    /* libfuse ends the loop with the signal that stopped it: SIGTERM from
+     * `systemctl stop` or kill, SIGINT, SIGHUP. That is an orderly stop
+     * (the mount goes below), so exit 0, or systemd marks the unit failed. */
+    if (rc == SIGTERM || rc == SIGINT || rc == SIGHUP)
+        rc = 0;
     fuse_loop_cfg_destroy(lc);
     daemon_notify("STOPPING=1");
     /* Files still open (stopped by a signal, no release came): what

@@ -40,9 +40,11 @@ UNITS="$ROOT/lib/systemd/system"
 PIDS=()      # every process this test started from the package
 MOUNTS=()    # every mount point it mounted
 
+CT_TEARDOWN=true
 deb_teardown() {
     local rc=$? p m i
     set +e
+    $CT_TEARDOWN
     for m in ${MOUNTS[@]+"${MOUNTS[@]}"}; do
         if awk -v m="$m" '$2 == m { f = 1 } END { exit !f }' /proc/self/mounts; then
             timeout -k 2 10 fusermount3 -uz "$m" >/dev/null 2>&1 || umount -l "$m" 2>/dev/null
@@ -482,4 +484,161 @@ for o in ost0 ost1; do
 done
 unit_stop stria-metad.service
 unit_stop stria-mgmtd.service
+
+# ---- 4. the package under a real systemd ----
+# A container (systemd-nspawn) booted from this machine's own system,
+# through an overlay whose writes go to a tmpfs: dpkg -i, the configs,
+# `systemctl enable --now` of every unit, files through stria and the
+# mount, a kill -9 that Restart= answers, a bad config it does not, and
+# dpkg -r. Its network is private (loopback only); / is never written.
+container_why=""
+if [ "$(id -u)" -ne 0 ]; then
+    container_why="not root"
+elif ! command -v systemd-nspawn >/dev/null; then
+    container_why="systemd-nspawn is missing (Debian: systemd-container)"
+elif [ ! -x /lib/systemd/systemd ]; then
+    container_why="this system has no systemd to boot"
+elif grep -q '^STRIA_SANITIZE:BOOL=ON' "$BUILD/CMakeCache.txt"; then
+    container_why="a sanitizer build (LeakSanitizer's ptrace is what the units' SystemCallFilter forbids)"
+fi
+if [ -z "$container_why" ]; then
+    step "a container with systemd as PID 1: dpkg -i, systemctl enable --now, ..., dpkg -r"
+    CT="$T/ct"
+    mkdir -p "$CT/ovl" "$CT/root"
+    had_nspawn_run=false
+    [ -e /run/systemd/nspawn ] && had_nspawn_run=true
+    ct_teardown() {
+        umount "$CT/root" 2>/dev/null || umount -l "$CT/root" 2>/dev/null
+        umount "$CT/ovl" 2>/dev/null || umount -l "$CT/ovl" 2>/dev/null
+        $had_nspawn_run || rm -rf /run/systemd/nspawn 2>/dev/null
+        true
+    }
+    CT_TEARDOWN=ct_teardown
+    if mount -t tmpfs -o size=1g,mode=0755 tmpfs "$CT/ovl" && mkdir -p "$CT/ovl/up" "$CT/ovl/work" &&
+        mount -t overlay overlay -o "lowerdir=/,upperdir=$CT/ovl/up,workdir=$CT/ovl/work" "$CT/root"; then
+        R="$CT/root"
+        cp "$deb" "$R/root/stria.deb"
+        rm -f "$R/root/stria-result"
+        cat >"$R/root/stria-test.sh" <<'EOS'
+#!/bin/bash
+# Runs as the unit stria-test.service, the only unit the container boots to.
+exec >/root/stria-result 2>&1
+trap 'echo "EXIT $?"; systemctl poweroff --no-block' EXIT
+set -euo pipefail
+fail() { echo "FAIL: $*"; exit 1; }
+wait_for() {
+    local end=$((SECONDS + $1)); shift
+    until "$@" >/dev/null 2>&1; do [ $SECONDS -lt $end ] || return 1; sleep 0.2; done
+}
+show() { systemctl status --no-pager "$@" || true; journalctl --no-pager -n 30 -u "$1" || true; }
+echo "PID 1: $(ps -o comm= -p 1), $(systemctl --version | head -n 1)"
+[ "$(ps -o comm= -p 1)" = systemd ] || fail "PID 1 is not systemd"
+
+echo "== dpkg -i"
+dpkg -i /root/stria.deb
+systemctl cat stria-mgmtd.service >/dev/null || fail "systemd does not know the units after dpkg -i"
+for u in stria-mgmtd stria-metad stria-stord; do
+    [ "$(systemctl is-enabled $u.service 2>&1)" = disabled ] || fail "$u is enabled by the package"
+    [ "$(systemctl is-active $u.service 2>&1)" = inactive ] || fail "$u is started by the package"
+done
+man -w stria-stord >/dev/null || fail "man stria-stord finds no page"
+
+echo "== the configs, then systemctl enable --now"
+install -d -m 0755 /etc/stria
+openssl rand -hex 32 >/etc/stria/cluster.key
+chmod 600 /etc/stria/cluster.key
+printf 'listen = 127.0.0.1:7400\nkey_file = /etc/stria/cluster.key\ndata_dir = /var/lib/stria/mgmt\nfsname = nspawn\n' >/etc/stria/mgmtd.conf
+printf 'listen = 127.0.0.1:7401\nmgmt = 127.0.0.1:7400\nkey_file = /etc/stria/cluster.key\nmdt = 0:/srv/stria/mdt0\nheartbeat_ms = 200\n' >/etc/stria/metad.conf
+printf 'listen = 127.0.0.1:7402\nmgmt = 127.0.0.1:7400\nkey_file = /etc/stria/cluster.key\nost = 0:/srv/stria/ost0\nost = 1:/srv/stria/ost1\nheartbeat_ms = 200\n' >/etc/stria/stord.conf
+printf 'mgmt = 127.0.0.1:7400\nkey_file = /etc/stria/cluster.key\n' >/etc/stria/client.conf
+systemctl enable --now stria-stord.service stria-metad.service stria-mgmtd.service
+for u in stria-mgmtd stria-metad stria-stord; do
+    systemctl is-active --quiet $u.service || { show $u.service; fail "$u is not active"; }
+done
+online() { [ "$(stria status | grep -c ' online ')" -eq 3 ]; }
+wait_for 30 online || { stria status; fail "targets not online"; }
+stria status
+head -c 2000000 /dev/urandom >/root/in
+stria mkdir /ct
+wait_for 10 stria cp /root/in stria:/ct/file || stria cp /root/in stria:/ct/file
+stria cp stria:/ct/file /root/back
+cmp /root/in /root/back || fail "the file read back differs"
+journalctl --no-pager -u stria-stord.service | grep -q 'serving OST0001' || fail "stria-stord logs nowhere in the journal"
+
+if [ -e /dev/fuse ] && (: <>/dev/fuse) 2>/dev/null; then
+    echo "== stria-fuse@mnt-stria.service"
+    systemctl enable --now stria-fuse@mnt-stria.service || { show stria-fuse@mnt-stria.service; fail "the mount unit did not start"; }
+    findmnt -t fuse.stria /mnt/stria || fail "/mnt/stria is not a fuse.stria mount once the unit started"
+    cmp /root/in /mnt/stria/ct/file || fail "the file differs through the mount"
+    head -c 1000000 /dev/urandom >/root/in2
+    cp /root/in2 /mnt/stria/ct/file2
+    stria cp stria:/ct/file2 /root/back2
+    cmp /root/in2 /root/back2 || fail "a file written through the mount differs"
+    systemctl stop stria-fuse@mnt-stria.service
+    [ "$(systemctl is-active stria-fuse@mnt-stria.service)" = inactive ] ||
+        { show stria-fuse@mnt-stria.service; fail "the mount unit is not inactive after stop"; }
+    findmnt /mnt/stria && fail "/mnt/stria is still mounted after stop"
+else
+    echo "SKIPPED PART: /dev/fuse cannot be used in the container"
+fi
+
+echo "== kill -9 of stria-stord: Restart=on-failure"
+pid=$(systemctl show -P MainPID stria-stord.service)
+kill -9 "$pid"
+restarted() { [ "$(systemctl show -P NRestarts stria-stord.service)" -ge 1 ] && systemctl is-active --quiet stria-stord.service; }
+wait_for 20 restarted || { show stria-stord.service; fail "stria-stord was not restarted after kill -9"; }
+wait_for 20 online || fail "the OSTs did not come back online"
+stria cp stria:/ct/file /root/back3
+cmp /root/in /root/back3 || fail "the file differs after the restart"
+
+echo "== a bad config: exit 2, no restart"
+cp /etc/stria/metad.conf /root/metad.conf
+echo "this is not a setting" >>/etc/stria/metad.conf
+systemctl restart stria-metad.service && fail "stria-metad started with a bad config"
+sleep 3
+[ "$(systemctl is-active stria-metad.service)" = failed ] || fail "stria-metad is not failed"
+[ "$(systemctl show -P NRestarts stria-metad.service)" -eq 0 ] || fail "stria-metad was restarted after exit 2"
+cp /root/metad.conf /etc/stria/metad.conf
+systemctl reset-failed stria-metad.service
+systemctl start stria-metad.service
+
+echo "== dpkg -r"
+dpkg -r stria
+for p in stria-mgmtd stria-metad stria-stord stria-fuse; do
+    pgrep -x "$p" && fail "$p still runs after dpkg -r"
+done
+systemctl cat stria-mgmtd.service >/dev/null 2>&1 && fail "systemd still has the units after dpkg -r"
+echo "RESULT PASS"
+EOS
+        chmod 755 "$R/root/stria-test.sh"
+        cat >"$R/etc/systemd/system/stria-test.service" <<'EOS'
+[Unit]
+Description=Stria's package test
+Wants=network-online.target
+After=network-online.target
+[Service]
+Type=oneshot
+ExecStart=/root/stria-test.sh
+EOS
+        set +e
+        (cd / && timeout -k 10 300 systemd-nspawn -D "$R" -b --private-network --register=no --keep-unit \
+            --link-journal=no --bind=/dev/fuse -q -- systemd.unit=stria-test.service) >"$T/log/nspawn" 2>&1
+        code=$?
+        set -e
+        if [ ! -f "$R/root/stria-result" ]; then
+            tail -n 20 "$T/log/nspawn" | sed 's/^/  /'
+            echo "SKIPPED PART: the container did not boot here (systemd-nspawn exited $code)"
+        elif ! grep -q '^RESULT PASS' "$R/root/stria-result"; then
+            cat "$R/root/stria-result"
+            fail "the package under systemd (in the container): $(grep -m1 '^FAIL' "$R/root/stria-result" || echo "no result; nspawn exited $code")"
+        else
+            grep -E '^(PID 1|==|SKIPPED)' "$R/root/stria-result" | sed 's/^/  /'
+        fi
+    else
+        echo "SKIPPED PART: cannot mount the overlay for the container"
+    fi
+    ct_teardown
+else
+    echo "SKIPPED PART: the package under a real systemd: $container_why"
+fi
 echo PASS

@@ -1,11 +1,12 @@
 # Stria: the two commands of the quick start, and the ones around them.
 #   make demo   install what is missing, build, start a local cluster, run the demo
 #   make test   install what is missing, build, run every test
+#   make deb    build, then the Debian package $(BUILD)/stria_VERSION_ARCH.deb
 BUILD ?= build
 JOBS ?= $(shell nproc)
 DEMO_DIR ?= $(CURDIR)/demo/cluster
 
-.PHONY: all build bootstrap demo test bench asan fuzz clean format
+.PHONY: all build bootstrap demo test bench asan fuzz clean format deb
 
 all: build
 
@@ -41,6 +42,11 @@ fuzz: bootstrap
 			-print_final_stats=1 2>&1 | grep -E "^(stat::number_of_executed_units|==[0-9]+==ERROR|SUMMARY)") \
 		&& test -z "$$(ls build-fuzz/crash-* build-fuzz/leak-* build-fuzz/timeout-* 2>/dev/null)" || exit 1; \
 	done
+
+# The binaries, libstria, man pages and systemd units as one Debian package
+# (scripts/mkdeb.sh; docs/operations.md, "On real nodes").
+deb: build
+	@scripts/mkdeb.sh $(BUILD)
 
 bench: build
 	@bench/run.sh $(BUILD)

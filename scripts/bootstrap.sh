@@ -7,7 +7,7 @@ pkgs=(build-essential cmake pkg-config liblmdb-dev libfuse3-dev fuse3 liburing-d
       libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc
       gnuplot-nox glusterfs-server glusterfs-client
       libcurl4-openssl-dev libxml2-dev awscli openssl curl python3 openssh-server
-      openssh-client)
+      openssh-client dpkg-dev groff-base man-db systemd systemd-container)
 # Node only where there is none (a nodesource or nvm one is left alone).
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()

@@ -1,13 +1,71 @@
-/* Shared daemon start-up and main loop (daemon.h). */
+/*
+ * Shared daemon start-up and main loop (daemon.h).
+ *
+ * The readiness protocol of systemd's Type=notify units is a datagram of
+ * "KEY=VALUE" lines to the AF_UNIX socket named by $NOTIFY_SOCKET (a path,
+ * or an abstract name written with a leading '@'). It is spoken here
+ * directly, not through libsystemd, so the daemons link nothing more and
+ * behave the same without systemd: no variable, no message.
+ */
 #include "daemon.h"
 
 #include "log.h"
 #include "util.h"
 
+#include <errno.h>
 #include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
+
+static struct {
+    bool read;
+    struct sockaddr_un addr;
+    socklen_t len; /* 0: no service manager listening */
+} notify;
+
+/* Take $NOTIFY_SOCKET once, out of the environment. */
+static void notify_init(void)
+{
+    if (notify.read)
+        return;
+    notify.read = true;
+    const char *e = getenv("NOTIFY_SOCKET");
+    size_t n = e ? strlen(e) : 0;
+    if (n >= 2 && n < sizeof(notify.addr.sun_path) && (e[0] == '/' || e[0] == '@')) {
+        notify.addr.sun_family = AF_UNIX;
+        memcpy(notify.addr.sun_path, e, n);
+        if (e[0] == '@')
+            notify.addr.sun_path[0] = '\0';
+        notify.len = (socklen_t)(offsetof(struct sockaddr_un, sun_path) + n + (e[0] == '/'));
+    } else if (e) {
+        log_warn("NOTIFY_SOCKET='%s' is not a socket path; not telling the service manager", e);
+    }
+    unsetenv("NOTIFY_SOCKET");
+}
+
+int daemon_notify(const char *state)
+{
+    notify_init();
+    if (!notify.len)
+        return 0;
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&notify.addr,
+               notify.len) < 0) {
+        rc = -errno;
+        log_warn("cannot tell the service manager %s: %s", state, log_err(rc));
+    }
+    close(fd);
+    return rc;
+}
 
 int daemon_start(const struct cfg_table *t, void *conf, const struct daemon_conf *d, int argc,
                  char **argv, struct auth_key *key)
@@ -27,6 +85,7 @@ int daemon_start(const struct cfg_table *t, void *conf, const struct daemon_conf
         fprintf(stderr, "%s: %s\n", t->program, err);
         return -1;
     }
+    notify_init();
     util_block_signals();
     return 0;
 }
@@ -53,10 +112,13 @@ int daemon_wait(int tick_ms, void (*tick)(void *arg), void *arg)
     sigaddset(&set, SIGTERM);
     sigaddset(&set, SIGHUP);
     struct timespec ts = {tick_ms / 1000, (long)(tick_ms % 1000) * 1000000};
+    daemon_notify("READY=1\nSTATUS=serving");
     for (;;) {
         int sig = tick ? sigtimedwait(&set, NULL, &ts) : sigwaitinfo(&set, NULL);
-        if (sig > 0)
+        if (sig > 0) {
+            daemon_notify("STOPPING=1");
             return sig;
+        }
         if (tick)
             tick(arg);
     }

@@ -66,7 +66,19 @@ void daemon_names(const struct daemon_conf *d, char *node, size_t nodelen, char 
                   size_t advlen);
 
 /* Wait for SIGINT, SIGTERM or SIGHUP, calling tick (if any) every tick_ms.
+ * A daemon calls it once it serves: it tells systemd so first (READY=1),
+ * and that it is stopping (STOPPING=1) when the signal comes.
  * Returns the signal. */
 int daemon_wait(int tick_ms, void (*tick)(void *arg), void *arg);
+
+/*
+ * Send state ("READY=1", "STOPPING=1", "STATUS=...", newline-separated) to
+ * the service manager, as sd_notify(3) does, when it asked for it with
+ * $NOTIFY_SOCKET (a unit of Type=notify); a no-op otherwise. The variable
+ * is read and removed from the environment at the first call (daemon_start
+ * makes it), so processes the daemon starts do not inherit it.
+ * Returns 0, or a negative errno if the socket would not take the message.
+ */
+int daemon_notify(const char *state);
 
 #endif

@@ -6,12 +6,15 @@
  * The cluster is reached before mounting, so a wrong conf, key or address
  * is reported to whoever ran the command; then the mount is made, the
  * process daemonizes (unless -f) and serves requests on a pool of threads
- * with 1 MiB reads and writes.
+ * with 1 MiB reads and writes. Run with -f by a systemd unit of
+ * Type=notify (contrib/systemd/stria-fuse@.service), it says READY=1 once
+ * mounted, so units ordered after it find the file system there.
  */
 #include "fuse_ops.h"
 #include "fuse_reply.h"
 #include "fuse_tab.h"
 
+#include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/mounts.h"
 #include "../common/util.h"
@@ -19,6 +22,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -362,6 +366,8 @@ int main(int argc, char **argv)
         log_msg(ra_asked || ra != -EACCES ? LOG_WARN : LOG_INFO,
                 "read-ahead left at the kernel's default: %s", log_err(ra));
     fuse_daemonize(co.foreground);
+    /* Mounted: requests queue in the kernel until the loop below takes them. */
+    daemon_notify("READY=1\nSTATUS=mounted");
     /* The log goes on where the daemon's stderr (now /dev/null) went. */
     if (log_fd >= 0) {
         dup2(log_fd, STDERR_FILENO);
@@ -385,7 +391,13 @@ int main(int argc, char **argv)
         rc = fuse_session_loop(sf.se);
     else
         rc = fuse_session_loop_mt(sf.se, lc);
+    /* libfuse ends the loop with the signal that stopped it: SIGTERM from
+     * `systemctl stop` or kill, SIGINT, SIGHUP. That is an orderly stop
+     * (the mount goes below), so exit 0, or systemd marks the unit failed. */
+    if (rc == SIGTERM || rc == SIGINT || rc == SIGHUP)
+        rc = 0;
     fuse_loop_cfg_destroy(lc);
+    daemon_notify("STOPPING=1");
     /* Files still open (stopped by a signal, no release came): what
      * libstria gathered for them goes at stria_disconnect. */
     fuse_session_unmount(sf.se);

@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # Install the Debian packages Stria builds, tests and benchmarks with, and
 # the S3 server of the tests (s3rver, from npm, into tests/s3).
+# slurm-wlm and munge are for tests/testbed/slurm.sh, which runs daemons of
+# its own with its own settings; the packages' services do not start
+# without /etc/slurm/slurm.conf (munged starts, harmless).
 # Only what is missing is installed; safe to run again.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblmdb-dev libfuse3-dev fuse3 liburing-dev
       libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc
       gnuplot-nox glusterfs-server glusterfs-client
       libcurl4-openssl-dev libxml2-dev awscli openssl curl python3 openssh-server
-      openssh-client dpkg-dev groff-base man-db systemd systemd-container)
+      openssh-client dpkg-dev groff-base man-db systemd systemd-container slurm-wlm munge)
 # Node only where there is none (a nodesource or nvm one is left alone).
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()

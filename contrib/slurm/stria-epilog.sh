@@ -23,12 +23,12 @@ job_nodes || FIRST= # then every node stops its own share
 cleanup=--cleanup
 
 if [ "$NODE" = "$FIRST" ]; then
-    # TODO(issue 23 point 2): stage out with `stria pcp` here, before the
-    # stop. The prolog refuses jobs that ask for it, so none gets here;
+    # Stage-out is the job script's (stria pcp, with the user's rights):
+    # the prolog refuses jobs that ask for it here, so none gets here;
     # should one, its data stays on the nodes for the administrator.
     job_staging
     if [ -n "$STAGE_OUT" ]; then
-        say "error=\"stage-out to $STAGE_OUT is not available yet (stria pcp); data left in $DATA_DIR/stria-$NAME\""
+        say "error=\"stage-out to $STAGE_OUT is the job script's (stria pcp); data left in $DATA_DIR/stria-$NAME\""
         cleanup=
     fi
     if write_nodefile; then

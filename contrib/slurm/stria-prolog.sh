@@ -68,12 +68,14 @@ job_nodes || fail "the job's node list is unknown"
 [ $conf_rc -eq 0 ] || fail "$CONF_ERR"
 write_nodefile || fail "cannot write $NODEFILE"
 
-# TODO(issue 23 point 2): stage in with `stria pcp` once it exists. Until
-# then a job that asks for staging is refused, not run without its data;
-# stage-out too, here, before the job runs, rather than losing its output.
+# Staging is the job's own: a prolog or epilog runs as root, and would
+# copy what the job's user may not read (or write where it may not). A
+# job that asks for it here is refused, not run without its data, and is
+# told to run `stria pcp` in its script, with its own rights.
 job_staging
-[ -z "$STAGE_IN" ] || fail "stage-in (stria-stage-in=$STAGE_IN) is not available yet (stria pcp)"
-[ -z "$STAGE_OUT" ] || fail "stage-out (stria-stage-out=$STAGE_OUT) is not available yet (stria pcp)"
+pcp_hint="run stria pcp in the job script instead (contrib/slurm/README.md, Staging)"
+[ -z "$STAGE_IN" ] || fail "stage-in (stria-stage-in=$STAGE_IN) is not done by the prolog: $pcp_hint"
+[ -z "$STAGE_OUT" ] || fail "stage-out (stria-stage-out=$STAGE_OUT) is not done by the epilog: $pcp_hint"
 
 nodes=$(wc -l <"$NODEFILE")
 say "start nodes=$nodes name=$NAME port=$PORT data=$DATA_DIR mount=$MOUNT mdts=$MDTS"

@@ -10,7 +10,7 @@
 #  2. a job that does not ask gets none;
 #  3. an interactive srun that asks gets one (PrologFlags=Alloc), stopped
 #     after it;
-#  4. a job that asks for stage-in (not available yet) is cancelled with a
+#  4. a job that asks the prolog for stage-in (the job script's) is cancelled with a
 #     message in its stderr file; no node is drained;
 #  5. a node whose share cannot start: the job is cancelled and says which
 #     node, the others are stopped again, that node alone is drained.
@@ -231,11 +231,11 @@ C=$(sed -n 's/^job \([0-9]*\) .*/\1/p' <<<"$out" | head -1)
 wait_job "$C" COMPLETED 60
 nothing_left "$C"
 
-step "a job that asks for stage-in (not available yet): cancelled, told why, no node drained"
+step "a job that asks the prolog for stage-in: cancelled, told why, no node drained"
 D=$(user sbatch --parsable -D "$TB/jobs" -N2 --constraint=stria --comment "stria-stage-in=/global/in" \
     -o d.out none.sh)
 wait_job "$D" CANCELLED 60
-grep -q "stage-in (stria-stage-in=/global/in) is not available yet" "$TB/jobs/d.out" ||
+grep -q "stage-in (stria-stage-in=/global/in) is not done by the prolog" "$TB/jobs/d.out" ||
     fail "job $D's stderr does not say why: $(cat "$TB/jobs/d.out" 2>&1)"
 grep -q "a mount point" "$TB/jobs/d.out" && fail "job $D ran"
 nothing_left "$D"

@@ -259,6 +259,7 @@ static int node_stop(const struct node_args *a)
         return rc;
     }
     mnt_unmount_all(dir);
+    rmdir(mnt); /* the mount point start made, if nothing else is in it */
     for (int k = 2; k >= 0; k--) {
         snprintf(pidf, sizeof(pidf), "%s/run/%s.pid", dir, svc[k]);
         pid_t pid = proc_stop(pidf, svc_bin[k]);
@@ -273,9 +274,11 @@ static int node_stop(const struct node_args *a)
             return -EIO;
         }
         printf("removed %s\n", dir);
+        /* Kept without --cleanup: a later start finds its data, and a
+         * later stop --cleanup removes it. */
+        record_path(a->name, path, sizeof(path));
+        unlink(path);
     }
-    record_path(a->name, path, sizeof(path));
-    unlink(path);
     return 0;
 }
 

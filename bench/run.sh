@@ -185,3 +185,19 @@ else
         exit "$rc"
     fi
 fi
+
+# An on-demand file system on four ssh nodes of the test bed: root only.
+echo
+if [ "${BENCH_ONDEMAND:-1}" = 0 ]; then
+    echo "== on-demand part skipped: BENCH_ONDEMAND=0" | tee -a "$RESULTS/last-run.txt"
+else
+    echo "== on-demand part: bench/bench_ondemand.sh (output also in bench/results/last-run-ondemand.txt)" |
+        tee -a "$RESULTS/last-run.txt"
+    rc=0
+    "$SRC/bench/bench_ondemand.sh" "$BUILD" || rc=$?
+    if [ "$rc" -eq 77 ]; then
+        echo "== on-demand part skipped (see above)" | tee -a "$RESULTS/last-run.txt"
+    elif [ "$rc" -ne 0 ]; then
+        exit "$rc"
+    fi
+fi

@@ -103,7 +103,7 @@ static int record_write(const char *name, const char *dir, const char *mnt)
 
 struct node_args {
     const char *name, *data, *mnt, *mgmt, *self;
-    int index, nodes, mdts, port, timeout_s;
+    int index, nodes, mdts, port, timeout_s, want_osts;
     bool stripe_all, cleanup;
 };
 
@@ -311,19 +311,14 @@ static int node_status(const struct node_args *a)
     return down ? 4 : 0;
 }
 
-static const struct option node_opts[] = {{"name", required_argument, NULL, 'n'},
-                                          {"data-dir", required_argument, NULL, 'd'},
-                                          {"mount", required_argument, NULL, 'm'},
-                                          {"mgmt", required_argument, NULL, 'g'},
-                                          {"self", required_argument, NULL, 's'},
-                                          {"index", required_argument, NULL, 'i'},
-                                          {"nodes", required_argument, NULL, 'N'},
-                                          {"mdts", required_argument, NULL, 'M'},
-                                          {"port", required_argument, NULL, 'p'},
-                                          {"stripe-all", no_argument, NULL, 'S'},
-                                          {"cleanup", no_argument, NULL, 'c'},
-                                          {"timeout", required_argument, NULL, 't'},
-                                          {NULL, 0, NULL, 0}};
+static const struct option node_opts[] = {
+    {"name", required_argument, NULL, 'n'},      {"data-dir", required_argument, NULL, 'd'},
+    {"mount", required_argument, NULL, 'm'},     {"mgmt", required_argument, NULL, 'g'},
+    {"self", required_argument, NULL, 's'},      {"index", required_argument, NULL, 'i'},
+    {"nodes", required_argument, NULL, 'N'},     {"mdts", required_argument, NULL, 'M'},
+    {"port", required_argument, NULL, 'p'},      {"stripe-all", no_argument, NULL, 'S'},
+    {"cleanup", no_argument, NULL, 'c'},         {"timeout", required_argument, NULL, 't'},
+    {"want-osts", required_argument, NULL, 'W'}, {NULL, 0, NULL, 0}};
 
 /* stria ondemand node PHASE ...: what a node does, run over ssh. PHASE:
  * mgmt (prepare, start the management service), daemons (prepare, start
@@ -372,6 +367,9 @@ static int cmd_node(int argc, char **argv)
         case 'c':
             a.cleanup = true;
             break;
+        case 'W':
+            a.want_osts = atoi(optarg);
+            break;
         case 't':
             a.timeout_s = atoi(optarg);
             if (a.timeout_s < 1 || a.timeout_s > 3600)
@@ -404,7 +402,7 @@ static int cmd_node(int argc, char **argv)
         return CLI_FAIL;
     }
     if (!strcmp(phase, "wait"))
-        return node_wait(dir, a.mdts, a.nodes) ? CLI_FAIL : CLI_OK;
+        return node_wait(dir, a.mdts, a.want_osts > 0 ? a.want_osts : a.nodes) ? CLI_FAIL : CLI_OK;
     if (!strcmp(phase, "mount"))
         return mnt_mount(dir, mnt) ? CLI_FAIL : CLI_OK;
     if (!strcmp(phase, "setup")) {
@@ -434,6 +432,7 @@ struct od {
     const char *nodefile, *stage_in, *stage_out;
     int mdts, port, timeout_s;
     bool stripe_all, keep_going, cleanup, verbose;
+    bool *lost; /* with --keep-going: nodes left out after they failed */
     char key[65];
 };
 
@@ -519,7 +518,8 @@ struct job {
 /* Run the node agent's phase on nodes[i] for every i in idx[0..k), at most
  * OD_FANOUT at once, each within OD_PHASE_MS; with the key on stdin.
  * Returns how many failed, after naming each with what it said. */
-static int run_phase(struct od *o, const char *phase, const int *idx, int k, const char *extra)
+static int run_phase(struct od *o, const char *phase, const int *idx, int k, const char *extra,
+                     const char *extra2)
 {
     struct job *j = calloc((size_t)k, sizeof(*j));
     if (!j)
@@ -555,6 +555,8 @@ static int run_phase(struct od *o, const char *phase, const int *idx, int k, con
                 quote(cmd, sizeof(cmd), &at, args[a]);
             if (extra)
                 quote(cmd, sizeof(cmd), &at, extra);
+            if (extra2)
+                quote(cmd, sizeof(cmd), &at, extra2);
             char outf[] = "/tmp/stria-od-out-XXXXXX";
             x->out_fd = mkstemp(outf);
             if (x->out_fd >= 0)
@@ -625,6 +627,8 @@ static int run_phase(struct od *o, const char *phase, const int *idx, int k, con
         ssize_t got = x->out_fd >= 0 ? pread(x->out_fd, buf, sizeof(buf) - 1, 0) : 0;
         buf[got > 0 ? got : 0] = 0;
         bool bad = x->status != 0 && !(x->status == 3 && !strcmp(phase, "status"));
+        if (bad && o->lost)
+            o->lost[x->node] = true;
         /* The first node's key, which the other nodes get. */
         char *kl = strstr(buf, "key ");
         if (kl && (kl == buf || kl[-1] == '\n') && strspn(kl + 4, "0123456789abcdef") == 64) {
@@ -761,7 +765,7 @@ static int od_stop(struct od *o)
     if (all_nodes(o, &idx))
         return CLI_FAIL;
     uint64_t t0 = util_now_mono_ns();
-    int failed = run_phase(o, "stop", idx, o->n, o->cleanup ? "--cleanup" : NULL);
+    int failed = run_phase(o, "stop", idx, o->n, o->cleanup ? "--cleanup" : NULL, NULL);
     free(idx);
     if (failed)
         return CLI_FAIL;
@@ -777,14 +781,44 @@ static int od_start(struct od *o)
         return CLI_FAIL;
     uint64_t t0 = util_now_mono_ns();
     const char *phases[] = {"mgmt", "daemons", "wait", "mount", "setup"};
-    int failed = 0;
+    int failed = 0, left = o->n;
+    char want[32] = "";
+    bool *lost = o->keep_going ? calloc((size_t)o->n, sizeof(*lost)) : NULL;
+    o->lost = lost;
     for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]) && !failed; p++) {
         bool first_only = p == 0 || p == 2 || p == 4;
-        failed = run_phase(o, phases[p], idx, first_only ? 1 : o->n,
-                           p == 4 && o->stripe_all ? "--stripe-all" : NULL);
-        if (failed && o->keep_going && p != 0 && p != 2)
-            failed = 0; /* go on without those nodes */
+        /* With --keep-going, the nodes that failed are left out. */
+        int k = 0;
+        for (int i = 0; i < o->n; i++)
+            if (!lost || !lost[i])
+                idx[k++] = i;
+        if (p == 2)
+            snprintf(want, sizeof(want), "--want-osts=%d", k);
+        /* Only a node that fails to serve or to mount is left out. */
+        o->lost = p == 1 || p == 3 ? lost : NULL;
+        failed = run_phase(o, phases[p], idx, first_only ? 1 : k,
+                           p == 4 && o->stripe_all ? "--stripe-all" : NULL, p == 2 ? want : NULL);
+        if (failed && lost && p != 0 && p != 2) {
+            /* Go on without those nodes, unless one serves an MDT. */
+            failed = 0;
+            for (int i = 0; i < o->n; i++)
+                if (lost[i] && (i < o->mdts || i == 0)) {
+                    fprintf(stderr,
+                            "stria ondemand: node %s serves an MDT: cannot go on without "
+                            "it\n",
+                            o->nodes[i]);
+                    failed = 1;
+                }
+        }
     }
+    for (int i = 0; lost && i < o->n; i++)
+        if (lost[i]) {
+            left--;
+            fprintf(stderr, "stria ondemand: going on without node %s (--keep-going)\n",
+                    o->nodes[i]);
+        }
+    o->lost = NULL;
+    free(lost);
     free(idx);
     double dt = (double)(util_now_mono_ns() - t0) / 1e9;
     if (!failed && o->stage_in && stage(o, "stage-in", o->stage_in, o->mnt) != CLI_OK)
@@ -799,7 +833,7 @@ static int od_start(struct od *o)
     }
     printf("on-demand file system %s: %d nodes; mgmt on %s, %d MDT%s on the first %d node%s, an "
            "OST on every node, mounted at %s on every node; started in %.2f s\n",
-           o->name, o->n, o->nodes[0], o->mdts, o->mdts > 1 ? "s" : "",
+           o->name, left, o->nodes[0], o->mdts, o->mdts > 1 ? "s" : "",
            o->mdts < o->n ? o->mdts : o->n, (o->mdts < o->n ? o->mdts : o->n) > 1 ? "s" : "",
            o->mnt, dt);
     return CLI_OK;
@@ -934,7 +968,7 @@ int cmd_ondemand(int argc, char **argv)
         } else {
             int *idx;
             if (all_nodes(&o, &idx) == 0) {
-                ret = run_phase(&o, "status", idx, o.n, NULL) ? CLI_FAIL : CLI_OK;
+                ret = run_phase(&o, "status", idx, o.n, NULL, NULL) ? CLI_FAIL : CLI_OK;
                 free(idx);
             }
         }

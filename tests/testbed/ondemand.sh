@@ -3,7 +3,8 @@
 # (sshnodes.sh: a network and mount namespace each, an sshd each; docs/
 # testbed.md), exactly as against a job's nodes:
 #  1. a node file naming a node that does not exist: start fails, names
-#     it, and stops what it had started on the others;
+#     it, and stops what it had started on the others; with --keep-going
+#     it comes up on the others;
 #  2. start on four nodes (2 MDTs, striped over every OST), from the first
 #     node, as a job's prolog would; again: nothing changes (idempotent);
 #     with a data set staged in by every node (stria pcp);
@@ -74,6 +75,14 @@ for n in od1 od2; do
     [ -z "$(stria_procs "$n")" ] || fail "$(stria_procs "$n") still run on $n after the failed start"
     node "$n" grep -q " $MNT " /proc/self/mounts && fail "$n is still mounted after the failed start"
 done
+
+step "--keep-going: it comes up without the missing node"
+out=$(node od1 "$BUILD/stria" ondemand start --nodefile "$TB/badnodes" --ssh "$SSHOPT" \
+    --data-dir "$DATA" --mount "$MNT" --keep-going --timeout 5 2>&1) || fail "start --keep-going: $out"
+grep -q "going on without node nosuchnode.invalid" <<<"$out" || fail "the node left out is not named: $out"
+grep -q "ondemand: 4 nodes;" <<<"$out" || fail "start --keep-going did not come up on 4 nodes: $out"
+node od4 sh -c "echo kept > '$MNT/kg' && cat '$MNT/kg'" | grep -q kept || fail "od4 cannot use it"
+od od1 stop --cleanup >/dev/null || fail "stop after --keep-going"
 
 step "start on four nodes from the first, as a prolog would, staging a data set in"
 G="$TB/global" # outside DATA: every node sees it, as a global file system

@@ -142,7 +142,7 @@ static const struct command commands[] = {
      "a file system on the nodes of a job, started and stopped over ssh (as BeeOND)",
      "  ondemand start --nodefile F --data-dir D --mount M [--mdts N] [--stripe-all]\n"
      "                 [--ssh OPTIONS] [--keep-going] [--name NAME] [--port P] [--stria PATH]\n"
-     "                 [--timeout SECONDS] [--verbose] [--stage-in SRC]\n"
+     "                 [--timeout SECONDS] [--verbose] [--stage-in SRC] [--endpoint URL]\n"
      "      over ssh to every node in F (one host name a line) at once: stria-mgmtd\n"
      "      on the first node, a stria-metad on each of the first N nodes, a\n"
      "      stria-stord serving D on every node, mounted at M on every node.\n"
@@ -153,12 +153,14 @@ static const struct command commands[] = {
      "      unmount and stop on every node; --cleanup removes D/stria-NAME too\n"
      "--stage-in SRC copies what is in SRC into M once it is up, --stage-out DST\n"
      "what is in M into DST before it stops, with stria pcp on every node; both\n"
-     "run on the node that runs the command, which must see SRC or DST.\n"
+     "run on the node that runs the command, which must see SRC or DST. SRC or DST\n"
+     "may be s3://BUCKET/PREFIX (--endpoint URL): the storage hosts move the bytes.\n"
      "Every node runs the same stria (--stria PATH: where it is there; default the\n"
      "path of this one). Ports: P (7400) the management service, P+1 storage,\n"
      "P+2... metadata. --ssh OPTIONS go to ssh before its own (-i KEY, -l USER...).\n"
      "--timeout: how long the mounts wait on a node that is gone (30 s: scratch).\n"},
-    {"pcp", cmd_pcp, "[--nodefile F] [--ssh OPTIONS] [--jobs N] [--chunk SIZE] SRC... DST",
+    {"pcp", cmd_pcp,
+     "[--nodefile F] [--ssh OPTIONS] [--jobs N] [--chunk SIZE] [--endpoint URL] SRC... DST",
      "copy trees in parallel, every node of a node file taking a share (as beeond-cp)",
      "  Copies between paths every node sees: a global file system and a Stria\n"
      "  mount, either way. Files are cut into chunks (--chunk, 64M), so a large\n"
@@ -166,7 +168,10 @@ static const struct command commands[] = {
      "  Without --nodefile, here alone. Each chunk is fsynced before it counts;\n"
      "  an interrupted copy goes on where it stopped when run again with the\n"
      "  same arguments (the journal is in ~/.local/state/stria, or --journal F).\n"
-     "  --ssh OPTIONS and --stria PATH: as for stria ondemand.\n"},
+     "  --ssh OPTIONS and --stria PATH: as for stria ondemand.\n"
+     "  pcp s3://BUCKET/PREFIX DIR [--endpoint URL] [--region R]: DIR (in Stria) is\n"
+     "  linked to the prefix and every object restored by the storage hosts, each\n"
+     "  its own stripes; pcp DIR s3://BUCKET/PREFIX: linked and archived the same way.\n"},
     {"help", cmd_help, "[COMMAND]", "show this help, or a command's", ""},
 };
 

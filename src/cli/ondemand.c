@@ -429,7 +429,7 @@ struct od {
     char **nodes;
     int n;
     const char *ssh_opts, *remote, *name, *data, *mnt;
-    const char *nodefile, *stage_in, *stage_out;
+    const char *nodefile, *stage_in, *stage_out, *endpoint;
     int mdts, port, timeout_s;
     bool stripe_all, keep_going, cleanup, verbose;
     bool *lost; /* with --keep-going: nodes left out after they failed */
@@ -677,6 +677,20 @@ static int all_nodes(const struct od *o, int **idx)
 static int stage(struct od *o, const char *what, const char *from, const char *to)
 {
     struct stat st;
+    if (!strncmp(from, "s3://", 5) || !strncmp(to, "s3://", 5)) {
+        /* The storage hosts move the bytes (stria pcp with S3), told by
+         * this node's client of the file system. */
+        char dir[PATH_MAX], mnt[PATH_MAX], conf[PATH_MAX + 16];
+        if (record_read(o->name, dir, sizeof(dir), mnt, sizeof(mnt)) == 0) {
+            snprintf(conf, sizeof(conf), "%s/client.conf", dir);
+            setenv("STRIA_CONF", conf, 1);
+        }
+        char *av[] = {(char *)"pcp",        (char *)from,        (char *)to,
+                      (char *)"--endpoint", (char *)o->endpoint, NULL};
+        printf("%s: %s -> %s\n", what, from, to);
+        fflush(stdout);
+        return cmd_pcp(o->endpoint ? 5 : 3, av);
+    }
     if (stat(from, &st) < 0 || util_mkdir_p(to, 0755) < 0) {
         fprintf(stderr,
                 "stria ondemand: %s: %s: %s (staging runs on the node that runs this "
@@ -839,15 +853,23 @@ static int od_start(struct od *o)
     return CLI_OK;
 }
 
-static const struct option od_opts[] = {
-    {"nodefile", required_argument, NULL, 'f'},  {"data-dir", required_argument, NULL, 'd'},
-    {"mount", required_argument, NULL, 'm'},     {"mdts", required_argument, NULL, 'M'},
-    {"stripe-all", no_argument, NULL, 'S'},      {"ssh", required_argument, NULL, 's'},
-    {"keep-going", no_argument, NULL, 'k'},      {"cleanup", no_argument, NULL, 'c'},
-    {"name", required_argument, NULL, 'n'},      {"port", required_argument, NULL, 'p'},
-    {"stria", required_argument, NULL, 'r'},     {"verbose", no_argument, NULL, 'v'},
-    {"timeout", required_argument, NULL, 't'},   {"stage-in", required_argument, NULL, 'I'},
-    {"stage-out", required_argument, NULL, 'O'}, {NULL, 0, NULL, 0}};
+static const struct option od_opts[] = {{"nodefile", required_argument, NULL, 'f'},
+                                        {"data-dir", required_argument, NULL, 'd'},
+                                        {"mount", required_argument, NULL, 'm'},
+                                        {"mdts", required_argument, NULL, 'M'},
+                                        {"stripe-all", no_argument, NULL, 'S'},
+                                        {"ssh", required_argument, NULL, 's'},
+                                        {"keep-going", no_argument, NULL, 'k'},
+                                        {"cleanup", no_argument, NULL, 'c'},
+                                        {"name", required_argument, NULL, 'n'},
+                                        {"port", required_argument, NULL, 'p'},
+                                        {"stria", required_argument, NULL, 'r'},
+                                        {"verbose", no_argument, NULL, 'v'},
+                                        {"timeout", required_argument, NULL, 't'},
+                                        {"stage-in", required_argument, NULL, 'I'},
+                                        {"stage-out", required_argument, NULL, 'O'},
+                                        {"endpoint", required_argument, NULL, 'E'},
+                                        {NULL, 0, NULL, 0}};
 
 int cmd_ondemand(int argc, char **argv)
 {
@@ -875,6 +897,9 @@ int cmd_ondemand(int argc, char **argv)
             break;
         case 'I':
             o.stage_in = optarg;
+            break;
+        case 'E':
+            o.endpoint = optarg;
             break;
         case 'O':
             o.stage_out = optarg;

@@ -18,6 +18,8 @@
  */
 #include "args.h"
 #include "commands.h"
+#include "connect.h"
+#include "paths.h"
 #include "proc.h"
 
 #include "../common/util.h"
@@ -38,6 +40,7 @@
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
+#include <stria/stria.h>
 #include <unistd.h>
 
 #define PCP_CHUNK     (64ull << 20)
@@ -409,7 +412,8 @@ static const struct option pcp_opts[] = {
     {"nodefile", required_argument, NULL, 'f'}, {"ssh", required_argument, NULL, 's'},
     {"stria", required_argument, NULL, 'r'},    {"jobs", required_argument, NULL, 'j'},
     {"chunk", required_argument, NULL, 'c'},    {"journal", required_argument, NULL, 'J'},
-    {"quiet", no_argument, NULL, 'q'},          {NULL, 0, NULL, 0}};
+    {"quiet", no_argument, NULL, 'q'},          {"endpoint", required_argument, NULL, 'e'},
+    {"region", required_argument, NULL, 'R'},   {NULL, 0, NULL, 0}};
 
 static int read_nodes(const char *path, char ***nodes, int *n)
 {
@@ -488,13 +492,82 @@ static void drain(struct runner *r, struct plan *p, FILE *journal, uint64_t *don
     }
 }
 
+/* S3 and Stria: the storage hosts move the bytes (docs/operations.md,
+ * "Data repositories on S3"), every one its own stripes at once. From S3:
+ * the directory is linked to the prefix (or already is), its listing is
+ * imported, and every file restored; to S3: linked without an import,
+ * then archived. What the repository commands say is what this says. */
+static int s3_copy(const char *src, const char *dst, bool from_s3, const char *endpoint,
+                   const char *region)
+{
+    const char *dir = from_s3 ? dst : src, *url = from_s3 ? src : dst;
+    struct stat st;
+    bool cluster_path = !strncmp(dir, "stria:", 6);
+    if (from_s3 && !cluster_path && util_mkdir_p(dir, 0755) < 0) {
+        fprintf(stderr, "stria pcp: cannot make %s: %s\n", dir, strerror(errno));
+        return CLI_FAIL;
+    }
+    if (!cluster_path && (stat(dir, &st) < 0 || !S_ISDIR(st.st_mode))) {
+        fprintf(stderr, "stria pcp: %s is not a directory in Stria\n", dir);
+        return CLI_FAIL;
+    }
+    stria_fs_t *fs;
+    char path[4096];
+    struct stria_repo *v = NULL;
+    size_t n = 0;
+    bool linked = false;
+    if (cli_stria_path("pcp", dir, path, sizeof(path)) < 0 || cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    if (stria_repo_load(fs, &v, &n) == 0)
+        for (size_t i = 0; i < n && !linked; i++)
+            if (!strcmp(v[i].path, path)) {
+                char want[1400];
+                snprintf(want, sizeof(want), "s3://%s/%s", v[i].bucket, v[i].prefix);
+                size_t ul = strlen(url);
+                linked = !strncmp(want, url, ul) && (!want[ul] || !strcmp(want + ul, "/"));
+                if (!linked) {
+                    fprintf(stderr, "stria pcp: %s is linked to %s already (stria repo list)\n",
+                            dir, want);
+                    free(v);
+                    stria_disconnect(fs);
+                    return CLI_FAIL;
+                }
+            }
+    free(v);
+    stria_disconnect(fs);
+    char *av[16];
+    int ac = 0, rc;
+    av[ac++] = (char *)"repo";
+    av[ac++] = (char *)(linked ? "import" : "add");
+    av[ac++] = (char *)dir;
+    if (!linked) {
+        av[ac++] = (char *)url;
+        if (endpoint) {
+            av[ac++] = (char *)"--endpoint";
+            av[ac++] = (char *)endpoint;
+        }
+        if (region) {
+            av[ac++] = (char *)"--region";
+            av[ac++] = (char *)region;
+        }
+        if (!from_s3)
+            av[ac++] = (char *)"--no-import";
+    }
+    av[ac] = NULL;
+    if ((from_s3 || !linked) && (rc = cmd_repo(ac, av)) != CLI_OK)
+        return rc;
+    char *hv[] = {(char *)"hsm", (char *)(from_s3 ? "restore" : "archive"), (char *)dir, NULL};
+    return cmd_hsm(3, hv);
+}
+
 int cmd_pcp(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "node")) {
         int jobs = argc >= 4 && !strcmp(argv[2], "--jobs") ? atoi(argv[3]) : 4;
         return cmd_node(jobs < 1 ? 1 : jobs);
     }
-    const char *nodefile = NULL, *ssh_opts = "", *journal_path = NULL;
+    const char *nodefile = NULL, *ssh_opts = "", *journal_path = NULL, *endpoint = NULL,
+               *region = NULL;
     char remote[PATH_MAX];
     proc_bin_dir(remote, sizeof(remote));
     strncat(remote, "/stria", sizeof(remote) - strlen(remote) - 1);
@@ -522,6 +595,12 @@ int cmd_pcp(int argc, char **argv)
         case 'q':
             quiet = true;
             break;
+        case 'e':
+            endpoint = optarg;
+            break;
+        case 'R':
+            region = optarg;
+            break;
         case 'j':
             if (util_parse_i64(optarg, &v) < 0 || v < 1 || v > 64)
                 return cli_usage_error("pcp", "--jobs is 1 to 64");
@@ -546,11 +625,21 @@ int cmd_pcp(int argc, char **argv)
     while (strlen(dst) > 1 && dst[strlen(dst) - 1] == '/')
         dst[strlen(dst) - 1] = 0;
     int nsrc = argc - optind - 1;
+    bool s3_src = !strncmp(argv[optind], "s3://", 5), s3_dst = !strncmp(argv[argc - 1], "s3://", 5);
+    if (s3_src || s3_dst) {
+        if (argc - optind != 2 || (s3_src && s3_dst))
+            return cli_usage_error("pcp", "with S3, pcp takes one s3://BUCKET/PREFIX and one "
+                                          "directory in Stria");
+        return s3_copy(argv[optind], argv[argc - 1], s3_src, endpoint, region);
+    }
+    if (endpoint || region)
+        return cli_usage_error("pcp", "--endpoint and --region are for s3:// copies");
     for (int i = optind; i < argc; i++)
         if (!strncmp(argv[i], "stria:", 6) || !strncmp(argv[i], "s3://", 5))
             return cli_usage_error("pcp",
                                    "pcp copies between paths every node sees (a global "
-                                   "file system, a Stria mount); '%s' is not one",
+                                   "file system, a Stria mount), or with S3 one prefix "
+                                   "and one directory; '%s' is not one",
                                    argv[i]);
     struct stat dst_st;
     bool dst_dir = stat(dst, &dst_st) == 0 && S_ISDIR(dst_st.st_mode);

@@ -3,12 +3,18 @@
 # it on four nodes): a tree of directories, a link, an empty file, small
 # files and files larger than a chunk, into the Stria mount and back out;
 # the same bytes, modes and times; a copy that failed halfway goes on from
-# its journal; bad arguments are refused.
+# its journal; from and to S3 through the storage hosts; bad arguments
+# are refused.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 fuse_usable || { echo "SKIPPED: pcp needs the mount: $FUSE_WHY"; exit 77; }
-step "a cluster, mounted"
+step "a cluster, mounted (its storage hosts with the S3 server's credentials)"
+S3=""
+if s3_usable; then
+    s3_up
+    S3=1
+fi
 cluster_up --osts 3 --no-mount
 mount_stria "$T/mnt"
 
@@ -57,10 +63,32 @@ grep -q "resuming: 9 of 13 chunks done before" <<<"$out" || fail "the second run
 diff -r "$T/src/two" "$T/mnt/two" || fail "the resumed copy differs"
 ls "$T/state/stria/"pcp-*.journal >/dev/null 2>&1 && fail "a finished copy left its journal"
 
+step "from and to S3: the storage hosts move the bytes"
+if [ -n "$S3" ]; then
+    awss3 s3 mb s3://stage >/dev/null
+    awss3 s3 cp --recursive --quiet "$src/a" s3://stage/in/ || fail "aws s3 cp in"
+    out=$("$STRIA" pcp s3://stage/in "$T/mnt/froms3" --endpoint "$S3_ENDPOINT" 2>&1) ||
+        fail "pcp from s3: $out"
+    diff -r "$src/a" "$T/mnt/froms3" || fail "the copy from S3 differs"
+    "$STRIA" hsm state "$T/mnt/froms3/big1" | grep -q "released" && fail "pcp from S3 left big1 released"
+    # Again: linked already, nothing new.
+    "$STRIA" pcp s3://stage/in "$T/mnt/froms3" >/dev/null 2>&1 || fail "pcp from s3 again"
+    "$STRIA" pcp s3://other/x "$T/mnt/froms3" 2>/dev/null && fail "pcp into a directory linked elsewhere"
+    mkdir -p "$T/mnt/tos3/d"
+    cp "$src/a/big1" "$T/mnt/tos3/d/"
+    "$STRIA" pcp "$T/mnt/tos3" s3://stage/out --endpoint "$S3_ENDPOINT" >/dev/null || fail "pcp to s3"
+    awss3 s3 cp --quiet s3://stage/out/d/big1 "$T/got" && cmp -s "$T/got" "$src/a/big1" ||
+        fail "the copy to S3 differs"
+else
+    echo "   (skipped: $S3_WHY)"
+fi
+
 step "bad arguments"
 "$STRIA" pcp "$src" 2>/dev/null && fail "pcp with one argument"
 "$STRIA" pcp "$src/a/big1" "$src/a/empty" "$T/nodir-$$/x" 2>/dev/null && fail "pcp of two into a non-directory"
 "$STRIA" pcp --chunk 3k "$src" "$T/x" 2>/dev/null && fail "a chunk of 3k"
 "$STRIA" pcp --nodefile "$T/none" "$src" "$T/x" 2>/dev/null && fail "a missing node file"
 "$STRIA" pcp stria:/x "$T/x" 2>/dev/null && fail "a stria: path"
+"$STRIA" pcp s3://a/b s3://c/d 2>/dev/null && fail "S3 to S3"
+"$STRIA" pcp --endpoint http://127.0.0.1:1 "$src" "$T/x" 2>/dev/null && fail "--endpoint without S3"
 echo "PASS"

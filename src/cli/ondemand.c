@@ -23,6 +23,7 @@
 #include "commands.h"
 #include "local.h"
 #include "mount.h"
+#include "nodes.h"
 #include "proc.h"
 
 #include "../common/auth.h"
@@ -43,11 +44,10 @@
 #include <dirent.h>
 #include <unistd.h>
 
-#define OD_MAX_NODES 4096
-#define OD_FANOUT    64    /* ssh sessions at once */
-#define OD_PHASE_MS  60000 /* the longest a phase may take on a node */
-#define OD_WAIT_MS   30000 /* targets online */
-#define OD_NAME_MAX  32
+#define OD_FANOUT   64    /* ssh sessions at once */
+#define OD_PHASE_MS 60000 /* the longest a phase may take on a node */
+#define OD_WAIT_MS  30000 /* targets online */
+#define OD_NAME_MAX 32
 
 /* ---- what a node keeps: where its instance of NAME lives ---- */
 
@@ -435,58 +435,6 @@ struct od {
     bool *lost; /* with --keep-going: nodes left out after they failed */
     char key[65];
 };
-
-static int read_nodefile(const char *path, struct od *o)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "stria ondemand: cannot read the node file %s: %s\n", path,
-                strerror(errno));
-        return -errno;
-    }
-    char line[512];
-    int rc = 0;
-    while (rc == 0 && fgets(line, sizeof(line), f)) {
-        char *s = line + strspn(line, " \t");
-        s[strcspn(s, " \t\r\n#")] = 0;
-        if (!*s)
-            continue;
-        bool ok = strlen(s) < 256;
-        for (const char *p = s; ok && *p; p++)
-            ok = (*p >= 'a' && *p <= 'z') || (*p >= 'A' && *p <= 'Z') || (*p >= '0' && *p <= '9') ||
-                 strchr(".-_:[]", *p);
-        if (!ok) {
-            fprintf(stderr, "stria ondemand: %s: '%s' is not a host name\n", path, s);
-            rc = -EINVAL;
-            break;
-        }
-        bool dup = false;
-        for (int i = 0; i < o->n && !dup; i++)
-            dup = !strcmp(o->nodes[i], s);
-        if (dup)
-            continue;
-        if (o->n == OD_MAX_NODES) {
-            fprintf(stderr, "stria ondemand: more than %d nodes in %s\n", OD_MAX_NODES, path);
-            rc = -E2BIG;
-            break;
-        }
-        char **nv = realloc(o->nodes, (size_t)(o->n + 1) * sizeof(*nv));
-        if (!nv || !(nv[o->n] = strdup(s))) {
-            if (nv)
-                o->nodes = nv;
-            rc = -ENOMEM;
-            break;
-        }
-        o->nodes = nv;
-        o->n++;
-    }
-    fclose(f);
-    if (rc == 0 && o->n == 0) {
-        fprintf(stderr, "stria ondemand: %s names no node\n", path);
-        rc = -EINVAL;
-    }
-    return rc;
-}
 
 /* s in single quotes for a remote shell. */
 static void quote(char *out, size_t cap, size_t *at, const char *s)
@@ -973,7 +921,7 @@ int cmd_ondemand(int argc, char **argv)
     }
     o.nodefile = nodefile;
     int ret = CLI_FAIL;
-    if (read_nodefile(nodefile, &o) == 0) {
+    if (nodes_read("ondemand", nodefile, &o.nodes, &o.n) == 0) {
         if (!strcmp(sub, "start")) {
             char keyf[] = "/tmp/stria-od-keygen-XXXXXX";
             int fd = mkstemp(keyf);
@@ -998,8 +946,6 @@ int cmd_ondemand(int argc, char **argv)
             }
         }
     }
-    for (int i = 0; i < o.n; i++)
-        free(o.nodes[i]);
-    free(o.nodes);
+    nodes_free(o.nodes, o.n);
     return ret;
 }

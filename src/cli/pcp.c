@@ -19,6 +19,7 @@
 #include "args.h"
 #include "commands.h"
 #include "connect.h"
+#include "nodes.h"
 #include "paths.h"
 #include "proc.h"
 
@@ -43,9 +44,8 @@
 #include <stria/stria.h>
 #include <unistd.h>
 
-#define PCP_CHUNK     (64ull << 20)
-#define PCP_BUF       (4u << 20)
-#define PCP_MAX_NODES 4096
+#define PCP_CHUNK (64ull << 20)
+#define PCP_BUF   (4u << 20)
 
 /* ---- the plan ---- */
 
@@ -415,50 +415,6 @@ static const struct option pcp_opts[] = {
     {"quiet", no_argument, NULL, 'q'},          {"endpoint", required_argument, NULL, 'e'},
     {"region", required_argument, NULL, 'R'},   {NULL, 0, NULL, 0}};
 
-static int read_nodes(const char *path, char ***nodes, int *n)
-{
-    FILE *f = fopen(path, "r");
-    if (!f) {
-        fprintf(stderr, "stria pcp: cannot read the node file %s: %s\n", path, strerror(errno));
-        return -errno;
-    }
-    char line[512];
-    int rc = 0;
-    while (!rc && fgets(line, sizeof(line), f)) {
-        char *s = line + strspn(line, " \t");
-        s[strcspn(s, " \t\r\n#")] = 0;
-        if (!*s)
-            continue;
-        bool dup =
-            strspn(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789.-_:[]") !=
-            strlen(s);
-        if (dup) {
-            fprintf(stderr, "stria pcp: %s: '%s' is not a host name\n", path, s);
-            rc = -EINVAL;
-            break;
-        }
-        for (int i = 0; i < *n && !dup; i++)
-            dup = !strcmp((*nodes)[i], s);
-        if (dup)
-            continue;
-        char **v = *n < PCP_MAX_NODES ? realloc(*nodes, (size_t)(*n + 1) * sizeof(*v)) : NULL;
-        if (!v || !(v[*n] = strdup(s))) {
-            if (v)
-                *nodes = v;
-            rc = -ENOMEM;
-            break;
-        }
-        *nodes = v;
-        (*n)++;
-    }
-    fclose(f);
-    if (!rc && !*n) {
-        fprintf(stderr, "stria pcp: %s names no node\n", path);
-        rc = -EINVAL;
-    }
-    return rc;
-}
-
 /* Read what runner r said since last time: count its done chunks. */
 static void drain(struct runner *r, struct plan *p, FILE *journal, uint64_t *done_bytes)
 {
@@ -662,7 +618,7 @@ int cmd_pcp(int argc, char **argv)
         return CLI_FAIL;
     char **nodes = NULL;
     int nnodes = 0;
-    if (nodefile && read_nodes(nodefile, &nodes, &nnodes))
+    if (nodefile && nodes_read("pcp", nodefile, &nodes, &nnodes))
         return CLI_FAIL;
     /* The journal: the plan's id, then the done chunks' ids. */
     char id[33], jpath[PATH_MAX];
@@ -898,9 +854,7 @@ int cmd_pcp(int argc, char **argv)
     free(r);
     free(share);
     free(load);
-    for (int i = 0; i < nnodes; i++)
-        free(nodes[i]);
-    free(nodes);
+    nodes_free(nodes, nnodes);
     for (size_t i = 0; i < p.ne; i++) {
         free(p.e[i].src);
         free(p.e[i].dst);

@@ -198,7 +198,8 @@ static const char *const svc_bin[] = {"stria-mgmtd", "stria-metad", "stria-stord
 /* Start daemon k of the node if it has a config and does not run. */
 static int node_start_one(const char *dir, int k)
 {
-    char bin[PATH_MAX], bindir[PATH_MAX], conf[PATH_MAX], log[PATH_MAX], pidf[PATH_MAX];
+    char bindir[PATH_MAX], bin[PATH_MAX + 32], conf[PATH_MAX + 32], log[PATH_MAX + 32],
+        pidf[PATH_MAX + 32];
     snprintf(conf, sizeof(conf), "%s/conf/%s.conf", dir, svc[k]);
     snprintf(log, sizeof(log), "%s/log/%s.log", dir, svc[k]);
     snprintf(pidf, sizeof(pidf), "%s/run/%s.pid", dir, svc[k]);
@@ -216,7 +217,7 @@ static int node_start_one(const char *dir, int k)
 /* Wait (bounded) until want_mdts MDTs and want_osts OSTs are online. */
 static int node_wait(const char *dir, int want_mdts, int want_osts)
 {
-    char conf[PATH_MAX];
+    char conf[PATH_MAX + 32];
     snprintf(conf, sizeof(conf), "%s/client.conf", dir);
     uint64_t deadline = util_now_mono_ns() + (uint64_t)OD_WAIT_MS * 1000000ull;
     int mdt = 0, ost = 0;
@@ -248,7 +249,7 @@ static int node_wait(const char *dir, int want_mdts, int want_osts)
 
 static int node_stop(const struct node_args *a)
 {
-    char dir[PATH_MAX], mnt[PATH_MAX], pidf[PATH_MAX], path[PATH_MAX];
+    char dir[PATH_MAX], mnt[PATH_MAX], pidf[PATH_MAX + 32], path[PATH_MAX];
     int rc = record_read(a->name, dir, sizeof(dir), mnt, sizeof(mnt));
     if (rc == -ENOENT) {
         printf("no on-demand file system %s here\n", a->name);
@@ -284,7 +285,7 @@ static int node_stop(const struct node_args *a)
 
 static int node_status(const struct node_args *a)
 {
-    char dir[PATH_MAX], mnt[PATH_MAX], pidf[PATH_MAX];
+    char dir[PATH_MAX], mnt[PATH_MAX], pidf[PATH_MAX + 32];
     int rc = record_read(a->name, dir, sizeof(dir), mnt, sizeof(mnt));
     if (rc == -ENOENT) {
         printf("  not running here\n");
@@ -294,7 +295,7 @@ static int node_status(const struct node_args *a)
         return rc;
     int down = 0;
     for (int k = 0; k < 3; k++) {
-        char conf[PATH_MAX];
+        char conf[PATH_MAX + 32];
         snprintf(conf, sizeof(conf), "%s/conf/%s.conf", dir, svc[k]);
         if (access(conf, F_OK))
             continue;
@@ -408,7 +409,7 @@ static int cmd_node(int argc, char **argv)
     if (!strcmp(phase, "setup")) {
         if (!a.stripe_all)
             return CLI_OK;
-        char conf[PATH_MAX];
+        char conf[PATH_MAX + 32];
         snprintf(conf, sizeof(conf), "%s/client.conf", dir);
         stria_fs_t *fs;
         int rc = stria_connect(conf, &fs);

@@ -604,15 +604,18 @@ int cmd_pcp(int argc, char **argv)
     int rc = 0;
     for (int i = optind; i < argc - 1 && !rc; i++) {
         char t[PATH_MAX], s[PATH_MAX];
-        snprintf(s, sizeof(s), "%s", argv[i]);
+        int w = snprintf(s, sizeof(s), "%s", argv[i]);
         while (strlen(s) > 1 && s[strlen(s) - 1] == '/')
             s[strlen(s) - 1] = 0;
         const char *base = strrchr(s, '/') ? strrchr(s, '/') + 1 : s;
-        if (dst_dir)
-            snprintf(t, sizeof(t), "%s%s%s", dst, strcmp(dst, "/") ? "/" : "", base);
-        else
-            snprintf(t, sizeof(t), "%s", dst);
-        rc = walk(&p, s, t);
+        if (w < (int)sizeof(s))
+            w = snprintf(t, sizeof(t), "%s%s%s", dst, dst_dir && strcmp(dst, "/") ? "/" : "",
+                         dst_dir ? base : "");
+        if (w >= (int)sizeof(t)) {
+            fprintf(stderr, "stria pcp: %s: path too long\n", argv[i]);
+            rc = -ENAMETOOLONG;
+        } else
+            rc = walk(&p, s, t);
     }
     if (rc)
         return CLI_FAIL;
@@ -621,7 +624,7 @@ int cmd_pcp(int argc, char **argv)
     if (nodefile && nodes_read("pcp", nodefile, &nodes, &nnodes))
         return CLI_FAIL;
     /* The journal: the plan's id, then the done chunks' ids. */
-    char id[33], jpath[PATH_MAX];
+    char id[33], jpath[PATH_MAX + 64];
     plan_id(&p, id);
     if (journal_path)
         snprintf(jpath, sizeof(jpath), "%s", journal_path);

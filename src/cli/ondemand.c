@@ -459,7 +459,8 @@ static void quote(char *out, size_t cap, size_t *at, const char *s)
 struct job {
     int node;
     pid_t pid;
-    int out_fd; /* a temporary file with what ssh and the agent said */
+    uint64_t t0; /* when its ssh started: each node has the whole bound */
+    int out_fd;  /* a temporary file with what ssh and the agent said */
     int status;
     bool done;
 };
@@ -474,7 +475,11 @@ static int run_phase(struct od *o, const char *phase, const int *idx, int k, con
     if (!j)
         return k;
     int failed = 0, started = 0, running = 0;
-    uint64_t t0 = util_now_mono_ns();
+    /* A stop that removes data may take as long as rm -rf does there. */
+    uint64_t bound_ns =
+        (uint64_t)(extra && !strcmp(extra, "--cleanup") ? 10 * OD_PHASE_MS : OD_PHASE_MS) *
+        1000000ull;
+    signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap them for us */
     while (started < k || running) {
         while (started < k && running < OD_FANOUT) {
             struct job *x = &j[started];
@@ -507,7 +512,8 @@ static int run_phase(struct od *o, const char *phase, const int *idx, int k, con
             if (extra2)
                 quote(cmd, sizeof(cmd), &at, extra2);
             char outf[] = "/tmp/stria-od-out-XXXXXX";
-            x->out_fd = mkstemp(outf);
+            x->out_fd = mkostemp(outf, O_CLOEXEC);
+            x->t0 = util_now_mono_ns();
             if (x->out_fd >= 0)
                 unlink(outf);
             /* ssh's own options first: the first value of an option wins. */
@@ -554,12 +560,21 @@ static int run_phase(struct od *o, const char *phase, const int *idx, int k, con
         }
         int st;
         pid_t p = waitpid(-1, &st, WNOHANG);
+        if (p < 0 && errno == ECHILD) {
+            /* None left to wait for (reaped by someone else): done. */
+            for (int i = 0; i < started; i++)
+                if (!j[i].done && j[i].pid > 0) {
+                    j[i].done = true;
+                    j[i].status = 255;
+                    running--;
+                }
+            continue;
+        }
         if (p <= 0) {
-            if (util_now_mono_ns() - t0 > (uint64_t)OD_PHASE_MS * 1000000ull) {
-                for (int i = 0; i < started; i++)
-                    if (!j[i].done && j[i].pid > 0)
-                        kill(-j[i].pid, SIGKILL);
-            }
+            uint64_t now = util_now_mono_ns();
+            for (int i = 0; i < started; i++)
+                if (!j[i].done && j[i].pid > 0 && now - j[i].t0 > bound_ns)
+                    kill(-j[i].pid, SIGKILL);
             usleep(20 * 1000);
             continue;
         }
@@ -575,21 +590,24 @@ static int run_phase(struct od *o, const char *phase, const int *idx, int k, con
         char buf[4096] = "";
         ssize_t got = x->out_fd >= 0 ? pread(x->out_fd, buf, sizeof(buf) - 1, 0) : 0;
         buf[got > 0 ? got : 0] = 0;
-        bool bad = x->status != 0 && !(x->status == 3 && !strcmp(phase, "status"));
+        bool bad = x->status != 0;
         if (bad && o->lost)
             o->lost[x->node] = true;
-        /* The first node's key, which the other nodes get. */
-        char *kl = strstr(buf, "key ");
-        if (kl && (kl == buf || kl[-1] == '\n') && strspn(kl + 4, "0123456789abcdef") == 64) {
+        /* The first node's key, which the other nodes get: a whole line
+         * "key HEX", never shown. */
+        for (char *kl = buf; (kl = strstr(kl, "key ")); kl += 4) {
+            if ((kl != buf && kl[-1] != '\n') || strspn(kl + 4, "0123456789abcdef") != 64 ||
+                (kl[68] && kl[68] != '\n'))
+                continue;
             if (!bad && !strcmp(phase, "mgmt"))
                 memcpy(o->key, kl + 4, 64);
-            memset(kl, ' ', 68); /* never shown */
+            memset(kl, ' ', 68);
             kl[0] = '\n';
         }
-        if (bad && !strcmp(phase, "status") && x->status == 4) {
+        if (bad && !strcmp(phase, "status") && (x->status == 3 || x->status == 4)) {
             failed++;
-            fprintf(stderr, "stria ondemand: node %s: a daemon is not running\n",
-                    o->nodes[x->node]);
+            fprintf(stderr, "stria ondemand: node %s: %s\n", o->nodes[x->node],
+                    x->status == 3 ? "the file system is not there" : "a daemon is not running");
         } else if (bad) {
             failed++;
             fprintf(stderr, "stria ondemand: %s on node %s failed (%s %d)%s\n", phase,
@@ -665,6 +683,8 @@ static int stage(struct od *o, const char *what, const char *from, const char *t
     if (S_ISDIR(st.st_mode)) {
         DIR *d = opendir(from);
         struct dirent *de;
+        if (!d)
+            rc = -errno;
         while (d && (de = readdir(d)) && rc == 0) {
             if (!strcmp(de->d_name, ".") || !strcmp(de->d_name, ".."))
                 continue;
@@ -689,13 +709,18 @@ static int stage(struct od *o, const char *what, const char *from, const char *t
     }
     argv[ac++] = (char *)to;
     int ret = CLI_OK;
-    if (rc) {
+    if (rc == -E2BIG) {
         fprintf(stderr,
                 "stria ondemand: %s: %s has more than 4096 entries at its top: stage a "
                 "directory above it\n",
                 what, from);
         ret = CLI_FAIL;
-    } else if (ac > 8 || !S_ISDIR(st.st_mode)) {
+    } else if (rc) {
+        fprintf(stderr, "stria ondemand: %s: cannot read %s: %s\n", what, from, strerror(-rc));
+        ret = CLI_FAIL;
+    } else if (S_ISDIR(st.st_mode) && nn == 0) {
+        printf("%s: %s is empty: nothing to copy\n", what, from);
+    } else {
         printf("%s: %s -> %s\n", what, from, to);
         fflush(stdout);
         ret = cmd_pcp(ac, argv);

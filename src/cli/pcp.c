@@ -259,7 +259,13 @@ static int copy_task(struct task *t, char *buf)
     if (in < 0)
         return -errno;
     mkdir_parents(t->dst);
-    int out = open(t->dst, O_WRONLY | O_CREAT | O_CLOEXEC, t->mode & 0777 ? t->mode & 0777 : 0644);
+    /* Writable by us while copying (another chunk, another node, a rerun
+     * may open it after it exists); its own mode is set at the end. */
+    int out = open(t->dst, O_WRONLY | O_CREAT | O_CLOEXEC, 0600);
+    struct stat was;
+    if (out < 0 && errno == EACCES && stat(t->dst, &was) == 0 &&
+        chmod(t->dst, (was.st_mode & 07777) | 0200) == 0)
+        out = open(t->dst, O_WRONLY | O_CLOEXEC);
     if (out < 0) {
         rc = -errno;
         close(in);
@@ -652,6 +658,18 @@ int cmd_pcp(int argc, char **argv)
         }
     }
     free(text);
+    /* Done chunks count only while their file is there, as large as the
+     * plan says (each chunk's copier sized it): a destination removed or
+     * replaced since the journal was written is copied again. */
+    for (size_t k = 0; k < p.nc && resumed; k++) {
+        const struct ent *e = &p.e[p.c[k].ent];
+        struct stat now;
+        if (p.c[k].done && (stat(e->dst, &now) < 0 || (uint64_t)now.st_size != e->size)) {
+            p.c[k].done = false;
+            done_bytes -= p.c[k].len;
+            resumed--;
+        }
+    }
     FILE *journal = fopen(jpath, resumed ? "a" : "w");
     if (journal && !resumed)
         fprintf(journal, "%s\n", id);
@@ -670,6 +688,9 @@ int cmd_pcp(int argc, char **argv)
         if (e->kind == E_DIR && !(erc = util_mkdir_p(e->dst, 0755)) &&
             (stat(e->dst, &dst_now) < 0 || !S_ISDIR(dst_now.st_mode)))
             erc = -ENOTDIR;
+        /* A directory a former run left read-only takes entries again. */
+        if (e->kind == E_DIR && !erc && (dst_now.st_mode & 0700) != 0700)
+            chmod(e->dst, (dst_now.st_mode & 07777) | 0700);
         if (e->kind == E_DIR && erc)
             fprintf(stderr, "stria pcp: cannot make %s: %s\n", e->dst, strerror(-erc));
         else if (e->kind == E_LINK) {
@@ -719,13 +740,14 @@ int cmd_pcp(int argc, char **argv)
     }
     uint64_t t0 = util_now_mono_ns();
     int running = 0;
+    signal(SIGCHLD, SIG_DFL); /* an inherited SIG_IGN would reap them for us */
     char jobs_s[16];
     snprintf(jobs_s, sizeof(jobs_s), "%d", jobs);
     for (int i = 0; i < nw && !rc; i++) {
         fflush(share[i]);
         rewind(share[i]);
         char outf[] = "/tmp/stria-pcp-XXXXXX";
-        r[i].out_fd = mkstemp(outf);
+        r[i].out_fd = mkostemp(outf, O_CLOEXEC);
         if (r[i].out_fd < 0) {
             rc = -errno;
             break;
@@ -784,6 +806,16 @@ int cmd_pcp(int argc, char **argv)
         }
         int st;
         pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid < 0 && errno == ECHILD) {
+            for (int i = 0; i < nw; i++)
+                if (r[i].pid > 0 && !r[i].done) {
+                    drain(&r[i], &p, journal, &done_bytes);
+                    r[i].done = true;
+                    r[i].status = 255;
+                }
+            running = 0;
+            break;
+        }
         for (int i = 0; i < nw; i++)
             if (r[i].pid > 0 && !r[i].done) {
                 drain(&r[i], &p, journal, &done_bytes);

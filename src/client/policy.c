@@ -94,6 +94,9 @@ int stria_repo_load(stria_fs_t *fs, struct stria_repo **v, size_t *n)
         *v = NULL;
         return rc;
     }
+    /* Each entry's target points into itself: the array moved as it grew. */
+    for (size_t i = 0; i < count; i++)
+        stria_repo_parse(&(*v)[i]);
     *n = count;
     return 0;
 }
@@ -216,8 +219,14 @@ static int join(const char *dir, const char *name, char *out)
  * then walked, so that fn may unlink what it is given). Stops at fn's
  * first nonzero return or when the pass is stopped. */
 typedef int (*file_fn)(const char *path, uint64_t ino, void *arg);
-static int walk(stria_fs_t *fs, const char *path, file_fn fn, void *arg, const struct stria_pass *p)
+#define WALK_DEPTH 256 /* deeper directories are left out, and said so */
+static int walk_at(stria_fs_t *fs, const char *path, file_fn fn, void *arg,
+                   const struct stria_pass *p, int depth)
 {
+    if (depth >= WALK_DEPTH) {
+        note(p, "%s: more than %d directories deep: left out", path, WALK_DEPTH);
+        return 0;
+    }
     stria_dir_t *d;
     int rc = stria_opendir(fs, path, &d);
     if (rc)
@@ -246,7 +255,7 @@ static int walk(stria_fs_t *fs, const char *path, file_fn fn, void *arg, const s
     stria_closedir(d);
     for (size_t i = 0; i < nsub; i++) {
         if (rc >= 0) {
-            int r = walk(fs, subs[i], fn, arg, p);
+            int r = walk_at(fs, subs[i], fn, arg, p, depth + 1);
             if (r == -EINTR || r == -ENOMEM)
                 rc = r;
             else if (r && r != -ENOENT)
@@ -256,6 +265,11 @@ static int walk(stria_fs_t *fs, const char *path, file_fn fn, void *arg, const s
     }
     free(subs);
     return rc < 0 ? rc : 0;
+}
+
+static int walk(stria_fs_t *fs, const char *path, file_fn fn, void *arg, const struct stria_pass *p)
+{
+    return walk_at(fs, path, fn, arg, p, 0);
 }
 
 /* ---- import and sync ---- */
@@ -386,6 +400,13 @@ static int sweep_one(const char *path, uint64_t ino, void *arg)
     struct stria_hsm h;
     if (stria_hsm_get(s->fs, ino, &h) || h.repo != s->r->dir || !(h.state & STRIA_HSM_ARCHIVED) ||
         (h.state & STRIA_HSM_DIRTY) || h.gen >= s->gen)
+        return 0;
+    /* Not stamped is not proof: a file kept (changed in S3 while the
+     * policy takes no changes, renamed here) is not stamped either. Only
+     * an object S3 says is gone takes its file with it. */
+    struct stria_s3_obj o;
+    char etag[130], why[256];
+    if (stria_s3_head(s->fs, &s->r->t, h.key, &o, etag, sizeof(etag), why, sizeof(why)) != -ENOENT)
         return 0;
     /* Lost first: a file whose object S3 no longer has leaves no
      * tombstone, so an export policy "deleted" never deletes an object
@@ -673,12 +694,14 @@ static int by_atime(const void *a, const void *b)
     return x->atime_ns < y->atime_ns ? -1 : x->atime_ns > y->atime_ns;
 }
 
-/* Whether the OSTs have less than pct percent free. */
-static int too_full(stria_fs_t *fs, int pct)
+/* How many bytes the OSTs lack of pct percent free (0: none). */
+static uint64_t lacking(stria_fs_t *fs, int pct)
 {
     struct statvfs sv;
-    return stria_statfs(fs, &sv) == 0 && sv.f_blocks &&
-           sv.f_bavail * 100 / sv.f_blocks < (uint64_t)pct;
+    if (stria_statfs(fs, &sv) || !sv.f_blocks)
+        return 0;
+    uint64_t want = sv.f_blocks / 100 * (uint64_t)pct, have = sv.f_bavail;
+    return have < want ? (want - have) * sv.f_frsize : 0;
 }
 
 int stria_repo_tier(stria_fs_t *fs, const struct stria_repo *r, int64_t release_after_s,
@@ -689,13 +712,16 @@ int stria_repo_tier(stria_fs_t *fs, const struct stria_repo *r, int64_t release_
     if (release_after_s > 0)
         t.limit_ns = (int64_t)util_now_real_ns() - release_after_s * 1000000000;
     /* Only the files of a full file system are kept as candidates. */
-    t.full = keep_free_pct > 0 && too_full(fs, keep_free_pct);
+    /* Free space is what the storage hosts last reported: released
+     * bytes are counted here rather than waited for. */
+    uint64_t need = keep_free_pct > 0 ? lacking(fs, keep_free_pct) : 0;
+    t.full = need > 0;
     if (!t.limit_ns && !t.full)
         return 0;
     int rc = walk(fs, r->path, tier_one, &t, p);
     if (rc == 0 && t.full && t.n) {
         qsort(t.v, t.n, sizeof(*t.v), by_atime); /* least recently read first */
-        for (size_t i = 0; i < t.n && too_full(fs, keep_free_pct); i++) {
+        for (size_t i = 0; i < t.n && st->bytes < need; i++) {
             if (stopped(p)) {
                 rc = -EINTR;
                 break;

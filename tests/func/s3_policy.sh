@@ -131,6 +131,14 @@ for i in $(seq 150); do
 done
 S stat /ckpt/step-1/shard2 >/dev/null 2>&1 && fail "the deleted object's file stayed"
 
+step "import policy without changed: an object rewritten in S3 keeps its file"
+S repo policy /ckpt --sync-interval 0 --import-policy new,deleted >/dev/null || fail "repo policy"
+echo "rewritten elsewhere" >"$T/ext3"
+awss3 s3 cp --quiet "$T/ext3" s3://runs/job1/ext.txt
+S repo sync /ckpt >/dev/null || fail "repo sync"
+S cp stria:/ckpt/ext.txt "$T/got" && cmp -s "$T/got" "$T/ext" ||
+    fail "a file whose object changed in S3 was removed or replaced without the changed policy"
+
 step "release_after: files not read for 2 s are released by the engine"
 S repo policy /ckpt --release-after 2s >/dev/null || fail "repo policy --release-after"
 until_state /ckpt/a "$RELEASED" 30

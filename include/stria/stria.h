@@ -689,6 +689,7 @@ struct stria_pass {
 #define STRIA_SYNC_POLICY 1
 struct stria_sync_stats {
     uint64_t seen, imported, updated, unchanged, kept, removed, skipped, failed;
+    uint64_t reaped; /* files superseded more than keep_old ago, now gone */
 };
 STRIA_API int stria_repo_import(stria_fs_t *fs, struct stria_repo *r, int flags,
                                 const struct stria_pass *p, struct stria_sync_stats *st, char *why,

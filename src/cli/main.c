@@ -129,6 +129,8 @@ static const struct command commands[] = {
      "  --release-after DURATION   release archived files not read this long (0: never)\n"
      "  --keep-free PERCENT        release the least recently read archived files\n"
      "                             while the OSTs have less free (0: never)\n"
+     "  --keep-old DURATION        keep a file an object that changed in S3\n"
+     "                             replaced for those who opened it (1h)\n"
      "Requests to S3 are signed by the storage hosts with their own credentials\n"
      "(AWS_ACCESS_KEY_ID... or ~/.aws/credentials of the daemons' user).\n"},
     {"hsm", cmd_hsm, "archive|release|restore|state [-v] FILE|DIR...",

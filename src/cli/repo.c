@@ -100,6 +100,9 @@ static int run_import(stria_fs_t *fs, struct stria_repo *r, bool sync)
            " skipped, %" PRIu64 " failed in %.2f s (%.0f objects/s)\n",
            r->path, st.seen, st.imported, st.updated, st.unchanged, st.kept, st.removed, st.skipped,
            st.failed, dt, dt > 0 ? (double)st.seen / dt : 0);
+    if (st.reaped)
+        printf("%s: %" PRIu64 " superseded files freed (kept %" PRId64 " s for their readers)\n",
+               r->path, st.reaped, stria_repo_int(r, "keep_old", 3600));
     return st.failed ? CLI_FAIL : CLI_OK;
 }
 
@@ -133,7 +136,7 @@ static int run_export(stria_fs_t *fs, const struct stria_repo *r, bool now)
 
 /* The policy options, as given (NULL: not given). */
 struct settings {
-    const char *ipol, *xpol, *interval, *delay, *release_after, *keep_free;
+    const char *ipol, *xpol, *interval, *delay, *release_after, *keep_free, *keep_old;
 };
 
 #define SETTING_OPTIONS                                                                            \
@@ -142,6 +145,7 @@ struct settings {
         {"sync-interval", required_argument, NULL, 's'},                                           \
         {"export-delay", required_argument, NULL, 'd'},                                            \
         {"release-after", required_argument, NULL, 'R'},                                           \
+        {"keep-old", required_argument, NULL, 'O'},                                                \
     {                                                                                              \
         "keep-free", required_argument, NULL, 'k'                                                  \
     }
@@ -155,6 +159,7 @@ static bool setting_opt(struct settings *st, int c)
                         : c == 'd' ? &st->delay
                         : c == 'R' ? &st->release_after
                         : c == 'k' ? &st->keep_free
+                        : c == 'O' ? &st->keep_old
                                    : NULL;
     if (slot)
         *slot = optarg;
@@ -177,6 +182,7 @@ static int put_settings(struct stria_repo *r, const struct settings *st)
         {st->interval, "sync_interval", "--sync-interval (0: only stria repo sync)", 86400 * 365},
         {st->delay, "export_delay", "--export-delay", 86400 * 365},
         {st->release_after, "release_after", "--release-after (0: never)", 86400LL * 36500},
+        {st->keep_old, "keep_old", "--keep-old", 86400 * 365},
     };
     for (size_t i = 0; i < sizeof(d) / sizeof(d[0]); i++) {
         if (!d[i].arg)
@@ -212,8 +218,10 @@ static void print_settings(const struct stria_repo *r)
     stria_repo_value(r->conf, r->len, "export_policy", xp, sizeof(xp));
     stria_repo_value(r->conf, r->len, "release_after", ra, sizeof(ra));
     stria_repo_value(r->conf, r->len, "keep_free", kf, sizeof(kf));
-    printf("import=%s export=%s sync_interval=%" PRId64 " export_delay=%" PRId64, ip, xp,
-           stria_repo_int(r, "sync_interval", 0), stria_repo_int(r, "export_delay", 30));
+    printf("import=%s export=%s sync_interval=%" PRId64 " export_delay=%" PRId64
+           " keep_old=%" PRId64,
+           ip, xp, stria_repo_int(r, "sync_interval", 0), stria_repo_int(r, "export_delay", 30),
+           stria_repo_int(r, "keep_old", 3600));
     if (ra[0])
         printf(" release_after=%s", ra);
     if (kf[0])

@@ -1,11 +1,13 @@
 /*
  * What the export policy "deleted" needs of the cluster (stria.h): the
  * MDTs' tombstones of archived files destroyed in Stria (HSM_GONE), and
- * the conditional delete of their objects by a storage host (S3_DELETE).
- * The policy itself (which repository exports deletions, when) is the
- * caller's; nothing here decides to delete anything.
+ * the conditional delete of their objects by a storage host (S3_DELETE);
+ * and the files a changed object superseded, taken once those who opened
+ * them had their time (HSM_REAP). The policy itself (which repository exports deletions, when) is
+ * the caller's; nothing here decides to delete anything.
  */
 #include "hsm.h"
+#include "io.h"
 
 #include <errno.h>
 #include <stdio.h>
@@ -96,4 +98,48 @@ int stria_s3_delete(stria_fs_t *fs, const struct stria_s3_target *t, const char 
     if (rc && why && whylen)
         snprintf(why, whylen, "storage target %u: %s", ost, strerror(-rc));
     return rc ? rc : s3err;
+}
+
+/* One superseded file of MDT mdt after *after: its objects destroyed,
+ * then its inode dropped. 0 with *after 0: none left. */
+static int reap_one(stria_fs_t *fs, uint32_t mdt, uint64_t repo, uint64_t age_ms, uint64_t *after,
+                    struct proto_hsm_reap_rep *r)
+{
+    struct proto_hsm_reap_req q = {
+        .op = HSM_REAP_LIST, .repo = repo, .after = *after, .age_ms = age_ms};
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, mdt, hsm_reap, &q, r, (void)0);
+    *after = rc ? 0 : r->ino;
+    if (rc || !r->ino)
+        return rc;
+    /* Its objects first: a failure leaves the inode to name them, and the
+     * next pass tries again. */
+    if (r->objects && r->layout.ncomp && (rc = io_objects(fs, r->ino, &r->layout, IO_DESTROY, 0)))
+        return rc;
+    struct proto_hsm_reap_rep d;
+    q.op = HSM_REAP_DROP;
+    q.ino = r->ino;
+    rc = MDT_CALL(fs, mdt, hsm_reap, &q, &d, (void)0);
+    return rc == -ENOENT ? 0 : rc;
+}
+
+int hsm_reap(stria_fs_t *fs, uint64_t repo, uint64_t age_ms, uint64_t *reaped)
+{
+    struct proto_hsm_reap_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    int rc = 0;
+    uint32_t nmdt = stria_mdt_count(fs);
+    for (uint32_t mdt = 0; mdt < nmdt && rc == 0; mdt++) {
+        uint64_t after = 0;
+        for (unsigned n = 0; n < HSM_REAP_PASS_MAX && rc == 0; n++) {
+            rc = reap_one(fs, mdt, repo, age_ms, &after, r);
+            if (rc || !after)
+                break;
+            if (reaped)
+                (*reaped)++;
+        }
+    }
+    free(r);
+    return rc;
 }

@@ -61,6 +61,12 @@ int hsm_mark_lost(stria_fs_t *fs, uint64_t ino, uint64_t repo, const char *etag)
 int hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo, const struct stria_s3_target *t,
                 const char *key, bool moved, stria_progress_fn fn, void *arg, char *why,
                 size_t whylen);
+/* Take the files HSM_IMPORT superseded (of repository repo, 0: any) at
+ * least age_ms ago, on every MDT: their objects destroyed, their inodes
+ * dropped; at most HSM_REAP_PASS_MAX per MDT per call. *reaped counts
+ * them. */
+#define HSM_REAP_PASS_MAX 100000u
+int hsm_reap(stria_fs_t *fs, uint64_t repo, uint64_t age_ms, uint64_t *reaped);
 /* The S3 target fields of a mover's request q from a stria_s3_target t. */
 #define TARGET_FIELDS(q, t)                                                                        \
     do {                                                                                           \

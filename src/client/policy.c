@@ -464,6 +464,14 @@ int stria_repo_import(stria_fs_t *fs, struct stria_repo *r, int flags, const str
         rc = walk(fs, r->path, sweep_one, &s, p);
         st->removed = s.removed;
     }
+    /* Files an object that changed superseded stay for those who opened
+     * them for keep_old seconds. */
+    if (rc == 0) {
+        int64_t keep = stria_repo_int(r, "keep_old", 3600);
+        int rrc = hsm_reap(fs, r->dir, (uint64_t)(keep > 0 ? keep : 0) * 1000, &st->reaped);
+        if (rrc)
+            note(p, "superseded files not freed yet: %s", strerror(-rrc));
+    }
     free(im);
     return rc;
 }

@@ -374,9 +374,6 @@ int stria_hsm_import(stria_fs_t *fs, uint64_t parent, const char *name, uint64_t
             *result = r->result;
         if (ino)
             *ino = r->attr.ino;
-        /* The old data of an object that changed in S3 goes. */
-        if (r->destroy && r->layout.ncomp)
-            rc = io_objects(fs, r->attr.ino, &r->layout, IO_DESTROY, 0);
     }
     free(r);
     return rc;

@@ -90,10 +90,11 @@ static void run_repo(struct stria_repo *r)
         if (rc && rc != -EINTR)
             log_warn("policy %s: sync with s3://%s/%s failed: %s", r->path, r->bucket, r->prefix,
                      why[0] ? why : log_err(rc));
-        else if (st.imported || st.updated || st.removed || st.failed)
+        else if (st.imported || st.updated || st.removed || st.failed || st.reaped)
             log_info("policy %s: synced %" PRIu64 " objects: %" PRIu64 " new, %" PRIu64
-                     " updated, %" PRIu64 " removed, %" PRIu64 " failed",
-                     r->path, st.seen, st.imported, st.updated, st.removed, st.failed);
+                     " updated, %" PRIu64 " removed, %" PRIu64 " failed; %" PRIu64
+                     " superseded files freed",
+                     r->path, st.seen, st.imported, st.updated, st.removed, st.failed, st.reaped);
     }
     if (atomic_load(&E.stop))
         return;

@@ -49,9 +49,12 @@ enum { HSM_OP_ARCHIVED = 1, HSM_OP_RELEASE, HSM_OP_RESTORED, HSM_OP_LOST };
  * mode (regular file bits), stamped with sync generation gen. When the
  * name exists: a file of the same key and etag is only stamped
  * (UNCHANGED); with HSM_IMPORT_CHANGED one of another etag that is not
- * dirty takes the new object and is released again (UPDATED: destroy the
- * reply's layout's objects); else KEPT (dirty here, or not from this
- * repository, or not a regular file). */
+ * dirty and has one link is superseded (UPDATED): the name takes a new
+ * inode, released, for the new object, with the old one's owner and mode
+ * (the reply's attr and layout), and the old inode stays nameless with
+ * its data for those who opened it, until HSM_REAP; else KEPT (dirty
+ * here, hard-linked, or not from this repository, or not a regular
+ * file). */
 #define HSM_IMPORT_CHANGED 1u
 enum { HSM_IMPORTED = 0, HSM_UNCHANGED, HSM_UPDATED, HSM_KEPT };
 #define MSG_HSM_IMPORT_REQ(F)                                                                      \
@@ -60,8 +63,7 @@ enum { HSM_IMPORTED = 0, HSM_UNCHANGED, HSM_UPDATED, HSM_KEPT };
     F(STR, name)                                                                                   \
     F(U64, repo)                                                                                   \
     F(STR, key) F(STR, etag) F(U64, size) F(I64, mtime_ns) F(U32, mode) F(U64, gen) F(U8, flags)
-#define MSG_HSM_IMPORT_REP(F)                                                                      \
-    F(U8, result) F(ATTR, attr) F(LAYOUT, layout) F(U8, destroy) F(LEASES, leases)
+#define MSG_HSM_IMPORT_REP(F) F(U8, result) F(ATTR, attr) F(LAYOUT, layout) F(LEASES, leases)
 /* REPO: the file system's repositories, kept by MDT 0, each a directory
  * inode and an opaque configuration (the CLI's "key=value" lines; never a
  * secret). op ADD (-EEXIST if dir has one), SET (replace), DEL (-ENOENT if
@@ -85,6 +87,17 @@ enum { HSM_GONE_LIST = 1, HSM_GONE_DROP };
 #define HSM_GONE_MAX        1000u
 #define MSG_HSM_GONE_REQ(F) F(CRED, cred) F(U8, op) F(U64, after) F(U32, max) F(U64, upto)
 #define MSG_HSM_GONE_REP(F) F(BLOB, entries) F(U8, more) F(U64, count)
+/* HSM_REAP: the files HSM_IMPORT superseded, nameless, kept for the
+ * readers that opened them. Root only (-EPERM). op LIST: the first after
+ * inode after, of repository repo (0: any), superseded at least age_ms
+ * ago: ino (0: none), its layout, objects (1: objects may exist, to be
+ * destroyed before DROP). DROP: superseded inode ino goes for good, with
+ * no tombstone (its key holds the object that took its name); -ENOENT if
+ * there is no such superseded inode. Each op made twice is made once. */
+enum { HSM_REAP_LIST = 1, HSM_REAP_DROP };
+#define MSG_HSM_REAP_REQ(F)                                                                        \
+    F(CRED, cred) F(U8, op) F(U64, repo) F(U64, after) F(U64, age_ms) F(U64, ino)
+#define MSG_HSM_REAP_REP(F) F(U64, ino) F(LAYOUT, layout) F(U8, objects)
 
 /* Movers on the storage hosts (stria-stord) speak S3 with their own
  * credentials. Each request names its S3 target: endpoint URL, region,

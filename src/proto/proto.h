@@ -610,6 +610,7 @@ enum {
     X(A, HSM_IMPORT, 51, hsm_import, PROTO_F_CHANGE)                                               \
     X(A, REPO, 52, repo, PROTO_F_CHANGE)                                                           \
     X(A, HSM_GONE, 53, hsm_gone, 0) /* each op made twice is made once */                          \
+    X(A, HSM_REAP, 54, hsm_reap, 0) /* each op made twice is made once */                          \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \

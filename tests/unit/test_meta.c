@@ -2815,6 +2815,39 @@ static void test_hsm_unlink_released(void **state)
     assert_int_equal(r.dangling + r.orphans + r.bad_nlink + r.bad_parent + r.corrupt, 0);
 }
 
+static int op_reap(struct fx *f, const struct proto_cred *c, uint8_t op, uint64_t arg,
+                   uint64_t age_ms, struct proto_hsm_reap_rep *r)
+{
+    struct proto_hsm_reap_req q;
+    memset(&q, 0, sizeof(q));
+    memset(r, 0, sizeof(*r));
+    q.cred = *c;
+    q.op = op;
+    if (op == HSM_REAP_LIST)
+        q.repo = arg;
+    else
+        q.ino = arg;
+    q.age_ms = age_ms;
+    return meta_op_hsm_reap(RQ(&f->ctx), &q, r);
+}
+
+/* How many tombstones the MDT holds. */
+static uint64_t gone_count(struct fx *f)
+{
+    static uint8_t buf[META_GONE_BUF];
+    struct proto_hsm_gone_req q;
+    struct proto_hsm_gone_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred = root_cred;
+    q.op = HSM_GONE_LIST;
+    q.max = HSM_GONE_MAX;
+    assert_int_equal(
+        meta_op_hsm_gone(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)}, &q,
+                         &r),
+        0);
+    return r.count;
+}
+
 /* Import: a new name, then the same object, a changed one, and names
  * that are not the repository's to change. */
 static void test_hsm_import(void **state)
@@ -2851,35 +2884,86 @@ static void test_hsm_import(void **state)
     /* Changed, but not asked to take changes: kept. */
     assert_int_equal(op_import(f, &root_cred, "x", "p/x", ETAG2, 10, 8000000000ll, 3, 0, &r), 0);
     assert_int_equal(r.result, HSM_KEPT);
-    /* Changed, taken: the new object, released again. */
+    /* Changed, taken: the name takes a new inode for the new object,
+     * released; the old one stays, nameless, for its readers. */
+    assert_int_equal(op_chmod(f, &root_cred, x, 0640), 0);
     assert_int_equal(
         op_import(f, &root_cred, "x", "p/x", ETAG2, 10, 8000000000ll, 3, HSM_IMPORT_CHANGED, &r),
         0);
     assert_int_equal(r.result, HSM_UPDATED);
-    assert_int_equal(r.destroy, 1); /* a reader's fetch may have filled some */
-    assert_int_equal(attr_of(f, x).size, 10);
-    assert_int_equal(hsm_state(f, x, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
+    uint64_t y = r.attr.ino;
+    assert_true(y != x);
+    assert_int_equal(ino_of(f, "x"), y);
+    assert_int_equal(r.attr.size, 10);
+    assert_int_equal(r.attr.mode, S_IFREG | 0640);
+    assert_true(layout_released(&r.layout));
+    assert_int_equal(hsm_state(f, y, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
     assert_memory_equal(g.etag.p, ETAG2, strlen(ETAG2));
+    struct proto_attr old = attr_of(f, x);
+    assert_int_equal(old.nlink, 0);
+    assert_int_equal(old.size, 4096);
+    assert_int_equal(hsm_state(f, x, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
+    assert_memory_equal(g.etag.p, ETAG1, strlen(ETAG1));
     uint64_t bytes, files;
+    released_counts(f, &bytes, &files);
+    assert_int_equal(bytes, 4096 + 10);
+    assert_int_equal(files, 2);
+    char text[4096];
+    struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
+    assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
+    assert_int_equal(fr.pending, 1);
+
+    /* Reaped once old enough, by root only, with no tombstone. */
+    struct proto_hsm_reap_rep rr;
+    assert_int_equal(op_reap(f, &u, HSM_REAP_LIST, 0, 0, &rr), -EPERM);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_LIST, 0, 3600000, &rr), 0);
+    assert_int_equal(rr.ino, 0);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_LIST, REPO + 1, 0, &rr), 0);
+    assert_int_equal(rr.ino, 0);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_LIST, REPO, 0, &rr), 0);
+    assert_int_equal(rr.ino, x);
+    assert_int_equal(rr.layout.ncomp, 1);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_DROP, y, 0, &rr), -ENOENT);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_DROP, x, 0, &rr), 0);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_DROP, x, 0, &rr), -ENOENT);
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_LIST, 0, 0, &rr), 0);
+    assert_int_equal(rr.ino, 0);
     released_counts(f, &bytes, &files);
     assert_int_equal(bytes, 10);
     assert_int_equal(files, 1);
+    assert_int_equal(gone_count(f), 0);
+    fr = fsck(f, false, text, sizeof(text));
+    assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt + fr.pending, 0);
 
-    /* Restored: an update destroys the objects. */
+    /* Restored, then changed again: the old inode keeps its objects. */
+    x = y;
     assert_int_equal(op_hsm_set(f, &root_cred, x, HSM_OP_RESTORED, "", ETAG2, 0, 0, NULL), 0);
     assert_int_equal(
         op_import(f, &root_cred, "x", "p/x", ETAG1, 20, 9000000000ll, 4, HSM_IMPORT_CHANGED, &r),
         0);
     assert_int_equal(r.result, HSM_UPDATED);
-    assert_int_equal(r.destroy, 1);
-    assert_int_equal(r.layout.ncomp, 1);
-    assert_false(layout_released(&r.layout));
+    assert_true(r.attr.ino != x);
+    struct proto_getstripe_rep gs;
+    assert_int_equal(op_getstripe(f, x, &gs), 0);
+    assert_false(layout_released(&gs.layout));
+    assert_int_equal(op_reap(f, &root_cred, HSM_REAP_LIST, 0, 0, &rr), 0);
+    assert_int_equal(rr.ino, x);
+    assert_int_equal(rr.objects, 1);
+    x = r.attr.ino;
     released_counts(f, &bytes, &files);
     assert_int_equal(bytes, 20);
     assert_int_equal(files, 1);
 
-    /* Dirty here: kept. */
+    /* Hard-linked: the other name would go on naming the old data. */
     assert_int_equal(op_hsm_set(f, &root_cred, x, HSM_OP_RESTORED, "", ETAG1, 0, 0, NULL), 0);
+    assert_int_equal(op_link(f, &root_cred, x, "x2", NULL), 0);
+    assert_int_equal(
+        op_import(f, &root_cred, "x", "p/x", ETAG2, 20, 9000000000ll, 5, HSM_IMPORT_CHANGED, &r),
+        0);
+    assert_int_equal(r.result, HSM_KEPT);
+    assert_int_equal(op_unlink(f, &root_cred, "x2", NULL), 0);
+
+    /* Dirty here: kept. */
     assert_int_equal(op_setsize_m(f, x, 30, 0), 0);
     assert_int_equal(
         op_import(f, &root_cred, "x", "p/x", ETAG2, 20, 9000000000ll, 5, HSM_IMPORT_CHANGED, &r),

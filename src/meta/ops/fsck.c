@@ -207,6 +207,8 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
         return f->err;
     if (!S_ISDIR(in->mode) && (in->flags & META_F_REMOTE_NAMES))
         return 0; /* names on other MDTs too: not countable here (yet) */
+    if (refs == 0 && (in->flags & META_F_SUPERSEDED))
+        return f->err; /* nameless on purpose, for its readers, until HSM_REAP */
     if (refs == 0) {
         f->r->orphans++;
         say(f, "orphan inode %" PRIx64 " (mode %o, %" PRIu64 " bytes): no entry names it\n", ino,

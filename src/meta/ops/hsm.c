@@ -224,8 +224,45 @@ static int import_new(struct meta_txn *t, struct import_arg *a, struct walk *w)
     return 0;
 }
 
-/* The name holds inode ino: stamp it, update it, or keep it. */
-static int import_existing(struct meta_txn *t, struct import_arg *a, uint64_t ino)
+/* The object changed and the file did not: the name takes a new inode,
+ * released, for the new object, with old's owner and mode. old keeps its
+ * objects and record, nameless, for the readers that opened it: they go
+ * on reading the version they opened, never the new one's bytes, which
+ * land in other objects. HSM_REAP takes old later. */
+static int import_supersede(struct meta_txn *t, struct import_arg *a, struct walk *w,
+                            struct meta_inode *old)
+{
+    const struct proto_hsm_import_req *q = a->q;
+    struct meta_inode in;
+    uint64_t ino;
+    int rc;
+    if ((rc = meta_alloc_ino(t, &ino)))
+        return rc;
+    meta_init_inode(&in, ino, S_IFREG | (old->mode & 07777), &q->cred, &w->din);
+    in.uid = old->uid;
+    in.gid = old->gid;
+    if ((rc = meta_new_file_layout(a->c, &w->din, 0, 0, -1, &in.layout)))
+        return rc;
+    layout_set_released(&in.layout, true);
+    in.size = q->size;
+    in.atime_ns = in.mtime_ns = q->mtime_ns;
+    in.flags |= META_F_HSM;
+    old->nlink = 0;
+    old->flags = (old->flags | META_F_SUPERSEDED) & ~META_F_REMOTE_NAMES;
+    old->ctime_ns = meta_now_ns();
+    if ((rc = meta_dentry_set(t, w->dir, w->name, ino, DT_REG)) || (rc = meta_inode_put(t, &in)) ||
+        (rc = meta_hsm_put(t, ino, &a->h)) || (rc = meta_hsm_count(t, (int64_t)in.size, 1)) ||
+        (rc = meta_inode_put(t, old)) || (rc = meta_pending_put(t, old->ino)) ||
+        (rc = meta_touch_dir(t, &w->din, 0)))
+        return rc;
+    a->r->result = HSM_UPDATED;
+    meta_inode_attr(&in, &a->r->attr);
+    layout_copy(&a->r->layout, &in.layout);
+    return 0;
+}
+
+/* The name holds inode ino: stamp it, supersede it, or keep it. */
+static int import_existing(struct meta_txn *t, struct import_arg *a, struct walk *w, uint64_t ino)
 {
     const struct proto_hsm_import_req *q = a->q;
     struct proto_hsm_import_rep *r = a->r;
@@ -251,24 +288,11 @@ static int import_existing(struct meta_txn *t, struct import_arg *a, uint64_t in
         h.gen = q->gen;
         return meta_hsm_put(t, ino, &h);
     }
-    if (!(q->flags & HSM_IMPORT_CHANGED) || !(h.state & HSM_ARCHIVED) || meta_hsm_dirty(&h, &in))
+    /* A second link would go on naming the old data. */
+    if (!(q->flags & HSM_IMPORT_CHANGED) || !(h.state & HSM_ARCHIVED) || meta_hsm_dirty(&h, &in) ||
+        in.nlink != 1)
         return 0;
-    /* The object changed and the file did not: it becomes the new object,
-     * released; the objects of the old data go (the caller destroys). */
-    r->result = HSM_UPDATED;
-    layout_copy(&r->layout, &in.layout);
-    layout_set_released(&r->layout, false);
-    r->destroy = meta_objects_may_exist(&in);
-    int64_t was = meta_hsm_is_released(&in) ? (int64_t)in.size : 0;
-    layout_set_released(&in.layout, true);
-    in.size = q->size;
-    in.atime_ns = in.mtime_ns = q->mtime_ns;
-    in.ctime_ns = meta_now_ns();
-    if ((rc = meta_inode_put(t, &in)) || (rc = meta_hsm_put(t, ino, &a->h)) ||
-        (rc = meta_hsm_count(t, (int64_t)in.size - was, was ? 0 : 1)))
-        return rc;
-    meta_inode_attr(&in, &r->attr);
-    return 0;
+    return import_supersede(t, a, w, &in);
 }
 
 static int import_txn(struct meta_txn *t, void *arg)
@@ -293,7 +317,7 @@ static int import_txn(struct meta_txn *t, void *arg)
     rc = meta_dentry_get(t, w.dir, w.name, &ino, NULL);
     if (rc == -ENOENT)
         return import_new(t, a, &w);
-    return rc ? rc : import_existing(t, a, ino);
+    return rc ? rc : import_existing(t, a, &w, ino);
 }
 
 int meta_op_hsm_import(const struct meta_req *rq, const void *qv, void *rv)
@@ -516,5 +540,99 @@ int meta_op_hsm_gone(const struct meta_req *rq, const void *qv, void *rv)
         log_error("MDT%04x: dropping tombstones up to %llu failed after %llu: %s",
                   meta_store_mdt(s), (unsigned long long)q->upto, (unsigned long long)total,
                   log_err(rc));
+    return rc;
+}
+
+/* ---- HSM_REAP ---- */
+
+struct reap_find {
+    const struct proto_hsm_reap_req *q;
+    struct proto_hsm_reap_rep *r;
+    struct meta_txn *t;
+    int64_t before; /* superseded at or before this time */
+    struct meta_inode in;
+    int err;
+};
+
+static int reap_look(void *arg, uint64_t ino)
+{
+    struct reap_find *a = arg;
+    if (ino <= a->q->after)
+        return 0;
+    int rc = meta_inode_get(a->t, ino, &a->in);
+    if (rc == -ENOENT)
+        return 0; /* a file removed while open: its client destroys */
+    if (rc) {
+        a->err = rc;
+        return 1;
+    }
+    if (!(a->in.flags & META_F_SUPERSEDED) || a->in.ctime_ns > a->before)
+        return 0;
+    if (a->q->repo) {
+        struct meta_hsm h;
+        rc = meta_hsm_get(a->t, &a->in, &h);
+        if (rc && rc != -ENOENT) {
+            a->err = rc;
+            return 1;
+        }
+        if (rc || h.repo != a->q->repo)
+            return 0;
+    }
+    a->r->ino = ino;
+    layout_copy(&a->r->layout, &a->in.layout);
+    a->r->objects = meta_objects_may_exist(&a->in);
+    return 1;
+}
+
+static int reap_list_txn(struct meta_txn *t, void *arg)
+{
+    struct reap_find *a = arg;
+    a->t = t;
+    int rc = meta_pending_scan(t, reap_look, a);
+    return rc < 0 ? rc : a->err; /* 1: reap_look stopped it */
+}
+
+static int reap_drop_txn(struct meta_txn *t, void *arg)
+{
+    uint64_t ino = *(const uint64_t *)arg;
+    struct meta_inode in;
+    int rc = meta_inode_get(t, ino, &in);
+    if (rc)
+        return rc;
+    if (!(in.flags & META_F_SUPERSEDED))
+        return -ENOENT;
+    if ((rc = meta_hsm_forget(t, &in)) || (rc = meta_inode_del(t, ino)) ||
+        (rc = meta_xattr_del_all(t, ino)) || (rc = meta_pending_del(t, ino)))
+        return rc;
+    return 0;
+}
+
+int meta_op_hsm_reap(const struct meta_req *rq, const void *qv, void *rv)
+{
+    const struct proto_hsm_reap_req *q = qv;
+    struct proto_hsm_reap_rep *r = rv;
+    struct meta_store *s = rq->ctx->store;
+    if (q->cred.uid != 0)
+        return -EPERM;
+    if (q->op == HSM_REAP_LIST) {
+        struct reap_find *a = calloc(1, sizeof(*a));
+        if (!a)
+            return -ENOMEM;
+        a->q = q;
+        a->r = r;
+        int64_t age =
+            q->age_ms > (uint64_t)INT64_MAX / 1000000 ? INT64_MAX / 1000000 : (int64_t)q->age_ms;
+        a->before = meta_now_ns() - age * 1000000;
+        r->ino = 0;
+        int rc = meta_store_read(s, rq, reap_list_txn, a);
+        free(a);
+        return rc;
+    }
+    if (q->op != HSM_REAP_DROP || !q->ino)
+        return -EINVAL;
+    int rc = meta_store_write(s, rq, reap_drop_txn, (void *)&q->ino);
+    if (rc == 0)
+        log_info("MDT%04x: superseded inode %llx reaped", meta_store_mdt(s),
+                 (unsigned long long)q->ino);
     return rc;
 }

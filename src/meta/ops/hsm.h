@@ -24,5 +24,7 @@ int meta_op_repo(const struct meta_req *rq, const void *q, void *r);
  * (META_GONE_BUF bytes). */
 #define META_GONE_BUF (PROTO_MAX_REP_PAYLOAD - 64)
 int meta_op_hsm_gone(const struct meta_req *rq, const void *q, void *r);
+/* HSM_REAP: the files HSM_IMPORT superseded (proto.h). */
+int meta_op_hsm_reap(const struct meta_req *rq, const void *q, void *r);
 
 #endif

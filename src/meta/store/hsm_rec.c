@@ -173,9 +173,10 @@ int meta_hsm_forget(struct meta_txn *t, const struct meta_inode *in)
     /* An object that holds the file's data, archived (even if the file
      * changed since) or its only copy (released); not one known to be
      * gone from S3 (lost), which a delete could only meet as someone
-     * else's upload of the same bytes. */
+     * else's upload of the same bytes; not a superseded file's, whose key
+     * holds the object that took its name. */
     if (rc == 0 && h.key[0] && h.etag[0] && (h.state & (HSM_ARCHIVED | HSM_RELEASED)) &&
-        !(h.state & HSM_LOST)) {
+        !(h.state & HSM_LOST) && !(in->flags & META_F_SUPERSEDED)) {
         uint64_t id;
         if ((rc = meta_gone_add(t, h.repo, h.key, h.etag, &id)))
             return rc;

@@ -74,6 +74,10 @@ struct meta_txn {
 #define META_F_REMOTE_NAMES 8u
 /* A file with an HSM record (hsm_rec.h): only such inodes are looked up. */
 #define META_F_HSM 16u
+/* A file whose name took a changed S3 object (HSM_IMPORT UPDATED): it has
+ * no name, and stays with its objects and HSM record (and pending) for
+ * the readers that opened it until HSM_REAP takes it. */
+#define META_F_SUPERSEDED 32u
 
 /* One inode record as decoded from LMDB. */
 struct meta_inode {

@@ -46,8 +46,22 @@ struct s3_entry {
     const char *etag; /* without quotes */
 };
 
+/* One entry of a listing of versions: a version of key, or a delete marker
+ * (which has no etag and no size). Strings point into the listing's
+ * storage. */
+struct s3_version {
+    const char *key;
+    const char *version_id;
+    const char *etag; /* without quotes; "" for a delete marker */
+    bool latest;
+    bool delete_marker;
+    uint64_t size;
+};
+
 #define S3_ETAG_MAX   128
 #define S3_UPLOAD_MAX 1024
+/* S3 does not bound version ids; its own are 32 bytes, MinIO's 36. */
+#define S3_VERSION_MAX 256
 
 /* Once per process, before any thread calls the rest (curl_global_init). */
 int s3_global_init(void);
@@ -112,6 +126,16 @@ int s3_delete_if(const struct s3_target *t, const char *key, const char *etag, s
 /* A ListObjectsV2 result: cb per <Contents>, *more from <IsTruncated>. */
 int s3xml_list(const char *xml, size_t len, int (*cb)(const struct s3_entry *e, void *arg),
                void *arg, bool *more);
+/* A ListVersionsResult: cb per <Version> and <DeleteMarker>, in the order
+ * of the document (a non-zero return stops and is returned); *more from
+ * <IsTruncated>, and the markers to list on from (NULL: not wanted) into
+ * next_key and next_vid ("" when absent). -EIO when the document is not a
+ * ListVersionsResult, -EBADMSG when one of its entries lacks a key or a
+ * version id or has a field too long, -ENAMETOOLONG when a marker does not
+ * fit in its cap. */
+int s3xml_versions(const char *xml, size_t len, int (*cb)(const struct s3_version *v, void *arg),
+                   void *arg, bool *more, char *next_key, size_t key_cap, char *next_vid,
+                   size_t vid_cap);
 /* <UploadId> of an InitiateMultipartUploadResult (cap bytes). */
 int s3xml_upload_id(const char *xml, size_t len, char *upload_id, size_t cap);
 /* <ETag> of a CompleteMultipartUploadResult, quotes removed. */

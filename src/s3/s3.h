@@ -81,6 +81,17 @@ int s3_list(const struct s3_target *t, const char *prefix, const char *start_aft
 int s3_head(const struct s3_target *t, const char *key, uint64_t *size, int64_t *mtime_ns,
             char *etag, struct s3_err *err);
 
+/* The version id of the version of key whose etag is etag (quotes around
+ * it or not) into version (cap bytes), from ListObjectVersions with key as
+ * the prefix, a bounded number of pages; delete markers never match.
+ * -ENOENT when no version of key has that etag (an unversioned bucket
+ * lists only the current object; a missing bucket is -ENOENT too),
+ * -EOPNOTSUPP when the server cannot list versions (405, 501, or a reply
+ * that is not a ListVersionsResult), -ENAMETOOLONG when the id does not
+ * fit in cap, -EINVAL for an empty etag. */
+int s3_find_version(const struct s3_target *t, const char *key, const char *etag, char *version,
+                    size_t cap, struct s3_err *err);
+
 /* One ranged GET of [off, off + len) into buf, only if the object's etag
  * is if_match (NULL: any); -EIO if fewer bytes came. */
 int s3_get(const struct s3_target *t, const char *key, const char *if_match, uint64_t off,

@@ -2,7 +2,8 @@
  * The S3 client's reading of ListObjectVersions replies (src/s3/s3xml.c):
  * documents as S3 sends them (its namespace, quoted etags, delete markers
  * between versions, a truncated page with its markers), and what a server
- * that is not S3 may send instead. No server is needed.
+ * that is not S3 may send instead; then which version s3_find_version
+ * takes from them (s3_pick_version). No server is needed.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,6 +12,7 @@
 #include <cmocka.h>
 
 #include "s3/s3.h"
+#include "s3/s3int.h"
 
 #include "testutil.h"
 
@@ -45,7 +47,7 @@ static const char page[] = HEAD
     "<StorageClass>STANDARD</StorageClass>" OWNER "</Version>"
     "<Version><Key>data/a.bin.old</Key><VersionId>Rb_l2T8UHDkFEwCgJjhlgPOZC0qJ.vpD</VersionId>"
     "<IsLatest>true</IsLatest><LastModified>2026-11-17T10:00:00.000Z</LastModified>"
-    "<ETag>&quot;fba9dede5f27731c9771645a39863328&quot;</ETag><Size>434234</Size>"
+    "<ETag>&quot;d41d8cd98f00b204e9800998ecf8427e&quot;</ETag><Size>434234</Size>"
     "<StorageClass>STANDARD</StorageClass>" OWNER "</Version>"
     "</ListVersionsResult>";
 
@@ -105,6 +107,7 @@ static void test_page(void **state)
     assert_string_equal(s.v[2].etag, "0fd8f7c8a1f4de1a2f6d5e0c1c6b9a2d-3");
     assert_int_equal(s.v[2].size, 17000000);
     assert_string_equal(s.v[3].key, "data/a.bin.old");
+    assert_string_equal(s.v[3].etag, "d41d8cd98f00b204e9800998ecf8427e");
     assert_true(more);
     assert_string_equal(nk, "data/a.bin.old");
     assert_string_equal(nv, "Rb_l2T8UHDkFEwCgJjhlgPOZC0qJ.vpD");
@@ -248,13 +251,58 @@ static void test_garbage(void **state)
     }
 }
 
+/* s3_pick_version over the page, as s3_find_version reads it. */
+static int pick(const char *key, const char *etag, char *version, size_t cap)
+{
+    struct s3_pick pk = {.key = key, .etag = etag, .version = version, .cap = cap};
+    version[0] = '\0';
+    return s3xml_versions(page, strlen(page), s3_pick_version, &pk, NULL, NULL, 0, NULL, 0);
+}
+
+static void test_pick(void **state)
+{
+    (void)state;
+    char v[S3_VERSION_MAX];
+
+    /* An older version, behind the delete marker that is the latest. */
+    assert_int_equal(pick("data/a.bin", "fba9dede5f27731c9771645a39863328", v, sizeof(v)),
+                     S3_PICK_FOUND);
+    assert_string_equal(v, "3HL4kqtJlcpXroDTDmJ+rmSpXd3dIbrHY");
+    /* A multipart etag; the version written before versioning was on. */
+    assert_int_equal(pick("data/a.bin", "0fd8f7c8a1f4de1a2f6d5e0c1c6b9a2d-3", v, sizeof(v)),
+                     S3_PICK_FOUND);
+    assert_string_equal(v, "null");
+    /* The etag of a longer key is not one of this key's: the listing has
+     * gone past the key when it shows. */
+    assert_int_equal(pick("data/a.bin", "d41d8cd98f00b204e9800998ecf8427e", v, sizeof(v)),
+                     S3_PICK_PAST);
+    assert_string_equal(v, "");
+    /* The longer key itself: the entries of the shorter one are skipped. */
+    assert_int_equal(pick("data/a.bin.old", "d41d8cd98f00b204e9800998ecf8427e", v, sizeof(v)),
+                     S3_PICK_FOUND);
+    assert_string_equal(v, "Rb_l2T8UHDkFEwCgJjhlgPOZC0qJ.vpD");
+    assert_int_equal(pick("data/a.bin.old", "fba9dede5f27731c9771645a39863328", v, sizeof(v)), 0);
+    /* A delete marker has no etag, and is never taken for a version. */
+    assert_int_equal(pick("data/a.bin", "", v, sizeof(v)), S3_PICK_PAST);
+    assert_string_equal(v, "");
+    /* No such etag, no such key; an etag is compared whole. */
+    assert_int_equal(pick("data/a.bin", "fba9dede5f27731c9771645a3986332", v, sizeof(v)),
+                     S3_PICK_PAST);
+    assert_int_equal(pick("data/a", "fba9dede5f27731c9771645a39863328", v, sizeof(v)),
+                     S3_PICK_PAST);
+    assert_int_equal(pick("data/b", "fba9dede5f27731c9771645a39863328", v, sizeof(v)), 0);
+    /* An id longer than the caller keeps is refused, not cut. */
+    assert_int_equal(pick("data/a.bin", "fba9dede5f27731c9771645a39863328", v, 33), -ENAMETOOLONG);
+    assert_int_equal(pick("data/a.bin", "fba9dede5f27731c9771645a39863328", v, 34), S3_PICK_FOUND);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_page),        cmocka_unit_test(test_stop),
         cmocka_unit_test(test_empty),       cmocka_unit_test(test_not_versions),
         cmocka_unit_test(test_bad_entries), cmocka_unit_test(test_marker_caps),
-        cmocka_unit_test(test_garbage),
+        cmocka_unit_test(test_garbage),     cmocka_unit_test(test_pick),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -93,16 +93,18 @@ int s3_find_version(const struct s3_target *t, const char *key, const char *etag
                     size_t cap, struct s3_err *err);
 
 /* One ranged GET of [off, off + len) into buf, only if the object's etag
- * is if_match (NULL: any); -EIO if fewer bytes came. */
-int s3_get(const struct s3_target *t, const char *key, const char *if_match, uint64_t off,
-           void *buf, size_t len, struct s3_err *err);
+ * is if_match (NULL: any), of the version version (NULL or "": the
+ * current object); -EIO if fewer bytes came. */
+int s3_get(const struct s3_target *t, const char *key, const char *if_match, const char *version,
+           uint64_t off, void *buf, size_t len, struct s3_err *err);
 
 /* Several ranged GETs of one object at once, at most streams in flight
  * (curl's multi interface): range i is [off[i], off[i] + len[i]) into
- * buf[i]. Returns the first failure; done[i] says which ranges arrived. */
-int s3_get_many(const struct s3_target *t, const char *key, const char *if_match, unsigned n,
-                const uint64_t *off, const size_t *len, void *const *buf, bool *done,
-                unsigned streams, struct s3_err *err);
+ * buf[i]; if_match and version as for s3_get. Returns the first failure;
+ * done[i] says which ranges arrived. */
+int s3_get_many(const struct s3_target *t, const char *key, const char *if_match,
+                const char *version, unsigned n, const uint64_t *off, const size_t *len,
+                void *const *buf, bool *done, unsigned streams, struct s3_err *err);
 
 /* PutObject of buf with its Content-MD5; etag receives S3's. */
 int s3_put(const struct s3_target *t, const char *key, const void *buf, size_t len, char *etag,

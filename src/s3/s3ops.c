@@ -130,14 +130,20 @@ int s3_head(const struct s3_target *t, const char *key, uint64_t *size, int64_t 
     return rc;
 }
 
-/* Headers of a ranged GET of [off, off + len) into buf. */
+/* A ranged GET of [off, off + len) of version (NULL or "": the current
+ * object) into buf. */
 static int get_init(struct s3_req *r, const struct s3_target *t, const char *key,
-                    const char *if_match, uint64_t off, void *buf, size_t len, struct s3_err *err)
+                    const char *if_match, const char *version, uint64_t off, void *buf, size_t len,
+                    struct s3_err *err)
 {
-    char range[64];
-    int rc = req_init(r, "GET", t, key, NULL, err);
+    char range[64], q[3 * S3_VERSION_MAX + 16] = "";
+    int rc;
 
-    if (rc < 0)
+    if (version && version[0] && s3_query_param(q, sizeof(q), "versionId", version) < 0) {
+        s3_errf(err, "GET s3://%s/%s: version id too long", t->bucket, key);
+        return -EINVAL;
+    }
+    if ((rc = req_init(r, "GET", t, key, q, err)) < 0)
         return rc;
     snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off, off + len - 1);
     if ((rc = add_header(r, "Range: %s", range)) < 0 ||
@@ -195,8 +201,8 @@ static int bad_etag(const char *what, const struct s3_target *t, const char *key
     return ok ? 0 : -EINVAL;
 }
 
-int s3_get(const struct s3_target *t, const char *key, const char *if_match, uint64_t off,
-           void *buf, size_t len, struct s3_err *err)
+int s3_get(const struct s3_target *t, const char *key, const char *if_match, const char *version,
+           uint64_t off, void *buf, size_t len, struct s3_err *err)
 {
     struct s3_req r;
     int rc;
@@ -205,7 +211,7 @@ int s3_get(const struct s3_target *t, const char *key, const char *if_match, uin
         return rc;
     if (len == 0)
         return 0;
-    rc = get_init(&r, t, key, if_match, off, buf, len, err);
+    rc = get_init(&r, t, key, if_match, version, off, buf, len, err);
     if (rc == 0)
         rc = s3_perform(&r, t, key, err);
     if (rc == 0)
@@ -214,9 +220,9 @@ int s3_get(const struct s3_target *t, const char *key, const char *if_match, uin
     return rc;
 }
 
-int s3_get_many(const struct s3_target *t, const char *key, const char *if_match, unsigned n,
-                const uint64_t *off, const size_t *len, void *const *buf, bool *done,
-                unsigned streams, struct s3_err *err)
+int s3_get_many(const struct s3_target *t, const char *key, const char *if_match,
+                const char *version, unsigned n, const uint64_t *off, const size_t *len,
+                void *const *buf, bool *done, unsigned streams, struct s3_err *err)
 {
     struct s3_tls *tls = s3_tls();
     struct s3_req *reqs = NULL;
@@ -261,7 +267,7 @@ int s3_get_many(const struct s3_target *t, const char *key, const char *if_match
                 first = -ENOMEM;
                 break;
             }
-            rc = get_init(&reqs[s], t, key, if_match, off[i], buf[i], len[i], err);
+            rc = get_init(&reqs[s], t, key, if_match, version, off[i], buf[i], len[i], err);
             if (rc == 0)
                 rc = s3_req_setup(&reqs[s], tls->many[s], t, &c);
             if (rc == 0) {

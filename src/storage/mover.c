@@ -156,7 +156,7 @@ static int round_flush(struct mover *m, struct ost *o, const char *name, pthread
     if (!r->n)
         return 0;
     memset(r->done, 0, sizeof(bool) * r->n);
-    int rc = s3_get_many(&p->mt.t, p->key, p->g.etag, r->n, r->off, r->len, r->buf, r->done,
+    int rc = s3_get_many(&p->mt.t, p->key, p->g.etag, NULL, r->n, r->off, r->len, r->buf, r->done,
                          m->streams, &out->err);
     if (rc) {
         out->s3rc = rc;

@@ -46,8 +46,22 @@ struct s3_entry {
     const char *etag; /* without quotes */
 };
 
+/* One entry of a listing of versions: a version of key, or a delete marker
+ * (which has no etag and no size). Strings point into the listing's
+ * storage. */
+struct s3_version {
+    const char *key;
+    const char *version_id;
+    const char *etag; /* without quotes; "" for a delete marker */
+    bool latest;
+    bool delete_marker;
+    uint64_t size;
+};
+
 #define S3_ETAG_MAX   128
 #define S3_UPLOAD_MAX 1024
+/* S3 does not bound version ids; its own are 32 bytes, MinIO's 36. */
+#define S3_VERSION_MAX 256
 
 /* Once per process, before any thread calls the rest (curl_global_init). */
 int s3_global_init(void);
@@ -67,17 +81,30 @@ int s3_list(const struct s3_target *t, const char *prefix, const char *start_aft
 int s3_head(const struct s3_target *t, const char *key, uint64_t *size, int64_t *mtime_ns,
             char *etag, struct s3_err *err);
 
+/* The version id of the version of key whose etag is etag (quotes around
+ * it or not) into version (cap bytes), from ListObjectVersions with key as
+ * the prefix, a bounded number of pages; delete markers never match.
+ * -ENOENT when no version of key has that etag (an unversioned bucket
+ * lists only the current object; a missing bucket is -ENOENT too),
+ * -EOPNOTSUPP when the server cannot list versions (405, 501, or a reply
+ * that is not a ListVersionsResult), -ENAMETOOLONG when the id does not
+ * fit in cap, -EINVAL for an empty etag. */
+int s3_find_version(const struct s3_target *t, const char *key, const char *etag, char *version,
+                    size_t cap, struct s3_err *err);
+
 /* One ranged GET of [off, off + len) into buf, only if the object's etag
- * is if_match (NULL: any); -EIO if fewer bytes came. */
-int s3_get(const struct s3_target *t, const char *key, const char *if_match, uint64_t off,
-           void *buf, size_t len, struct s3_err *err);
+ * is if_match (NULL: any), of the version version (NULL or "": the
+ * current object); -EIO if fewer bytes came. */
+int s3_get(const struct s3_target *t, const char *key, const char *if_match, const char *version,
+           uint64_t off, void *buf, size_t len, struct s3_err *err);
 
 /* Several ranged GETs of one object at once, at most streams in flight
  * (curl's multi interface): range i is [off[i], off[i] + len[i]) into
- * buf[i]. Returns the first failure; done[i] says which ranges arrived. */
-int s3_get_many(const struct s3_target *t, const char *key, const char *if_match, unsigned n,
-                const uint64_t *off, const size_t *len, void *const *buf, bool *done,
-                unsigned streams, struct s3_err *err);
+ * buf[i]; if_match and version as for s3_get. Returns the first failure;
+ * done[i] says which ranges arrived. */
+int s3_get_many(const struct s3_target *t, const char *key, const char *if_match,
+                const char *version, unsigned n, const uint64_t *off, const size_t *len,
+                void *const *buf, bool *done, unsigned streams, struct s3_err *err);
 
 /* PutObject of buf with its Content-MD5; etag receives S3's. */
 int s3_put(const struct s3_target *t, const char *key, const void *buf, size_t len, char *etag,
@@ -112,6 +139,16 @@ int s3_delete_if(const struct s3_target *t, const char *key, const char *etag, s
 /* A ListObjectsV2 result: cb per <Contents>, *more from <IsTruncated>. */
 int s3xml_list(const char *xml, size_t len, int (*cb)(const struct s3_entry *e, void *arg),
                void *arg, bool *more);
+/* A ListVersionsResult: cb per <Version> and <DeleteMarker>, in the order
+ * of the document (a non-zero return stops and is returned); *more from
+ * <IsTruncated>, and the markers to list on from (NULL: not wanted) into
+ * next_key and next_vid ("" when absent). -EIO when the document is not a
+ * ListVersionsResult, -EBADMSG when one of its entries lacks a key or a
+ * version id or has a field too long, -ENAMETOOLONG when a marker does not
+ * fit in its cap. */
+int s3xml_versions(const char *xml, size_t len, int (*cb)(const struct s3_version *v, void *arg),
+                   void *arg, bool *more, char *next_key, size_t key_cap, char *next_vid,
+                   size_t vid_cap);
 /* <UploadId> of an InitiateMultipartUploadResult (cap bytes). */
 int s3xml_upload_id(const char *xml, size_t len, char *upload_id, size_t cap);
 /* <ETag> of a CompleteMultipartUploadResult, quotes removed. */

@@ -74,4 +74,21 @@ int s3_perform(struct s3_req *r, const struct s3_target *t, const char *key, str
 /* Free what r holds (its headers and body). */
 void s3_req_done(struct s3_req *r);
 
+/* What s3_find_version looks for in a listing of versions. */
+struct s3_pick {
+    const char *key;  /* exactly this key */
+    const char *etag; /* without quotes */
+    char *version;    /* cap bytes: the id of the version found */
+    size_t cap;
+};
+/* s3_pick_version's answers besides 0 (read on) and a negative errno. */
+#define S3_PICK_FOUND 1
+#define S3_PICK_PAST  2
+/* The callback of s3xml_versions for s3_find_version (pk: its s3_pick):
+ * S3_PICK_FOUND once a version (never a delete marker) of exactly pk->key
+ * has the etag pk->etag, its id copied to pk->version; S3_PICK_PAST at a
+ * key after pk->key (keys are listed in order, so no version of pk->key
+ * follows); -ENAMETOOLONG if the id does not fit in pk->cap. */
+int s3_pick_version(const struct s3_version *v, void *pk);
+
 #endif

@@ -10,6 +10,10 @@
  * first, for servers that ignore If-Match on a DELETE. Query parameters
  * are written in sorted order, each with its '=', which is SigV4's
  * canonical query string.
+ *
+ * A version of an object is found by its etag in ListObjectVersions with
+ * the key as the prefix: the key itself sorts before every longer key it
+ * is a prefix of, so the listing is read only until another key shows.
  */
 #include "s3/s3.h"
 #include "s3/s3int.h"
@@ -31,9 +35,14 @@ static bool clean(const char *s)
     return true;
 }
 
+/* Pages of ListObjectVersions (of up to 1000 entries) read at most for
+ * one key: a key rewritten more often than that is not worth the wait. */
+#define VERSION_PAGES 16
+#define KEY_MAX       1024
+
 static int check_key(const char *key, struct s3_err *err)
 {
-    if (!key || !key[0] || strlen(key) > 1024) {
+    if (!key || !key[0] || strlen(key) > KEY_MAX) {
         s3_errf(err, "invalid S3 key (empty or longer than 1024 bytes)");
         return -EINVAL;
     }
@@ -121,14 +130,20 @@ int s3_head(const struct s3_target *t, const char *key, uint64_t *size, int64_t 
     return rc;
 }
 
-/* Headers of a ranged GET of [off, off + len) into buf. */
+/* A ranged GET of [off, off + len) of version (NULL or "": the current
+ * object) into buf. */
 static int get_init(struct s3_req *r, const struct s3_target *t, const char *key,
-                    const char *if_match, uint64_t off, void *buf, size_t len, struct s3_err *err)
+                    const char *if_match, const char *version, uint64_t off, void *buf, size_t len,
+                    struct s3_err *err)
 {
-    char range[64];
-    int rc = req_init(r, "GET", t, key, NULL, err);
+    char range[64], q[3 * S3_VERSION_MAX + 16] = "";
+    int rc;
 
-    if (rc < 0)
+    if (version && version[0] && s3_query_param(q, sizeof(q), "versionId", version) < 0) {
+        s3_errf(err, "GET s3://%s/%s: version id too long", t->bucket, key);
+        return -EINVAL;
+    }
+    if ((rc = req_init(r, "GET", t, key, q, err)) < 0)
         return rc;
     snprintf(range, sizeof(range), "bytes=%" PRIu64 "-%" PRIu64, off, off + len - 1);
     if ((rc = add_header(r, "Range: %s", range)) < 0 ||
@@ -156,6 +171,28 @@ static int get_check(const struct s3_req *r, const struct s3_target *t, const ch
     return 0;
 }
 
+/* An etag as a caller gives it (quotes around it or not) into want as S3's
+ * headers give it, without quotes; -EINVAL if empty, too long or unsafe. */
+static int etag_arg(const char *what, const struct s3_target *t, const char *key, const char *etag,
+                    char want[S3_ETAG_MAX], struct s3_err *err)
+{
+    size_t n = etag ? strlen(etag) : 0;
+    if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"')
+        etag++, n -= 2;
+    if (n == 0 || n >= S3_ETAG_MAX) {
+        s3_errf(err, "%s s3://%s/%s: no etag, or one too long", what, t->bucket ? t->bucket : "",
+                key);
+        return -EINVAL;
+    }
+    memcpy(want, etag, n);
+    want[n] = '\0';
+    if (!clean(want)) {
+        s3_errf(err, "%s s3://%s/%s: bad etag", what, t->bucket ? t->bucket : "", key);
+        return -EINVAL;
+    }
+    return 0;
+}
+
 static int bad_etag(const char *what, const struct s3_target *t, const char *key, bool ok,
                     struct s3_err *err)
 {
@@ -164,8 +201,8 @@ static int bad_etag(const char *what, const struct s3_target *t, const char *key
     return ok ? 0 : -EINVAL;
 }
 
-int s3_get(const struct s3_target *t, const char *key, const char *if_match, uint64_t off,
-           void *buf, size_t len, struct s3_err *err)
+int s3_get(const struct s3_target *t, const char *key, const char *if_match, const char *version,
+           uint64_t off, void *buf, size_t len, struct s3_err *err)
 {
     struct s3_req r;
     int rc;
@@ -174,7 +211,7 @@ int s3_get(const struct s3_target *t, const char *key, const char *if_match, uin
         return rc;
     if (len == 0)
         return 0;
-    rc = get_init(&r, t, key, if_match, off, buf, len, err);
+    rc = get_init(&r, t, key, if_match, version, off, buf, len, err);
     if (rc == 0)
         rc = s3_perform(&r, t, key, err);
     if (rc == 0)
@@ -183,9 +220,9 @@ int s3_get(const struct s3_target *t, const char *key, const char *if_match, uin
     return rc;
 }
 
-int s3_get_many(const struct s3_target *t, const char *key, const char *if_match, unsigned n,
-                const uint64_t *off, const size_t *len, void *const *buf, bool *done,
-                unsigned streams, struct s3_err *err)
+int s3_get_many(const struct s3_target *t, const char *key, const char *if_match,
+                const char *version, unsigned n, const uint64_t *off, const size_t *len,
+                void *const *buf, bool *done, unsigned streams, struct s3_err *err)
 {
     struct s3_tls *tls = s3_tls();
     struct s3_req *reqs = NULL;
@@ -230,7 +267,7 @@ int s3_get_many(const struct s3_target *t, const char *key, const char *if_match
                 first = -ENOMEM;
                 break;
             }
-            rc = get_init(&reqs[s], t, key, if_match, off[i], buf[i], len[i], err);
+            rc = get_init(&reqs[s], t, key, if_match, version, off[i], buf[i], len[i], err);
             if (rc == 0)
                 rc = s3_req_setup(&reqs[s], tls->many[s], t, &c);
             if (rc == 0) {
@@ -471,20 +508,7 @@ int s3_delete_if(const struct s3_target *t, const char *key, const char *etag, s
     struct s3_req r;
     int rc;
 
-    if ((rc = check_key(key, err)) < 0)
-        return rc;
-    /* The etag as S3's headers give it, without its quotes. */
-    size_t n = etag ? strlen(etag) : 0;
-    if (n >= 2 && etag[0] == '"' && etag[n - 1] == '"')
-        etag++, n -= 2;
-    if (n == 0 || n >= sizeof(want)) {
-        s3_errf(err, "DELETE s3://%s/%s: no etag to delete it by, or one too long",
-                t->bucket ? t->bucket : "", key);
-        return -EINVAL;
-    }
-    memcpy(want, etag, n);
-    want[n] = '\0';
-    if ((rc = bad_etag("DELETE", t, key, clean(want), err)) < 0)
+    if ((rc = check_key(key, err)) < 0 || (rc = etag_arg("DELETE", t, key, etag, want, err)) < 0)
         return rc;
     rc = s3_head(t, key, NULL, NULL, now, err);
     if (rc == 0 && strcmp(now, want) != 0) {
@@ -504,4 +528,124 @@ int s3_delete_if(const struct s3_target *t, const char *key, const char *etag, s
         rc = 0;
     s3_req_done(&r);
     return rc;
+}
+
+int s3_pick_version(const struct s3_version *v, void *arg)
+{
+    const struct s3_pick *pk = arg;
+    int order = strcmp(v->key, pk->key);
+
+    if (order > 0)
+        return S3_PICK_PAST;
+    /* A key before it: a server that listed more than the prefix. */
+    if (order < 0 || v->delete_marker || strcmp(v->etag, pk->etag) != 0)
+        return 0;
+    size_t n = strlen(v->version_id);
+    if (n >= pk->cap)
+        return -ENAMETOOLONG;
+    memcpy(pk->version, v->version_id, n + 1);
+    return S3_PICK_FOUND;
+}
+
+/* Whether a failed listing says the server cannot list versions at all. */
+static bool cannot_list(const struct s3_req *r, char *code, size_t cap)
+{
+    if (s3xml_error(r->body, r->body_len, code, cap, NULL, 0) < 0)
+        snprintf(code, cap, "no error code");
+    return r->status == 405 || r->status == 501 || strcmp(code, "MethodNotAllowed") == 0 ||
+           strcmp(code, "NotImplemented") == 0;
+}
+
+/* One page of ListObjectVersions of key from the markers kmark and vmark
+ * ("": the first page), read through s3_pick_version; the markers of the
+ * next page replace them. Returns s3_pick_version's answer, 0 at the end
+ * of the page, or the failure. */
+static int versions_page(const struct s3_target *t, const char *key, char kmark[KEY_MAX + 1],
+                         char vmark[S3_VERSION_MAX], struct s3_pick *pk, bool *more,
+                         struct s3_err *err)
+{
+    const char *b = t->bucket ? t->bucket : "";
+    char q[S3_URL_MAX] = "", code[64];
+    struct s3_req r;
+    int rc;
+
+    /* Sorted: key-marker, prefix, version-id-marker, versions. */
+    if ((kmark[0] && s3_query_param(q, sizeof(q), "key-marker", kmark) < 0) ||
+        s3_query_param(q, sizeof(q), "prefix", key) < 0 ||
+        (vmark[0] && s3_query_param(q, sizeof(q), "version-id-marker", vmark) < 0) ||
+        s3_query_param(q, sizeof(q), "versions", "") < 0) {
+        s3_errf(err, "LIST VERSIONS s3://%s/%s: the key is too long for a query", b, key);
+        return -ENAMETOOLONG;
+    }
+    if ((rc = req_init(&r, "GET", t, NULL, q, err)) < 0)
+        return rc;
+    rc = s3_perform(&r, t, key, err);
+    if (rc < 0 && cannot_list(&r, code, sizeof(code))) {
+        s3_errf(err, "LIST VERSIONS s3://%s/%s: the server cannot list versions (%s, HTTP %ld)", b,
+                key, code, r.status);
+        rc = -EOPNOTSUPP;
+    } else if (rc == 0) {
+        rc = s3xml_versions(r.body, r.body_len, s3_pick_version, pk, more, kmark, KEY_MAX + 1,
+                            vmark, S3_VERSION_MAX);
+        if (rc == -EIO) {
+            s3_errf(err,
+                    "LIST VERSIONS s3://%s/%s: the server cannot list versions (its reply is not "
+                    "a ListVersionsResult, HTTP %ld)",
+                    b, key, r.status);
+            rc = -EOPNOTSUPP;
+        } else if (rc == -EBADMSG) {
+            s3_errf(err,
+                    "LIST VERSIONS s3://%s/%s: an entry of the listing lacks its key, "
+                    "version id or size, or has one too long",
+                    b, key);
+            rc = -EIO;
+        } else if (rc == -ENAMETOOLONG) {
+            s3_errf(err, "LIST VERSIONS s3://%s/%s: a version id is too long to keep", b, key);
+        }
+    }
+    s3_req_done(&r);
+    return rc;
+}
+
+int s3_find_version(const struct s3_target *t, const char *key, const char *etag, char *version,
+                    size_t cap, struct s3_err *err)
+{
+    char want[S3_ETAG_MAX], kmark[KEY_MAX + 1] = "", vmark[S3_VERSION_MAX] = "";
+    struct s3_pick pk = {.key = key, .etag = want, .version = version, .cap = cap};
+    const char *b = t->bucket ? t->bucket : "";
+    bool more = true;
+    unsigned page;
+    int rc;
+
+    if ((rc = check_key(key, err)) < 0 ||
+        (rc = etag_arg("LIST VERSIONS", t, key, etag, want, err)) < 0)
+        return rc;
+    if (!version || cap == 0) {
+        s3_errf(err, "LIST VERSIONS s3://%s/%s: no room for a version id", b, key);
+        return -EINVAL;
+    }
+    version[0] = '\0';
+    for (page = 0; page < VERSION_PAGES && more; page++) {
+        rc = versions_page(t, key, kmark, vmark, &pk, &more, err);
+        if (rc == S3_PICK_FOUND)
+            return 0;
+        if (rc < 0)
+            return rc;
+        if (rc == S3_PICK_PAST)
+            more = false;
+        else if (more && !kmark[0]) {
+            s3_errf(err, "LIST VERSIONS s3://%s/%s: the listing goes on without a NextKeyMarker", b,
+                    key);
+            return -EIO;
+        }
+    }
+    if (more)
+        s3_errf(err, "LIST VERSIONS s3://%s/%s: no version of etag %s among the first %u pages", b,
+                key, want, VERSION_PAGES);
+    else
+        s3_errf(err,
+                "LIST VERSIONS s3://%s/%s: no version has etag %s (the bucket is not versioned, "
+                "or that version was deleted)",
+                b, key, want);
+    return -ENOENT;
 }

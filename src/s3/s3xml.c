@@ -1,6 +1,7 @@
 /*
- * The XML replies of S3 (ListObjectsV2, InitiateMultipartUpload,
- * CompleteMultipartUpload, Error), read with libxml2.
+ * The XML replies of S3 (ListObjectsV2, ListObjectVersions,
+ * InitiateMultipartUpload, CompleteMultipartUpload, Error), read with
+ * libxml2.
  *
  * A reply is whatever the endpoint sent, so every function here must be
  * safe on any bytes: the parser never touches the network
@@ -170,6 +171,85 @@ int s3xml_list(const char *xml, size_t len, int (*cb)(const struct s3_entry *e, 
                 goto out;
         }
     }
+    if (more && text(child(root, "IsTruncated"), trunc, sizeof(trunc)) == 0)
+        *more = strcmp(trunc, "true") == 0;
+out:
+    xmlFreeDoc(doc);
+    return rc;
+}
+
+/* One <Version> or <DeleteMarker> of a ListVersionsResult into v, whose
+ * strings are key, vid and etag (of KEY_MAX + 1, S3_VERSION_MAX and
+ * S3_ETAG_MAX bytes); -EBADMSG if it lacks what every entry has. */
+static int version_entry(const xmlNode *c, struct s3_version *v, char *key, char *vid, char *etag)
+{
+    char num[32], latest[16];
+
+    *v = (struct s3_version){.key = key, .version_id = vid, .etag = etag};
+    v->delete_marker = is(c, "DeleteMarker");
+    etag[0] = '\0';
+    if (text(child(c, "Key"), key, KEY_MAX + 1) < 0 || !key[0] ||
+        text(child(c, "VersionId"), vid, S3_VERSION_MAX) < 0 || !vid[0])
+        return -EBADMSG;
+    if (text(child(c, "IsLatest"), latest, sizeof(latest)) == 0)
+        v->latest = strcmp(latest, "true") == 0;
+    if (v->delete_marker)
+        return 0;
+    /* A version without an etag can match nothing; one too long is wrong. */
+    if (child(c, "ETag") && etag_text(child(c, "ETag"), etag, S3_ETAG_MAX) < 0)
+        return -EBADMSG;
+    if (text(child(c, "Size"), num, sizeof(num)) < 0 || parse_u64(num, &v->size) < 0)
+        return -EBADMSG;
+    return 0;
+}
+
+/* The text of root/name into buf (NULL: not wanted), "" when absent. */
+static int marker(const xmlNode *root, const char *name, char *buf, size_t cap)
+{
+    if (!buf)
+        return 0;
+    if (cap == 0)
+        return -ENAMETOOLONG;
+    int rc = text(child(root, name), buf, cap);
+    if (rc < 0)
+        buf[0] = '\0'; /* a part of one that is too long is no marker */
+    return rc == -ENOENT ? 0 : rc;
+}
+
+int s3xml_versions(const char *xml, size_t len, int (*cb)(const struct s3_version *v, void *arg),
+                   void *arg, bool *more, char *next_key, size_t key_cap, char *next_vid,
+                   size_t vid_cap)
+{
+    char key[KEY_MAX + 1], vid[S3_VERSION_MAX], etag[S3_ETAG_MAX], trunc[16];
+    xmlDocPtr doc = parse(xml, len);
+    xmlNode *root;
+    int rc = 0;
+
+    if (more)
+        *more = false;
+    if (next_key && key_cap)
+        next_key[0] = '\0';
+    if (next_vid && vid_cap)
+        next_vid[0] = '\0';
+    if (!doc)
+        return -EIO;
+    root = xmlDocGetRootElement(doc);
+    if (!is(root, "ListVersionsResult")) {
+        rc = -EIO;
+        goto out;
+    }
+    for (xmlNode *c = root->children; c; c = c->next) {
+        if (!is(c, "Version") && !is(c, "DeleteMarker"))
+            continue;
+        struct s3_version v;
+        if ((rc = version_entry(c, &v, key, vid, etag)) < 0)
+            goto out;
+        if (cb && (rc = cb(&v, arg)))
+            goto out;
+    }
+    if ((rc = marker(root, "NextKeyMarker", next_key, key_cap)) < 0 ||
+        (rc = marker(root, "NextVersionIdMarker", next_vid, vid_cap)) < 0)
+        goto out;
     if (more && text(child(root, "IsTruncated"), trunc, sizeof(trunc)) == 0)
         *more = strcmp(trunc, "true") == 0;
 out:

@@ -14,6 +14,12 @@
  * batches of a background fill, and never fetches what another pull
  * already made durable.
  *
+ * When the object changed in S3 since the import (412 to If-Match), the
+ * pull looks once for the version that still has the recorded etag (a
+ * versioned bucket keeps it) and reads that version, still with If-Match,
+ * for the rest of the pull. Without one it fails as before: the reader
+ * gets EIO, never bytes of two versions.
+ *
  * Never here: a unit's bit before its bytes are durable; an object taken
  * as restored without a state of the same etag and geometry; a secret in
  * a log line (the S3 client's reasons carry none).
@@ -71,6 +77,8 @@ struct pull_out {
     bool complete;
     int s3rc; /* an S3 failure (logged), its reason in err */
     struct s3_err err;
+    bool looked;                  /* for a version of the pull's etag, once */
+    char version[S3_VERSION_MAX]; /* the one read ("": the current object) */
 };
 
 /* A round of ranged GETs, and the buffer they land in. */
@@ -148,6 +156,56 @@ static int write_piece(struct stord *s, struct ost *o, const char *name, pthread
     return ost_write(o, name, lk, &q, data, (uint32_t)len, false, writeback);
 }
 
+/* The round's ranged GETs, of the pull's version once one is known. */
+static int round_get(struct mover *m, const struct pull *p, struct round *r, struct pull_out *out)
+{
+    memset(r->done, 0, sizeof(bool) * r->n);
+    int rc = s3_get_many(&p->mt.t, p->key, p->g.etag, out->version, r->n, r->off, r->len, r->buf,
+                         r->done, m->streams, &out->err);
+    if (rc && out->version[0]) {
+        /* A version deleted since the listing: the key still has an
+         * object, so the file is not lost (which -ENOENT would say). */
+        if (rc == -ENOENT)
+            rc = -ESTALE;
+        char was[sizeof(out->err.text)];
+        memcpy(was, out->err.text, sizeof(was));
+        snprintf(out->err.text, sizeof(out->err.text), "%s (reading version=%s)", was,
+                 out->version);
+    }
+    return rc;
+}
+
+/* After a 412: the version of p's key that still has the pull's etag into
+ * out->version, or -ESTALE with out->err saying why none can be read.
+ * Never another errno: a reader must see the object changed, not lost. */
+static int find_version(const struct ost *o, const char *name, const struct pull *p,
+                        struct pull_out *out)
+{
+    struct s3_err e = {{0}};
+    char was[sizeof(out->err.text)];
+    const char *why;
+
+    out->looked = true;
+    int rc = s3_find_version(&p->mt.t, p->key, p->g.etag, out->version, sizeof(out->version), &e);
+    if (rc == 0) {
+        log_info("restore ost=%u object=%s: s3://%s/%s changed in S3; reading its version=%s "
+                 "of etag=%s",
+                 o->index, name, p->mt.bucket, p->key, out->version, p->g.etag);
+        return 0;
+    }
+    out->version[0] = '\0';
+    if (rc == -EOPNOTSUPP)
+        why = "bucket not versioned or the server cannot list versions";
+    else if (rc == -ENOENT)
+        why = "no version of the key has the imported etag any more";
+    else
+        why = "the versions could not be listed";
+    memcpy(was, out->err.text, sizeof(was));
+    snprintf(out->err.text, sizeof(out->err.text), "%s; no older version to read: %s (%s)", was,
+             why, e.text);
+    return -ESTALE;
+}
+
 /* Fetch the round's ranges and write them into the object. Returns a
  * local failure; an S3 one goes to out. */
 static int round_flush(struct mover *m, struct ost *o, const char *name, pthread_rwlock_t *lk,
@@ -155,9 +213,9 @@ static int round_flush(struct mover *m, struct ost *o, const char *name, pthread
 {
     if (!r->n)
         return 0;
-    memset(r->done, 0, sizeof(bool) * r->n);
-    int rc = s3_get_many(&p->mt.t, p->key, p->g.etag, r->n, r->off, r->len, r->buf, r->done,
-                         m->streams, &out->err);
+    int rc = round_get(m, p, r, out);
+    if (rc == -ESTALE && !out->looked && (rc = find_version(o, name, p, out)) == 0)
+        rc = round_get(m, p, r, out);
     if (rc) {
         out->s3rc = rc;
         log_error("restore ost=%u object=%s from s3://%s/%s failed: %s", o->index, name,

@@ -39,8 +39,10 @@ static void usage(void)
             "  list PREFIX START_AFTER MAX      one page: KEY SIZE MTIME_NS ETAG, then more=0|1\n"
             "  listall PREFIX MAX               every page: KEY lines, then pages=N keys=N\n"
             "  head KEY                         size=N mtime_ns=N etag=E\n"
-            "  get KEY OFF LEN OUT [IF_MATCH]   one ranged GET into OUT\n"
-            "  getmany KEY NRANGES STREAMS OUT [IF_MATCH]  the whole object in NRANGES\n"
+            "  get KEY OFF LEN OUT [IF_MATCH [VERSION]]  one ranged GET into OUT\n"
+            "  getmany KEY NRANGES STREAMS OUT [IF_MATCH [VERSION]]  the whole object (its\n"
+            "                                   current size) in NRANGES\n"
+            "  versions KEY ETAG                version=ID of KEY's version whose etag is ETAG\n"
             "  put KEY FILE                     etag=E\n"
             "  mpu KEY FILE PART_BYTES PARALLEL etag=E parts=N\n"
             "  delete KEY\n"
@@ -224,16 +226,21 @@ int main(int argc, char **argv)
         if ((rc = s3_head(&T, argv[0], &size, &mtime, etag, &e)) < 0)
             return fail(rc, &e);
         printf("size=%" PRIu64 " mtime_ns=%" PRId64 " etag=%s\n", size, mtime, etag);
-    } else if (strcmp(cmd, "get") == 0 && (argc == 4 || argc == 5)) {
+    } else if (strcmp(cmd, "versions") == 0 && argc == 2) {
+        char version[S3_VERSION_MAX];
+        if ((rc = s3_find_version(&T, argv[0], argv[1], version, sizeof(version), &e)) < 0)
+            return fail(rc, &e);
+        printf("version=%s\n", version);
+    } else if (strcmp(cmd, "get") == 0 && argc >= 4 && argc <= 6) {
         size_t len = strtoull(argv[2], NULL, 10);
         char *buf = malloc(len ? len : 1);
-        rc = s3_get(&T, argv[0], argc == 5 ? argv[4] : NULL, strtoull(argv[1], NULL, 10), buf, len,
-                    &e);
+        rc = s3_get(&T, argv[0], argc >= 5 ? argv[4] : NULL, argc == 6 ? argv[5] : NULL,
+                    strtoull(argv[1], NULL, 10), buf, len, &e);
         if (rc < 0)
             return fail(rc, &e);
         write_file(argv[3], buf, len);
         free(buf);
-    } else if (strcmp(cmd, "getmany") == 0 && (argc == 4 || argc == 5)) {
+    } else if (strcmp(cmd, "getmany") == 0 && argc >= 4 && argc <= 6) {
         uint64_t size;
         unsigned n = (unsigned)atoi(argv[1]);
         if (n < 1 || n > 100000)
@@ -253,8 +260,8 @@ int main(int argc, char **argv)
         }
         struct timespec a, b;
         clock_gettime(CLOCK_MONOTONIC, &a);
-        rc = s3_get_many(&T, argv[0], argc == 5 ? argv[4] : NULL, n, off, len, bufs, done,
-                         (unsigned)atoi(argv[2]), &e);
+        rc = s3_get_many(&T, argv[0], argc >= 5 ? argv[4] : NULL, argc == 6 ? argv[5] : NULL, n,
+                         off, len, bufs, done, (unsigned)atoi(argv[2]), &e);
         clock_gettime(CLOCK_MONOTONIC, &b);
         unsigned ndone = 0;
         for (unsigned i = 0; i < n; i++)

@@ -372,6 +372,9 @@ STRIA_API ssize_t stria_getxattr_ino(stria_fs_t *fs, uint64_t ino, const char *n
 STRIA_API ssize_t stria_listxattr_ino(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
 STRIA_API int stria_removexattr_ino(stria_fs_t *fs, uint64_t ino, const char *name);
 STRIA_API int stria_getstripe_ino(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
+struct stria_comp_spec;
+STRIA_API int stria_setstripe_comps_ino(stria_fs_t *fs, uint64_t ino, unsigned n,
+                                        const struct stria_comp_spec *comps);
 STRIA_API int stria_setstripe_ino(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size,
                                   int32_t offset);
 
@@ -438,12 +441,18 @@ struct stria_layout {
      * for new subdirectories (count 0 none, -1 all MDTs; start -1 any). */
     uint32_t mdt_count, mdt_start, mdt_hash, mdt_nmdt;
     int32_t mdt_default_count, mdt_default_start;
-    /* A file's layout: its components and the OST of each stripe. */
+    /* A file's layout: its components and the OST of each stripe. A
+     * component not instantiated yet (init 0) has no OSTs: it says what it
+     * asks for (stripe_count 0 default, -1 as UINT32_MAX all; stripe_size
+     * 0 default; first_ost -1 any). A directory's composite default is
+     * such a layout, every component not instantiated (ncomp 0: none). */
     uint32_t ncomp;
     struct {
         uint64_t start, end; /* end UINT64_MAX: to end of file */
         uint32_t stripe_size;
         uint32_t stripe_count;
+        int init;
+        int32_t first_ost;
         uint32_t ost[STRIA_MAX_STRIPES];
     } comp[STRIA_MAX_COMPONENTS];
 };
@@ -456,6 +465,32 @@ STRIA_API int stria_getstripe(stria_fs_t *fs, const char *path, struct stria_lay
  */
 STRIA_API int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t size,
                               int32_t offset);
+/* One component of a composite layout (`lfs setstripe -E`), as asked for:
+ * it ends at end (UINT64_MAX: the end of file; a multiple of 64 KiB);
+ * stripe_count 0 default, -1 all OSTs; stripe_size 0 default; first_ost
+ * -1 any. */
+struct stria_comp_spec {
+    uint64_t end;
+    int32_t stripe_count;
+    uint32_t stripe_size;
+    int32_t first_ost;
+};
+/* stria_setstripe with a composite layout of n components (1 to
+ * STRIA_MAX_COMPONENTS, each starting where the one before ends, the last
+ * ending at UINT64_MAX). A file's components are instantiated as writes
+ * reach them. On a directory, the default of its new files and
+ * subdirectories. -EINVAL for a layout that does not hold together. */
+STRIA_API int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
+                                    const struct stria_comp_spec *comps);
+/* Parse lfs setstripe's component options (-E END [-c N] [-S SIZE]
+ * [-i OST] ..., END a size with K/M/G/T or -1 for EOF; -c and -S carry
+ * over from the component before) into out (max of them), *n how many.
+ * -EINVAL with the reason in why. */
+STRIA_API int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out,
+                                unsigned max, unsigned *n, char *why, size_t whylen);
+/* l's components in the words stria_comps_parse takes: the length, or
+ * -ERANGE if cap is too small. */
+STRIA_API int stria_comps_format(const struct stria_layout *l, char *buf, size_t cap);
 
 /* ---- cluster ---- */
 

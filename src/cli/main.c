@@ -72,14 +72,25 @@ static const struct command commands[] = {
      "honours -c and -S). If DST is a directory the file is copied into it under\n"
      "its own name. Only the data is copied, and the destination is fsynced\n"
      "before cp exits.\n"},
-    {"setstripe", cmd_setstripe, "[-c COUNT] [-S SIZE] [-i OFFSET] PATH...",
+    {"setstripe", cmd_setstripe,
+     "[-c COUNT] [-S SIZE] [-i OFFSET] PATH... | -E END [-c N] [-S SIZE] [-i OST] -E ... PATH...",
      "set a directory's default layout, or create an empty file with a layout",
      "  -c COUNT   number of OSTs to stripe over (-1: all, 0: the default)\n"
      "  -S SIZE    stripe size, a multiple of 64K (K/M/G suffixes; 0: the default)\n"
      "  -i OFFSET  index of the first OST (-1: any)\n"
+     "  -E END     a composite layout (PFL), as lfs setstripe -E: each -E starts\n"
+     "             a component that ends at END (a multiple of 64K; -1: EOF),\n"
+     "             with the -c, -S and -i that follow it (-c and -S carry over);\n"
+     "             at most 4 components, the last ending at -1. A file's\n"
+     "             components get their OSTs as writes first reach them.\n"
      "A file's layout can be set only while it holds no data.\n"},
-    {"getstripe", cmd_getstripe, "PATH...",
-     "show a file's layout, or a directory's default layout, as lfs getstripe", ""},
+    {"getstripe", cmd_getstripe, "[-c|-S|-i|--component-count] PATH...",
+     "show a file's layout, or a directory's default layout, as lfs getstripe",
+     "  -c, --stripe-count     only the stripe count (of the last instantiated\n"
+     "                         component of a composite file)\n"
+     "  -S, --stripe-size      only the stripe size\n"
+     "  -i, --stripe-index     only the first OST\n"
+     "  --component-count      only the number of components\n"},
     {"df", cmd_df, "[-h] [-i]", "show the space (or inodes) of every target, as lfs df",
      "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
      "  -i  inodes instead of space\n"},

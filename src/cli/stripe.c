@@ -16,6 +16,7 @@
 #include "../common/util.h"
 
 #include <errno.h>
+#include <getopt.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,8 +36,45 @@ static int parse_offset(const char *cmd, const char *arg, int32_t *out)
 
 /* ---- setstripe ---- */
 
+/* setstripe -E END [-c N] [-S SIZE] [-i OST] -E ... PATH...: a composite
+ * layout, its options up to the first argument that is none of them. */
+static int setstripe_comps(int argc, char **argv)
+{
+    struct stria_comp_spec comps[STRIA_MAX_COMPONENTS];
+    unsigned n = 0;
+    char why[256];
+    int k = 1;
+    while (k + 1 < argc && (!strcmp(argv[k], "-E") || !strcmp(argv[k], "-c") ||
+                            !strcmp(argv[k], "-S") || !strcmp(argv[k], "-i")))
+        k += 2;
+    if (stria_comps_parse(k - 1, argv + 1, comps, STRIA_MAX_COMPONENTS, &n, why, sizeof(why)))
+        return cli_usage_error(argv[0], "%s", why);
+    if (k == argc)
+        return cli_usage_error(argv[0], "missing PATH");
+    stria_fs_t *fs;
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    int ret = CLI_OK, rc;
+    for (int i = k; i < argc; i++) {
+        char path[CLI_PATH_MAX];
+        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0) {
+            ret = CLI_FAIL;
+            continue;
+        }
+        if ((rc = stria_setstripe_comps(fs, path, n, comps)) < 0) {
+            cli_stripe_error(argv[0], path, rc);
+            ret = CLI_FAIL;
+        }
+    }
+    stria_disconnect(fs);
+    return ret;
+}
+
 int cmd_setstripe(int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-E") || !strncmp(argv[i], "--component-end", 15))
+            return setstripe_comps(argc, argv);
     int32_t count = 0, offset = -1;
     uint32_t size = 0;
     int c, rc, given = 0, ret = CLI_OK;
@@ -88,6 +126,17 @@ static void print_component(const struct stria_layout *l, uint32_t i, uint64_t i
                             const char *indent)
 {
     uint32_t n = l->comp[i].stripe_count;
+    if (!l->comp[i].init) {
+        /* What it asks for; lfs prints the same for a component not
+         * instantiated (-1: all OSTs, 0: the default). */
+        printf("%slmm_stripe_count:  %d\n", indent, n == UINT32_MAX ? -1 : (int)n);
+        printf("%slmm_stripe_size:   %" PRIu32 "\n", indent, l->comp[i].stripe_size);
+        printf("%slmm_pattern:       raid0\n", indent);
+        printf("%slmm_layout_gen:    0\n", indent);
+        printf("%slmm_stripe_offset: %d\n", indent, l->comp[i].first_ost);
+        putchar('\n');
+        return;
+    }
     if (n > STRIA_MAX_STRIPES)
         n = STRIA_MAX_STRIPES;
     printf("%slmm_stripe_count:  %" PRIu32 "\n", indent, n);
@@ -113,7 +162,7 @@ static void print_composite(const struct stria_layout *l, uint32_t ncomp, uint64
     printf("  lcm_entry_count:   %" PRIu32 "\n", ncomp);
     for (uint32_t i = 0; i < ncomp; i++) {
         printf("    lcme_id:             %" PRIu32 "\n", i + 1);
-        printf("    lcme_flags:          init\n");
+        printf("    lcme_flags:          %s\n", l->comp[i].init ? "init" : "0");
         printf("    lcme_extent.e_start: %" PRIu64 "\n", l->comp[i].start);
         if (l->comp[i].end == UINT64_MAX)
             printf("    lcme_extent.e_end:   EOF\n");
@@ -141,6 +190,10 @@ static void print_file_layout(const char *path, const struct stria_layout *l, ui
 static void print_dir_layout(const char *path, const struct stria_layout *l)
 {
     printf("%s\n", path);
+    if (l->ncomp) {
+        print_composite(l, MIN(l->ncomp, (uint32_t)STRIA_MAX_COMPONENTS), 0);
+        return;
+    }
     printf("stripe_count:  %" PRId32 "%s ", l->dir_stripe_count,
            l->dir_stripe_count == 0 ? " (inherit)" : "");
     printf("stripe_size:   %" PRIu32 "%s ", l->dir_stripe_size,
@@ -148,9 +201,38 @@ static void print_dir_layout(const char *path, const struct stria_layout *l)
     printf("pattern:       raid0 stripe_offset: %" PRId32 "\n", l->dir_stripe_offset);
 }
 
-static int getstripe_one(stria_fs_t *fs, const char *cmd, const char *arg, const char *path)
+/* getstripe's queries: one figure per path, as lfs getstripe -c/-S/-i
+ * print (of the last instantiated component of a composite file). */
+enum { Q_NONE, Q_COUNT, Q_SIZE, Q_INDEX, Q_COMPS };
+static int query;
+
+static void print_query(const struct stria_layout *l)
 {
-    (void)arg;
+    if (query == Q_COMPS) {
+        printf("%u\n", l->is_dir ? l->ncomp : MIN(l->ncomp, (uint32_t)STRIA_MAX_COMPONENTS));
+        return;
+    }
+    if (l->is_dir && !l->ncomp) {
+        printf("%d\n", query == Q_COUNT  ? l->dir_stripe_count
+                       : query == Q_SIZE ? (int)l->dir_stripe_size
+                                         : l->dir_stripe_offset);
+        return;
+    }
+    uint32_t i = 0;
+    for (uint32_t k = 0; k < l->ncomp && k < STRIA_MAX_COMPONENTS; k++)
+        if (l->comp[k].init || l->is_dir)
+            i = k;
+    uint32_t n = l->comp[i].stripe_count;
+    if (query == Q_COUNT)
+        printf("%d\n", n == UINT32_MAX ? -1 : (int)n);
+    else if (query == Q_SIZE)
+        printf("%" PRIu32 "\n", l->comp[i].stripe_size);
+    else
+        printf("%d\n", l->comp[i].first_ost);
+}
+
+static int getstripe_one(stria_fs_t *fs, const char *cmd, const char *path)
+{
     struct stria_layout l;
     struct stat st;
     int rc = stria_getstripe(fs, path, &l);
@@ -160,7 +242,9 @@ static int getstripe_one(stria_fs_t *fs, const char *cmd, const char *arg, const
         cli_error(cmd, path, rc);
         return CLI_FAIL;
     }
-    if (l.is_dir)
+    if (query != Q_NONE)
+        print_query(&l);
+    else if (l.is_dir)
         print_dir_layout(path, &l);
     else
         print_file_layout(path, &l, (uint64_t)st.st_ino);
@@ -169,7 +253,41 @@ static int getstripe_one(stria_fs_t *fs, const char *cmd, const char *arg, const
 
 int cmd_getstripe(int argc, char **argv)
 {
-    return cli_each_path(argc, argv, getstripe_one);
+    static const struct option opts[] = {{"stripe-count", no_argument, NULL, 'c'},
+                                         {"stripe-size", no_argument, NULL, 'S'},
+                                         {"stripe-index", no_argument, NULL, 'i'},
+                                         {"component-count", no_argument, NULL, 'N'},
+                                         {NULL, 0, NULL, 0}};
+    int c;
+    query = Q_NONE;
+    optind = 1;
+    opterr = 0;
+    while ((c = getopt_long(argc, argv, "+cSi", opts, NULL)) != -1) {
+        int q = c == 'c'   ? Q_COUNT
+                : c == 'S' ? Q_SIZE
+                : c == 'i' ? Q_INDEX
+                : c == 'N' ? Q_COMPS
+                           : -1;
+        if (q < 0)
+            return cli_usage_error(argv[0], NULL);
+        if (query != Q_NONE && query != q)
+            return cli_usage_error(argv[0], "give one of -c, -S, -i and --component-count");
+        query = q;
+    }
+    if (optind == argc)
+        return cli_usage_error(argv[0], "missing PATH");
+    stria_fs_t *fs;
+    if (cli_connect(&fs) < 0)
+        return CLI_FAIL;
+    int ret = CLI_OK;
+    for (int i = optind; i < argc; i++) {
+        char path[CLI_PATH_MAX];
+        if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0 ||
+            getstripe_one(fs, argv[0], path) != CLI_OK)
+            ret = CLI_FAIL;
+    }
+    stria_disconnect(fs);
+    return ret;
 }
 
 /* ---- df ---- */

@@ -282,7 +282,68 @@ int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, uint32_t si
                      count, size, offset, &f, NULL);
         return rc ? rc : stria_close(f);
     }
-    return rc ? rc : cl_setstripe(fs, a.ino, count, size, offset);
+    return rc ? rc : cl_setstripe(fs, a.ino, count, size, offset, NULL);
+}
+
+/* The template of comps (n of them), every component pending. */
+static int comps_template(unsigned n, const struct stria_comp_spec *comps, struct layout *t)
+{
+    if (n < 1 || n > LAYOUT_MAX_COMP || !comps)
+        return -EINVAL;
+    uint64_t start = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct stria_comp_spec *s = &comps[i];
+        struct layout_comp *c = &t->comp[i];
+        if (s->end <= start || s->stripe_count < -1 || s->stripe_count > LAYOUT_MAX_STRIPES ||
+            s->first_ost < -1)
+            return -EINVAL;
+        c->start = start;
+        c->end = s->end;
+        c->stripe_size = s->stripe_size;
+        c->stripe_count = s->stripe_count < 0 ? LAYOUT_COUNT_ALL : (uint16_t)s->stripe_count;
+        c->type = LAYOUT_TYPE_OST | LAYOUT_F_PENDING;
+        c->groups[0] = s->first_ost < 0 ? LAYOUT_ANY_OST : (uint32_t)s->first_ost;
+        start = s->end;
+    }
+    t->ncomp = (uint16_t)n;
+    return layout_validate(t);
+}
+
+int stria_setstripe_comps_ino(stria_fs_t *fs, uint64_t ino, unsigned n,
+                              const struct stria_comp_spec *comps)
+{
+    struct layout *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    int rc = comps_template(n, comps, t);
+    if (rc == 0)
+        rc = cl_setstripe(fs, ino, 0, 0, -1, t);
+    free(t);
+    return rc;
+}
+
+int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
+                          const struct stria_comp_spec *comps)
+{
+    struct layout *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    int rc = comps_template(n, comps, t);
+    free(t);
+    if (rc)
+        return rc;
+    struct proto_attr a;
+    if ((rc = lookup(fs, path, true, &a)) == -ENOENT) {
+        /* A new, empty file, then its layout. */
+        stria_file_t *f;
+        rc = cl_open(fs, PROTO_ROOT_INO, path, O_CREAT | O_EXCL | O_WRONLY, 0666 & ~cl_umask(), 0,
+                     0, -1, &f, NULL);
+        if (rc == 0) {
+            a.ino = stria_file_ino(f);
+            rc = stria_close(f);
+        }
+    }
+    return rc ? rc : stria_setstripe_comps_ino(fs, a.ino, n, comps);
 }
 
 /* ---- the public inode level (stria.h): the cl_* calls in public types ---- */
@@ -589,7 +650,7 @@ int stria_getstripe_ino(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
 
 int stria_setstripe_ino(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset)
 {
-    return cl_setstripe(fs, ino, count, size, offset);
+    return cl_setstripe(fs, ino, count, size, offset, NULL);
 }
 
 int stria_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns)

@@ -253,6 +253,63 @@ static int call_setsize(stria_file_t *f, uint64_t size, int64_t mtime)
     return rc;
 }
 
+/* Take from l the components f's layout still has pending and l has
+ * instantiated (a component is instantiated once, so nothing else of f's
+ * layout can be stale). Each goes in whole before its flag says so. */
+static void layout_take(stria_file_t *f, const struct layout *l)
+{
+    pthread_mutex_lock(&f->lock);
+    for (uint16_t i = 0; i < f->layout.ncomp && i < l->ncomp; i++) {
+        struct layout_comp *c = &f->layout.comp[i];
+        const struct layout_comp *n = &l->comp[i];
+        if (!layout_comp_pending(c) || layout_comp_pending(n) || n->start != c->start ||
+            n->end != c->end)
+            continue;
+        c->stripe_size = n->stripe_size;
+        c->stripe_count = n->stripe_count;
+        memcpy(c->groups, n->groups, sizeof(uint32_t) * n->stripe_count);
+        __atomic_store_n(&c->type, n->type, __ATOMIC_RELEASE);
+    }
+    pthread_mutex_unlock(&f->lock);
+}
+
+/* A write is about to reach end: the components it meets instantiated
+ * (LAYOUT_INTENT), a round trip once per component in the file's life. */
+static int reach(stria_file_t *f, uint64_t end)
+{
+    if (layout_first_pending(&f->layout, end) < 0)
+        return 0;
+    struct layout *l = malloc(sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    int rc = cl_layout_intent(f->fs, f->ino, end, l);
+    if (rc == 0)
+        layout_take(f, l);
+    free(l);
+    return rc;
+}
+
+/* A read of [off, end) meets a component this handle knows as pending:
+ * another client may have written it since. */
+static int see(stria_file_t *f, uint64_t off, uint64_t end)
+{
+    bool meets = false;
+    for (uint16_t i = 0; i < f->layout.ncomp && !meets; i++) {
+        const struct layout_comp *c = &f->layout.comp[i];
+        meets = layout_comp_pending(c) && c->start < end && c->end > off;
+    }
+    if (!meets || f->orphan)
+        return 0;
+    struct layout *l = malloc(sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    int rc = cl_get_layout(f->fs, f->ino, l);
+    if (rc == 0)
+        layout_take(f, l);
+    free(l);
+    return rc;
+}
+
 /* Before the first byte lands, tell the MDT objects may exist, so an
  * unlink from anywhere removes them. Concurrent writes of this handle
  * (the mount's write-behind) wait for that mark; if it fails, the next
@@ -315,6 +372,8 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
         off = (off_t)MAX(f->size, f->wrote_end);
         pthread_mutex_unlock(&f->lock);
     }
+    if ((rc = reach(f, (uint64_t)off + len)))
+        return rc;
     if ((rc = take_error(f)))
         return rc;
     written(f->fs);
@@ -402,6 +461,8 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
     int rc = cl_file_mark(f);
     if (rc)
         return rc;
+    if ((rc = reach(f, (uint64_t)off + len)))
+        return rc;
     rc = take_error(f);
     if (rc)
         return rc;
@@ -457,6 +518,9 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
         return 0;
     len = MIN(len, size - (uint64_t)off);
     gather_drain(f->fs, f->ino);
+    int src = see(f, (uint64_t)off, (uint64_t)off + len);
+    if (src)
+        return src;
     if (layout_released(&f->layout)) {
         int rc = fetch_released(f, (uint64_t)off, len, false);
         if (rc)
@@ -480,6 +544,9 @@ ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
     gather_drain(f->fs, f->ino);
+    int src = see(f, (uint64_t)off, (uint64_t)off + len);
+    if (src)
+        return src;
     if (layout_released(&f->layout)) {
         int rc = fetch_released(f, (uint64_t)off, len, false);
         if (rc)

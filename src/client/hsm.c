@@ -9,6 +9,7 @@
  * says so; when all of them have, the MDT clears the file's released flag.
  */
 #include "hsm.h"
+#include "inode.h"
 #include "io.h"
 
 #include "../common/log.h"
@@ -345,6 +346,22 @@ int hsm_fetch(stria_fs_t *fs, uint64_t ino, struct layout *l, uint64_t size, uin
     if (!layout_released(l))
         return 0;
     int rc;
+    /* The data comes back into objects: every component it covers needs
+     * its OSTs first. */
+    if (layout_first_pending(l, size) >= 0) {
+        struct layout *n = malloc(sizeof(*n));
+        if (!n)
+            return -ENOMEM;
+        rc = cl_layout_intent(fs, ino, size, n);
+        if (rc == 0)
+            layout_copy(l, n);
+        free(n);
+        if (rc) {
+            snprintf(why, whylen, "cannot place the data of inode %" PRIu64 ": %s", ino,
+                     strerror(-rc));
+            return rc;
+        }
+    }
     if (!*src && (rc = src_load(fs, ino, l, src))) {
         if (rc == 1) { /* restored meanwhile by another */
             layout_set_released(l, false);

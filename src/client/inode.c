@@ -202,25 +202,73 @@ int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
             out->comp[i].start = c->start;
             out->comp[i].end = c->end;
             out->comp[i].stripe_size = c->stripe_size;
-            out->comp[i].stripe_count = c->stripe_count;
-            for (uint32_t s = 0; s < c->stripe_count; s++)
-                out->comp[i].ost[s] = map_group_ost(c->groups[s]);
+            out->comp[i].init = !layout_comp_pending(c);
+            if (out->comp[i].init) {
+                out->comp[i].stripe_count = c->stripe_count;
+                out->comp[i].first_ost = (int32_t)map_group_ost(c->groups[0]);
+                for (uint32_t s = 0; s < c->stripe_count; s++)
+                    out->comp[i].ost[s] = map_group_ost(c->groups[s]);
+            } else {
+                out->comp[i].stripe_count =
+                    c->stripe_count == LAYOUT_COUNT_ALL ? UINT32_MAX : c->stripe_count;
+                out->comp[i].first_ost =
+                    c->groups[0] == LAYOUT_ANY_OST ? -1 : (int32_t)map_group_ost(c->groups[0]);
+            }
         }
     }
     free(r);
     return rc;
 }
 
-int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset)
+int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset,
+                 const struct layout *comps)
 {
-    struct proto_setstripe_req q = {.ino = ino, .count = count, .size = size, .offset = offset};
+    struct proto_setstripe_req *q = calloc(1, sizeof(*q));
     struct proto_setstripe_rep *r = malloc(sizeof(*r));
+    if (!r || !q) {
+        free(q);
+        free(r);
+        return -ENOMEM;
+    }
+    q->ino = ino;
+    q->count = count;
+    q->size = size;
+    q->offset = offset;
+    if (comps)
+        layout_copy(&q->comps, comps);
+    cl_cred(&q->cred);
+    int64_t sent = mdc_clock_ms();
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), setstripe, q, r,
+                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
+    free(q);
+    free(r);
+    return rc;
+}
+
+int cl_get_layout(stria_fs_t *fs, uint64_t ino, struct layout *l)
+{
+    struct proto_getstripe_req q = {.ino = ino};
+    struct proto_getstripe_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return -ENOMEM;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), getstripe, &q, r, layout_copy(l, &r->layout));
+    free(r);
+    return rc;
+}
+
+int cl_layout_intent(stria_fs_t *fs, uint64_t ino, uint64_t end, struct layout *l)
+{
+    struct proto_layout_intent_req q = {.ino = ino, .end = end};
+    struct proto_layout_intent_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    int rc = MDT_CALL(fs, proto_ino_mdt(ino), setstripe, &q, r,
-                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), layout_intent, &q, r, ({
+                          layout_copy(l, &r->layout);
+                          cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL);
+                      }));
     free(r);
     return rc;
 }

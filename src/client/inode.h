@@ -43,7 +43,15 @@ ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value,
 ssize_t cl_listxattr(stria_fs_t *fs, uint64_t ino, char *list, size_t size);
 int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name);
 int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out);
-int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset);
+/* SETSTRIPE; comps: a composite template (NULL or none: count, size,
+ * offset alone). */
+int cl_setstripe(stria_fs_t *fs, uint64_t ino, int32_t count, uint32_t size, int32_t offset,
+                 const struct layout *comps);
+/* LAYOUT_INTENT: instantiate what a write reaching end needs; *l becomes
+ * the file's layout now. */
+int cl_layout_intent(stria_fs_t *fs, uint64_t ino, uint64_t end, struct layout *l);
+/* GETSTRIPE of a file: its layout into *l. */
+int cl_get_layout(stria_fs_t *fs, uint64_t ino, struct layout *l);
 /* Tell the MDT that ino is at least size bytes long (the MDT keeps the
  * maximum) and, if mtime_ns, its mtime; out (if not NULL) gets the result.
  * layout: the file's (from an open handle), for the metadata cache, or NULL. */

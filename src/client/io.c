@@ -207,11 +207,24 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
     size_t npieces = 0;
     for (uint64_t o = off; o < off + len;) {
         struct layout_piece lp;
-        if (layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &lp))
+        int mrc = layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &lp);
+        if (mrc == -ENODATA && !write) {
+            /* A component not instantiated holds no byte yet. */
+            memset((uint8_t *)buf + (o - off), 0, lp.len);
+        } else if (mrc == -ENODATA) {
+            log_error("write of inode %" PRIx64 " at %" PRIu64
+                      " meets a component not instantiated",
+                      ino, o);
             return -EIO;
+        } else if (mrc) {
+            return -EIO;
+        } else {
+            npieces++;
+        }
         o += lp.len;
-        npieces++;
     }
+    if (npieces == 0)
+        return 0;
     struct io_scratch *s =
         scratch_get(npieces, MIN(npieces, (size_t)LAYOUT_MAX_STRIPES * LAYOUT_MAX_COMP) + 1);
     if (!s)
@@ -223,7 +236,11 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
     size_t i = 0;
     for (uint64_t o = off; o < off + len; i++) {
         struct piece *p = &pieces[i];
-        layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &p->lp);
+        if (layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &p->lp) == -ENODATA) {
+            o += p->lp.len; /* zeroed above */
+            i--;
+            continue;
+        }
         p->buf = (uint8_t *)buf + (o - off);
         p->checked = false;
         o += p->lp.len;
@@ -400,50 +417,60 @@ static void object_window(stria_fs_t *fs, uint64_t ino, const struct layout *l, 
     }
 }
 
+/* The calls of window v (n objects) to their end: a server restarted under
+ * a pooled connection: once more, fresh; an OST out of reach: again until
+ * the timeout. The first failure goes to *first. */
+static void run_window(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+                       uint64_t size, struct obj_call *v, int n, int *first)
+{
+    /* One timeout for the window, from its first try. */
+    struct cl_retry rt;
+    cl_retry_init(fs, &rt);
+    object_window(fs, ino, l, op, size, v, n);
+    bool fresh = true;
+    for (;;) {
+        int again = 0, arc = 0;
+        bool atr = false;
+        for (int i = 0; i < n; i++)
+            if (v[i].rc && ((v[i].transport && v[i].lease.reused && fresh) ||
+                            cl_unreachable(v[i].rc, v[i].transport))) {
+                arc = v[i].rc;
+                atr = atr || v[i].transport;
+                v[again++] = (struct obj_call){.comp = v[i].comp, .stripe = v[i].stripe};
+            } else if (v[i].rc && !*first)
+                *first = v[i].rc;
+        if (!again)
+            break;
+        if ((!fresh || cl_cancelled()) && !cl_retry_again(&rt, &arc, atr, "object call")) {
+            if (!*first)
+                *first = arc;
+            break;
+        }
+        fresh = false;
+        n = again;
+        object_window(fs, ino, l, op, size, v, n);
+    }
+    cl_retry_end(&rt);
+}
+
 int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                uint64_t size)
 {
     struct obj_call v[OBJ_WINDOW];
     int n = 0, first = 0;
     for (uint16_t c = 0; c < l->ncomp; c++) {
+        if (layout_comp_pending(&l->comp[c]))
+            continue; /* no objects yet */
         for (uint16_t s = 0; s < l->comp[c].stripe_count; s++) {
             v[n++] = (struct obj_call){.comp = c, .stripe = s};
-            bool last = c + 1 == l->ncomp && s + 1 == l->comp[c].stripe_count;
-            if (n < OBJ_WINDOW && !last)
-                continue;
-            /* One timeout for the window, from its first try: a server
-             * restarted under a pooled connection: once more, fresh; an
-             * OST out of reach: again until the timeout. */
-            struct cl_retry rt;
-            cl_retry_init(fs, &rt);
-            object_window(fs, ino, l, op, size, v, n);
-            bool fresh = true;
-            for (;;) {
-                int again = 0, arc = 0;
-                bool atr = false;
-                for (int i = 0; i < n; i++)
-                    if (v[i].rc && ((v[i].transport && v[i].lease.reused && fresh) ||
-                                    cl_unreachable(v[i].rc, v[i].transport))) {
-                        arc = v[i].rc;
-                        atr = atr || v[i].transport;
-                        v[again++] = (struct obj_call){.comp = v[i].comp, .stripe = v[i].stripe};
-                    } else if (v[i].rc && !first)
-                        first = v[i].rc;
-                if (!again)
-                    break;
-                if ((!fresh || cl_cancelled()) && !cl_retry_again(&rt, &arc, atr, "object call")) {
-                    if (!first)
-                        first = arc;
-                    break;
-                }
-                fresh = false;
-                n = again;
-                object_window(fs, ino, l, op, size, v, n);
+            if (n == OBJ_WINDOW) {
+                run_window(fs, ino, l, op, size, v, n, &first);
+                n = 0;
             }
-            cl_retry_end(&rt);
-            n = 0;
         }
     }
+    if (n)
+        run_window(fs, ino, l, op, size, v, n, &first);
     return first;
 }
 
@@ -465,7 +492,7 @@ int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off,
     for (uint16_t ci = 0; ci < l->ncomp; ci++) {
         const struct layout_comp *c = &l->comp[ci];
         uint64_t a = MAX(off, c->start), b = MIN(end, c->end);
-        if (a >= b)
+        if (a >= b || layout_comp_pending(c))
             continue;
         for (uint16_t s = 0; s < c->stripe_count; s++) {
             uint64_t os = layout_stripe_bytes_before(c, s, a - c->start);

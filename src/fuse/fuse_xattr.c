@@ -5,6 +5,8 @@
  *   getfattr -n stria.layout FILE   stripe_count=4 stripe_size=4194304 osts=0,1,2,3
  *   getfattr -n stria.layout DIR    stripe_count=4 stripe_size=4194304 stripe_offset=-1
  *   setfattr -n stria.layout -v "stripe_count=4 stripe_size=4M" DIR (or an empty file)
+ *   setfattr -n stria.layout -v "-E 1M -c 1 -E -1 -c -1" DIR (a composite layout;
+ *   getfattr gives a composite layout back in these words)
  *
  * stria.layout is not listed by listxattr, so copying tools do not carry
  * one cluster's placement to another file system.
@@ -37,7 +39,12 @@ static int format_layout(uint64_t ino, char *buf, size_t len)
     if (!l)
         return -ENOMEM;
     int rc = stria_getstripe_ino(sf.fs, ino, l), n = 0;
-    if (rc == 0 && l->is_dir) {
+    if (rc == 0 && (l->ncomp > 1 || (l->is_dir && l->ncomp))) {
+        /* A composite layout, in the words setfattr takes back. */
+        n = stria_comps_format(l, buf, len);
+        if (n < 0)
+            rc = n;
+    } else if (rc == 0 && l->is_dir) {
         n = snprintf(buf, len, "stripe_count=%d stripe_size=%u stripe_offset=%d",
                      l->dir_stripe_count, l->dir_stripe_size, l->dir_stripe_offset);
     } else if (rc == 0) {
@@ -82,6 +89,28 @@ static int parse_layout(const char *value, size_t size, int32_t *count, uint32_t
     return 0;
 }
 
+/* "-E 1M -c 1 -E -1 -c -1": a composite layout, as setstripe -E takes. */
+static int set_comps(fuse_ino_t ino, const char *value, size_t size)
+{
+    char buf[512], *argv[64];
+    int argc = 0;
+    if (size >= sizeof(buf))
+        return -EINVAL;
+    memcpy(buf, value, size);
+    buf[size] = '\0';
+    char *save = NULL;
+    for (char *tok = strtok_r(buf, " \t\n", &save); tok; tok = strtok_r(NULL, " \t\n", &save)) {
+        if (argc == (int)(sizeof(argv) / sizeof(argv[0])))
+            return -EINVAL;
+        argv[argc++] = tok;
+    }
+    struct stria_comp_spec comps[STRIA_MAX_COMPONENTS];
+    unsigned n;
+    if (stria_comps_parse(argc, argv, comps, STRIA_MAX_COMPONENTS, &n, NULL, 0))
+        return -EINVAL;
+    return stria_setstripe_comps_ino(sf.fs, ino, n, comps);
+}
+
 static void sf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const char *value,
                         size_t size, int flags)
 {
@@ -91,11 +120,14 @@ static void sf_setxattr(fuse_req_t req, fuse_ino_t ino, const char *name, const 
         return;
     }
     if (!strcmp(name, LAYOUT_XATTR)) {
-        int32_t count, offset;
-        uint32_t ssize;
-        int rc = parse_layout(value, size, &count, &ssize, &offset);
-        if (rc == 0)
-            rc = stria_setstripe_ino(sf.fs, ino, count, ssize, offset);
+        int rc = size > 1 && value[0] == '-' ? set_comps(ino, value, size) : 0;
+        if (size <= 1 || value[0] != '-') {
+            int32_t count, offset;
+            uint32_t ssize;
+            rc = parse_layout(value, size, &count, &ssize, &offset);
+            if (rc == 0)
+                rc = stria_setstripe_ino(sf.fs, ino, count, ssize, offset);
+        }
         sf_reply_err(req, rc);
         return;
     }

@@ -2,7 +2,10 @@
 #include "layout.h"
 
 #include <errno.h>
+#include <stdbool.h>
 #include <string.h>
+
+#define MIN(a, b) ((a) < (b) ? (a) : (b))
 
 int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct layout_piece *p)
 {
@@ -10,6 +13,17 @@ int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct lay
         const struct layout_comp *c = &l->comp[i];
         if (off < c->start || off >= c->end)
             continue;
+        if (c->type & LAYOUT_F_PENDING) {
+            /* No objects yet: the rest of the component is a hole. */
+            uint64_t len = c->end - off;
+            p->file_off = off;
+            p->obj_off = 0;
+            p->len = (uint32_t)MIN(MIN(len, maxlen), (uint64_t)UINT32_MAX);
+            p->comp = i;
+            p->stripe = 0;
+            p->group = LAYOUT_ANY_OST;
+            return -ENODATA;
+        }
         uint64_t rel = off - c->start;
         uint64_t unit = rel / c->stripe_size;
         uint64_t in_unit = rel % c->stripe_size;
@@ -34,7 +48,7 @@ uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stri
     if (comp >= l->ncomp)
         return 0;
     const struct layout_comp *c = &l->comp[comp];
-    if (size <= c->start || stripe >= c->stripe_count)
+    if (size <= c->start || stripe >= c->stripe_count || (c->type & LAYOUT_F_PENDING))
         return 0;
     uint64_t rel_end = (size < c->end ? size : c->end) - c->start;
     uint64_t full = rel_end / c->stripe_size, rem = rel_end % c->stripe_size;
@@ -65,17 +79,34 @@ int layout_validate(const struct layout *l)
     uint64_t expect = 0;
     for (uint16_t i = 0; i < l->ncomp; i++) {
         const struct layout_comp *c = &l->comp[i];
+        uint16_t flags = (uint16_t)(LAYOUT_F_PENDING | (i ? 0u : LAYOUT_F_RELEASED));
         if (c->start != expect || c->end <= c->start ||
-            (c->type & ~(i ? 0u : LAYOUT_F_RELEASED)) != LAYOUT_TYPE_OST)
+            (c->type & ~flags & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST ||
+            (c->type & ~flags & ~LAYOUT_TYPE_MASK))
             return -EINVAL;
-        if (c->stripe_count == 0 || c->stripe_count > LAYOUT_MAX_STRIPES)
+        /* A component boundary inside a stripe unit would leave a unit
+         * half in each: ends fall on 64 KiB as Lustre's do. */
+        if (c->end != LAYOUT_END_EOF && c->end % LAYOUT_MIN_STRIPE_SIZE)
             return -EINVAL;
-        if (c->stripe_size < LAYOUT_MIN_STRIPE_SIZE || c->stripe_size > LAYOUT_MAX_STRIPE_SIZE ||
-            c->stripe_size % LAYOUT_MIN_STRIPE_SIZE)
+        bool pending = c->type & LAYOUT_F_PENDING;
+        if (pending ? (c->stripe_count > LAYOUT_MAX_STRIPES && c->stripe_count != LAYOUT_COUNT_ALL)
+                    : (c->stripe_count == 0 || c->stripe_count > LAYOUT_MAX_STRIPES))
+            return -EINVAL;
+        if ((!pending || c->stripe_size) &&
+            (c->stripe_size < LAYOUT_MIN_STRIPE_SIZE || c->stripe_size > LAYOUT_MAX_STRIPE_SIZE ||
+             c->stripe_size % LAYOUT_MIN_STRIPE_SIZE))
             return -EINVAL;
         expect = c->end;
     }
     return expect == LAYOUT_END_EOF ? 0 : -EINVAL;
+}
+
+int layout_first_pending(const struct layout *l, uint64_t end)
+{
+    for (uint16_t i = 0; i < l->ncomp; i++)
+        if (l->comp[i].start < end && (l->comp[i].type & LAYOUT_F_PENDING))
+            return i;
+    return -1;
 }
 
 void layout_copy(struct layout *dst, const struct layout *src)
@@ -84,13 +115,14 @@ void layout_copy(struct layout *dst, const struct layout *src)
     for (uint16_t i = 0; i < dst->ncomp; i++) {
         const struct layout_comp *c = &src->comp[i];
         struct layout_comp *d = &dst->comp[i];
+        bool pending = c->type & LAYOUT_F_PENDING;
         uint16_t n = c->stripe_count <= LAYOUT_MAX_STRIPES ? c->stripe_count : LAYOUT_MAX_STRIPES;
         d->start = c->start;
         d->end = c->end;
         d->stripe_size = c->stripe_size;
-        d->stripe_count = n;
+        d->stripe_count = pending ? c->stripe_count : n;
         d->type = c->type;
-        memcpy(d->groups, c->groups, sizeof(uint32_t) * n);
+        memcpy(d->groups, c->groups, sizeof(uint32_t) * (pending ? 1 : n));
     }
 }
 

@@ -23,8 +23,9 @@ struct layout_piece {
 };
 
 /* Map one file offset. Returns 0 and fills p (len = bytes to the end of the
- * stripe unit or component, capped at maxlen), or -ERANGE if no component
- * covers off. */
+ * stripe unit or component, capped at maxlen); -ENODATA when off is in a
+ * pending component (a hole: p's file_off, len and comp say how far, its
+ * group is LAYOUT_ANY_OST); -ERANGE if no component covers off. */
 int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct layout_piece *p);
 
 /* Size object (comp, stripe) must have for the file to be size bytes long. */
@@ -37,8 +38,17 @@ uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stri
 uint64_t layout_stripe_bytes_before(const struct layout_comp *c, uint16_t s, uint64_t rel);
 
 /* Check a layout is well formed: components contiguous from 0, the last
- * open-ended, counts within bounds, sizes multiples of 64 KiB. */
+ * open-ended, ends and sizes multiples of 64 KiB, counts within bounds
+ * (a pending component's may be 0 or LAYOUT_COUNT_ALL, its size 0). */
 int layout_validate(const struct layout *l);
+
+/* The first pending component that starts before end (a write reaching
+ * end needs it instantiated), or -1. */
+int layout_first_pending(const struct layout *l, uint64_t end);
+static inline bool layout_comp_pending(const struct layout_comp *c)
+{
+    return (c->type & LAYOUT_F_PENDING) != 0;
+}
 
 /* dst = src, copying only the components and groups src uses (struct
  * layout is 4 KiB at full size; assignment copies all of it). */

@@ -342,6 +342,22 @@ void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v)
     proto_get_U64(d, &v->dstripe);
 }
 
+/* A component's groups on the wire: its stripes' when instantiated, the
+ * first OST it asks for when pending. */
+static uint16_t comp_groups(const struct layout_comp *c)
+{
+    return (c->type & LAYOUT_F_PENDING) ? 1 : c->stripe_count;
+}
+
+static bool comp_ok(const struct layout_comp *c)
+{
+    if (c->start >= c->end)
+        return false;
+    if (c->type & LAYOUT_F_PENDING)
+        return c->stripe_count <= LAYOUT_MAX_STRIPES || c->stripe_count == LAYOUT_COUNT_ALL;
+    return c->stripe_count && c->stripe_count <= LAYOUT_MAX_STRIPES && c->stripe_size;
+}
+
 void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
 {
     if (v->ncomp > LAYOUT_MAX_COMP) {
@@ -352,8 +368,7 @@ void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
     proto_put_U16(e, &v->ncomp);
     for (uint16_t i = 0; i < v->ncomp; i++) {
         const struct layout_comp *c = &v->comp[i];
-        if (c->stripe_count > LAYOUT_MAX_STRIPES || c->stripe_count == 0 || c->stripe_size == 0 ||
-            c->start >= c->end) {
+        if (!comp_ok(c)) {
             if (!e->err)
                 e->err = -EINVAL;
             return;
@@ -363,7 +378,7 @@ void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
         proto_put_U32(e, &c->stripe_size);
         proto_put_U16(e, &c->stripe_count);
         proto_put_U16(e, &c->type);
-        for (uint16_t s = 0; s < c->stripe_count; s++)
+        for (uint16_t s = 0; s < comp_groups(c); s++)
             proto_put_U32(e, &c->groups[s]);
     }
 }
@@ -384,14 +399,13 @@ void proto_get_LAYOUT(struct proto_dec *d, struct layout *v)
         proto_get_U32(d, &c->stripe_size);
         proto_get_U16(d, &c->stripe_count);
         proto_get_U16(d, &c->type);
-        if (c->stripe_count > LAYOUT_MAX_STRIPES || c->stripe_count == 0 || c->stripe_size == 0 ||
-            c->start >= c->end) {
+        if (!comp_ok(c)) {
             if (!d->err)
                 d->err = -EBADMSG;
             v->ncomp = 0;
             return;
         }
-        for (uint16_t s = 0; s < c->stripe_count; s++)
+        for (uint16_t s = 0; s < comp_groups(c); s++)
             proto_get_U32(d, &c->groups[s]);
     }
 }

@@ -191,18 +191,33 @@ static inline uint32_t proto_ds_count(uint64_t ds)
 }
 
 /*
- * A layout: a list of components (PFL), each covering [start, end) of the
- * file with its own stripe size, count and ordered target groups. Objects
- * are named (inode, component index, stripe index) on the OST of the group.
- * This release creates one component covering the whole file.
+ * A layout: a list of components (PFL, Lustre's composite layouts), each
+ * covering [start, end) of the file with its own stripe size, count and
+ * ordered target groups. Objects are named (inode, component index, stripe
+ * index) on the OST of the group. The components are contiguous from 0
+ * and the last ends at LAYOUT_END_EOF.
+ *
+ * A component is instantiated (its OSTs chosen) when the file is created
+ * if it starts at 0, else when a write first reaches it (LAYOUT_INTENT); until
+ * then it is pending (LAYOUT_F_PENDING): it has no objects, reads of it are
+ * holes, and its fields say what it asks for: stripe_count (0: the
+ * directory's or file system's default, LAYOUT_COUNT_ALL: every usable
+ * OST), stripe_size (0: the default) and groups[0] the first OST wanted
+ * (LAYOUT_ANY_OST: any). A directory's composite default is such a
+ * layout with every component pending.
  */
 #define LAYOUT_MAX_COMP    4
 #define LAYOUT_MAX_STRIPES 256
 #define LAYOUT_TYPE_OST    0
+#define LAYOUT_TYPE_MASK   0x00ffu
+/* In any component's type: not instantiated yet (above). */
+#define LAYOUT_F_PENDING 0x4000u
 /* In the first component's type: the file is released (its data is in S3
  * only; proto.h's HSM messages), as Lustre's LOV_PATTERN_F_RELEASED. */
 #define LAYOUT_F_RELEASED 0x8000u
 #define LAYOUT_END_EOF    UINT64_MAX
+#define LAYOUT_COUNT_ALL  0xffffu
+#define LAYOUT_ANY_OST    UINT32_MAX
 struct layout_comp {
     uint64_t start, end;
     uint32_t stripe_size;
@@ -382,8 +397,9 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
  * cookie stays valid while entries come and go. Cookies are below 2^62. */
 #define MSG_READDIR_REQ(F) F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes) F(U8, plus)
 #define MSG_READDIR_REP(F) F(U8, eof) F(U32, count) F(BLOB, entries)
-/* GETSTRIPE: a file's layout, or a directory's default (dir_* fields),
- * and a directory's stripe over MDTs (dstripe) and the default for new
+/* GETSTRIPE: a file's layout, or a directory's default (dir_* fields, and
+ * layout: its composite template, no components if it has none), and a
+ * directory's stripe over MDTs (dstripe) and the default for new
  * subdirectories (ddefault: proto_dstripe's count and start, count 0xffff
  * all MDTs, start 0xffff the entry's MDT; 0 none). */
 #define MSG_GETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino)
@@ -392,9 +408,19 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
     F(LAYOUT, layout)                                                                              \
     F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset) F(U64, dstripe) F(U64, ddefault)
 /* SETSTRIPE: on a directory its default; on a file that holds no data yet,
- * a new layout. count -1: all OSTs; offset -1: allocator's choice. */
-#define MSG_SETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset)
+ * a new layout. count -1: all OSTs; offset -1: allocator's choice. With
+ * components in comps (each pending: what it asks for), a composite
+ * layout instead: a directory keeps it as its template (and count, size
+ * and offset as the defaults the template leaves); a file gets it with
+ * the components from offset 0 instantiated. */
+#define MSG_SETSTRIPE_REQ(F)                                                                       \
+    F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset) F(LAYOUT, comps)
 #define MSG_SETSTRIPE_REP(F) F(LAYOUT, layout) F(LEASES, leases)
+/* LAYOUT_INTENT: a write is about to reach end: instantiate the pending
+ * components of file ino that start before it (write permission, as a
+ * write). Reply: the layout now. Made twice, it is made once. */
+#define MSG_LAYOUT_INTENT_REQ(F) F(CRED, cred) F(U64, ino) F(U64, end)
+#define MSG_LAYOUT_INTENT_REP(F) F(LAYOUT, layout) F(LEASES, leases)
 /* SETDIRSTRIPE: the default stripe of new subdirectories of a directory
  * (count 0: none, -1: all MDTs; start -1: the entry's MDT). */
 #define MSG_SETDIRSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(I32, start)
@@ -609,8 +635,9 @@ enum {
     X(A, HSM_SET, 50, hsm_set, 0) /* each op made twice is made once */                            \
     X(A, HSM_IMPORT, 51, hsm_import, PROTO_F_CHANGE)                                               \
     X(A, REPO, 52, repo, PROTO_F_CHANGE)                                                           \
-    X(A, HSM_GONE, 53, hsm_gone, 0) /* each op made twice is made once */                          \
-    X(A, HSM_REAP, 54, hsm_reap, 0) /* each op made twice is made once */                          \
+    X(A, HSM_GONE, 53, hsm_gone, 0)           /* each op made twice is made once */                \
+    X(A, HSM_REAP, 54, hsm_reap, 0)           /* each op made twice is made once */                \
+    X(A, LAYOUT_INTENT, 55, layout_intent, 0) /* made twice, made once */                          \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \

@@ -918,8 +918,14 @@ static void check_LAYOUT(const struct layout *v, const uint8_t *buf, size_t len)
     (void)buf, (void)len;
     assert_true(v->ncomp <= LAYOUT_MAX_COMP);
     for (uint16_t i = 0; i < v->ncomp; i++) {
-        assert_in_range(v->comp[i].stripe_count, 1, LAYOUT_MAX_STRIPES);
-        assert_true(v->comp[i].stripe_size > 0);
+        if (v->comp[i].type & LAYOUT_F_PENDING) {
+            /* What it asks for: 0 default, all, or a count. */
+            assert_true(v->comp[i].stripe_count <= LAYOUT_MAX_STRIPES ||
+                        v->comp[i].stripe_count == LAYOUT_COUNT_ALL);
+        } else {
+            assert_in_range(v->comp[i].stripe_count, 1, LAYOUT_MAX_STRIPES);
+            assert_true(v->comp[i].stripe_size > 0);
+        }
         assert_true(v->comp[i].start < v->comp[i].end);
     }
 }

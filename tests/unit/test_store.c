@@ -190,9 +190,6 @@ static void test_codec_refuses_truncated(void **state)
         int full = meta_inode_encode(&in_a, rec, sizeof(rec));
         assert_true(full > 0);
         for (int len = 0; len < full; len++) {
-            /* A seal's owner is optional at the end (older records lack it). */
-            if (kind == 3 && len == full - 8)
-                continue;
             if (meta_inode_decode(rec, (size_t)len, &in_b) != -EUCLEAN)
                 fail_msg("kind %d: a record cut to %d of %d bytes was accepted", kind, len, full);
         }
@@ -202,7 +199,7 @@ static void test_codec_refuses_truncated(void **state)
     int full = meta_inode_encode(&in_a, rec, sizeof(rec));
     rec[0] = 0;
     assert_int_equal(meta_inode_decode(rec, (size_t)full, &in_b), -EUCLEAN);
-    rec[0] = 3;
+    rec[0] = 4;
     assert_int_equal(meta_inode_decode(rec, (size_t)full, &in_b), -EUCLEAN);
     in_a.dstripe = 5; /* count 5 over 0 MDTs */
     full = meta_inode_encode(&in_a, rec, sizeof(rec));

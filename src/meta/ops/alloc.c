@@ -117,14 +117,58 @@ int meta_check_stripe_args(int32_t count, uint32_t size, int32_t offset)
     return 0;
 }
 
-/* The layout of a new file in dir: request, else the directory's default,
- * else the file system's. */
+int meta_instantiate(struct meta_ctx *c, struct layout *l, uint64_t end)
+{
+    for (uint16_t i = 0; i < l->ncomp; i++) {
+        struct layout_comp *k = &l->comp[i];
+        if (k->start >= end || !layout_comp_pending(k))
+            continue;
+        int32_t count = k->stripe_count == LAYOUT_COUNT_ALL ? -1
+                        : k->stripe_count                   ? k->stripe_count
+                                                            : c->default_count;
+        uint32_t size = k->stripe_size ? k->stripe_size : c->default_size;
+        int32_t offset = k->groups[0] == LAYOUT_ANY_OST ? -1 : (int32_t)k->groups[0];
+        struct layout one;
+        int rc = meta_alloc_layout(c, count, size, offset, &one);
+        if (rc)
+            return rc;
+        k->stripe_size = one.comp[0].stripe_size;
+        k->stripe_count = one.comp[0].stripe_count;
+        memcpy(k->groups, one.comp[0].groups, sizeof(uint32_t) * k->stripe_count);
+        k->type &= (uint16_t)~LAYOUT_F_PENDING;
+    }
+    return 0;
+}
+
+int meta_layout_from_template(struct meta_ctx *c, const struct meta_inode *dir,
+                              const struct layout *tmpl, struct layout *out)
+{
+    layout_copy(out, tmpl);
+    /* What the components leave to the default is the directory's (then
+     * the file system's) at the time the file is made. */
+    for (uint16_t i = 0; i < out->ncomp; i++) {
+        struct layout_comp *k = &out->comp[i];
+        k->type = (uint16_t)((k->type & LAYOUT_TYPE_MASK) | LAYOUT_F_PENDING);
+        if (!k->stripe_count && dir && dir->dcount)
+            k->stripe_count = dir->dcount < 0 ? LAYOUT_COUNT_ALL : (uint16_t)dir->dcount;
+        if (!k->stripe_size && dir && dir->dsize)
+            k->stripe_size = dir->dsize;
+    }
+    int rc = layout_validate(out);
+    return rc ? rc : meta_instantiate(c, out, 1);
+}
+
+/* The layout of a new file in dir: request, else the directory's default
+ * (its composite template, else count, size and offset), else the file
+ * system's. */
 int meta_new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int32_t count,
                          uint32_t size, int32_t offset, struct layout *out)
 {
     int rc = meta_check_stripe_args(count, size, offset);
     if (rc)
         return rc;
+    if (count == 0 && size == 0 && offset < 0 && dir->layout.ncomp)
+        return meta_layout_from_template(c, dir, &dir->layout, out);
     if (count == 0)
         count = dir->dcount ? dir->dcount : c->default_count;
     if (size == 0)

@@ -23,9 +23,20 @@ int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t 
 /* Check a stripe request's count, size and offset. */
 int meta_check_stripe_args(int32_t count, uint32_t size, int32_t offset);
 /* The layout of a new file in dir (count/size/offset 0: dir's default,
- * else the file system's). */
+ * its composite template if it has one, else the file system's). */
 int meta_new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int32_t count,
                          uint32_t size, int32_t offset, struct layout *out);
+
+/* Instantiate the pending components of l that start before end: choose
+ * their OSTs as meta_alloc_layout does, with what each asks for (0: the
+ * file system's default). */
+int meta_instantiate(struct meta_ctx *c, struct layout *l, uint64_t end);
+/* A new file's layout from template tmpl (a directory's composite
+ * default, or one given to SETSTRIPE): the directory's count and size
+ * where the template leaves them, and the components from offset 0
+ * instantiated. -EINVAL if tmpl is not a valid layout. */
+int meta_layout_from_template(struct meta_ctx *c, const struct meta_inode *dir,
+                              const struct layout *tmpl, struct layout *out);
 
 /* The next number of the allocator's generator (xorshift64*; s: its state). */
 uint64_t meta_rng_next(uint64_t *s);

@@ -243,6 +243,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
             x->rec.dcount = w.din.dcount;
             x->rec.dsize = w.din.dsize;
             x->rec.doffset = w.din.doffset;
+            layout_copy(&x->rec.layout, &w.din.layout);
             x->rec.dstripe = ds;
             x->rec.ddefault = w.din.ddefault;
             return META_CROSS;
@@ -257,6 +258,7 @@ static int mk_txn(struct meta_txn *t, void *arg)
         in.dcount = w.din.dcount;
         in.dsize = w.din.dsize;
         in.doffset = w.din.doffset;
+        layout_copy(&in.layout, &w.din.layout);
         in.ddefault = w.din.ddefault;
     } else if (S_ISLNK(in.mode)) {
         char target[PROTO_MAX_STR + 1];

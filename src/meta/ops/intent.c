@@ -23,6 +23,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "intent.h"
+#include "../../proto/layout.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -384,6 +385,7 @@ static int shard_txn(struct meta_txn *t, void *arg)
         in.dcount = a->rec.dcount;
         in.dsize = a->rec.dsize;
         in.doffset = a->rec.doffset;
+        layout_copy(&in.layout, &a->rec.layout);
         in.ddefault = a->rec.ddefault;
         return meta_inode_put(t, &in);
     }

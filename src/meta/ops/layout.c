@@ -36,6 +36,7 @@ static int getstripe_txn(struct meta_txn *t, void *arg)
         r->dir_offset = in.doffset;
         r->dstripe = in.dstripe;
         r->ddefault = in.ddefault;
+        layout_copy(&r->layout, &in.layout);
         return 0;
     }
     if (!S_ISREG(in.mode))
@@ -85,6 +86,16 @@ int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
     return meta_xmdt_after(c, meta_store_write(c->store, rq, setdirstripe_txn, &a));
 }
 
+/* A template is a valid layout of pending components, each of a known
+ * type, whose first OST (when asked for) is a number. */
+static int check_template(const struct layout *l)
+{
+    for (uint16_t i = 0; i < l->ncomp; i++)
+        if (!layout_comp_pending(&l->comp[i]) || (l->comp[i].type & LAYOUT_F_RELEASED))
+            return -EINVAL;
+    return layout_validate(l);
+}
+
 static int setstripe_txn(struct meta_txn *t, void *arg)
 {
     struct meta_ino_arg *a = arg;
@@ -96,12 +107,16 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
         return rc;
     if ((rc = meta_check_stripe_args(q->count, q->size, q->offset)))
         return rc;
+    const struct layout *tmpl = &q->comps;
+    if (tmpl->ncomp && (rc = check_template(tmpl)))
+        return rc;
     if (S_ISDIR(in.mode)) {
         if (q->cred.uid != 0 && q->cred.uid != in.uid)
             return -EPERM;
         in.dcount = q->count;
         in.dsize = q->size;
         in.doffset = q->offset;
+        layout_copy(&in.layout, tmpl);
         in.ctime_ns = meta_now_ns();
         if ((rc = meta_inode_put(t, &in)))
             return rc;
@@ -114,9 +129,14 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
     /* Data already placed by the old layout would become unreachable. */
     if (in.size || (in.flags & META_F_OBJECTS))
         return -EEXIST;
-    int32_t count = q->count ? q->count : a->c->default_count;
-    uint32_t size = q->size ? q->size : in.layout.comp[0].stripe_size;
-    if ((rc = meta_alloc_layout(a->c, count, size, q->offset, &in.layout)))
+    if (tmpl->ncomp) {
+        rc = meta_layout_from_template(a->c, NULL, tmpl, &in.layout);
+    } else {
+        int32_t count = q->count ? q->count : a->c->default_count;
+        uint32_t size = q->size ? q->size : in.layout.comp[0].stripe_size;
+        rc = meta_alloc_layout(a->c, count, size, q->offset, &in.layout);
+    }
+    if (rc)
         return rc;
     in.ctime_ns = meta_now_ns();
     layout_copy(&r->layout, &in.layout);
@@ -130,4 +150,33 @@ int meta_op_setstripe(const struct meta_req *rq, const void *qv, void *rv)
     struct proto_setstripe_rep *r = rv;
     struct meta_ino_arg a = {c, q, r, NULL, 0};
     return meta_xmdt_after(c, meta_store_write(c->store, rq, setstripe_txn, &a));
+}
+
+static int intent_txn(struct meta_txn *t, void *arg)
+{
+    struct meta_ino_arg *a = arg;
+    const struct proto_layout_intent_req *q = a->q;
+    struct proto_layout_intent_rep *r = a->r;
+    struct meta_inode in;
+    int rc = meta_inode_get_here(t, q->ino, &in);
+    if (rc)
+        return rc;
+    if (!S_ISREG(in.mode))
+        return -EINVAL;
+    /* A writer's, or a reader's bringing a released file back. */
+    if ((rc = meta_may(&in, &q->cred, layout_released(&in.layout) ? 4 : 2)))
+        return rc;
+    if (layout_first_pending(&in.layout, q->end) >= 0) {
+        if ((rc = meta_instantiate(a->c, &in.layout, q->end)) || (rc = meta_inode_put(t, &in)))
+            return rc;
+    }
+    layout_copy(&r->layout, &in.layout);
+    return 0;
+}
+
+int meta_op_layout_intent(const struct meta_req *rq, const void *qv, void *rv)
+{
+    struct meta_ctx *c = rq->ctx;
+    struct meta_ino_arg a = {c, qv, rv, NULL, 0};
+    return meta_run_waiting(rq, META_RUN_WRITE, intent_txn, &a);
 }

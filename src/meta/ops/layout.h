@@ -11,5 +11,7 @@
 int meta_op_getstripe(const struct meta_req *rq, const void *q, void *r);
 int meta_op_setstripe(const struct meta_req *rq, const void *q, void *r);
 int meta_op_setdirstripe(const struct meta_req *rq, const void *q, void *r);
+/* LAYOUT_INTENT: instantiate what a write is about to reach (proto.h). */
+int meta_op_layout_intent(const struct meta_req *rq, const void *q, void *r);
 
 #endif

@@ -258,6 +258,7 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_REPO] = {SERVE_KEEP, meta_op_repo, .buf = META_REPO_BUF},
     [PROTO_OP_HSM_GONE] = {SERVE_PLAIN, meta_op_hsm_gone, .buf = META_GONE_BUF},
     [PROTO_OP_HSM_REAP] = {SERVE_PLAIN, meta_op_hsm_reap},
+    [PROTO_OP_LAYOUT_INTENT] = {SERVE_CHANGE, meta_op_layout_intent, LEASES_OF(layout_intent)},
     [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},
     [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname},
     [PROTO_OP_PING] = {SERVE_OWN, .own = h_ping},

@@ -10,6 +10,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "wcache.h"
+#include "../../proto/layout.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -19,7 +20,7 @@
 
 /* What a batch's own writes (its deferred directories) run for. */
 static const struct meta_req no_req;
-#define INODE_REC_VERSION 2
+#define INODE_REC_VERSION 3
 
 static int note(struct meta_txn *t, uint64_t ino);
 
@@ -174,14 +175,16 @@ int meta_inode_decode(const void *buf, size_t len, struct meta_inode *out)
     proto_get_I32(&d, &out->doffset);
     if (S_ISREG(out->mode))
         proto_get_LAYOUT(&d, &out->layout);
-    /* Version 2 added the stripe of a directory over MDTs. */
+    /* Version 2 added the stripe of a directory over MDTs, version 3 its
+     * composite default layout (a template, every component pending). */
     if (ver >= 2 && S_ISDIR(out->mode)) {
         proto_get_U64(&d, &out->dstripe);
         proto_get_U64(&d, &out->ddefault);
-        /* The owner of a seal follows, when there is one: a reader that
-         * does not know it stops before (so no new version). */
-        if (!d.err && d.off < d.len)
+        /* Version 2 writes the owner of a seal only when there is one. */
+        if (ver >= 3 || (!d.err && d.off < d.len))
             proto_get_U64(&d, &out->seal);
+        if (ver >= 3)
+            proto_get_LAYOUT(&d, &out->layout);
     }
     if (d.err || ver < 1 || ver > INODE_REC_VERSION || !proto_ds_valid(out->dstripe))
         return -EUCLEAN;
@@ -210,11 +213,12 @@ static struct meta_inode *deferred(struct meta_txn *t, uint64_t ino)
     return NULL;
 }
 
-/* Copy a directory's record (it has no layout). */
+/* Copy a directory's record: its layout is its default's template, at
+ * most a few components (struct layout is 4 KiB at full size). */
 static void dir_copy(struct meta_inode *to, const struct meta_inode *from)
 {
     memcpy(to, from, offsetof(struct meta_inode, layout));
-    to->layout.ncomp = 0;
+    layout_copy(&to->layout, &from->layout);
 }
 
 /* The record of ino leaves the deferred ones (a put or delete supersedes). */
@@ -364,8 +368,8 @@ int meta_inode_encode(const struct meta_inode *in, void *buf, size_t cap)
     if (S_ISDIR(in->mode)) {
         proto_put_U64(&e, &in->dstripe);
         proto_put_U64(&e, &in->ddefault);
-        if (in->seal)
-            proto_put_U64(&e, &in->seal);
+        proto_put_U64(&e, &in->seal);
+        proto_put_LAYOUT(&e, &in->layout);
     }
     return e.err ? e.err : (int)e.len;
 }

@@ -1,0 +1,130 @@
+/*
+ * Composite layouts as users write them (stria.h): `lfs setstripe`'s
+ * component options, parsed once for the CLI and the mount's stria.layout
+ * attribute, and a layout printed back in the same words.
+ */
+#include <stria/stria.h>
+
+#include "../common/util.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int bad(char *why, size_t cap, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+static int bad(char *why, size_t cap, const char *fmt, ...)
+{
+    if (why && cap) {
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(why, cap, fmt, ap);
+        va_end(ap);
+    }
+    return -EINVAL;
+}
+
+/* -E's END: a size (K, M, G, T), or -1 / eof for the end of file. */
+static int parse_end(const char *s, uint64_t *end)
+{
+    if (!strcmp(s, "-1") || !strcasecmp(s, "eof"))
+        return *end = UINT64_MAX, 0;
+    return util_parse_size(s, end) < 0 || *end == 0 ? -EINVAL : 0;
+}
+
+int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, unsigned max,
+                      unsigned *n, char *why, size_t whylen)
+{
+    unsigned k = 0;
+    uint64_t start = 0;
+    if (why && whylen)
+        why[0] = 0;
+    for (int i = 0; i < argc; i++) {
+        const char *opt = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
+        if (strcmp(opt, "-E") && strcmp(opt, "-c") && strcmp(opt, "-S") && strcmp(opt, "-i"))
+            return bad(why, whylen, "unknown option '%s' in a composite layout", opt);
+        if (!arg)
+            return bad(why, whylen, "%s needs a value", opt);
+        i++;
+        if (!strcmp(opt, "-E")) {
+            if (k == max)
+                return bad(why, whylen, "at most %u components", max);
+            struct stria_comp_spec *c = &out[k];
+            /* -c and -S carry over from the component before, as lfs's. */
+            *c = k ? out[k - 1] : (struct stria_comp_spec){.first_ost = -1};
+            c->first_ost = -1;
+            if (parse_end(arg, &c->end))
+                return bad(why, whylen, "invalid component end '%s' (a size, or -1 for EOF)", arg);
+            if (c->end <= start)
+                return bad(why, whylen, "component end %s is not after the one before", arg);
+            if (c->end != UINT64_MAX && c->end % (64u << 10))
+                return bad(why, whylen, "component end %s is not a multiple of 64K", arg);
+            start = c->end;
+            k++;
+            continue;
+        }
+        if (k == 0)
+            return bad(why, whylen, "%s before the first -E", opt);
+        struct stria_comp_spec *c = &out[k - 1];
+        int64_t v;
+        uint64_t u;
+        if (!strcmp(opt, "-c")) {
+            if (util_parse_i64(arg, &v) < 0 || v < -1 || v > STRIA_MAX_STRIPES)
+                return bad(why, whylen, "invalid stripe count '%s' (-1 all, 0 default, 1..%d)", arg,
+                           STRIA_MAX_STRIPES);
+            c->stripe_count = (int32_t)v;
+        } else if (!strcmp(opt, "-S")) {
+            if (util_parse_size(arg, &u) < 0 || u % (64u << 10) || u > (1u << 30))
+                return bad(why, whylen, "invalid stripe size '%s' (a multiple of 64K up to 1G)",
+                           arg);
+            c->stripe_size = (uint32_t)u;
+        } else {
+            if (util_parse_i64(arg, &v) < 0 || v < -1 || v > INT32_MAX)
+                return bad(why, whylen, "invalid OST index '%s' (-1 for any)", arg);
+            c->first_ost = (int32_t)v;
+        }
+    }
+    if (k == 0)
+        return bad(why, whylen, "no component (-E END ...)");
+    if (out[k - 1].end != UINT64_MAX)
+        return bad(why, whylen, "the last component must end at EOF (-E -1)");
+    *n = k;
+    return 0;
+}
+
+/* "1M", "64K", "EOF": what -E takes back. */
+static int put_size(char *buf, size_t cap, uint64_t v)
+{
+    if (v == UINT64_MAX)
+        return snprintf(buf, cap, "EOF");
+    static const char units[] = "KMGT";
+    int u = -1;
+    while (u < 3 && v && v % 1024 == 0) {
+        v /= 1024;
+        u++;
+    }
+    return u < 0 ? snprintf(buf, cap, "%" PRIu64, v)
+                 : snprintf(buf, cap, "%" PRIu64 "%c", v, units[u]);
+}
+
+int stria_comps_format(const struct stria_layout *l, char *buf, size_t cap)
+{
+    size_t n = 0;
+    if (cap)
+        buf[0] = 0;
+    for (uint32_t i = 0; i < l->ncomp && i < STRIA_MAX_COMPONENTS; i++) {
+        char end[32], size[32];
+        put_size(end, sizeof(end), l->comp[i].end);
+        put_size(size, sizeof(size), l->comp[i].stripe_size);
+        int32_t count =
+            l->comp[i].stripe_count == UINT32_MAX ? -1 : (int32_t)l->comp[i].stripe_count;
+        int w = snprintf(buf + n, n < cap ? cap - n : 0, "%s-E %s -c %d -S %s -i %d", i ? " " : "",
+                         end, count, size, l->comp[i].first_ost);
+        if (w < 0)
+            return -EINVAL;
+        n += (size_t)w;
+    }
+    return n < cap ? (int)n : -ERANGE;
+}

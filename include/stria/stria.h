@@ -226,7 +226,10 @@ STRIA_API void stria_file_know_size(stria_file_t *f, uint64_t size);
 /* Someone truncated f's file to size: f forgets what it wrote past it. */
 STRIA_API void stria_file_truncated(stria_file_t *f, uint64_t size);
 /* f's file lost its last link while open: f stops reporting sizes. */
-STRIA_API void stria_file_orphan(stria_file_t *f);
+typedef struct stria_removed stria_removed_t;
+/* rm: what the MDT said of the removal (its layout is the file's last:
+ * the handle takes the components it had not seen instantiated). */
+STRIA_API void stria_file_orphan(stria_file_t *f, const stria_removed_t *rm);
 
 /* ---- cancellation ---- */
 
@@ -324,7 +327,6 @@ STRIA_API ssize_t stria_readlink_ino(stria_fs_t *fs, uint64_t ino, char *buf, si
  * nothing is left to do, else malloc'd and owned by the caller, who ends
  * it with stria_removed_finish.
  */
-typedef struct stria_removed stria_removed_t;
 STRIA_API int stria_unlink_at(stria_fs_t *fs, uint64_t parent, const char *name,
                               stria_removed_t **rm);
 /* flags as stria_rename. rm: as stria_unlink_at, for the name replaced. */

@@ -228,8 +228,12 @@ void stria_file_know_size(stria_file_t *f, uint64_t size)
     pthread_mutex_unlock(&f->lock);
 }
 
-void stria_file_orphan(stria_file_t *f)
+static void layout_take(stria_file_t *f, const struct layout *l);
+
+void stria_file_orphan(stria_file_t *f, const stria_removed_t *rm)
 {
+    if (rm)
+        layout_take(f, &rm->layout);
     pthread_mutex_lock(&f->lock);
     f->orphan = true;
     pthread_mutex_unlock(&f->lock);
@@ -283,6 +287,11 @@ static int reach(stria_file_t *f, uint64_t end)
     if (!l)
         return -ENOMEM;
     int rc = cl_layout_intent(f->fs, f->ino, end, l);
+    if (rc == -ENOENT && f->orphan) {
+        layout_copy(l, &f->layout);
+        layout_fill_orphan(l);
+        rc = 0;
+    }
     if (rc == 0)
         layout_take(f, l);
     free(l);
@@ -298,12 +307,19 @@ static int see(stria_file_t *f, uint64_t off, uint64_t end)
         const struct layout_comp *c = &f->layout.comp[i];
         meets = layout_comp_pending(c) && c->start < end && c->end > off;
     }
-    if (!meets || f->orphan)
+    if (!meets)
         return 0;
     struct layout *l = malloc(sizeof(*l));
     if (!l)
         return -ENOMEM;
-    int rc = cl_get_layout(f->fs, f->ino, l);
+    int rc = 0;
+    if (f->orphan) {
+        /* No MDT to ask: the rule every handle of an orphan follows. */
+        layout_copy(l, &f->layout);
+        layout_fill_orphan(l);
+    } else {
+        rc = cl_get_layout(f->fs, f->ino, l);
+    }
     if (rc == 0)
         layout_take(f, l);
     free(l);

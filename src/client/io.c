@@ -234,13 +234,14 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
     int nlanes = 0, rc = 0;
     /* Cut the range and deal the pieces to one lane per OST. */
     size_t i = 0;
-    for (uint64_t o = off; o < off + len; i++) {
-        struct piece *p = &pieces[i];
-        if (layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &p->lp) == -ENODATA) {
-            o += p->lp.len; /* zeroed above */
-            i--;
+    for (uint64_t o = off; o < off + len;) {
+        struct layout_piece lp;
+        if (layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &lp) == -ENODATA) {
+            o += lp.len; /* zeroed above */
             continue;
         }
+        struct piece *p = &pieces[i++];
+        p->lp = lp;
         p->buf = (uint8_t *)buf + (o - off);
         p->checked = false;
         o += p->lp.len;

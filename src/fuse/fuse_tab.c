@@ -226,7 +226,7 @@ bool tab_orphan(stria_removed_t *rm)
          * the last the MDT knew. */
         for (struct handle *h = e->open; h; h = h->next) {
             stria_file_know_size(h->f, size);
-            stria_file_orphan(h->f);
+            stria_file_orphan(h->f, rm);
         }
         kept = true;
     }

@@ -101,6 +101,26 @@ int layout_validate(const struct layout *l)
     return expect == LAYOUT_END_EOF ? 0 : -EINVAL;
 }
 
+void layout_fill_orphan(struct layout *l)
+{
+    if (!l->ncomp || layout_comp_pending(&l->comp[0]))
+        return;
+    const struct layout_comp *z = &l->comp[0];
+    for (uint16_t i = 1; i < l->ncomp; i++) {
+        struct layout_comp *c = &l->comp[i];
+        if (!layout_comp_pending(c))
+            continue;
+        uint16_t n = c->stripe_count && c->stripe_count <= z->stripe_count ? c->stripe_count
+                                                                           : z->stripe_count;
+        if (!c->stripe_size)
+            c->stripe_size = z->stripe_size;
+        c->stripe_count = n;
+        for (uint16_t s = 0; s < n; s++)
+            c->groups[s] = z->groups[s % z->stripe_count];
+        c->type &= (uint16_t)~LAYOUT_F_PENDING;
+    }
+}
+
 int layout_first_pending(const struct layout *l, uint64_t end)
 {
     for (uint16_t i = 0; i < l->ncomp; i++)

@@ -45,6 +45,11 @@ int layout_validate(const struct layout *l);
 /* The first pending component that starts before end (a write reaching
  * end needs it instantiated), or -1. */
 int layout_first_pending(const struct layout *l, uint64_t end);
+/* A file whose last link went while a handle keeps it open can no longer
+ * ask its MDT to instantiate: its pending components take the OSTs of its
+ * first (as many as they ask for, at most as many as it has), by a rule
+ * the handle and the destroy at its last close both follow. */
+void layout_fill_orphan(struct layout *l);
 static inline bool layout_comp_pending(const struct layout_comp *c)
 {
     return (c->type & LAYOUT_F_PENDING) != 0;

@@ -547,6 +547,101 @@ static void test_stripe_bytes_before(void **state)
     assert_true(layout_stripe_bytes_before(&big, 3, top) <= top / 4 + (1 << 20));
 }
 
+/* Components not instantiated yet (PFL): a subset of each shape's
+ * components pending. Offsets in them are holes to the component's end;
+ * elsewhere the mapping is the model's; their objects are empty. */
+static void pend(struct layout *l, unsigned mask)
+{
+    for (uint16_t k = 0; k < l->ncomp; k++)
+        if (mask & (1u << k)) {
+            struct layout_comp *c = &l->comp[k];
+            c->type |= LAYOUT_F_PENDING;
+            c->groups[0] = LAYOUT_ANY_OST;
+        }
+}
+
+static void test_pending_matches_model(void **state)
+{
+    (void)state;
+    static struct layout l;
+    static struct ref_model r;
+    rng_seed(0x9f1);
+    FOR_EACH_SHAPE(ncomp, si, count)
+    {
+        for (unsigned mask = 1; mask < (1u << ncomp); mask++) {
+            make_shape(&l, ncomp, si, count);
+            ref_build(&l, shape_horizon(&l), &r);
+            pend(&l, mask);
+            assert_int_equal(layout_validate(&l), 0);
+            for (int k = 0; k < 200; k++) {
+                uint64_t off = rng_below(r.horizon), maxlen = 1 + rng_below(8ull * MIB);
+                const struct ref_unit *u = ref_find(&r, off);
+                const struct layout_comp *c = &l.comp[u->comp];
+                if (!(mask & (1u << u->comp))) {
+                    check_one(&l, &r, off, maxlen);
+                    continue;
+                }
+                struct layout_piece p;
+                assert_int_equal(layout_map(&l, off, maxlen, &p), -ENODATA);
+                uint64_t want = c->end - off < maxlen ? c->end - off : maxlen;
+                if (want > UINT32_MAX)
+                    want = UINT32_MAX;
+                assert_int_equal(p.file_off, off);
+                assert_int_equal(p.len, want);
+                assert_int_equal(p.comp, u->comp);
+                assert_int_equal(p.group, LAYOUT_ANY_OST);
+            }
+            /* Objects of pending components hold nothing at any size. */
+            uint64_t size = rng_below(r.horizon);
+            for (uint16_t k = 0; k < l.ncomp; k++)
+                for (uint16_t st = 0; st < l.comp[k].stripe_count; st++) {
+                    uint64_t want = (mask & (1u << k)) ? 0 : ref_object_size(&r, k, st, size);
+                    assert_int_equal(layout_object_size(&l, k, st, size), want);
+                }
+            /* The first pending component a write reaching end needs. */
+            for (uint16_t k = 0; k < l.ncomp; k++) {
+                int first = -1;
+                for (uint16_t j = 0; j < l.ncomp && first < 0; j++)
+                    if ((mask & (1u << j)) && l.comp[j].start < l.comp[k].start + 1)
+                        first = j;
+                assert_int_equal(layout_first_pending(&l, l.comp[k].start + 1), first);
+            }
+        }
+    }
+}
+
+/* What a pending component may ask for, and what an instantiated one may
+ * not be; component ends fall on 64 KiB. */
+static void test_validate_pending(void **state)
+{
+    (void)state;
+    static struct layout l;
+    make_shape(&l, 3, 1, 2);
+    pend(&l, 6);
+    l.comp[1].stripe_count = 0; /* the default */
+    l.comp[1].stripe_size = 0;
+    l.comp[2].stripe_count = LAYOUT_COUNT_ALL;
+    assert_int_equal(layout_validate(&l), 0);
+    l.comp[2].stripe_count = LAYOUT_MAX_STRIPES + 1;
+    assert_int_equal(layout_validate(&l), -EINVAL);
+    l.comp[2].stripe_count = 1;
+    l.comp[2].stripe_size = 1000; /* not a multiple of 64 KiB */
+    assert_int_equal(layout_validate(&l), -EINVAL);
+    l.comp[2].stripe_size = 0;
+    assert_int_equal(layout_validate(&l), 0);
+    l.comp[1].type &= (uint16_t)~LAYOUT_F_PENDING; /* instantiated with count 0 */
+    assert_int_equal(layout_validate(&l), -EINVAL);
+    make_shape(&l, 2, 0, 1);
+    l.comp[0].end += 4096;
+    l.comp[1].start += 4096;
+    assert_int_equal(layout_validate(&l), -EINVAL);
+    make_shape(&l, 2, 0, 1);
+    l.comp[1].type |= LAYOUT_F_RELEASED; /* only the first may say released */
+    assert_int_equal(layout_validate(&l), -EINVAL);
+    l.comp[1].type = LAYOUT_TYPE_OST | 0x0100; /* a type nobody knows */
+    assert_int_equal(layout_validate(&l), -EINVAL);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -560,6 +655,8 @@ int main(void)
         cmocka_unit_test(test_validate_accepts),
         cmocka_unit_test(test_validate_rejects),
         cmocka_unit_test(test_make_simple),
+        cmocka_unit_test(test_pending_matches_model),
+        cmocka_unit_test(test_validate_pending),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

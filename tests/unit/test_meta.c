@@ -1538,6 +1538,141 @@ static void test_stripe_inherit(void **state)
     assert_int_equal(op_setstripe(f, &u, sd, 1, MIB, -1, NULL), -EPERM);
 }
 
+static struct meta_fsck_report fsck(struct fx *f, bool repair, char *text, size_t cap);
+static int op_setsize_m(struct fx *f, uint64_t ino, uint64_t size, int64_t mtime);
+
+/* A composite template: comps (end, count, size) of n components, each
+ * pending. */
+static void tmpl_of(struct layout *t, int n, const uint64_t (*comps)[3])
+{
+    memset(t, 0, sizeof(*t));
+    t->ncomp = (uint16_t)n;
+    uint64_t start = 0;
+    for (int i = 0; i < n; i++) {
+        struct layout_comp *c = &t->comp[i];
+        c->start = start;
+        c->end = comps[i][0];
+        c->stripe_count = (uint16_t)comps[i][1];
+        c->stripe_size = (uint32_t)comps[i][2];
+        c->type = LAYOUT_TYPE_OST | LAYOUT_F_PENDING;
+        c->groups[0] = LAYOUT_ANY_OST;
+        start = c->end;
+    }
+}
+
+static int op_setstripe_comps(struct fx *f, const struct proto_cred *c, uint64_t ino,
+                              const struct layout *t)
+{
+    static struct proto_setstripe_req q;
+    static struct proto_setstripe_rep r;
+    memset(&q, 0, sizeof(q));
+    q.cred = *c;
+    q.ino = ino;
+    q.offset = -1;
+    layout_copy(&q.comps, t);
+    return meta_op_setstripe(RQ(&f->ctx), &q, &r);
+}
+
+static int op_intent(struct fx *f, const struct proto_cred *c, uint64_t ino, uint64_t end,
+                     struct layout *out)
+{
+    static struct proto_layout_intent_rep r;
+    struct proto_layout_intent_req q = {.cred = *c, .ino = ino, .end = end};
+    memset(&r, 0, sizeof(r));
+    int rc = meta_op_layout_intent(RQ(&f->ctx), &q, &r);
+    if (rc == 0 && out)
+        layout_copy(out, &r.layout);
+    return rc;
+}
+
+/* PFL: a directory's composite default reaches its files (the first
+ * component instantiated) and subdirectories; LAYOUT_INTENT instantiates
+ * what a write reaches, once. */
+static void test_stripe_composite(void **state)
+{
+    struct fx *f = *state;
+    static struct layout t, l;
+    static struct proto_getstripe_rep g;
+    uint64_t d = mk_dir(f, &root_cred, "pfl", 0777);
+    const uint64_t comps[3][3] = {
+        {MIB, 1, MIB}, {8 * MIB, 2, 0}, {LAYOUT_END_EOF, LAYOUT_COUNT_ALL, 4 * MIB}};
+    tmpl_of(&t, 3, comps);
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), 0);
+    assert_int_equal(op_getstripe(f, d, &g), 0);
+    assert_int_equal(g.is_dir, 1);
+    assert_int_equal(g.layout.ncomp, 3);
+    assert_true(layout_comp_pending(&g.layout.comp[2]));
+    assert_int_equal(g.layout.comp[2].stripe_count, LAYOUT_COUNT_ALL);
+
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "pfl/a", O_CREAT | O_WRONLY, 0644, &o), 0);
+    uint64_t a = o.attr.ino;
+    assert_int_equal(o.layout.ncomp, 3);
+    assert_false(layout_comp_pending(&o.layout.comp[0]));
+    assert_int_equal(o.layout.comp[0].stripe_count, 1);
+    assert_true(layout_comp_pending(&o.layout.comp[1]));
+    assert_true(layout_comp_pending(&o.layout.comp[2]));
+    assert_int_equal(o.layout.comp[1].stripe_size, 0); /* the default, when instantiated */
+
+    /* A write reaching 2 MiB: the second component, not the third. */
+    struct proto_cred u = user(1000, 1000);
+    assert_int_equal(op_intent(f, &u, a, 2 * MIB, &l), -EACCES); /* root's 0644 file */
+    assert_int_equal(op_intent(f, &root_cred, a, 2 * MIB, &l), 0);
+    assert_false(layout_comp_pending(&l.comp[1]));
+    assert_int_equal(l.comp[1].stripe_count, 2);
+    assert_int_equal(l.comp[1].stripe_size, MIB);
+    assert_true(layout_comp_pending(&l.comp[2]));
+    assert_int_equal(layout_validate(&l), 0);
+    static struct layout again;
+    assert_int_equal(op_intent(f, &root_cred, a, 2 * MIB, &again), 0);
+    assert_memory_equal(&again.comp[1], &l.comp[1], sizeof(l.comp[1]));
+    assert_int_equal(op_intent(f, &root_cred, a, UINT64_MAX, &l), 0);
+    assert_int_equal(l.comp[2].stripe_count, NOST);
+    assert_int_equal(l.comp[2].stripe_size, 4 * MIB);
+    assert_int_equal(op_getstripe(f, a, &g), 0);
+    assert_memory_equal(&g.layout.comp[2], &l.comp[2], sizeof(l.comp[2]));
+
+    /* Subdirectories take the template along. */
+    uint64_t sub = mk_dir(f, &root_cred, "pfl/sub", 0755);
+    assert_int_equal(op_getstripe(f, sub, &g), 0);
+    assert_int_equal(g.layout.ncomp, 3);
+    assert_int_equal(op_open(f, &root_cred, "pfl/sub/b", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(o.layout.ncomp, 3);
+
+    /* On an empty file: the file's own composite layout; a file with
+     * data keeps its layout. */
+    uint64_t e = mk_file(f, &root_cred, "e", 0644);
+    const uint64_t two[2][3] = {{4 * MIB, 2, MIB}, {LAYOUT_END_EOF, 1, MIB}};
+    tmpl_of(&t, 2, two);
+    assert_int_equal(op_setstripe_comps(f, &root_cred, e, &t), 0);
+    assert_int_equal(op_getstripe(f, e, &g), 0);
+    assert_int_equal(g.layout.ncomp, 2);
+    assert_false(layout_comp_pending(&g.layout.comp[0]));
+    assert_int_equal(g.layout.comp[0].stripe_count, 2);
+    assert_int_equal(op_setsize_m(f, e, 10, 0), 0);
+    assert_int_equal(op_setstripe_comps(f, &root_cred, e, &t), -EEXIST);
+
+    /* Templates that do not hold together. */
+    tmpl_of(&t, 2, two);
+    t.comp[0].end = 4 * MIB + 4096;
+    t.comp[1].start = t.comp[0].end;
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), -EINVAL);
+    tmpl_of(&t, 2, two);
+    t.comp[1].end = 8 * MIB; /* not to EOF */
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), -EINVAL);
+    tmpl_of(&t, 2, two);
+    t.comp[0].type &= (uint16_t)~LAYOUT_F_PENDING; /* OSTs are the MDT's to choose */
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), -EINVAL);
+
+    /* A plain setstripe drops the template. */
+    assert_int_equal(op_setstripe(f, &root_cred, d, 2, MIB, -1, NULL), 0);
+    assert_int_equal(op_getstripe(f, d, &g), 0);
+    assert_int_equal(g.layout.ncomp, 0);
+    char text[4096];
+    struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
+    assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
+}
+
 static void test_stripe_errors(void **state)
 {
     struct fx *f = *state;
@@ -3534,6 +3669,7 @@ int main(void)
         T(test_xattr),
         T(test_stripe_inherit),
         T(test_stripe_errors),
+        T(test_stripe_composite),
         T(test_stripe_offline_osts),
         T(test_setsize_setattr),
         T(test_group_commit_concurrent),

@@ -158,8 +158,10 @@ static int src_load(stria_fs_t *fs, uint64_t ino, const struct layout *l, struct
         free(s);
         return rc;
     }
+    /* Components not instantiated lie past the end of the data. */
     for (uint16_t c = 0; c < l->ncomp; c++)
-        s->nobj += l->comp[c].stripe_count;
+        if (!layout_comp_pending(&l->comp[c]))
+            s->nobj += l->comp[c].stripe_count;
     *out = s;
     return 0;
 }
@@ -195,7 +197,9 @@ static void pull_one(struct pull_set *ps, struct pull *p)
                                    .comp_start = c->start,
                                    .stripe_size = c->stripe_size,
                                    .stripe_count = c->stripe_count,
-                                   .file_size = ps->size,
+                                   /* The component's own bytes: the
+                                    * object holds none past its end. */
+                                   .file_size = MIN(ps->size, c->end),
                                    .endpoint = proto_str_c(s->t.endpoint),
                                    .region = proto_str_c(s->t.region),
                                    .bucket = proto_str_c(s->t.bucket),
@@ -268,7 +272,8 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
     int n = 0;
     uint32_t idx = 0;
     for (uint16_t c = 0; c < l->ncomp; c++)
-        for (uint16_t st = 0; st < l->comp[c].stripe_count; st++, idx++) {
+        for (uint16_t st = 0; !layout_comp_pending(&l->comp[c]) && st < l->comp[c].stripe_count;
+             st++, idx++) {
             if (s->done[idx] || !(all || stripe_meets(&l->comp[c], st, lo, hi)))
                 continue;
             v[n] =

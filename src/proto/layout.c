@@ -72,6 +72,20 @@ uint64_t layout_stripe_bytes_before(const struct layout_comp *c, uint16_t s, uin
     return row * c->stripe_size;
 }
 
+bool layout_pool_name_ok(const char *name, bool empty_ok)
+{
+    size_t n = strnlen(name, LAYOUT_POOL_MAX + 1);
+    if (n > LAYOUT_POOL_MAX || (!n && !empty_ok))
+        return false;
+    for (size_t i = 0; i < n; i++) {
+        char ch = name[i];
+        if (!((ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') || (ch >= '0' && ch <= '9') ||
+              ch == '_' || ch == '-' || ch == '.'))
+            return false;
+    }
+    return true;
+}
+
 int layout_validate(const struct layout *l)
 {
     if (l->ncomp == 0 || l->ncomp > LAYOUT_MAX_COMP)
@@ -79,7 +93,8 @@ int layout_validate(const struct layout *l)
     uint64_t expect = 0;
     for (uint16_t i = 0; i < l->ncomp; i++) {
         const struct layout_comp *c = &l->comp[i];
-        uint16_t flags = (uint16_t)(LAYOUT_F_PENDING | (i ? 0u : LAYOUT_F_RELEASED));
+        uint16_t flags =
+            (uint16_t)(LAYOUT_F_PENDING | LAYOUT_F_POOL | (i ? 0u : LAYOUT_F_RELEASED));
         if (c->start != expect || c->end <= c->start ||
             (c->type & ~flags & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST ||
             (c->type & ~flags & ~LAYOUT_TYPE_MASK))
@@ -95,6 +110,8 @@ int layout_validate(const struct layout *l)
         if ((!pending || c->stripe_size) &&
             (c->stripe_size < LAYOUT_MIN_STRIPE_SIZE || c->stripe_size > LAYOUT_MAX_STRIPE_SIZE ||
              c->stripe_size % LAYOUT_MIN_STRIPE_SIZE))
+            return -EINVAL;
+        if (!layout_pool_name_ok(c->pool, true))
             return -EINVAL;
         expect = c->end;
     }
@@ -142,6 +159,8 @@ void layout_copy(struct layout *dst, const struct layout *src)
         d->stripe_size = c->stripe_size;
         d->stripe_count = pending ? c->stripe_count : n;
         d->type = c->type;
+        memcpy(d->pool, c->pool, sizeof(d->pool));
+        d->pool[LAYOUT_POOL_MAX] = 0;
         memcpy(d->groups, c->groups, sizeof(uint32_t) * (pending ? 1 : n));
     }
 }
@@ -156,5 +175,6 @@ void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
     l->comp[0].stripe_size = stripe_size;
     l->comp[0].stripe_count = count;
     l->comp[0].type = LAYOUT_TYPE_OST;
+    memset(l->comp[0].pool, 0, sizeof(l->comp[0].pool));
     memcpy(l->comp[0].groups, groups, sizeof(uint32_t) * count);
 }

@@ -42,6 +42,10 @@ uint64_t layout_stripe_bytes_before(const struct layout_comp *c, uint16_t s, uin
  * (a pending component's may be 0 or LAYOUT_COUNT_ALL, its size 0). */
 int layout_validate(const struct layout *l);
 
+/* Whether name is a pool name (1 to LAYOUT_POOL_MAX of [A-Za-z0-9_.-];
+ * empty_ok: or none). */
+bool layout_pool_name_ok(const char *name, bool empty_ok);
+
 /* The first pending component that starts before end (a write reaching
  * end needs it instantiated), or -1. */
 int layout_first_pending(const struct layout *l, uint64_t end);

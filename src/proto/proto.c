@@ -377,9 +377,14 @@ void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
         proto_put_U64(e, &c->end);
         proto_put_U32(e, &c->stripe_size);
         proto_put_U16(e, &c->stripe_count);
-        proto_put_U16(e, &c->type);
+        uint16_t type = (uint16_t)(c->pool[0] ? c->type | LAYOUT_F_POOL : c->type & ~LAYOUT_F_POOL);
+        proto_put_U16(e, &type);
         for (uint16_t s = 0; s < comp_groups(c); s++)
             proto_put_U32(e, &c->groups[s]);
+        if (c->pool[0]) {
+            struct proto_str p = {c->pool, (uint32_t)strnlen(c->pool, LAYOUT_POOL_MAX)};
+            proto_put_STR(e, &p);
+        }
     }
 }
 
@@ -407,6 +412,16 @@ void proto_get_LAYOUT(struct proto_dec *d, struct layout *v)
         }
         for (uint16_t s = 0; s < comp_groups(c); s++)
             proto_get_U32(d, &c->groups[s]);
+        memset(c->pool, 0, sizeof(c->pool));
+        if (c->type & LAYOUT_F_POOL) {
+            struct proto_str p;
+            proto_get_STR(d, &p);
+            if (!d->err && (p.len == 0 || proto_str_copy(&p, c->pool, sizeof(c->pool)))) {
+                d->err = -EBADMSG;
+                v->ncomp = 0;
+                return;
+            }
+        }
     }
 }
 

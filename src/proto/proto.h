@@ -205,11 +205,18 @@ static inline uint32_t proto_ds_count(uint64_t ds)
  * OST), stripe_size (0: the default) and groups[0] the first OST wanted
  * (LAYOUT_ANY_OST: any). A directory's composite default is such a
  * layout with every component pending.
+ *
+ * A component may name an OST pool (pool, NUL-terminated, "" none;
+ * LAYOUT_F_POOL in its type says the name follows on the wire): its
+ * stripes are allocated among the pool's OSTs only.
  */
 #define LAYOUT_MAX_COMP    4
 #define LAYOUT_MAX_STRIPES 256
 #define LAYOUT_TYPE_OST    0
 #define LAYOUT_TYPE_MASK   0x00ffu
+#define LAYOUT_POOL_MAX    15 /* Lustre's LOV_MAXPOOLNAME */
+/* In any component's type: a pool name follows it on the wire. */
+#define LAYOUT_F_POOL 0x2000u
 /* In any component's type: not instantiated yet (above). */
 #define LAYOUT_F_PENDING 0x4000u
 /* In the first component's type: the file is released (its data is in S3
@@ -223,6 +230,7 @@ struct layout_comp {
     uint32_t stripe_size;
     uint16_t stripe_count;
     uint16_t type;
+    char pool[LAYOUT_POOL_MAX + 1];
     uint32_t groups[LAYOUT_MAX_STRIPES];
 };
 struct layout {

@@ -91,6 +91,18 @@ static const struct command commands[] = {
      "  -S, --stripe-size      only the stripe size\n"
      "  -i, --stripe-index     only the first OST\n"
      "  --component-count      only the number of components\n"},
+    {"find", cmd_find, "PATH... [TEST...]", "select files as lfs find does (tests are ANDed)",
+     "  -type f|d|l|p|s|c|b       the file's type\n"
+     "  -name GLOB                its name (the last component)\n"
+     "  -size [+-]N[KMGT]         its size (+ more, - less; rounded up to the unit)\n"
+     "  -mtime [+-]DAYS           modified that many whole days ago\n"
+     "  -stripe-count [+-]N       stripe count (of the last instantiated component)\n"
+     "  -stripe-size [+-]N[KMGT]  stripe size (likewise)\n"
+     "  -component-count [+-]N    number of components\n"
+     "  -ost N[,N...]             an object on one of these OSTs (3, OST0003)\n"
+     "  -maxdepth N               descend at most N levels\n"
+     "  -print                    end each path with a newline (the default)\n"
+     "  -print0                   end each path with a NUL, for xargs -0\n"},
     {"df", cmd_df, "[-h] [-i]", "show the space (or inodes) of every target, as lfs df",
      "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
      "  -i  inodes instead of space\n"},

@@ -44,6 +44,29 @@ S cp "$T/big" stria:/pfl/big || fail "stria cp big"
 cmp "$T/m/pfl/big" "$T/big" || fail "big read through the mount differs"
 cmp "$T/m/pfl/small" "$T/small" || fail "small read through the mount differs"
 
+step "stria find selects by size, layout and OST"
+S mkdir /pfl/sub
+S cp "$T/small" stria:/pfl/sub/tiny
+[ "$(S find /pfl -type f -size +1M)" = /pfl/big ] || fail "find -size +1M: $(S find /pfl -type f -size +1M)"
+[ "$(S find /pfl -type f -size -1000K | sort | tr '\n' ' ')" = "/pfl/small /pfl/sub/tiny " ] ||
+    fail "find -size -1000K: $(S find /pfl -type f -size -1000K)"
+[ "$(S find /pfl -stripe-count 4)" = /pfl/big ] || fail "find -stripe-count 4"
+[ "$(S find /pfl -stripe-count -2 -type f | wc -l)" = 2 ] || fail "find -stripe-count -2"
+[ "$(S find /pfl -component-count 3 -type f | wc -l)" = 3 ] || fail "find -component-count 3"
+[ "$(S find /pfl -maxdepth 1 -type d)" = "/pfl
+/pfl/sub" ] || fail "find -maxdepth 1 -type d: $(S find /pfl -maxdepth 1 -type d)"
+[ "$(S find /pfl -name 'ti*')" = /pfl/sub/tiny ] || fail "find -name"
+small_ost=$(S getstripe /pfl/small | awk '/obdidx/ {getline; print $1; exit}')
+S find /pfl -ost "$small_ost" | grep -qx /pfl/small || fail "find -ost $small_ost misses small"
+S find /pfl -ost "OST000$small_ost" | grep -qx /pfl/small || fail "find -ost OST000$small_ost"
+[ "$(S find "$T/m/pfl" -size +1M)" = "$T/m/pfl/big" ] || fail "find through a mount path"
+S find /pfl -size 1x 2>/dev/null && fail "find took -size 1x"
+S find /pfl -ost banana 2>/dev/null && fail "find took -ost banana"
+S find /nonexistent 2>/dev/null && fail "find of a missing path succeeded"
+[ "$(S find /pfl -mtime -1 -type f | wc -l)" = 3 ] || fail "find -mtime -1"
+[ -z "$(S find /pfl -mtime +1)" ] || fail "find -mtime +1 found new files"
+S rm /pfl/sub/tiny && S rm -r /pfl/sub 2>/dev/null || S rm /pfl/sub 2>/dev/null || true
+
 step "holes, writes past component ends and truncates"
 cp "$T/small" "$T/local"
 cp "$T/small" "$T/m/pfl/h"

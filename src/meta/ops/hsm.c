@@ -197,9 +197,13 @@ struct import_arg {
     struct meta_hsm h; /* the object, as the request describes it */
 };
 
-/* The name does not exist: make it, as an O_CREAT|O_EXCL open would, with
- * the directory's default layout, released, holding no objects. */
-static int import_new(struct meta_txn *t, struct import_arg *a, struct walk *w)
+/* Name w's entry the released copy of the request's object: a new inode
+ * with the directory's default layout, holding no objects. Without old,
+ * a new entry, with the request's mode and the owner a create gives;
+ * else old's entry, mode and owner. result goes to the reply with the new
+ * file. */
+static int import_file(struct meta_txn *t, struct import_arg *a, struct walk *w,
+                       const struct meta_inode *old, uint8_t result)
 {
     const struct proto_hsm_import_req *q = a->q;
     struct meta_inode in;
@@ -207,21 +211,32 @@ static int import_new(struct meta_txn *t, struct import_arg *a, struct walk *w)
     int rc;
     if ((rc = meta_alloc_ino(t, &ino)))
         return rc;
-    meta_init_inode(&in, ino, S_IFREG | (q->mode & 07777), &q->cred, &w->din);
+    meta_init_inode(&in, ino, S_IFREG | ((old ? old->mode : q->mode) & 07777), &q->cred, &w->din);
+    if (old) {
+        in.uid = old->uid;
+        in.gid = old->gid;
+    }
     if ((rc = meta_new_file_layout(a->c, &w->din, 0, 0, -1, &in.layout)))
         return rc;
     layout_set_released(&in.layout, true);
     in.size = q->size;
     in.atime_ns = in.mtime_ns = q->mtime_ns;
     in.flags |= META_F_HSM;
-    if ((rc = meta_dentry_add(t, w->dir, w->name, ino, DT_REG)) || (rc = meta_inode_put(t, &in)) ||
-        (rc = meta_hsm_put(t, ino, &a->h)) || (rc = meta_hsm_count(t, (int64_t)in.size, 1)) ||
-        (rc = meta_touch_dir(t, &w->din, 0)))
+    rc = old ? meta_dentry_set(t, w->dir, w->name, ino, DT_REG)
+             : meta_dentry_add(t, w->dir, w->name, ino, DT_REG);
+    if (rc || (rc = meta_inode_put(t, &in)) || (rc = meta_hsm_put(t, ino, &a->h)) ||
+        (rc = meta_hsm_count(t, (int64_t)in.size, 1)) || (rc = meta_touch_dir(t, &w->din, 0)))
         return rc;
-    a->r->result = HSM_IMPORTED;
+    a->r->result = result;
     meta_inode_attr(&in, &a->r->attr);
     layout_copy(&a->r->layout, &in.layout);
     return 0;
+}
+
+/* The name does not exist: make it, as an O_CREAT|O_EXCL open would. */
+static int import_new(struct meta_txn *t, struct import_arg *a, struct walk *w)
+{
+    return import_file(t, a, w, NULL, HSM_IMPORTED);
 }
 
 /* The object changed and the file did not: the name takes a new inode,
@@ -232,33 +247,13 @@ static int import_new(struct meta_txn *t, struct import_arg *a, struct walk *w)
 static int import_supersede(struct meta_txn *t, struct import_arg *a, struct walk *w,
                             struct meta_inode *old)
 {
-    const struct proto_hsm_import_req *q = a->q;
-    struct meta_inode in;
-    uint64_t ino;
-    int rc;
-    if ((rc = meta_alloc_ino(t, &ino)))
-        return rc;
-    meta_init_inode(&in, ino, S_IFREG | (old->mode & 07777), &q->cred, &w->din);
-    in.uid = old->uid;
-    in.gid = old->gid;
-    if ((rc = meta_new_file_layout(a->c, &w->din, 0, 0, -1, &in.layout)))
-        return rc;
-    layout_set_released(&in.layout, true);
-    in.size = q->size;
-    in.atime_ns = in.mtime_ns = q->mtime_ns;
-    in.flags |= META_F_HSM;
     old->nlink = 0;
     old->flags = (old->flags | META_F_SUPERSEDED) & ~META_F_REMOTE_NAMES;
     old->ctime_ns = meta_now_ns();
-    if ((rc = meta_dentry_set(t, w->dir, w->name, ino, DT_REG)) || (rc = meta_inode_put(t, &in)) ||
-        (rc = meta_hsm_put(t, ino, &a->h)) || (rc = meta_hsm_count(t, (int64_t)in.size, 1)) ||
-        (rc = meta_inode_put(t, old)) || (rc = meta_pending_put(t, old->ino)) ||
-        (rc = meta_touch_dir(t, &w->din, 0)))
+    int rc = meta_inode_put(t, old);
+    if (rc || (rc = meta_pending_put(t, old->ino)))
         return rc;
-    a->r->result = HSM_UPDATED;
-    meta_inode_attr(&in, &a->r->attr);
-    layout_copy(&a->r->layout, &in.layout);
-    return 0;
+    return import_file(t, a, w, old, HSM_UPDATED);
 }
 
 /* The name holds inode ino: stamp it, supersede it, or keep it. */

@@ -14,6 +14,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "meta/store/dom_rec.h"
 #include "meta/store/store.h"
 #include "proto/layout.h"
 #include "testutil.h"
@@ -815,6 +816,166 @@ static void test_reopen_keeps_everything(void **state)
     assert_int_equal(meta_store_read(st, NULL, verify_txn, &f), 0);
 }
 
+/* ---- Data-on-MDT records (dom_rec.h) ---- */
+
+struct dom_op {
+    int op; /* 0 write, 1 read, 2 truncate, 3 delete, 4 total */
+    uint64_t ino, off, limit, max;
+    uint32_t len;
+    uint8_t *buf;
+    uint64_t held;
+};
+
+static int dom_txn(struct meta_txn *t, void *arg)
+{
+    struct dom_op *o = arg;
+    switch (o->op) {
+    case 0:
+        return meta_dom_write(t, o->ino, o->off, o->buf, o->len, o->limit, o->max);
+    case 1:
+        return meta_dom_read(t, o->ino, o->off, o->buf, o->len, &o->held);
+    case 2:
+        return meta_dom_truncate(t, o->ino, o->off);
+    case 3:
+        return meta_dom_del(t, o->ino);
+    default:
+        return meta_dom_total(t, &o->held);
+    }
+}
+
+static int dom(int op, uint64_t ino, uint64_t off, uint8_t *buf, uint32_t len, uint64_t *held)
+{
+    struct dom_op o = {op, ino, off, 1u << 20, 0, len, buf, 0};
+    int rc = op == 1 || op == 4 ? meta_store_read(st, NULL, dom_txn, &o)
+                                : meta_store_write(st, NULL, dom_txn, &o);
+    if (held)
+        *held = o.held;
+    return rc;
+}
+
+static int count_dom(void *arg, uint64_t ino, uint64_t len)
+{
+    uint64_t *sum = arg;
+    sum[0]++;
+    sum[1] += len + ino * 0;
+    return 0;
+}
+
+static int dom_scan_txn(struct meta_txn *t, void *arg)
+{
+    return meta_dom_scan(t, count_dom, arg);
+}
+
+/* Random writes, reads and truncates of two files against a model in
+ * memory; the MDT's total follows. */
+static void test_dom_model(void **state)
+{
+    (void)state;
+    enum { CAP = 300000 };
+    static uint8_t model[2][CAP], got[CAP], data[CAP];
+    uint64_t len[2] = {0, 0}, held;
+    srand(7);
+    for (int step = 0; step < 600; step++) {
+        int f = rand() % 2, what = rand() % 10;
+        uint64_t ino = 1000 + (uint64_t)f;
+        uint64_t off = (uint64_t)(rand() % (CAP - 1));
+        uint32_t n = (uint32_t)(rand() % (what < 2 ? 70000 : 9000)) + 1;
+        if (off + n > CAP)
+            n = (uint32_t)(CAP - off);
+        if (what < 5) {
+            for (uint32_t i = 0; i < n; i++)
+                data[i] = (uint8_t)rand();
+            assert_int_equal(dom(0, ino, off, data, n, NULL), 0);
+            memcpy(model[f] + off, data, n);
+            if (off + n > len[f]) {
+                /* zeros between the old end and the write */
+                if (off > len[f])
+                    memset(model[f] + len[f], 0, off - len[f]);
+                len[f] = off + n;
+            }
+        } else if (what < 8) {
+            assert_int_equal(dom(1, ino, off, got, n, &held), 0);
+            assert_int_equal(held, len[f]);
+            for (uint32_t i = 0; i < n; i++)
+                if (got[i] != (off + i < len[f] ? model[f][off + i] : 0))
+                    fail_msg("step %d file %d: byte %llu is %u", step, f,
+                             (unsigned long long)(off + i), got[i]);
+        } else if (what == 8) {
+            uint64_t size = (uint64_t)rand() % (len[f] + 2);
+            assert_int_equal(dom(2, ino, size, NULL, 0, NULL), 0);
+            if (size < len[f])
+                len[f] = size;
+        } else if (rand() % 20 == 0) {
+            assert_int_equal(dom(3, ino, 0, NULL, 0, NULL), 0);
+            len[f] = 0;
+        }
+        assert_int_equal(dom(4, 0, 0, NULL, 0, &held), 0);
+        assert_int_equal(held, len[0] + len[1]);
+    }
+    uint64_t sum[2] = {0, 0};
+    assert_int_equal(meta_store_read(st, NULL, dom_scan_txn, sum), 0);
+    assert_int_equal(sum[0], (len[0] > 0) + (len[1] > 0));
+    assert_int_equal(sum[1], len[0] + len[1]);
+}
+
+/* Flip byte at of inode ino's DoM record, as a bad disk would. */
+static void smash_dom(uint64_t ino, size_t at)
+{
+    meta_store_close(st);
+    st = NULL;
+    MDB_env *env;
+    MDB_txn *txn;
+    MDB_dbi dbi;
+    assert_int_equal(mdb_env_create(&env), 0);
+    mdb_env_set_maxdbs(env, 16);
+    mdb_env_set_mapsize(env, MAP_SIZE);
+    assert_int_equal(mdb_env_open(env, tmpdir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
+    assert_int_equal(mdb_dbi_open(txn, "dom", 0, &dbi), 0);
+    uint8_t kb[8];
+    for (int i = 0; i < 8; i++)
+        kb[i] = (uint8_t)(ino >> (56 - 8 * i));
+    MDB_val k = {8, kb}, v;
+    assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+    uint8_t *copy = malloc(v.mv_size);
+    memcpy(copy, v.mv_data, v.mv_size);
+    copy[at] ^= 0x40;
+    MDB_val nv = {v.mv_size, copy};
+    assert_int_equal(mdb_put(txn, dbi, &k, &nv, 0), 0);
+    assert_int_equal(mdb_txn_commit(txn), 0);
+    free(copy);
+    mdb_env_close(env);
+    assert_int_equal(meta_store_open(tmpdir, 0, MAP_SIZE, &st), 0);
+}
+
+/* A damaged block is EIO for whoever reads it or keeps part of it, and
+ * nothing else; limits are kept. */
+static void test_dom_checks(void **state)
+{
+    (void)state;
+    static uint8_t data[100000], got[100000];
+    memset(data, 0xab, sizeof(data));
+    assert_int_equal(dom(0, 7, 0, data, 100000, NULL), 0); /* blocks 0..3 */
+    /* header 8, 4 CRCs of 4 bytes, then the data: a byte of block 1 */
+    smash_dom(7, 8 + 16 + 40000);
+    uint64_t held;
+    assert_int_equal(dom(1, 7, 0, got, 1000, &held), 0);
+    assert_int_equal(dom(1, 7, 32768, got, 10, &held), -EIO);
+    assert_int_equal(dom(1, 7, 70000, got, 1000, &held), 0);
+    assert_int_equal(dom(0, 7, 40000, data, 10, NULL), -EIO); /* keeps part of it */
+    assert_int_equal(dom(0, 7, 32768, data, 32768, NULL), 0); /* replaces all of it */
+    assert_int_equal(dom(1, 7, 32768, got, 32768, &held), 0);
+    assert_memory_equal(got, data, 32768);
+    /* The component's end, and the MDT's limit. */
+    struct dom_op o = {0, 8, 60000, 65536, 0, 10000, data, 0};
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -EFBIG);
+    o.off = 0;
+    o.max = 100000 + 5000;
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -ENOSPC);
+    o.max = 0;
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), 0);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -826,6 +987,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_batch_neighbours, setup, teardown),
         cmocka_unit_test_setup_teardown(test_kept_replies, setup, teardown),
         cmocka_unit_test_setup_teardown(test_reopen_keeps_everything, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dom_model, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dom_checks, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -283,8 +283,13 @@ int cmd_find(int argc, char **argv)
                                .size = (uint64_t)st.st_size,
                                .mtime_ns =
                                    (int64_t)st.st_mtim.tv_sec * 1000000000 + st.st_mtim.tv_nsec};
-        const char *base = strrchr(argv[i], '/');
-        visit(&f, argv[i], base && base[1] ? base + 1 : argv[i], &a);
+        /* -name looks at the last component, trailing slashes aside. */
+        char name[CLI_PATH_MAX];
+        snprintf(name, sizeof(name), "%s", argv[i]);
+        for (size_t n = strlen(name); n > 1 && name[n - 1] == '/'; n--)
+            name[n - 1] = 0;
+        const char *base = strrchr(name, '/');
+        visit(&f, argv[i], base && base[1] ? base + 1 : name, &a);
         if (S_ISDIR(st.st_mode))
             walk(&f, (uint64_t)st.st_ino, argv[i], 0);
     }

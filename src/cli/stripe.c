@@ -73,7 +73,7 @@ static int setstripe_comps(int argc, char **argv)
 int cmd_setstripe(int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
-        if (!strcmp(argv[i], "-E") || !strncmp(argv[i], "--component-end", 15))
+        if (!strcmp(argv[i], "-E"))
             return setstripe_comps(argc, argv);
     int32_t count = 0, offset = -1;
     uint32_t size = 0;

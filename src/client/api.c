@@ -532,6 +532,9 @@ uint64_t stria_removed_size(const stria_removed_t *rm)
 
 void stria_removed_hold(stria_removed_t *rm)
 {
+    /* Writes through the handles kept open may place the components they
+     * had pending by the rule they follow: their objects go too. */
+    layout_fill_orphan(&rm->layout);
     rm->destroy = rm->layout.ncomp > 0;
 }
 

@@ -120,8 +120,13 @@ int stria_comps_format(const struct stria_layout *l, char *buf, size_t cap)
         put_size(size, sizeof(size), l->comp[i].stripe_size);
         int32_t count =
             l->comp[i].stripe_count == UINT32_MAX ? -1 : (int32_t)l->comp[i].stripe_count;
-        int w = snprintf(buf + n, n < cap ? cap - n : 0, "%s-E %s -c %d -S %s -i %d", i ? " " : "",
-                         end, count, size, l->comp[i].first_ost);
+        /* A first OST only where one was asked for: an instantiated
+         * component's own would pin a copy of the layout there. */
+        char ost[24] = "";
+        if (!l->comp[i].init && l->comp[i].first_ost >= 0)
+            snprintf(ost, sizeof(ost), " -i %d", l->comp[i].first_ost);
+        int w = snprintf(buf + n, n < cap ? cap - n : 0, "%s-E %s -c %d -S %s%s", i ? " " : "", end,
+                         count, size, ost);
         if (w < 0)
             return -EINVAL;
         n += (size_t)w;

@@ -319,6 +319,11 @@ static int see(stria_file_t *f, uint64_t off, uint64_t end)
         layout_fill_orphan(l);
     } else {
         rc = cl_get_layout(f->fs, f->ino, l);
+        /* Unlinked elsewhere (or reaped): nothing to learn; a hole. */
+        if (rc == -ENOENT || rc == -ESTALE) {
+            free(l);
+            return 0;
+        }
     }
     if (rc == 0)
         layout_take(f, l);
@@ -605,7 +610,10 @@ int stria_fsync(stria_file_t *f)
     if (rc)
         return rc;
     /* fsync covers the file, not the handle: data written through other
-     * handles (or by the kernel's writeback) must be flushed too. */
+     * handles (or by the kernel's writeback) must be flushed too, in
+     * components they instantiated that this handle has not seen. */
+    if ((rc = see(f, 0, UINT64_MAX)))
+        return rc;
     if (f->layout.ncomp && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
         return rc;
     struct proto_sync_req q = {0};
@@ -691,7 +699,9 @@ int stria_fpunch(stria_file_t *f, off_t off, off_t len)
         return 0;
     gather_drain(f->fs, f->ino);
     written(f->fs);
-    return io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
+    /* Components another handle filled hold bytes to punch too. */
+    int rc = see(f, (uint64_t)off, (uint64_t)off + (uint64_t)len);
+    return rc ? rc : io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
 }
 
 uint64_t stria_file_ino(const stria_file_t *f)

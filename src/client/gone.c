@@ -9,7 +9,10 @@
 #include "hsm.h"
 #include "io.h"
 
+#include "../common/log.h"
+
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -101,25 +104,31 @@ int stria_s3_delete(stria_fs_t *fs, const struct stria_s3_target *t, const char 
 }
 
 /* One superseded file of MDT mdt after *after: its objects destroyed,
- * then its inode dropped. 0 with *after 0: none left. */
+ * then its inode dropped; *after becomes it (0: none left), *took 1 when
+ * it went. A file that cannot go now (an OST out of reach) is logged and
+ * left for the next pass, and the pass goes on after it. */
 static int reap_one(stria_fs_t *fs, uint32_t mdt, uint64_t repo, uint64_t age_ms, uint64_t *after,
-                    struct proto_hsm_reap_rep *r)
+                    int *took, struct proto_hsm_reap_rep *r)
 {
     struct proto_hsm_reap_req q = {
         .op = HSM_REAP_LIST, .repo = repo, .after = *after, .age_ms = age_ms};
     cl_cred(&q.cred);
+    *took = 0;
     int rc = MDT_CALL(fs, mdt, hsm_reap, &q, r, (void)0);
     *after = rc ? 0 : r->ino;
     if (rc || !r->ino)
         return rc;
-    /* Its objects first: a failure leaves the inode to name them, and the
-     * next pass tries again. */
-    if (r->objects && r->layout.ncomp && (rc = io_objects(fs, r->ino, &r->layout, IO_DESTROY, 0)))
-        return rc;
+    /* Its objects first: a failure leaves the inode to name them. */
+    if (r->objects && r->layout.ncomp && (rc = io_objects(fs, r->ino, &r->layout, IO_DESTROY, 0))) {
+        log_warn("superseded inode %" PRIx64 " kept for now: its objects: %s", r->ino,
+                 strerror(-rc));
+        return 0;
+    }
     struct proto_hsm_reap_rep d;
     q.op = HSM_REAP_DROP;
     q.ino = r->ino;
     rc = MDT_CALL(fs, mdt, hsm_reap, &q, &d, (void)0);
+    *took = rc == 0;
     return rc == -ENOENT ? 0 : rc;
 }
 
@@ -133,11 +142,12 @@ int hsm_reap(stria_fs_t *fs, uint64_t repo, uint64_t age_ms, uint64_t *reaped)
     for (uint32_t mdt = 0; mdt < nmdt && rc == 0; mdt++) {
         uint64_t after = 0;
         for (unsigned n = 0; n < HSM_REAP_PASS_MAX && rc == 0; n++) {
-            rc = reap_one(fs, mdt, repo, age_ms, &after, r);
-            if (rc || !after)
-                break;
+            int took;
+            rc = reap_one(fs, mdt, repo, age_ms, &after, &took, r);
             if (reaped)
-                (*reaped)++;
+                *reaped += (uint64_t)took;
+            if (!after)
+                break;
         }
     }
     free(r);

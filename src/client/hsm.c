@@ -262,8 +262,15 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
                       struct hsm_src *s, uint64_t lo, uint64_t hi, bool all, uint8_t flags,
                       char *why, size_t whylen)
 {
-    struct pull *v = malloc(sizeof(*v) * s->nobj);
-    uint32_t *at = malloc(sizeof(*at) * s->nobj);
+    /* Components are instantiated in file order, so a layout that gained
+     * one since the source was loaded keeps every earlier stripe's index. */
+    uint32_t nobj = 0;
+    for (uint16_t c = 0; c < l->ncomp; c++)
+        if (!layout_comp_pending(&l->comp[c]))
+            nobj += l->comp[c].stripe_count;
+    s->nobj = nobj;
+    struct pull *v = malloc(sizeof(*v) * (nobj ? nobj : 1));
+    uint32_t *at = malloc(sizeof(*at) * (nobj ? nobj : 1));
     if (!v || !at) {
         free(v);
         free(at);

@@ -342,6 +342,16 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
 {
     if (len == 0)
         return 0;
+    /* A layout with pending components may gain one from another thread
+     * of the handle (file.c's layout_take) while this call cuts the range
+     * twice: cut a copy. */
+    struct layout *snap = NULL;
+    if (layout_first_pending(l, UINT64_MAX) >= 0) {
+        if (!(snap = malloc(sizeof(*snap))))
+            return -ENOMEM;
+        layout_copy(snap, l);
+        l = snap;
+    }
     /* Reads and writes of whole pieces are idempotent: after a storage
      * server restart repeat at once on fresh connections, and while an OST
      * is out of reach keep trying until the timeout. */
@@ -356,6 +366,7 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
         rc = io_rw_once(fs, &rt, ino, l, write, buf, len, off, &stale, &unreach);
     }
     cl_retry_end(&rt);
+    free(snap);
     return rc;
 }
 

@@ -105,9 +105,6 @@ static void removed(struct stria_removed *rm, uint64_t ino, uint8_t gone, uint8_
     rm->destroy = destroy;
     rm->size = size;
     rm->layout = *l;
-    /* Writes through a handle kept open may place the components it had
-     * pending by the rule the handle follows: their objects go too. */
-    layout_fill_orphan(&rm->layout);
 }
 
 int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_removed *rm)

@@ -24,6 +24,16 @@ int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct lay
             p->group = LAYOUT_ANY_OST;
             return -ENODATA;
         }
+        if ((c->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT) {
+            uint64_t len = c->end - off;
+            p->file_off = off;
+            p->obj_off = off - c->start;
+            p->len = (uint32_t)MIN(MIN(len, maxlen), (uint64_t)UINT32_MAX);
+            p->comp = i;
+            p->stripe = 0;
+            p->group = c->groups[0];
+            return LAYOUT_ON_MDT;
+        }
         uint64_t rel = off - c->start;
         uint64_t unit = rel / c->stripe_size;
         uint64_t in_unit = rel % c->stripe_size;
@@ -48,7 +58,8 @@ uint64_t layout_object_size(const struct layout *l, uint16_t comp, uint16_t stri
     if (comp >= l->ncomp)
         return 0;
     const struct layout_comp *c = &l->comp[comp];
-    if (size <= c->start || stripe >= c->stripe_count || (c->type & LAYOUT_F_PENDING))
+    if (size <= c->start || stripe >= c->stripe_count || (c->type & LAYOUT_F_PENDING) ||
+        (c->type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST)
         return 0;
     uint64_t rel_end = (size < c->end ? size : c->end) - c->start;
     uint64_t full = rel_end / c->stripe_size, rem = rel_end % c->stripe_size;
@@ -95,9 +106,22 @@ int layout_validate(const struct layout *l)
         const struct layout_comp *c = &l->comp[i];
         uint16_t flags =
             (uint16_t)(LAYOUT_F_PENDING | LAYOUT_F_POOL | (i ? 0u : LAYOUT_F_RELEASED));
-        if (c->start != expect || c->end <= c->start ||
-            (c->type & ~flags & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST ||
-            (c->type & ~flags & ~LAYOUT_TYPE_MASK))
+        uint16_t type = c->type & LAYOUT_TYPE_MASK;
+        if (c->start != expect || c->end <= c->start || (c->type & ~flags & ~LAYOUT_TYPE_MASK))
+            return -EINVAL;
+        if (type == LAYOUT_TYPE_MDT) {
+            /* Data-on-MDT: the first component only, one stripe as large
+             * as itself (0 in a template: filled in), no pool, no EOF. */
+            bool pend = c->type & LAYOUT_F_PENDING;
+            if (i || c->end > LAYOUT_DOM_MAX || c->end % LAYOUT_MIN_STRIPE_SIZE || c->pool[0] ||
+                (c->type & LAYOUT_F_RELEASED) || c->stripe_count > 1 ||
+                (!pend && (c->stripe_count != 1 || c->stripe_size != c->end)) ||
+                (pend && c->stripe_size && c->stripe_size != c->end))
+                return -EINVAL;
+            expect = c->end;
+            continue;
+        }
+        if (type != LAYOUT_TYPE_OST)
             return -EINVAL;
         /* A component boundary inside a stripe unit would leave a unit
          * half in each: ends fall on 64 KiB as Lustre's do. */
@@ -120,20 +144,28 @@ int layout_validate(const struct layout *l)
 
 void layout_fill_orphan(struct layout *l)
 {
-    if (!l->ncomp || layout_comp_pending(&l->comp[0]))
-        return;
-    const struct layout_comp *z = &l->comp[0];
+    /* The first instantiated component on OSTs; with none (a file whose
+     * only instantiated component is on its MDT), OSTs 0, 1, ... */
+    static const struct layout_comp first_osts = {
+        .stripe_size = LAYOUT_MIN_STRIPE_SIZE * 16, .stripe_count = 1, .groups = {0}};
+    const struct layout_comp *z = &first_osts;
+    for (uint16_t i = 0; i < l->ncomp && z == &first_osts; i++)
+        if (!layout_comp_pending(&l->comp[i]) &&
+            (l->comp[i].type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_OST)
+            z = &l->comp[i];
     for (uint16_t i = 1; i < l->ncomp; i++) {
         struct layout_comp *c = &l->comp[i];
         if (!layout_comp_pending(c))
             continue;
         uint16_t n = c->stripe_count && c->stripe_count <= z->stripe_count ? c->stripe_count
                                                                            : z->stripe_count;
+        if (z == &first_osts)
+            n = c->stripe_count && c->stripe_count <= LAYOUT_MAX_STRIPES ? c->stripe_count : 1;
         if (!c->stripe_size)
             c->stripe_size = z->stripe_size;
         c->stripe_count = n;
         for (uint16_t s = 0; s < n; s++)
-            c->groups[s] = z->groups[s % z->stripe_count];
+            c->groups[s] = z == &first_osts ? s : z->groups[s % z->stripe_count];
         c->type &= (uint16_t)~LAYOUT_F_PENDING;
     }
 }

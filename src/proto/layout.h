@@ -23,9 +23,12 @@ struct layout_piece {
 };
 
 /* Map one file offset. Returns 0 and fills p (len = bytes to the end of the
- * stripe unit or component, capped at maxlen); -ENODATA when off is in a
- * pending component (a hole: p's file_off, len and comp say how far, its
- * group is LAYOUT_ANY_OST); -ERANGE if no component covers off. */
+ * stripe unit or component, capped at maxlen); LAYOUT_ON_MDT when off is in
+ * a Data-on-MDT component (p's group is the MDT, obj_off the offset in the
+ * component, len to its end); -ENODATA when off is in a pending component
+ * (a hole: p's file_off, len and comp say how far, its group is
+ * LAYOUT_ANY_OST); -ERANGE if no component covers off. */
+#define LAYOUT_ON_MDT 1
 int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct layout_piece *p);
 
 /* Size object (comp, stripe) must have for the file to be size bytes long. */
@@ -57,6 +60,12 @@ void layout_fill_orphan(struct layout *l);
 static inline bool layout_comp_pending(const struct layout_comp *c)
 {
     return (c->type & LAYOUT_F_PENDING) != 0;
+}
+/* How many bytes of l's file its MDT keeps (a first component of type
+ * mdt, Data-on-MDT), 0 if none. */
+static inline uint64_t layout_dom_size(const struct layout *l)
+{
+    return l->ncomp && (l->comp[0].type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT ? l->comp[0].end : 0;
 }
 
 /* dst = src, copying only the components and groups src uses (struct

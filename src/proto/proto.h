@@ -206,6 +206,10 @@ static inline uint32_t proto_ds_count(uint64_t ds)
  * (LAYOUT_ANY_OST: any). A directory's composite default is such a
  * layout with every component pending.
  *
+ * A first component of type LAYOUT_TYPE_MDT (Data-on-MDT) keeps its
+ * bytes in the store of the file's MDT (groups[0]), not on an OST: one
+ * stripe as large as the component, which ends at LAYOUT_DOM_MAX at most.
+ *
  * A component may name an OST pool (pool, NUL-terminated, "" none;
  * LAYOUT_F_POOL in its type says the name follows on the wire): its
  * stripes are allocated among the pool's OSTs only.
@@ -213,6 +217,8 @@ static inline uint32_t proto_ds_count(uint64_t ds)
 #define LAYOUT_MAX_COMP    4
 #define LAYOUT_MAX_STRIPES 256
 #define LAYOUT_TYPE_OST    0
+#define LAYOUT_TYPE_MDT    1
+#define LAYOUT_DOM_MAX     (1u << 30) /* Lustre's largest dom_stripesize */
 #define LAYOUT_TYPE_MASK   0x00ffu
 #define LAYOUT_POOL_MAX    15 /* Lustre's LOV_MAXPOOLNAME */
 /* In any component's type: a pool name follows it on the wire. */

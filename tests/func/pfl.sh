@@ -91,7 +91,7 @@ head -c $((2 << 20)) "$T/big" | cmp - "$T/got" || fail "the old handle read a ho
 
 step "stria.layout through the mount"
 v=$(getfattr --only-values -n stria.layout "$T/m/pfl")
-[ "$v" = "-E 256K -c 1 -S 0 -i -1 -E 1M -c 2 -S 0 -i -1 -E EOF -c -1 -S 0 -i -1" ] ||
+[ "$v" = "-E 256K -c 1 -S 0 -E 1M -c 2 -S 0 -E EOF -c -1 -S 0" ] ||
     fail "stria.layout of the directory: $v"
 mkdir "$T/m/pfl2"
 setfattr -n stria.layout -v "-E 1M -c 1 -E -1 -c 2" "$T/m/pfl2" || fail "setfattr stria.layout"

@@ -1615,9 +1615,10 @@ static void test_stripe_composite(void **state)
     assert_int_equal(o.layout.comp[1].stripe_size, 0); /* the default, when instantiated */
 
     /* A write reaching 2 MiB: the second component, not the third. */
+    /* The writer's open checked its right (a 0444 file is written through
+     * the descriptor that created it): the intent trusts it, as SETSIZE. */
     struct proto_cred u = user(1000, 1000);
-    assert_int_equal(op_intent(f, &u, a, 2 * MIB, &l), -EACCES); /* root's 0644 file */
-    assert_int_equal(op_intent(f, &root_cred, a, 2 * MIB, &l), 0);
+    assert_int_equal(op_intent(f, &u, a, 2 * MIB, &l), 0);
     assert_false(layout_comp_pending(&l.comp[1]));
     assert_int_equal(l.comp[1].stripe_count, 2);
     assert_int_equal(l.comp[1].stripe_size, MIB);
@@ -3039,6 +3040,10 @@ static void test_hsm_import(void **state)
     assert_int_equal(old.size, 4096);
     assert_int_equal(hsm_state(f, x, &g), HSM_EXISTS | HSM_ARCHIVED | HSM_RELEASED);
     assert_memory_equal(g.etag.p, ETAG1, strlen(ETAG1));
+    /* Its readers may bring it back; no new name (a writer is refused:
+     * its data would go at the reaping). */
+    assert_int_equal(op_intent(f, &root_cred, x, UINT64_MAX, NULL), 0);
+    assert_int_equal(op_link(f, &root_cred, x, "x-again", NULL), -ENOENT);
     uint64_t bytes, files;
     released_counts(f, &bytes, &files);
     assert_int_equal(bytes, 4096 + 10);

@@ -246,6 +246,8 @@ static int setsize_txn(struct meta_txn *t, void *arg)
         return -EINVAL;
     if (meta_hsm_is_released(&in))
         return -EBUSY; /* its data is in S3: restored before it is written */
+    if (in.flags & META_F_SUPERSEDED)
+        return -ESTALE; /* its data would go at its reaping: the writer must know */
     /* Only a writer reports sizes; it proved write access when it opened. */
     bool changed = !(in.flags & META_F_OBJECTS) || q->size > in.size ||
                    (q->mtime_ns && q->mtime_ns != in.mtime_ns);

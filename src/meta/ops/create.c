@@ -43,6 +43,10 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         mask |= 2;
     if ((rc = meta_may(in, &q->cred, mask)))
         return rc;
+    /* A file an object that changed in S3 superseded (hsm.h) is for those
+     * who read the old version, by number; a write would be lost. */
+    if ((in->flags & META_F_SUPERSEDED) && (mask & 2))
+        return -ESTALE;
     /* A FIFO, device or socket has no data here: a mount's kernel opens
      * one itself, and a libstria client has nothing to open (as a device
      * without a driver, or a socket, answers open(2)). */

@@ -91,7 +91,8 @@ int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
 static int check_template(const struct layout *l)
 {
     for (uint16_t i = 0; i < l->ncomp; i++)
-        if (!layout_comp_pending(&l->comp[i]) || (l->comp[i].type & LAYOUT_F_RELEASED))
+        if (!layout_comp_pending(&l->comp[i]) || (l->comp[i].type & LAYOUT_F_RELEASED) ||
+            (l->comp[i].type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST) /* DoM: not served yet */
             return -EINVAL;
     return layout_validate(l);
 }
@@ -163,8 +164,14 @@ static int intent_txn(struct meta_txn *t, void *arg)
         return rc;
     if (!S_ISREG(in.mode))
         return -EINVAL;
-    /* A writer's, or a reader's bringing a released file back. */
-    if ((rc = meta_may(&in, &q->cred, layout_released(&in.layout) ? 4 : 2)))
+    /* A writer's, whose open checked its right to write (a file created
+     * 0444 is written through the descriptor that made it, as SETSIZE
+     * trusts); or a reader's bringing a released file back. A superseded
+     * file takes no more data (it would go at its reaping), but its
+     * readers may bring the version they opened back. */
+    if ((in.flags & META_F_SUPERSEDED) && !layout_released(&in.layout))
+        return -ESTALE;
+    if (layout_released(&in.layout) && (rc = meta_may(&in, &q->cred, 4)))
         return rc;
     if (layout_first_pending(&in.layout, q->end) >= 0) {
         if ((rc = meta_instantiate(a->c, &in.layout, q->end)) || (rc = meta_inode_put(t, &in)))

@@ -276,6 +276,9 @@ static int link_txn(struct meta_txn *t, void *arg)
     }
     if (S_ISDIR(in.mode))
         return -EPERM;
+    /* No name left (a superseded file): as link(2) of such a file. */
+    if (in.nlink == 0)
+        return -ENOENT;
     if (in.nlink >= 65000)
         return -EMLINK;
     if ((rc = meta_dentry_add(t, w.dir, w.name, in.ino, meta_dtype(in.mode))))

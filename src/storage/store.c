@@ -44,7 +44,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/statvfs.h>
-#include <sys/xattr.h>
 #include <unistd.h>
 
 #define POOL_DIR "pool"
@@ -173,9 +172,10 @@ static int pool_give(struct ost *o, const char *name)
     if (fd < 0)
         return -errno;
     int rc = 0;
-    if (ftruncate(fd, 0) < 0 ||
-        (fremovexattr(fd, "user.stria.c") < 0 && errno != ENODATA && errno != EOPNOTSUPP))
+    if (ftruncate(fd, 0) < 0)
         rc = -errno;
+    else
+        rc = sums_clear_head(fd);
     close(fd);
     char pn[64];
     pool_name(pn, sizeof(pn), id);

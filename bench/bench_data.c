@@ -6,6 +6,8 @@
  *   bench_data (--stria CONF | --dir DIR) seq     [--size 4G] [--block 4M] [--threads N]
  *   bench_data (--stria CONF | --dir DIR) dataset [--files 100000] [--file-size 64K] [--threads N]
  *   bench_data (--stria CONF | --dir DIR) burst   [--writers 8] [--shard 512M] [--block 4M]
+ *   bench_data (--stria CONF | --dir DIR) small   --phase write|read|clean --tag NAME
+ *                                                 [--files 100000] [--threads 1] [--stats CONF]
  *
  * --stria goes through libstria (files made with --count and --stripe-size,
  * 4 and 4M unless told); --dir through system calls on a directory: the
@@ -20,6 +22,13 @@
  *          close them in one random order (a fixed seed), checking each.
  * burst:   --writers threads each write a file of --shard of its own, fsync
  *          and close it, all at once: a checkpoint. Time: start to last close.
+ * small:   one phase per run (bench_small.sh alternates them with the
+ *          baseline's): write makes --files files of --file-size in 64
+ *          directories under bench-small-TAG (open O_CREAT, write, close);
+ *          read drops the cache and opens, reads and closes them in one
+ *          random order; clean removes them. With --stats (or --stria) the
+ *          cluster's MDT and storage requests during the phase are counted
+ *          and printed per file.
  *
  * Buffers hold pseudo-random bytes made once; each 4 KiB starts with the
  * number of its block (or file), which reads check.
@@ -459,6 +468,240 @@ static void run_dataset(uint32_t files, uint32_t file_size, int threads)
     free(D.order);
 }
 
+/* ---- small: create, write and close (then open, read and close) many
+ * small files, each phase a run of its own so the script can alternate
+ * them with the baseline's ---- */
+
+static void usage(FILE *to);
+
+static struct {
+    uint32_t files, file_size;
+    const char *tag;
+    uint32_t *order;
+    _Atomic uint32_t next;
+    int phase; /* 0 write, 1 read */
+} S;
+
+static void sm_path(char *out, size_t len, uint32_t i)
+{
+    char rel[96];
+    snprintf(rel, sizeof(rel), "bench-small-%s/%02u/f%07u", S.tag, i % 64, i);
+    path_of(out, len, rel);
+}
+
+static void *sm_main(void *arg)
+{
+    (void)arg;
+    uint8_t *buf = xmalloc(S.file_size);
+    randomize(buf, S.file_size);
+    for (;;) {
+        uint32_t k = atomic_fetch_add(&S.next, 1);
+        if (k >= S.files)
+            break;
+        uint32_t i = S.phase == 0 ? k : S.order[k];
+        char path[4096];
+        sm_path(path, sizeof(path), i);
+        struct file f;
+        int rc;
+        if (S.phase == 0) {
+            /* What an application does: open(O_CREAT), write, close; the
+             * directory's default layout, no setstripe. */
+            stamp(buf, S.file_size, i);
+            if (B.fs)
+                rc = stria_open(B.fs, path, O_WRONLY | O_CREAT | O_TRUNC, 0644, &f.sf);
+            else if ((f.fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644)) < 0)
+                rc = -errno;
+            else
+                rc = 0;
+            if (rc)
+                die("create", path, rc);
+            ssize_t n = f_pwrite(&f, buf, S.file_size, 0);
+            if (n != (ssize_t)S.file_size)
+                die("write", path, n < 0 ? (int)n : -EIO);
+        } else {
+            if ((rc = f_open(path, O_RDONLY, &f)))
+                die("open", path, rc);
+            /* One call for more than the file: the reply says where it ends. */
+            ssize_t n = f_pread(&f, buf, S.file_size, 0);
+            if (n != (ssize_t)S.file_size || !stamped(buf, S.file_size, i)) {
+                fprintf(stderr, "bench_data: %s: short or wrong (%zd bytes)\n", path, n);
+                exit(1);
+            }
+        }
+        if ((rc = f_close(&f)))
+            die("close", path, rc);
+    }
+    free(buf);
+    return NULL;
+}
+
+/* Requests served by every MDT and every storage server of the cluster
+ * (from their counters; a server with several OSTs counts once). */
+struct reqs {
+    uint64_t mdt, ost;
+    char mdt_ops[256];
+};
+
+static void count_reqs(stria_fs_t *fs, struct reqs *r, const struct reqs *before)
+{
+    memset(r, 0, sizeof(*r));
+    struct stria_target *t = NULL;
+    size_t nt = 0;
+    if (stria_targets(fs, &t, &nt))
+        return;
+    char seen[64][300];
+    size_t nseen = 0;
+    struct {
+        char op[16];
+        uint64_t n;
+    } ops[64];
+    size_t nops = 0;
+    for (size_t i = 0; i < nt; i++) {
+        bool mdt = !strcmp(t[i].kind, "MDT");
+        if (!mdt) {
+            char key[300];
+            snprintf(key, sizeof(key), "%s:%u", t[i].host, t[i].port);
+            bool dup = false;
+            for (size_t j = 0; j < nseen && !dup; j++)
+                dup = !strcmp(seen[j], key);
+            if (dup || nseen == 64)
+                continue;
+            snprintf(seen[nseen++], sizeof(seen[0]), "%s", key);
+        }
+        struct stria_op_stats *st = NULL;
+        size_t n = 0;
+        uint64_t up;
+        int rc = mdt ? stria_mdt_stats(fs, t[i].index, &st, &n, &up)
+                     : stria_ost_stats(fs, t[i].index, &st, &n, &up);
+        for (size_t j = 0; rc == 0 && j < n; j++) {
+            if (!strcmp(st[j].op, "LEASE_POLL") || !strcmp(st[j].op, "STATS") ||
+                !strcmp(st[j].op, "STATFS") || !strcmp(st[j].op, "HEARTBEAT"))
+                continue; /* the cache's channel and this counting itself */
+            *(mdt ? &r->mdt : &r->ost) += st[j].count;
+            if (!mdt)
+                continue;
+            size_t k = 0;
+            while (k < nops && strcmp(ops[k].op, st[j].op))
+                k++;
+            if (k == nops && nops < 64) {
+                snprintf(ops[nops].op, sizeof(ops[0].op), "%s", st[j].op);
+                ops[nops++].n = 0;
+            }
+            if (k < nops)
+                ops[k].n += st[j].count;
+        }
+        free(st);
+    }
+    free(t);
+    /* The MDT's requests by kind, as the difference from before. */
+    size_t o = 0;
+    for (size_t k = 0; k < nops; k++) {
+        uint64_t was = 0;
+        const char *p = before ? strstr(before->mdt_ops, ops[k].op) : NULL;
+        if (p && p[strlen(ops[k].op)] == '=')
+            was = strtoull(p + strlen(ops[k].op) + 1, NULL, 10);
+        if (ops[k].n > was && o < sizeof(r->mdt_ops))
+            o += (size_t)snprintf(r->mdt_ops + o, sizeof(r->mdt_ops) - o, "%s%s=%" PRIu64,
+                                  o ? " " : "", ops[k].op, before ? ops[k].n - was : ops[k].n);
+    }
+}
+
+static void run_small(const char *phase, uint32_t files, uint32_t file_size, int threads,
+                      const char *tag, const char *stats_conf)
+{
+    S.files = files;
+    S.file_size = file_size;
+    S.tag = tag;
+    char path[4096], rel[96];
+    if (!strcmp(phase, "clean")) {
+        for (uint32_t i = 0; i < files; i++) {
+            sm_path(path, sizeof(path), i);
+            f_unlink(path);
+        }
+        for (uint32_t d = 0; d <= 64; d++) {
+            if (d < 64)
+                snprintf(rel, sizeof(rel), "bench-small-%s/%02u", tag, d);
+            else
+                snprintf(rel, sizeof(rel), "bench-small-%s", tag);
+            path_of(path, sizeof(path), rel);
+            f_rmdir(path);
+        }
+        return;
+    }
+    S.phase = strcmp(phase, "write") ? 1 : 0;
+    if (S.phase && strcmp(phase, "read")) {
+        usage(stderr);
+        exit(2);
+    }
+    int rc = 0;
+    if (S.phase == 0) {
+        snprintf(rel, sizeof(rel), "bench-small-%s", tag);
+        path_of(path, sizeof(path), rel);
+        rc = f_mkdir(path);
+        for (uint32_t d = 0; d < 64 && !rc; d++) {
+            snprintf(rel, sizeof(rel), "bench-small-%s/%02u", tag, d);
+            path_of(path, sizeof(path), rel);
+            rc = f_mkdir(path);
+        }
+        if (rc)
+            die("mkdir", path, rc);
+    } else {
+        S.order = malloc(files * sizeof(*S.order));
+        if (!S.order)
+            exit(1);
+        for (uint32_t i = 0; i < files; i++)
+            S.order[i] = i;
+        uint64_t x = 88172645463325252ull; /* one fixed shuffle for every backend */
+        for (uint32_t i = files - 1; i > 0; i--) {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            uint32_t j = (uint32_t)(x % (i + 1));
+            uint32_t t = S.order[i];
+            S.order[i] = S.order[j];
+            S.order[j] = t;
+        }
+    }
+    bool dropped = S.phase ? drop_caches() : false;
+    stria_fs_t *sfs = B.fs;
+    if (!sfs && stats_conf && (rc = stria_connect(stats_conf, &sfs))) {
+        fprintf(stderr, "bench_data: cannot connect with %s: %s\n", stats_conf, strerror(-rc));
+        exit(1);
+    }
+    struct reqs r0, r1;
+    if (sfs)
+        count_reqs(sfs, &r0, NULL);
+    atomic_store(&S.next, 0);
+    pthread_t th[threads];
+    double t0 = now_s();
+    for (int i = 0; i < threads; i++)
+        if (pthread_create(&th[i], NULL, sm_main, NULL)) {
+            fprintf(stderr, "bench_data: cannot start a thread\n");
+            exit(1);
+        }
+    for (int i = 0; i < threads; i++)
+        pthread_join(th[i], NULL);
+    double dt = now_s() - t0;
+    char how[160];
+    if (S.phase == 0)
+        snprintf(how, sizeof(how), "%d thread(s), %u files of %u KiB: open(O_CREAT), write, close",
+                 threads, files, file_size >> 10);
+    else
+        snprintf(how, sizeof(how), "%d thread(s), %u files, random order, cache %s", threads, files,
+                 dropped ? "dropped" : "NOT dropped (no root)");
+    report("small", phase, files / dt, "files/s", how);
+    if (sfs) {
+        count_reqs(sfs, &r1, &r0);
+        printf("  requests per file: MDT %.2f (%s), OST servers %.2f\n",
+               (double)(r1.mdt - r0.mdt) / files, r1.mdt_ops, (double)(r1.ost - r0.ost) / files);
+        printf("RESULT small mdt_per_file %.2f\n", (double)(r1.mdt - r0.mdt) / files);
+        printf("RESULT small ost_per_file %.2f\n", (double)(r1.ost - r0.ost) / files);
+        if (sfs != B.fs)
+            stria_disconnect(sfs);
+    }
+    free(S.order);
+}
+
 /* ---- options ---- */
 
 static uint64_t size_arg(const char *s, const char *name, uint64_t max)
@@ -487,6 +730,8 @@ static void usage(FILE *to)
                 "  seq     [--size 4G] [--block 4M] [--threads 1] [--warm SOURCE_DIR]\n"
                 "  dataset [--files 100000] [--file-size 64K] [--threads 2]\n"
                 "  burst   [--writers 8] [--shard 512M] [--block 4M]\n"
+                "  small   --phase write|read|clean --tag NAME [--files 100000] [--file-size 64K]\n"
+                "          [--threads 1] [--stats CONF: count the cluster's requests per file]\n"
                 "  through libstria: [--count 4] [--stripe-size 4M] for the files it makes\n");
 }
 
@@ -495,15 +740,26 @@ int main(int argc, char **argv)
     const char *conf = NULL;
     uint64_t size = 4ull << 30, block = 4u << 20, shard = 512u << 20, file_size = 64u << 10;
     uint64_t files = 100000, threads = 0, writers = 8;
+    const char *phase = NULL, *tag = "0", *stats_conf = NULL;
     B.count = 4;
     B.stripe_size = 4u << 20;
-    static const struct option lo[] = {{"stria", 1, NULL, 'S'},       {"dir", 1, NULL, 'D'},
-                                       {"size", 1, NULL, 's'},        {"block", 1, NULL, 'b'},
-                                       {"threads", 1, NULL, 't'},     {"files", 1, NULL, 'f'},
-                                       {"file-size", 1, NULL, 'z'},   {"writers", 1, NULL, 'w'},
-                                       {"shard", 1, NULL, 'h'},       {"count", 1, NULL, 'c'},
-                                       {"stripe-size", 1, NULL, 'p'}, {"help", 0, NULL, 'H'},
-                                       {"warm", 1, NULL, 'W'},        {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {{"stria", 1, NULL, 'S'},
+                                       {"dir", 1, NULL, 'D'},
+                                       {"size", 1, NULL, 's'},
+                                       {"block", 1, NULL, 'b'},
+                                       {"threads", 1, NULL, 't'},
+                                       {"files", 1, NULL, 'f'},
+                                       {"file-size", 1, NULL, 'z'},
+                                       {"writers", 1, NULL, 'w'},
+                                       {"shard", 1, NULL, 'h'},
+                                       {"count", 1, NULL, 'c'},
+                                       {"stripe-size", 1, NULL, 'p'},
+                                       {"help", 0, NULL, 'H'},
+                                       {"warm", 1, NULL, 'W'},
+                                       {"phase", 1, NULL, 'P'},
+                                       {"tag", 1, NULL, 'T'},
+                                       {"stats", 1, NULL, 'C'},
+                                       {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -543,6 +799,15 @@ int main(int argc, char **argv)
         case 'W':
             B.warm = optarg;
             break;
+        case 'P':
+            phase = optarg;
+            break;
+        case 'T':
+            tag = optarg;
+            break;
+        case 'C':
+            stats_conf = optarg;
+            break;
         case 'H':
             usage(stdout);
             return 0;
@@ -573,6 +838,9 @@ int main(int argc, char **argv)
         run_dataset((uint32_t)files, (uint32_t)file_size, threads ? (int)threads : 2);
     else if (!strcmp(mode, "burst"))
         run_burst((int)writers, shard, block);
+    else if (!strcmp(mode, "small") && phase)
+        run_small(phase, (uint32_t)files, (uint32_t)file_size, threads ? (int)threads : 1, tag,
+                  stats_conf);
     else {
         usage(stderr);
         return 2;

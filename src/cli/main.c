@@ -120,10 +120,12 @@ static const struct command commands[] = {
      "(the file's inode, component and stripe, and the offset in the object), then\n"
      "a summary per OST. The OSTs also log each mismatch. Exit status 1 when a\n"
      "block is bad or an OST could not be checked.\n"},
-    {"stats", cmd_stats, "[-i SECONDS]",
+    {"stats", cmd_stats, "[-i SECONDS] [-s]",
      "show what each MDT's requests cost: counts, rates, errors, latency",
      "  -i SECONDS  counters over the next SECONDS (1 to 3600) instead of since\n"
      "              each MDT started\n"
+     "  -s          each storage server's requests too (WRITE, READ, ...), one\n"
+     "              table per server for all its OSTs\n"
      "Latencies are the MDT's service times in microseconds: mean, median (p50),\n"
      "99th percentile (upper bound of its power-of-two bucket) and largest.\n"},
     {"repo", cmd_repo, "add|list|remove|import|sync|export|policy ...",

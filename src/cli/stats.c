@@ -4,9 +4,14 @@
  *
  *   stria stats          counters since each MDT started
  *   stria stats -i 5     the same over the next five seconds
+ *   stria stats -s       each storage server's requests (WRITE, READ, ...) too
  *
- * One table per MDT: per kind of request, its count, rate, errors, and the
- * mean, median, 99th percentile and largest service time in microseconds.
+ * One table per MDT (and with -s per storage server, which counts the
+ * requests of all its OSTs): per kind of request, its count, rate, errors,
+ * and the mean, median, 99th percentile and largest service time in
+ * microseconds. With -i the MDTs' and servers' counts of one interval,
+ * divided by how many files a workload made or read, are its round trips
+ * per file (bench/bench_small.sh prints them).
  * The percentiles come from the MDT's power-of-two histogram, so each is
  * the upper bound of its bucket.
  */
@@ -53,10 +58,10 @@ static void subtract(struct stria_op_stats *ops, size_t n, const struct stria_op
         }
 }
 
-static void print_mdt(uint32_t mdt, const struct stria_op_stats *ops, size_t n, double secs,
-                      bool interval)
+static void print_table(const char *who, const struct stria_op_stats *ops, size_t n, double secs,
+                        bool interval)
 {
-    printf("MDT%04" PRIx32 " (%s %.1f s)\n", mdt, interval ? "over" : "up", secs);
+    printf("%s (%s %.1f s)\n", who, interval ? "over" : "up", secs);
     printf("%-12s %12s %10s %8s %9s %8s %8s %9s\n", "request", "count", "per_s", "errors",
            "mean_us", "p50_us", "p99_us", "max_us");
     size_t shown = 0;
@@ -74,11 +79,22 @@ static void print_mdt(uint32_t mdt, const struct stria_op_stats *ops, size_t n, 
         printf("(no requests)\n");
 }
 
+/* The counters of MDT index, or (ost) of the server of OST index. */
+static int fetch(stria_fs_t *fs, bool ost, uint32_t index, struct stria_op_stats **ops, size_t *n,
+                 uint64_t *up)
+{
+    return ost ? stria_ost_stats(fs, index, ops, n, up) : stria_mdt_stats(fs, index, ops, n, up);
+}
+
 int cmd_stats(int argc, char **argv)
 {
     int c, interval = 0;
-    while ((c = cli_getopt(argc, argv, "i:")) != -1) {
+    bool servers = false;
+    while ((c = cli_getopt(argc, argv, "i:s")) != -1) {
         switch (c) {
+        case 's':
+            servers = true;
+            break;
         case 'i': {
             char *end;
             long v = strtol(optarg, &end, 10);
@@ -98,22 +114,56 @@ int cmd_stats(int argc, char **argv)
     size_t nm;
     if (cli_connect_mdts(&fs, &idx, &nm) < 0)
         return CLI_FAIL;
+    /* With -s, one OST of each storage server follows the MDTs (its
+     * server answers for all of them); names[i] says whose table it is. */
+    size_t nsrc = nm;
+    char(*names)[320] = NULL;
+    struct stria_target *t = NULL;
+    size_t nt = 0;
+    if (servers && stria_targets(fs, &t, &nt) == 0) {
+        uint32_t *more = realloc(idx, (nm + nt + 1) * sizeof(*idx));
+        names = calloc(nm + nt + 1, sizeof(*names));
+        if (more)
+            idx = more;
+        for (size_t i = 0; more && names && i < nt; i++) {
+            if (strcmp(t[i].kind, "OST"))
+                continue;
+            char key[300];
+            snprintf(key, sizeof(key), "%s:%u", t[i].host, (unsigned)t[i].port);
+            size_t j = nm;
+            while (j < nsrc && strncmp(names[j], key, strlen(key)))
+                j++;
+            if (j < nsrc) {
+                size_t l = strlen(names[j]);
+                snprintf(names[j] + l, sizeof(names[j]) - l, " OST%04" PRIx32, t[i].index);
+                continue;
+            }
+            snprintf(names[nsrc], sizeof(names[0]), "%s: OST%04" PRIx32, key, t[i].index);
+            idx[nsrc++] = t[i].index;
+        }
+    }
+    free(t);
     /* Each MDT's counters now (and, with -i, after the interval). */
-    struct stria_op_stats **first = calloc(nm ? nm : 1, sizeof(*first));
-    size_t *nfirst = calloc(nm ? nm : 1, sizeof(*nfirst));
-    uint64_t *up = calloc(nm ? nm : 1, sizeof(*up));
-    int *err = calloc(nm ? nm : 1, sizeof(*err));
+    struct stria_op_stats **first = calloc(nsrc ? nsrc : 1, sizeof(*first));
+    size_t *nfirst = calloc(nsrc ? nsrc : 1, sizeof(*nfirst));
+    uint64_t *up = calloc(nsrc ? nsrc : 1, sizeof(*up));
+    int *err = calloc(nsrc ? nsrc : 1, sizeof(*err));
     int status = CLI_OK;
     if (!first || !nfirst || !up || !err) {
         fprintf(stderr, "stria stats: out of memory\n");
         status = CLI_FAIL;
         goto out;
     }
-    for (size_t i = 0; i < nm; i++)
-        err[i] = stria_mdt_stats(fs, idx[i], &first[i], &nfirst[i], &up[i]);
+    for (size_t i = 0; i < nsrc; i++)
+        err[i] = fetch(fs, i >= nm, idx[i], &first[i], &nfirst[i], &up[i]);
     if (interval)
         sleep((unsigned)interval);
-    for (size_t i = 0; i < nm; i++) {
+    for (size_t i = 0; i < nsrc; i++) {
+        char who[400];
+        if (i < nm)
+            snprintf(who, sizeof(who), "MDT%04" PRIx32, idx[i]);
+        else
+            snprintf(who, sizeof(who), "storage server %s", names[i]);
         if (i)
             putchar('\n');
         struct stria_op_stats *ops = first[i];
@@ -121,19 +171,19 @@ int cmd_stats(int argc, char **argv)
         uint64_t up2 = up[i];
         bool fresh = false;
         if (interval && !err[i]) {
-            err[i] = stria_mdt_stats(fs, idx[i], &ops, &n, &up2);
+            err[i] = fetch(fs, i >= nm, idx[i], &ops, &n, &up2);
             fresh = !err[i];
             if (fresh && up2 < up[i])
                 err[i] = -ESTALE; /* it restarted in between */
         }
         if (err[i]) {
-            printf("MDT%04" PRIx32 ": no answer (%s)\n", idx[i], strerror(-err[i]));
+            printf("%s: no answer (%s)\n", who, strerror(-err[i]));
             status = CLI_FAIL;
         } else if (interval) {
             subtract(ops, n, first[i], nfirst[i]);
-            print_mdt(idx[i], ops, n, (double)(up2 - up[i]) / 1e9, true);
+            print_table(who, ops, n, (double)(up2 - up[i]) / 1e9, true);
         } else {
-            print_mdt(idx[i], ops, n, (double)up2 / 1e9, false);
+            print_table(who, ops, n, (double)up2 / 1e9, false);
         }
         if (fresh)
             free(ops);
@@ -141,8 +191,9 @@ int cmd_stats(int argc, char **argv)
     if (!nm)
         printf("(the cluster map lists no MDT)\n");
 out:
-    for (size_t i = 0; first && i < nm; i++)
+    for (size_t i = 0; first && i < nsrc; i++)
         free(first[i]);
+    free(names);
     free(first);
     free(nfirst);
     free(up);

@@ -334,9 +334,10 @@ int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
         return rc;
     struct proto_attr a;
     if ((rc = lookup(fs, path, true, &a)) == -ENOENT) {
-        /* A new, empty file, then its layout. */
+        /* A new, empty file, then its layout: made for reading, so that
+         * the MDT does not take it as one whose objects may exist. */
         stria_file_t *f;
-        rc = cl_open(fs, PROTO_ROOT_INO, path, O_CREAT | O_EXCL | O_WRONLY, 0666 & ~cl_umask(), 0,
+        rc = cl_open(fs, PROTO_ROOT_INO, path, O_CREAT | O_EXCL | O_RDONLY, 0666 & ~cl_umask(), 0,
                      0, -1, &f, NULL);
         if (rc == 0) {
             a.ino = stria_file_ino(f);

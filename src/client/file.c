@@ -166,6 +166,9 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     }
     file_init(f, fs, flags, &r->attr);
     f->layout = r->layout;
+    /* The MDT marked the file it made for us: no SETSIZE before a write. */
+    if (r->created && r->marked)
+        f->mark = MARK_DONE;
     /* O_TRUNC of an existing file: cut its objects too, also when the MDT
      * thought it empty (another handle may have written unreported data). */
     if ((flags & O_TRUNC) && !r->created && f->layout.ncomp &&

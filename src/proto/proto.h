@@ -366,14 +366,17 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 #define MSG_SETATTR_REP(F) F(ATTR, attr) F(U64, old_size) F(LAYOUT, layout) F(LEASES, leases)
 /* OPEN: open or create the last component; flags are Linux open(2) flags.
  * stripe_*: the layout for a file created here: count and size 0 inherit
- * the directory's default, offset -1 lets the allocator choose. */
+ * the directory's default, offset -1 lets the allocator choose. marked: a
+ * file this open created for writing is already marked as one whose
+ * objects may exist (what a first SETSIZE would do), so its writer sends
+ * no SETSIZE before its first write. */
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred)                                                                                  \
     F(U64, parent)                                                                                 \
     F(STR, path)                                                                                   \
     F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset)
 #define MSG_OPEN_REP(F)                                                                            \
-    F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size) F(LEASES, leases)
+    F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size) F(LEASES, leases) F(U8, marked)
 /* MKDIR: dir_count is how many MDTs to stripe the new directory over (0:
  * as the parent's default for new directories says, -1: all), dir_start
  * the MDT of its first shard and inode (-1: the MDT of its entry). */

@@ -29,6 +29,12 @@ struct ost {
     pthread_mutex_t log_lock; /* appends to the epoch's log */
     int log_fd;               /* the epoch's log; -1: none */
     int64_t epoch_ns;         /* objects last changed before it were on disk at its start */
+    /* Destroyed objects kept, empty, for new objects to take (store.c):
+     * pool/<id hex>, ids in pool[0..npool). */
+    pthread_mutex_t pool_lock;
+    uint64_t *pool;
+    _Atomic uint32_t npool;
+    uint64_t pool_next; /* the next id to give */
 };
 
 #endif

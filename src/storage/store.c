@@ -12,6 +12,15 @@
  * up to date on every write, truncate and destroy, so `stria df` shows
  * what each OST holds even when several OSTs share one disk.
  *
+ * A destroyed object is not unlinked but emptied and moved to the OST's
+ * pool/ directory (up to POOL_MAX), and a write that makes a new object
+ * takes one from there with a rename: allocating an inode costs the local
+ * file system far more than a rename (ext4 without a journal scans every
+ * inode freed in the last minutes of a block group on each allocation),
+ * and a dataset or checkpoint rewritten after its old one went is where
+ * small files are made most. A pooled file is empty and carries no
+ * checksums; nothing but this file looks in pool/.
+ *
  * Never here: decoding requests or encoding replies (stord.c does).
  */
 #include "store.h"
@@ -28,6 +37,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
+#include <dirent.h>
 #include <linux/falloc.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -35,6 +45,9 @@
 #include <sys/stat.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#define POOL_DIR "pool"
+#define POOL_MAX 65536u
 
 pthread_rwlock_t *ost_obj_lock(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp,
                                uint32_t stripe)
@@ -68,6 +81,117 @@ static void account(struct ost *o, uint64_t before, uint64_t after)
     do
         next = cur > before - after ? cur - (before - after) : 0;
     while (!atomic_compare_exchange_weak(&o->used, &cur, next));
+}
+
+static void pool_name(char *buf, size_t len, uint64_t id)
+{
+    snprintf(buf, len, POOL_DIR "/%016" PRIx64, id);
+}
+
+/* Load the pool left by an earlier run (ids above every one seen); files
+ * past POOL_MAX, or not empty (a crash while one was being emptied), go. */
+static void pool_load(struct ost *o)
+{
+    pthread_mutex_init(&o->pool_lock, NULL);
+    mkdirat(o->dirfd, POOL_DIR, 0700);
+    int dfd = openat(o->dirfd, POOL_DIR, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+    DIR *d = dfd >= 0 ? fdopendir(dfd) : NULL;
+    if (!d) {
+        if (dfd >= 0)
+            close(dfd);
+        return;
+    }
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        if (de->d_name[0] == '.')
+            continue;
+        char *end;
+        uint64_t id = strtoull(de->d_name, &end, 16);
+        struct stat st;
+        bool keep = !*end && fstatat(dfd, de->d_name, &st, 0) == 0 && st.st_size == 0 &&
+                    st.st_blocks == 0 && o->npool < POOL_MAX;
+        if (keep && !o->pool && !(o->pool = malloc(POOL_MAX * sizeof(*o->pool))))
+            keep = false;
+        if (!keep) {
+            unlinkat(dfd, de->d_name, 0);
+            continue;
+        }
+        o->pool[o->npool++] = id;
+        if (id >= o->pool_next)
+            o->pool_next = id + 1;
+    }
+    closedir(d);
+}
+
+/* Make object name from a pooled file, if there is one: 0 when it is there
+ * now, -ENOENT when the pool is empty (the caller creates it), -EEXIST if
+ * the object exists already. Under the object's lock. */
+static int pool_take(struct ost *o, const char *name)
+{
+    pthread_mutex_lock(&o->pool_lock);
+    if (!o->npool) {
+        pthread_mutex_unlock(&o->pool_lock);
+        return -ENOENT;
+    }
+    uint64_t id = o->pool[--o->npool];
+    pthread_mutex_unlock(&o->pool_lock);
+    char pn[64];
+    pool_name(pn, sizeof(pn), id);
+    int rc = 0;
+    if (renameat2(o->dirfd, pn, o->dirfd, name, RENAME_NOREPLACE) < 0)
+        rc = -errno;
+    if (rc == 0) {
+        /* Its times are a new object's, so recovery sees it as one
+         * (changed in this epoch). */
+        utimensat(o->dirfd, name, NULL, 0);
+        return 0;
+    }
+    if (rc == -EEXIST) { /* give it back */
+        pthread_mutex_lock(&o->pool_lock);
+        o->pool[o->npool++] = id;
+        pthread_mutex_unlock(&o->pool_lock);
+        return rc;
+    }
+    unlinkat(o->dirfd, pn, 0); /* not what we thought: create instead */
+    return -ENOENT;
+}
+
+/* Empty object name and move it into the pool: 0, or -ENOSPC when the
+ * pool is full (the caller unlinks it), another error if it failed (the
+ * object is then left for the caller to unlink). Under the object's lock;
+ * its checksum file is the caller's. */
+static int pool_give(struct ost *o, const char *name)
+{
+    pthread_mutex_lock(&o->pool_lock);
+    bool room = o->npool < POOL_MAX && (o->pool || (o->pool = malloc(POOL_MAX * sizeof(*o->pool))));
+    uint64_t id = o->pool_next++;
+    pthread_mutex_unlock(&o->pool_lock);
+    if (!room)
+        return -ENOSPC;
+    int fd = openat(o->dirfd, name, O_WRONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -errno;
+    int rc = 0;
+    if (ftruncate(fd, 0) < 0)
+        rc = -errno;
+    else
+        rc = sums_clear_head(fd);
+    close(fd);
+    char pn[64];
+    pool_name(pn, sizeof(pn), id);
+    if (rc == 0 && renameat(o->dirfd, name, o->dirfd, pn) < 0)
+        rc = -errno;
+    if (rc)
+        return rc;
+    pthread_mutex_lock(&o->pool_lock);
+    if (o->npool < POOL_MAX) {
+        o->pool[o->npool++] = id;
+        id = 0;
+    }
+    pthread_mutex_unlock(&o->pool_lock);
+    if (id) /* filled meanwhile */
+        unlinkat(o->dirfd, pn, 0);
+    return 0;
 }
 
 int ost_open(const char *path, uint32_t index, struct ost **out)
@@ -120,6 +244,7 @@ int ost_open(const char *path, uint32_t index, struct ost **out)
             goto fail;
         }
     }
+    pool_load(o);
     /* Without the mark of an orderly stop, the objects its logs name or
      * that changed since its oldest log's epoch are checked (recovery.h). */
     int64_t since = 0;
@@ -174,6 +299,7 @@ fail:
     if (o->log_fd >= 0)
         close(o->log_fd);
     close(o->dirfd);
+    free(o->pool);
     free(o);
     return rc;
 }
@@ -182,6 +308,8 @@ void ost_close(struct ost *o)
 {
     recovery_stop(o);
     close(o->dirfd);
+    free(o->pool);
+    o->pool = NULL;
 }
 
 int ost_stat(struct ost *o, struct proto_tstat *t)
@@ -208,7 +336,13 @@ static int change_object(struct ost *o, const char *name, pthread_rwlock_t *lk, 
     pthread_rwlock_rdlock(&o->epoch_lock);
     pthread_rwlock_wrlock(lk);
     struct sums_obj so;
-    int rc = sums_open(o->dirfd, name, how, &so);
+    /* A new object comes from the pool when it can. */
+    int rc = sums_open(o->dirfd, name, how == SUMS_WRITE && o->npool ? SUMS_CHANGE : how, &so);
+    if (rc == -ENOENT && how == SUMS_WRITE) {
+        pool_take(o, name);
+        rc = sums_open(o->dirfd, name, how, &so);
+    }
+    so.how = how;
     if (rc) {
         pthread_rwlock_unlock(lk);
         pthread_rwlock_unlock(&o->epoch_lock);
@@ -351,7 +485,9 @@ int ost_destroy(struct ost *o, const char *name, pthread_rwlock_t *lk)
         pthread_rwlock_unlock(lk);
         return rc;
     }
-    if (fstatat(o->dirfd, name, &st, 0) < 0 || unlinkat(o->dirfd, name, 0) < 0)
+    if (fstatat(o->dirfd, name, &st, 0) < 0)
+        rc = errno == ENOENT ? 1 : -errno;
+    else if (pool_give(o, name) && unlinkat(o->dirfd, name, 0) < 0)
         rc = errno == ENOENT ? 1 : -errno;
     sums_unlink(o->dirfd, name);
     pthread_rwlock_unlock(lk);

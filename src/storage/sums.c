@@ -194,6 +194,13 @@ int sums_sync(struct sums_obj *o)
     return 0;
 }
 
+int sums_clear_head(int fd)
+{
+    if (fremovexattr(fd, HEAD_XATTR) < 0 && errno != ENODATA && errno != EOPNOTSUPP)
+        return -errno;
+    return 0;
+}
+
 void sums_unlink(int dirfd, const char *name)
 {
     char sname[128];

@@ -57,6 +57,9 @@ int sums_open(int dirfd, const char *name, enum sums_how how, struct sums_obj *o
 void sums_close(struct sums_obj *o);
 /* Sync the object and its checksums. */
 int sums_sync(struct sums_obj *o);
+/* Remove the checksums an object's attribute holds (fd: the object, which
+ * the caller is emptying): 0, or a negative errno. */
+int sums_clear_head(int fd);
 /* Remove the checksum file of object name (after the object went). */
 void sums_unlink(int dirfd, const char *name);
 

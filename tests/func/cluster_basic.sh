@@ -109,6 +109,19 @@ mkdirs=$(awk '$1 == "MKDIR" {print $2}' "$T/stats")
 grep -q '^MDT0000 (over ' "$T/stats" || fail "stria stats -i 1 shows no interval: $(cat "$T/stats")"
 if grep -q '^MKDIR' "$T/stats"; then fail "stria stats -i 1 counts the earlier MKDIRs"; fi
 "$STRIA" stats -i 0 2>/dev/null && fail "stria stats -i 0 was accepted"
+# -s: the storage server's requests too, once for its four OSTs: a 64 KiB
+# file written whole is one WRITE there (and one OPEN, one SETSIZE here).
+head -c 65536 /dev/urandom >"$T/small"
+"$STRIA" stats -s >"$T/stats0" || fail "stria stats -s failed"
+"$STRIA" cp "$T/small" stria:/stats-a/small
+"$STRIA" stats -s >"$T/stats" || fail "stria stats -s failed"
+[ "$(grep -c '^storage server .*OST0000 OST0001 OST0002 OST0003 (up ' "$T/stats")" -eq 1 ] ||
+    fail "stria stats -s shows no single table for the storage server: $(cat "$T/stats")"
+count() { awk -v op="$1" '$1 == op { n += $2 } END { print n + 0 }' "$2"; }
+for op in WRITE OPEN SETSIZE; do
+    n=$(($(count $op "$T/stats") - $(count $op "$T/stats0")))
+    [ "$n" -eq 1 ] || fail "stria stats -s counts $n $op for one small file, want 1: $(cat "$T/stats")"
+done
 "$STRIA" rm -r stria:/stats-a stria:/stats-b
 
 step "stria fsck finds the namespace consistent after all this"

@@ -222,7 +222,12 @@ static void mark_before_data(const char *freeze, const char *thaw)
     stria_file_t *f;
     CHECK(stria_connect(getenv("STRIA_TEST_CONF"), &fs3) == 0, "connect");
     CHECK(stria_set_io_timeout(fs3, 1000) == 0, "timeout");
-    CHECK(stria_open(fs3, "/marked", O_CREAT | O_WRONLY | O_TRUNC, 0644, &f) == 0, "create");
+    /* Made first without write access: a create for writing is marked by
+     * the OPEN itself (small_file_requests), an open of an existing file is
+     * not. */
+    CHECK(stria_open(fs3, "/marked", O_CREAT | O_RDONLY, 0644, &f) == 0 && stria_close(f) == 0,
+          "create");
+    CHECK(stria_open(fs3, "/marked", O_WRONLY | O_TRUNC, 0644, &f) == 0, "open");
     CHECK(system(freeze) == 0, "%s", freeze);
     struct first w = {f, 0};
     pthread_t t;
@@ -513,6 +518,87 @@ static uint64_t ost_requests(const char *op)
     return sum;
 }
 
+/* Requests of kind op the MDTs served so far. */
+static uint64_t mdt_requests(const char *op)
+{
+    struct stria_target *t;
+    size_t n;
+    uint64_t sum = 0;
+    if (stria_targets(fs, &t, &n))
+        return 0;
+    for (size_t i = 0; i < n; i++) {
+        struct stria_op_stats *ops;
+        size_t nops;
+        uint64_t up;
+        if (t[i].kind[0] == 'M' && stria_mdt_stats(fs, t[i].index, &ops, &nops, &up) == 0) {
+            for (size_t k = 0; k < nops; k++)
+                if (!strcmp(ops[k].op, op))
+                    sum += ops[k].count;
+            free(ops);
+        }
+    }
+    free(t);
+    return sum;
+}
+
+/* A small file written whole (open O_CREAT, write, close) costs the MDT
+ * its OPEN and one SETSIZE, at the close: the OPEN that creates a file for
+ * writing marks it as having objects, so no SETSIZE goes before the first
+ * write. The mark still does its work: objects written by a handle whose
+ * open created the file go with an unlink from another client, and the
+ * size and mtime are the MDT's after the close. */
+static void small_file_requests(void)
+{
+    enum { FILES = 16, LEN = 64 << 10 };
+    uint8_t *buf = malloc(1 << 20), *got = malloc(LEN);
+    if (!buf || !got)
+        return;
+    fill(buf, 1 << 20, 0, 9);
+    CHECK(stria_mkdir(fs, "/small", 0755) == 0, "mkdir /small");
+    uint64_t o0 = mdt_requests("OPEN"), s0 = mdt_requests("SETSIZE");
+    for (int i = 0; i < FILES; i++) {
+        char p[64];
+        stria_file_t *f;
+        snprintf(p, sizeof(p), "/small/f%d", i);
+        CHECK(stria_open(fs, p, O_CREAT | O_WRONLY | O_TRUNC, 0644, &f) == 0, "create %s", p);
+        CHECK(stria_pwrite(f, buf, LEN, 0) == LEN, "write %s", p);
+        CHECK(stria_close(f) == 0, "close %s", p);
+    }
+    uint64_t opens = mdt_requests("OPEN") - o0, sizes = mdt_requests("SETSIZE") - s0;
+    printf("   %d small files written: %llu OPEN, %llu SETSIZE at the MDT\n", FILES,
+           (unsigned long long)opens, (unsigned long long)sizes);
+    CHECK(opens == FILES, "%llu OPEN requests for %d files", (unsigned long long)opens, FILES);
+    CHECK(sizes == FILES, "%llu SETSIZE requests for %d files, not one each (at the close)",
+          (unsigned long long)sizes, FILES);
+    for (int i = 0; i < FILES; i++) {
+        char p[64];
+        struct stat st;
+        stria_file_t *g;
+        snprintf(p, sizeof(p), "/small/f%d", i);
+        CHECK(stria_stat(fs2, p, &st) == 0 && st.st_size == LEN, "size of %s on the other client",
+              p);
+        CHECK(stria_open(fs2, p, O_RDONLY, 0, &g) == 0, "open %s on the other client", p);
+        CHECK(stria_pread(g, got, LEN, 0) == LEN && memcmp(got, buf, LEN) == 0, "read back %s", p);
+        stria_close(g);
+        CHECK(stria_unlink(fs, p) == 0, "unlink %s", p);
+    }
+    /* Data that landed before any size report still goes with an unlink
+     * from elsewhere (1 MiB: sent at once, not gathered). */
+    uint64_t before = ost_used();
+    stria_file_t *f;
+    CHECK(stria_open(fs, "/small/open", O_CREAT | O_WRONLY, 0644, &f) == 0, "create /small/open");
+    CHECK(stria_pwrite(f, buf, 1 << 20, 0) == 1 << 20, "write 1 MiB");
+    CHECK(ost_used() >= before + (1 << 20), "the OSTs hold the data before the close");
+    CHECK(stria_unlink(fs2, "/small/open") == 0, "unlink on the other client");
+    CHECK(ost_used() < before + (1 << 20),
+          "objects of a file unlinked before its writer's first size report stayed: %lu -> %lu",
+          (unsigned long)before, (unsigned long)ost_used());
+    stria_close(f); /* its size report finds no inode */
+    CHECK(stria_rmdir(fs, "/small") == 0, "rmdir /small");
+    free(buf);
+    free(got);
+}
+
 /* Small sequential stria_pwrite calls leave as stripe-piece requests
  * (gathering), small sequential reads are served by read-ahead, and
  * neither changes a byte: read back through another client after close,
@@ -632,6 +718,8 @@ int main(int argc, char **argv)
     specials();
     printf("== small sequential writes gathered, small sequential reads read ahead\n");
     gather_and_readahead();
+    printf("== a small file written whole: one OPEN and one SETSIZE\n");
+    small_file_requests();
     if (argc == 5) {
         printf("== no data before the MDT knows of it, two threads on one handle\n");
         mark_before_data(argv[3], argv[4]);

@@ -184,8 +184,12 @@ static int op_open(struct fx *f, const struct proto_cred *c, const char *path, u
 static uint64_t mk_file(struct fx *f, const struct proto_cred *c, const char *path, uint32_t mode)
 {
     struct proto_open_rep r;
-    assert_int_equal(op_open(f, c, path, O_CREAT | O_WRONLY | O_EXCL, mode, &r), 0);
+    /* Without write access: a create for writing marks the file as
+     * having objects (test_create_for_writing_marks), which is not what
+     * most tests here want of an empty file. */
+    assert_int_equal(op_open(f, c, path, O_CREAT | O_RDONLY | O_EXCL, mode, &r), 0);
     assert_int_equal(r.created, 1);
+    assert_int_equal(r.marked, 0);
     assert_true(S_ISREG(r.attr.mode));
     return r.attr.ino;
 }
@@ -1672,6 +1676,34 @@ static void test_stripe_composite(void **state)
     char text[4096];
     struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
     assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
+}
+
+/* The OPEN that creates a file for writing marks it as one whose objects
+ * may exist, as the writer's first SETSIZE did: its reply says so, a
+ * rename over it (or an unlink) destroys its objects, and its layout is
+ * fixed. Opening an existing file for writing marks nothing. */
+static void test_create_for_writing_marks(void **state)
+{
+    struct fx *f = *state;
+    struct proto_open_rep o;
+    struct proto_rename_rep r;
+    assert_int_equal(op_open(f, &root_cred, "w", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(o.created, 1);
+    assert_int_equal(o.marked, 1);
+    uint64_t w = o.attr.ino;
+    assert_int_equal(op_setstripe(f, &root_cred, w, 1, MIB, -1, NULL), -EEXIST);
+    assert_int_equal(op_open(f, &root_cred, "w", O_CREAT | O_RDWR, 0644, &o), 0);
+    assert_int_equal(o.created, 0);
+    assert_int_equal(o.marked, 0);
+    uint64_t e = mk_file(f, &root_cred, "e", 0644);
+    assert_int_equal(op_open(f, &root_cred, "e", O_WRONLY, 0, &o), 0);
+    assert_int_equal(o.marked, 0);
+    assert_int_equal(op_setstripe(f, &root_cred, e, 1, MIB, -1, NULL), 0);
+    uint64_t s = mk_file(f, &root_cred, "s", 0644);
+    assert_int_equal(op_rename(f, &root_cred, "s", "w", 0, &r), 0);
+    assert_int_equal(r.replaced, w);
+    assert_int_equal(r.destroy, 1);
+    assert_int_equal(ino_of(f, "w"), s);
 }
 
 static void test_stripe_errors(void **state)
@@ -3673,6 +3705,7 @@ int main(void)
         T(test_readdir_errors),
         T(test_xattr),
         T(test_stripe_inherit),
+        T(test_create_for_writing_marks),
         T(test_stripe_errors),
         T(test_stripe_composite),
         T(test_stripe_offline_osts),

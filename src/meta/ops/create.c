@@ -93,6 +93,11 @@ static int create_or_get(struct meta_txn *t, struct open_arg *a, struct walk *w,
         ;
     else if ((rc = meta_alloc_ino(t, ino)) == 0) {
         meta_init_inode(&in, *ino, S_IFREG | (q->mode & 07777), &q->cred, &w->din);
+        /* A writer creating a file is about to write it: marking it now
+         * spares the SETSIZE that would mark it before its first byte
+         * lands (an unlink from anywhere must then destroy objects). */
+        if ((q->flags & O_ACCMODE) != O_RDONLY)
+            in.flags |= META_F_OBJECTS;
         rc = meta_new_file_layout(a->c, &w->din, q->stripe_count, q->stripe_size, q->stripe_offset,
                                   &in.layout);
     }
@@ -108,6 +113,7 @@ static int create_or_get(struct meta_txn *t, struct open_arg *a, struct walk *w,
     meta_inode_attr(&in, &a->r->attr);
     layout_copy(&a->r->layout, &in.layout);
     a->r->created = 1;
+    a->r->marked = (in.flags & META_F_OBJECTS) != 0;
     return 0;
 }
 

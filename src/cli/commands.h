@@ -32,6 +32,9 @@ int cmd_setstripe(int argc, char **argv);
 int cmd_getstripe(int argc, char **argv);
 int cmd_df(int argc, char **argv);
 
+/* pools.c: OST pools */
+int cmd_pool(int argc, char **argv);
+
 /* stats.c */
 int cmd_stats(int argc, char **argv);
 

@@ -456,6 +456,7 @@ struct stria_layout {
         int init;
         int32_t first_ost;
         uint32_t ost[STRIA_MAX_STRIPES];
+        char pool[16]; /* the OST pool its stripes are kept in ("": none) */
     } comp[STRIA_MAX_COMPONENTS];
 };
 STRIA_API int stria_getstripe(stria_fs_t *fs, const char *path, struct stria_layout *out);
@@ -470,23 +471,27 @@ STRIA_API int stria_setstripe(stria_fs_t *fs, const char *path, int32_t count, u
 /* One component of a composite layout (`lfs setstripe -E`), as asked for:
  * it ends at end (UINT64_MAX: the end of file; a multiple of 64 KiB);
  * stripe_count 0 default, -1 all OSTs; stripe_size 0 default; first_ost
- * -1 any. */
+ * -1 any; pool the OST pool its stripes must stay in ("": none). */
 struct stria_comp_spec {
     uint64_t end;
     int32_t stripe_count;
     uint32_t stripe_size;
     int32_t first_ost;
+    char pool[16];
 };
 /* stria_setstripe with a composite layout of n components (1 to
  * STRIA_MAX_COMPONENTS, each starting where the one before ends, the last
  * ending at UINT64_MAX). A file's components are instantiated as writes
  * reach them. On a directory, the default of its new files and
- * subdirectories. -EINVAL for a layout that does not hold together. */
+ * subdirectories. -EINVAL for a layout that does not hold together or
+ * names a pool the file system does not have (a plain layout in a pool
+ * is one component to UINT64_MAX with that pool). */
 STRIA_API int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
                                     const struct stria_comp_spec *comps);
 /* Parse lfs setstripe's component options (-E END [-c N] [-S SIZE]
- * [-i OST] ..., END a size with K/M/G/T or -1 for EOF; -c and -S carry
- * over from the component before) into out (max of them), *n how many.
+ * [-i OST] [-p [FSNAME.]POOL] ..., END a size with K/M/G/T or -1 for EOF;
+ * -c, -S and -p carry over from the component before, as lfs's; -p none
+ * stops a pool's carrying over) into out (max of them), *n how many.
  * -EINVAL with the reason in why. */
 STRIA_API int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out,
                                 unsigned max, unsigned *n, char *why, size_t whylen);
@@ -495,6 +500,28 @@ STRIA_API int stria_comps_parse(int argc, char *const *argv, struct stria_comp_s
 STRIA_API int stria_comps_format(const struct stria_layout *l, char *buf, size_t cap);
 
 /* ---- cluster ---- */
+
+/* OST pools (Lustre's `lctl pool_*`, `lfs pool_list`): named sets of OSTs
+ * that a layout's component may keep its stripes in. */
+struct stria_pool {
+    char name[16];
+    uint32_t nost;
+    uint32_t *ost; /* nost OST indices, ascending */
+};
+/* The file system's pools, as the management service has them: *out
+ * (one block with the OST lists: free() it) gets *n of them. */
+STRIA_API int stria_pools(stria_fs_t *fs, struct stria_pool **out, size_t *n);
+/* Change the pools (root only, -EPERM), all or nothing; pool is the name
+ * without the file system's. -EEXIST: new of a pool there is, or add of
+ * an OST already in it; -ENOENT: no such pool; -ENODEV: add of an OST
+ * the cluster does not have; -ENXIO: remove of an OST not in the pool;
+ * -ENOTEMPTY: destroy of a pool that still has OSTs (as lctl's);
+ * -EINVAL: a bad name, or an OST twice in osts. A change reaches the
+ * MDTs with the cluster map, within a heartbeat. */
+STRIA_API int stria_pool_new(stria_fs_t *fs, const char *pool);
+STRIA_API int stria_pool_destroy(stria_fs_t *fs, const char *pool);
+STRIA_API int stria_pool_add(stria_fs_t *fs, const char *pool, const uint32_t *osts, size_t n);
+STRIA_API int stria_pool_remove(stria_fs_t *fs, const char *pool, const uint32_t *osts, size_t n);
 
 /* Capacity of the whole file system, as statvfs(3). */
 STRIA_API int stria_statfs(stria_fs_t *fs, struct statvfs *st);

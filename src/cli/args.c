@@ -56,14 +56,22 @@ void cli_error(const char *cmd, const char *path, int rc)
 int cli_getopt(int argc, char **argv, const char *optstring)
 {
     static const struct option none[] = {{NULL, 0, NULL, 0}};
+    return cli_getopt_long(argc, argv, optstring, none);
+}
+
+int cli_getopt_long(int argc, char **argv, const char *optstring, const struct option *longopts)
+{
     char spec[64];
 
     /* A leading ':' makes getopt report a missing value as ':' and stay quiet. */
     snprintf(spec, sizeof(spec), ":%s", optstring);
     opterr = 0;
-    int c = getopt_long(argc, argv, spec, none, NULL);
+    int c = getopt_long(argc, argv, spec, longopts, NULL);
     if (c == ':') {
-        fprintf(stderr, "stria %s: option -%c needs a value\n", argv[0], optopt);
+        if (optopt)
+            fprintf(stderr, "stria %s: option -%c needs a value\n", argv[0], optopt);
+        else
+            fprintf(stderr, "stria %s: option %s needs a value\n", argv[0], argv[optind - 1]);
         return '?';
     }
     if (c == '?') {

@@ -24,6 +24,9 @@ void cli_usage_init(const char *(*synopsis)(const char *cmd));
  * unknown option or a missing value prints "stria CMD: ..." and returns '?'.
  */
 int cli_getopt(int argc, char **argv, const char *optstring);
+/* cli_getopt with long options too (each with a short one as its val). */
+struct option;
+int cli_getopt_long(int argc, char **argv, const char *optstring, const struct option *longopts);
 
 /*
  * Print "stria CMD: <message>" (when fmt is not NULL), then CMD's usage

@@ -35,6 +35,9 @@ int cmd_df(int argc, char **argv);
 /* find.c: select files as lfs find */
 int cmd_find(int argc, char **argv);
 
+/* pools.c: OST pools */
+int cmd_pool(int argc, char **argv);
+
 /* stats.c */
 int cmd_stats(int argc, char **argv);
 

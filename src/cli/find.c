@@ -5,7 +5,7 @@
  *
  *   stria find PATH... [-type T] [-name GLOB] [-size [+-]N[KMGT]]
  *              [-mtime [+-]DAYS] [-stripe-count [+-]N] [-stripe-size [+-]N]
- *              [-component-count [+-]N] [-ost N[,N...]] [-maxdepth N]
+ *              [-component-count [+-]N] [-ost N[,N...]] [-pool POOL] [-maxdepth N]
  *              [-print0]
  *
  * Directories are read with their entries' attributes in one round trip
@@ -46,6 +46,7 @@ struct find {
     struct num size, mtime, count, ssize, comps;
     uint32_t osts[64];
     unsigned nost;
+    const char *pool; /* a component in this pool, or NULL */
     long maxdepth; /* -1: none */
     bool print0;
     int64_t now_s;
@@ -100,7 +101,7 @@ static char type_of(uint32_t mode)
 
 static bool layout_tests(const struct find *f)
 {
-    return f->count.on || f->ssize.on || f->comps.on || f->nost;
+    return f->count.on || f->ssize.on || f->comps.on || f->nost || f->pool;
 }
 
 /* The tests that need the layout, on file ino. */
@@ -128,6 +129,10 @@ static bool layout_ok(struct find *f, uint64_t ino, bool dir)
                 for (unsigned k = 0; k < f->nost && !on; k++)
                     on = l->comp[i].ost[s] == f->osts[k];
         ok = ok && on;
+        bool pooled = !f->pool;
+        for (uint32_t i = 0; i < n && !pooled; i++)
+            pooled = !strcmp(l->comp[i].pool, f->pool);
+        ok = ok && pooled;
     }
     free(l);
     return ok && n;
@@ -249,6 +254,10 @@ int cmd_find(int argc, char **argv)
             rc = parse_num(cmd, argv[i], v, false, &f.comps);
         } else if (!strcmp(o, "ost") || !strcmp(o, "O") || !strcmp(o, "obd")) {
             rc = parse_osts(cmd, v, &f);
+        } else if (!strcmp(o, "pool")) {
+            /* FSNAME.POOL or POOL, as lfs find --pool */
+            const char *dot = strchr(v, '.');
+            f.pool = dot ? dot + 1 : v;
         } else if (!strcmp(o, "maxdepth")) {
             int64_t d;
             if (util_parse_i64(v, &d) < 0 || d < 0)

@@ -73,23 +73,29 @@ static const struct command commands[] = {
      "its own name. Only the data is copied, and the destination is fsynced\n"
      "before cp exits.\n"},
     {"setstripe", cmd_setstripe,
-     "[-c COUNT] [-S SIZE] [-i OFFSET] PATH... | -E END [-c N] [-S SIZE] [-i OST] -E ... PATH...",
+     "[-c COUNT] [-S SIZE] [-i OFFSET] [-p POOL] PATH... | -E END [-c N] [-S SIZE] [-i OST] "
+     "[-p POOL] -E ... PATH...",
      "set a directory's default layout, or create an empty file with a layout",
      "  -c COUNT   number of OSTs to stripe over (-1: all, 0: the default)\n"
      "  -S SIZE    stripe size, a multiple of 64K (K/M/G suffixes; 0: the default)\n"
      "  -i OFFSET  index of the first OST (-1: any)\n"
+     "  -p, --pool [FSNAME.]POOL\n"
+     "             keep the stripes within OST pool POOL (stria pool); a plain\n"
+     "             layout with a pool is one component to EOF with it\n"
      "  -E END     a composite layout (PFL), as lfs setstripe -E: each -E starts\n"
      "             a component that ends at END (a multiple of 64K; -1: EOF),\n"
-     "             with the -c, -S and -i that follow it (-c and -S carry over);\n"
-     "             at most 4 components, the last ending at -1. A file's\n"
-     "             components get their OSTs as writes first reach them.\n"
+     "             with the -c, -S, -i and -p that follow it (-c, -S and -p\n"
+     "             carry over; -p none stops a pool's); at most 4 components,\n"
+     "             the last ending at -1. A file's components get their OSTs as\n"
+     "             writes first reach them.\n"
      "A file's layout can be set only while it holds no data.\n"},
-    {"getstripe", cmd_getstripe, "[-c|-S|-i|--component-count] PATH...",
+    {"getstripe", cmd_getstripe, "[-c|-S|-i|-p|--component-count] PATH...",
      "show a file's layout, or a directory's default layout, as lfs getstripe",
      "  -c, --stripe-count     only the stripe count (of the last instantiated\n"
      "                         component of a composite file)\n"
      "  -S, --stripe-size      only the stripe size\n"
      "  -i, --stripe-index     only the first OST\n"
+     "  -p, --pool             only the OST pool (an empty line: none)\n"
      "  --component-count      only the number of components\n"},
     {"find", cmd_find, "PATH... [TEST...]", "select files as lfs find does (tests are ANDed)",
      "  -type f|d|l|p|s|c|b       the file's type\n"
@@ -100,12 +106,30 @@ static const struct command commands[] = {
      "  -stripe-size [+-]N[KMGT]  stripe size (likewise)\n"
      "  -component-count [+-]N    number of components\n"
      "  -ost N[,N...]             an object on one of these OSTs (3, OST0003)\n"
+     "  -pool [FSNAME.]POOL       a component in this OST pool\n"
      "  -maxdepth N               descend at most N levels\n"
      "  -print                    end each path with a newline (the default)\n"
      "  -print0                   end each path with a NUL, for xargs -0\n"},
-    {"df", cmd_df, "[-h] [-i]", "show the space (or inodes) of every target, as lfs df",
+    {"df", cmd_df, "[-h] [-i] [-p [FSNAME.]POOL]",
+     "show the space (or inodes) of every target, as lfs df",
      "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
-     "  -i  inodes instead of space\n"},
+     "  -i  inodes instead of space\n"
+     "  -p, --pool [FSNAME.]POOL\n"
+     "      only the OSTs of pool POOL (and the MDTs), the summary of those\n"},
+    {"pool", cmd_pool, "new|add|remove|destroy|list ...",
+     "make and change OST pools, as lctl pool_* and lfs pool_list",
+     "  pool new FSNAME.POOL           a pool, with no OSTs yet\n"
+     "  pool add FSNAME.POOL OST...    put OSTs in it\n"
+     "  pool remove FSNAME.POOL OST... take OSTs out of it\n"
+     "  pool destroy FSNAME.POOL       remove an empty pool\n"
+     "  pool list [FSNAME[.POOL]]      the pools of the file system, or a pool's\n"
+     "                                 OSTs (as lfs pool_list)\n"
+     "An OST is FSNAME-OST0001_UUID, FSNAME-OST0001 or OST0001 (its index in\n"
+     "hex), or a range OST[0-3] or FSNAME-OST[0-10/2,12] (decimal, with a step).\n"
+     "new, add, remove and destroy are root's; a change is all or nothing, and\n"
+     "reaches the MDTs within a heartbeat. POOL is 1 to 15 of A-Z a-z 0-9 _ -.\n"
+     "pool_new, pool_add, pool_remove, pool_destroy and pool_list are the same\n"
+     "commands under lctl's and lfs's names.\n"},
     {"fsck", cmd_fsck, "[--repair]",
      "check every MDT's namespace (as root); --repair fixes what it finds",
      "  -r, --repair  remove dangling entries, set link counts and parents, and\n"
@@ -325,6 +349,20 @@ int main(int argc, char **argv)
         return CLI_USAGE;
     }
     const struct command *c = find_command(argv[i]);
+    /* lctl's and lfs's names: pool_new ... is pool new ... */
+    char pool[] = "pool", sub[16];
+    char *av[argc - i + 2];
+    if (!c && !strncmp(argv[i], "pool_", 5) && strlen(argv[i]) < 5 + sizeof(sub)) {
+        snprintf(sub, sizeof(sub), "%s", argv[i] + 5);
+        av[0] = pool;
+        av[1] = sub;
+        for (int k = i + 1; k <= argc; k++)
+            av[k - i + 1] = argv[k];
+        c = find_command(pool);
+        argc = argc - i + 1;
+        argv = av;
+        i = 0;
+    }
     if (!c) {
         fprintf(stderr, "stria: unknown command '%s'; run 'stria help' for the list\n", argv[i]);
         return CLI_USAGE;

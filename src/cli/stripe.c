@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "connect.h"
 #include "paths.h"
+#include "pools.h"
 
 #include "../common/util.h"
 
@@ -44,9 +45,13 @@ static int setstripe_comps(int argc, char **argv)
     unsigned n = 0;
     char why[256];
     int k = 1;
-    while (k + 1 < argc && (!strcmp(argv[k], "-E") || !strcmp(argv[k], "-c") ||
-                            !strcmp(argv[k], "-S") || !strcmp(argv[k], "-i")))
+    while (k + 1 < argc &&
+           (!strcmp(argv[k], "-E") || !strcmp(argv[k], "-c") || !strcmp(argv[k], "-S") ||
+            !strcmp(argv[k], "-i") || !strcmp(argv[k], "-p") || !strcmp(argv[k], "--pool"))) {
+        if (!strcmp(argv[k], "--pool"))
+            argv[k] = "-p";
         k += 2;
+    }
     if (stria_comps_parse(k - 1, argv + 1, comps, STRIA_MAX_COMPONENTS, &n, why, sizeof(why)))
         return cli_usage_error(argv[0], "%s", why);
     if (k == argc)
@@ -55,6 +60,13 @@ static int setstripe_comps(int argc, char **argv)
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
     int ret = CLI_OK, rc;
+    /* Each pool named, for an error that names it. */
+    for (int i = 1; i + 1 < k; i += 2)
+        if (!strcmp(argv[i], "-p") && strcmp(argv[i + 1], "none") &&
+            (rc = cli_pool_find(fs, argv[0], argv[i + 1], NULL, NULL))) {
+            stria_disconnect(fs);
+            return rc;
+        }
     for (int i = k; i < argc; i++) {
         char path[CLI_PATH_MAX];
         if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0) {
@@ -78,10 +90,17 @@ int cmd_setstripe(int argc, char **argv)
     int32_t count = 0, offset = -1;
     uint32_t size = 0;
     int c, rc, given = 0, ret = CLI_OK;
+    const char *pool = NULL;
     stria_fs_t *fs;
+    static const struct option longopts[] = {{"pool", required_argument, NULL, 'p'},
+                                             {NULL, 0, NULL, 0}};
 
-    while ((c = cli_getopt(argc, argv, "c:S:i:")) != -1) {
+    while ((c = cli_getopt_long(argc, argv, "c:S:i:p:", longopts)) != -1) {
         switch (c) {
+        case 'p':
+            pool = optarg;
+            rc = 0;
+            break;
         case 'c':
             rc = cli_parse_stripe_count(argv[0], optarg, &count);
             break;
@@ -99,18 +118,32 @@ int cmd_setstripe(int argc, char **argv)
         given = 1;
     }
     if (!given)
-        return cli_usage_error(argv[0], "give at least one of -c, -S and -i");
+        return cli_usage_error(argv[0], "give at least one of -c, -S, -i and -p");
     if (optind == argc)
         return cli_usage_error(argv[0], "missing PATH");
+    /* In a pool: one component to EOF, as lfs makes it. */
+    struct stria_comp_spec one = {UINT64_MAX, count, size, offset, ""};
+    if (pool && !strcmp(pool, "none"))
+        pool = NULL;
+    if (pool) {
+        const char *dot = strchr(pool, '.');
+        snprintf(one.pool, sizeof(one.pool), "%s", dot ? dot + 1 : pool);
+    }
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
+    if (pool && (rc = cli_pool_find(fs, argv[0], pool, NULL, NULL))) {
+        stria_disconnect(fs);
+        return rc;
+    }
     for (int i = optind; i < argc; i++) {
         char path[CLI_PATH_MAX];
         if (cli_stria_path(argv[0], argv[i], path, sizeof(path)) < 0) {
             ret = CLI_FAIL;
             continue;
         }
-        if ((rc = stria_setstripe(fs, path, count, size, offset)) < 0) {
+        rc = pool ? stria_setstripe_comps(fs, path, 1, &one)
+                  : stria_setstripe(fs, path, count, size, offset);
+        if (rc < 0) {
             cli_stripe_error(argv[0], path, rc);
             ret = CLI_FAIL;
         }
@@ -120,6 +153,13 @@ int cmd_setstripe(int argc, char **argv)
 }
 
 /* ---- getstripe ---- */
+
+/* lfs prints a component's pool after its first OST, when it has one. */
+static void print_pool(const struct stria_layout *l, uint32_t i, const char *indent)
+{
+    if (l->comp[i].pool[0])
+        printf("%slmm_pool:          %.15s\n", indent, l->comp[i].pool);
+}
 
 /* One component in lfs's plain format, objects table included. */
 static void print_component(const struct stria_layout *l, uint32_t i, uint64_t ino,
@@ -134,6 +174,7 @@ static void print_component(const struct stria_layout *l, uint32_t i, uint64_t i
         printf("%slmm_pattern:       raid0\n", indent);
         printf("%slmm_layout_gen:    0\n", indent);
         printf("%slmm_stripe_offset: %d\n", indent, l->comp[i].first_ost);
+        print_pool(l, i, indent);
         putchar('\n');
         return;
     }
@@ -144,6 +185,7 @@ static void print_component(const struct stria_layout *l, uint32_t i, uint64_t i
     printf("%slmm_pattern:       raid0\n", indent);
     printf("%slmm_layout_gen:    0\n", indent);
     printf("%slmm_stripe_offset: %" PRId64 "\n", indent, n ? (int64_t)l->comp[i].ost[0] : -1);
+    print_pool(l, i, indent);
     if (n == 0)
         return;
     printf("\tobdidx\t\t objid\t\t objid\t\t group\n");
@@ -203,13 +245,17 @@ static void print_dir_layout(const char *path, const struct stria_layout *l)
 
 /* getstripe's queries: one figure per path, as lfs getstripe -c/-S/-i
  * print (of the last instantiated component of a composite file). */
-enum { Q_NONE, Q_COUNT, Q_SIZE, Q_INDEX, Q_COMPS };
+enum { Q_NONE, Q_COUNT, Q_SIZE, Q_INDEX, Q_COMPS, Q_POOL };
 static int query;
 
 static void print_query(const struct stria_layout *l)
 {
     if (query == Q_COMPS) {
         printf("%u\n", l->is_dir ? l->ncomp : MIN(l->ncomp, (uint32_t)STRIA_MAX_COMPONENTS));
+        return;
+    }
+    if (l->is_dir && !l->ncomp && query == Q_POOL) {
+        putchar('\n');
         return;
     }
     if (l->is_dir && !l->ncomp) {
@@ -227,6 +273,8 @@ static void print_query(const struct stria_layout *l)
         printf("%d\n", n == UINT32_MAX ? -1 : (int)n);
     else if (query == Q_SIZE)
         printf("%" PRIu32 "\n", l->comp[i].stripe_size);
+    else if (query == Q_POOL)
+        printf("%.15s\n", l->comp[i].pool);
     else
         printf("%d\n", l->comp[i].first_ost);
 }
@@ -253,25 +301,25 @@ static int getstripe_one(stria_fs_t *fs, const char *cmd, const char *path)
 
 int cmd_getstripe(int argc, char **argv)
 {
-    static const struct option opts[] = {{"stripe-count", no_argument, NULL, 'c'},
-                                         {"stripe-size", no_argument, NULL, 'S'},
-                                         {"stripe-index", no_argument, NULL, 'i'},
-                                         {"component-count", no_argument, NULL, 'N'},
-                                         {NULL, 0, NULL, 0}};
+    static const struct option opts[] = {
+        {"stripe-count", no_argument, NULL, 'c'}, {"stripe-size", no_argument, NULL, 'S'},
+        {"stripe-index", no_argument, NULL, 'i'}, {"component-count", no_argument, NULL, 'N'},
+        {"pool", no_argument, NULL, 'p'},         {NULL, 0, NULL, 0}};
     int c;
     query = Q_NONE;
     optind = 1;
     opterr = 0;
-    while ((c = getopt_long(argc, argv, "+cSi", opts, NULL)) != -1) {
+    while ((c = getopt_long(argc, argv, "+cSip", opts, NULL)) != -1) {
         int q = c == 'c'   ? Q_COUNT
                 : c == 'S' ? Q_SIZE
                 : c == 'i' ? Q_INDEX
                 : c == 'N' ? Q_COMPS
+                : c == 'p' ? Q_POOL
                            : -1;
         if (q < 0)
             return cli_usage_error(argv[0], NULL);
         if (query != Q_NONE && query != q)
-            return cli_usage_error(argv[0], "give one of -c, -S, -i and --component-count");
+            return cli_usage_error(argv[0], "give one of -c, -S, -i, -p and --component-count");
         query = q;
     }
     if (optind == argc)
@@ -389,6 +437,21 @@ static void df_print(const char *fsname, struct stria_target *t, size_t n, const
     df_summary(fsname, t, n, o);
 }
 
+/* df --pool: the MDTs and the pool's OSTs, as lfs df --pool; returns how
+ * many of t are left (at its start). */
+static size_t df_pool_only(struct stria_target *t, size_t n, const uint32_t *osts, size_t nosts)
+{
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++) {
+        bool keep = strncmp(t[i].kind, "OST", sizeof(t[i].kind)) != 0;
+        for (size_t j = 0; j < nosts && !keep; j++)
+            keep = osts[j] == t[i].index;
+        if (keep)
+            t[k++] = t[i];
+    }
+    return k;
+}
+
 int cmd_df(int argc, char **argv)
 {
     struct df_opts o = {0};
@@ -399,8 +462,14 @@ int cmd_df(int argc, char **argv)
     stria_fs_t *fs;
     int c, rc;
 
-    while ((c = cli_getopt(argc, argv, "ih")) != -1) {
+    const char *pool = NULL;
+    static const struct option longopts[] = {{"pool", required_argument, NULL, 'p'},
+                                             {NULL, 0, NULL, 0}};
+    while ((c = cli_getopt_long(argc, argv, "ihp:", longopts)) != -1) {
         switch (c) {
+        case 'p':
+            pool = optarg;
+            break;
         case 'i':
             o.inodes = 1;
             break;
@@ -415,13 +484,20 @@ int cmd_df(int argc, char **argv)
         return cli_usage_error(argv[0], "unexpected argument '%s'", argv[optind]);
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
+    uint32_t *members = NULL;
+    size_t nmembers = 0;
+    if (pool && (rc = cli_pool_find(fs, argv[0], pool, &members, &nmembers))) {
+        stria_disconnect(fs);
+        return rc;
+    }
     rc = stria_cluster_info(fs, fsname, sizeof(fsname), &epoch);
     if (rc == 0)
         rc = stria_targets(fs, &t, &n);
     if (rc < 0)
         fprintf(stderr, "stria df: cannot read the cluster's targets: %s\n", strerror(-rc));
     else
-        df_print(fsname, t, n, &o);
+        df_print(fsname, t, pool ? df_pool_only(t, n, members, nmembers) : n, &o);
+    free(members);
     /* What data repositories hold in S3 only (stria hsm release). */
     uint64_t rbytes = 0, rfiles = 0;
     if (rc == 0 && stria_released(fs, &rbytes, &rfiles) == 0 && rfiles) {

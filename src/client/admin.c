@@ -1,12 +1,14 @@
 /*
  * Calls for `stria fsck` and `stria scrub` on the storage side: list an OST's
  * objects, look an inode up by number, remove an object no file owns, check
- * the checksums of an OST's objects.
+ * the checksums of an OST's objects. The cluster's targets and OST pools
+ * (`stria df`, `stria pool`).
  */
 #include "conn.h"
 #include "inode.h"
 
 #include "../common/util.h"
+#include "../proto/layout.h"
 
 #include <sys/statvfs.h>
 
@@ -287,6 +289,80 @@ int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
     *out = v;
     *n = k;
     return 0;
+}
+
+int stria_pools(stria_fs_t *fs, struct stria_pool **out, size_t *n)
+{
+    struct cluster_map m = {0};
+    int rc = cl_get_map(fs, &m, NULL, 0);
+    if (rc)
+        return rc;
+    /* One block: the pools, then their OSTs. */
+    size_t osts = 0;
+    for (uint32_t i = 0; i < m.npools; i++)
+        osts += m.pools[i].n;
+    struct stria_pool *v = malloc(sizeof(*v) * (m.npools ? m.npools : 1) + sizeof(uint32_t) * osts);
+    if (!v) {
+        map_free(&m);
+        return -ENOMEM;
+    }
+    uint32_t *o = (uint32_t *)(v + (m.npools ? m.npools : 1));
+    for (uint32_t i = 0; i < m.npools; i++) {
+        memset(&v[i], 0, sizeof(v[i]));
+        snprintf(v[i].name, sizeof(v[i].name), "%s", m.pools[i].name);
+        v[i].nost = m.pools[i].n;
+        v[i].ost = o;
+        memcpy(o, m.pools[i].ost, sizeof(uint32_t) * m.pools[i].n);
+        o += m.pools[i].n;
+    }
+    *out = v;
+    *n = m.npools;
+    map_free(&m);
+    return 0;
+}
+
+static int pool_call(stria_fs_t *fs, uint8_t op, const char *pool, const uint32_t *osts, size_t n)
+{
+    if (!pool || !layout_pool_name_ok(pool, false) || n > MAP_MAX_TARGETS || (n && !osts))
+        return -EINVAL;
+    char fsname[64];
+    int rc = stria_cluster_info(fs, fsname, sizeof(fsname), NULL);
+    if (rc)
+        return rc;
+    uint8_t *blob = malloc(n ? n * 4 : 1);
+    if (!blob)
+        return -ENOMEM;
+    for (size_t i = 0; i < n; i++)
+        proto_put_le32(blob + 4 * i, osts[i]);
+    struct proto_pool_req q = {.op = op,
+                               .fsname = proto_str_c(fsname),
+                               .pool = proto_str_c(pool),
+                               .osts = {blob, (uint32_t)(n * 4)}};
+    struct proto_pool_rep r;
+    cl_cred(&q.cred);
+    rc = TARGET_CALL(fs, PROTO_NODE_MGMT, 0, pool, &q, &r, (void)0);
+    free(blob);
+    return rc;
+}
+
+int stria_pool_new(stria_fs_t *fs, const char *pool)
+{
+    return pool_call(fs, PROTO_POOL_NEW, pool, NULL, 0);
+}
+
+int stria_pool_destroy(stria_fs_t *fs, const char *pool)
+{
+    return pool_call(fs, PROTO_POOL_DESTROY, pool, NULL, 0);
+}
+
+int stria_pool_add(stria_fs_t *fs, const char *pool, const uint32_t *osts, size_t n)
+{
+    return n ? pool_call(fs, PROTO_POOL_ADD, pool, osts, n) : -EINVAL;
+}
+
+int stria_pool_remove(stria_fs_t *fs, const char *pool, const uint32_t *osts, size_t n)
+{
+    return n ? pool_call(fs, PROTO_POOL_REMOVE, pool, osts, n) : -EINVAL;
 }
 
 int stria_statfs(stria_fs_t *fs, struct statvfs *st)

@@ -303,10 +303,39 @@ static int comps_template(unsigned n, const struct stria_comp_spec *comps, struc
         c->stripe_count = s->stripe_count < 0 ? LAYOUT_COUNT_ALL : (uint16_t)s->stripe_count;
         c->type = LAYOUT_TYPE_OST | LAYOUT_F_PENDING;
         c->groups[0] = s->first_ost < 0 ? LAYOUT_ANY_OST : (uint32_t)s->first_ost;
+        if (!memchr(s->pool, 0, sizeof(s->pool)) || !layout_pool_name_ok(s->pool, true))
+            return -EINVAL;
+        snprintf(c->pool, sizeof(c->pool), "%s", s->pool);
         start = s->end;
     }
     t->ncomp = (uint16_t)n;
     return layout_validate(t);
+}
+
+/* Whether every pool the components name is one the management service
+ * has (-EINVAL otherwise). The MDT does not refuse a pool it does not
+ * know: its map may be older than the pool. */
+static int pools_exist(stria_fs_t *fs, unsigned n, const struct stria_comp_spec *comps)
+{
+    bool any = false;
+    for (unsigned i = 0; i < n; i++)
+        any |= comps[i].pool[0] != 0;
+    if (!any)
+        return 0;
+    struct stria_pool *v;
+    size_t np;
+    int rc = stria_pools(fs, &v, &np);
+    if (rc)
+        return rc;
+    for (unsigned i = 0; i < n && !rc; i++) {
+        bool found = !comps[i].pool[0];
+        for (size_t k = 0; k < np && !found; k++)
+            found = !strcmp(v[k].name, comps[i].pool);
+        if (!found)
+            rc = -EINVAL;
+    }
+    free(v);
+    return rc;
 }
 
 int stria_setstripe_comps_ino(stria_fs_t *fs, uint64_t ino, unsigned n,
@@ -316,6 +345,8 @@ int stria_setstripe_comps_ino(stria_fs_t *fs, uint64_t ino, unsigned n,
     if (!t)
         return -ENOMEM;
     int rc = comps_template(n, comps, t);
+    if (rc == 0)
+        rc = pools_exist(fs, n, comps);
     if (rc == 0)
         rc = cl_setstripe(fs, ino, 0, 0, -1, t);
     free(t);
@@ -330,6 +361,8 @@ int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
         return -ENOMEM;
     int rc = comps_template(n, comps, t);
     free(t);
+    if (rc == 0)
+        rc = pools_exist(fs, n, comps);
     if (rc)
         return rc;
     struct proto_attr a;

@@ -26,6 +26,16 @@ static int bad(char *why, size_t cap, const char *fmt, ...)
     return -EINVAL;
 }
 
+/* A pool's name as `stria pool new` takes it ("" too: none). */
+static int valid_pool(const char *s)
+{
+    for (; *s; s++)
+        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
+              *s == '_' || *s == '-'))
+            return 0;
+    return 1;
+}
+
 /* -E's END: a size (K, M, G, T), or -1 / eof for the end of file. */
 static int parse_end(const char *s, uint64_t *end)
 {
@@ -43,7 +53,8 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
         why[0] = 0;
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
-        if (strcmp(opt, "-E") && strcmp(opt, "-c") && strcmp(opt, "-S") && strcmp(opt, "-i"))
+        if (strcmp(opt, "-E") && strcmp(opt, "-c") && strcmp(opt, "-S") && strcmp(opt, "-i") &&
+            strcmp(opt, "-p"))
             return bad(why, whylen, "unknown option '%s' in a composite layout", opt);
         if (!arg)
             return bad(why, whylen, "%s needs a value", opt);
@@ -52,7 +63,7 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
             if (k == max)
                 return bad(why, whylen, "at most %u components", max);
             struct stria_comp_spec *c = &out[k];
-            /* -c and -S carry over from the component before, as lfs's. */
+            /* -c, -S and -p carry over from the component before, as lfs's. */
             *c = k ? out[k - 1] : (struct stria_comp_spec){.first_ost = -1};
             c->first_ost = -1;
             if (parse_end(arg, &c->end))
@@ -80,6 +91,17 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
                 return bad(why, whylen, "invalid stripe size '%s' (a multiple of 64K up to 1G)",
                            arg);
             c->stripe_size = (uint32_t)u;
+        } else if (!strcmp(opt, "-p")) {
+            /* [FSNAME.]POOL, as lfs takes it (the caller checks FSNAME);
+             * none: no pool, not the one before. */
+            const char *dot = strchr(arg, '.'), *pool = dot ? dot + 1 : arg;
+            if (!strcmp(pool, "none"))
+                pool = "";
+            if (strlen(pool) >= sizeof(c->pool) || !valid_pool(pool))
+                return bad(why, whylen,
+                           "invalid pool name '%s' (up to %zu of A-Z a-z 0-9 _ -, or none)", arg,
+                           sizeof(c->pool) - 1);
+            snprintf(c->pool, sizeof(c->pool), "%s", pool);
         } else {
             if (util_parse_i64(arg, &v) < 0 || v < -1 || v > INT32_MAX)
                 return bad(why, whylen, "invalid OST index '%s' (-1 for any)", arg);
@@ -130,6 +152,16 @@ int stria_comps_format(const struct stria_layout *l, char *buf, size_t cap)
         if (w < 0)
             return -EINVAL;
         n += (size_t)w;
+        /* The pool only when there is one, and none when one stops. */
+        const char *pool = l->comp[i].pool[0]            ? l->comp[i].pool
+                           : i && l->comp[i - 1].pool[0] ? "none"
+                                                         : NULL;
+        if (pool) {
+            w = snprintf(buf + n, n < cap ? cap - n : 0, " -p %.15s", pool);
+            if (w < 0)
+                return -EINVAL;
+            n += (size_t)w;
+        }
     }
     return n < cap ? (int)n : -ERANGE;
 }

@@ -10,6 +10,9 @@
  * after a restart a target that has not come back shows as offline rather
  * than vanishing.
  *
+ * It keeps the OST pools too (pools.h): changed by POOL, saved in
+ * data_dir/pools, sent with the map.
+ *
  * It also runs the policy engine of the data repositories (policy.h): one
  * per cluster, as the management service is.
  */
@@ -20,6 +23,7 @@
 #include "../net/net.h"
 #include "../proto/map.h"
 #include "policy.h"
+#include "pools.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -84,6 +88,7 @@ struct mgmtd {
     char fsname[64];
     char state_path[4200];
     int64_t offline_after_ms;
+    struct pools *pools;
 };
 
 static const char *kind_name(uint8_t k)
@@ -262,16 +267,67 @@ static int h_get_map(void *p, struct net_req *req, struct net_rep *rep)
         snap[i] = g->t[i].m;
         snap[i].age_ms = g->t[i].last_seen_ns ? (now - g->t[i].last_seen_ns) / 1000000 : UINT64_MAX;
     }
+    m.t = snap;
+    int rc = pools_snapshot(g->pools, &m);
     struct proto_get_map_rep r = {.epoch = g->epoch, .fsname = proto_str_c(g->fsname)};
     pthread_mutex_unlock(&g->lock);
-    m.t = snap;
-    int len = map_encode(&m, buf, cap);
-    free(snap);
+    int len = rc ? rc : map_encode(&m, buf, cap);
+    map_free(&m);
     if (len < 0)
         return len;
     r.map.p = buf;
     r.map.len = (uint32_t)len;
     return proto_enc_get_map_rep(&rep->enc, &r);
+}
+
+static bool ost_known(void *p, uint32_t idx)
+{
+    return find(p, PROTO_NODE_STOR, idx) != NULL;
+}
+
+static const char *pool_op_name(uint8_t op)
+{
+    static const char *const names[] = {"?", "new", "add", "remove", "destroy"};
+    return op <= PROTO_POOL_DESTROY ? names[op] : "?";
+}
+
+/* POOL: the lctl pool_* commands, by root. */
+static int h_pool(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct mgmtd *g = p;
+    struct proto_pool_req q;
+    char fsname[64], pool[LAYOUT_POOL_MAX + 1];
+    int rc = proto_dec_pool_req(&req->dec, &q) ? -EBADMSG : 0;
+    if (!rc && (proto_str_copy(&q.fsname, fsname, sizeof(fsname)) ||
+                proto_str_copy(&q.pool, pool, sizeof(pool)) || q.osts.len % 4 ||
+                q.osts.len / 4 > MAP_MAX_TARGETS))
+        rc = -EINVAL;
+    if (rc) {
+        log_warn("bad POOL request peer=%s: %s", req->peer, log_err(rc));
+        return rc;
+    }
+    if (q.cred.uid != 0)
+        return -EPERM;
+    if (strcmp(fsname, g->fsname))
+        return -EINVAL;
+    uint32_t n = q.osts.len / 4;
+    uint32_t *osts = malloc(sizeof(uint32_t) * (n ? n : 1));
+    if (!osts)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        osts[i] = proto_le32(q.osts.p + 4 * i);
+    pthread_mutex_lock(&g->lock);
+    rc = pools_change(g->pools, q.op, pool, osts, n, ost_known, g);
+    if (rc == 0)
+        g->epoch++;
+    struct proto_pool_rep r = {.epoch = g->epoch};
+    pthread_mutex_unlock(&g->lock);
+    if (rc == 0)
+        log_info("pool %s.%s: %s osts=%u peer=%s", fsname, pool, pool_op_name(q.op), n, req->peer);
+    else
+        log_info("pool %s.%s: %s refused: %s", fsname, pool, pool_op_name(q.op), log_err(rc));
+    free(osts);
+    return rc ? rc : proto_enc_pool_rep(&rep->enc, &r);
 }
 
 static int h_ping(void *p, struct net_req *req, struct net_rep *rep)
@@ -321,6 +377,10 @@ int main(int argc, char **argv)
     g->offline_after_ms = conf.offline_after_ms;
     g->epoch = 1;
     load_state(g);
+    if ((rc = pools_open(conf.data_dir, &g->pools))) {
+        fprintf(stderr, "stria-mgmtd: cannot read %s/pools: %s\n", conf.data_dir, strerror(-rc));
+        return 2;
+    }
     struct net_server_opts so = {.host = conf.d.listen.host,
                                  .port = conf.d.listen.port,
                                  .key = &key,
@@ -330,6 +390,7 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_PING] = h_ping;
     so.handlers[PROTO_OP_HEARTBEAT] = h_heartbeat;
     so.handlers[PROTO_OP_GET_MAP] = h_get_map;
+    so.handlers[PROTO_OP_POOL] = h_pool;
     struct net_server *srv;
     if ((rc = net_server_start(&so, &srv)))
         return 1;
@@ -349,6 +410,7 @@ int main(int argc, char **argv)
     save_state(g);
     pthread_mutex_unlock(&g->lock);
     free(g->t);
+    pools_close(g->pools);
     free(g);
     cfg_free(&mgmtd_table, &conf);
     return 0;

@@ -16,6 +16,7 @@ struct hb {
     pthread_mutex_t lock;
     pthread_cond_t cond;
     bool stop;
+    bool force; /* fetch the map at the next beat, whatever its epoch */
     uint64_t incarnation;
 };
 
@@ -47,6 +48,8 @@ static void *hb_main(void *arg)
         return NULL;
     pthread_mutex_lock(&h->lock);
     while (!h->stop) {
+        bool force = h->force;
+        h->force = false;
         pthread_mutex_unlock(&h->lock);
         int rc = 0;
         if (!c)
@@ -65,7 +68,7 @@ static void *hb_main(void *arg)
             bool transport = false;
             if (rc == 0)
                 rc = net_call_heartbeat(c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-            if (rc == 0 && h->o.on_map && r.epoch != seen_epoch) {
+            if (rc == 0 && h->o.on_map && (r.epoch != seen_epoch || force)) {
                 if ((rc = fetch_map(h, c)) == 0)
                     seen_epoch = r.epoch;
             }
@@ -85,7 +88,7 @@ static void *hb_main(void *arg)
         struct timespec ts2;
         util_deadline(&ts2, CLOCK_REALTIME, h->o.interval_ms);
         pthread_mutex_lock(&h->lock);
-        if (!h->stop)
+        if (!h->stop && !h->force)
             pthread_cond_timedwait(&h->cond, &h->lock, &ts2);
     }
     pthread_mutex_unlock(&h->lock);
@@ -110,6 +113,16 @@ int hb_start(const struct hb_opts *o, struct hb **out)
     }
     *out = h;
     return 0;
+}
+
+void hb_refresh(struct hb *h)
+{
+    if (!h)
+        return;
+    pthread_mutex_lock(&h->lock);
+    h->force = true;
+    pthread_cond_broadcast(&h->cond);
+    pthread_mutex_unlock(&h->lock);
 }
 
 void hb_stop(struct hb *h)

@@ -29,6 +29,9 @@ struct hb_opts {
 
 struct hb;
 int hb_start(const struct hb_opts *o, struct hb **out);
+/* Beat now and fetch the map whatever its epoch (on_map then follows);
+ * returns at once. */
+void hb_refresh(struct hb *h);
 void hb_stop(struct hb *h);
 
 #endif

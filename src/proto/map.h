@@ -8,6 +8,11 @@
  * replication exists every group is exactly one OST and group i is OST i,
  * so map_group_ost() is the identity; the wire format does not change when
  * groups grow members.
+ *
+ * OST pools (Lustre's): named sets of OSTs that layouts may ask their
+ * stripes to stay inside. mgmtd keeps them and sends them after the
+ * targets (appended: a decoder that stops after the targets still reads
+ * the map); a pool change moves the epoch like any other.
  */
 #ifndef STRIA_MAP_H
 #define STRIA_MAP_H
@@ -28,20 +33,33 @@ struct map_target {
     uint64_t age_ms; /* since the last heartbeat */
 };
 
+#define MAP_MAX_POOLS 1024
+struct map_pool {
+    char name[LAYOUT_POOL_MAX + 1];
+    uint32_t n;
+    uint32_t *ost; /* n OST indices, ascending */
+};
+
 struct cluster_map {
     uint64_t epoch;
     char fsname[64];
     uint32_t n;
     struct map_target *t; /* malloc'd, n entries; freed by map_free */
+    uint32_t npools;
+    struct map_pool *pools; /* malloc'd with their OSTs; freed by map_free */
 };
 
-/* Encode the targets into buf; returns bytes written or negative errno. */
+/* Encode the targets and pools into buf; returns bytes written or
+ * negative errno. */
 int map_encode(const struct cluster_map *m, uint8_t *buf, size_t cap);
-/* Decode a GET_MAP blob into m (t is allocated; free with map_free). */
+/* Decode a GET_MAP blob into m (t and pools are allocated; free with
+ * map_free). A map without pools (an older mgmtd) has npools 0. */
 int map_decode(const uint8_t *buf, size_t len, struct cluster_map *m);
 void map_free(struct cluster_map *m);
 /* The target of kind with that index, or NULL. */
 const struct map_target *map_find(const struct cluster_map *m, uint8_t kind, uint32_t index);
+/* The pool called name, or NULL. */
+const struct map_pool *map_find_pool(const struct cluster_map *m, const char *name);
 /* Number of targets of a kind. */
 uint32_t map_count(const struct cluster_map *m, uint8_t kind);
 static inline uint32_t map_group_ost(uint32_t group)

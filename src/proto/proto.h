@@ -344,6 +344,15 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
 /* GET_MAP: the cluster map, encoded by map.h into a blob. */
 #define MSG_GET_MAP_REQ(F)
 #define MSG_GET_MAP_REP(F) F(U64, epoch) F(STR, fsname) F(BLOB, map)
+/* POOL: change the OST pools of file system fsname (root only): op NEW or
+ * DESTROY pool (DESTROY of a pool that still has OSTs: ENOTEMPTY), ADD or
+ * REMOVE the OSTs in osts (U32 indices, little-endian) to or from it. All
+ * or nothing. Reply: the map's epoch after the change; the pools reach
+ * everyone in GET_MAP. Not resent after its connection broke: an ADD made
+ * twice answers EEXIST. */
+enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY };
+#define MSG_POOL_REQ(F) F(CRED, cred) F(U8, op) F(STR, fsname) F(STR, pool) F(BLOB, osts)
+#define MSG_POOL_REP(F) F(U64, epoch)
 
 /* Metadata. Path-taking requests name a start directory and a relative
  * path of one or more components; the MDT resolves all but the last
@@ -619,6 +628,7 @@ enum {
     X(A, PING, 3, ping, 0)                                                                         \
     X(A, HEARTBEAT, 10, heartbeat, 0)                                                              \
     X(A, GET_MAP, 11, get_map, 0)                                                                  \
+    X(A, POOL, 12, pool, 0)                                                                        \
     X(A, LOOKUP, 20, lookup, 0)                                                                    \
     X(A, GETATTR, 21, getattr, 0)                                                                  \
     X(A, SETATTR, 22, setattr, PROTO_F_CHANGE)                                                     \

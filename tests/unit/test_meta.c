@@ -22,6 +22,7 @@
 #include "meta/store/hsm_rec.h"
 #include "meta/store/wcache.h"
 #include "proto/layout.h"
+#include "proto/map.h"
 #include "proto/proto.h"
 
 #include <dirent.h>
@@ -1797,6 +1798,162 @@ static void test_stripe_offline_osts(void **state)
     assert_int_equal(op_open(f, &root_cred, "nospace", O_CREAT | O_WRONLY, 0644, NULL), -ENOSPC);
     set_osts(f, NOST, 0xf);
     mk_file(f, &root_cred, "nospace", 0644);
+}
+
+/* ---- OST pools -------------------------------------------------------- */
+
+#define POOL_OSTS 8
+
+/* Eight OSTs, online, with avail[i] bytes free (each 1 TiB big). */
+static void set_pool_osts(struct fx *f, const uint64_t *avail)
+{
+    struct meta_ost o[POOL_OSTS];
+    for (uint32_t i = 0; i < POOL_OSTS; i++) {
+        o[i].index = i;
+        o[i].online = true;
+        o[i].avail = avail[i];
+        o[i].total = 1ull << 40;
+    }
+    meta_ctx_set_osts(&f->ctx, o, POOL_OSTS);
+}
+
+/* How many stripes of tries layouts of count stripes each OST got. */
+static void alloc_counts(struct fx *f, int tries, int32_t count, const char *pool,
+                         uint32_t hits[POOL_OSTS])
+{
+    memset(hits, 0, sizeof(uint32_t) * POOL_OSTS);
+    for (int i = 0; i < tries; i++) {
+        struct layout l;
+        assert_int_equal(meta_alloc_layout(&f->ctx, count, MIB, -1, pool, &l), 0);
+        for (uint32_t s = 0; s < l.comp[0].stripe_count; s++) {
+            assert_true(l.comp[0].groups[s] < POOL_OSTS);
+            for (uint32_t k = 0; k < s; k++)
+                assert_int_not_equal(l.comp[0].groups[k], l.comp[0].groups[s]);
+            hits[l.comp[0].groups[s]]++;
+        }
+    }
+}
+
+static int refreshes;
+static void count_refresh(void *arg)
+{
+    (void)arg;
+    refreshes++;
+}
+
+static void test_alloc_pool(void **state)
+{
+    struct fx *f = *state;
+    uint64_t even[POOL_OSTS];
+    for (int i = 0; i < POOL_OSTS; i++)
+        even[i] = 500ull << 30;
+    set_pool_osts(f, even);
+    uint32_t fast[] = {6, 1, 3, 5}, none[1];
+    struct map_pool pools[] = {{"fast", 4, fast}, {"empty", 0, none}};
+    assert_int_equal(meta_ctx_set_pools(&f->ctx, pools, 2), 0);
+    const uint32_t in_fast = 1u << 1 | 1u << 3 | 1u << 5 | 1u << 6;
+
+    /* Balanced: round-robin over the pool's OSTs, never outside it. */
+    uint32_t hits[POOL_OSTS];
+    alloc_counts(f, 400, 1, "fast", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        assert_int_equal(hits[i], (in_fast >> i) & 1 ? 100 : 0);
+    alloc_counts(f, 100, 3, "fast", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        assert_int_equal(hits[i], (in_fast >> i) & 1 ? 75 : 0);
+    /* -c -1 and a count above the pool's size: the pool's four. */
+    alloc_counts(f, 10, -1, "fast", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        assert_int_equal(hits[i], (in_fast >> i) & 1 ? 10 : 0);
+    alloc_counts(f, 10, 8, "fast", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        assert_int_equal(hits[i], (in_fast >> i) & 1 ? 10 : 0);
+    /* A first OST outside the pool is a hint not taken. */
+    struct layout l;
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, 0, "fast", &l), 0);
+    assert_true((in_fast >> l.comp[0].groups[0]) & 1);
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, 5, "fast", &l), 0);
+    assert_int_equal(l.comp[0].groups[0], 5);
+
+    /* Unbalanced inside the pool: weighted by free space, OSTs 1 and 3
+     * (400 GiB) about ten times as often as 5 and 6 (40 GiB); the much
+     * emptier OSTs outside it never. */
+    uint64_t skew[POOL_OSTS] = {1ull << 40, 400ull << 30, 1ull << 40,  400ull << 30,
+                                1ull << 40, 40ull << 30,  40ull << 30, 1ull << 40};
+    set_pool_osts(f, skew);
+    alloc_counts(f, 4000, 1, "fast", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        if (!((in_fast >> i) & 1))
+            assert_int_equal(hits[i], 0);
+    assert_true(hits[1] > 4 * hits[5] && hits[1] > 4 * hits[6]);
+    assert_true(hits[3] > 4 * hits[5] && hits[3] > 4 * hits[6]);
+    assert_true(hits[5] > 0 && hits[6] > 0);
+    /* Without the pool, the emptiest OSTs win. */
+    alloc_counts(f, 1000, 1, NULL, hits);
+    assert_true(hits[0] > hits[1] && hits[7] > hits[6]);
+
+    /* A pool none of whose OSTs can take data: ENOSPC, even with room
+     * outside it. */
+    uint64_t full[POOL_OSTS];
+    for (int i = 0; i < POOL_OSTS; i++)
+        full[i] = (in_fast >> i) & 1 ? 1u << 20 : 1ull << 40;
+    set_pool_osts(f, full);
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "fast", &l), -ENOSPC);
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "", &l), 0);
+    set_pool_osts(f, even);
+
+    /* A pool the map does not show, or shows empty, with no way to ask
+     * for a fresher map: ignored, as Lustre ignores it. */
+    alloc_counts(f, 80, 1, "nosuch", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        assert_int_equal(hits[i], 10);
+    alloc_counts(f, 80, 1, "empty", hits);
+    for (int i = 0; i < POOL_OSTS; i++)
+        assert_int_equal(hits[i], 10);
+
+    /* With one: the request waits for a fresh map (EAGAIN, asked once);
+     * the map that comes shows the pool, whose OSTs it then gets. */
+    refreshes = 0;
+    f->ctx.refresh_map = count_refresh;
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "new", &l), -EAGAIN);
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "new", &l), -EAGAIN);
+    assert_int_equal(refreshes, 1);
+    uint32_t two[] = {2, 7};
+    struct map_pool more[] = {{"fast", 4, fast}, {"new", 2, two}};
+    assert_int_equal(meta_ctx_set_pools(&f->ctx, more, 2), 0);
+    alloc_counts(f, 10, 1, "new", hits);
+    assert_int_equal(hits[2] + hits[7], 10);
+    assert_int_equal(hits[2], 5);
+    /* A fresh map that still lacks it: placed over all OSTs, and the
+     * pool is not asked for again for a while. */
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "gone", &l), -EAGAIN);
+    assert_int_equal(meta_ctx_set_pools(&f->ctx, more, 2), 0);
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "gone", &l), 0);
+    assert_int_equal(meta_alloc_layout(&f->ctx, 1, MIB, -1, "gone", &l), 0);
+    assert_int_equal(refreshes, 2);
+    f->ctx.refresh_map = NULL;
+
+    /* Components: each instantiated within its own pool. */
+    for (int round = 0; round < 20; round++) {
+        memset(&l, 0, sizeof(l));
+        l.ncomp = 2;
+        l.comp[0] = (struct layout_comp){
+            .start = 0, .end = 1 << 20, .stripe_count = 1, .type = LAYOUT_F_PENDING, .pool = "new"};
+        l.comp[1] = (struct layout_comp){.start = 1 << 20,
+                                         .end = LAYOUT_END_EOF,
+                                         .stripe_count = LAYOUT_COUNT_ALL,
+                                         .type = LAYOUT_F_PENDING,
+                                         .pool = "fast"};
+        l.comp[0].groups[0] = l.comp[1].groups[0] = LAYOUT_ANY_OST;
+        assert_int_equal(layout_validate(&l), 0);
+        assert_int_equal(meta_instantiate(&f->ctx, &l, LAYOUT_END_EOF), 0);
+        assert_true(l.comp[0].groups[0] == 2 || l.comp[0].groups[0] == 7);
+        assert_string_equal(l.comp[0].pool, "new");
+        assert_int_equal(l.comp[1].stripe_count, 4);
+        for (int s = 0; s < 4; s++)
+            assert_true((in_fast >> l.comp[1].groups[s]) & 1);
+    }
+    set_osts(f, NOST, 0xf);
 }
 
 /* ---- sizes ------------------------------------------------------------ */
@@ -3709,6 +3866,7 @@ int main(void)
         T(test_stripe_errors),
         T(test_stripe_composite),
         T(test_stripe_offline_osts),
+        T(test_alloc_pool),
         T(test_setsize_setattr),
         T(test_group_commit_concurrent),
         T(test_flat_batches),

@@ -1642,12 +1642,68 @@ static void test_map_roundtrip(void **state)
     assert_null(out.t);
     assert_int_equal(out.n, 0);
 
-    /* An empty map. */
+    /* An empty map: no targets, no pools. */
     struct cluster_map empty = {0};
     len = map_encode(&empty, wire, sizeof(wire));
-    assert_int_equal(len, 4);
+    assert_int_equal(len, 8);
     assert_int_equal(map_decode(wire, (size_t)len, &out), 0);
     assert_int_equal(out.n, 0);
+    assert_int_equal(out.npools, 0);
+    map_free(&out);
+}
+
+/* Pools travel after the targets; a map without them (an older mgmtd)
+ * still decodes, with none. */
+static void test_map_pools(void **state)
+{
+    (void)state;
+    struct map_target t[5];
+    struct cluster_map m, out = {0};
+    make_map(&m, t, 5);
+    uint32_t fast[] = {0, 2}, none[1];
+    struct map_pool pools[] = {{"fast", 2, fast}, {"empty.1", 0, none}};
+    m.pools = pools;
+    m.npools = 2;
+    int len = map_encode(&m, wire, sizeof(wire));
+    assert_true(len > 0);
+    uint8_t *buf = exact_copy(wire, (size_t)len);
+    assert_int_equal(map_decode(buf, (size_t)len, &out), 0);
+    free(buf);
+    assert_int_equal(out.n, 5);
+    assert_int_equal(out.npools, 2);
+    const struct map_pool *f = map_find_pool(&out, "fast");
+    assert_non_null(f);
+    assert_int_equal(f->n, 2);
+    assert_int_equal(f->ost[0], 0);
+    assert_int_equal(f->ost[1], 2);
+    assert_non_null(map_find_pool(&out, "empty.1"));
+    assert_int_equal(map_find_pool(&out, "empty.1")->n, 0);
+    assert_null(map_find_pool(&out, "fas"));
+
+    /* The same map as an older mgmtd sends it: the targets only. */
+    m.npools = 0;
+    int old = map_encode(&m, wire, sizeof(wire)) - 4;
+    assert_int_equal(map_decode(wire, (size_t)old, &out), 0);
+    assert_int_equal(out.n, 5);
+    assert_int_equal(out.npools, 0);
+    assert_null(out.pools);
+
+    /* A pool with a bad name, or more OSTs than the bytes left, is garbage. */
+    const char *bad[] = {"", "a b", "0123456789abcdef"};
+    for (int k = 0; k < 4; k++) {
+        struct proto_enc e;
+        proto_enc_init(&e, wire, sizeof(wire));
+        uint32_t np = 1, nost = k == 3 ? 1000 : 1, idx = 1;
+        struct proto_str name = proto_str_c(k < 3 ? bad[k] : "ok");
+        proto_put_U32(&e, &(uint32_t){0});
+        proto_put_U32(&e, &np);
+        proto_put_STR(&e, &name);
+        proto_put_U32(&e, &nost);
+        proto_put_U32(&e, &idx);
+        assert_int_equal(e.err, 0);
+        assert_int_equal(map_decode(wire, e.len, &out), -EBADMSG);
+        assert_int_equal(out.npools, 0);
+    }
     map_free(&out);
 }
 
@@ -1676,9 +1732,16 @@ static void test_map_rejects_garbage(void **state)
     int len = map_encode(&m, wire, sizeof(wire));
     assert_true(len > 0);
 
-    /* Every truncation fails and leaves the output alone. */
+    /* Every truncation fails and leaves the output alone, but the one
+     * that ends with the targets: a map of an mgmtd without pools. */
     for (int n = 0; n < len; n++) {
         uint8_t *b = exact_copy(wire, (size_t)n);
+        if (n == len - 4) {
+            assert_int_equal(map_decode(b, (size_t)n, &out), 0);
+            map_free(&out);
+            free(b);
+            continue;
+        }
         if (map_decode(b, (size_t)n, &out) != -EBADMSG)
             fail_msg("map prefix of %d/%d bytes accepted", n, len);
         assert_null(out.t);
@@ -1745,6 +1808,9 @@ static void test_map_rejects_garbage(void **state)
                 assert_true(memchr(out.t[i].node, '\0', sizeof(out.t[i].node)) != NULL);
                 assert_true(memchr(out.t[i].host, '\0', sizeof(out.t[i].host)) != NULL);
             }
+            assert_true(out.npools <= MAP_MAX_POOLS);
+            for (uint32_t i = 0; i < out.npools; i++)
+                assert_true(out.pools[i].n <= MAP_MAX_TARGETS);
             map_free(&out);
         } else {
             assert_int_equal(rc, -EBADMSG);
@@ -1811,6 +1877,7 @@ int main(void)
         cmocka_unit_test(test_str_copy),
         cmocka_unit_test(test_garbage_every_decoder),
         cmocka_unit_test(test_map_roundtrip),
+        cmocka_unit_test(test_map_pools),
         cmocka_unit_test(test_map_encode_too_small),
         cmocka_unit_test(test_map_rejects_garbage),
         cmocka_unit_test(test_op_names),

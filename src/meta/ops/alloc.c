@@ -1,12 +1,21 @@
 /*
  * Allocation (alloc.h): where a new file's stripes go over the OSTs and a
  * new directory over the MDTs.
+ *
+ * A component that names an OST pool takes its stripes among the pool's
+ * OSTs only, by the same rules. The pools come with the cluster map, so
+ * a pool made (or filled) a moment ago may not have reached this MDT
+ * yet: a pool the map does not show, or shows empty, makes the MDT ask
+ * for a fresh map and the request wait for it (at most 2 s). A pool still
+ * unknown or empty then is ignored, as Lustre's MDS ignores it, with a
+ * warning: the file is placed over all OSTs and keeps the pool's name.
  */
 #include "alloc.h"
 
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../../proto/map.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,22 +38,85 @@ uint64_t meta_rng_next(uint64_t *s)
 /* An OST below this much free space takes no new files. */
 #define OST_FULL_BYTES (64ull << 20)
 
+#define POOL_WAIT_NS  (2000000000ll)  /* for a fresh map that shows the pool */
+#define POOL_AGAIN_NS (10000000000ll) /* between two asks for the same pool */
+
+static int cmp_u32(const void *a, const void *b)
+{
+    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return x < y ? -1 : x > y;
+}
+
+static const struct map_pool *find_pool(const struct meta_ctx *c, const char *name)
+{
+    for (uint32_t i = 0; i < c->npools; i++)
+        if (!strcmp(c->pools[i].name, name))
+            return &c->pools[i];
+    return NULL;
+}
+
+/* Pool name is not in this MDT's map, or is empty there (under
+ * alloc_lock): -EAGAIN while a fresh map is awaited (the request's
+ * transaction runs again), 0 to place the file as if it named no pool. */
+static int pool_missing(struct meta_ctx *c, const char *name, bool empty)
+{
+    int64_t now = (int64_t)util_now_mono_ns();
+    if (c->refresh_map) {
+        bool asked =
+            c->pool_ask_ns && !strcmp(c->pool_asked, name) && now - c->pool_ask_ns < POOL_AGAIN_NS;
+        if (!asked) {
+            c->pool_ask_ns = now;
+            c->pool_ask_gen = c->map_gen;
+            snprintf(c->pool_asked, sizeof(c->pool_asked), "%s", name);
+            c->refresh_map(c->refresh_arg);
+            return -EAGAIN;
+        }
+        if (c->map_gen == c->pool_ask_gen && now - c->pool_ask_ns < POOL_WAIT_NS)
+            return -EAGAIN;
+    }
+    if (!c->pool_warned_ns || now - c->pool_warned_ns >= POOL_AGAIN_NS) {
+        c->pool_warned_ns = now;
+        log_warn("pool %s %s: placing new files over all OSTs", name,
+                 empty ? "has no OSTs" : "does not exist");
+    }
+    return 0;
+}
+
 /*
- * Choose count OSTs: round-robin from a rotating start while free space is
- * balanced; once the emptiest and fullest usable OSTs differ by more than
- * 17% of the larger (Lustre's qos_threshold_rr), a random draw weighted by
- * free space. Never an offline or full OST.
+ * Choose count OSTs (among pool's if it names one): round-robin from a
+ * rotating start while free space is balanced; once the emptiest and
+ * fullest usable OSTs differ by more than 17% of the larger (Lustre's
+ * qos_threshold_rr), a random draw weighted by free space. Never an
+ * offline or full OST.
  */
 int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t offset,
-                      struct layout *out)
+                      const char *pool, struct layout *out)
 {
     uint32_t cand[META_MAX_OSTS];
     uint64_t avail[META_MAX_OSTS];
     uint32_t n = 0;
     pthread_mutex_lock(&c->alloc_lock);
+    if (!c->osts_known) {
+        /* Just started, before the first cluster map: wait for it
+         * (run_waiting tries again, up to two seconds, then EBUSY) rather
+         * than tell the client the disks are full. */
+        pthread_mutex_unlock(&c->alloc_lock);
+        return -EAGAIN;
+    }
+    const struct map_pool *p = pool && pool[0] ? find_pool(c, pool) : NULL;
+    if (pool && pool[0] && (!p || !p->n)) {
+        int rc = pool_missing(c, pool, p != NULL);
+        if (rc) {
+            pthread_mutex_unlock(&c->alloc_lock);
+            return rc;
+        }
+        p = NULL;
+    }
     uint64_t lo = UINT64_MAX, hi = 0;
     for (uint32_t i = 0; i < c->nost; i++) {
         if (!c->ost[i].online || c->ost[i].avail < OST_FULL_BYTES)
+            continue;
+        if (p && !bsearch(&c->ost[i].index, p->ost, p->n, sizeof(uint32_t), cmp_u32))
             continue;
         cand[n] = c->ost[i].index;
         avail[n] = c->ost[i].avail;
@@ -53,14 +125,14 @@ int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t 
         n++;
     }
     if (n == 0) {
-        bool known = c->osts_known;
+        uint32_t members = p ? p->n : 0;
         pthread_mutex_unlock(&c->alloc_lock);
-        /* Just started, before the first cluster map: wait for it
-         * (run_waiting tries again, up to two seconds, then EBUSY) rather
-         * than tell the client the disks are full. */
-        if (!known)
-            return -EAGAIN;
-        log_warn("no OST can take a new file (none online with free space)");
+        if (members)
+            log_warn("pool %s: no OST can take a new file (none of its %u online with free "
+                     "space): %s",
+                     pool, members, log_err(-ENOSPC));
+        else
+            log_warn("no OST can take a new file (none online with free space)");
         return -ENOSPC;
     }
     uint32_t want = count < 0 ? n : (uint32_t)count;
@@ -129,7 +201,7 @@ int meta_instantiate(struct meta_ctx *c, struct layout *l, uint64_t end)
         uint32_t size = k->stripe_size ? k->stripe_size : c->default_size;
         int32_t offset = k->groups[0] == LAYOUT_ANY_OST ? -1 : (int32_t)k->groups[0];
         struct layout one;
-        int rc = meta_alloc_layout(c, count, size, offset, &one);
+        int rc = meta_alloc_layout(c, count, size, offset, k->pool, &one);
         if (rc)
             return rc;
         k->stripe_size = one.comp[0].stripe_size;
@@ -175,7 +247,7 @@ int meta_new_file_layout(struct meta_ctx *c, const struct meta_inode *dir, int32
         size = dir->dsize ? dir->dsize : c->default_size;
     if (offset < 0)
         offset = dir->doffset;
-    return meta_alloc_layout(c, count, size, offset, out);
+    return meta_alloc_layout(c, count, size, offset, NULL, out);
 }
 
 int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int32_t count,
@@ -220,4 +292,43 @@ void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32
     memcpy(ctx->ost, osts, sizeof(*osts) * ctx->nost);
     ctx->osts_known = true;
     pthread_mutex_unlock(&ctx->alloc_lock);
+}
+
+static void free_pools(struct map_pool *v, uint32_t n)
+{
+    for (uint32_t i = 0; v && i < n; i++)
+        free(v[i].ost);
+    free(v);
+}
+
+int meta_ctx_set_pools(struct meta_ctx *ctx, const struct map_pool *pools, uint32_t n)
+{
+    struct map_pool *v = calloc(n ? n : 1, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++) {
+        v[i] = pools[i];
+        if (!(v[i].ost = malloc(sizeof(uint32_t) * (pools[i].n ? pools[i].n : 1)))) {
+            free_pools(v, i);
+            return -ENOMEM;
+        }
+        memcpy(v[i].ost, pools[i].ost, sizeof(uint32_t) * pools[i].n);
+        qsort(v[i].ost, v[i].n, sizeof(uint32_t), cmp_u32);
+    }
+    pthread_mutex_lock(&ctx->alloc_lock);
+    struct map_pool *old = ctx->pools;
+    uint32_t nold = ctx->npools;
+    ctx->pools = v;
+    ctx->npools = n;
+    ctx->map_gen++;
+    pthread_mutex_unlock(&ctx->alloc_lock);
+    free_pools(old, nold);
+    return 0;
+}
+
+void meta_ctx_free_pools(struct meta_ctx *ctx)
+{
+    free_pools(ctx->pools, ctx->npools);
+    ctx->pools = NULL;
+    ctx->npools = 0;
 }

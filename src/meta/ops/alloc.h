@@ -15,11 +15,20 @@ int meta_dir_placement(struct meta_ctx *c, const struct meta_inode *parent, int3
                        int32_t start, uint64_t *dstripe, uint32_t *owner);
 /* Replace the allocator's view of the OSTs. */
 void meta_ctx_set_osts(struct meta_ctx *ctx, const struct meta_ost *osts, uint32_t n);
+/* Replace the allocator's pools with a copy of pools (n of them), after
+ * the OSTs of the same map: a map has come. 0 or -ENOMEM (the old stay). */
+int meta_ctx_set_pools(struct meta_ctx *ctx, const struct map_pool *pools, uint32_t n);
+/* Free the pools (meta_ctx_destroy). */
+void meta_ctx_free_pools(struct meta_ctx *ctx);
 /* A layout of count stripes of size bytes (offset: the first OST asked
- * for, -1 any; a hint) over the usable OSTs: round-robin while they are
- * balanced, else weighted by free space. Never an offline or full OST. */
+ * for, -1 any; a hint) over the usable OSTs, those of pool only if pool
+ * names one (NULL or "": none): round-robin while they are balanced, else
+ * weighted by free space. Never an offline or full OST. -ENOSPC when no
+ * candidate can take data (logged with the pool's name); -EAGAIN while a
+ * pool this MDT does not know yet is awaited (alloc.c), then a pool still
+ * unknown or empty is ignored, as Lustre's is. */
 int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t offset,
-                      struct layout *out);
+                      const char *pool, struct layout *out);
 /* Check a stripe request's count, size and offset. */
 int meta_check_stripe_args(int32_t count, uint32_t size, int32_t offset);
 /* The layout of a new file in dir (count/size/offset 0: dir's default,

@@ -20,6 +20,8 @@ struct meta_ost {
     uint64_t avail, total;
 };
 
+struct map_pool;
+
 /* A step of a cross-MDT operation sent to another MDT (metad.c sends it;
  * unit tests call the other MDT's meta_op_shard directly). */
 typedef int (*meta_peer_fn)(void *arg, uint32_t mdt, const struct proto_shard_req *q,
@@ -72,6 +74,19 @@ struct meta_ctx {
     struct meta_ost ost[META_MAX_OSTS];
     uint32_t rr_next;
     uint64_t rng;
+    /* OST pools from the cluster map (each pool's OSTs ascending), and
+     * how a pool the map does not show yet is waited for (alloc.c). */
+    struct map_pool *pools;
+    uint32_t npools;
+    uint64_t map_gen;                     /* maps received (meta_ctx_set_pools) */
+    uint64_t pool_ask_gen;                /* map_gen when a fresh map was asked for */
+    int64_t pool_ask_ns;                  /* then (monotonic; 0 never) */
+    char pool_asked[LAYOUT_POOL_MAX + 1]; /* for which pool */
+    int64_t pool_warned_ns;               /* the last warning of a pool not there */
+    /* Ask for a fresh cluster map now, without waiting (metad: the
+     * heartbeat's; NULL: never, as in unit tests). */
+    void (*refresh_map)(void *arg);
+    void *refresh_arg;
 };
 
 #define META_MAX_SYMLINKS 40

@@ -79,6 +79,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
 void meta_ctx_destroy(struct meta_ctx *ctx)
 {
     pthread_mutex_destroy(&ctx->alloc_lock);
+    meta_ctx_free_pools(ctx);
     free(ctx->xbusy);
     ctx->xbusy = NULL;
 }

@@ -135,7 +135,7 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
     } else {
         int32_t count = q->count ? q->count : a->c->default_count;
         uint32_t size = q->size ? q->size : in.layout.comp[0].stripe_size;
-        rc = meta_alloc_layout(a->c, count, size, q->offset, &in.layout);
+        rc = meta_alloc_layout(a->c, count, size, q->offset, NULL, &in.layout);
     }
     if (rc)
         return rc;
@@ -150,7 +150,8 @@ int meta_op_setstripe(const struct meta_req *rq, const void *qv, void *rv)
     const struct proto_setstripe_req *q = qv;
     struct proto_setstripe_rep *r = rv;
     struct meta_ino_arg a = {c, q, r, NULL, 0};
-    return meta_xmdt_after(c, meta_store_write(c->store, rq, setstripe_txn, &a));
+    /* run_waiting: a pool this MDT does not know yet is waited for. */
+    return meta_xmdt_after(c, meta_run_waiting(rq, META_RUN_WRITE, setstripe_txn, &a));
 }
 
 static int intent_txn(struct meta_txn *t, void *arg)

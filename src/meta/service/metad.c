@@ -98,13 +98,22 @@ static void hb_map(void *p, const struct cluster_map *map)
         n++;
     }
     meta_ctx_set_osts(&m->ctx, osts, n);
+    if (meta_ctx_set_pools(&m->ctx, map->pools, map->npools))
+        log_warn("MDT%04x: cannot take the map's %u pools: %s", m->index, map->npools,
+                 log_err(-ENOMEM));
     uint32_t nmdt = map_count(map, PROTO_NODE_META);
     if (nmdt > __atomic_load_n(&m->ctx.nmdt, __ATOMIC_RELAXED))
         __atomic_store_n(&m->ctx.nmdt, nmdt, __ATOMIC_RELAXED);
     meta_peers_update(m->peers, map);
-    log_info("MDT%04x: cluster map epoch=%llu osts=%u mdts=%u", m->index,
-             (unsigned long long)map->epoch, n, nmdt);
+    log_info("MDT%04x: cluster map epoch=%llu osts=%u mdts=%u pools=%u", m->index,
+             (unsigned long long)map->epoch, n, nmdt, map->npools);
     free(osts);
+}
+
+/* The allocator meets a pool its map does not show (alloc.c). */
+static void refresh_map(void *hb)
+{
+    hb_refresh(hb);
 }
 
 struct mdt_services {
@@ -196,6 +205,10 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
                          .ctx = m};
     if ((rc = hb_start(&ho, &m->hb)))
         return rc;
+    pthread_mutex_lock(&m->ctx.alloc_lock);
+    m->ctx.refresh_map = refresh_map;
+    m->ctx.refresh_arg = m->hb;
+    pthread_mutex_unlock(&m->ctx.alloc_lock);
     log_info("serving MDT%04x dir=%s listen=%s:%u advertise=%s node=%s", m->index, path,
              conf->d.listen.host, net_server_port(m->srv), adv, node);
     return 0;
@@ -252,6 +265,10 @@ int main(int argc, char **argv)
     log_info("signal %d: stopping", sig);
     for (uint32_t i = 0; i < n; i++) {
         struct mdt_service *m = &all.v[i];
+        /* Requests still served may ask the heartbeat for a map. */
+        pthread_mutex_lock(&m->ctx.alloc_lock);
+        m->ctx.refresh_map = NULL;
+        pthread_mutex_unlock(&m->ctx.alloc_lock);
         hb_stop(m->hb);
         lease_tab_stop(m->leases);
         net_server_stop(m->srv);

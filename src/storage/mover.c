@@ -34,6 +34,7 @@
 #include "../proto/ids.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <inttypes.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -157,6 +158,17 @@ static int write_piece(struct stord *s, struct ost *o, const char *name, pthread
 }
 
 /* The round's ranged GETs, of the pull's version once one is known. */
+/* Append to a reason, cut to fit. */
+static void err_add(struct s3_err *e, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static void err_add(struct s3_err *e, const char *fmt, ...)
+{
+    size_t n = strnlen(e->text, sizeof(e->text) - 1);
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(e->text + n, sizeof(e->text) - n, fmt, ap);
+    va_end(ap);
+}
+
 static int round_get(struct mover *m, const struct pull *p, struct round *r, struct pull_out *out)
 {
     memset(r->done, 0, sizeof(bool) * r->n);
@@ -167,10 +179,7 @@ static int round_get(struct mover *m, const struct pull *p, struct round *r, str
          * object, so the file is not lost (which -ENOENT would say). */
         if (rc == -ENOENT)
             rc = -ESTALE;
-        char was[sizeof(out->err.text)];
-        memcpy(was, out->err.text, sizeof(was));
-        snprintf(out->err.text, sizeof(out->err.text), "%s (reading version=%s)", was,
-                 out->version);
+        err_add(&out->err, " (reading version=%s)", out->version);
     }
     return rc;
 }
@@ -182,7 +191,6 @@ static int find_version(const struct ost *o, const char *name, const struct pull
                         struct pull_out *out)
 {
     struct s3_err e = {{0}};
-    char was[sizeof(out->err.text)];
     const char *why;
 
     out->looked = true;
@@ -200,9 +208,7 @@ static int find_version(const struct ost *o, const char *name, const struct pull
         why = "no version of the key has the imported etag any more";
     else
         why = "the versions could not be listed";
-    memcpy(was, out->err.text, sizeof(was));
-    snprintf(out->err.text, sizeof(out->err.text), "%s; no older version to read: %s (%s)", was,
-             why, e.text);
+    err_add(&out->err, "; no older version to read: %s (%s)", why, e.text);
     return -ESTALE;
 }
 

@@ -471,8 +471,9 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
     struct obj_call v[OBJ_WINDOW];
     int n = 0, first = 0;
     for (uint16_t c = 0; c < l->ncomp; c++) {
-        if (layout_comp_pending(&l->comp[c]))
-            continue; /* no objects yet */
+        if (layout_comp_pending(&l->comp[c]) ||
+            (l->comp[c].type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST)
+            continue; /* no objects (yet), or its bytes on the MDT */
         for (uint16_t s = 0; s < l->comp[c].stripe_count; s++) {
             v[n++] = (struct obj_call){.comp = c, .stripe = s};
             if (n == OBJ_WINDOW) {
@@ -504,7 +505,7 @@ int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off,
     for (uint16_t ci = 0; ci < l->ncomp; ci++) {
         const struct layout_comp *c = &l->comp[ci];
         uint64_t a = MAX(off, c->start), b = MIN(end, c->end);
-        if (a >= b || layout_comp_pending(c))
+        if (a >= b || layout_comp_pending(c) || (c->type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST)
             continue;
         for (uint16_t s = 0; s < c->stripe_count; s++) {
             uint64_t os = layout_stripe_bytes_before(c, s, a - c->start);

@@ -447,6 +447,20 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * write). Reply: the layout now. Made twice, it is made once. */
 #define MSG_LAYOUT_INTENT_REQ(F) F(CRED, cred) F(U64, ino) F(U64, end)
 #define MSG_LAYOUT_INTENT_REP(F) F(LAYOUT, layout) F(LEASES, leases)
+/* DOM_WRITE: the request's bulk at offset of file ino's Data-on-MDT
+ * component, with one CRC32C per chunk as WRITE's (-EIO if the bulk does
+ * not match them, -EBADMSG if crcs has the wrong length); -EFBIG past the
+ * component's end, -EINVAL for a file without one, -EBUSY for a released
+ * one, -ESTALE for a superseded one. As a SETSIZE in the same step, the
+ * file grows to offset + the bulk's length at least and its mtime becomes
+ * mtime_ns (0: now): no size report follows. Made twice, made once. */
+#define MSG_DOM_WRITE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs)
+#define MSG_DOM_WRITE_REP(F) F(ATTR, attr) F(LEASES, leases)
+/* DOM_READ: [offset, offset + len) of the component as the reply's bulk,
+ * short at the component's end, zeros where nothing was written, with
+ * CRCs as READ's; -EIO when the store's copy fails its checksum. */
+#define MSG_DOM_READ_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(U32, len)
+#define MSG_DOM_READ_REP(F) F(BLOB, crcs)
 /* SETDIRSTRIPE: the default stripe of new subdirectories of a directory
  * (count 0: none, -1: all MDTs; start -1: the entry's MDT). */
 #define MSG_SETDIRSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(I32, start)
@@ -665,6 +679,8 @@ enum {
     X(A, HSM_GONE, 53, hsm_gone, 0)           /* each op made twice is made once */                \
     X(A, HSM_REAP, 54, hsm_reap, 0)           /* each op made twice is made once */                \
     X(A, LAYOUT_INTENT, 55, layout_intent, 0) /* made twice, made once */                          \
+    X(A, DOM_WRITE, 56, dom_write, 0)         /* made twice, made once */                          \
+    X(A, DOM_READ, 57, dom_read, 0)                                                                \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \

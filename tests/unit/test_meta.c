@@ -19,8 +19,10 @@
 #include "common/log.h"
 #include "meta/ops/fsck.h"
 #include "meta/ops/ops.h"
+#include "meta/store/dom_rec.h"
 #include "meta/store/hsm_rec.h"
 #include "meta/store/wcache.h"
+#include "proto/csum.h"
 #include "proto/layout.h"
 #include "proto/map.h"
 #include "proto/proto.h"
@@ -1705,6 +1707,119 @@ static void test_create_for_writing_marks(void **state)
     assert_int_equal(r.replaced, w);
     assert_int_equal(r.destroy, 1);
     assert_int_equal(ino_of(f, "w"), s);
+}
+
+/* ---- Data-on-MDT ---- */
+
+static int dom_total_txn(struct meta_txn *t, void *arg)
+{
+    return meta_dom_total(t, arg);
+}
+
+static int op_dom_write(struct fx *f, uint64_t ino, uint64_t off, const uint8_t *data, uint32_t len,
+                        bool damage, struct proto_attr *attr)
+{
+    static uint8_t crcs[4 * 64];
+    static struct proto_dom_write_rep r;
+    proto_csum_fill(off, data, len, crcs);
+    if (damage)
+        crcs[0] ^= 1;
+    struct proto_dom_write_req q = {.cred = root_cred, .ino = ino, .offset = off};
+    q.crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(off, len)};
+    struct meta_req rq = {.ctx = &f->ctx, .bulk = data, .bulk_len = len};
+    memset(&r, 0, sizeof(r));
+    int rc = meta_op_dom_write(&rq, &q, &r);
+    if (rc == 0 && attr)
+        *attr = r.attr;
+    return rc;
+}
+
+/* Read [off, off + len) into out; checks the reply's CRCs as a client. */
+static int op_dom_read(struct fx *f, uint64_t ino, uint64_t off, uint32_t len, uint8_t *out,
+                       uint32_t *got)
+{
+    static uint8_t buf[META_DOM_BUF];
+    static struct proto_dom_read_rep r;
+    struct proto_dom_read_req q = {.cred = root_cred, .ino = ino, .offset = off, .len = len};
+    struct meta_req rq = {.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)};
+    memset(&r, 0, sizeof(r));
+    int rc = meta_op_dom_read(&rq, &q, &r);
+    if (rc)
+        return rc;
+    *got = rq.out_bulk_len;
+    memcpy(out, rq.out_bulk, rq.out_bulk_len);
+    assert_int_equal(proto_csum_check(off, out, *got, &r.crcs, NULL, NULL), 0);
+    return 0;
+}
+
+static uint64_t dom_total(struct fx *f)
+{
+    uint64_t total = 0;
+    assert_int_equal(meta_store_read(f->s, NULL, dom_total_txn, &total), 0);
+    return total;
+}
+
+/* A file whose first 64 KiB live on its MDT: written and read there with
+ * checksums, the size and mtime moving with the write, truncated by
+ * SETATTR and O_TRUNC, gone with the file. */
+static void test_dom(void **state)
+{
+    struct fx *f = *state;
+    static struct layout t;
+    static uint8_t data[70000], got[70000];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 7 + 3);
+    uint64_t d = mk_dir(f, &root_cred, "dom", 0777);
+    const uint64_t comps[2][3] = {{64 << 10, 0, 0}, {LAYOUT_END_EOF, 1, MIB}};
+    tmpl_of(&t, 2, comps);
+    t.comp[0].type = LAYOUT_TYPE_MDT | LAYOUT_F_PENDING;
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), 0);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "dom/s", O_CREAT | O_WRONLY, 0644, &o), 0);
+    uint64_t s = o.attr.ino;
+    assert_int_equal(layout_dom_size(&o.layout), 64 << 10);
+    assert_int_equal(o.layout.comp[0].groups[0], 0); /* this MDT */
+    assert_int_equal(o.layout.comp[0].stripe_size, 64 << 10);
+    assert_true(layout_comp_pending(&o.layout.comp[1]));
+
+    struct proto_attr a;
+    assert_int_equal(op_dom_write(f, s, 1000, data, 50000, false, &a), 0);
+    assert_int_equal(a.size, 51000);
+    assert_int_equal(attr_of(f, s).size, 51000);
+    uint32_t n;
+    assert_int_equal(op_dom_read(f, s, 0, 65536, got, &n), 0);
+    assert_int_equal(n, 65536);
+    for (uint32_t i = 0; i < 1000; i++)
+        assert_int_equal(got[i], 0);
+    assert_memory_equal(got + 1000, data, 50000);
+    assert_int_equal(got[51000], 0);
+    assert_int_equal(dom_total(f), 51000);
+    /* Past the component: EFBIG; read short at its end. */
+    assert_int_equal(op_dom_write(f, s, 60000, data, 10000, false, NULL), -EFBIG);
+    assert_int_equal(op_dom_read(f, s, 60000, 10000, got, &n), 0);
+    assert_int_equal(n, 65536 - 60000);
+    /* Damaged on its way: EIO, nothing written. */
+    assert_int_equal(op_dom_write(f, s, 0, data, 100, true, NULL), -EIO);
+    assert_int_equal(op_dom_read(f, s, 0, 100, got, &n), 0);
+    assert_int_equal(got[0], 0);
+    /* A file without the component, and one of another MDT's shape. */
+    uint64_t plain = mk_file(f, &root_cred, "plain", 0644);
+    assert_int_equal(op_dom_write(f, plain, 0, data, 10, false, NULL), -EINVAL);
+    /* Truncates: SETATTR, then O_TRUNC; then the file goes. */
+    assert_int_equal(op_setattr(f, &root_cred, s, SETATTR_SIZE, 0, 0, 0, 20000, NULL), 0);
+    assert_int_equal(dom_total(f), 20000);
+    assert_int_equal(op_dom_read(f, s, 19990, 20, got, &n), 0);
+    assert_memory_equal(got, data + 18990, 10);
+    assert_int_equal(got[10], 0);
+    assert_int_equal(op_open(f, &root_cred, "dom/s", O_WRONLY | O_TRUNC, 0, &o), 0);
+    assert_int_equal(dom_total(f), 0);
+    assert_int_equal(op_dom_write(f, s, 0, data, 30000, false, NULL), 0);
+    assert_int_equal(dom_total(f), 30000);
+    assert_int_equal(op_unlink(f, &root_cred, "dom/s", NULL), 0);
+    assert_int_equal(dom_total(f), 0);
+    char text[4096];
+    struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
+    assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
 }
 
 static void test_stripe_errors(void **state)
@@ -3865,6 +3980,7 @@ int main(void)
         T(test_create_for_writing_marks),
         T(test_stripe_errors),
         T(test_stripe_composite),
+        T(test_dom),
         T(test_stripe_offline_osts),
         T(test_alloc_pool),
         T(test_setsize_setattr),

@@ -195,6 +195,14 @@ int meta_instantiate(struct meta_ctx *c, struct layout *l, uint64_t end)
         struct layout_comp *k = &l->comp[i];
         if (k->start >= end || !layout_comp_pending(k))
             continue;
+        if ((k->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT) {
+            /* On this MDT, the file's: one stripe as large as itself. */
+            k->stripe_count = 1;
+            k->stripe_size = (uint32_t)k->end;
+            k->groups[0] = c->mdt;
+            k->type &= (uint16_t)~LAYOUT_F_PENDING;
+            continue;
+        }
         int32_t count = k->stripe_count == LAYOUT_COUNT_ALL ? -1
                         : k->stripe_count                   ? k->stripe_count
                                                             : c->default_count;
@@ -220,7 +228,9 @@ int meta_layout_from_template(struct meta_ctx *c, const struct meta_inode *dir,
      * the file system's) at the time the file is made. */
     for (uint16_t i = 0; i < out->ncomp; i++) {
         struct layout_comp *k = &out->comp[i];
-        k->type = (uint16_t)((k->type & LAYOUT_TYPE_MASK) | LAYOUT_F_PENDING);
+        k->type = (uint16_t)((k->type & (LAYOUT_TYPE_MASK | LAYOUT_F_POOL)) | LAYOUT_F_PENDING);
+        if ((k->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT)
+            continue; /* one stripe, on the file's MDT */
         if (!k->stripe_count && dir && dir->dcount)
             k->stripe_count = dir->dcount < 0 ? LAYOUT_COUNT_ALL : (uint16_t)dir->dcount;
         if (!k->stripe_size && dir && dir->dsize)

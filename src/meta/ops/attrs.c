@@ -11,6 +11,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 
 #include <dirent.h>
@@ -160,6 +161,10 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             return q->size ? -EBUSY : rc;
         r->old_size = in.size;
         layout_copy(&r->layout, &in.layout);
+        /* The bytes on this MDT shrink here; the OSTs' are the client's. */
+        if (q->size < in.size && layout_dom_size(&in.layout) &&
+            (rc = meta_dom_truncate(t, in.ino, q->size)))
+            return rc;
         if (q->size != in.size)
             in.mtime_ns = now;
         in.size = q->size;

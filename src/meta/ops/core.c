@@ -18,6 +18,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 
 #include <dirent.h>
@@ -327,6 +328,9 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
      * goes for good goes here, in the transaction that removes it. */
     if ((rc = meta_hsm_forget(t, in)) || (rc = meta_inode_del(t, in->ino)) ||
         (rc = meta_xattr_del_all(t, in->ino)))
+        return rc;
+    /* Its bytes on this MDT go with it (Data-on-MDT). */
+    if (S_ISREG(in->mode) && layout_dom_size(&in->layout) && (rc = meta_dom_del(t, in->ino)))
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;

@@ -11,6 +11,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 
 #include <dirent.h>
@@ -57,6 +58,8 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         bool changed = meta_hsm_is_released(in);
         /* A released file's data no longer matters: it is here again. */
         if (changed && (rc = meta_hsm_truncated(t, in)))
+            return rc;
+        if (layout_dom_size(&in->layout) && (rc = meta_dom_truncate(t, in->ino, 0)))
             return rc;
         if (in->size) {
             in->size = 0;

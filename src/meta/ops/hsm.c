@@ -15,6 +15,7 @@
 
 #include "../../common/log.h"
 #include "../../proto/layout.h"
+#include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 
 #include <dirent.h>
@@ -598,6 +599,8 @@ static int reap_drop_txn(struct meta_txn *t, void *arg)
         return -ENOENT;
     if ((rc = meta_hsm_forget(t, &in)) || (rc = meta_inode_del(t, ino)) ||
         (rc = meta_xattr_del_all(t, ino)) || (rc = meta_pending_del(t, ino)))
+        return rc;
+    if (layout_dom_size(&in.layout) && (rc = meta_dom_del(t, ino)))
         return rc;
     return 0;
 }

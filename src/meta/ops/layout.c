@@ -91,8 +91,7 @@ int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
 static int check_template(const struct layout *l)
 {
     for (uint16_t i = 0; i < l->ncomp; i++)
-        if (!layout_comp_pending(&l->comp[i]) || (l->comp[i].type & LAYOUT_F_RELEASED) ||
-            (l->comp[i].type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST) /* DoM: not served yet */
+        if (!layout_comp_pending(&l->comp[i]) || (l->comp[i].type & LAYOUT_F_RELEASED))
             return -EINVAL;
     return layout_validate(l);
 }

@@ -19,6 +19,7 @@
 #include "create.h"
 #include "ctx.h"
 #include "dir.h"
+#include "dom.h"
 #include "hsm.h"
 #include "intent.h"
 #include "layout.h"

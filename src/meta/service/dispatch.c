@@ -258,6 +258,8 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_REPO] = {SERVE_KEEP, meta_op_repo, .buf = META_REPO_BUF},
     [PROTO_OP_HSM_GONE] = {SERVE_PLAIN, meta_op_hsm_gone, .buf = META_GONE_BUF},
     [PROTO_OP_HSM_REAP] = {SERVE_PLAIN, meta_op_hsm_reap},
+    [PROTO_OP_DOM_WRITE] = {SERVE_CHANGE, meta_op_dom_write, LEASES_OF(dom_write)},
+    [PROTO_OP_DOM_READ] = {SERVE_PLAIN, meta_op_dom_read, .buf = META_DOM_BUF},
     [PROTO_OP_LAYOUT_INTENT] = {SERVE_CHANGE, meta_op_layout_intent, LEASES_OF(layout_intent)},
     [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},
     [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname},
@@ -299,11 +301,14 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
     zero_reply(&r, codec->rep_size);
     if (codec->dec_req(&req->dec, &q))
         return -EBADMSG;
-    struct meta_req rq = {.ctx = MDT_CTX(p), .buf_len = sv->buf};
+    struct meta_req rq = {
+        .ctx = MDT_CTX(p), .buf_len = sv->buf, .bulk = req->bulk, .bulk_len = req->bulk_len};
     if (sv->buf && !(rq.buf = net_scratch(req, sv->buf)))
         return -ENOMEM;
     if (sv->how == SERVE_PLAIN) {
         int rc = sv->fn(&rq, &q, &r);
+        rep->bulk = rq.out_bulk;
+        rep->bulk_len = rq.out_bulk_len;
         return rc ? rc : codec->enc_rep(&rep->enc, &r);
     }
     struct leasing ls;

@@ -47,6 +47,11 @@ struct meta_req {
     struct meta_reply *reply;     /* where its reply is kept (meta_reply_here); NULL: not kept */
     void *buf;                    /* scratch its reply may point into (READDIR's entries...) */
     size_t buf_len;
+    /* Data with the request, and data the reply sends back (in buf). */
+    const uint8_t *bulk;
+    uint32_t bulk_len;
+    const void *out_bulk;
+    uint32_t out_bulk_len;
 };
 
 /* An open transaction: the LMDB txn, the store's databases, and the

@@ -1,0 +1,20 @@
+/*
+ * Data-on-MDT (docs/architecture.md, "Data-on-MDT"): the bytes of a
+ * file's first component of type mdt, kept in this MDT's store
+ * (store/dom_rec.h). Each operation takes the request context, the
+ * decoded request and the reply to fill, and returns 0 or a negative
+ * errno; proto.h's comments on the messages are their contract.
+ */
+#ifndef STRIA_META_OPS_DOM_H
+#define STRIA_META_OPS_DOM_H
+
+#include "core.h"
+
+/* A DOM_READ's reply bulk and CRCs live in rq->buf (META_DOM_BUF bytes):
+ * at most META_DOM_READ_MAX bytes a request. */
+#define META_DOM_READ_MAX (1u << 20)
+#define META_DOM_BUF      (META_DOM_READ_MAX + (META_DOM_READ_MAX / (32u << 10) + 2) * 4)
+int meta_op_dom_write(const struct meta_req *rq, const void *q, void *r);
+int meta_op_dom_read(const struct meta_req *rq, const void *q, void *r);
+
+#endif

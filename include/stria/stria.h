@@ -454,6 +454,7 @@ struct stria_layout {
         uint32_t stripe_size;
         uint32_t stripe_count;
         int init;
+        int on_mdt; /* Data-on-MDT: kept by MDT ost[0] (lfs's lmm_pattern mdt) */
         int32_t first_ost;
         uint32_t ost[STRIA_MAX_STRIPES];
         char pool[16]; /* the OST pool its stripes are kept in ("": none) */
@@ -478,6 +479,7 @@ struct stria_comp_spec {
     uint32_t stripe_size;
     int32_t first_ost;
     char pool[16];
+    int on_mdt; /* -L mdt: kept by the file's MDT (Data-on-MDT; the first only) */
 };
 /* stria_setstripe with a composite layout of n components (1 to
  * STRIA_MAX_COMPONENTS, each starting where the one before ends, the last

@@ -88,6 +88,9 @@ static const struct command commands[] = {
      "             carry over; -p none stops a pool's); at most 4 components,\n"
      "             the last ending at -1. A file's components get their OSTs as\n"
      "             writes first reach them.\n"
+     "  -L mdt     after the first -E: Data-on-MDT, that component's bytes kept\n"
+     "             by the file's MDT (at most 1G): a small file is written and\n"
+     "             read with no OST (-L raid0: on OSTs, the default)\n"
      "A file's layout can be set only while it holds no data.\n"},
     {"getstripe", cmd_getstripe, "[-c|-S|-i|-p|--component-count] PATH...",
      "show a file's layout, or a directory's default layout, as lfs getstripe",

@@ -47,7 +47,8 @@ static int setstripe_comps(int argc, char **argv)
     int k = 1;
     while (k + 1 < argc &&
            (!strcmp(argv[k], "-E") || !strcmp(argv[k], "-c") || !strcmp(argv[k], "-S") ||
-            !strcmp(argv[k], "-i") || !strcmp(argv[k], "-p") || !strcmp(argv[k], "--pool"))) {
+            !strcmp(argv[k], "-i") || !strcmp(argv[k], "-p") || !strcmp(argv[k], "--pool") ||
+            !strcmp(argv[k], "-L"))) {
         if (!strcmp(argv[k], "--pool"))
             argv[k] = "-p";
         k += 2;
@@ -122,7 +123,7 @@ int cmd_setstripe(int argc, char **argv)
     if (optind == argc)
         return cli_usage_error(argv[0], "missing PATH");
     /* In a pool: one component to EOF, as lfs makes it. */
-    struct stria_comp_spec one = {UINT64_MAX, count, size, offset, ""};
+    struct stria_comp_spec one = {UINT64_MAX, count, size, offset, "", 0};
     if (pool && !strcmp(pool, "none"))
         pool = NULL;
     if (pool) {
@@ -171,11 +172,20 @@ static void print_component(const struct stria_layout *l, uint32_t i, uint64_t i
          * instantiated (-1: all OSTs, 0: the default). */
         printf("%slmm_stripe_count:  %d\n", indent, n == UINT32_MAX ? -1 : (int)n);
         printf("%slmm_stripe_size:   %" PRIu32 "\n", indent, l->comp[i].stripe_size);
-        printf("%slmm_pattern:       raid0\n", indent);
+        printf("%slmm_pattern:       %s\n", indent, l->comp[i].on_mdt ? "mdt" : "raid0");
         printf("%slmm_layout_gen:    0\n", indent);
         printf("%slmm_stripe_offset: %d\n", indent, l->comp[i].first_ost);
         print_pool(l, i, indent);
         putchar('\n');
+        return;
+    }
+    if (l->comp[i].on_mdt) {
+        /* On the file's MDT: lfs prints no objects for it. */
+        printf("%slmm_stripe_count:  0\n", indent);
+        printf("%slmm_stripe_size:   %" PRIu32 "\n", indent, l->comp[i].stripe_size);
+        printf("%slmm_pattern:       mdt\n", indent);
+        printf("%slmm_layout_gen:    0\n", indent);
+        printf("%slmm_stripe_offset: 0\n\n", indent);
         return;
     }
     if (n > STRIA_MAX_STRIPES)

@@ -301,7 +301,12 @@ static int comps_template(unsigned n, const struct stria_comp_spec *comps, struc
         c->end = s->end;
         c->stripe_size = s->stripe_size;
         c->stripe_count = s->stripe_count < 0 ? LAYOUT_COUNT_ALL : (uint16_t)s->stripe_count;
-        c->type = LAYOUT_TYPE_OST | LAYOUT_F_PENDING;
+        c->type = (s->on_mdt ? LAYOUT_TYPE_MDT : LAYOUT_TYPE_OST) | LAYOUT_F_PENDING;
+        if (s->on_mdt) {
+            /* One stripe, as large as the component (lfs's -L mdt). */
+            c->stripe_count = 1;
+            c->stripe_size = 0;
+        }
         c->groups[0] = s->first_ost < 0 ? LAYOUT_ANY_OST : (uint32_t)s->first_ost;
         if (!memchr(s->pool, 0, sizeof(s->pool)) || !layout_pool_name_ok(s->pool, true))
             return -EINVAL;

@@ -54,7 +54,7 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
     for (int i = 0; i < argc; i++) {
         const char *opt = argv[i], *arg = i + 1 < argc ? argv[i + 1] : NULL;
         if (strcmp(opt, "-E") && strcmp(opt, "-c") && strcmp(opt, "-S") && strcmp(opt, "-i") &&
-            strcmp(opt, "-p"))
+            strcmp(opt, "-p") && strcmp(opt, "-L"))
             return bad(why, whylen, "unknown option '%s' in a composite layout", opt);
         if (!arg)
             return bad(why, whylen, "%s needs a value", opt);
@@ -64,7 +64,7 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
                 return bad(why, whylen, "at most %u components", max);
             struct stria_comp_spec *c = &out[k];
             /* -c, -S and -p carry over from the component before, as lfs's. */
-            *c = k ? out[k - 1] : (struct stria_comp_spec){.first_ost = -1};
+            *c = k && !out[k - 1].on_mdt ? out[k - 1] : (struct stria_comp_spec){.first_ost = -1};
             c->first_ost = -1;
             if (parse_end(arg, &c->end))
                 return bad(why, whylen, "invalid component end '%s' (a size, or -1 for EOF)", arg);
@@ -91,6 +91,22 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
                 return bad(why, whylen, "invalid stripe size '%s' (a multiple of 64K up to 1G)",
                            arg);
             c->stripe_size = (uint32_t)u;
+        } else if (!strcmp(opt, "-L")) {
+            /* mdt: Data-on-MDT, the first component only (lfs's -L). */
+            if (!strcmp(arg, "raid0")) {
+                c->on_mdt = 0;
+                continue;
+            }
+            if (strcmp(arg, "mdt"))
+                return bad(why, whylen, "-L takes mdt or raid0, not '%s'", arg);
+            if (k != 1)
+                return bad(why, whylen, "only the first component may be -L mdt");
+            if (c->end > (1u << 30))
+                return bad(why, whylen, "a -L mdt component ends at 1G at most");
+            c->on_mdt = 1;
+            c->stripe_count = 1;
+            c->stripe_size = 0;
+            c->pool[0] = 0;
         } else if (!strcmp(opt, "-p")) {
             /* [FSNAME.]POOL, as lfs takes it (the caller checks FSNAME);
              * none: no pool, not the one before. */
@@ -147,8 +163,10 @@ int stria_comps_format(const struct stria_layout *l, char *buf, size_t cap)
         char ost[24] = "";
         if (!l->comp[i].init && l->comp[i].first_ost >= 0)
             snprintf(ost, sizeof(ost), " -i %d", l->comp[i].first_ost);
-        int w = snprintf(buf + n, n < cap ? cap - n : 0, "%s-E %s -c %d -S %s%s", i ? " " : "", end,
-                         count, size, ost);
+        int w = l->comp[i].on_mdt
+                    ? snprintf(buf + n, n < cap ? cap - n : 0, "%s-E %s -L mdt", i ? " " : "", end)
+                    : snprintf(buf + n, n < cap ? cap - n : 0, "%s-E %s -c %d -S %s%s",
+                               i ? " " : "", end, count, size, ost);
         if (w < 0)
             return -EINVAL;
         n += (size_t)w;

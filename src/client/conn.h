@@ -192,6 +192,10 @@ extern __thread bool cl_long_call;
  * service is not waited for: the map it serves is a cache.
  */
 #define TARGET_CALL(fs, kind, index, lname, q, r, use)                                             \
+    TARGET_CALL_BULK(fs, kind, index, lname, q, r, NULL, 0, NULL, 0, NULL, use)
+/* TARGET_CALL with a request bulk (bulk, blen) and room for a reply's
+ * (dst, cap; *got its length). */
+#define TARGET_CALL_BULK(fs, kind, index, lname, q, r, bulk, blen, dst, cap, got, use)             \
     ({                                                                                             \
         int rc_ = 0;                                                                               \
         struct cl_retry rty_;                                                                      \
@@ -212,7 +216,7 @@ extern __thread bool cl_long_call;
                 cl_replaying = resend_; /* leases in a kept reply are old: cl_note skips them */   \
                 if (cl_long_call)                                                                  \
                     net_set_timeout(l_.c, 0);                                                      \
-                rc_ = net_call_##lname(l_.c, q, r, NULL, 0, NULL, 0, NULL, &tr_);                  \
+                rc_ = net_call_##lname(l_.c, q, r, bulk, blen, dst, cap, got, &tr_);               \
                 if (cl_long_call && !tr_)                                                          \
                     tr_ = net_set_timeout(l_.c, (int)(fs)->conf.timeout_ms) != 0;                  \
                 if (rc_ == 0) {                                                                    \

@@ -416,11 +416,18 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
             return rc;
     }
     int64_t now = (int64_t)util_now_real_ns();
+    /* Bytes all on the MDT moved the size and mtime there already
+     * (DOM_WRITE): nothing to report for them. */
+    bool on_mdt = took == 0 && (uint64_t)off + len <= layout_dom_size(&f->layout) && !f->orphan;
     pthread_mutex_lock(&f->lock);
     f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
-    f->wrote_ns = MAX(f->wrote_ns, now);
-    f->dirty = true;
-    f->write_gen++;
+    if (on_mdt) {
+        f->size = MAX(f->size, (uint64_t)off + len);
+    } else {
+        f->wrote_ns = MAX(f->wrote_ns, now);
+        f->dirty = true;
+        f->write_gen++;
+    }
     pthread_mutex_unlock(&f->lock);
     return (ssize_t)len;
 }

@@ -203,6 +203,7 @@ int cl_getstripe(stria_fs_t *fs, uint64_t ino, struct stria_layout *out)
             out->comp[i].end = c->end;
             out->comp[i].stripe_size = c->stripe_size;
             out->comp[i].init = !layout_comp_pending(c);
+            out->comp[i].on_mdt = (c->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT;
             snprintf(out->comp[i].pool, sizeof(out->comp[i].pool), "%s", c->pool);
             if (out->comp[i].init) {
                 out->comp[i].stripe_count = c->stripe_count;

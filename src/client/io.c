@@ -10,6 +10,8 @@
  * or past its end) read as zeros.
  */
 #include "io.h"
+#include "inode.h"
+#include "mdcache.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -198,6 +200,53 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
     return rc;
 }
 
+/* A piece of a Data-on-MDT component: to or from the file's MDT, with
+ * CRCs both ways as an OST's pieces. */
+static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp, bool write,
+                     uint8_t *buf)
+{
+    uint8_t crcs[4 * (IO_PIECE_MAX / PROTO_CSUM_BLOCK + 2)];
+    int64_t sent = mdc_clock_ms();
+    if (write) {
+        struct proto_dom_write_req q = {.ino = ino, .offset = lp->obj_off};
+        struct proto_dom_write_rep r;
+        cl_cred(&q.cred);
+        proto_csum_fill(lp->obj_off, buf, lp->len, crcs);
+        q.crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(lp->obj_off, lp->len)};
+        return TARGET_CALL_BULK(fs, PROTO_NODE_META, lp->group, dom_write, &q, &r, buf, lp->len,
+                                NULL, 0, NULL,
+                                cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+    }
+    struct proto_dom_read_req q = {.ino = ino, .offset = lp->obj_off, .len = lp->len};
+    struct proto_dom_read_rep r;
+    uint32_t got = 0;
+    uint64_t bad = 0;
+    cl_cred(&q.cred);
+    int rc = TARGET_CALL_BULK(
+        fs, PROTO_NODE_META, lp->group, dom_read, &q, &r, NULL, 0, buf, lp->len, &got,
+        ({ rc_ = proto_csum_check(lp->obj_off, buf, got, &r.crcs, NULL, &bad); }));
+    if (rc == -EIO)
+        log_error("checksum mismatch reading MDT%04x's bytes of inode %" PRIx64 " at %" PRIu64
+                  ": the data changed on its way",
+                  lp->group, ino, bad);
+    if (rc == 0 && got < lp->len)
+        memset(buf + got, 0, lp->len - got);
+    return rc;
+}
+
+/* Zeros over [a, b) of Data-on-MDT component c, the size kept (a punch,
+ * or what a truncate of a file no name holds any more cuts). */
+static int dom_zero(stria_fs_t *fs, uint64_t ino, const struct layout_comp *c, uint64_t a,
+                    uint64_t b)
+{
+    struct proto_dom_write_req q = {.ino = ino, .offset = a - c->start, .zero = (uint32_t)(b - a)};
+    struct proto_dom_write_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return TARGET_CALL(fs, PROTO_NODE_META, c->groups[0], dom_write, &q, &r,
+                       cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+}
+
 /* One attempt of the call rt; *stale says a pooled connection failed
  * under us, *unreach that an OST was out of reach (cl_unreachable). */
 static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
@@ -211,6 +260,10 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
         if (mrc == -ENODATA && !write) {
             /* A component not instantiated holds no byte yet. */
             memset((uint8_t *)buf + (o - off), 0, lp.len);
+        } else if (mrc == LAYOUT_ON_MDT) {
+            int drc = dom_piece(fs, ino, &lp, write, (uint8_t *)buf + (o - off));
+            if (drc)
+                return drc;
         } else if (mrc == -ENODATA) {
             log_error("write of inode %" PRIx64 " at %" PRIu64
                       " meets a component not instantiated",
@@ -236,8 +289,9 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
     size_t i = 0;
     for (uint64_t o = off; o < off + len;) {
         struct layout_piece lp;
-        if (layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &lp) == -ENODATA) {
-            o += lp.len; /* zeroed above */
+        int mrc = layout_map(l, o, MIN(off + len - o, (uint64_t)IO_PIECE_MAX), &lp);
+        if (mrc == -ENODATA || mrc == LAYOUT_ON_MDT) {
+            o += lp.len; /* zeroed, or the MDT's, above */
             continue;
         }
         struct piece *p = &pieces[i++];
@@ -471,8 +525,15 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
     struct obj_call v[OBJ_WINDOW];
     int n = 0, first = 0;
     for (uint16_t c = 0; c < l->ncomp; c++) {
-        if (layout_comp_pending(&l->comp[c]) ||
-            (l->comp[c].type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST)
+        const struct layout_comp *k = &l->comp[c];
+        if (op == IO_TRUNCATE && !layout_comp_pending(k) &&
+            (k->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT && size < k->end) {
+            /* The MDT cut its bytes with the size, unless no name holds
+             * the file any more: zeros then read as the cut would. */
+            int rc = dom_zero(fs, ino, k, size, k->end);
+            first = first ? first : rc;
+        }
+        if (layout_comp_pending(k) || (k->type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST)
             continue; /* no objects (yet), or its bytes on the MDT */
         for (uint16_t s = 0; s < l->comp[c].stripe_count; s++) {
             v[n++] = (struct obj_call){.comp = c, .stripe = s};
@@ -505,8 +566,13 @@ int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off,
     for (uint16_t ci = 0; ci < l->ncomp; ci++) {
         const struct layout_comp *c = &l->comp[ci];
         uint64_t a = MAX(off, c->start), b = MIN(end, c->end);
-        if (a >= b || layout_comp_pending(c) || (c->type & LAYOUT_TYPE_MASK) != LAYOUT_TYPE_OST)
+        if (a >= b || layout_comp_pending(c))
             continue;
+        if ((c->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT) {
+            int rc = dom_zero(fs, ino, c, a, b);
+            first = first ? first : rc;
+            continue;
+        }
         for (uint16_t s = 0; s < c->stripe_count; s++) {
             uint64_t os = layout_stripe_bytes_before(c, s, a - c->start);
             uint64_t oe = layout_stripe_bytes_before(c, s, b - c->start);

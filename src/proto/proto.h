@@ -453,8 +453,13 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * component's end, -EINVAL for a file without one, -EBUSY for a released
  * one, -ESTALE for a superseded one. As a SETSIZE in the same step, the
  * file grows to offset + the bulk's length at least and its mtime becomes
- * mtime_ns (0: now): no size report follows. Made twice, made once. */
-#define MSG_DOM_WRITE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs)
+ * mtime_ns (0: now): no size report follows. With zero and no bulk:
+ * [offset, offset + zero) reads as zeros afterwards and the size stays (a
+ * punch). A file whose last link went while a client keeps it open has no
+ * inode but keeps its bytes until its DESTROYED: they are read and written
+ * as they are, sizes aside. Made twice, made once. */
+#define MSG_DOM_WRITE_REQ(F)                                                                       \
+    F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs) F(U32, zero)
 #define MSG_DOM_WRITE_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* DOM_READ: [offset, offset + len) of the component as the reply's bulk,
  * short at the component's end, zeros where nothing was written, with

@@ -1815,7 +1815,18 @@ static void test_dom(void **state)
     assert_int_equal(dom_total(f), 0);
     assert_int_equal(op_dom_write(f, s, 0, data, 30000, false, NULL), 0);
     assert_int_equal(dom_total(f), 30000);
-    assert_int_equal(op_unlink(f, &root_cred, "dom/s", NULL), 0);
+    /* Removed while a client may keep it open: its bytes stay, readable
+     * and writable by number, until that client's DESTROYED. */
+    struct proto_unlink_rep ur;
+    assert_int_equal(op_unlink(f, &root_cred, "dom/s", &ur), 0);
+    assert_int_equal(ur.destroy, 1);
+    assert_int_equal(dom_total(f), 30000);
+    assert_int_equal(op_dom_read(f, s, 0, 100, got, &n), 0);
+    assert_memory_equal(got, data, 100);
+    assert_int_equal(op_dom_write(f, s, 100, data, 10, false, NULL), 0);
+    struct proto_destroyed_req dq = {.cred = root_cred, .ino = s};
+    struct proto_destroyed_rep dr;
+    assert_int_equal(meta_op_destroyed(RQ(&f->ctx), &dq, &dr), 0);
     assert_int_equal(dom_total(f), 0);
     char text[4096];
     struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));

@@ -271,7 +271,9 @@ static int setsize_txn(struct meta_txn *t, void *arg)
 
 static int destroyed_txn(struct meta_txn *t, void *arg)
 {
-    return meta_pending_del(t, *(const uint64_t *)arg);
+    /* The file's bytes on this MDT too, if it kept any. */
+    int rc = meta_dom_del(t, *(const uint64_t *)arg);
+    return rc ? rc : meta_pending_del(t, *(const uint64_t *)arg);
 }
 
 int meta_op_destroyed(const struct meta_req *rq, const void *qv, void *rv)

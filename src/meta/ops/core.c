@@ -329,8 +329,10 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
     if ((rc = meta_hsm_forget(t, in)) || (rc = meta_inode_del(t, in->ino)) ||
         (rc = meta_xattr_del_all(t, in->ino)))
         return rc;
-    /* Its bytes on this MDT go with it (Data-on-MDT). */
-    if (S_ISREG(in->mode) && layout_dom_size(&in->layout) && (rc = meta_dom_del(t, in->ino)))
+    /* Its bytes on this MDT (Data-on-MDT) go with it, or, while a client
+     * may keep it open (pending, below), when that client says DESTROYED. */
+    if (S_ISREG(in->mode) && layout_dom_size(&in->layout) && !meta_objects_may_exist(in) &&
+        (rc = meta_dom_del(t, in->ino)))
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;

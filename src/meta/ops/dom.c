@@ -13,6 +13,7 @@
 #include "../store/hsm_rec.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 
@@ -41,17 +42,35 @@ static int write_txn(struct meta_txn *t, void *arg)
     struct meta_inode in;
     uint64_t limit;
     int rc = dom_file(t, q->ino, &in, &limit);
-    if (rc)
+    bool orphan = rc == -ENOENT;
+    if (orphan)
+        limit = LAYOUT_DOM_MAX; /* removed, kept open: its record is all */
+    else if (rc)
         return rc;
-    if (meta_hsm_is_released(&in))
+    else if (meta_hsm_is_released(&in))
         return -EBUSY;
-    if (in.flags & META_F_SUPERSEDED)
+    else if (in.flags & META_F_SUPERSEDED)
         return -ESTALE;
     uint32_t len = a->rq->bulk_len;
-    if ((rc = meta_dom_write(t, q->ino, q->offset, a->rq->bulk, len, limit, 0)))
+    if (len) {
+        rc = meta_dom_write(t, q->ino, q->offset, a->rq->bulk, len, limit, 0);
+    } else {
+        /* A punch: zeros over what the record holds of the range. */
+        uint64_t held = 0;
+        uint8_t probe;
+        if ((rc = meta_dom_read(t, q->ino, 0, &probe, 0, &held)) || q->offset >= held)
+            return rc;
+        uint64_t end = q->offset + q->zero < held ? q->offset + q->zero : held;
+        uint8_t *z = calloc(1, end - q->offset);
+        if (!z)
+            return -ENOMEM;
+        rc = meta_dom_write(t, q->ino, q->offset, z, (uint32_t)(end - q->offset), limit, 0);
+        free(z);
+    }
+    if (rc || orphan)
         return rc;
     /* The size and mtime a SETSIZE would report. */
-    if (q->offset + len > in.size)
+    if (len && q->offset + len > in.size)
         in.size = q->offset + len;
     in.mtime_ns = in.ctime_ns = q->mtime_ns ? q->mtime_ns : meta_now_ns();
     if ((rc = meta_inode_put(t, &in)))
@@ -63,10 +82,14 @@ static int write_txn(struct meta_txn *t, void *arg)
 int meta_op_dom_write(const struct meta_req *rq, const void *qv, void *rv)
 {
     const struct proto_dom_write_req *q = qv;
-    if (!rq->bulk_len)
+    if (!rq->bulk_len && !q->zero)
         return -EINVAL;
+    if (q->zero > LAYOUT_DOM_MAX)
+        return -EFBIG;
     uint64_t bad;
-    int rc = proto_csum_check(q->offset, rq->bulk, rq->bulk_len, &q->crcs, NULL, &bad);
+    int rc = rq->bulk_len
+                 ? proto_csum_check(q->offset, rq->bulk, rq->bulk_len, &q->crcs, NULL, &bad)
+                 : 0;
     if (rc)
         return rc; /* damaged on its way: the client sends it again */
     struct dom_arg a = {rq, qv, rv};
@@ -80,7 +103,9 @@ static int read_txn(struct meta_txn *t, void *arg)
     struct meta_inode in;
     uint64_t limit, held;
     int rc = dom_file(t, q->ino, &in, &limit);
-    if (rc)
+    if (rc == -ENOENT)
+        limit = LAYOUT_DOM_MAX; /* removed, kept open: its record is all */
+    else if (rc)
         return rc;
     uint32_t len = q->offset >= limit           ? 0
                    : limit - q->offset < q->len ? (uint32_t)(limit - q->offset)

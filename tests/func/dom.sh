@@ -1,0 +1,85 @@
+#!/usr/bin/env bash
+# Data-on-MDT (issue 24): a directory whose default keeps the first 64 KiB
+# of every file on its MDT, then one stripe to 1 MiB, then every OST
+# (`setstripe -E 64K -L mdt -E 1M -c 1 -E -1 -c -1`), through libstria
+# and the mount:
+# - a small file is written and read with no request to any OST, and its
+#   write needs no size report (stria stats -s counts the requests);
+# - files that cross into the OST components read back whole, through
+#   truncates and holes, from a second mount too;
+# - getstripe, getfattr stria.layout and find say where the bytes are;
+# - posix_compare and random_ops run in such a directory.
+set -euo pipefail
+. "$(cd "$(dirname "$0")" && pwd)/lib.sh"
+if ! fuse_usable; then
+    echo "SKIPPED: $FUSE_WHY"
+    exit 77
+fi
+if [ "$(id -u)" -ne 0 ]; then
+    echo "SKIPPED: this test needs root (allow_other)"
+    exit 77
+fi
+S() { "$STRIA" --conf "$CONF" "$@"; }
+
+step "a cluster of 4 OSTs, two mounts, a directory with a Data-on-MDT default"
+cluster_up --osts 4 --no-mount
+mount_stria "$T/m" allow_other,default_permissions
+mount_stria "$T/m2"
+S mkdir /dom
+S setstripe -E 64K -L mdt -E 1M -c 1 -E -1 -c -1 /dom || fail "setstripe -L mdt"
+S getstripe /dom | grep -q "lmm_pattern: *mdt" || fail "getstripe does not show the mdt component"
+S setstripe -E 64K -c 1 -E 1M -L mdt -E -1 /x 2>"$T/err" && fail "-L mdt on a second component"
+grep -q "only the first component" "$T/err" || fail "no reason: $(cat "$T/err")"
+S setstripe -E 2G -L mdt -E -1 /x 2>/dev/null && fail "a 2G mdt component was taken"
+
+step "small files: no OST request, no size report"
+head -c 50000 /dev/urandom >"$T/s"
+S stats -s -i 3 >"$T/stats" &
+sleep 0.5
+for i in $(seq 10); do S cp "$T/s" "stria:/dom/s$i"; done
+wait
+grep -q "^DOM_WRITE *10 " "$T/stats" || fail "not 10 DOM_WRITEs: $(grep -E 'DOM|WRITE' "$T/stats")"
+grep -q "^SETSIZE" "$T/stats" && fail "size reports sent: $(grep SETSIZE "$T/stats")"
+grep -Eq "^(WRITE|READ) +[1-9]" "$T/stats" && fail "OST requests for small files: $(grep -E '^(WRITE|READ)' "$T/stats")"
+for i in $(seq 10); do cmp "$T/m/dom/s$i" "$T/s" || fail "s$i differs through the mount"; done
+[ "$(S getstripe -c /dom/s1)" = 0 ] || true
+[ "$(stat -c %s "$T/m2/dom/s3")" = 50000 ] || fail "the second mount sees another size"
+cp "$T/s" "$T/m/dom/viamount"
+cmp "$T/m2/dom/viamount" "$T/s" || fail "written through the mount, read through the other, differs"
+
+step "files across the components: holes, truncates, a second mount"
+head -c $((3 << 20)) /dev/urandom >"$T/big"
+S cp "$T/big" stria:/dom/big || fail "cp big"
+cmp "$T/m/dom/big" "$T/big" || fail "big differs through the mount"
+S getstripe /dom/big | grep -c "lcme_flags: *init" | grep -qx 3 || fail "big: not 3 components"
+cp "$T/s" "$T/local"
+cp "$T/s" "$T/m/dom/h"
+for at in 10000 60000 70000 1040000 2000000; do
+    dd if="$T/big" of="$T/local" bs=1000 count=9 seek=$((at / 1000)) conv=notrunc status=none
+    dd if="$T/big" of="$T/m/dom/h" bs=1000 count=9 seek=$((at / 1000)) conv=notrunc status=none
+done
+cmp "$T/m/dom/h" "$T/local" || fail "h differs after writes across components"
+truncate -s 30000 "$T/local" "$T/m/dom/h"
+truncate -s 100000 "$T/local" "$T/m/dom/h"
+cmp "$T/m/dom/h" "$T/local" || fail "h differs after truncates"
+sleep 1.2
+cmp "$T/m2/dom/h" "$T/local" || fail "h differs through the second mount"
+S rm /dom/big /dom/h || fail "rm"
+
+step "stria.layout and find"
+v=$(getfattr --only-values -n stria.layout "$T/m/dom")
+[ "${v%% -E 1M*}" = "-E 64K -L mdt" ] || fail "stria.layout: $v"
+mkdir "$T/m/dom2"
+setfattr -n stria.layout -v "-E 128K -L mdt -E -1 -c 2" "$T/m/dom2" || fail "setfattr -L mdt"
+S getstripe /dom2 | grep -q "lmm_pattern: *mdt" || fail "setfattr did not make an mdt component"
+
+step "posix_compare in the Data-on-MDT directory"
+mkdir -p "$T/local_pc"
+timeout -k 10 600 "$BUILD/tests/posix_compare" "$T/m/dom/pc" "$T/local_pc/pc" || fail "posix_compare"
+
+step "random_ops in the Data-on-MDT directory, 20000 operations"
+mkdir -p "$T/m/dom/r"
+timeout -k 10 600 "$BUILD/tests/random_ops" "$T/m/dom/r" 20000 ${RANDOM_OPS_SEED:-} ||
+    fail "random_ops"
+S fsck >"$T/fsck" || fail "fsck: $(cat "$T/fsck")"
+echo PASS

@@ -74,6 +74,13 @@ int stria_repo_value(const char *conf, size_t len, const char *name, char *buf, 
     return -ENOENT;
 }
 
+/* Whether the movers fill component c: instantiated, on OSTs (a
+ * Data-on-MDT component keeps its bytes on the MDT through a release). */
+static bool hsm_comp_on_osts(const struct layout_comp *c)
+{
+    return !layout_comp_pending(c) && (c->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_OST;
+}
+
 int hsm_target_parse(const char *conf, size_t len, struct hsm_target *t)
 {
     char addressing[32] = "";
@@ -160,7 +167,7 @@ static int src_load(stria_fs_t *fs, uint64_t ino, const struct layout *l, struct
     }
     /* Components not instantiated lie past the end of the data. */
     for (uint16_t c = 0; c < l->ncomp; c++)
-        if (!layout_comp_pending(&l->comp[c]))
+        if (hsm_comp_on_osts(&l->comp[c]))
             s->nobj += l->comp[c].stripe_count;
     *out = s;
     return 0;
@@ -266,7 +273,7 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
      * one since the source was loaded keeps every earlier stripe's index. */
     uint32_t nobj = 0;
     for (uint16_t c = 0; c < l->ncomp; c++)
-        if (!layout_comp_pending(&l->comp[c]))
+        if (hsm_comp_on_osts(&l->comp[c]))
             nobj += l->comp[c].stripe_count;
     s->nobj = nobj;
     struct pull *v = malloc(sizeof(*v) * (nobj ? nobj : 1));
@@ -279,7 +286,7 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
     int n = 0;
     uint32_t idx = 0;
     for (uint16_t c = 0; c < l->ncomp; c++)
-        for (uint16_t st = 0; !layout_comp_pending(&l->comp[c]) && st < l->comp[c].stripe_count;
+        for (uint16_t st = 0; hsm_comp_on_osts(&l->comp[c]) && st < l->comp[c].stripe_count;
              st++, idx++) {
             if (s->done[idx] || !(all || stripe_meets(&l->comp[c], st, lo, hi)))
                 continue;

@@ -3,7 +3,9 @@
 # Debian's aws: an object imported into a directory whose default has
 # three components (256K, 1M, EOF) is read lazily, restored, archived,
 # released and read again, every component's stripes fetched or pushed by
-# its own storage hosts, and always compared with the original.
+# its own storage hosts, and always compared with the original; and a
+# Data-on-MDT directory, whose imported files keep their bytes on OSTs
+# and whose own files archive, release and read again.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 s3_usable || { echo "SKIP: $S3_WHY"; exit 77; }
@@ -39,5 +41,18 @@ S hsm archive /pfl/w >/dev/null || fail "hsm archive"
 awss3 s3 cp --quiet s3://data/p/w "$T/back" && cmp "$T/back" "$T/w" || fail "w in S3 differs"
 S hsm release /pfl/w >/dev/null || fail "hsm release"
 S cp stria:/pfl/w "$T/got" && cmp "$T/got" "$T/w" || fail "w read back differs"
+step "Data-on-MDT: imported files take the OST components; a DoM file archives, releases, reads"
+S mkdir /dom
+S setstripe -E 64K -L mdt -E -1 -c 2 /dom || fail "setstripe -L mdt"
+awss3 s3 cp --quiet "$T/small" s3://data/d/imp
+S repo add /dom s3://data/d --endpoint "$S3_ENDPOINT" >/dev/null || fail "repo add /dom"
+S getstripe /dom/imp | grep -q "lmm_pattern: *mdt" && fail "an imported file has an mdt component"
+S cp stria:/dom/imp "$T/got" && cmp "$T/got" "$T/small" || fail "imp read lazily differs"
+S cp "$T/small" stria:/dom/mine || fail "cp mine"
+S getstripe /dom/mine | grep -q "lmm_pattern: *mdt" || fail "mine has no mdt component"
+S hsm archive /dom/mine >/dev/null || fail "hsm archive mine"
+awss3 s3 cp --quiet s3://data/d/mine "$T/back" && cmp "$T/back" "$T/small" || fail "mine in S3 differs"
+S hsm release /dom/mine >/dev/null || fail "hsm release mine"
+S cp stria:/dom/mine "$T/got" && cmp "$T/got" "$T/small" || fail "mine read after release differs"
 S fsck >"$T/fsck" || fail "fsck: $(cat "$T/fsck")"
 echo "PASS"

@@ -219,6 +219,14 @@ static int import_file(struct meta_txn *t, struct import_arg *a, struct walk *w,
     }
     if ((rc = meta_new_file_layout(a->c, &w->din, 0, 0, -1, &in.layout)))
         return rc;
+    /* The storage hosts bring a released file's bytes back onto OSTs:
+     * an imported file takes the directory's stripes without its
+     * Data-on-MDT component. */
+    if (layout_dom_size(&in.layout) &&
+        (rc = meta_alloc_layout(a->c, w->din.dcount ? w->din.dcount : a->c->default_count,
+                                w->din.dsize ? w->din.dsize : a->c->default_size, -1, NULL,
+                                &in.layout)))
+        return rc;
     layout_set_released(&in.layout, true);
     in.size = q->size;
     in.atime_ns = in.mtime_ns = q->mtime_ns;

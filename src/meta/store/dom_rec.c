@@ -116,7 +116,8 @@ static int put(struct meta_txn *t, uint64_t ino, const struct rec *r, uint32_t k
     memset(buf, 0, DOM_HDR);
     buf[0] = DOM_VERSION;
     wr32(buf + 4, len);
-    memcpy(bytes, r->data, keep);
+    if (keep)
+        memcpy(bytes, r->data, keep);
     memset(bytes + keep, 0, len - keep);
     if (n)
         memcpy(bytes + off, data, n);

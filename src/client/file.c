@@ -35,8 +35,9 @@ struct stria_file {
     bool is_dir;
     struct layout layout;
     pthread_mutex_t lock;
-    uint64_t size;                                 /* as the MDT last said, or as we extended it */
-    uint64_t wrote_end;                            /* end of the furthest byte this handle wrote */
+    uint64_t size;      /* as the MDT last said, or as we extended it */
+    uint64_t wrote_end; /* end of the furthest byte this handle wrote */
+    uint64_t mdt_end;   /* end of its furthest write that the MDT took with its size (DoM) */
     enum { MARK_NONE, MARK_BUSY, MARK_DONE } mark; /* the MDT knows objects may exist */
     pthread_cond_t marked;                         /* a mark in flight ended */
     bool dirty;                                    /* written since the last size report */
@@ -209,6 +210,9 @@ uint64_t stria_file_unreported(stria_file_t *f, int64_t *wrote_ns)
     uint64_t end = f->dirty ? f->wrote_end : 0;
     if (wrote_ns)
         *wrote_ns = f->dirty ? f->wrote_ns : 0;
+    /* The MDT has those (DOM_WRITE): reported, but a cache that saw the
+     * replies out of order may not show them yet. */
+    end = MAX(end, f->mdt_end);
     pthread_mutex_unlock(&f->lock);
     return end;
 }
@@ -423,6 +427,7 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     f->wrote_end = MAX(f->wrote_end, (uint64_t)off + len);
     if (on_mdt) {
         f->size = MAX(f->size, (uint64_t)off + len);
+        f->mdt_end = MAX(f->mdt_end, (uint64_t)off + len);
     } else {
         f->wrote_ns = MAX(f->wrote_ns, now);
         f->dirty = true;
@@ -664,6 +669,7 @@ int stria_ftruncate(stria_file_t *f, off_t size)
         pthread_mutex_lock(&f->lock);
         f->size = (uint64_t)size;
         f->wrote_end = MIN(f->wrote_end, (uint64_t)size);
+        f->mdt_end = MIN(f->mdt_end, (uint64_t)size);
         pthread_mutex_unlock(&f->lock);
     }
     return rc;
@@ -725,6 +731,7 @@ void stria_file_truncated(stria_file_t *f, uint64_t size)
     pthread_mutex_lock(&f->lock);
     f->size = size;
     f->wrote_end = MIN(f->wrote_end, size);
+    f->mdt_end = MIN(f->mdt_end, size);
     pthread_mutex_unlock(&f->lock);
 }
 

@@ -77,9 +77,9 @@ step "posix_compare in the Data-on-MDT directory"
 mkdir -p "$T/local_pc"
 timeout -k 10 600 "$BUILD/tests/posix_compare" "$T/m/dom/pc" "$T/local_pc/pc" || fail "posix_compare"
 
-step "random_ops in the Data-on-MDT directory, 20000 operations"
+step "random_ops in the Data-on-MDT directory, 10000 operations"
 mkdir -p "$T/m/dom/r"
-timeout -k 10 600 "$BUILD/tests/random_ops" "$T/m/dom/r" 20000 ${RANDOM_OPS_SEED:-} ||
+timeout -k 10 600 "$BUILD/tests/random_ops" "$T/m/dom/r" 10000 ${RANDOM_OPS_SEED:-} ||
     fail "random_ops"
 S fsck >"$T/fsck" || fail "fsck: $(cat "$T/fsck")"
 echo PASS

@@ -102,9 +102,9 @@ step "posix_compare in the composite directory"
 mkdir -p "$T/local_pc"
 timeout -k 10 600 "$BUILD/tests/posix_compare" "$T/m/pfl/pc" "$T/local_pc/pc" || fail "posix_compare"
 
-step "random_ops in the composite directory, 20000 operations"
+step "random_ops in the composite directory, 10000 operations"
 mkdir -p "$T/m/pfl/r"
-timeout -k 10 600 "$BUILD/tests/random_ops" "$T/m/pfl/r" 20000 ${RANDOM_OPS_SEED:-} ||
+timeout -k 10 600 "$BUILD/tests/random_ops" "$T/m/pfl/r" 10000 ${RANDOM_OPS_SEED:-} ||
     fail "random_ops"
 S getstripe --component-count /pfl/r >/dev/null || fail "getstripe of r"
 echo PASS

@@ -47,7 +47,7 @@ struct find {
     uint32_t osts[64];
     unsigned nost;
     const char *pool; /* a component in this pool, or NULL */
-    long maxdepth; /* -1: none */
+    long maxdepth;    /* -1: none */
     bool print0;
     int64_t now_s;
     int ret;

@@ -17,24 +17,21 @@
 #include "commands.h"
 #include "connect.h"
 
+#include "../proto/layout.h"
+
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-#define POOL_NAME_MAX 15
+#define POOL_NAME_MAX LAYOUT_POOL_MAX
 
+/* The layout's rule for a pool's name, and no dot: FSNAME.POOL splits
+ * at the first. */
 static int pool_name_ok(const char *s)
 {
-    size_t n = strlen(s);
-    if (n == 0 || n > POOL_NAME_MAX)
-        return 0;
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-'))
-            return 0;
-    return 1;
+    return layout_pool_name_ok(s, false) && !strchr(s, '.');
 }
 
 /* "FSNAME.POOL" (or "POOL" when fs_optional) into fs and pool. */

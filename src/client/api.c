@@ -365,13 +365,10 @@ int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
     if (!t)
         return -ENOMEM;
     int rc = comps_template(n, comps, t);
-    free(t);
     if (rc == 0)
         rc = pools_exist(fs, n, comps);
-    if (rc)
-        return rc;
     struct proto_attr a;
-    if ((rc = lookup(fs, path, true, &a)) == -ENOENT) {
+    if (rc == 0 && (rc = lookup(fs, path, true, &a)) == -ENOENT) {
         /* A new, empty file, then its layout: made for reading, so that
          * the MDT does not take it as one whose objects may exist. */
         stria_file_t *f;
@@ -382,7 +379,10 @@ int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
             rc = stria_close(f);
         }
     }
-    return rc ? rc : stria_setstripe_comps_ino(fs, a.ino, n, comps);
+    if (rc == 0)
+        rc = cl_setstripe(fs, a.ino, 0, 0, -1, t);
+    free(t);
+    return rc;
 }
 
 /* ---- the public inode level (stria.h): the cl_* calls in public types ---- */

@@ -6,6 +6,7 @@
 #include <stria/stria.h>
 
 #include "../common/util.h"
+#include "../proto/layout.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -26,14 +27,11 @@ static int bad(char *why, size_t cap, const char *fmt, ...)
     return -EINVAL;
 }
 
-/* A pool's name as `stria pool new` takes it ("" too: none). */
-static int valid_pool(const char *s)
+/* A pool's name as the CLI takes it: the layout's rule, and no dot, since
+ * FSNAME.POOL splits at the first. */
+static bool pool_name_ok(const char *s)
 {
-    for (; *s; s++)
-        if (!((*s >= 'a' && *s <= 'z') || (*s >= 'A' && *s <= 'Z') || (*s >= '0' && *s <= '9') ||
-              *s == '_' || *s == '-'))
-            return 0;
-    return 1;
+    return layout_pool_name_ok(s, true) && !strchr(s, '.');
 }
 
 /* -E's END: a size (K, M, G, T), or -1 / eof for the end of file. */
@@ -113,7 +111,7 @@ int stria_comps_parse(int argc, char *const *argv, struct stria_comp_spec *out, 
             const char *dot = strchr(arg, '.'), *pool = dot ? dot + 1 : arg;
             if (!strcmp(pool, "none"))
                 pool = "";
-            if (strlen(pool) >= sizeof(c->pool) || !valid_pool(pool))
+            if (strlen(pool) >= sizeof(c->pool) || !pool_name_ok(pool))
                 return bad(why, whylen,
                            "invalid pool name '%s' (up to %zu of A-Z a-z 0-9 _ -, or none)", arg,
                            sizeof(c->pool) - 1);

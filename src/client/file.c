@@ -284,30 +284,13 @@ static void layout_take(stria_file_t *f, const struct layout *l)
     pthread_mutex_unlock(&f->lock);
 }
 
-/* A write is about to reach end: the components it meets instantiated
- * (LAYOUT_INTENT), a round trip once per component in the file's life. */
-static int reach(stria_file_t *f, uint64_t end)
-{
-    if (layout_first_pending(&f->layout, end) < 0)
-        return 0;
-    struct layout *l = malloc(sizeof(*l));
-    if (!l)
-        return -ENOMEM;
-    int rc = cl_layout_intent(f->fs, f->ino, end, l);
-    if (rc == -ENOENT && f->orphan) {
-        layout_copy(l, &f->layout);
-        layout_fill_orphan(l);
-        rc = 0;
-    }
-    if (rc == 0)
-        layout_take(f, l);
-    free(l);
-    return rc;
-}
-
-/* A read of [off, end) meets a component this handle knows as pending:
- * another client may have written it since. */
-static int see(stria_file_t *f, uint64_t off, uint64_t end)
+/* f's layout holds pending components where [off, end) falls: learn
+ * what the MDT has. A write first instantiates them (LAYOUT_INTENT, a
+ * round trip once per component in the file's life); a read asks for the
+ * layout (GETSTRIPE), since another client may have written there, and
+ * reads a hole if the file is gone elsewhere. An orphan has no MDT to
+ * ask: its handles follow one rule (layout_fill_orphan). */
+static int learn(stria_file_t *f, uint64_t off, uint64_t end, bool write)
 {
     bool meets = false;
     for (uint16_t i = 0; i < f->layout.ncomp && !meets; i++) {
@@ -319,21 +302,18 @@ static int see(stria_file_t *f, uint64_t off, uint64_t end)
     struct layout *l = malloc(sizeof(*l));
     if (!l)
         return -ENOMEM;
-    int rc = 0;
-    if (f->orphan) {
-        /* No MDT to ask: the rule every handle of an orphan follows. */
+    int rc = f->orphan ? -ENOENT
+             : write   ? cl_layout_intent(f->fs, f->ino, end, l)
+                       : cl_get_layout(f->fs, f->ino, l);
+    if (rc == -ENOENT && f->orphan) {
         layout_copy(l, &f->layout);
         layout_fill_orphan(l);
-    } else {
-        rc = cl_get_layout(f->fs, f->ino, l);
-        /* Unlinked elsewhere (or reaped): nothing to learn; a hole. */
-        if (rc == -ENOENT || rc == -ESTALE) {
-            free(l);
-            return 0;
-        }
+        rc = 0;
     }
     if (rc == 0)
         layout_take(f, l);
+    else if (!write && (rc == -ENOENT || rc == -ESTALE))
+        rc = 0;
     free(l);
     return rc;
 }
@@ -400,7 +380,7 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
         off = (off_t)MAX(f->size, f->wrote_end);
         pthread_mutex_unlock(&f->lock);
     }
-    if ((rc = reach(f, (uint64_t)off + len)))
+    if ((rc = learn(f, 0, (uint64_t)off + len, true)))
         return rc;
     if ((rc = take_error(f)))
         return rc;
@@ -497,7 +477,7 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
     int rc = cl_file_mark(f);
     if (rc)
         return rc;
-    if ((rc = reach(f, (uint64_t)off + len)))
+    if ((rc = learn(f, 0, (uint64_t)off + len, true)))
         return rc;
     rc = take_error(f);
     if (rc)
@@ -554,7 +534,7 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
         return 0;
     len = MIN(len, size - (uint64_t)off);
     gather_drain(f->fs, f->ino);
-    int src = see(f, (uint64_t)off, (uint64_t)off + len);
+    int src = learn(f, (uint64_t)off, (uint64_t)off + len, false);
     if (src)
         return src;
     if (layout_released(&f->layout)) {
@@ -580,7 +560,7 @@ ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
     gather_drain(f->fs, f->ino);
-    int src = see(f, (uint64_t)off, (uint64_t)off + len);
+    int src = learn(f, (uint64_t)off, (uint64_t)off + len, false);
     if (src)
         return src;
     if (layout_released(&f->layout)) {
@@ -627,7 +607,7 @@ int stria_fsync(stria_file_t *f)
     /* fsync covers the file, not the handle: data written through other
      * handles (or by the kernel's writeback) must be flushed too, in
      * components they instantiated that this handle has not seen. */
-    if ((rc = see(f, 0, UINT64_MAX)))
+    if ((rc = learn(f, 0, UINT64_MAX, false)))
         return rc;
     if (f->layout.ncomp && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
         return rc;
@@ -716,7 +696,7 @@ int stria_fpunch(stria_file_t *f, off_t off, off_t len)
     gather_drain(f->fs, f->ino);
     written(f->fs);
     /* Components another handle filled hold bytes to punch too. */
-    int rc = see(f, (uint64_t)off, (uint64_t)off + (uint64_t)len);
+    int rc = learn(f, (uint64_t)off, (uint64_t)off + (uint64_t)len, false);
     return rc ? rc : io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
 }
 

@@ -81,6 +81,16 @@ static bool hsm_comp_on_osts(const struct layout_comp *c)
     return !layout_comp_pending(c) && (c->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_OST;
 }
 
+/* The objects the movers fill for layout l. */
+static uint32_t hsm_objects(const struct layout *l)
+{
+    uint32_t n = 0;
+    for (uint16_t c = 0; c < l->ncomp; c++)
+        if (hsm_comp_on_osts(&l->comp[c]))
+            n += l->comp[c].stripe_count;
+    return n;
+}
+
 int hsm_target_parse(const char *conf, size_t len, struct hsm_target *t)
 {
     char addressing[32] = "";
@@ -166,9 +176,7 @@ static int src_load(stria_fs_t *fs, uint64_t ino, const struct layout *l, struct
         return rc;
     }
     /* Components not instantiated lie past the end of the data. */
-    for (uint16_t c = 0; c < l->ncomp; c++)
-        if (hsm_comp_on_osts(&l->comp[c]))
-            s->nobj += l->comp[c].stripe_count;
+    s->nobj = hsm_objects(l);
     *out = s;
     return 0;
 }
@@ -271,11 +279,7 @@ static int pull_range(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint
 {
     /* Components are instantiated in file order, so a layout that gained
      * one since the source was loaded keeps every earlier stripe's index. */
-    uint32_t nobj = 0;
-    for (uint16_t c = 0; c < l->ncomp; c++)
-        if (hsm_comp_on_osts(&l->comp[c]))
-            nobj += l->comp[c].stripe_count;
-    s->nobj = nobj;
+    uint32_t nobj = s->nobj = hsm_objects(l);
     struct pull *v = malloc(sizeof(*v) * (nobj ? nobj : 1));
     uint32_t *at = malloc(sizeof(*at) * (nobj ? nobj : 1));
     if (!v || !at) {

@@ -258,29 +258,45 @@ static int scan_txn(struct meta_txn *t, void *arg)
     return meta_inode_scan(t, count_null, arg);
 }
 
-/* Overwrite inode ino's record with bytes, straight through LMDB, as a bad
- * disk or a bug would (the store is closed meanwhile). */
-static void smash_record(uint64_t ino, const void *bytes, size_t len)
-{
-    meta_store_close(st);
-    st = NULL;
+/* Open database db of the store straight through LMDB, the store closed
+ * meanwhile, as a bad disk or a bug would touch it; raw_end commits and
+ * opens the store again. */
+struct raw {
     MDB_env *env;
     MDB_txn *txn;
     MDB_dbi dbi;
-    assert_int_equal(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 16);
-    mdb_env_set_mapsize(env, MAP_SIZE);
-    assert_int_equal(mdb_env_open(env, tmpdir, 0, 0600), 0);
-    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, "inodes", 0, &dbi), 0);
     uint8_t kb[8];
+};
+
+static MDB_val raw_begin(struct raw *r, const char *db, uint64_t ino)
+{
+    meta_store_close(st);
+    st = NULL;
+    assert_int_equal(mdb_env_create(&r->env), 0);
+    mdb_env_set_maxdbs(r->env, 16);
+    mdb_env_set_mapsize(r->env, MAP_SIZE);
+    assert_int_equal(mdb_env_open(r->env, tmpdir, 0, 0600), 0);
+    assert_int_equal(mdb_txn_begin(r->env, NULL, 0, &r->txn), 0);
+    assert_int_equal(mdb_dbi_open(r->txn, db, 0, &r->dbi), 0);
     for (int i = 0; i < 8; i++)
-        kb[i] = (uint8_t)(ino >> (56 - 8 * i));
-    MDB_val k = {8, kb}, v = {len, (void *)bytes};
-    assert_int_equal(mdb_put(txn, dbi, &k, &v, 0), 0);
-    assert_int_equal(mdb_txn_commit(txn), 0);
-    mdb_env_close(env);
+        r->kb[i] = (uint8_t)(ino >> (56 - 8 * i));
+    return (MDB_val){8, r->kb};
+}
+
+static void raw_end(struct raw *r)
+{
+    assert_int_equal(mdb_txn_commit(r->txn), 0);
+    mdb_env_close(r->env);
     assert_int_equal(meta_store_open(tmpdir, 0, MAP_SIZE, &st), 0);
+}
+
+/* Overwrite inode ino's record with bytes. */
+static void smash_record(uint64_t ino, const void *bytes, size_t len)
+{
+    struct raw r;
+    MDB_val k = raw_begin(&r, "inodes", ino), v = {len, (void *)bytes};
+    assert_int_equal(mdb_put(r.txn, r.dbi, &k, &v, 0), 0);
+    raw_end(&r);
 }
 
 static void test_corrupt_record_refused(void **state)
@@ -921,31 +937,16 @@ static void test_dom_model(void **state)
 /* Flip byte at of inode ino's DoM record, as a bad disk would. */
 static void smash_dom(uint64_t ino, size_t at)
 {
-    meta_store_close(st);
-    st = NULL;
-    MDB_env *env;
-    MDB_txn *txn;
-    MDB_dbi dbi;
-    assert_int_equal(mdb_env_create(&env), 0);
-    mdb_env_set_maxdbs(env, 16);
-    mdb_env_set_mapsize(env, MAP_SIZE);
-    assert_int_equal(mdb_env_open(env, tmpdir, 0, 0600), 0);
-    assert_int_equal(mdb_txn_begin(env, NULL, 0, &txn), 0);
-    assert_int_equal(mdb_dbi_open(txn, "dom", 0, &dbi), 0);
-    uint8_t kb[8];
-    for (int i = 0; i < 8; i++)
-        kb[i] = (uint8_t)(ino >> (56 - 8 * i));
-    MDB_val k = {8, kb}, v;
-    assert_int_equal(mdb_get(txn, dbi, &k, &v), 0);
+    struct raw r;
+    MDB_val k = raw_begin(&r, "dom", ino), v;
+    assert_int_equal(mdb_get(r.txn, r.dbi, &k, &v), 0);
     uint8_t *copy = malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
     copy[at] ^= 0x40;
     MDB_val nv = {v.mv_size, copy};
-    assert_int_equal(mdb_put(txn, dbi, &k, &nv, 0), 0);
-    assert_int_equal(mdb_txn_commit(txn), 0);
+    assert_int_equal(mdb_put(r.txn, r.dbi, &k, &nv, 0), 0);
     free(copy);
-    mdb_env_close(env);
-    assert_int_equal(meta_store_open(tmpdir, 0, MAP_SIZE, &st), 0);
+    raw_end(&r);
 }
 
 /* A damaged block is EIO for whoever reads it or keeps part of it, and

@@ -137,6 +137,35 @@ static void test_changer_keeps_its_lease(void **state)
     lease_tab_destroy(t);
 }
 
+/* Two changes of one client's threads to one inode, numbered in the
+ * other order than they wrote (wseq): the one that wrote first but was
+ * numbered second says older attributes under a newer generation, so its
+ * changer gets no lease on them; in order, both keep theirs. */
+static void test_crossed_changes_get_no_lease(void **state)
+{
+    (void)state;
+    struct lease_tab *t = table_with_a(600000);
+    struct change first, second;
+    change_one(&first, t, A, 10);
+    change_one(&second, t, A, 10);
+    first.touched.wseq[0] = 5;
+    second.touched.wseq[0] = 6;
+    change_main(&second);
+    change_main(&first);
+    assert_int_equal(second.out.l[0].ms, 600000);
+    assert_true(first.out.l[0].gen > second.out.l[0].gen);
+    assert_int_equal(first.out.l[0].ms, 0);
+    change_one(&first, t, A, 10);
+    change_one(&second, t, A, 10);
+    first.touched.wseq[0] = 7;
+    second.touched.wseq[0] = 8;
+    change_main(&first);
+    change_main(&second);
+    assert_int_equal(first.out.l[0].ms, 600000);
+    assert_int_equal(second.out.l[0].ms, 600000);
+    lease_tab_destroy(t);
+}
+
 static void test_grant_refused_for_state_read_before_a_change(void **state)
 {
     (void)state;
@@ -339,6 +368,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_revoked_before_change_is_acknowledged),
         cmocka_unit_test(test_changer_keeps_its_lease),
+        cmocka_unit_test(test_crossed_changes_get_no_lease),
         cmocka_unit_test(test_grant_refused_for_state_read_before_a_change),
         cmocka_unit_test(test_closed_channel_is_not_waited_for),
         cmocka_unit_test(test_unanswered_revocation_waits_out_the_lease),

@@ -52,6 +52,7 @@ struct holder {
 
 struct lrec {
     uint64_t ino, gen;
+    uint64_t wseq; /* the store's order of the latest write a change numbered */
     struct holder *h;
     uint32_t nh, caph;
     struct lrec *next;
@@ -396,7 +397,14 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
         l->gen_before = r->gen;
         l->gen = r->gen = ++t->gen;
         revoke_holders(r, l->gen_before, c, now, &ws);
-        if (c && !touched->overflow && hold(r, c, now + t->term_ms))
+        /* A change that wrote before one numbered already: its attributes
+         * are older than its generation says, so the changer may not keep
+         * them (two writes of one client's threads whose replies crossed
+         * left a size behind that way). */
+        bool crossed = touched->wseq[i] < r->wseq;
+        if (!crossed)
+            r->wseq = touched->wseq[i];
+        if (c && !touched->overflow && !crossed && hold(r, c, now + t->term_ms))
             l->ms = t->term_ms;
     }
     /* The change is acknowledged once nobody else can still use what was. */

@@ -43,7 +43,8 @@ void lease_grant(struct lease_tab *t, uint64_t mark, uint64_t client, const uint
 /* After a change by client committed (or failed: ok false) touching
  * inodes: move their generations on, revoke other clients' leases and wait
  * for that, and fill out with the before/after generations and the
- * changer's renewed leases. */
+ * changer's renewed leases (none on an inode a change that wrote after
+ * this one numbered first: see meta_touched's wseq). */
 void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touched *touched,
                    bool ok, struct proto_leases *out);
 

@@ -43,6 +43,7 @@ struct meta_store {
     /* Batches committed and the writes in them (leader only), logged at
      * close: how well group commit gathers under the load seen. */
     uint64_t commits, committed;
+    uint64_t wseq;  /* requests' write functions run so far (leader only) */
     int last_batch; /* how many requests the last batch took */
 };
 

@@ -50,10 +50,13 @@ static int note(struct meta_txn *t, uint64_t ino)
     if (!m)
         return -1;
     for (uint32_t i = 0; i < m->n; i++)
-        if (m->ino[i] == ino)
+        if (m->ino[i] == ino) {
+            m->wseq[i] = t->store->wseq;
             return (int)i;
+        }
     if (m->n < META_TOUCHED_MAX) {
         m->has_attr[m->n] = false;
+        m->wseq[m->n] = t->store->wseq;
         m->ino[m->n++] = ino;
         return (int)m->n - 1;
     }

@@ -34,6 +34,10 @@ struct meta_touched {
     uint64_t ino[META_TOUCHED_MAX];
     bool has_attr[META_TOUCHED_MAX];
     struct proto_attr attr[META_TOUCHED_MAX];
+    /* When the request last wrote each, in the order of the store's
+     * writes: requests are numbered (leases) after they wrote, in any
+     * order, and this says which wrote last. */
+    uint64_t wseq[META_TOUCHED_MAX];
 };
 
 /* The request a store call serves, built by the service's dispatcher for

@@ -260,6 +260,7 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         }
         struct meta_txn t = {txn, s, w->req, false, false, 0};
         struct meta_reply *kept = w->req->reply;
+        s->wseq++;
         w->rc = w->fn(&t, w->arg);
         if (kept && w->rc > 0)
             kept->cross = true; /* its coordinator's commit keeps the reply */

@@ -662,6 +662,15 @@ typedef void (*stria_progress_fn)(uint64_t done, void *arg);
 STRIA_API int stria_hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo,
                                 const struct stria_s3_target *t, const char *key,
                                 stria_progress_fn fn, void *arg, char *why, size_t whylen);
+/* Rewrite regular file path's data into a new layout of n components
+ * (as stria_setstripe_comps takes them; Data-on-MDT not yet) while it
+ * stays readable and writable, and swap the layouts atomically at the
+ * end (docs/architecture.md, "Migration"); progress in bytes copied. A
+ * file written to during each of three copies is left as it was
+ * (-EBUSY); why then says why. The owner or root only. */
+STRIA_API int stria_migrate(stria_fs_t *fs, const char *path, unsigned n,
+                            const struct stria_comp_spec *comps, stria_progress_fn fn, void *arg,
+                            char *why, size_t whylen);
 /* Free the OST space of an archived, unchanged file (-EPERM otherwise). */
 STRIA_API int stria_hsm_release(stria_fs_t *fs, uint64_t ino);
 /* Bring a released file's data back from S3, every stripe at once. A file

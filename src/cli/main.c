@@ -72,6 +72,19 @@ static const struct command commands[] = {
      "honours -c and -S). If DST is a directory the file is copied into it under\n"
      "its own name. Only the data is copied, and the destination is fsynced\n"
      "before cp exits.\n"},
+    {"migrate", cmd_migrate,
+     "[-v] [-c COUNT] [-S SIZE] [-i OFFSET] [-p POOL] [-E END ...] [FILE|DIR...]",
+     "rewrite files' data into a new layout while they stay in use, as lfs migrate",
+     "  -c, -S, -i, -p, -E  the new layout, as setstripe takes it (none: the file\n"
+     "             system's default layout)\n"
+     "  -v         print each file migrated, and a summary\n"
+     "  --no-progress  no progress bar (it shows on a terminal)\n"
+     "Directories are walked; without paths, they are read one per line from\n"
+     "standard input (stria find /x -ost 3 | stria migrate -c 2 drains OST 3).\n"
+     "The copy runs while the file stays readable and writable; the layouts\n"
+     "are swapped atomically at its end. A file written to during each of\n"
+     "three copies is left as it was, with a message. Files with a\n"
+     "Data-on-MDT component and released files are not migrated.\n"},
     {"setstripe", cmd_setstripe,
      "[-c COUNT] [-S SIZE] [-i OFFSET] [-p POOL] PATH... | -E END [-c N] [-S SIZE] [-i OST] "
      "[-p POOL] -E ... PATH...",

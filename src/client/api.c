@@ -13,6 +13,7 @@
 #include "file.h"
 #include "gather.h"
 #include "io.h"
+#include "migrate.h"
 #include "ns.h"
 
 #include <errno.h>
@@ -381,6 +382,26 @@ int stria_setstripe_comps(stria_fs_t *fs, const char *path, unsigned n,
     }
     if (rc == 0)
         rc = cl_setstripe(fs, a.ino, 0, 0, -1, t);
+    free(t);
+    return rc;
+}
+
+int stria_migrate(stria_fs_t *fs, const char *path, unsigned n, const struct stria_comp_spec *comps,
+                  stria_progress_fn fn, void *arg, char *why, size_t whylen)
+{
+    struct layout *t = calloc(1, sizeof(*t));
+    if (!t)
+        return -ENOMEM;
+    struct proto_attr a;
+    int rc = comps_template(n, comps, t);
+    if (rc == 0)
+        rc = pools_exist(fs, n, comps);
+    if (rc == 0)
+        rc = lookup(fs, path, true, &a);
+    if (rc == 0 && !S_ISREG(a.mode))
+        rc = S_ISDIR(a.mode) ? -EISDIR : -EINVAL;
+    if (rc == 0)
+        rc = cl_migrate(fs, a.ino, t, fn, arg, why, whylen);
     free(t);
     return rc;
 }

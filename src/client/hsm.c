@@ -207,7 +207,7 @@ static void pull_one(struct pull_set *ps, struct pull *p)
     uint32_t ost = map_group_ost(c->groups[p->stripe]);
     struct proto_hsm_pull_req q = {.ost = ost,
                                    .ino = ps->ino,
-                                   .comp = p->comp,
+                                   .comp = layout_obj_comp(ps->l, p->comp),
                                    .stripe = p->stripe,
                                    .comp_start = c->start,
                                    .stripe_size = c->stripe_size,

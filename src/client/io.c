@@ -12,6 +12,7 @@
 #include "io.h"
 #include "inode.h"
 #include "mdcache.h"
+#include "migrate.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -26,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 struct piece {
     struct layout_piece lp;
@@ -119,7 +121,7 @@ static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln,
         struct proto_write_req q = {
             .ost = ln->ost,
             .ino = ino,
-            .comp = p->lp.comp,
+            .comp = p->lp.ocomp,
             .stripe = p->lp.stripe,
             .offset = p->lp.obj_off,
             .crcs = {crcs, 4 * proto_csum_chunks(p->lp.obj_off, p->lp.len)}};
@@ -128,7 +130,7 @@ static int send_piece(stria_fs_t *fs, uint64_t ino, bool write, struct lane *ln,
     } else {
         struct proto_read_req q = {.ost = ln->ost,
                                    .ino = ino,
-                                   .comp = p->lp.comp,
+                                   .comp = p->lp.ocomp,
                                    .stripe = p->lp.stripe,
                                    .offset = p->lp.obj_off,
                                    .len = p->lp.len,
@@ -182,7 +184,7 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
              * on disk is bad. Ask again for a read the OST checks. */
             log_info("checksum mismatch reading OST%04x object %" PRIx64 ".%u.%u offset %" PRIu64
                      " from its cache: asking for a checked read",
-                     ln->ost, ino, p->lp.comp, p->lp.stripe, bad);
+                     ln->ost, ino, p->lp.ocomp, p->lp.stripe, bad);
             p->checked = true;
             p->next = ln->todo;
             ln->todo = p;
@@ -191,7 +193,7 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
         if (rc) {
             log_error("checksum mismatch reading OST%04x object %" PRIx64 ".%u.%u offset %" PRIu64
                       ": the data changed on its way",
-                      ln->ost, ino, p->lp.comp, p->lp.stripe, bad);
+                      ln->ost, ino, p->lp.ocomp, p->lp.stripe, bad);
             return -EIO;
         }
         if (got < p->lp.len)
@@ -391,11 +393,9 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
     return rc;
 }
 
-int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
-          uint64_t off)
+static int rw_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
+                     size_t len, uint64_t off)
 {
-    if (len == 0)
-        return 0;
     /* A layout with pending components may gain one from another thread
      * of the handle (file.c's layout_take) while this call cuts the range
      * twice: cut a copy. */
@@ -428,17 +428,18 @@ static int encode_object_op(enum io_obj_op op, uint64_t ino, const struct layout
                             uint16_t s, uint64_t size, struct proto_enc *e, uint16_t *opcode)
 {
     uint32_t ost = map_group_ost(l->comp[c].groups[s]);
+    uint16_t oc = layout_obj_comp(l, c);
     if (op == IO_TRUNCATE) {
-        struct proto_truncate_req q = {ost, ino, c, s, layout_object_size(l, c, s, size), 0};
+        struct proto_truncate_req q = {ost, ino, oc, s, layout_object_size(l, c, s, size), 0};
         *opcode = PROTO_OP_TRUNCATE;
         return proto_enc_truncate_req(e, &q);
     }
     if (op == IO_DESTROY) {
-        struct proto_destroy_req q = {ost, ino, c, s, 0};
+        struct proto_destroy_req q = {ost, ino, oc, s, 0};
         *opcode = PROTO_OP_DESTROY;
         return proto_enc_destroy_req(e, &q);
     }
-    struct proto_osync_req q = {ost, ino, c, s, 0};
+    struct proto_osync_req q = {ost, ino, oc, s, 0};
     *opcode = PROTO_OP_OSYNC;
     return proto_enc_osync_req(e, &q);
 }
@@ -519,8 +520,8 @@ static void run_window(stria_fs_t *fs, uint64_t ino, const struct layout *l, enu
     cl_retry_end(&rt);
 }
 
-int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
-               uint64_t size)
+static int objects_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+                          uint64_t size)
 {
     struct obj_call v[OBJ_WINDOW];
     int n = 0, first = 0;
@@ -552,12 +553,13 @@ static int punch_one(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint1
                      uint64_t ostart, uint64_t oend)
 {
     uint32_t ost = map_group_ost(l->comp[c].groups[s]);
-    struct proto_punch_req q = {ost, ino, c, s, ostart, oend - ostart, 0};
+    struct proto_punch_req q = {ost, ino, layout_obj_comp(l, c), s, ostart, oend - ostart, 0};
     struct proto_punch_rep r;
     return TARGET_CALL(fs, PROTO_NODE_STOR, ost, punch, &q, &r, (void)0);
 }
 
-int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
+static int punch_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off,
+                        uint64_t len)
 {
     /* A file range lands on each object as one contiguous extent, found by
      * arithmetic: one PUNCH per object however long the range. */
@@ -583,4 +585,105 @@ int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off,
         }
     }
     return first;
+}
+
+/* ---- objects fenced by a migration ---- */
+
+/* How long a call waits for a migration's swap: past the time after
+ * which a dead migrator's fences are cleared (RELAYOUT_TRIES pauses of at
+ * most half a second). */
+#define RELAYOUT_TRIES 100
+
+/* An OST answered -ESTALE: file ino has another layout (it was migrated),
+ * or is about to (its objects are fenced while the migration swaps).
+ * Fetch the layout into fresh; when it is still the one used, pause
+ * first (a swap takes milliseconds), and now and then see whether the
+ * migration holding the fences is dead and clear them (cl_migrate_
+ * recover). A file whose inode went (open, unlinked) keeps its layout. */
+static int relayout(stria_fs_t *fs, uint64_t ino, const struct layout *used, struct layout *fresh,
+                    int attempt)
+{
+    int rc = cl_get_layout(fs, ino, fresh);
+    if (rc && rc != -ENOENT)
+        return rc;
+    if (rc == 0 && !layout_equal(used, fresh))
+        return 0;
+    if (attempt + 1 >= RELAYOUT_TRIES) {
+        log_error("inode %" PRIx64 ": its objects stay fenced by a migration", ino);
+        return -EIO;
+    }
+    if (attempt % 20 == 19)
+        cl_migrate_recover(fs, ino);
+    layout_copy(fresh, used);
+    usleep((useconds_t)MIN(10000u << MIN(attempt, 6), 500000u));
+    return 0;
+}
+
+/* Data on the MDT is never migrated: its -ESTALE means something else. */
+#define FENCED(rc, l) ((rc) == -ESTALE && !layout_dom_size(l))
+
+/* One call over a layout: what io_rw, io_objects and io_punch do. */
+struct io_call {
+    enum { CALL_RW, CALL_OBJECTS, CALL_PUNCH } kind;
+    bool write;
+    void *buf;
+    size_t len;
+    uint64_t off;
+    enum io_obj_op op;
+};
+
+static int call_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l,
+                       const struct io_call *c)
+{
+    switch (c->kind) {
+    case CALL_RW:
+        return rw_layout(fs, ino, l, c->write, c->buf, c->len, c->off);
+    case CALL_OBJECTS:
+        return objects_layout(fs, ino, l, c->op, c->off);
+    default:
+        return punch_layout(fs, ino, l, c->off, c->len);
+    }
+}
+
+/* The call c, again over the file's layout now while its objects answer
+ * that they are fenced. */
+static int call(stria_fs_t *fs, uint64_t ino, const struct layout *l, const struct io_call *c)
+{
+    int rc = call_layout(fs, ino, l, c);
+    if (!FENCED(rc, l))
+        return rc;
+    struct layout *v = malloc(2 * sizeof(*v)); /* the layout used, and the fresh one */
+    if (!v)
+        return -ENOMEM;
+    layout_copy(&v[1], l);
+    for (int a = 0; FENCED(rc, &v[1]) && a < RELAYOUT_TRIES; a++) {
+        layout_copy(&v[0], &v[1]);
+        if ((rc = relayout(fs, ino, &v[0], &v[1], a)))
+            break;
+        rc = call_layout(fs, ino, &v[1], c);
+    }
+    free(v);
+    return rc;
+}
+
+int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
+          uint64_t off)
+{
+    if (len == 0)
+        return 0;
+    struct io_call c = {.kind = CALL_RW, .write = write, .buf = buf, .len = len, .off = off};
+    return call(fs, ino, l, &c);
+}
+
+int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+               uint64_t size)
+{
+    struct io_call c = {.kind = CALL_OBJECTS, .op = op, .off = size};
+    return call(fs, ino, l, &c);
+}
+
+int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
+{
+    struct io_call c = {.kind = CALL_PUNCH, .len = len, .off = off};
+    return call(fs, ino, l, &c);
 }

@@ -3,8 +3,10 @@
  *
  * Reads and writes cut by the layout into pieces and sent to the OSTs in
  * parallel, and the small per-object requests (TRUNCATE, DESTROY, OSYNC,
- * PUNCH). Knows layouts and OSTs, nothing of files, handles or the MDT;
- * built on the transport core alone. Each returns 0 or a negative errno.
+ * PUNCH). Knows layouts and OSTs, nothing of files or handles; asks the
+ * MDT only for bytes it keeps (Data-on-MDT) and, when OSTs answer that a
+ * migration fenced their objects, for the file's layout now, over which
+ * the call is made again (migrate.c). Each returns 0 or a negative errno.
  */
 #ifndef STRIA_CLIENT_IO_H
 #define STRIA_CLIENT_IO_H

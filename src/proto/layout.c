@@ -19,7 +19,7 @@ int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct lay
             p->file_off = off;
             p->obj_off = 0;
             p->len = (uint32_t)MIN(MIN(len, maxlen), (uint64_t)UINT32_MAX);
-            p->comp = i;
+            p->comp = p->ocomp = i;
             p->stripe = 0;
             p->group = LAYOUT_ANY_OST;
             return -ENODATA;
@@ -29,7 +29,7 @@ int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct lay
             p->file_off = off;
             p->obj_off = off - c->start;
             p->len = (uint32_t)MIN(MIN(len, maxlen), (uint64_t)UINT32_MAX);
-            p->comp = i;
+            p->comp = p->ocomp = i;
             p->stripe = 0;
             p->group = c->groups[0];
             return LAYOUT_ON_MDT;
@@ -44,6 +44,7 @@ int layout_map(const struct layout *l, uint64_t off, uint64_t maxlen, struct lay
             len = maxlen;
         p->file_off = off;
         p->comp = i;
+        p->ocomp = layout_obj_comp(l, i);
         p->stripe = (uint16_t)(unit % c->stripe_count);
         p->obj_off = (unit / c->stripe_count) * c->stripe_size + in_unit;
         p->len = (uint32_t)len;
@@ -104,8 +105,8 @@ int layout_validate(const struct layout *l)
     uint64_t expect = 0;
     for (uint16_t i = 0; i < l->ncomp; i++) {
         const struct layout_comp *c = &l->comp[i];
-        uint16_t flags =
-            (uint16_t)(LAYOUT_F_PENDING | LAYOUT_F_POOL | (i ? 0u : LAYOUT_F_RELEASED));
+        uint16_t flags = (uint16_t)(LAYOUT_F_PENDING | LAYOUT_F_POOL | LAYOUT_GEN_MASK |
+                                    (i ? 0u : LAYOUT_F_RELEASED));
         uint16_t type = c->type & LAYOUT_TYPE_MASK;
         if (c->start != expect || c->end <= c->start || (c->type & ~flags & ~LAYOUT_TYPE_MASK))
             return -EINVAL;
@@ -209,4 +210,20 @@ void layout_make_simple(struct layout *l, uint32_t stripe_size, uint16_t count,
     l->comp[0].type = LAYOUT_TYPE_OST;
     memset(l->comp[0].pool, 0, sizeof(l->comp[0].pool));
     memcpy(l->comp[0].groups, groups, sizeof(uint32_t) * count);
+}
+
+bool layout_equal(const struct layout *a, const struct layout *b)
+{
+    if (a->ncomp != b->ncomp)
+        return false;
+    for (uint16_t i = 0; i < a->ncomp; i++) {
+        const struct layout_comp *x = &a->comp[i], *y = &b->comp[i];
+        uint16_t n = layout_comp_pending(x) ? 1 : x->stripe_count;
+        if (x->start != y->start || x->end != y->end || x->stripe_size != y->stripe_size ||
+            x->stripe_count != y->stripe_count || x->type != y->type ||
+            strncmp(x->pool, y->pool, sizeof(x->pool)) ||
+            memcmp(x->groups, y->groups, n * sizeof(x->groups[0])))
+            return false;
+    }
+    return true;
 }

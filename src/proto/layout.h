@@ -17,7 +17,8 @@ struct layout_piece {
     uint64_t file_off; /* where the piece starts in the file */
     uint64_t obj_off;  /* where it starts in its object */
     uint32_t len;
-    uint16_t comp;
+    uint16_t comp;  /* the component's index */
+    uint16_t ocomp; /* and its objects' component id (layout_obj_comp) */
     uint16_t stripe;
     uint32_t group; /* target group holding the object */
 };
@@ -67,6 +68,24 @@ static inline uint64_t layout_dom_size(const struct layout *l)
 {
     return l->ncomp && (l->comp[0].type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT ? l->comp[0].end : 0;
 }
+
+static inline uint16_t layout_comp_gen(const struct layout_comp *c)
+{
+    return (uint16_t)((c->type & LAYOUT_GEN_MASK) >> LAYOUT_GEN_SHIFT);
+}
+static inline void layout_comp_set_gen(struct layout_comp *c, uint16_t gen)
+{
+    c->type =
+        (uint16_t)((c->type & ~LAYOUT_GEN_MASK) | ((gen << LAYOUT_GEN_SHIFT) & LAYOUT_GEN_MASK));
+}
+/* The id that names the objects of component ci of l on the OSTs. */
+static inline uint16_t layout_obj_comp(const struct layout *l, uint16_t ci)
+{
+    return (uint16_t)(ci + LAYOUT_MAX_COMP * layout_comp_gen(&l->comp[ci]));
+}
+
+/* Whether a and b are the same layout (every field a component uses). */
+bool layout_equal(const struct layout *a, const struct layout *b);
 
 /* dst = src, copying only the components and groups src uses (struct
  * layout is 4 KiB at full size; assignment copies all of it). */

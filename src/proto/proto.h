@@ -228,9 +228,16 @@ static inline uint32_t proto_ds_count(uint64_t ds)
 /* In the first component's type: the file is released (its data is in S3
  * only; proto.h's HSM messages), as Lustre's LOV_PATTERN_F_RELEASED. */
 #define LAYOUT_F_RELEASED 0x8000u
-#define LAYOUT_END_EOF    UINT64_MAX
-#define LAYOUT_COUNT_ALL  0xffffu
-#define LAYOUT_ANY_OST    UINT32_MAX
+/* In any component's type: the generation of its objects (0 to 15). An
+ * object is named by (inode, component id, stripe), and a component's id
+ * is its index plus LAYOUT_MAX_COMP times its generation, so a migration
+ * (stria migrate) writes a file's data into objects of the next
+ * generation while the old ones still hold it. */
+#define LAYOUT_GEN_SHIFT 8
+#define LAYOUT_GEN_MASK  0x0f00u
+#define LAYOUT_END_EOF   UINT64_MAX
+#define LAYOUT_COUNT_ALL 0xffffu
+#define LAYOUT_ANY_OST   UINT32_MAX
 struct layout_comp {
     uint64_t start, end;
     uint32_t stripe_size;
@@ -466,6 +473,43 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * CRCs as READ's; -EIO when the store's copy fails its checksum. */
 #define MSG_DOM_READ_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(U32, len)
 #define MSG_DOM_READ_REP(F) F(BLOB, crcs)
+/* MIGRATE: the steps of an online migration of file ino (stria migrate;
+ * docs/architecture.md, "Migration"), each by its op:
+ * - BEGIN: layout is the template of the new layout (as SETSTRIPE's
+ *   comps); the MDT keeps a migration record {id, old layout, new
+ *   layout} and answers them with the file's size. The new layout's
+ *   components below the size are instantiated, in the next generation
+ *   of objects (LAYOUT_GEN_MASK). -EBUSY while another migration of the
+ *   file is alive; one that made no PROGRESS for MIGRATE_STALE_MS is
+ *   taken over (the reply's stale then says so, and old/new are the
+ *   dead one's, for the caller to clean up first: BEGIN again after an
+ *   ABORT of it). The owner or root only; a regular file; -EOPNOTSUPP
+ *   with a Data-on-MDT component on either side, -EBUSY if released.
+ * - PROGRESS: the migration of id is alive (the copy goes on).
+ * - SWAP: the file's layout becomes the new one, atomically, unless it
+ *   changed since BEGIN (a component instantiated: -ESTALE). The record
+ *   stays (state SWAPPED) until DONE, so that the old objects are not
+ *   forgotten before they are destroyed.
+ * - DONE: the old objects are gone: the record goes.
+ * - ABORT: the record of id goes (before SWAP only).
+ * - STATE: the record, if any (-ENOENT if none; read permission).
+ * Every op but BEGIN and STATE names the migration's id (-ESTALE if it
+ * is not the file's any more). A stale migration may be aborted or done
+ * by anyone who may write the file (a writer waiting on its fences). */
+enum {
+    MIGRATE_BEGIN = 1,
+    MIGRATE_PROGRESS,
+    MIGRATE_SWAP,
+    MIGRATE_DONE,
+    MIGRATE_ABORT,
+    MIGRATE_STATE
+};
+enum { MIGRATE_COPYING = 1, MIGRATE_SWAPPED = 2 };
+#define MIGRATE_STALE_MS   30000
+#define MSG_MIGRATE_REQ(F) F(CRED, cred) F(U64, ino) F(U8, op) F(U64, id) F(LAYOUT, layout)
+#define MSG_MIGRATE_REP(F)                                                                         \
+    F(U64, id)                                                                                     \
+    F(U8, state) F(U8, stale) F(U64, size) F(LAYOUT, old) F(LAYOUT, layout) F(LEASES, leases)
 /* SETDIRSTRIPE: the default stripe of new subdirectories of a directory
  * (count 0: none, -1: all MDTs; start -1: the entry's MDT). */
 #define MSG_SETDIRSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(I32, start)
@@ -623,6 +667,22 @@ enum {
 /* SCRUB: check the checksum of every block of the objects of one of an
  * OST's 256 fan-out directories. bad: the blocks that failed (at most
  * 1024), each ino u64, comp u32, stripe u32, offset u64, little-endian. */
+/* FENCE: one object's part in a migration (MIGRATE), by op:
+ * - STAMP: the object's write stamp (it changes with every write,
+ *   truncate or punch that finished; instance: the daemon's, whose
+ *   restart changes every stamp), its size and whether it exists.
+ * - SET: from now on writes, truncates and punches of the object answer
+ *   -ESTALE (its file is being given another layout); the stamp after
+ *   every write in progress finished.
+ * - CLEAR: the fence of migration id goes (id 0: any).
+ * - DEAD: the object's file has its new layout: reads answer -ESTALE as
+ *   well, and the fence stays after the object is destroyed, so that a
+ *   handle with the old layout learns of the new one rather than reading
+ *   holes or making the object again.
+ * Fences are kept on disk (fence/ beside objects/). */
+enum { FENCE_STAMP = 1, FENCE_SET, FENCE_CLEAR, FENCE_DEAD };
+#define MSG_FENCE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U8, op) F(U64, id)
+#define MSG_FENCE_REP(F) F(U64, instance) F(U64, stamp) F(U64, size) F(U8, exists)
 #define MSG_SCRUB_REQ(F) F(U32, ost) F(U32, fan)
 #define MSG_SCRUB_REP(F)                                                                           \
     F(U64, objects) F(U64, blocks) F(U64, bytes) F(U64, bad_blocks) F(BLOB, bad)
@@ -686,6 +746,7 @@ enum {
     X(A, LAYOUT_INTENT, 55, layout_intent, 0) /* made twice, made once */                          \
     X(A, DOM_WRITE, 56, dom_write, 0)         /* made twice, made once */                          \
     X(A, DOM_READ, 57, dom_read, 0)                                                                \
+    X(A, MIGRATE, 58, migrate, PROTO_F_CHANGE)                                                     \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \
@@ -699,7 +760,8 @@ enum {
     X(A, HSM_PUSH, 70, hsm_push, 0)                                                                \
     X(A, S3_LIST, 71, s3_list, 0)                                                                  \
     X(A, S3_HEAD, 72, s3_head, 0)                                                                  \
-    X(A, S3_DELETE, 73, s3_delete, 0)
+    X(A, S3_DELETE, 73, s3_delete, 0)                                                              \
+    X(A, FENCE, 74, fence, 0) /* each op made twice is made once */
 
 /* The table without its flags, X(NAME, opcode, lower-case name), and with
  * them, X(NAME, opcode, lower-case name, flags). */

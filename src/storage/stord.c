@@ -24,6 +24,7 @@
 #include "../net/net.h"
 #include "../proto/csum.h"
 #include "../proto/ids.h"
+#include "fence.h"
 #include "mover.h"
 #include "push.h"
 #include "recovery.h"
@@ -132,9 +133,14 @@ static int h_write(void *p, struct net_req *req, struct net_rep *rep)
                   req->bulk_len >= s->direct_io_min && q.offset % 4096 == 0 &&
                   req->bulk_len % 4096 == 0 && (uintptr_t)req->bulk % 4096 == 0;
     bool writeback = s->writeback_min && req->bulk_len >= s->writeback_min;
-    if ((rc = ost_write(o, name, lk, &q, req->bulk, req->bulk_len, direct, writeback)))
-        log_warn("write failed ost=%u object=%s offset=%" PRIu64 ": %s", o->index, name, q.offset,
-                 log_err(rc));
+    struct fence_pass fp;
+    if (!(rc = fence_begin(s, q.ost, q.ino, q.comp, q.stripe, true, &fp))) {
+        rc = ost_write(o, name, lk, &q, req->bulk, req->bulk_len, direct, writeback);
+        fence_end(s, &fp, rc == 0);
+        if (rc)
+            log_warn("write failed ost=%u object=%s offset=%" PRIu64 ": %s", o->index, name,
+                     q.offset, log_err(rc));
+    }
     atomic_fetch_sub(&o->writing, 1);
     return rc;
 }
@@ -173,12 +179,10 @@ static int read_unread(struct sums_obj *so, uint64_t off, uint32_t len, struct n
     return 1;
 }
 
-static int h_read(void *p, struct net_req *req, struct net_rep *rep)
+static int read_object(struct stord *s, struct ost *o, const char *name, pthread_rwlock_t *lk,
+                       const struct proto_read_req *qp, struct net_req *req, struct net_rep *rep)
 {
-    struct stord *s = p;
-    DECODE(read);
-    if (q.len > PROTO_MAX_BULK)
-        return -EINVAL;
+    struct proto_read_req q = *qp;
     pthread_rwlock_rdlock(lk);
     struct sums_obj so;
     int rc = sums_open(o->dirfd, name, SUMS_READ, &so);
@@ -216,6 +220,24 @@ static int h_read(void *p, struct net_req *req, struct net_rep *rep)
     return proto_enc_read_rep(&rep->enc, &r);
 }
 
+static int h_read(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct stord *s = p;
+    DECODE(read);
+    if (q.len > PROTO_MAX_BULK)
+        return -EINVAL;
+    /* A dead fence: its file has another layout, which the client asks
+     * for. Held through the read, which a fence turning dead waits for,
+     * so no read finds the object destroyed after its check. */
+    struct fence_pass fp;
+    int rc = fence_begin(s, q.ost, q.ino, q.comp, q.stripe, false, &fp);
+    if (rc)
+        return rc;
+    rc = read_object(s, o, name, lk, &q, req, rep);
+    fence_end(s, &fp, false);
+    return rc;
+}
+
 static int h_truncate(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct stord *s = p;
@@ -224,7 +246,13 @@ static int h_truncate(void *p, struct net_req *req, struct net_rep *rep)
     if (q.size > MAX_OBJECT_SIZE)
         return -EFBIG;
     /* A missing object is already empty. */
-    return ost_truncate(o, name, lk, q.size);
+    struct fence_pass fp;
+    int rc = fence_begin(s, q.ost, q.ino, q.comp, q.stripe, true, &fp);
+    if (!rc) {
+        rc = ost_truncate(o, name, lk, q.size);
+        fence_end(s, &fp, rc == 0);
+    }
+    return rc;
 }
 
 static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
@@ -246,7 +274,13 @@ static int h_punch(void *p, struct net_req *req, struct net_rep *rep)
     if (q.len > MAX_OBJECT_SIZE - q.offset)
         q.len = MAX_OBJECT_SIZE - q.offset;
     /* Nothing there: already a hole. */
-    return ost_punch(o, name, lk, &q);
+    struct fence_pass fp;
+    int rc = fence_begin(s, q.ost, q.ino, q.comp, q.stripe, true, &fp);
+    if (!rc) {
+        rc = ost_punch(o, name, lk, &q);
+        fence_end(s, &fp, rc == 0);
+    }
+    return rc;
 }
 
 static int h_osync(void *p, struct net_req *req, struct net_rep *rep)
@@ -480,6 +514,8 @@ int main(int argc, char **argv)
             return 1;
         s->nosts++;
     }
+    if (fence_init(s))
+        return 1;
     char node[256], adv[256];
     daemon_names(&conf.d, node, sizeof(node), adv, sizeof(adv));
     struct net_server_opts so = {.host = conf.d.listen.host,
@@ -503,6 +539,7 @@ int main(int argc, char **argv)
     so.handlers[PROTO_OP_S3_HEAD] = mover_h_head;
     so.handlers[PROTO_OP_S3_DELETE] = mover_h_delete;
     so.handlers[PROTO_OP_HSM_PUSH] = push_h_push;
+    so.handlers[PROTO_OP_FENCE] = fence_h_fence;
     char key_path[PATH_MAX];
     if (!realpath(conf.d.key_file, key_path))
         snprintf(key_path, sizeof(key_path), "%s", conf.d.key_file);
@@ -536,6 +573,7 @@ int main(int argc, char **argv)
     net_server_stop(srv);
     push_stop();
     mover_stop(s);
+    fence_fini(s);
     for (int i = 0; i < s->nosts; i++) {
         ost_close(s->osts[i]);
         free(s->osts[i]);

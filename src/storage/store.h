@@ -26,7 +26,8 @@
 #define MAX_OSTS  256
 #define OBJ_LOCKS 256
 
-struct mover; /* mover.h */
+struct mover;  /* mover.h */
+struct fences; /* fence.h */
 
 /* The OSTs one daemon serves and how it writes and reads them; filled by
  * the service (stord.c) at start-up, then only read. */
@@ -40,6 +41,7 @@ struct stord {
     uint64_t writeback_min; /* 0: never start writeback early */
     uint64_t sendfile_min;  /* 0: every read is read and checked here */
     struct mover *mover;    /* the S3 movers (mover.h) */
+    struct fences *fences;  /* fences and write stamps of migrations (fence.h) */
 };
 
 /* The lock of object (ino, comp, stripe) of OST ost: one of OBJ_LOCKS,

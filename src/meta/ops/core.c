@@ -20,6 +20,7 @@
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
+#include "../store/mig_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -333,6 +334,10 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
      * may keep it open (pending, below), when that client says DESTROYED. */
     if (S_ISREG(in->mode) && layout_dom_size(&in->layout) && !meta_objects_may_exist(in) &&
         (rc = meta_dom_del(t, in->ino)))
+        return rc;
+    /* A migration a crash left: the objects it named become orphans for
+     * stria fsck (their inode is gone). */
+    if (S_ISREG(in->mode) && (rc = meta_mig_del(t, in->ino)))
         return rc;
     if (S_ISLNK(in->mode) && (rc = meta_symlink_del(t, in->ino)))
         return rc;

@@ -21,6 +21,7 @@
 #include "dir.h"
 #include "dom.h"
 #include "hsm.h"
+#include "migrate.h"
 #include "intent.h"
 #include "layout.h"
 #include "recover.h"

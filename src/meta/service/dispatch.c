@@ -259,6 +259,7 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_HSM_GONE] = {SERVE_PLAIN, meta_op_hsm_gone, .buf = META_GONE_BUF},
     [PROTO_OP_HSM_REAP] = {SERVE_PLAIN, meta_op_hsm_reap},
     [PROTO_OP_DOM_WRITE] = {SERVE_CHANGE, meta_op_dom_write, LEASES_OF(dom_write)},
+    [PROTO_OP_MIGRATE] = {SERVE_CHANGE, meta_op_migrate, LEASES_OF(migrate)},
     [PROTO_OP_DOM_READ] = {SERVE_PLAIN, meta_op_dom_read, .buf = META_DOM_BUF},
     [PROTO_OP_LAYOUT_INTENT] = {SERVE_CHANGE, meta_op_layout_intent, LEASES_OF(layout_intent)},
     [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},

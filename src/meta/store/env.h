@@ -19,7 +19,7 @@ struct wreq;
 
 struct meta_store {
     MDB_env *env;
-    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending, replies, gone, dom;
+    MDB_dbi inodes, dentries, xattrs, links, info, intents, pending, replies, gone, dom, mig;
     uint32_t mdt;
     void *owner; /* meta_store_set_owner */
     char dir[4096];

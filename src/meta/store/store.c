@@ -88,7 +88,8 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
         (rc = mdb_err(mdb_dbi_open(txn, "pending", MDB_CREATE, &s->pending))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "replies", MDB_CREATE, &s->replies))) ||
         (rc = mdb_err(mdb_dbi_open(txn, "gone", MDB_CREATE, &s->gone))) ||
-        (rc = mdb_err(mdb_dbi_open(txn, "dom", MDB_CREATE, &s->dom))))
+        (rc = mdb_err(mdb_dbi_open(txn, "dom", MDB_CREATE, &s->dom))) ||
+        (rc = mdb_err(mdb_dbi_open(txn, "mig", MDB_CREATE, &s->mig))))
         goto fail;
     MDB_val k = {3, "mdt"}, v;
     rc = mdb_get(txn, s->info, &k, &v);

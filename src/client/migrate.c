@@ -1,0 +1,308 @@
+/*
+ * Online migration of a file's data into a new layout (stria.h's
+ * stria_migrate; docs/architecture.md, "Migration").
+ *
+ *   1. MIGRATE BEGIN: the MDT records the migration and the new layout,
+ *      whose objects are of the next generation.
+ *   2. The write stamp of every old object (FENCE STAMP), then a copy of
+ *      the file up to its end (the MDT's size, or further where objects
+ *      hold bytes a writer has not reported yet), old objects to new.
+ *   3. FENCE SET on every old object: writes to them now answer -ESTALE
+ *      (their writers wait, io.c's relayout) and the stamps come back.
+ *      A stamp that moved: the copy may have missed a write: the fences
+ *      go, the new objects are emptied, and the copy starts over (three
+ *      times, then the file is left as it was).
+ *   4. MIGRATE SWAP: the file's layout is the new one, atomically.
+ *   5. FENCE DEAD on the old objects (reads of them answer -ESTALE too),
+ *      their destruction, MIGRATE DONE.
+ * A migrator that dies leaves a record that goes stale; the next
+ * migration of the file, or a writer waiting on its fences, cleans up
+ * after it (cl_migrate_recover): before the swap it undoes the migration,
+ * after it finishes it.
+ */
+#include "conn.h"
+#include "inode.h"
+#include "io.h"
+#include "mdcache.h"
+#include "migrate.h"
+#include "route.h"
+
+#include "../common/log.h"
+#include "../common/util.h"
+#include "../proto/layout.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define COPY_CHUNK  (8u << 20)
+#define COPY_TRIES  3
+#define PROGRESS_NS (5 * 1000000000ll)
+
+/* What a FENCE said of one object. */
+struct stamp {
+    uint64_t instance, stamp, size;
+    bool exists;
+};
+
+static int mig_call(stria_fs_t *fs, uint64_t ino, uint8_t op, uint64_t id,
+                    const struct layout *tmpl, struct proto_migrate_rep *r)
+{
+    struct proto_migrate_req *q = calloc(1, sizeof(*q));
+    if (!q)
+        return -ENOMEM;
+    q->ino = ino;
+    q->op = op;
+    q->id = id;
+    if (tmpl)
+        layout_copy(&q->layout, tmpl);
+    cl_cred(&q->cred);
+    int64_t sent = mdc_clock_ms();
+    int rc = MDT_CALL(fs, proto_ino_mdt(ino), migrate, q, r,
+                      cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, NULL));
+    free(q);
+    return rc;
+}
+
+static bool on_osts(const struct layout_comp *c)
+{
+    return !layout_comp_pending(c) && (c->type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_OST;
+}
+
+static size_t count_objects(const struct layout *l)
+{
+    size_t n = 0;
+    for (uint16_t c = 0; c < l->ncomp; c++)
+        if (on_osts(&l->comp[c]))
+            n += l->comp[c].stripe_count;
+    return n;
+}
+
+/* FENCE op (with id) on every object of l, in order; their stamps into
+ * out (may be NULL). All are tried; the first failure is returned. */
+static int fence_all(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint8_t op, uint64_t id,
+                     struct stamp *out)
+{
+    int first = 0;
+    size_t k = 0;
+    for (uint16_t c = 0; c < l->ncomp; c++) {
+        if (!on_osts(&l->comp[c]))
+            continue;
+        for (uint16_t s = 0; s < l->comp[c].stripe_count; s++, k++) {
+            uint32_t ost = map_group_ost(l->comp[c].groups[s]);
+            struct proto_fence_req q = {.ost = ost,
+                                        .ino = ino,
+                                        .comp = layout_obj_comp(l, c),
+                                        .stripe = s,
+                                        .op = op,
+                                        .id = id};
+            struct proto_fence_rep r;
+            int rc = TARGET_CALL(fs, PROTO_NODE_STOR, ost, fence, &q, &r, (void)0);
+            if (rc && !first)
+                first = rc;
+            if (out)
+                out[k] =
+                    rc ? (struct stamp){0} : (struct stamp){r.instance, r.stamp, r.size, r.exists};
+        }
+    }
+    return first;
+}
+
+/* The end of file data the objects of l hold (object sizes), which may
+ * pass the size the MDT knows while a writer has not reported it. */
+static uint64_t objects_end(const struct layout *l, const struct stamp *st)
+{
+    uint64_t end = 0;
+    size_t k = 0;
+    for (uint16_t ci = 0; ci < l->ncomp; ci++) {
+        const struct layout_comp *c = &l->comp[ci];
+        if (!on_osts(c))
+            continue;
+        for (uint16_t s = 0; s < c->stripe_count; s++, k++) {
+            if (!st[k].exists || !st[k].size)
+                continue;
+            uint64_t o = st[k].size - 1;
+            uint64_t unit = (o / c->stripe_size) * c->stripe_count + s;
+            uint64_t at = c->start + unit * c->stripe_size + o % c->stripe_size + 1;
+            end = MAX(end, MIN(at, c->end));
+        }
+    }
+    return end;
+}
+
+static bool all_zero(const uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+/* Copy [0, end) from old to new (zeros are left as holes), telling the
+ * MDT the migration lives every few seconds. */
+static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *old,
+                const struct layout *new, uint64_t end, stria_progress_fn fn, void *arg,
+                struct proto_migrate_rep *scratch)
+{
+    uint8_t *buf = malloc(COPY_CHUNK);
+    if (!buf)
+        return -ENOMEM;
+    int rc = 0;
+    int64_t told = (int64_t)util_now_mono_ns();
+    for (uint64_t at = 0; at < end && !rc;) {
+        size_t n = (size_t)MIN((uint64_t)COPY_CHUNK, end - at);
+        if (!(rc = io_rw(fs, ino, old, false, buf, n, at)) && !all_zero(buf, n))
+            rc = io_rw(fs, ino, new, true, buf, n, at);
+        at += n;
+        if (fn)
+            fn(at, arg);
+        if (!rc && (int64_t)util_now_mono_ns() - told > PROGRESS_NS) {
+            rc = mig_call(fs, ino, MIGRATE_PROGRESS, id, NULL, scratch);
+            told = (int64_t)util_now_mono_ns();
+        }
+    }
+    free(buf);
+    return rc;
+}
+
+/* After a migrator that is gone (m: its record): before the swap, undo
+ * (fences cleared, new objects destroyed, record dropped); after, finish
+ * (old objects fenced dead and destroyed, record dropped). */
+static int clean_up(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m)
+{
+    uint64_t id = m->id;
+    int rc;
+    if (m->state == MIGRATE_COPYING) {
+        if ((rc = fence_all(fs, ino, &m->old, FENCE_CLEAR, id, NULL)) ||
+            (rc = io_objects(fs, ino, &m->layout, IO_DESTROY, 0)))
+            return rc;
+        rc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m);
+    } else {
+        if ((rc = fence_all(fs, ino, &m->old, FENCE_DEAD, id, NULL)) ||
+            (rc = io_objects(fs, ino, &m->old, IO_DESTROY, 0)))
+            return rc;
+        rc = mig_call(fs, ino, MIGRATE_DONE, id, NULL, m);
+    }
+    log_info("inode %" PRIx64 ": migration %" PRIx64 " whose migrator is gone %s: %s", ino, id,
+             m->state == MIGRATE_COPYING ? "undone" : "finished", rc ? log_err(rc) : "done");
+    return rc;
+}
+
+int cl_migrate_recover(stria_fs_t *fs, uint64_t ino)
+{
+    struct proto_migrate_rep *m = malloc(sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    int rc = mig_call(fs, ino, MIGRATE_STATE, 0, NULL, m);
+    if (rc == 0 && m->stale)
+        rc = clean_up(fs, ino, m);
+    free(m);
+    return rc == -ENOENT ? 0 : rc;
+}
+
+static bool stamps_equal(const struct stamp *a, const struct stamp *b, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (a[i].instance != b[i].instance || a[i].stamp != b[i].stamp ||
+            a[i].exists != b[i].exists || a[i].size != b[i].size)
+            return false;
+    return true;
+}
+
+/* One migration of ino from BEGIN's reply m to its end, or to an abort. */
+static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_progress_fn fn,
+               void *arg, char *why, size_t whylen)
+{
+    uint64_t id = m->id;
+    struct layout *old = malloc(2 * sizeof(*old)), *new = old + 1;
+    size_t n = old ? count_objects(&m->old) : 0;
+    struct stamp *st = calloc(2 * n + 1, sizeof(*st)), *st2 = st + n;
+    int rc = old && st ? 0 : -ENOMEM;
+    if (!rc) {
+        layout_copy(old, &m->old);
+        layout_copy(new, &m->layout);
+    }
+    uint64_t size = m->size;
+    bool fenced = false;
+    for (int tries = 0; !rc; tries++) {
+        if (tries == COPY_TRIES) {
+            snprintf(why, whylen, "written to during each of %d copies; left as it was",
+                     COPY_TRIES);
+            rc = -EBUSY;
+            break;
+        }
+        if ((rc = fence_all(fs, ino, old, FENCE_STAMP, 0, st)))
+            break;
+        uint64_t end = MAX(size, objects_end(old, st));
+        if ((rc = copy(fs, ino, id, old, new, end, fn, arg, m)))
+            break;
+        fenced = true;
+        if ((rc = fence_all(fs, ino, old, FENCE_SET, id, st2)))
+            break;
+        if (stamps_equal(st, st2, n))
+            break;
+        /* A write the copy may have missed: again, from empty objects. */
+        fenced = false;
+        if ((rc = fence_all(fs, ino, old, FENCE_CLEAR, id, NULL)) ||
+            (rc = io_objects(fs, ino, new, IO_DESTROY, 0)))
+            break;
+    }
+    if (!rc && (rc = mig_call(fs, ino, MIGRATE_SWAP, id, NULL, m)) == -ESTALE)
+        snprintf(why, whylen, "a write reached a component not instantiated; left as it was");
+    if (rc) {
+        /* Undo: the file keeps its layout and its old objects. */
+        int urc = fenced ? fence_all(fs, ino, old, FENCE_CLEAR, id, NULL) : 0;
+        if (!urc)
+            urc = io_objects(fs, ino, new, IO_DESTROY, 0);
+        if (!urc)
+            urc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m);
+        if (urc && urc != -ENOENT)
+            log_warn("inode %" PRIx64 ": migration %" PRIx64 " not undone (%s): the next "
+                     "migration of the file, or a writer, does it once it is stale",
+                     ino, id, log_err(urc));
+    } else {
+        /* Swapped: the old objects go, and handles still holding the old
+         * layout learn the new one from their dead fences. */
+        if (!(rc = fence_all(fs, ino, old, FENCE_DEAD, id, NULL)) &&
+            !(rc = io_objects(fs, ino, old, IO_DESTROY, 0)))
+            rc = mig_call(fs, ino, MIGRATE_DONE, id, NULL, m);
+        if (rc)
+            log_warn("inode %" PRIx64 ": migrated, but its old objects are not all gone (%s): "
+                     "the next migration of the file does it",
+                     ino, log_err(rc));
+        rc = 0;
+    }
+    free(old);
+    free(st);
+    return rc;
+}
+
+int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_progress_fn fn,
+               void *arg, char *why, size_t whylen)
+{
+    if (whylen)
+        why[0] = 0;
+    struct proto_migrate_rep *m = calloc(1, sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    int rc = mig_call(fs, ino, MIGRATE_BEGIN, 0, tmpl, m);
+    if (rc == 0 && m->stale) {
+        /* A dead migration's leftovers first, then ours. */
+        if (!(rc = clean_up(fs, ino, m)))
+            rc = mig_call(fs, ino, MIGRATE_BEGIN, 0, tmpl, m);
+        if (rc == 0 && m->stale)
+            rc = -EBUSY;
+    }
+    if (rc == -EBUSY && !why[0])
+        snprintf(why, whylen, "%s",
+                 m->stale ? "another migration's leftovers could not be cleaned up"
+                          : "being migrated by someone else, or released (restore it first)");
+    else if (rc == -EOPNOTSUPP)
+        snprintf(why, whylen, "files with a Data-on-MDT component are not migrated yet");
+    if (rc == 0)
+        rc = run(fs, ino, m, fn, arg, why, whylen);
+    free(m);
+    return rc;
+}

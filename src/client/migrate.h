@@ -1,0 +1,18 @@
+/*
+ * Online migration, the client's side (migrate.c): the copy, the fences
+ * of the old objects and the cleanup after a migrator that died.
+ */
+#ifndef STRIA_CLIENT_MIGRATE_H
+#define STRIA_CLIENT_MIGRATE_H
+
+#include "conn.h"
+
+/* Migrate file ino into a layout from template tmpl (stria_migrate). */
+int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_progress_fn fn,
+               void *arg, char *why, size_t whylen);
+/* If file ino has a migration whose migrator is gone (stale), undo it
+ * (before its swap) or finish it (after): io.c calls this while its
+ * objects stay fenced. 0 also when there is none. */
+int cl_migrate_recover(stria_fs_t *fs, uint64_t ino);
+
+#endif

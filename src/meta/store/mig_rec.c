@@ -1,0 +1,77 @@
+/*
+ * Migration records (mig_rec.h): u8 version (1), u8 state, u64 id,
+ * i64 touched_ns, then the old and the new layout as the wire has them.
+ */
+#include "mig_rec.h"
+
+#include "../../proto/layout.h"
+#include "env.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MIG_VERSION 1
+
+static MDB_val key_of(uint64_t ino, uint8_t kb[8])
+{
+    be64(kb, ino);
+    return (MDB_val){8, kb};
+}
+
+int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out)
+{
+    uint8_t kb[8];
+    MDB_val k = key_of(ino, kb), v;
+    int rc = mdb_err(mdb_get(t->txn, t->store->mig, &k, &v));
+    if (rc)
+        return rc;
+    struct proto_dec d;
+    proto_dec_init(&d, v.mv_data, (uint32_t)v.mv_size);
+    uint8_t ver = 0;
+    proto_get_U8(&d, &ver);
+    proto_get_U8(&d, &out->state);
+    proto_get_U64(&d, &out->id);
+    proto_get_I64(&d, &out->touched_ns);
+    proto_get_LAYOUT(&d, &out->old);
+    proto_get_LAYOUT(&d, &out->layout);
+    if (d.err || ver != MIG_VERSION || d.off != d.len || layout_validate(&out->old) ||
+        layout_validate(&out->layout))
+        return -EUCLEAN;
+    return 0;
+}
+
+int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m)
+{
+    /* Two layouts at their largest: about 2 KiB each on the wire. */
+    uint8_t *buf = malloc(16384);
+    if (!buf)
+        return -ENOMEM;
+    struct proto_enc e;
+    proto_enc_init(&e, buf, 16384);
+    uint8_t ver = MIG_VERSION;
+    proto_put_U8(&e, &ver);
+    proto_put_U8(&e, &m->state);
+    proto_put_U64(&e, &m->id);
+    proto_put_I64(&e, &m->touched_ns);
+    proto_put_LAYOUT(&e, &m->old);
+    proto_put_LAYOUT(&e, &m->layout);
+    int rc = e.err ? -EOVERFLOW : 0;
+    if (!rc) {
+        uint8_t kb[8];
+        MDB_val k = key_of(ino, kb), v = {e.len, buf};
+        t->wrote = true; /* a failed put spoils the transaction too */
+        rc = mdb_err(mdb_put(t->txn, t->store->mig, &k, &v, 0));
+    }
+    free(buf);
+    return rc;
+}
+
+int meta_mig_del(struct meta_txn *t, uint64_t ino)
+{
+    uint8_t kb[8];
+    MDB_val k = key_of(ino, kb);
+    t->wrote = true;
+    int rc = mdb_err(mdb_del(t->txn, t->store->mig, &k, NULL));
+    return rc == -ENOENT ? 0 : rc;
+}

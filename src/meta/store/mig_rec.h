@@ -1,0 +1,27 @@
+/*
+ * Migration records (table "mig", key the inode): an online migration of
+ * a file in progress (proto.h's MIGRATE; docs/architecture.md,
+ * "Migration"). The record names both layouts, so that whichever set of
+ * objects a crash leaves behind can be found and destroyed.
+ */
+#ifndef STRIA_META_MIG_REC_H
+#define STRIA_META_MIG_REC_H
+
+#include "store.h"
+
+#include <stdint.h>
+
+struct meta_mig {
+    uint64_t id;
+    uint8_t state;      /* MIGRATE_COPYING, MIGRATE_SWAPPED */
+    int64_t touched_ns; /* its last BEGIN or PROGRESS, real time */
+    struct layout old, layout;
+};
+
+/* ino's record into *out; -ENOENT if none, -EUCLEAN if damaged. */
+int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out);
+int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m);
+/* The record goes (none: 0). */
+int meta_mig_del(struct meta_txn *t, uint64_t ino);
+
+#endif

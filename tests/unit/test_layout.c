@@ -638,8 +638,36 @@ static void test_validate_pending(void **state)
     make_shape(&l, 2, 0, 1);
     l.comp[1].type |= LAYOUT_F_RELEASED; /* only the first may say released */
     assert_int_equal(layout_validate(&l), -EINVAL);
-    l.comp[1].type = LAYOUT_TYPE_OST | 0x0100; /* a type nobody knows */
+    l.comp[1].type = LAYOUT_TYPE_OST | 0x1000; /* a flag nobody knows */
     assert_int_equal(layout_validate(&l), -EINVAL);
+}
+
+/* A component's generation names its objects apart from the same
+ * component's of another generation, and maps the same otherwise. */
+static void test_generations(void **state)
+{
+    (void)state;
+    struct layout a, b;
+    make_shape(&a, 2, 0, 1);
+    layout_copy(&b, &a);
+    assert_true(layout_equal(&a, &b));
+    for (uint16_t i = 0; i < b.ncomp; i++)
+        layout_comp_set_gen(&b.comp[i], 15);
+    assert_int_equal(layout_validate(&b), 0);
+    assert_false(layout_equal(&a, &b));
+    assert_int_equal(layout_comp_gen(&b.comp[1]), 15);
+    assert_int_equal(layout_obj_comp(&a, 1), 1);
+    assert_int_equal(layout_obj_comp(&b, 1), 1 + 15 * LAYOUT_MAX_COMP);
+    struct layout_piece pa, pb;
+    assert_int_equal(layout_map(&a, b.comp[1].start + 12345, 1 << 20, &pa), 0);
+    assert_int_equal(layout_map(&b, b.comp[1].start + 12345, 1 << 20, &pb), 0);
+    assert_int_equal(pa.comp, pb.comp);
+    assert_int_equal(pa.stripe, pb.stripe);
+    assert_int_equal(pa.obj_off, pb.obj_off);
+    assert_int_equal(pa.ocomp, 1);
+    assert_int_equal(pb.ocomp, 1 + 15 * LAYOUT_MAX_COMP);
+    layout_comp_set_gen(&b.comp[1], 16); /* wraps into 4 bits */
+    assert_int_equal(layout_comp_gen(&b.comp[1]), 0);
 }
 
 int main(void)
@@ -657,6 +685,7 @@ int main(void)
         cmocka_unit_test(test_make_simple),
         cmocka_unit_test(test_pending_matches_model),
         cmocka_unit_test(test_validate_pending),
+        cmocka_unit_test(test_generations),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -482,8 +482,13 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * maximum and updates mtime. */
 #define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
 #define MSG_SETSIZE_REP(F) F(ATTR, attr) F(LEASES, leases)
+/* STATFS: the MDT's figures, its released files (their sizes, their
+ * count), and its Data-on-MDT bytes: what its records hold and what they
+ * may hold (its dom_max; 0: Data-on-MDT is off there). */
 #define MSG_STATFS_REQ(F)
-#define MSG_STATFS_REP(F) F(TSTATS, targets) F(U64, released_bytes) F(U64, released_files)
+#define MSG_STATFS_REP(F)                                                                          \
+    F(TSTATS, targets)                                                                             \
+    F(U64, released_bytes) F(U64, released_files) F(U64, dom_bytes) F(U64, dom_max)
 /* SYNC: make every acknowledged metadata change durable. */
 #define MSG_SYNC_REQ(F)
 #define MSG_SYNC_REP(F)

@@ -1833,6 +1833,70 @@ static void test_dom(void **state)
     assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
 }
 
+/* A directory whose default keeps the first 64 KiB of a file on its MDT
+ * (then one OST), and file name in it written with len bytes of data. */
+static uint64_t dom_file_of(struct fx *f, const char *dir, const char *name, const uint8_t *data,
+                            uint32_t len)
+{
+    static struct layout t;
+    char path[128];
+    uint64_t d = mk_dir(f, &root_cred, dir, 0777);
+    const uint64_t comps[2][3] = {{64 << 10, 0, 0}, {LAYOUT_END_EOF, 1, MIB}};
+    tmpl_of(&t, 2, comps);
+    t.comp[0].type = LAYOUT_TYPE_MDT | LAYOUT_F_PENDING;
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), 0);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, path, O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(layout_dom_size(&o.layout), 64 << 10);
+    if (len)
+        assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, len, false, NULL), 0);
+    return o.attr.ino;
+}
+
+/* dom_max bounds what the records hold: a write past it answers ENOSPC,
+ * rewrites and shrinking still work; with 0 Data-on-MDT is off: new files
+ * in a directory whose default has an mdt component keep all their data
+ * on OSTs, the next component from 0, and nothing grows. */
+static void test_dom_max(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[65536];
+    memset(data, 0x5a, sizeof(data));
+    uint64_t a = dom_file_of(f, "dom", "a", data, 40000);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "dom/b", O_CREAT | O_WRONLY, 0644, &o), 0);
+    uint64_t b = o.attr.ino;
+    f->ctx.dom_max = 60000;
+    assert_int_equal(op_dom_write(f, b, 0, data, 20000, false, NULL), 0); /* 60000: full */
+    assert_int_equal(op_dom_write(f, b, 20000, data, 1, false, NULL), -ENOSPC);
+    assert_int_equal(op_dom_write(f, a, 40000, data, 100, false, NULL), -ENOSPC);
+    assert_int_equal(dom_total(f), 60000);
+    assert_int_equal(attr_of(f, b).size, 20000);
+    /* Rewrites need no room; a truncate makes some. */
+    assert_int_equal(op_dom_write(f, a, 0, data, 40000, false, NULL), 0);
+    assert_int_equal(op_setattr(f, &root_cred, a, SETATTR_SIZE, 0, 0, 0, 10000, NULL), 0);
+    assert_int_equal(op_dom_write(f, b, 20000, data, 30000, false, NULL), 0);
+    assert_int_equal(dom_total(f), 60000);
+    /* Off: nothing grows, new files take the directory's default without
+     * its mdt component, and a file's own setstripe likewise. */
+    f->ctx.dom_max = 0;
+    assert_int_equal(op_dom_write(f, a, 10000, data, 1, false, NULL), -ENOSPC);
+    assert_int_equal(op_open(f, &root_cred, "dom/c", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(layout_dom_size(&o.layout), 0);
+    assert_int_equal(o.layout.ncomp, 1);
+    assert_int_equal(o.layout.comp[0].start, 0);
+    assert_int_equal(o.layout.comp[0].end, LAYOUT_END_EOF);
+    assert_int_equal(o.layout.comp[0].type & LAYOUT_TYPE_MASK, LAYOUT_TYPE_OST);
+    assert_false(layout_comp_pending(&o.layout.comp[0]));
+    assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), -EINVAL);
+    /* The directory keeps its default: back on, files get the component. */
+    f->ctx.dom_max = META_DOM_MAX_DEFAULT;
+    assert_int_equal(op_open(f, &root_cred, "dom/d", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(layout_dom_size(&o.layout), 64 << 10);
+    assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), 0);
+}
+
 static void test_stripe_errors(void **state)
 {
     struct fx *f = *state;
@@ -3992,6 +4056,7 @@ int main(void)
         T(test_stripe_errors),
         T(test_stripe_composite),
         T(test_dom),
+        T(test_dom_max),
         T(test_stripe_offline_osts),
         T(test_alloc_pool),
         T(test_setsize_setattr),

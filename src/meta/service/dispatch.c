@@ -11,6 +11,7 @@
 
 #include "../../common/log.h"
 #include "../ops/fsck.h"
+#include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 #include "mdt.h"
 
@@ -142,6 +143,9 @@ static int h_statfs(void *p, struct net_req *req, struct net_rep *rep)
     int rc = meta_store_stats(m->store, &r.targets.t[0]);
     if (rc == 0)
         rc = meta_store_released(m->store, &r.released_bytes, &r.released_files);
+    if (rc == 0)
+        rc = meta_store_dom_total(m->store, &r.dom_bytes);
+    r.dom_max = m->ctx.dom_max;
     return rc ? rc : proto_enc_statfs_rep(&rep->enc, &r);
 }
 

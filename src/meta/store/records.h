@@ -56,6 +56,12 @@ struct meta_req {
     uint32_t bulk_len;
     const void *out_bulk;
     uint32_t out_bulk_len;
+    /* Scratch asked for only when an operation finds it needs some (an
+     * OPEN that sends a file's bytes): at least len bytes, valid until the
+     * reply is sent, or NULL (no memory, or none to give: NULL scratch).
+     * The same memory as buf: an operation uses one or the other. */
+    void *(*scratch)(void *arg, uint32_t len);
+    void *scratch_arg;
 };
 
 /* An open transaction: the LMDB txn, the store's databases, and the

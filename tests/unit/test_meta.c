@@ -2086,6 +2086,54 @@ static void test_dom_max(void **state)
     assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), 0);
 }
 
+/* Data-on-MDT records no file reads any more are orphans: of an inode
+ * that is gone (and not pending), or whose layout has no mdt component.
+ * The repair drops them, and the MDT's total with them; a pending
+ * file's record stays. */
+static int put_dom_txn(struct meta_txn *t, void *arg)
+{
+    const uint64_t *ino = arg;
+    static const uint8_t bytes[3000] = {1};
+    return meta_dom_write(t, *ino, 0, bytes, sizeof(bytes), 1u << 20, UINT64_MAX);
+}
+
+static void test_dom_fsck(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[10000];
+    memset(data, 7, sizeof(data));
+    uint64_t s = dom_file_of(f, "dom", "s", data, sizeof(data));
+    assert_int_equal(op_open(f, &root_cred, "dom/kept", O_CREAT | O_WRONLY, 0644, NULL), 0);
+    uint64_t kept = ino_of(f, "dom/kept");
+    assert_int_equal(op_dom_write(f, kept, 0, data, 500, false, NULL), 0);
+    struct proto_unlink_rep ur;
+    assert_int_equal(op_unlink(f, &root_cred, "dom/kept", &ur), 0);
+    assert_int_equal(ur.destroy, 1); /* pending: a client may keep it open */
+    /* A record of no inode, and one of a file without the component. */
+    uint64_t ghost = proto_ino_make(0, 999999), plain = mk_file(f, &root_cred, "plain", 0644);
+    assert_int_equal(meta_store_write(f->s, NULL, put_dom_txn, &ghost), 0);
+    assert_int_equal(meta_store_write(f->s, NULL, put_dom_txn, &plain), 0);
+    assert_int_equal(dom_total(f), 10000 + 500 + 3000 + 3000);
+    char text[4096];
+    struct meta_fsck_report r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.orphans, 2);
+    assert_int_equal(r.dangling + r.bad_nlink + r.corrupt, 0);
+    assert_non_null(strstr(text, "no such inode"));
+    assert_non_null(strstr(text, "its layout has no mdt component"));
+    r = fsck(f, true, text, sizeof(text));
+    assert_int_equal(r.orphans, 2);
+    assert_int_equal(r.fixed, 2);
+    assert_int_equal(dom_total(f), 10000 + 500);
+    r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.orphans, 0);
+    uint32_t n;
+    static uint8_t got[10000];
+    assert_int_equal(op_dom_read(f, s, 0, sizeof(got), got, &n), 0);
+    assert_memory_equal(got, data, sizeof(data));
+    assert_int_equal(op_dom_read(f, kept, 0, 500, got, &n), 0);
+    assert_memory_equal(got, data, 500);
+}
+
 static void test_stripe_errors(void **state)
 {
     struct fx *f = *state;
@@ -4248,6 +4296,7 @@ int main(void)
         T(test_dom_open),
         T(test_dom_open_served),
         T(test_dom_max),
+        T(test_dom_fsck),
         T(test_stripe_offline_osts),
         T(test_alloc_pool),
         T(test_setsize_setattr),

@@ -228,6 +228,8 @@ int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val);
  * destroys them (DESTROYED): stria fsck must not call those orphans. */
 int meta_pending_put(struct meta_txn *t, uint64_t ino);
 int meta_pending_del(struct meta_txn *t, uint64_t ino);
+/* 1 if ino is pending, 0 if not, or a negative errno. */
+int meta_pending_has(struct meta_txn *t, uint64_t ino);
 int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), void *arg);
 int meta_intent_del(struct meta_txn *t, uint64_t txid);
 typedef int (*meta_scan_intent_cb)(void *arg, uint64_t txid, const void *rec, size_t len);

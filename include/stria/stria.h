@@ -166,6 +166,12 @@ STRIA_API void stria_closedir(stria_dir_t *d);
  * dropped on a read elsewhere and on any write, truncate or punch through
  * this client. As everything else, it follows close-to-open: it holds
  * nothing older than the handle's open.
+ *
+ * Data-on-MDT: an open that may read (not O_WRONLY, O_TRUNC or O_CREAT |
+ * O_EXCL) of a file whose first component its MDT keeps brings that
+ * component's bytes (up to 1 MiB) into the handle's read-ahead buffer, so
+ * reads of a small file send no request after the open (readahead_hits
+ * counts them). They are dropped as the buffer is.
  */
 /* Turn gathering of small writes on (the default) or off for every handle
  * of fs (the mount's -o write_behind=0 turns it off). Off sends what is

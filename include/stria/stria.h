@@ -549,6 +549,10 @@ struct stria_target {
  * the management service's last report for one that does not answer).
  * *out is malloc'd; free() it. */
 STRIA_API int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n);
+/* What MDT mdt keeps of file data (Data-on-MDT, `stria df`): the bytes its
+ * records hold, and its dom_max, the most they may hold (0: Data-on-MDT
+ * is off there). Asked once: an MDT out of reach gives its error at once. */
+STRIA_API int stria_mdt_dom(stria_fs_t *fs, uint32_t mdt, uint64_t *bytes, uint64_t *max);
 /* What one kind of request cost a metadata target since it started
  * (`stria stats`). Times are the server's, from the decoded request to the
  * encoded reply. */

@@ -12,6 +12,8 @@
 #   one OPEN, through libstria and the mount (no DOM_READ), and a write or
 #   truncate through another handle is seen; a resent OPEN, answered from
 #   the reply cache without the bytes, reads them with DOM_READ;
+# - df shows what the MDT keeps; a metad with dom_max = 0 makes new files
+#   with their data on OSTs and refuses to grow its records (ENOSPC);
 # - posix_compare and random_ops run in such a directory.
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
@@ -88,6 +90,30 @@ grep -q "answered a resent request from its reply cache .* op=OPEN" "$DIR/log/me
     fail "no OPEN was answered from the reply cache"
 [ "$(count DOM_READ)" -ge $((reads + 1)) ] || fail "no DOM_READ after the resent OPEN"
 metad_restart
+
+step "df shows the MDT's Data-on-MDT bytes; find -L mdt finds the files"
+used=$(S df | awk '/^Data-on-MDT/ { on = 1; next } on && /-MDT0000 / { print $2 }')
+[ -n "$used" ] && [ "$used" -ge 500 ] || fail "df: $(S df)"
+S df -h | grep -Eq -- "-MDT0000 +[0-9.]+[KMG]? +8.0G " || fail "df -h: $(S df -h)"
+S find /dom -L mdt >"$T/found"
+grep -qx /dom/s1 "$T/found" && grep -qx /dom/o "$T/found" || fail "find -L mdt: $(cat "$T/found")"
+S find /dom -L mdt -size +1M | grep -q . && fail "find -L mdt -size +1M found small files"
+
+step "dom_max = 0: new files keep their data on OSTs, the records do not grow"
+echo "dom_max = 0" >>"$DIR/conf/metad.conf"
+metad_restart
+S cp "$T/o" stria:/dom/onost || fail "cp with Data-on-MDT off"
+S getstripe /dom/onost | grep -q "lmm_pattern: *mdt" && fail "a file made with dom_max 0 has an mdt component"
+S find /dom -L mdt | grep -qx /dom/onost && fail "find -L mdt lists /dom/onost"
+S find /dom -L raid0 | grep -qx /dom/onost || fail "find -L raid0 does not list /dom/onost"
+cmp "$T/m/dom/onost" "$T/o" || fail "onost differs through the mount"
+S df | grep -Eq -- "-MDT0000 .* off " || fail "df does not say Data-on-MDT is off: $(S df)"
+S cp "$T/o" stria:/dom/o 2>"$T/err" && fail "a Data-on-MDT file grew past dom_max 0"
+grep -q "No space left" "$T/err" || fail "no ENOSPC: $(cat "$T/err")"
+grep -q "Data-on-MDT full" "$DIR/log/metad.log" || fail "the MDT did not log dom_max"
+sed -i '/^dom_max = 0$/d' "$DIR/conf/metad.conf"
+metad_restart
+S cp "$T/o" stria:/dom/o || fail "cp with Data-on-MDT on again"
 
 step "files across the components: holes, truncates, a second mount"
 head -c $((3 << 20)) /dev/urandom >"$T/big"

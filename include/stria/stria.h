@@ -166,6 +166,12 @@ STRIA_API void stria_closedir(stria_dir_t *d);
  * dropped on a read elsewhere and on any write, truncate or punch through
  * this client. As everything else, it follows close-to-open: it holds
  * nothing older than the handle's open.
+ *
+ * Data-on-MDT: an open that may read (not O_WRONLY, O_TRUNC or O_CREAT |
+ * O_EXCL) of a file whose first component its MDT keeps brings that
+ * component's bytes (up to 1 MiB) into the handle's read-ahead buffer, so
+ * reads of a small file send no request after the open (readahead_hits
+ * counts them). They are dropped as the buffer is.
  */
 /* Turn gathering of small writes on (the default) or off for every handle
  * of fs (the mount's -o write_behind=0 turns it off). Off sends what is
@@ -543,6 +549,10 @@ struct stria_target {
  * the management service's last report for one that does not answer).
  * *out is malloc'd; free() it. */
 STRIA_API int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n);
+/* What MDT mdt keeps of file data (Data-on-MDT, `stria df`): the bytes its
+ * records hold, and its dom_max, the most they may hold (0: Data-on-MDT
+ * is off there). Asked once: an MDT out of reach gives its error at once. */
+STRIA_API int stria_mdt_dom(stria_fs_t *fs, uint32_t mdt, uint64_t *bytes, uint64_t *max);
 /* What one kind of request cost a metadata target since it started
  * (`stria stats`). Times are the server's, from the decoded request to the
  * encoded reply. */

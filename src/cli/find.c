@@ -5,8 +5,8 @@
  *
  *   stria find PATH... [-type T] [-name GLOB] [-size [+-]N[KMGT]]
  *              [-mtime [+-]DAYS] [-stripe-count [+-]N] [-stripe-size [+-]N]
- *              [-component-count [+-]N] [-ost N[,N...]] [-pool POOL] [-maxdepth N]
- *              [-print0]
+ *              [-component-count [+-]N] [-ost N[,N...]] [-pool POOL]
+ *              [-layout mdt|raid0|released[,...]] [-maxdepth N] [-print0]
  *
  * Directories are read with their entries' attributes in one round trip
  * per batch (READDIR plus); a layout is asked for only when a layout test
@@ -15,6 +15,9 @@
  * number without a unit is bytes. -mtime counts whole days ago, as find.
  * Layout tests read a composite file's last instantiated component, as
  * getstripe -c does; -ost matches a file with an object on any OST given.
+ * -layout (-L) matches a file with any of the patterns given, as lfs
+ * find's: a component kept by its MDT (mdt, Data-on-MDT), one on OSTs
+ * (raid0), or its data in S3 only (released, from its HSM state).
  */
 #include "args.h"
 #include "commands.h"
@@ -47,11 +50,38 @@ struct find {
     uint32_t osts[64];
     unsigned nost;
     const char *pool; /* a component in this pool, or NULL */
+    unsigned layouts; /* -layout: FIND_L_* bits, any of them (0: no test) */
     long maxdepth;    /* -1: none */
     bool print0;
     int64_t now_s;
     int ret;
 };
+
+/* -layout's patterns, lfs find's words. */
+#define FIND_L_MDT      1u
+#define FIND_L_RAID0    2u
+#define FIND_L_RELEASED 4u
+
+static int parse_layouts(const char *cmd, const char *arg, unsigned *out)
+{
+    char buf[128];
+    snprintf(buf, sizeof(buf), "%s", arg);
+    char *save = NULL;
+    *out = 0;
+    for (char *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        if (!strcmp(t, "mdt") || !strcmp(t, "dom"))
+            *out |= FIND_L_MDT;
+        else if (!strcmp(t, "raid0"))
+            *out |= FIND_L_RAID0;
+        else if (!strcmp(t, "released"))
+            *out |= FIND_L_RELEASED;
+        else
+            return cli_usage_error(cmd, "-layout wants mdt, raid0 or released, not '%s'", t);
+    }
+    if (!*out)
+        return cli_usage_error(cmd, "-layout wants mdt, raid0 or released");
+    return 0;
+}
 
 static int parse_num(const char *cmd, const char *opt, const char *arg, bool units, struct num *out)
 {
@@ -101,16 +131,38 @@ static char type_of(uint32_t mode)
 
 static bool layout_tests(const struct find *f)
 {
-    return f->count.on || f->ssize.on || f->comps.on || f->nost || f->pool;
+    return f->count.on || f->ssize.on || f->comps.on || f->nost || f->pool ||
+           (f->layouts & (FIND_L_MDT | FIND_L_RAID0));
+}
+
+/* -layout on file ino of layout l: any pattern asked for. */
+static bool pattern_ok(struct find *f, uint64_t ino, const struct stria_layout *l, uint32_t n)
+{
+    if (!f->layouts)
+        return true;
+    for (uint32_t i = 0; i < n; i++) {
+        if ((f->layouts & FIND_L_MDT) && l->comp[i].on_mdt)
+            return true;
+        if ((f->layouts & FIND_L_RAID0) && !l->comp[i].on_mdt)
+            return true;
+    }
+    if (!(f->layouts & FIND_L_RELEASED))
+        return false;
+    struct stria_hsm *h = malloc(sizeof(*h));
+    bool released = h && stria_hsm_get(f->fs, ino, h) == 0 && (h->state & STRIA_HSM_RELEASED);
+    free(h);
+    return released;
 }
 
 /* The tests that need the layout, on file ino. */
 static bool layout_ok(struct find *f, uint64_t ino, bool dir)
 {
-    if (!layout_tests(f))
+    if (!layout_tests(f) && !f->layouts)
         return true;
     if (dir)
         return false; /* lfs find tests files' layouts */
+    if (!layout_tests(f))
+        return pattern_ok(f, ino, NULL, 0); /* released only: no layout needed */
     struct stria_layout *l = malloc(sizeof(*l));
     if (!l)
         return false;
@@ -132,7 +184,7 @@ static bool layout_ok(struct find *f, uint64_t ino, bool dir)
         bool pooled = !f->pool;
         for (uint32_t i = 0; i < n && !pooled; i++)
             pooled = !strcmp(l->comp[i].pool, f->pool);
-        ok = ok && pooled;
+        ok = ok && pooled && pattern_ok(f, ino, l, n);
     }
     free(l);
     return ok && n;
@@ -258,6 +310,8 @@ int cmd_find(int argc, char **argv)
             /* FSNAME.POOL or POOL, as lfs find --pool */
             const char *dot = strchr(v, '.');
             f.pool = dot ? dot + 1 : v;
+        } else if (!strcmp(o, "layout") || !strcmp(o, "L")) {
+            rc = parse_layouts(cmd, v, &f.layouts);
         } else if (!strcmp(o, "maxdepth")) {
             int64_t d;
             if (util_parse_i64(v, &d) < 0 || d < 0)

@@ -123,6 +123,9 @@ static const struct command commands[] = {
      "  -component-count [+-]N    number of components\n"
      "  -ost N[,N...]             an object on one of these OSTs (3, OST0003)\n"
      "  -pool [FSNAME.]POOL       a component in this OST pool\n"
+     "  -layout, -L mdt|raid0|released[,...]\n"
+     "                            a component kept by its MDT (Data-on-MDT), one on\n"
+     "                            OSTs, or its data in S3 only (released); any of them\n"
      "  -maxdepth N               descend at most N levels\n"
      "  -print                    end each path with a newline (the default)\n"
      "  -print0                   end each path with a NUL, for xargs -0\n"},

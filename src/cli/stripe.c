@@ -447,6 +447,32 @@ static void df_print(const char *fsname, struct stria_target *t, size_t n, const
     df_summary(fsname, t, n, o);
 }
 
+/* What each MDT keeps of file data (Data-on-MDT) and may keep (its
+ * dom_max), after the table: lfs df has no such column, and scripts that
+ * read df's rows by UUID see these rows as none of theirs. */
+static void df_dom(stria_fs_t *fs, const char *fsname, const struct stria_target *t, size_t n,
+                   const struct df_opts *o)
+{
+    bool head = false;
+    for (size_t i = 0; i < n; i++) {
+        uint64_t used, max;
+        if (!t[i].online || strncmp(t[i].kind, "MDT", sizeof(t[i].kind)) != 0 ||
+            stria_mdt_dom(fs, t[i].index, &used, &max) != 0)
+            continue;
+        if (!head) {
+            printf("\n%-20s %11s %11s %4s\n", "Data-on-MDT", "Used", "dom_max", "Use%");
+            head = true;
+        }
+        char name[128], u[32], m[32];
+        snprintf(name, sizeof(name), "%s-MDT%04" PRIx32, fsname, t[i].index);
+        if (max)
+            printf("%-20s %11s %11s %3d%%\n", name, df_num(used, o, u, sizeof(u)),
+                   df_num(max, o, m, sizeof(m)), df_percent(used, used < max ? max - used : 0));
+        else
+            printf("%-20s %11s %11s %4s\n", name, df_num(used, o, u, sizeof(u)), "off", "-");
+    }
+}
+
 /* df --pool: the MDTs and the pool's OSTs, as lfs df --pool; returns how
  * many of t are left (at its start). */
 static size_t df_pool_only(struct stria_target *t, size_t n, const uint32_t *osts, size_t nosts)
@@ -505,8 +531,13 @@ int cmd_df(int argc, char **argv)
         rc = stria_targets(fs, &t, &n);
     if (rc < 0)
         fprintf(stderr, "stria df: cannot read the cluster's targets: %s\n", strerror(-rc));
-    else
-        df_print(fsname, t, pool ? df_pool_only(t, n, members, nmembers) : n, &o);
+    if (rc == 0 && pool)
+        n = df_pool_only(t, n, members, nmembers);
+    if (rc == 0) {
+        df_print(fsname, t, n, &o);
+        if (!o.inodes)
+            df_dom(fs, fsname, t, n, &o);
+    }
     free(members);
     /* What data repositories hold in S3 only (stria hsm release). */
     uint64_t rbytes = 0, rfiles = 0;

@@ -291,6 +291,26 @@ int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n)
     return 0;
 }
 
+int stria_mdt_dom(stria_fs_t *fs, uint32_t mdt, uint64_t *bytes, uint64_t *max)
+{
+    *bytes = *max = 0;
+    struct lease l;
+    int rc = cl_get(fs, PROTO_NODE_META, mdt, &l);
+    if (rc)
+        return rc;
+    bool transport = false;
+    struct proto_statfs_req q = {0};
+    struct proto_statfs_rep *r = malloc(sizeof(*r));
+    rc = r ? net_call_statfs(l.c, &q, r, NULL, 0, NULL, 0, NULL, &transport) : -ENOMEM;
+    if (rc == 0) {
+        *bytes = r->dom_bytes;
+        *max = r->dom_max;
+    }
+    free(r);
+    cl_put(&l, transport);
+    return rc;
+}
+
 int stria_pools(stria_fs_t *fs, struct stria_pool **out, size_t *n)
 {
     struct cluster_map m = {0};

@@ -604,7 +604,9 @@ int stria_removed_truncate(stria_fs_t *fs, const stria_removed_t *rm, uint64_t s
         return 0;
     gather_drain(fs, rm->ino);
     atomic_fetch_add(&fs->write_epoch, 1);
-    return io_objects(fs, rm->ino, &rm->layout, IO_TRUNCATE, size);
+    int rc = io_objects(fs, rm->ino, &rm->layout, IO_TRUNCATE, size);
+    atomic_fetch_add(&fs->write_epoch, 1); /* and once it has landed */
+    return rc;
 }
 
 void stria_removed_finish(stria_fs_t *fs, stria_removed_t *rm)

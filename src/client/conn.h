@@ -81,8 +81,9 @@ struct stria_fs {
         char path[CL_PFX_PATH];
     } pfx[CL_PFX_SLOTS];
     struct gather *gather; /* gathering of small writes (gather.c) */
-    /* Bumped by every write, truncate and punch through this client:
-     * read-ahead buffers filled before are stale. */
+    /* Bumped by every write, truncate and punch through this client, as
+     * it begins and once it has landed: read-ahead buffers (and the bytes
+     * an open brought) filled before are stale. */
     _Atomic uint64_t write_epoch;
     _Atomic int ra_bufs; /* read-ahead buffers allocated (RA_MAX_BUFS) */
     _Atomic uint64_t ra_fills, ra_hits;
@@ -245,11 +246,13 @@ extern __thread bool cl_long_call;
 
 /* Call an MDT, after what fs->before_mdt_call waits for: this client's
  * queued unlinks (wb.c), so its operations stay in order. */
-#define MDT_CALL(fs, mdt, lname, q, r, use)                                                        \
+#define MDT_CALL(fs, mdt, lname, q, r, use) MDT_CALL_BULK(fs, mdt, lname, q, r, NULL, 0, NULL, use)
+/* MDT_CALL with room for a reply's bulk (dst, cap; *got its length). */
+#define MDT_CALL_BULK(fs, mdt, lname, q, r, dst, cap, got, use)                                    \
     ({                                                                                             \
         if ((fs)->before_mdt_call)                                                                 \
             (fs)->before_mdt_call(fs);                                                             \
-        TARGET_CALL(fs, PROTO_NODE_META, mdt, lname, q, r, use);                                   \
+        TARGET_CALL_BULK(fs, PROTO_NODE_META, mdt, lname, q, r, NULL, 0, dst, cap, got, use);      \
     })
 
 /* The calling thread's credentials (stria_set_thread_cred, else the

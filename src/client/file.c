@@ -6,11 +6,16 @@
  * Small writes go to gathering, the rest to striped I/O; size reports go
  * out at close, fsync and before a change of size or times. Consistency is
  * close-to-open: a read past the size the handle knows asks the MDT first.
+ * An open that reads takes a Data-on-MDT file's first bytes with it
+ * (OPEN's dom_len) into the read-ahead buffer, so that open, read and
+ * close of a small file are one round trip; the buffer is a snapshot that
+ * any change this client makes to a file meanwhile voids (written()).
  */
 #include "file.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
+#include "../proto/csum.h"
 #include "gather.h"
 #include "hsm.h"
 #include "inode.h"
@@ -46,10 +51,13 @@ struct stria_file {
     bool orphan;        /* unlinked while open: the MDT has no inode any more */
     int gerr;           /* a gathered write of this handle failed: its next call says so */
     /* Read-ahead (stria.h): the piece [ra_off, ra_off + ra_len) fetched at
-     * write epoch ra_epoch, and where the last read ended. */
+     * write epoch ra_epoch, and where the last read ended. Bytes the open
+     * brought (ra_off 0) that stop at the file's end within its
+     * Data-on-MDT component go on as zeros to ra_zeros: the open's view of
+     * the component (else ra_zeros is ra_off + ra_len). */
     pthread_mutex_t ra_lock;
     char *ra_buf;
-    uint64_t ra_off, ra_len, ra_epoch, read_end;
+    uint64_t ra_off, ra_len, ra_zeros, ra_epoch, read_end;
     /* A released file (hsm.h): where its data is, loaded at its first use. */
     pthread_mutex_t hsm_lock;
     struct hsm_src *hsm;
@@ -76,10 +84,33 @@ static int take_error(stria_file_t *f)
     return rc;
 }
 
-/* Something of ino changed through this client: read-ahead is stale. */
+/* Something of a file changes through this client: read-ahead is stale.
+ * Called before a change (a buffer filled later than it is stale) and
+ * again once it has landed (one filled while it was on its way may have
+ * read the bytes before it). */
 static void written(stria_fs_t *fs)
 {
     atomic_fetch_add_explicit(&fs->write_epoch, 1, memory_order_release);
+}
+
+/* A read-ahead buffer (RA_CAP bytes), or NULL: past RA_MAX_BUFS handles
+ * of fs go without. Freed by buf_put. */
+static char *buf_get(stria_fs_t *fs)
+{
+    char *b = NULL;
+    if (atomic_fetch_add(&fs->ra_bufs, 1) < RA_MAX_BUFS)
+        b = malloc(RA_CAP);
+    if (!b)
+        atomic_fetch_sub(&fs->ra_bufs, 1);
+    return b;
+}
+
+static void buf_put(stria_fs_t *fs, char *b)
+{
+    if (b) {
+        free(b);
+        atomic_fetch_sub(&fs->ra_bufs, 1);
+    }
 }
 
 /* A handle of the inode a describes, opened with flags (layout set apart). */
@@ -117,6 +148,28 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     return true;
 }
 
+/* Whether the got bytes at buf an open of f brought (reply r) may be
+ * read: they are the file's first bytes, all in its Data-on-MDT component
+ * and below its size, and match their CRCs. A reply without them (none
+ * asked for or to send, a resent OPEN answered from the reply kept for
+ * it) brings none; bytes that fail their check are dropped, and the read
+ * asks the MDT (DOM_READ). */
+static bool open_took(const stria_file_t *f, const struct proto_open_rep *r, const char *buf,
+                      uint32_t got)
+{
+    if (!got || !buf)
+        return false;
+    uint64_t bad = 0;
+    if (got > r->attr.size || got > layout_dom_size(&f->layout) ||
+        proto_csum_check(0, (const uint8_t *)buf, got, &r->dom_crcs, NULL, &bad)) {
+        log_info("inode %" PRIx64 ": the bytes its open brought fail their check at %" PRIu64
+                 ": read again",
+                 f->ino, bad);
+        return false;
+    }
+    return true;
+}
+
 int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr)
@@ -131,6 +184,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         return 0;
     }
     struct proto_open_rep *r = malloc(sizeof(*r));
+    char *ra = NULL;
+    uint32_t got = 0;
     int rc = -ENOMEM;
     if (!f || !r)
         goto fail;
@@ -143,9 +198,15 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
                                .stripe_size = size,
                                .stripe_offset = offset};
     cl_cred(&q.cred);
+    /* An open that may read an existing file's bytes takes those of a
+     * Data-on-MDT component with it, as far as a read-ahead buffer goes. */
+    uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
+    if ((flags & O_ACCMODE) != O_WRONLY && !(flags & (O_TRUNC | O_DIRECTORY)) &&
+        (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (ra = buf_get(fs)))
+        q.dom_len = RA_CAP;
     int64_t sent = mdc_clock_ms();
-    rc = ROUTED_CALL(fs, parent, path, parent, path, open, &q, r,
-                     cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout));
+    rc = ROUTED_CALL_BULK(fs, parent, path, parent, path, open, &q, r, ra, q.dom_len, &got,
+                          cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout));
     if (rc == -EREMOTE) {
         /* The name is here, its inode on another MDT: open that by number. */
         struct proto_attr a;
@@ -156,7 +217,7 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
             q.parent = a.ino;
             q.path = proto_str_c("");
             q.flags &= ~(uint32_t)(O_CREAT | O_EXCL);
-            rc = MDT_CALL(fs, proto_ino_mdt(a.ino), open, &q, r, (void)0);
+            rc = MDT_CALL_BULK(fs, proto_ino_mdt(a.ino), open, &q, r, ra, q.dom_len, &got, (void)0);
         }
     }
     if (rc)
@@ -177,12 +238,21 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         goto fail;
     if (flags & O_TRUNC)
         written(fs);
+    if (open_took(f, r, ra, got)) {
+        f->ra_buf = ra;
+        f->ra_len = got;
+        f->ra_zeros = got == r->attr.size ? MIN(layout_dom_size(&f->layout), RA_CAP) : got;
+        f->ra_epoch = epoch;
+    } else {
+        buf_put(fs, ra);
+    }
     if (attr)
         *attr = r->attr;
     free(r);
     *out = f;
     return 0;
 fail:
+    buf_put(fs, ra);
     free(r);
     free(f);
     return rc;
@@ -396,7 +466,9 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     if (took < len) {
         uint64_t at = (uint64_t)off + took;
         gather_before_write(f->fs, f->ino, at, (uint64_t)off + len);
-        if ((rc = io_rw(f->fs, f->ino, &f->layout, true, (char *)buf + took, len - took, at)))
+        rc = io_rw(f->fs, f->ino, &f->layout, true, (char *)buf + took, len - took, at);
+        written(f->fs);
+        if (rc)
             return rc;
     }
     int64_t now = (int64_t)util_now_real_ns();
@@ -417,10 +489,34 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     return (ssize_t)len;
 }
 
-/* A small read [off, off + len) below size: from the read-ahead buffer
- * when it holds it; a read that starts where the last one ended fetches
- * the rest of its piece (at most RA_CAP, not past size) into the buffer
- * and is answered from it. Any other read drops the buffer. */
+/* The first bytes of [off, off + len) that the read-ahead buffer holds,
+ * copied to buf: how many (0: none). zeros: also those the open's view of
+ * the file saw as zeros past its end (ra_zeros), for a reader that reads
+ * past the size it knows (the mount's pages). */
+static size_t ra_take(stria_file_t *f, void *buf, size_t len, uint64_t off, bool zeros)
+{
+    stria_fs_t *fs = f->fs;
+    uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
+    pthread_mutex_lock(&f->ra_lock);
+    uint64_t data = f->ra_off + f->ra_len, end = zeros ? MAX(f->ra_zeros, data) : data;
+    size_t n = 0;
+    if (f->ra_len && f->ra_epoch == epoch && off >= f->ra_off && off < end) {
+        n = (size_t)MIN((uint64_t)len, end - off);
+        size_t held = off < data ? (size_t)MIN((uint64_t)n, data - off) : 0;
+        memcpy(buf, f->ra_buf + (off - f->ra_off), held);
+        memset((char *)buf + held, 0, n - held);
+        f->read_end = off + n;
+    }
+    pthread_mutex_unlock(&f->ra_lock);
+    if (n)
+        atomic_fetch_add_explicit(&fs->ra_hits, 1, memory_order_relaxed);
+    return n;
+}
+
+/* A small read [off, off + len) below size that the read-ahead buffer
+ * does not hold (ra_take): one that starts where the last one ended
+ * fetches the rest of its piece (at most RA_CAP, not past size) into the
+ * buffer and is answered from it. Any other read drops the buffer. */
 static ssize_t read_ahead(stria_file_t *f, void *buf, size_t len, uint64_t off, uint64_t size)
 {
     stria_fs_t *fs = f->fs;
@@ -429,30 +525,19 @@ static ssize_t read_ahead(stria_file_t *f, void *buf, size_t len, uint64_t off, 
     pthread_mutex_lock(&f->ra_lock);
     bool seq = off == f->read_end;
     f->read_end = off + len;
-    if (f->ra_len && f->ra_epoch == epoch && off >= f->ra_off &&
-        off + len <= f->ra_off + f->ra_len) {
-        memcpy(buf, f->ra_buf + (off - f->ra_off), len);
-        pthread_mutex_unlock(&f->ra_lock);
-        atomic_fetch_add_explicit(&fs->ra_hits, 1, memory_order_relaxed);
-        return (ssize_t)len;
-    }
     f->ra_len = 0;
     struct layout_piece lp;
     uint64_t want = 0;
     if (seq && layout_map(&f->layout, off, RA_CAP, &lp) == 0)
         want = MIN((uint64_t)lp.len, size - off);
-    if (want > len && !f->ra_buf) {
-        /* Bounded: past RA_MAX_BUFS handles read as asked. */
-        if (atomic_fetch_add(&fs->ra_bufs, 1) < RA_MAX_BUFS)
-            f->ra_buf = malloc(RA_CAP);
-        if (!f->ra_buf)
-            atomic_fetch_sub(&fs->ra_bufs, 1);
-    }
+    if (want > len && !f->ra_buf)
+        f->ra_buf = buf_get(fs); /* bounded: past RA_MAX_BUFS handles read as asked */
     if (want > len && f->ra_buf) {
         rc = io_rw(fs, f->ino, &f->layout, false, f->ra_buf, want, off);
         if (rc == 0) {
             f->ra_off = off;
             f->ra_len = want;
+            f->ra_zeros = off + want;
             f->ra_epoch = epoch;
             memcpy(buf, f->ra_buf, len);
             atomic_fetch_add_explicit(&fs->ra_fills, 1, memory_order_relaxed);
@@ -542,13 +627,21 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
         if (rc)
             return rc;
     }
-    if (len < RA_CAP)
-        return read_ahead(f, buf, len, (uint64_t)off, size);
-    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    size_t took = ra_take(f, buf, len, (uint64_t)off, false);
+    if (took == len)
+        return (ssize_t)len;
+    char *rest = (char *)buf + took;
+    uint64_t at = (uint64_t)off + took;
+    len -= took;
+    if (len < RA_CAP) {
+        ssize_t n = read_ahead(f, rest, len, at, size);
+        return n < 0 ? n : (ssize_t)(took + len);
+    }
+    int rc = io_rw(f->fs, f->ino, &f->layout, false, rest, len, at);
     pthread_mutex_lock(&f->ra_lock);
-    f->read_end = (uint64_t)off + len;
+    f->read_end = at + len;
     pthread_mutex_unlock(&f->ra_lock);
-    return rc ? rc : (ssize_t)len;
+    return rc ? rc : (ssize_t)(took + len);
 }
 
 ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
@@ -568,7 +661,12 @@ ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
         if (rc)
             return rc;
     }
-    int rc = io_rw(f->fs, f->ino, &f->layout, false, buf, len, (uint64_t)off);
+    /* What the open brought, with the zeros its view saw past the end:
+     * the mount's pages of a small file need no request. */
+    size_t took = ra_take(f, buf, len, (uint64_t)off, true);
+    int rc = took == len ? 0
+                         : io_rw(f->fs, f->ino, &f->layout, false, (char *)buf + took, len - took,
+                                 (uint64_t)off + took);
     return rc ? rc : (ssize_t)len;
 }
 
@@ -697,7 +795,10 @@ int stria_fpunch(stria_file_t *f, off_t off, off_t len)
     written(f->fs);
     /* Components another handle filled hold bytes to punch too. */
     int rc = learn(f, (uint64_t)off, (uint64_t)off + (uint64_t)len, false);
-    return rc ? rc : io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
+    if (rc == 0)
+        rc = io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
+    written(f->fs);
+    return rc;
 }
 
 uint64_t stria_file_ino(const stria_file_t *f)
@@ -742,10 +843,7 @@ int stria_close(stria_file_t *f)
     int late = take_error(f);
     if (!rc)
         rc = late;
-    if (f->ra_buf) {
-        free(f->ra_buf);
-        atomic_fetch_sub(&f->fs->ra_bufs, 1);
-    }
+    buf_put(f->fs, f->ra_buf);
     hsm_src_free(f->hsm);
     pthread_cond_destroy(&f->marked);
     pthread_mutex_destroy(&f->ra_lock);

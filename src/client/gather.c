@@ -151,6 +151,9 @@ static void send_locked(struct gather *g, struct gbuf *b)
     int rc = g->mark(b->f);
     if (rc == 0)
         rc = io_rw(g->fs, b->ino, b->l, true, b->buf, b->len, b->off);
+    /* A read-ahead buffer filled while these bytes were held here (an
+     * open's bytes of the file) is stale now that they have landed. */
+    atomic_fetch_add(&g->fs->write_epoch, 1);
     cl_set_cancel(cancel);
     if (rc)
         g->error(b->f, rc);

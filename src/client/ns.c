@@ -220,6 +220,9 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
     int64_t sent = mdc_clock_ms();
     int rc = MDT_CALL(fs, proto_ino_mdt(ino), setattr, q, r,
                       cl_note(fs, sent, &r->leases, 0, NULL, 0, 0, NULL, &r->attr));
+    /* Before and after: a buffer filled while it was on its way is stale. */
+    if (q->valid & SETATTR_SIZE)
+        atomic_fetch_add(&fs->write_epoch, 1);
     /* A released file's size changes once its data is back (hsm.h). */
     if (rc == -EBUSY && (q->valid & SETATTR_SIZE) && q->size &&
         (rc = hsm_restore_ino(fs, ino, NULL, NULL, NULL, 0)) == 0) {

@@ -61,6 +61,9 @@ int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cooki
  * EREMOTE still when the last component's own inode lives elsewhere.
  */
 #define ROUTED_CALL(fs, from_, path_, PF, PTH, lname, q, r, use)                                   \
+    ROUTED_CALL_BULK(fs, from_, path_, PF, PTH, lname, q, r, NULL, 0, NULL, use)
+/* ROUTED_CALL with room for a reply's bulk (MDT_CALL_BULK). */
+#define ROUTED_CALL_BULK(fs, from_, path_, PF, PTH, lname, q, r, dst, cap, got, use)               \
     ({                                                                                             \
         struct cl_route rt_;                                                                       \
         int rc2_;                                                                                  \
@@ -68,7 +71,7 @@ int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cooki
         do {                                                                                       \
             (q)->PF = rt_.parent;                                                                  \
             (q)->PTH = proto_str_c(rt_.path);                                                      \
-            rc2_ = MDT_CALL(fs, rt_.mdt, lname, q, r, use);                                        \
+            rc2_ = MDT_CALL_BULK(fs, rt_.mdt, lname, q, r, dst, cap, got, use);                    \
         } while (cl_route_again(fs, &rt_, &rc2_));                                                 \
         rc2_;                                                                                      \
     })

@@ -352,7 +352,9 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
             status = -EIO;
         stat_note(s, h.opcode, status, util_now_mono_ns() - t0);
         if (cached) {
-            rcache_end(s->replies, h.client_id, h.seq, status, sc->reply, (uint32_t)rep.enc.len);
+            bool other = status == 0 && rep.kept;
+            rcache_end(s->replies, h.client_id, h.seq, status, other ? rep.kept : sc->reply,
+                       other ? rep.kept_len : (uint32_t)rep.enc.len);
             if (s->drop_every &&
                 atomic_fetch_add(&s->cached_served, 1) % s->drop_every == s->drop_every - 1) {
                 log_warn("test: dropping the connection instead of the reply peer=%s op=%s",

@@ -38,6 +38,11 @@ struct net_rep {
     bool bulk_in_file;
     int bulk_fd;
     uint64_t bulk_off;
+    /* The payload the reply cache keeps for a resend, when it is not the
+     * one sent (NULL: that one): a resend gets no bulk, so a reply that
+     * describes its bulk is kept without saying so. */
+    const void *kept;
+    uint32_t kept_len;
 };
 
 /* Handler: decode req->dec, do the work, encode into rep->enc. Returns 0 or

@@ -385,14 +385,26 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * the directory's default, offset -1 lets the allocator choose. marked: a
  * file this open created for writing is already marked as one whose
  * objects may exist (what a first SETSIZE would do), so its writer sends
- * no SETSIZE before its first write. */
+ * no SETSIZE before its first write. dom_len: how many of the file's first
+ * bytes the client takes with the open (0: none; at most
+ * PROTO_OPEN_DOM_MAX): an open that reads (not O_WRONLY) of a regular file
+ * whose first component is on its MDT gets the component's bytes below the
+ * file's size, at most dom_len of them, as the reply's bulk, with one
+ * CRC32C per chunk in dom_crcs (as DOM_READ's, from offset 0), so that
+ * open, read and close of a small file are one round trip. No bulk:
+ * dom_crcs empty (none asked for, none to send, or a resent OPEN answered
+ * from the reply kept for it, which never holds the bytes). */
+#define PROTO_OPEN_DOM_MAX (1u << 20)
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred)                                                                                  \
     F(U64, parent)                                                                                 \
     F(STR, path)                                                                                   \
-    F(U32, flags) F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset)
+    F(U32, flags)                                                                                  \
+    F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset) F(U32, dom_len)
 #define MSG_OPEN_REP(F)                                                                            \
-    F(ATTR, attr) F(LAYOUT, layout) F(U8, created) F(U64, old_size) F(LEASES, leases) F(U8, marked)
+    F(ATTR, attr)                                                                                  \
+    F(LAYOUT, layout)                                                                              \
+    F(U8, created) F(U64, old_size) F(LEASES, leases) F(U8, marked) F(BLOB, dom_crcs)
 /* MKDIR: dir_count is how many MDTs to stripe the new directory over (0:
  * as the parent's default for new directories says, -1: all), dir_start
  * the MDT of its first shard and inode (-1: the MDT of its entry). */
@@ -526,8 +538,13 @@ enum { MIGRATE_COPYING = 1, MIGRATE_SWAPPED = 2 };
  * maximum and updates mtime. */
 #define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
 #define MSG_SETSIZE_REP(F) F(ATTR, attr) F(LEASES, leases)
+/* STATFS: the MDT's figures, its released files (their sizes, their
+ * count), and its Data-on-MDT bytes: what its records hold and what they
+ * may hold (its dom_max; 0: Data-on-MDT is off there). */
 #define MSG_STATFS_REQ(F)
-#define MSG_STATFS_REP(F) F(TSTATS, targets) F(U64, released_bytes) F(U64, released_files)
+#define MSG_STATFS_REP(F)                                                                          \
+    F(TSTATS, targets)                                                                             \
+    F(U64, released_bytes) F(U64, released_files) F(U64, dom_bytes) F(U64, dom_max)
 /* SYNC: make every acknowledged metadata change durable. */
 #define MSG_SYNC_REQ(F)
 #define MSG_SYNC_REP(F)

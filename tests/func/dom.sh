@@ -8,6 +8,12 @@
 # - files that cross into the OST components read back whole, through
 #   truncates and holes, from a second mount too;
 # - getstripe, getfattr stria.layout and find say where the bytes are;
+# - an open that reads brings a small file's bytes: open, read and close are
+#   one OPEN, through libstria and the mount (no DOM_READ), and a write or
+#   truncate through another handle is seen; a resent OPEN, answered from
+#   the reply cache without the bytes, reads them with DOM_READ;
+# - df shows what the MDT keeps; a metad with dom_max = 0 makes new files
+#   with their data on OSTs and refuses to grow its records (ENOSPC);
 # - posix_compare and random_ops run in such a directory.
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
@@ -20,6 +26,21 @@ if [ "$(id -u)" -ne 0 ]; then
     exit 77
 fi
 S() { "$STRIA" --conf "$CONF" "$@"; }
+# The MDT's count of one kind of request, since it started.
+count() { S stats | awk -v op="$1" '$1 == op { n = $2 } END { print n + 0 }'; }
+# Restart stria-metad with the environment given (VAR=VALUE...).
+metad_restart() {
+    local pid i
+    pid=$(daemon_pid metad)
+    kill "$pid" 2>/dev/null || true
+    for i in $(seq 100); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && fail "stria-metad did not stop"
+    env "$@" "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after stopping metad"
+    wait_for 30 S stats || fail "the MDT did not come back"
+}
 
 step "a cluster of 4 OSTs, two mounts, a directory with a Data-on-MDT default"
 cluster_up --osts 4 --no-mount
@@ -46,6 +67,53 @@ for i in $(seq 10); do cmp "$T/m/dom/s$i" "$T/s" || fail "s$i differs through th
 [ "$(stat -c %s "$T/m2/dom/s3")" = 50000 ] || fail "the second mount sees another size"
 cp "$T/s" "$T/m/dom/viamount"
 cmp "$T/m2/dom/viamount" "$T/s" || fail "written through the mount, read through the other, differs"
+
+step "open, read and close of a small file: one OPEN, no DOM_READ"
+head -c 40000 /dev/urandom >"$T/o"
+S cp "$T/o" stria:/dom/o
+S cp "$T/o" stria:/dom/o2
+opens=$(count OPEN) reads=$(count DOM_READ)
+"$BUILD/tests/dom_open" "$CONF" /dom/o "$T/o" r || fail "dom_open r"
+[ "$(count OPEN)" = $((opens + 1)) ] || fail "not one OPEN: $((opens)) -> $(count OPEN)"
+[ "$(count DOM_READ)" = "$reads" ] || fail "libstria read the bytes its open brought again"
+cmp "$T/m/dom/o2" "$T/o" || fail "o2 differs through the mount"
+[ "$(count DOM_READ)" = "$reads" ] || fail "the mount read the bytes its open brought again"
+"$BUILD/tests/dom_open" "$CONF" /dom/o "$T/o" stale || fail "a write or truncate through another handle was not seen"
+
+step "a resent OPEN brings no bytes: the read asks for them"
+metad_restart STRIA_TEST_DROP_REPLY_EVERY=1
+head -c 40000 /dev/urandom >"$T/o"
+S cp "$T/o" stria:/dom/o
+reads=$(count DOM_READ)
+"$BUILD/tests/dom_open" "$CONF" /dom/o "$T/o" rw || fail "dom_open rw after a resend"
+grep -q "answered a resent request from its reply cache .* op=OPEN" "$DIR/log/metad.log" ||
+    fail "no OPEN was answered from the reply cache"
+[ "$(count DOM_READ)" -ge $((reads + 1)) ] || fail "no DOM_READ after the resent OPEN"
+metad_restart
+
+step "df shows the MDT's Data-on-MDT bytes; find -L mdt finds the files"
+used=$(S df | awk '/^Data-on-MDT/ { on = 1; next } on && /-MDT0000 / { print $2 }')
+[ -n "$used" ] && [ "$used" -ge 500 ] || fail "df: $(S df)"
+S df -h | grep -Eq -- "-MDT0000 +[0-9.]+[KMG]? +8.0G " || fail "df -h: $(S df -h)"
+S find /dom -L mdt >"$T/found"
+grep -qx /dom/s1 "$T/found" && grep -qx /dom/o "$T/found" || fail "find -L mdt: $(cat "$T/found")"
+S find /dom -L mdt -size +1M | grep -q . && fail "find -L mdt -size +1M found small files"
+
+step "dom_max = 0: new files keep their data on OSTs, the records do not grow"
+echo "dom_max = 0" >>"$DIR/conf/metad.conf"
+metad_restart
+S cp "$T/o" stria:/dom/onost || fail "cp with Data-on-MDT off"
+S getstripe /dom/onost | grep -q "lmm_pattern: *mdt" && fail "a file made with dom_max 0 has an mdt component"
+S find /dom -L mdt | grep -qx /dom/onost && fail "find -L mdt lists /dom/onost"
+S find /dom -L raid0 | grep -qx /dom/onost || fail "find -L raid0 does not list /dom/onost"
+cmp "$T/m/dom/onost" "$T/o" || fail "onost differs through the mount"
+S df | grep -Eq -- "-MDT0000 .* off " || fail "df does not say Data-on-MDT is off: $(S df)"
+S cp "$T/o" stria:/dom/o 2>"$T/err" && fail "a Data-on-MDT file grew past dom_max 0"
+grep -q "No space left" "$T/err" || fail "no ENOSPC: $(cat "$T/err")"
+grep -q "Data-on-MDT full" "$DIR/log/metad.log" || fail "the MDT did not log dom_max"
+sed -i '/^dom_max = 0$/d' "$DIR/conf/metad.conf"
+metad_restart
+S cp "$T/o" stria:/dom/o || fail "cp with Data-on-MDT on again"
 
 step "files across the components: holes, truncates, a second mount"
 head -c $((3 << 20)) /dev/urandom >"$T/big"

@@ -53,6 +53,10 @@ S getstripe /dom/mine | grep -q "lmm_pattern: *mdt" || fail "mine has no mdt com
 S hsm archive /dom/mine >/dev/null || fail "hsm archive mine"
 awss3 s3 cp --quiet s3://data/d/mine "$T/back" && cmp "$T/back" "$T/small" || fail "mine in S3 differs"
 S hsm release /dom/mine >/dev/null || fail "hsm release mine"
+S find /dom -L released >"$T/found"
+grep -qx /dom/mine "$T/found" && ! grep -qx /dom/imp "$T/found" ||
+    fail "find -L released: $(cat "$T/found")"
+S find /dom -L mdt | grep -qx /dom/imp && fail "find -L mdt lists the imported file"
 S cp stria:/dom/mine "$T/got" && cmp "$T/got" "$T/small" || fail "mine read after release differs"
 S fsck >"$T/fsck" || fail "fsck: $(cat "$T/fsck")"
 echo "PASS"

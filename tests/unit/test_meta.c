@@ -16,9 +16,12 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/auth.h"
 #include "common/log.h"
 #include "meta/ops/fsck.h"
 #include "meta/ops/ops.h"
+#include "meta/service/dispatch.h"
+#include "meta/service/mdt.h"
 #include "meta/store/dom_rec.h"
 #include "meta/store/hsm_rec.h"
 #include "meta/store/wcache.h"
@@ -1831,6 +1834,304 @@ static void test_dom(void **state)
     char text[4096];
     struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
     assert_int_equal(fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
+}
+
+/* Scratch an OPEN asks for when it sends bytes (meta_req.scratch). */
+static uint8_t open_scratch[(1u << 20) + 4096];
+static uint32_t scratch_asks;
+
+static void *test_scratch(void *arg, uint32_t len)
+{
+    (void)arg;
+    scratch_asks++;
+    return len <= sizeof(open_scratch) ? open_scratch : NULL;
+}
+
+/* An OPEN of path taking up to dom_len bytes: the bytes sent in *bytes
+ * (n of them), checked against the reply's CRCs as a client does. */
+static int op_open_bytes(struct fx *f, const char *path, uint32_t flags, uint32_t dom_len,
+                         bool scratch, struct proto_open_rep *rep, const uint8_t **bytes,
+                         uint32_t *n)
+{
+    struct proto_open_req q = {.cred = root_cred,
+                               .parent = ROOT,
+                               .path = proto_str_c(path),
+                               .flags = flags,
+                               .mode = 0644,
+                               .stripe_offset = -1,
+                               .dom_len = dom_len};
+    struct meta_req rq = {.ctx = &f->ctx, .scratch = scratch ? test_scratch : NULL};
+    memset(rep, 0, sizeof(*rep));
+    int rc = meta_op_open(&rq, &q, rep);
+    *bytes = rq.out_bulk;
+    *n = rq.out_bulk_len;
+    if (rc == 0 && *n)
+        assert_int_equal(proto_csum_check(0, *bytes, *n, &rep->dom_crcs, NULL, NULL), 0);
+    else
+        assert_int_equal(rep->dom_crcs.len, 0);
+    return rc;
+}
+
+/* A directory whose default keeps the first 64 KiB of a file on its MDT
+ * (then one OST), and file name in it written with len bytes of data. */
+static uint64_t dom_file_of(struct fx *f, const char *dir, const char *name, const uint8_t *data,
+                            uint32_t len)
+{
+    static struct layout t;
+    char path[128];
+    uint64_t d = mk_dir(f, &root_cred, dir, 0777);
+    const uint64_t comps[2][3] = {{64 << 10, 0, 0}, {LAYOUT_END_EOF, 1, MIB}};
+    tmpl_of(&t, 2, comps);
+    t.comp[0].type = LAYOUT_TYPE_MDT | LAYOUT_F_PENDING;
+    assert_int_equal(op_setstripe_comps(f, &root_cred, d, &t), 0);
+    snprintf(path, sizeof(path), "%s/%s", dir, name);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, path, O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(layout_dom_size(&o.layout), 64 << 10);
+    if (len)
+        assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, len, false, NULL), 0);
+    return o.attr.ino;
+}
+
+/* An open that reads brings a Data-on-MDT file's bytes: those below its
+ * size, within the component, at most what was asked; none for a writer
+ * only, a truncating open, a file without the component or a directory,
+ * and no scratch is asked for then. */
+static void test_dom_open(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[70000];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 13 + 5);
+    uint64_t s = dom_file_of(f, "dom", "s", data, 50000);
+    struct proto_open_rep r;
+    const uint8_t *b;
+    uint32_t n;
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDONLY, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(r.attr.ino, s);
+    assert_int_equal(n, 50000); /* the size, not the component's 64 KiB */
+    assert_memory_equal(b, data, 50000);
+    assert_int_equal(r.dom_crcs.len, 4 * 2);
+    /* At most what was asked. */
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDONLY, 1000, true, &r, &b, &n), 0);
+    assert_int_equal(n, 1000);
+    assert_memory_equal(b, data, 1000);
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDWR, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(n, 50000);
+    /* O_CREAT of the file there is, for reading: its bytes too. */
+    assert_int_equal(op_open_bytes(f, "dom/s", O_CREAT | O_RDWR, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(n, 50000);
+    /* None: not asked for, a writer only, no scratch to give. */
+    uint32_t asks = scratch_asks;
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDONLY, 0, true, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(op_open_bytes(f, "dom/s", O_WRONLY, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(scratch_asks, asks);
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDONLY, 1u << 20, false, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    /* Within the component: a file that goes on past it on an OST. */
+    assert_int_equal(op_dom_write(f, s, 0, data, 64 << 10, false, NULL), 0);
+    assert_int_equal(op_setsize(f, s, 200000, NULL), 0);
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDONLY, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(r.attr.size, 200000);
+    assert_int_equal(n, 64 << 10);
+    assert_memory_equal(b, data, 64 << 10);
+    /* A truncating open leaves nothing to send. */
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDWR | O_TRUNC, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(r.attr.size, 0);
+    assert_int_equal(n, 0);
+    /* A hole below the size reads as zeros. */
+    assert_int_equal(op_setsize(f, s, 3000, NULL), 0);
+    assert_int_equal(op_open_bytes(f, "dom/s", O_RDONLY, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(n, 3000);
+    for (uint32_t i = 0; i < n; i++)
+        assert_int_equal(b[i], 0);
+    /* No component on the MDT, a directory, a new file: nothing, no scratch. */
+    uint64_t plain = mk_file(f, &root_cred, "plain", 0644);
+    assert_int_equal(op_setsize(f, plain, 1000, NULL), 0);
+    asks = scratch_asks;
+    assert_int_equal(op_open_bytes(f, "plain", O_RDONLY, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(op_open_bytes(f, "dom", O_RDONLY, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(
+        op_open_bytes(f, "dom/new", O_CREAT | O_EXCL | O_RDWR, 1u << 20, true, &r, &b, &n), 0);
+    assert_int_equal(r.created, 1);
+    assert_int_equal(n, 0);
+    assert_int_equal(scratch_asks, asks);
+}
+
+/* The same opens through the MDT's dispatcher and a real connection: the
+ * reply's bulk holds the bytes; an OPEN that is a change (O_CREAT, with a
+ * slot) sent again is answered from the reply cache, without them and
+ * without CRCs saying there are any; STATFS says what the records hold. */
+static void test_dom_open_served(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[50000], got[1u << 20];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 31 + 1);
+    uint64_t s = dom_file_of(f, "dom", "s", data, sizeof(data));
+    /* The service gets the store and a context of its own. */
+    meta_ctx_destroy(&f->ctx);
+    f->ctx_live = false;
+    struct mdt_service *m = calloc(1, sizeof(*m));
+    assert_non_null(m);
+    m->store = f->s;
+    assert_int_equal(meta_ctx_init(&m->ctx, f->s, 1, MIB, 1), 0);
+    assert_int_equal(lease_tab_create(10000, &m->leases), 0);
+    static const struct auth_key key = {{9, 8, 7, 6, 5, 4, 3, 2}};
+    struct net_server_opts so = {.host = "127.0.0.1", .port = 0, .key = &key, .ctx = m};
+    meta_dispatch_install(&so);
+    assert_int_equal(net_server_start(&so, &m->srv), 0);
+    struct net_conn *c;
+    assert_int_equal(net_connect("127.0.0.1", net_server_port(m->srv), &key, 77, "test", 10000, &c),
+                     0);
+
+    static struct proto_open_rep r;
+    struct proto_open_req q = {.cred = root_cred,
+                               .parent = ROOT,
+                               .path = proto_str_c("dom/s"),
+                               .flags = O_RDONLY,
+                               .stripe_offset = -1,
+                               .dom_len = sizeof(got)};
+    uint32_t n = 0;
+    bool tr = false;
+    assert_int_equal(net_call_open(c, &q, &r, NULL, 0, got, sizeof(got), &n, &tr), 0);
+    assert_int_equal(r.attr.ino, s);
+    assert_int_equal(n, sizeof(data));
+    assert_memory_equal(got, data, sizeof(data));
+    assert_int_equal(proto_csum_check(0, got, n, &r.dom_crcs, NULL, NULL), 0);
+
+    /* A change with a slot: the first answer brings the bytes... */
+    q.flags = O_CREAT | O_RDWR;
+    c->seq = net_next_seq();
+    uint64_t seq = c->seq;
+    c->tag = 9;
+    n = 0;
+    assert_int_equal(net_call_open(c, &q, &r, NULL, 0, got, sizeof(got), &n, &tr), 0);
+    assert_int_equal(r.created, 0);
+    assert_int_equal(n, sizeof(data));
+    assert_int_equal(proto_csum_check(0, got, n, &r.dom_crcs, NULL, NULL), 0);
+    /* ...the same sent again (its connection broke) gets the reply the
+     * cache kept: the open's, with no bytes and no CRCs. */
+    c->seq = seq;
+    c->tag = 9;
+    c->resend = true;
+    n = 12345;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(net_call_open(c, &q, &r, NULL, 0, got, sizeof(got), &n, &tr), 0);
+    assert_int_equal(r.attr.ino, s);
+    assert_int_equal(r.attr.size, sizeof(data));
+    assert_int_equal(n, 0);
+    assert_int_equal(r.dom_crcs.len, 0);
+
+    /* STATFS: the bytes the records hold, and the limit. */
+    static struct proto_statfs_rep st;
+    struct proto_statfs_req sq;
+    assert_int_equal(net_call_statfs(c, &sq, &st, NULL, 0, NULL, 0, NULL, &tr), 0);
+    assert_int_equal(st.dom_bytes, sizeof(data));
+    assert_int_equal(st.dom_max, META_DOM_MAX_DEFAULT);
+
+    net_close(c);
+    lease_tab_stop(m->leases);
+    net_server_stop(m->srv);
+    lease_tab_destroy(m->leases);
+    meta_ctx_destroy(&m->ctx);
+    free(m);
+}
+
+/* dom_max bounds what the records hold: a write past it answers ENOSPC,
+ * rewrites and shrinking still work; with 0 Data-on-MDT is off: new files
+ * in a directory whose default has an mdt component keep all their data
+ * on OSTs, the next component from 0, and nothing grows. */
+static void test_dom_max(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[65536];
+    memset(data, 0x5a, sizeof(data));
+    uint64_t a = dom_file_of(f, "dom", "a", data, 40000);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "dom/b", O_CREAT | O_WRONLY, 0644, &o), 0);
+    uint64_t b = o.attr.ino;
+    f->ctx.dom_max = 60000;
+    assert_int_equal(op_dom_write(f, b, 0, data, 20000, false, NULL), 0); /* 60000: full */
+    assert_int_equal(op_dom_write(f, b, 20000, data, 1, false, NULL), -ENOSPC);
+    assert_int_equal(op_dom_write(f, a, 40000, data, 100, false, NULL), -ENOSPC);
+    assert_int_equal(dom_total(f), 60000);
+    assert_int_equal(attr_of(f, b).size, 20000);
+    /* Rewrites need no room; a truncate makes some. */
+    assert_int_equal(op_dom_write(f, a, 0, data, 40000, false, NULL), 0);
+    assert_int_equal(op_setattr(f, &root_cred, a, SETATTR_SIZE, 0, 0, 0, 10000, NULL), 0);
+    assert_int_equal(op_dom_write(f, b, 20000, data, 30000, false, NULL), 0);
+    assert_int_equal(dom_total(f), 60000);
+    /* Off: nothing grows, new files take the directory's default without
+     * its mdt component, and a file's own setstripe likewise. */
+    f->ctx.dom_max = 0;
+    assert_int_equal(op_dom_write(f, a, 10000, data, 1, false, NULL), -ENOSPC);
+    assert_int_equal(op_open(f, &root_cred, "dom/c", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(layout_dom_size(&o.layout), 0);
+    assert_int_equal(o.layout.ncomp, 1);
+    assert_int_equal(o.layout.comp[0].start, 0);
+    assert_int_equal(o.layout.comp[0].end, LAYOUT_END_EOF);
+    assert_int_equal(o.layout.comp[0].type & LAYOUT_TYPE_MASK, LAYOUT_TYPE_OST);
+    assert_false(layout_comp_pending(&o.layout.comp[0]));
+    assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), -EINVAL);
+    /* The directory keeps its default: back on, files get the component. */
+    f->ctx.dom_max = META_DOM_MAX_DEFAULT;
+    assert_int_equal(op_open(f, &root_cred, "dom/d", O_CREAT | O_WRONLY, 0644, &o), 0);
+    assert_int_equal(layout_dom_size(&o.layout), 64 << 10);
+    assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), 0);
+}
+
+/* Data-on-MDT records no file reads any more are orphans: of an inode
+ * that is gone (and not pending), or whose layout has no mdt component.
+ * The repair drops them, and the MDT's total with them; a pending
+ * file's record stays. */
+static int put_dom_txn(struct meta_txn *t, void *arg)
+{
+    const uint64_t *ino = arg;
+    static const uint8_t bytes[3000] = {1};
+    return meta_dom_write(t, *ino, 0, bytes, sizeof(bytes), 1u << 20, UINT64_MAX);
+}
+
+static void test_dom_fsck(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[10000];
+    memset(data, 7, sizeof(data));
+    uint64_t s = dom_file_of(f, "dom", "s", data, sizeof(data));
+    assert_int_equal(op_open(f, &root_cred, "dom/kept", O_CREAT | O_WRONLY, 0644, NULL), 0);
+    uint64_t kept = ino_of(f, "dom/kept");
+    assert_int_equal(op_dom_write(f, kept, 0, data, 500, false, NULL), 0);
+    struct proto_unlink_rep ur;
+    assert_int_equal(op_unlink(f, &root_cred, "dom/kept", &ur), 0);
+    assert_int_equal(ur.destroy, 1); /* pending: a client may keep it open */
+    /* A record of no inode, and one of a file without the component. */
+    uint64_t ghost = proto_ino_make(0, 999999), plain = mk_file(f, &root_cred, "plain", 0644);
+    assert_int_equal(meta_store_write(f->s, NULL, put_dom_txn, &ghost), 0);
+    assert_int_equal(meta_store_write(f->s, NULL, put_dom_txn, &plain), 0);
+    assert_int_equal(dom_total(f), 10000 + 500 + 3000 + 3000);
+    char text[4096];
+    struct meta_fsck_report r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.orphans, 2);
+    assert_int_equal(r.dangling + r.bad_nlink + r.corrupt, 0);
+    assert_non_null(strstr(text, "no such inode"));
+    assert_non_null(strstr(text, "its layout has no mdt component"));
+    r = fsck(f, true, text, sizeof(text));
+    assert_int_equal(r.orphans, 2);
+    assert_int_equal(r.fixed, 2);
+    assert_int_equal(dom_total(f), 10000 + 500);
+    r = fsck(f, false, text, sizeof(text));
+    assert_int_equal(r.orphans, 0);
+    uint32_t n;
+    static uint8_t got[10000];
+    assert_int_equal(op_dom_read(f, s, 0, sizeof(got), got, &n), 0);
+    assert_memory_equal(got, data, sizeof(data));
+    assert_int_equal(op_dom_read(f, kept, 0, 500, got, &n), 0);
+    assert_memory_equal(got, data, 500);
 }
 
 static void test_stripe_errors(void **state)
@@ -3992,6 +4293,10 @@ int main(void)
         T(test_stripe_errors),
         T(test_stripe_composite),
         T(test_dom),
+        T(test_dom_open),
+        T(test_dom_open_served),
+        T(test_dom_max),
+        T(test_dom_fsck),
         T(test_stripe_offline_osts),
         T(test_alloc_pool),
         T(test_setsize_setattr),

@@ -177,7 +177,10 @@ static void make_open_req(struct proto_open_req *q, uint32_t ngroups)
     q->stripe_count = -1;
     q->stripe_size = 1u << 20;
     q->stripe_offset = -1;
+    q->dom_len = 1u << 20;
 }
+
+static const uint8_t open_crcs[8] = {1, 2, 3, 4, 5, 6, 7, 8};
 
 static void make_open_rep(struct proto_open_rep *r)
 {
@@ -186,6 +189,8 @@ static void make_open_rep(struct proto_open_rep *r)
     make_layout2(&r->layout);
     r->created = 1;
     r->old_size = 123456789;
+    r->marked = 1;
+    r->dom_crcs = (struct proto_blob){open_crcs, sizeof(open_crcs)};
 }
 
 static size_t encode_open_req(const struct proto_open_req *q, uint8_t *buf, size_t cap)
@@ -404,9 +409,12 @@ static void roundtrip_open_req(uint32_t ngroups)
     struct proto_open_req q, q2;
     make_open_req(&q, ngroups);
     size_t len = encode_open_req(&q, wire, sizeof(wire));
-    /* cred (12 + 4 per group), parent, path (2 + len), then five 32-bit fields:
-     * the wire size is part of the protocol. */
-    assert_int_equal(len, 12 + 4 * ngroups + 8 + 2 + strlen("dir/sub/file.dat") + 5 * 4);
+    /* cred (12 + 4 per group), parent, path (2 + len), then six 32-bit fields
+     * (the last, dom_len, appended): the wire size is part of the protocol. */
+    assert_int_equal(len, 12 + 4 * ngroups + 8 + 2 + strlen("dir/sub/file.dat") + 6 * 4);
+    /* dom_len last, little-endian. */
+    const uint8_t dom_len[4] = {0, 0, 0x10, 0};
+    assert_memory_equal(wire + len - 4, dom_len, 4);
 
     uint8_t *copy = exact_copy(wire, len);
     struct proto_dec d;
@@ -422,6 +430,7 @@ static void roundtrip_open_req(uint32_t ngroups)
     assert_int_equal(q2.stripe_count, -1);
     assert_int_equal(q2.stripe_size, 1u << 20);
     assert_int_equal(q2.stripe_offset, -1);
+    assert_int_equal(q2.dom_len, 1u << 20);
     /* Decoded strings point into the message. */
     assert_true((const uint8_t *)q2.path.p >= copy && (const uint8_t *)q2.path.p < copy + len);
     free(copy);
@@ -486,6 +495,12 @@ static void test_open_rep_roundtrip(void **state)
     assert_int_equal(r2.layout.comp[1].end, LAYOUT_END_EOF);
     assert_int_equal(r2.created, 1);
     assert_int_equal(r2.old_size, 123456789);
+    assert_int_equal(r2.marked, 1);
+    /* dom_crcs last: a BLOB, u32 length then the bytes. */
+    assert_int_equal(r2.dom_crcs.len, sizeof(open_crcs));
+    assert_memory_equal(r2.dom_crcs.p, open_crcs, sizeof(open_crcs));
+    assert_memory_equal(copy + len - sizeof(open_crcs), open_crcs, sizeof(open_crcs));
+    assert_int_equal(proto_le32(copy + len - sizeof(open_crcs) - 4), sizeof(open_crcs));
     free(copy);
 }
 

@@ -861,7 +861,7 @@ static int dom_txn(struct meta_txn *t, void *arg)
 
 static int dom(int op, uint64_t ino, uint64_t off, uint8_t *buf, uint32_t len, uint64_t *held)
 {
-    struct dom_op o = {op, ino, off, 1u << 20, 0, len, buf, 0};
+    struct dom_op o = {op, ino, off, 1u << 20, UINT64_MAX, len, buf, 0};
     int rc = op == 1 || op == 4 ? meta_store_read(st, NULL, dom_txn, &o)
                                 : meta_store_write(st, NULL, dom_txn, &o);
     if (held)
@@ -968,12 +968,23 @@ static void test_dom_checks(void **state)
     assert_int_equal(dom(1, 7, 32768, got, 32768, &held), 0);
     assert_memory_equal(got, data, 32768);
     /* The component's end, and the MDT's limit. */
-    struct dom_op o = {0, 8, 60000, 65536, 0, 10000, data, 0};
+    struct dom_op o = {0, 8, 60000, 65536, UINT64_MAX, 10000, data, 0};
     assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -EFBIG);
     o.off = 0;
     o.max = 100000 + 5000;
-    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -ENOSPC);
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -EDQUOT);
+    o.max = 100000 + 10000; /* exactly full */
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), 0);
+    /* A limit below what is held: nothing grows, rewrites still land. */
     o.max = 0;
+    o.len = 20000;
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -EDQUOT);
+    o.len = 10000;
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), 0);
+    o.off = 9000;
+    o.len = 2000;
+    assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -EDQUOT);
+    o.max = UINT64_MAX;
     assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), 0);
 }
 

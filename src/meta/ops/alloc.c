@@ -224,6 +224,15 @@ int meta_layout_from_template(struct meta_ctx *c, const struct meta_inode *dir,
                               const struct layout *tmpl, struct layout *out)
 {
     layout_copy(out, tmpl);
+    /* Data-on-MDT is off on this MDT (dom_max 0): the file keeps all its
+     * data on OSTs, its next component from offset 0 on, as Lustre makes
+     * a file when its MDT's dom_stripesize is 0. */
+    if (c->dom_max == 0 && out->ncomp > 1 &&
+        (out->comp[0].type & LAYOUT_TYPE_MASK) == LAYOUT_TYPE_MDT) {
+        memmove(&out->comp[0], &out->comp[1], (out->ncomp - 1u) * sizeof(out->comp[0]));
+        out->ncomp--;
+        out->comp[0].start = 0;
+    }
     /* What the components leave to the default is the directory's (then
      * the file system's) at the time the file is made. */
     for (uint16_t i = 0; i < out->ncomp; i++) {

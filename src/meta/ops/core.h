@@ -67,6 +67,12 @@ struct meta_ctx {
     /* File system defaults for new files (DESIGN §3). */
     int32_t default_count;
     uint32_t default_size;
+    /* The most bytes the Data-on-MDT records may hold (metad's dom_max;
+     * 0: Data-on-MDT is off here: no growth, and new files take their
+     * layout without an mdt component), and whether a refusal for it was
+     * logged since the records were last well below it (atomic). */
+    uint64_t dom_max;
+    int dom_full;
     /* Allocation state, under alloc_lock. */
     pthread_mutex_t alloc_lock;
     bool osts_known; /* a cluster map has come since start */
@@ -90,6 +96,8 @@ struct meta_ctx {
 };
 
 #define META_MAX_SYMLINKS 40
+/* dom_max when no one says (metad's default). */
+#define META_DOM_MAX_DEFAULT (8ull << 30)
 
 /* Where a walk ended. */
 struct walk {

@@ -10,6 +10,7 @@
 
 #include "../../common/log.h"
 #include "../../common/util.h"
+#include "../../proto/csum.h"
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
@@ -26,9 +27,35 @@
 #include <unistd.h>
 struct open_arg {
     struct meta_ctx *c;
+    const struct meta_req *rq;
     const struct proto_open_req *q;
     struct proto_open_rep *r;
+    uint8_t *dom;   /* the bytes sent with the reply (in rq's scratch) */
+    uint32_t dom_n; /* how many (0: none) */
 };
+
+/* Room for n bytes an open sends and their CRCs after them. */
+#define OPEN_BUF(n) ((n) + 4 * ((n) / PROTO_CSUM_BLOCK + 2))
+
+/* The bytes an open that reads takes with it (MSG_OPEN_REQ's dom_len):
+ * the file's Data-on-MDT bytes below its size, at most what was asked,
+ * into scratch asked for now (most opens need none). Anything amiss (no
+ * scratch, a record that fails its checksum) sends none, and the open
+ * stands: the client's read then asks DOM_READ, which says why. */
+static void open_bytes(struct meta_txn *t, struct open_arg *a, const struct meta_inode *in)
+{
+    const struct proto_open_req *q = a->q;
+    uint64_t n =
+        MIN(MIN(q->dom_len, PROTO_OPEN_DOM_MAX), MIN(in->size, layout_dom_size(&in->layout)));
+    if (!n || (q->flags & O_ACCMODE) == O_WRONLY || !S_ISREG(in->mode) || !a->rq->scratch)
+        return;
+    uint8_t *buf = a->rq->scratch(a->rq->scratch_arg, (uint32_t)OPEN_BUF(n));
+    uint64_t held;
+    if (!buf || meta_dom_read(t, in->ino, 0, buf, (uint32_t)n, &held))
+        return;
+    a->dom = buf;
+    a->dom_n = (uint32_t)n;
+}
 
 static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_inode *in)
 {
@@ -77,8 +104,10 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
             return rc;
     }
     meta_inode_attr(in, &a->r->attr);
-    if (S_ISREG(in->mode))
+    if (S_ISREG(in->mode)) {
         layout_copy(&a->r->layout, &in->layout);
+        open_bytes(t, a, in);
+    }
     return 0;
 }
 
@@ -130,6 +159,7 @@ static int open_txn(struct meta_txn *t, void *arg)
         return rc;
     uint64_t start = q->parent, ino;
     int links = META_MAX_SYMLINKS;
+    a->dom_n = 0; /* a run again (a held name) starts afresh */
     /* Each turn opens path from start; a final symlink sends us round again
      * with its target, so O_CREAT through a dangling link creates the
      * target, as Linux does. */
@@ -179,11 +209,22 @@ int meta_op_open(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_open_req *q = qv;
     struct proto_open_rep *r = rv;
-    struct open_arg a = {c, q, r};
+    struct open_arg a = {.c = c, .rq = rq, .q = q, .r = r};
     /* Opens that cannot change anything need no write transaction. */
-    if (!(q->flags & (O_CREAT | O_TRUNC)))
-        return meta_run_waiting(rq, META_RUN_READ, open_txn, &a);
-    return meta_run_waiting(rq, META_RUN_FLAT, open_txn, &a);
+    int rc = meta_run_waiting(rq, q->flags & (O_CREAT | O_TRUNC) ? META_RUN_FLAT : META_RUN_READ,
+                              open_txn, &a);
+    if (rc || !a.dom_n)
+        return rc;
+    /* The CRCs go in only now, after the transaction: the reply kept
+     * there for a resend (meta_reply_here) never carries the bytes, so it
+     * must not describe any. */
+    uint8_t *crcs = a.dom + a.dom_n;
+    proto_csum_fill(0, a.dom, a.dom_n, crcs);
+    r->dom_crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(0, a.dom_n)};
+    struct meta_req *out = (struct meta_req *)rq;
+    out->out_bulk = a.dom;
+    out->out_bulk_len = a.dom_n;
+    return 0;
 }
 
 struct mk_arg {

@@ -62,6 +62,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
     ctx->nmdt = root_mdts ? root_mdts : 1;
     ctx->default_count = default_count;
     ctx->default_size = default_size;
+    ctx->dom_max = META_DOM_MAX_DEFAULT;
     pthread_mutex_init(&ctx->alloc_lock, NULL);
     pthread_mutex_init(&ctx->xlock, NULL);
     meta_store_set_owner(store, ctx);

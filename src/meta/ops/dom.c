@@ -3,16 +3,20 @@
  * its CRCs before it reaches the store, and moves the file's size and
  * mtime in the same transaction, so a small file written to its MDT needs
  * no size report; a read sends CRCs of what it sends, which the client
- * checks, as an OST's do.
+ * checks, as an OST's do. The MDT's records hold at most dom_max bytes
+ * (meta_ctx): a write that would grow them past it answers ENOSPC, and the
+ * log says so once, until they are well below it again.
  */
 #include "dom.h"
 
+#include "../../common/log.h"
 #include "../../proto/csum.h"
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -34,6 +38,18 @@ static int dom_file(struct meta_txn *t, uint64_t ino, struct meta_inode *in, uin
     return 0;
 }
 
+/* The records may grow again: once they hold at most 7/8 of dom_max,
+ * the next refusal is logged again. */
+static void dom_room_again(struct meta_txn *t, struct meta_ctx *c)
+{
+    uint64_t total;
+    if (meta_dom_total(t, &total) == 0 && total <= c->dom_max - c->dom_max / 8 &&
+        __atomic_exchange_n(&c->dom_full, 0, __ATOMIC_RELAXED))
+        log_info("MDT%04x: Data-on-MDT records hold %" PRIu64 " bytes, below dom_max=%" PRIu64
+                 " again",
+                 c->mdt, total, c->dom_max);
+}
+
 static int write_txn(struct meta_txn *t, void *arg)
 {
     struct dom_arg *a = arg;
@@ -52,8 +68,9 @@ static int write_txn(struct meta_txn *t, void *arg)
     else if (in.flags & META_F_SUPERSEDED)
         return -ESTALE;
     uint32_t len = a->rq->bulk_len;
+    uint64_t max = a->rq->ctx->dom_max;
     if (len) {
-        rc = meta_dom_write(t, q->ino, q->offset, a->rq->bulk, len, limit, 0);
+        rc = meta_dom_write(t, q->ino, q->offset, a->rq->bulk, len, limit, max);
     } else {
         /* A punch: zeros over what the record holds of the range. */
         uint64_t held = 0;
@@ -64,9 +81,11 @@ static int write_txn(struct meta_txn *t, void *arg)
         uint8_t *z = calloc(1, end - q->offset);
         if (!z)
             return -ENOMEM;
-        rc = meta_dom_write(t, q->ino, q->offset, z, (uint32_t)(end - q->offset), limit, 0);
+        rc = meta_dom_write(t, q->ino, q->offset, z, (uint32_t)(end - q->offset), limit, max);
         free(z);
     }
+    if (rc == 0 && __atomic_load_n(&a->rq->ctx->dom_full, __ATOMIC_RELAXED))
+        dom_room_again(t, a->rq->ctx);
     if (rc || orphan)
         return rc;
     /* The size and mtime a SETSIZE would report. */
@@ -93,7 +112,16 @@ int meta_op_dom_write(const struct meta_req *rq, const void *qv, void *rv)
     if (rc)
         return rc; /* damaged on its way: the client sends it again */
     struct dom_arg a = {rq, qv, rv};
-    return meta_run_waiting(rq, META_RUN_WRITE, write_txn, &a);
+    rc = meta_run_waiting(rq, META_RUN_WRITE, write_txn, &a);
+    if (rc != -EDQUOT)
+        return rc;
+    struct meta_ctx *c = rq->ctx;
+    if (!__atomic_exchange_n(&c->dom_full, 1, __ATOMIC_RELAXED))
+        log_warn("MDT%04x: Data-on-MDT full: a write of inode %" PRIx64 " would take its records "
+                 "past dom_max=%" PRIu64 " bytes; writes that grow them answer %s until some "
+                 "are freed (stria df shows them)",
+                 c->mdt, q->ino, c->dom_max, log_err(-ENOSPC));
+    return -ENOSPC;
 }
 
 static int read_txn(struct meta_txn *t, void *arg)

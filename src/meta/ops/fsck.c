@@ -9,7 +9,9 @@
  * cursors must not see the database change under them.
  */
 #include "fsck.h"
+#include "../../proto/layout.h"
 #include "../../proto/xrefs.h"
+#include "../store/dom_rec.h"
 #include "core.h"
 
 #include "../../common/log.h"
@@ -33,7 +35,7 @@ struct count {
 };
 
 struct fix {
-    enum { FIX_DROP_ENTRY, FIX_NLINK, FIX_PARENT, FIX_ADOPT, FIX_XDROP } kind;
+    enum { FIX_DROP_ENTRY, FIX_NLINK, FIX_PARENT, FIX_ADOPT, FIX_XDROP, FIX_DOM_DROP } kind;
     uint64_t ino, parent, value;
     char name[PROTO_MAX_NAME + 1];
 };
@@ -245,6 +247,33 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
     return f->err;
 }
 
+/* A Data-on-MDT record (dom_rec.h) nothing reads any more: of an inode
+ * that is gone and not pending (no client keeps the file open), or whose
+ * layout has no mdt component. An orphan; the repair drops it. */
+static int on_dom(void *arg, uint64_t ino, uint64_t len)
+{
+    struct scan *sc = arg;
+    struct fsck *f = sc->f;
+    const char *why = NULL;
+    int rc = meta_inode_get(sc->t, ino, sc->in);
+    if (rc == -ENOENT) {
+        if ((rc = meta_pending_has(sc->t, ino)) < 0)
+            return rc;
+        why = rc ? NULL : "no such inode";
+    } else if (rc == 0 && (!S_ISREG(sc->in->mode) || !layout_dom_size(&sc->in->layout))) {
+        why = "its layout has no mdt component";
+    } else if (rc && rc != -EUCLEAN) {
+        return rc; /* an inode that cannot be decoded is counted as corrupt */
+    }
+    if (!why)
+        return 0;
+    f->r->orphans++;
+    say(f, "orphan Data-on-MDT record of inode %" PRIx64 " (%" PRIu64 " bytes): %s\n", ino, len,
+        why);
+    add_fix(f, &(struct fix){.kind = FIX_DOM_DROP, .ino = ino});
+    return f->err;
+}
+
 /* ---- repairs ---- */
 
 /* /lost+found, made (mode 0700, root's) if missing. */
@@ -359,6 +388,10 @@ static int apply(struct fsck *f, struct meta_txn *t, const struct fix *x)
         }
         break;
     }
+    case FIX_DOM_DROP:
+        if ((rc = meta_dom_del(t, x->ino)) == 0)
+            say(f, "  removed the Data-on-MDT record of inode %" PRIx64 "\n", x->ino);
+        break;
     case FIX_XDROP: {
         /* A name whose inode its MDT does not have (stria fsck's check
          * across MDTs), if it still holds that inode. */
@@ -415,6 +448,8 @@ static int fsck_txn(struct meta_txn *t, void *arg)
     /* The inode scan reads parents into sc.in too. */
     if (rc == 0)
         rc = meta_inode_scan(t, on_inode, &sc);
+    if (rc == 0)
+        rc = meta_dom_scan(t, on_dom, &sc);
     free(sc.in);
     if (rc == 0)
         rc = f->err;

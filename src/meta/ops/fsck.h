@@ -8,6 +8,9 @@
  * directory holding it. With repair, dangling entries are removed, link
  * counts and parents set, and unnamed inodes linked into /lost+found as
  * "#<inode in hex>" (made if missing), as e2fsck does, so nothing is lost.
+ * A Data-on-MDT record whose inode is gone (and not pending) or has no mdt
+ * component is an orphan too, and goes with repair (its bytes are no
+ * file's).
  * What one MDT cannot decide alone (names of other MDTs' inodes, inodes
  * other MDTs may name) it lists in refs for the client to join across MDTs
  * (proto/xrefs.h), and with repair it also makes the repairs that join
@@ -25,7 +28,7 @@
 struct meta_fsck_report {
     uint64_t inodes, entries;
     uint64_t dangling;   /* entries naming a missing inode or in a missing directory */
-    uint64_t orphans;    /* inodes no entry names */
+    uint64_t orphans;    /* inodes no entry names; Data-on-MDT records no file reads */
     uint64_t bad_nlink;  /* link counts that differ from the entries */
     uint64_t bad_parent; /* directories whose ".." is wrong, or named more than once */
     uint64_t corrupt;    /* records that cannot be decoded (reported, not repaired) */

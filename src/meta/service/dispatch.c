@@ -11,6 +11,7 @@
 
 #include "../../common/log.h"
 #include "../ops/fsck.h"
+#include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 #include "mdt.h"
 
@@ -67,6 +68,19 @@ static uint32_t grants_getattr(const void *qv, const void *rv, uint64_t *inos)
     (void)rv;
     inos[0] = q->ino;
     return 1;
+}
+
+/* What an OPEN's reply says of the bytes it sends: not kept for a resend. */
+static void unbulk_open(void *rv)
+{
+    struct proto_open_rep *r = rv;
+    r->dom_crcs = (struct proto_blob){NULL, 0};
+}
+
+/* Scratch for an operation that finds it needs some (meta_req.scratch). */
+static void *req_scratch(void *req, uint32_t len)
+{
+    return net_scratch(req, len);
 }
 
 /* An unlink that asks for it gets the write-behind grant (lease.h). */
@@ -142,6 +156,9 @@ static int h_statfs(void *p, struct net_req *req, struct net_rep *rep)
     int rc = meta_store_stats(m->store, &r.targets.t[0]);
     if (rc == 0)
         rc = meta_store_released(m->store, &r.released_bytes, &r.released_files);
+    if (rc == 0)
+        rc = meta_store_dom_total(m->store, &r.dom_bytes);
+    r.dom_max = m->ctx.dom_max;
     return rc ? rc : proto_enc_statfs_rep(&rep->enc, &r);
 }
 
@@ -222,6 +239,10 @@ struct serve {
     void (*after)(struct mdt_service *m, const struct net_req *req, const void *q, void *r);
     /* Bytes of scratch the reply may point into (meta_req.buf). */
     uint32_t buf;
+    /* A change whose reply may send bulk: clears the fields of the reply
+     * that describe it, for the copy the reply cache keeps (a resend is
+     * answered from that copy, without the bulk). */
+    void (*unbulk)(void *r);
     /* SERVE_OWN: the handler. */
     net_handler_fn own;
 };
@@ -233,7 +254,7 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_LOOKUP] = {SERVE_READ, meta_op_lookup, LEASES_OF(lookup), grants_lookup},
     [PROTO_OP_GETATTR] = {SERVE_READ, meta_op_getattr, LEASES_OF(getattr), grants_getattr},
     [PROTO_OP_SETATTR] = {SERVE_CHANGE, meta_op_setattr, LEASES_OF(setattr)},
-    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open)},
+    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open), .unbulk = unbulk_open},
     [PROTO_OP_MKDIR] = {SERVE_CHANGE, meta_op_mkdir, LEASES_OF(mkdir)},
     [PROTO_OP_UNLINK] = {SERVE_CHANGE, meta_op_unlink, LEASES_OF(unlink), .after = after_unlink},
     [PROTO_OP_RMDIR] = {SERVE_CHANGE, meta_op_rmdir, LEASES_OF(rmdir)},
@@ -302,8 +323,12 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
     zero_reply(&r, codec->rep_size);
     if (codec->dec_req(&req->dec, &q))
         return -EBADMSG;
-    struct meta_req rq = {
-        .ctx = MDT_CTX(p), .buf_len = sv->buf, .bulk = req->bulk, .bulk_len = req->bulk_len};
+    struct meta_req rq = {.ctx = MDT_CTX(p),
+                          .buf_len = sv->buf,
+                          .bulk = req->bulk,
+                          .bulk_len = req->bulk_len,
+                          .scratch = sv->buf ? NULL : req_scratch,
+                          .scratch_arg = req};
     if (sv->buf && !(rq.buf = net_scratch(req, sv->buf)))
         return -ENOMEM;
     if (sv->how == SERVE_PLAIN) {
@@ -336,7 +361,28 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
         return rc;
     if (sv->after)
         sv->after(p, req, &q, &r);
-    return codec->enc_rep(&rep->enc, &r);
+    if ((rc = codec->enc_rep(&rep->enc, &r)) || !rq.out_bulk_len)
+        return rc;
+    rep->bulk = rq.out_bulk;
+    rep->bulk_len = rq.out_bulk_len;
+    if (rq.reply && sv->unbulk) {
+        /* The reply cache keeps the reply as the store does (the
+         * operation describes its bulk only after the transaction that
+         * kept it): encoded again without it, in the rest of the reply's
+         * buffer. */
+        struct proto_enc k;
+        proto_enc_init(&k, rep->enc.buf + rep->enc.len, rep->enc.cap - rep->enc.len);
+        sv->unbulk(&r);
+        if (codec->enc_rep(&k, &r)) {
+            /* No room for both: the reply goes as it is kept, without. */
+            rep->bulk_len = 0;
+            proto_enc_init(&rep->enc, rep->enc.buf, rep->enc.cap);
+            return codec->enc_rep(&rep->enc, &r);
+        }
+        rep->kept = k.buf;
+        rep->kept_len = (uint32_t)k.len;
+    }
+    return 0;
 }
 
 void meta_dispatch_install(struct net_server_opts *so)

@@ -40,6 +40,7 @@ struct mdt_service_conf {
     uint64_t default_stripe_size;
     int64_t lease_ms;
     int64_t root_mdts;
+    uint64_t dom_max;
 };
 
 #define O(n, t, lo, hi, d, req, h)                                                                 \
@@ -66,6 +67,10 @@ static const struct cfg_option metad_options[] = {
     O(lease_ms, CFG_INT, 0, 600000, "10000", false,
       "how long a client may cache names and attributes without hearing from the MDT "
       "(0: no caching); a change waits at most this long for an unreachable client"),
+    O(dom_max, CFG_SIZE, 0, INT64_MAX, "8G", false,
+      "most bytes of file data each MDT keeps (Data-on-MDT, setstripe -L mdt): a write "
+      "past it answers ENOSPC; 0 turns Data-on-MDT off there (new files keep their data "
+      "on OSTs)"),
 };
 #undef O
 
@@ -175,6 +180,15 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
         log_error("cannot initialise MDT%04x: %s", m->index, log_err(rc));
         return rc;
     }
+    m->ctx.dom_max = conf->dom_max;
+    if (conf->dom_max == 0)
+        log_info("MDT%04x: Data-on-MDT off (dom_max=0): new files keep their data on OSTs",
+                 m->index);
+    else if (conf->dom_max > conf->lmdb_map_size / 2)
+        log_warn("MDT%04x: dom_max=%llu is more than half of lmdb_map_size=%llu: file data "
+                 "may leave no room for metadata",
+                 m->index, (unsigned long long)conf->dom_max,
+                 (unsigned long long)conf->lmdb_map_size);
     m->ctx.peer = meta_peer_call;
     m->ctx.xpeer = meta_peer_xcall;
     m->ctx.peer_arg = m->peers;

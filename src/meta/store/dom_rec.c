@@ -87,6 +87,17 @@ int meta_dom_total(struct meta_txn *t, uint64_t *bytes)
     return 0;
 }
 
+static int total_txn(struct meta_txn *t, void *arg)
+{
+    return meta_dom_total(t, arg);
+}
+
+int meta_store_dom_total(struct meta_store *s, uint64_t *bytes)
+{
+    *bytes = 0;
+    return meta_store_read(s, NULL, total_txn, bytes);
+}
+
 static int add_total(struct meta_txn *t, int64_t delta)
 {
     uint64_t total;
@@ -166,12 +177,12 @@ int meta_dom_write(struct meta_txn *t, uint64_t ino, uint64_t off, const void *d
     if (rc && rc != -ENOENT)
         return rc;
     uint32_t newlen = (uint32_t)(off + len > r.len ? off + len : r.len);
-    if (max) {
+    if (max != UINT64_MAX && newlen > r.len) {
         uint64_t total;
         if ((rc = meta_dom_total(t, &total)))
             return rc;
-        if (newlen > r.len && total + (newlen - r.len) > max)
-            return -ENOSPC;
+        if (total + (newlen - r.len) > max)
+            return -EDQUOT;
     }
     /* The blocks a write keeps part of: before its start, after its end. */
     uint64_t end = off + len;

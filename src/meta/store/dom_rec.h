@@ -18,8 +18,10 @@
 
 /* Write len bytes of data at off into ino's record; the record grows to
  * off + len (zeros between). -EFBIG when off + len > limit (the component
- * ends there), -ENOSPC when the MDT's total would pass max (0: no limit),
- * -EIO when a block it partly rewrites fails its checksum. */
+ * ends there), -EDQUOT when the record would grow and the MDT's total pass
+ * max (UINT64_MAX: no limit; 0: no record may grow), which the MDT tells
+ * apart from its store's -ENOSPC, -EIO when a block it partly rewrites
+ * fails its checksum. */
 int meta_dom_write(struct meta_txn *t, uint64_t ino, uint64_t off, const void *data, uint32_t len,
                    uint64_t limit, uint64_t max);
 /* Read [off, off + len) of ino's record into buf (zeros past its len, and
@@ -33,6 +35,8 @@ int meta_dom_truncate(struct meta_txn *t, uint64_t ino, uint64_t size);
 int meta_dom_del(struct meta_txn *t, uint64_t ino);
 /* The bytes every record of this MDT holds. */
 int meta_dom_total(struct meta_txn *t, uint64_t *bytes);
+/* The same from a snapshot of its own, for STATFS. */
+int meta_store_dom_total(struct meta_store *s, uint64_t *bytes);
 /* Each record: cb(arg, ino, len); a non-zero return stops the scan. */
 int meta_dom_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino, uint64_t len), void *arg);
 

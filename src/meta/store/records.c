@@ -769,6 +769,13 @@ int meta_pending_del(struct meta_txn *t, uint64_t ino)
     return rc == -ENOENT ? 0 : rc;
 }
 
+int meta_pending_has(struct meta_txn *t, uint64_t ino)
+{
+    MDB_val v;
+    int rc = get_u64(t, t->store->pending, ino, &v);
+    return rc == 0 ? 1 : rc == -ENOENT ? 0 : rc;
+}
+
 static int pending_rec(void *arg, const MDB_val *k, const MDB_val *v)
 {
     struct scan_arg *a = arg;

@@ -56,6 +56,12 @@ struct meta_req {
     uint32_t bulk_len;
     const void *out_bulk;
     uint32_t out_bulk_len;
+    /* Scratch asked for only when an operation finds it needs some (an
+     * OPEN that sends a file's bytes): at least len bytes, valid until the
+     * reply is sent, or NULL (no memory, or none to give: NULL scratch).
+     * The same memory as buf: an operation uses one or the other. */
+    void *(*scratch)(void *arg, uint32_t len);
+    void *scratch_arg;
 };
 
 /* An open transaction: the LMDB txn, the store's databases, and the
@@ -222,6 +228,8 @@ int meta_intent_get(struct meta_txn *t, uint64_t txid, MDB_val *val);
  * destroys them (DESTROYED): stria fsck must not call those orphans. */
 int meta_pending_put(struct meta_txn *t, uint64_t ino);
 int meta_pending_del(struct meta_txn *t, uint64_t ino);
+/* 1 if ino is pending, 0 if not, or a negative errno. */
+int meta_pending_has(struct meta_txn *t, uint64_t ino);
 int meta_pending_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino), void *arg);
 int meta_intent_del(struct meta_txn *t, uint64_t txid);
 typedef int (*meta_scan_intent_cb)(void *arg, uint64_t txid, const void *rec, size_t len);

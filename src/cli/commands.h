@@ -30,6 +30,7 @@ int cmd_cp(int argc, char **argv);
 /* stripe.c: layouts and capacity */
 int cmd_setstripe(int argc, char **argv);
 int cmd_migrate(int argc, char **argv);
+int cmd_rebalance(int argc, char **argv);
 int cmd_getstripe(int argc, char **argv);
 int cmd_df(int argc, char **argv);
 

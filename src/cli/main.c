@@ -85,6 +85,19 @@ static const struct command commands[] = {
      "are swapped atomically at its end. A file written to during each of\n"
      "three copies is left as it was, with a message. Files with a\n"
      "Data-on-MDT component and released files are not migrated.\n"},
+    {"rebalance", cmd_rebalance, "[-v] [-n] [--threshold PCT] [--max-bandwidth RATE] [PATH]",
+     "move data from the fullest OSTs to the emptiest, online",
+     "  --threshold PCT        an OST is out of balance when its fill is more than\n"
+     "                         PCT percent of the mean fill from it (20)\n"
+     "  --max-bandwidth RATE   copy at most RATE bytes a second (K/M/G; none: as\n"
+     "                         fast as the disks go), so training I/O keeps the rest\n"
+     "  -n, --dry-run          say what would move, move nothing\n"
+     "  -v, --verbose          say what each move is\n"
+     "Files under PATH (default /) that keep data on an OST fuller than the mean\n"
+     "are migrated (stria migrate), the biggest share first, into a layout of\n"
+     "the same shape starting at the emptiest OST, until the fullest OST is\n"
+     "within the threshold. Files stay in use throughout. Stopped at any point,\n"
+     "every file is whole; run it again to go on (it measures anew).\n"},
     {"setstripe", cmd_setstripe,
      "[-c COUNT] [-S SIZE] [-i OFFSET] [-p POOL] PATH... | -E END [-c N] [-S SIZE] [-i OST] "
      "[-p POOL] -E ... PATH...",
@@ -129,12 +142,15 @@ static const struct command commands[] = {
      "  -maxdepth N               descend at most N levels\n"
      "  -print                    end each path with a newline (the default)\n"
      "  -print0                   end each path with a NUL, for xargs -0\n"},
-    {"df", cmd_df, "[-h] [-i] [-p [FSNAME.]POOL]",
+    {"df", cmd_df, "[-h] [-i] [-p [FSNAME.]POOL] [--threshold PCT]",
      "show the space (or inodes) of every target, as lfs df",
      "  -h  human-readable sizes (1.5G) instead of 1K blocks\n"
      "  -i  inodes instead of space\n"
      "  -p, --pool [FSNAME.]POOL\n"
-     "      only the OSTs of pool POOL (and the MDTs), the summary of those\n"},
+     "      only the OSTs of pool POOL (and the MDTs), the summary of those\n"
+     "  --threshold PCT\n"
+     "      after the table, the OSTs whose fill is more than PCT percent of\n"
+     "      the mean fill from it (20): what stria rebalance evens out\n"},
     {"pool", cmd_pool, "new|add|remove|destroy|list ...",
      "make and change OST pools, as lctl pool_* and lfs pool_list",
      "  pool new FSNAME.POOL           a pool, with no OSTs yet\n"

@@ -12,6 +12,7 @@
 #include "commands.h"
 #include "connect.h"
 #include "paths.h"
+#include "balance.h"
 #include "pools.h"
 
 #include "../common/util.h"
@@ -352,6 +353,7 @@ int cmd_getstripe(int argc, char **argv)
 
 struct df_opts {
     int inodes, human;
+    double threshold; /* an OST this far (percent of the mean fill) from it is flagged */
 };
 
 /* MDTs first, then OSTs, each by index. */
@@ -490,7 +492,7 @@ static size_t df_pool_only(struct stria_target *t, size_t n, const uint32_t *ost
 
 int cmd_df(int argc, char **argv)
 {
-    struct df_opts o = {0};
+    struct df_opts o = {.threshold = BALANCE_THRESHOLD_DEFAULT};
     struct stria_target *t = NULL;
     char fsname[64];
     uint64_t epoch;
@@ -500,11 +502,19 @@ int cmd_df(int argc, char **argv)
 
     const char *pool = NULL;
     static const struct option longopts[] = {{"pool", required_argument, NULL, 'p'},
+                                             {"threshold", required_argument, NULL, 't'},
                                              {NULL, 0, NULL, 0}};
     while ((c = cli_getopt_long(argc, argv, "ihp:", longopts)) != -1) {
+        char *end;
         switch (c) {
         case 'p':
             pool = optarg;
+            break;
+        case 't':
+            o.threshold = strtod(optarg, &end);
+            if (*end || end == optarg || !(o.threshold > 0 && o.threshold <= 1000))
+                return cli_usage_error(argv[0], "invalid threshold '%s' (a percentage > 0)",
+                                       optarg);
             break;
         case 'i':
             o.inodes = 1;
@@ -535,8 +545,10 @@ int cmd_df(int argc, char **argv)
         n = df_pool_only(t, n, members, nmembers);
     if (rc == 0) {
         df_print(fsname, t, n, &o);
-        if (!o.inodes)
+        if (!o.inodes) {
             df_dom(fs, fsname, t, n, &o);
+            balance_report(fsname, t, n, o.threshold);
+        }
     }
     free(members);
     /* What data repositories hold in S3 only (stria hsm release). */

@@ -153,15 +153,20 @@ static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *
     int64_t told = (int64_t)util_now_mono_ns();
     for (uint64_t at = 0; at < end && !rc;) {
         size_t n = (size_t)MIN((uint64_t)COPY_CHUNK, end - at);
-        if (!(rc = io_rw(fs, ino, old, false, buf, n, at)) && !all_zero(buf, n))
-            rc = io_rw(fs, ino, new, true, buf, n, at);
+        if (!(rc = io_rw(fs, ino, old, false, buf, n, at)) && !all_zero(buf, n)) {
+            /* Still ours before it writes: after a stall long enough for
+             * the migration to go stale, another may have taken it over,
+             * and the new objects are then that one's. */
+            if ((int64_t)util_now_mono_ns() - told > PROGRESS_NS) {
+                rc = mig_call(fs, ino, MIGRATE_PROGRESS, id, NULL, scratch);
+                told = (int64_t)util_now_mono_ns();
+            }
+            if (!rc)
+                rc = io_rw(fs, ino, new, true, buf, n, at);
+        }
         at += n;
         if (fn)
             fn(at, arg);
-        if (!rc && (int64_t)util_now_mono_ns() - told > PROGRESS_NS) {
-            rc = mig_call(fs, ino, MIGRATE_PROGRESS, id, NULL, scratch);
-            told = (int64_t)util_now_mono_ns();
-        }
     }
     free(buf);
     return rc;
@@ -175,10 +180,16 @@ static int clean_up(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m)
     uint64_t id = m->id;
     int rc;
     if (m->state == MIGRATE_COPYING) {
-        if ((rc = fence_all(fs, ino, &m->old, FENCE_CLEAR, id, NULL)) ||
-            (rc = io_objects(fs, ino, &m->layout, IO_DESTROY, 0)))
-            return rc;
-        rc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m);
+        /* The record first: a migrator that was only slow then stops at
+         * its next step and leaves the new objects to us. */
+        struct layout *new = malloc(sizeof(*new));
+        if (!new)
+            return -ENOMEM;
+        layout_copy(new, &m->layout);
+        if (!(rc = fence_all(fs, ino, &m->old, FENCE_CLEAR, id, NULL)) &&
+            !(rc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m)))
+            rc = io_objects(fs, ino, new, IO_DESTROY, 0);
+        free(new);
     } else {
         if ((rc = fence_all(fs, ino, &m->old, FENCE_DEAD, id, NULL)) ||
             (rc = io_objects(fs, ino, &m->old, IO_DESTROY, 0)))
@@ -249,16 +260,33 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
             (rc = io_objects(fs, ino, new, IO_DESTROY, 0)))
             break;
     }
+    bool swap_sent = !rc;
     if (!rc && (rc = mig_call(fs, ino, MIGRATE_SWAP, id, NULL, m)) == -ESTALE)
         snprintf(why, whylen, "a write reached a component not instantiated; left as it was");
+    if (swap_sent && rc && rc != -ESTALE && rc != -EPERM && rc != -EINVAL && rc != -ENOENT) {
+        /* The MDT did not say: the swap may have been made. */
+        int src = mig_call(fs, ino, MIGRATE_STATE, 0, NULL, m);
+        if (src == 0 && m->id == id && m->state == MIGRATE_SWAPPED) {
+            rc = 0;
+        } else if (src || m->id != id) {
+            log_warn("inode %" PRIx64 ": migration %" PRIx64 " swapped or not, unknown (%s): "
+                     "left for the next migration of the file to finish or undo",
+                     ino, id, log_err(rc));
+            free(old);
+            free(st);
+            return rc;
+        }
+    }
     if (rc) {
-        /* Undo: the file keeps its layout and its old objects. */
+        /* Undo: the file keeps its layout and its old objects. The record
+         * goes before the new objects: if another migration took it over
+         * (ours went stale), the new objects are that one's. */
         int urc = fenced ? fence_all(fs, ino, old, FENCE_CLEAR, id, NULL) : 0;
-        if (!urc)
+        if (!urc && (urc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m)) == -ENOENT)
+            urc = 0; /* undone by whoever found it stale */
+        else if (!urc)
             urc = io_objects(fs, ino, new, IO_DESTROY, 0);
-        if (!urc)
-            urc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m);
-        if (urc && urc != -ENOENT)
+        if (urc && urc != -ESTALE)
             log_warn("inode %" PRIx64 ": migration %" PRIx64 " not undone (%s): the next "
                      "migration of the file, or a writer, does it once it is stale",
                      ino, id, log_err(urc));

@@ -681,6 +681,10 @@ STRIA_API int stria_hsm_archive(stria_fs_t *fs, uint64_t ino, uint64_t repo,
 STRIA_API int stria_migrate(stria_fs_t *fs, const char *path, unsigned n,
                             const struct stria_comp_spec *comps, stria_progress_fn fn, void *arg,
                             char *why, size_t whylen);
+/* If file ino's migration is stale (its migrator died), undo it (before
+ * its swap) or finish it (after), destroying the objects it left; 0 also
+ * when there is none, or it is alive (stria fsck --repair). */
+STRIA_API int stria_migrate_recover(stria_fs_t *fs, uint64_t ino);
 /* Free the OST space of an archived, unchanged file (-EPERM otherwise). */
 STRIA_API int stria_hsm_release(stria_fs_t *fs, uint64_t ino);
 /* Bring a released file's data back from S3, every stripe at once. A file

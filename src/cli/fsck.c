@@ -240,6 +240,32 @@ int cmd_fsck(int argc, char **argv)
         if (rc || all > fixed)
             status = CLI_FAIL;
     }
+    /* Migrations under way, and those whose migrator died (stale): what
+     * they left goes with a cleanup, which --repair makes. */
+    uint64_t migrating = 0, stale = 0, cleaned = 0;
+    for (size_t i = 0; i < nlists; i++) {
+        struct proto_dec d;
+        struct xref x;
+        proto_dec_init(&d, lists[i].p, lists[i].len);
+        while (xref_get(&d, &x) == 0) {
+            if (x.kind != XREF_MIGRATION)
+                continue;
+            migrating++;
+            if (!x.stale)
+                continue;
+            stale++;
+            int mrc = repair ? stria_migrate_recover(fs, x.ino) : 0;
+            cleaned += repair && mrc == 0;
+            printf("inode %" PRIx64 ": a migration whose migrator died%s\n", x.ino,
+                   !repair ? " (stria fsck --repair, or stria migrate of the file, cleans up)"
+                   : mrc   ? ": cleanup failed"
+                           : ": cleaned up");
+        }
+    }
+    if (migrating)
+        printf("migrations: %" PRIu64 " under way, %" PRIu64 " stale\n", migrating - stale, stale);
+    if (stale > cleaned)
+        status = CLI_FAIL;
     if (status == CLI_OK) {
         /* Objects of files removed while open stay until their client's
          * last close: the MDTs list those as pending. */

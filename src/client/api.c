@@ -406,6 +406,11 @@ int stria_migrate(stria_fs_t *fs, const char *path, unsigned n, const struct str
     return rc;
 }
 
+int stria_migrate_recover(stria_fs_t *fs, uint64_t ino)
+{
+    return cl_migrate_recover(fs, ino);
+}
+
 /* ---- the public inode level (stria.h): the cl_* calls in public types ---- */
 
 void stria_attr_to_stat(const struct stria_attr *a, struct stat *st)

@@ -16,6 +16,9 @@ void xref_put(struct proto_enc *e, const struct xref *x)
     proto_put_U8(e, &x->kind);
     if (x->kind == XREF_PENDING) {
         proto_put_U64(e, &x->ino);
+    } else if (x->kind == XREF_MIGRATION) {
+        proto_put_U64(e, &x->ino);
+        proto_put_U8(e, &x->stale);
     } else if (x->kind == XREF_NAME) {
         proto_put_U64(e, &x->parent);
         proto_put_U64(e, &x->ino);
@@ -38,6 +41,9 @@ int xref_get(struct proto_dec *d, struct xref *x)
     proto_get_U8(d, &x->kind);
     if (x->kind == XREF_PENDING) {
         proto_get_U64(d, &x->ino);
+    } else if (x->kind == XREF_MIGRATION) {
+        proto_get_U64(d, &x->ino);
+        proto_get_U8(d, &x->stale);
     } else if (x->kind == XREF_NAME) {
         proto_get_U64(d, &x->parent);
         proto_get_U64(d, &x->ino);
@@ -105,7 +111,8 @@ int xrefs_check(const struct proto_blob *lists, size_t n, struct xrefs_found *ou
             proto_dec_init(&d, lists[i].p, lists[i].len);
             int g;
             while ((g = xref_get(&d, &x)) == 0) {
-                if (x.kind == XREF_PENDING || (pass == 0) != (x.kind == XREF_INODE))
+                if ((x.kind != XREF_NAME && x.kind != XREF_INODE) ||
+                    (pass == 0) != (x.kind == XREF_INODE))
                     continue;
                 struct seen *s = util_table_find(&t, sizeof(*s), x.ino, true);
                 if (!s) {

@@ -18,13 +18,17 @@
 
 /*   kind 3, a file whose last name went while its objects stay until the
  *           client that removed it destroys them (maybe at its last close):
- *           U64 ino */
-enum { XREF_NAME = 1, XREF_INODE = 2, XREF_PENDING = 3 };
+ *           U64 ino
+ *   kind 4, a file with a migration under way (stria migrate), stale when
+ *           its migrator has not been heard of for MIGRATE_STALE_MS: what
+ *           it left (objects, fences) waits for a cleanup:
+ *           U64 ino, U8 stale */
+enum { XREF_NAME = 1, XREF_INODE = 2, XREF_PENDING = 3, XREF_MIGRATION = 4 };
 
 struct xref {
     uint8_t kind;
     uint64_t parent, ino;
-    uint8_t type, shard;
+    uint8_t type, shard, stale;
     uint32_t nlink, local_refs;
     struct proto_str name;
 };

@@ -100,7 +100,7 @@ step "kill -9 of the migrator: the file stays whole, the next migration cleans u
 head -c $((256 << 20)) /dev/urandom >"$T/big"
 S cp -c 1 "$T/big" stria:/big
 # The storage daemon stopped (SIGSTOP) holds the migrator in its copy.
-S migrate -c 4 /big &
+"$STRIA" --conf "$CONF" migrate -c 4 /big & # $! the migrator itself, not a subshell
 mig=$!
 sleep 0.1
 kill -STOP "$(daemon_pid stord)"
@@ -111,8 +111,15 @@ kill -CONT "$(daemon_pid stord)"
 cmp "$T/m/big" "$T/big" || fail "big differs after its migrator died"
 S migrate -c 2 /big 2>"$T/err" && echo "(the migration had finished)" || {
     grep -q "someone else" "$T/err" || fail "a live record was not said busy: $(cat "$T/err")"
+    S fsck >"$T/fsck" || fail "fsck fails on a migration under way: $(cat "$T/fsck")"
+    grep -q "migrations: 1 under way, 0 stale" "$T/fsck" || fail "fsck: $(cat "$T/fsck")"
     echo "waiting for the dead migration to go stale"
     sleep 31
+    S fsck >"$T/fsck" && fail "fsck passes a stale migration: $(cat "$T/fsck")"
+    grep -q "migrator died" "$T/fsck" || fail "fsck does not say: $(cat "$T/fsck")"
+    S fsck --repair >"$T/fsck" || fail "fsck --repair: $(cat "$T/fsck")"
+    grep -q "cleaned up" "$T/fsck" || fail "fsck --repair did not clean up: $(cat "$T/fsck")"
+    cmp "$T/m/big" "$T/big" || fail "big differs after fsck's cleanup"
     S migrate -c 2 /big || fail "migrate after a dead migrator"
 }
 [ "$(count /big)" = 2 ] || fail "big is not in its new layout"
@@ -136,6 +143,7 @@ done
 
 step "fsck is clean, and no object is left behind"
 sleep 31 # a migration the restarts cut goes stale, then the next cleans up
+S fsck --repair >/dev/null || true
 S migrate -c 4 /big || fail "the last migration"
 S fsck >"$T/fsck" || { cat "$T/fsck"; fail "fsck"; }
 grep -q " 0 that no file owns" "$T/fsck" || fail "orphans: $(cat "$T/fsck")"

@@ -12,6 +12,7 @@
 #include "../../proto/layout.h"
 #include "../../proto/xrefs.h"
 #include "../store/dom_rec.h"
+#include "../store/mig_rec.h"
 #include "core.h"
 
 #include "../../common/log.h"
@@ -35,7 +36,15 @@ struct count {
 };
 
 struct fix {
-    enum { FIX_DROP_ENTRY, FIX_NLINK, FIX_PARENT, FIX_ADOPT, FIX_XDROP, FIX_DOM_DROP } kind;
+    enum {
+        FIX_DROP_ENTRY,
+        FIX_NLINK,
+        FIX_PARENT,
+        FIX_ADOPT,
+        FIX_XDROP,
+        FIX_DOM_DROP,
+        FIX_MIG_DROP
+    } kind;
     uint64_t ino, parent, value;
     char name[PROTO_MAX_NAME + 1];
 };
@@ -274,6 +283,31 @@ static int on_dom(void *arg, uint64_t ino, uint64_t len)
     return f->err;
 }
 
+/* A migration record (mig_rec.h): of an inode that is gone, an orphan
+ * the repair drops (the objects it names are orphans of the OSTs then);
+ * else listed for the client (xrefs.h), which says which are stale and,
+ * with --repair, cleans up after their migrators. */
+static int on_mig(void *arg, uint64_t ino, const struct meta_mig *m)
+{
+    struct scan *sc = arg;
+    struct fsck *f = sc->f;
+    int rc = meta_inode_get(sc->t, ino, sc->in);
+    if (rc == -ENOENT || !m) {
+        f->r->orphans++;
+        say(f, "orphan migration record of inode %" PRIx64 ": %s\n", ino,
+            m ? "no such inode" : "it does not decode");
+        add_fix(f, &(struct fix){.kind = FIX_MIG_DROP, .ino = ino});
+        return f->err;
+    }
+    if (rc && rc != -EUCLEAN)
+        return rc;
+    struct xref x = {.kind = XREF_MIGRATION,
+                     .ino = ino,
+                     .stale = meta_now_ns() - m->touched_ns > (int64_t)MIGRATE_STALE_MS * 1000000};
+    add_ref(f, &x);
+    return f->err;
+}
+
 /* ---- repairs ---- */
 
 /* /lost+found, made (mode 0700, root's) if missing. */
@@ -392,6 +426,10 @@ static int apply(struct fsck *f, struct meta_txn *t, const struct fix *x)
         if ((rc = meta_dom_del(t, x->ino)) == 0)
             say(f, "  removed the Data-on-MDT record of inode %" PRIx64 "\n", x->ino);
         break;
+    case FIX_MIG_DROP:
+        if ((rc = meta_mig_del(t, x->ino)) == 0)
+            say(f, "  removed the migration record of inode %" PRIx64 "\n", x->ino);
+        break;
     case FIX_XDROP: {
         /* A name whose inode its MDT does not have (stria fsck's check
          * across MDTs), if it still holds that inode. */
@@ -450,6 +488,8 @@ static int fsck_txn(struct meta_txn *t, void *arg)
         rc = meta_inode_scan(t, on_inode, &sc);
     if (rc == 0)
         rc = meta_dom_scan(t, on_dom, &sc);
+    if (rc == 0)
+        rc = meta_mig_scan(t, on_mig, &sc);
     free(sc.in);
     if (rc == 0)
         rc = f->err;

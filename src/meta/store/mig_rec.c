@@ -19,15 +19,10 @@ static MDB_val key_of(uint64_t ino, uint8_t kb[8])
     return (MDB_val){8, kb};
 }
 
-int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out)
+static int decode(const MDB_val *v, struct meta_mig *out)
 {
-    uint8_t kb[8];
-    MDB_val k = key_of(ino, kb), v;
-    int rc = mdb_err(mdb_get(t->txn, t->store->mig, &k, &v));
-    if (rc)
-        return rc;
     struct proto_dec d;
-    proto_dec_init(&d, v.mv_data, (uint32_t)v.mv_size);
+    proto_dec_init(&d, v->mv_data, (uint32_t)v->mv_size);
     uint8_t ver = 0;
     proto_get_U8(&d, &ver);
     proto_get_U8(&d, &out->state);
@@ -39,6 +34,14 @@ int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out)
         layout_validate(&out->layout))
         return -EUCLEAN;
     return 0;
+}
+
+int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out)
+{
+    uint8_t kb[8];
+    MDB_val k = key_of(ino, kb), v;
+    int rc = mdb_err(mdb_get(t->txn, t->store->mig, &k, &v));
+    return rc ? rc : decode(&v, out);
 }
 
 int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m)
@@ -74,4 +77,30 @@ int meta_mig_del(struct meta_txn *t, uint64_t ino)
     t->wrote = true;
     int rc = mdb_err(mdb_del(t->txn, t->store->mig, &k, NULL));
     return rc == -ENOENT ? 0 : rc;
+}
+
+int meta_mig_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino, const struct meta_mig *m),
+                  void *arg)
+{
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->mig, &cur));
+    if (rc)
+        return rc;
+    struct meta_mig *m = malloc(sizeof(*m));
+    if (!m) {
+        mdb_cursor_close(cur);
+        return -ENOMEM;
+    }
+    MDB_val k, v;
+    int mrc = mdb_cursor_get(cur, &k, &v, MDB_FIRST);
+    while (mrc == 0 && rc == 0) {
+        if (k.mv_size == 8)
+            rc = cb(arg, rd_be64(k.mv_data), decode(&v, m) ? NULL : m);
+        mrc = mdb_cursor_get(cur, &k, &v, MDB_NEXT);
+    }
+    if (rc == 0 && mrc != MDB_NOTFOUND)
+        rc = mdb_err(mrc);
+    free(m);
+    mdb_cursor_close(cur);
+    return rc;
 }

@@ -23,5 +23,9 @@ int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out);
 int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m);
 /* The record goes (none: 0). */
 int meta_mig_del(struct meta_txn *t, uint64_t ino);
+/* Each record: cb(arg, ino, m) (m NULL: it does not decode); a non-zero
+ * return stops the scan. */
+int meta_mig_scan(struct meta_txn *t, int (*cb)(void *arg, uint64_t ino, const struct meta_mig *m),
+                  void *arg);
 
 #endif

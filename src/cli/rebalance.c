@@ -3,12 +3,12 @@
  * emptiest ones, online, within a bandwidth (docs/operations.md,
  * "Rebalancing OSTs").
  *
- * The files under PATH (default /) with stripes on an OST fuller than the
- * mean are listed once, with the bytes each keeps on each OST. Then, while
+ * The files under PATH (default /) with data on OSTs are listed once, with
+ * the bytes each keeps on each OST. Then, while
  * the fullest OST is out of balance (balance.h), the file that keeps the
  * most on it is migrated (stria_migrate) into a layout of the same shape
- * whose stripes start at the emptiest OST, and the fills are moved by the
- * bytes it carried. Nothing is kept between runs: an interrupted run
+ * whose stripes start at the emptiest OST, and the OSTs are measured
+ * again. Nothing is kept between runs: an interrupted run
  * leaves every file whole (a migration cut short is cleaned up by the
  * next one of that file), and running it again measures the OSTs anew and
  * goes on from where they are.
@@ -53,7 +53,8 @@ struct rb {
     size_t nt;
     double threshold;
     uint64_t rate; /* bytes/s, 0: no limit */
-    bool dry, verbose;
+    bool dry, verbose, bar;
+    size_t moved; /* files, so far */
     struct file *v;
     size_t n, cap;
     /* The bandwidth: bytes copied since start_ns. */
@@ -165,6 +166,9 @@ static void throttle(uint64_t done, void *arg)
         r->copied += done - r->file_done;
         r->file_done = done;
     }
+    if (r->bar)
+        fprintf(stderr, "\r%s: %zu file(s) moved, %" PRIu64 " MiB copied ", r->cmd, r->moved,
+                r->copied >> 20);
     if (!r->rate)
         return;
     int64_t due = r->start_ns + (int64_t)((double)r->copied * 1e9 / (double)r->rate);
@@ -226,7 +230,7 @@ static int move(struct rb *r, struct file *f, uint32_t dst)
 
 static int run(struct rb *r)
 {
-    size_t moved = 0, failed = 0;
+    size_t failed = 0;
     for (;;) {
         double mean = balance_mean(r->t, r->nt);
         struct stria_target *full = NULL, *empty = NULL;
@@ -249,7 +253,7 @@ static int run(struct rb *r)
         /* Moving more than half the gap would make dst the fullest. */
         uint64_t gap =
             full->bytes_used > empty->bytes_used ? full->bytes_used - empty->bytes_used : 0;
-        if (bytes > gap / 2 + gap / 4 && moved)
+        if (bytes > gap / 2 + gap / 4 && r->moved)
             continue;
         if (r->verbose || r->dry)
             printf("%s: %s: %" PRIu64 " MiB off OST%04" PRIx32 " to OST%04" PRIx32 "\n", r->cmd,
@@ -258,7 +262,7 @@ static int run(struct rb *r)
             failed++;
             continue;
         }
-        moved++;
+        r->moved++;
         if (r->dry) {
             /* What it would carry: off its OSTs, onto the emptiest. */
             for (uint32_t k = 0; k < f->nshares; k++) {
@@ -279,6 +283,8 @@ static int run(struct rb *r)
             r->nt = nt;
         }
     }
+    if (r->bar && r->copied)
+        fputc('\n', stderr);
     double mean = balance_mean(r->t, r->nt);
     double worst = 0;
     for (size_t i = 0; i < r->nt; i++)
@@ -289,7 +295,7 @@ static int run(struct rb *r)
     double secs = (double)(now_ns() - r->start_ns) / 1e9;
     printf("%s: %zu file(s) %s, %" PRIu64 " MiB in %.1f s; %zu failed; the fullest OST is now "
            "%.0f%% from the mean (threshold %.0f%%)%s\n",
-           r->cmd, moved, r->dry ? "to move" : "moved", r->copied >> 20, secs, failed, worst,
+           r->cmd, r->moved, r->dry ? "to move" : "moved", r->copied >> 20, secs, failed, worst,
            r->threshold,
            worst > r->threshold ? ": what is left there cannot move without overfilling another"
                                 : "");
@@ -302,6 +308,7 @@ int cmd_rebalance(int argc, char **argv)
     memset(&r, 0, sizeof(r));
     r.cmd = argv[0];
     r.threshold = BALANCE_THRESHOLD_DEFAULT;
+    r.bar = isatty(2) != 0;
     static const struct option longopts[] = {{"threshold", required_argument, NULL, 't'},
                                              {"max-bandwidth", required_argument, NULL, 'b'},
                                              {"dry-run", no_argument, NULL, 'n'},

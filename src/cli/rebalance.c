@@ -177,21 +177,62 @@ static void throttle(uint64_t done, void *arg)
         usleep((useconds_t)((due - now) / 1000));
 }
 
-/* The file keeping the most on OST src (not moved yet), or NULL. */
-static struct file *pick(struct rb *r, uint32_t src, uint64_t *bytes)
+/* The file keeping the most on OST src, less than below (moving as much
+ * as the gap between two OSTs or more would only swap them), not moved
+ * yet; NULL if none. */
+static struct file *pick(struct rb *r, uint32_t src, uint64_t below, uint64_t *bytes)
 {
     struct file *best = NULL;
     *bytes = 0;
     for (size_t i = 0; i < r->n; i++) {
         if (r->v[i].done)
             continue;
-        for (uint32_t k = 0; k < r->v[i].nshares; k++)
-            if (r->v[i].shares[k].ost == src && r->v[i].shares[k].bytes > *bytes) {
-                *bytes = r->v[i].shares[k].bytes;
+        for (uint32_t k = 0; k < r->v[i].nshares; k++) {
+            uint64_t b = r->v[i].shares[k].bytes;
+            if (r->v[i].shares[k].ost == src && b > *bytes && b < below) {
+                *bytes = b;
                 best = &r->v[i];
             }
+        }
     }
     return best;
+}
+
+/* The next move: off the fullest OST out of balance that has a file to
+ * give, to the emptiest. NULL when none (balanced, or nothing movable). */
+static struct file *next_move(struct rb *r, struct stria_target **src, struct stria_target **dst,
+                              uint64_t *bytes)
+{
+    double mean = balance_mean(r->t, r->nt);
+    struct stria_target *empty = NULL;
+    for (size_t i = 0; i < r->nt; i++) {
+        struct stria_target *x = &r->t[i];
+        if (x->online && !strncmp(x->kind, "OST", sizeof(x->kind)) && x->bytes_total &&
+            (!empty || balance_fill(x) < balance_fill(empty)))
+            empty = x;
+    }
+    bool *tried = calloc(r->nt, sizeof(*tried)); /* fullest OSTs with nothing to give */
+    struct file *f = NULL;
+    while (tried && !f) {
+        struct stria_target *full = NULL;
+        for (size_t i = 0; i < r->nt; i++) {
+            struct stria_target *x = &r->t[i];
+            if (x->online && !strncmp(x->kind, "OST", sizeof(x->kind)) && x->bytes_total &&
+                !tried[i] && (!full || balance_fill(x) > balance_fill(full)))
+                full = x;
+        }
+        if (!full || full == empty || balance_off(full, mean) <= r->threshold)
+            break;
+        tried[full - r->t] = true;
+        uint64_t gap =
+            full->bytes_used > empty->bytes_used ? full->bytes_used - empty->bytes_used : 0;
+        if ((f = pick(r, full->index, gap, bytes))) {
+            *src = full;
+            *dst = empty;
+        }
+    }
+    free(tried);
+    return f;
 }
 
 /* Migrate f into a layout of its shape whose stripes start at OST dst. */
@@ -232,29 +273,12 @@ static int run(struct rb *r)
 {
     size_t failed = 0;
     for (;;) {
-        double mean = balance_mean(r->t, r->nt);
-        struct stria_target *full = NULL, *empty = NULL;
-        for (size_t i = 0; i < r->nt; i++) {
-            struct stria_target *x = &r->t[i];
-            if (!x->online || strncmp(x->kind, "OST", sizeof(x->kind)) || !x->bytes_total)
-                continue;
-            if (!full || balance_fill(x) > balance_fill(full))
-                full = x;
-            if (!empty || balance_fill(x) < balance_fill(empty))
-                empty = x;
-        }
-        if (!full || balance_off(full, mean) <= r->threshold || full == empty)
-            break;
+        struct stria_target *full, *empty;
         uint64_t bytes;
-        struct file *f = pick(r, full->index, &bytes);
+        struct file *f = next_move(r, &full, &empty, &bytes);
         if (!f)
-            break; /* nothing under PATH to move off it */
+            break;
         f->done = true;
-        /* Moving more than half the gap would make dst the fullest. */
-        uint64_t gap =
-            full->bytes_used > empty->bytes_used ? full->bytes_used - empty->bytes_used : 0;
-        if (bytes > gap / 2 + gap / 4 && r->moved)
-            continue;
         if (r->verbose || r->dry)
             printf("%s: %s: %" PRIu64 " MiB off OST%04" PRIx32 " to OST%04" PRIx32 "\n", r->cmd,
                    f->path, bytes >> 20, full->index, empty->index);

@@ -75,6 +75,7 @@ run() {
     echo "  mean: migrate / cp = $(ratio "$sum_m" "$sum_c")"
 
     echo "-- 2. rebalance of $MIG_SIZE in 64 MiB files on OST0000, beside stria cp of them"
+    S rm /m # one file as large as all the parts would stay where it is
     NPARTS=$((bytes / (64 << 20)))
     head -c $((64 << 20)) "$TMP/src" >"$TMP/part"
     pin_all

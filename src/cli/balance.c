@@ -34,7 +34,7 @@ double balance_off(const struct stria_target *t, double mean)
     return mean > 0 ? (balance_fill(t) - mean) * 100.0 / mean : 0;
 }
 
-void balance_report(const char *fsname, const struct stria_target *t, size_t n, double threshold)
+void balance_report(const struct stria_target *t, size_t n, double threshold)
 {
     double mean = balance_mean(t, n);
     bool head = false;
@@ -48,7 +48,9 @@ void balance_report(const char *fsname, const struct stria_target *t, size_t n, 
                    threshold, mean * 100);
             head = true;
         }
-        printf("%s-OST%04" PRIx32 "_UUID %+.0f%% (%.2f%% full)\n", fsname, t[i].index, off,
+        /* Not df's row names (FSNAME-OSTxxxx_UUID): scripts that read
+         * those by name must not find these. */
+        printf("  OST%04" PRIx32 " %+.0f%% (%.2f%% full)\n", t[i].index, off,
                balance_fill(&t[i]) * 100);
     }
 }

@@ -24,6 +24,6 @@ double balance_fill(const struct stria_target *t);
 double balance_off(const struct stria_target *t, double mean);
 /* Print, after df's table, each online OST out of balance (nothing when
  * none is). */
-void balance_report(const char *fsname, const struct stria_target *t, size_t n, double threshold);
+void balance_report(const struct stria_target *t, size_t n, double threshold);
 
 #endif

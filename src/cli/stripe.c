@@ -547,7 +547,7 @@ int cmd_df(int argc, char **argv)
         df_print(fsname, t, n, &o);
         if (!o.inodes) {
             df_dom(fs, fsname, t, n, &o);
-            balance_report(fsname, t, n, o.threshold);
+            balance_report(t, n, o.threshold);
         }
     }
     free(members);

@@ -18,7 +18,7 @@ for i in $(seq 1 16); do
 done
 S df >"$T/df"
 grep -q "out of balance" "$T/df" || fail "df does not flag the full OST: $(cat "$T/df")"
-grep -q "OST0000_UUID +" "$T/df" || fail "df does not name OST0000 as fuller: $(cat "$T/df")"
+grep -q "^  OST0000 +" "$T/df" || fail "df does not name OST0000 as fuller: $(cat "$T/df")"
 S df --threshold 1000 | grep -q "out of balance" && fail "df flags within a threshold of 1000%"
 S rebalance --threshold 0 2>/dev/null && fail "a threshold of 0 was taken"
 S rebalance --max-bandwidth fast 2>/dev/null && fail "a bandwidth 'fast' was taken"

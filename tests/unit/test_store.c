@@ -934,11 +934,38 @@ static void test_dom_model(void **state)
     assert_int_equal(sum[1], len[0] + len[1]);
 }
 
-/* Flip byte at of inode ino's DoM record, as a bad disk would. */
-static void smash_dom(uint64_t ino, size_t at)
+/* A sample of 64 KiB takes one page per chunk: no run of contiguous
+ * pages that a free list fragmented by deletes would have to find
+ * (dom_rec.c), and no page half empty. */
+static void test_dom_no_overflow(void **state)
+{
+    (void)state;
+    static uint8_t data[65536];
+    memset(data, 0x5a, sizeof(data));
+    for (uint64_t ino = 40; ino < 48; ino++)
+        assert_int_equal(dom(0, ino, 0, data, sizeof(data), NULL), 0);
+    assert_int_equal(dom(3, 41, 0, NULL, 0, NULL), 0);
+    struct raw r;
+    raw_begin(&r, "dom", 0);
+    MDB_stat ms;
+    assert_int_equal(mdb_stat(r.txn, r.dbi, &ms), 0);
+    assert_int_equal(ms.ms_entries, 7 * 17); /* 16 of 4,072 bytes, one of 384 */
+    /* a page each, and the short one beside its key in a leaf */
+    assert_int_equal(ms.ms_overflow_pages, 7 * 16);
+    raw_end(&r);
+}
+
+/* Flip byte at of chunk idx of inode ino's DoM record (dom_rec.c: u32
+ * CRC, then the bytes), as a bad disk would. */
+static void smash_dom(uint64_t ino, uint32_t idx, size_t at)
 {
     struct raw r;
-    MDB_val k = raw_begin(&r, "dom", ino), v;
+    raw_begin(&r, "dom", ino);
+    uint8_t kb[12];
+    memcpy(kb, r.kb, 8);
+    for (int i = 0; i < 4; i++)
+        kb[8 + i] = (uint8_t)(idx >> (24 - 8 * i));
+    MDB_val k = {12, kb}, v;
     assert_int_equal(mdb_get(r.txn, r.dbi, &k, &v), 0);
     uint8_t *copy = malloc(v.mv_size);
     memcpy(copy, v.mv_data, v.mv_size);
@@ -949,24 +976,33 @@ static void smash_dom(uint64_t ino, size_t at)
     raw_end(&r);
 }
 
-/* A damaged block is EIO for whoever reads it or keeps part of it, and
+/* A damaged chunk is EIO for whoever reads it or keeps part of it, and
  * nothing else; limits are kept. */
 static void test_dom_checks(void **state)
 {
     (void)state;
     static uint8_t data[100000], got[100000];
     memset(data, 0xab, sizeof(data));
-    assert_int_equal(dom(0, 7, 0, data, 100000, NULL), 0); /* blocks 0..3 */
-    /* header 8, 4 CRCs of 4 bytes, then the data: a byte of block 1 */
-    smash_dom(7, 8 + 16 + 40000);
+    assert_int_equal(dom(0, 7, 0, data, 100000, NULL), 0); /* chunks 0..24 */
+    /* chunk 9 holds bytes 36,648..40,719: damage its byte 40,100 */
+    smash_dom(7, 9, 4 + 40100 - 36648);
     uint64_t held;
     assert_int_equal(dom(1, 7, 0, got, 1000, &held), 0);
-    assert_int_equal(dom(1, 7, 32768, got, 10, &held), -EIO);
+    assert_int_equal(dom(1, 7, 39000, got, 1010, &held), -EIO);
+    assert_int_equal(dom(1, 7, 36000, got, 640, &held), 0); /* chunk 8 */
     assert_int_equal(dom(1, 7, 70000, got, 1000, &held), 0);
-    assert_int_equal(dom(0, 7, 40000, data, 10, NULL), -EIO); /* keeps part of it */
-    assert_int_equal(dom(0, 7, 32768, data, 32768, NULL), 0); /* replaces all of it */
-    assert_int_equal(dom(1, 7, 32768, got, 32768, &held), 0);
-    assert_memory_equal(got, data, 32768);
+    assert_int_equal(dom(0, 7, 40500, data, 10, NULL), -EIO); /* keeps part of it */
+    assert_int_equal(dom(2, 7, 40000, NULL, 0, NULL), -EIO);  /* so does a cut */
+    assert_int_equal(dom(0, 7, 36000, data, 5000, NULL), 0);  /* replaces all of it */
+    assert_int_equal(dom(1, 7, 36000, got, 5000, &held), 0);
+    assert_memory_equal(got, data, 5000);
+    /* A truncate that cuts a chunk keeps its bytes and their CRC right. */
+    assert_int_equal(dom(2, 7, 41234, NULL, 0, NULL), 0);
+    assert_int_equal(dom(1, 7, 40000, got, 2000, &held), 0);
+    assert_int_equal(held, 41234);
+    assert_memory_equal(got, data, 1234);
+    assert_int_equal(got[1234], 0);
+    assert_int_equal(dom(0, 7, 41234, data, 100000 - 41234, NULL), 0);
     /* The component's end, and the MDT's limit. */
     struct dom_op o = {0, 8, 60000, 65536, UINT64_MAX, 10000, data, 0};
     assert_int_equal(meta_store_write(st, NULL, dom_txn, &o), -EFBIG);
@@ -1001,6 +1037,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_reopen_keeps_everything, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dom_model, setup, teardown),
         cmocka_unit_test_setup_teardown(test_dom_checks, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_dom_no_overflow, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

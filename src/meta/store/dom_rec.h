@@ -1,13 +1,13 @@
 /*
  * Data-on-MDT (DoM): the bytes of a file's first component when it is of
- * type mdt, kept in the MDT's store beside the inode (table "dom", key the
- * inode). A file's record holds its first len bytes (the furthest byte
- * written, or the size it was truncated to, whichever is less) with one
- * CRC32C per PROTO_CSUM_BLOCK block, as an OST keeps beside each object:
- * a block is checked before it is read or partly rewritten, so a record
- * damaged on disk gives EIO, never other bytes. Bytes past len read as
- * zeros (a hole). The MDT's total is one counter of the info database,
- * changed in the transaction of every change, for dom_max and df.
+ * type mdt, kept in the MDT's store beside the inode (table "dom"). A
+ * file's record holds its first len bytes (the furthest byte written, or
+ * the size it was truncated to, whichever is less), in chunks of
+ * DOM_CHUNK bytes, each with its CRC32C: a chunk is checked before it is
+ * read or partly rewritten, so a record damaged on disk gives EIO, never
+ * other bytes. Bytes past len read as zeros (a hole). The MDT's total is
+ * one counter of the info database, changed in the transaction of every
+ * change, for dom_max and df.
  */
 #ifndef STRIA_META_DOM_REC_H
 #define STRIA_META_DOM_REC_H

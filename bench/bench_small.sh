@@ -14,7 +14,7 @@
 # again with Data-on-MDT: the root's default becomes
 # `setstripe -E SIZE -L mdt -E -1 -c 1` (SIZE: SMALL_SIZE rounded up to
 # 64 KiB), so each file's bytes are kept by the MDT (SMALL_DOM=0 skips
-# these). On any exit a trap
+# these; SMALL_PLAIN=0 skips the pairs before them). On any exit a trap
 # unmounts both mounts, stops the cluster and deletes the directory.
 # Output: stdout, appended to bench/results/last-run-small.txt.
 set -euo pipefail
@@ -118,15 +118,17 @@ run() {
     [ "$FUSE" = 1 ] || echo "(no FUSE here, or a mount failed: the mount's pairs are skipped)"
     echo
 
-    echo "== libstria, 1 thread, beside the local disk"
-    pair 1 libstria-1 local-1 "--stria $CONF" "--dir $L"
-    echo "== libstria, 2 threads, beside the local disk"
-    pair 2 libstria-2 local-2 "--stria $CONF" "--dir $L"
-    if [ "$FUSE" = 1 ]; then
-        echo "== the mount, 1 thread, beside the FUSE passthrough"
-        pair 1 mount-1 passthrough-1 "--dir $M1 --stats $CONF" "--dir $M2"
+    if [ "${SMALL_PLAIN:-1}" = 1 ]; then
+        echo "== libstria, 1 thread, beside the local disk"
+        pair 1 libstria-1 local-1 "--stria $CONF" "--dir $L"
+        echo "== libstria, 2 threads, beside the local disk"
+        pair 2 libstria-2 local-2 "--stria $CONF" "--dir $L"
+        if [ "$FUSE" = 1 ]; then
+            echo "== the mount, 1 thread, beside the FUSE passthrough"
+            pair 1 mount-1 passthrough-1 "--dir $M1 --stats $CONF" "--dir $M2"
+        fi
+        echo
     fi
-    echo
     if [ "${SMALL_DOM:-1}" = 1 ]; then
         local bytes dom_end
         bytes=$(numfmt --from=iec "${SMALL_SIZE^^}")

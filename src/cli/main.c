@@ -83,8 +83,9 @@ static const struct command commands[] = {
      "standard input (stria find /x -ost 3 | stria migrate -c 2 drains OST 3).\n"
      "The copy runs while the file stays readable and writable; the layouts\n"
      "are swapped atomically at its end. A file written to during each of\n"
-     "three copies is left as it was, with a message. Files with a\n"
-     "Data-on-MDT component and released files are not migrated.\n"},
+     "three copies is left as it was, with a message. Data-on-MDT components\n"
+     "migrate both ways (-E 64K -L mdt ...); released files are not migrated\n"
+     "(restore them first).\n"},
     {"rebalance", cmd_rebalance, "[-v] [-n] [--threshold PCT] [--max-bandwidth RATE] [PATH]",
      "move data from the fullest OSTs to the emptiest, online",
      "  --threshold PCT        an OST is out of balance when its fill is more than\n"

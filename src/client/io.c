@@ -202,24 +202,34 @@ static int recv_piece(struct lane *ln, bool write, uint64_t ino)
     return rc;
 }
 
-/* A piece of a Data-on-MDT component: to or from the file's MDT, with
- * CRCs both ways as an OST's pieces. */
-static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp, bool write,
-                     uint8_t *buf)
+/* What a Data-on-MDT request's -ESTALE becomes here, apart from an OST's
+ * (a fence, call()): the file's layout is no longer the one used, or (if
+ * it still is) the file's own state (superseded). Never leaves this file. */
+#define DOM_MOVED (-100000)
+
+static int dom_stale(int rc)
+{
+    return rc == -ESTALE ? DOM_MOVED : rc;
+}
+
+/* A piece of a Data-on-MDT component (of generation gen): to or from the
+ * file's MDT, with CRCs both ways as an OST's pieces. */
+static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp, uint8_t gen,
+                     bool write, uint8_t *buf)
 {
     uint8_t crcs[4 * (IO_PIECE_MAX / PROTO_CSUM_BLOCK + 2)];
     int64_t sent = mdc_clock_ms();
     if (write) {
-        struct proto_dom_write_req q = {.ino = ino, .offset = lp->obj_off};
+        struct proto_dom_write_req q = {.ino = ino, .offset = lp->obj_off, .gen = gen};
         struct proto_dom_write_rep r;
         cl_cred(&q.cred);
         proto_csum_fill(lp->obj_off, buf, lp->len, crcs);
         q.crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(lp->obj_off, lp->len)};
-        return TARGET_CALL_BULK(fs, PROTO_NODE_META, lp->group, dom_write, &q, &r, buf, lp->len,
-                                NULL, 0, NULL,
-                                cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+        return dom_stale(
+            TARGET_CALL_BULK(fs, PROTO_NODE_META, lp->group, dom_write, &q, &r, buf, lp->len, NULL,
+                             0, NULL, cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)));
     }
-    struct proto_dom_read_req q = {.ino = ino, .offset = lp->obj_off, .len = lp->len};
+    struct proto_dom_read_req q = {.ino = ino, .offset = lp->obj_off, .len = lp->len, .gen = gen};
     struct proto_dom_read_rep r;
     uint32_t got = 0;
     uint64_t bad = 0;
@@ -233,7 +243,7 @@ static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp
                   lp->group, ino, bad);
     if (rc == 0 && got < lp->len)
         memset(buf + got, 0, lp->len - got);
-    return rc;
+    return dom_stale(rc);
 }
 
 /* Zeros over [a, b) of Data-on-MDT component c, the size kept (a punch,
@@ -241,12 +251,15 @@ static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp
 static int dom_zero(stria_fs_t *fs, uint64_t ino, const struct layout_comp *c, uint64_t a,
                     uint64_t b)
 {
-    struct proto_dom_write_req q = {.ino = ino, .offset = a - c->start, .zero = (uint32_t)(b - a)};
+    struct proto_dom_write_req q = {.ino = ino,
+                                    .offset = a - c->start,
+                                    .zero = (uint32_t)(b - a),
+                                    .gen = (uint8_t)layout_comp_gen(c)};
     struct proto_dom_write_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return TARGET_CALL(fs, PROTO_NODE_META, c->groups[0], dom_write, &q, &r,
-                       cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+    return dom_stale(TARGET_CALL(fs, PROTO_NODE_META, c->groups[0], dom_write, &q, &r,
+                                 cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)));
 }
 
 /* One attempt of the call rt; *stale says a pooled connection failed
@@ -263,7 +276,8 @@ static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,
             /* A component not instantiated holds no byte yet. */
             memset((uint8_t *)buf + (o - off), 0, lp.len);
         } else if (mrc == LAYOUT_ON_MDT) {
-            int drc = dom_piece(fs, ino, &lp, write, (uint8_t *)buf + (o - off));
+            int drc = dom_piece(fs, ino, &lp, (uint8_t)layout_comp_gen(&l->comp[lp.comp]), write,
+                                (uint8_t *)buf + (o - off));
             if (drc)
                 return drc;
         } else if (mrc == -ENODATA) {
@@ -599,15 +613,19 @@ static int punch_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l, ui
  * Fetch the layout into fresh; when it is still the one used, pause
  * first (a swap takes milliseconds), and now and then see whether the
  * migration holding the fences is dead and clear them (cl_migrate_
- * recover). A file whose inode went (open, unlinked) keeps its layout. */
+ * recover). A file whose inode went (open, unlinked) keeps its layout.
+ * The MDT's -ESTALE for its Data-on-MDT bytes (dom: DOM_MOVED) is never
+ * waited out: with the layout unchanged it is the file's (superseded). */
 static int relayout(stria_fs_t *fs, uint64_t ino, const struct layout *used, struct layout *fresh,
-                    int attempt)
+                    int attempt, bool dom)
 {
     int rc = cl_get_layout(fs, ino, fresh);
     if (rc && rc != -ENOENT)
         return rc;
     if (rc == 0 && !layout_equal(used, fresh))
         return 0;
+    if (dom)
+        return -ESTALE;
     if (attempt + 1 >= RELAYOUT_TRIES) {
         log_error("inode %" PRIx64 ": its objects stay fenced by a migration", ino);
         return -EIO;
@@ -619,8 +637,7 @@ static int relayout(stria_fs_t *fs, uint64_t ino, const struct layout *used, str
     return 0;
 }
 
-/* Data on the MDT is never migrated: its -ESTALE means something else. */
-#define FENCED(rc, l) ((rc) == -ESTALE && !layout_dom_size(l))
+#define MOVED(rc) ((rc) == -ESTALE || (rc) == DOM_MOVED)
 
 /* One call over a layout: what io_rw, io_objects and io_punch do. */
 struct io_call {
@@ -646,24 +663,24 @@ static int call_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l,
 }
 
 /* The call c, again over the file's layout now while its objects answer
- * that they are fenced. */
+ * that they are fenced or its layout moved on. */
 static int call(stria_fs_t *fs, uint64_t ino, const struct layout *l, const struct io_call *c)
 {
     int rc = call_layout(fs, ino, l, c);
-    if (!FENCED(rc, l))
+    if (!MOVED(rc))
         return rc;
     struct layout *v = malloc(2 * sizeof(*v)); /* the layout used, and the fresh one */
     if (!v)
         return -ENOMEM;
     layout_copy(&v[1], l);
-    for (int a = 0; FENCED(rc, &v[1]) && a < RELAYOUT_TRIES; a++) {
+    for (int a = 0; MOVED(rc) && a < RELAYOUT_TRIES; a++) {
         layout_copy(&v[0], &v[1]);
-        if ((rc = relayout(fs, ino, &v[0], &v[1], a)))
+        if ((rc = relayout(fs, ino, &v[0], &v[1], a, rc == DOM_MOVED)))
             break;
         rc = call_layout(fs, ino, &v[1], c);
     }
     free(v);
-    return rc;
+    return rc == DOM_MOVED ? -ESTALE : rc;
 }
 
 int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
@@ -686,4 +703,32 @@ int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off,
 {
     struct io_call c = {.kind = CALL_PUNCH, .len = len, .off = off};
     return call(fs, ino, l, &c);
+}
+
+static int exact(stria_fs_t *fs, uint64_t ino, const struct layout *l, const struct io_call *c)
+{
+    int rc = call_layout(fs, ino, l, c);
+    return rc == DOM_MOVED ? -ESTALE : rc;
+}
+
+int io_rw_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
+             size_t len, uint64_t off)
+{
+    if (len == 0)
+        return 0;
+    struct io_call c = {.kind = CALL_RW, .write = write, .buf = buf, .len = len, .off = off};
+    return exact(fs, ino, l, &c);
+}
+
+int io_objects_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+                  uint64_t size)
+{
+    struct io_call c = {.kind = CALL_OBJECTS, .op = op, .off = size};
+    return exact(fs, ino, l, &c);
+}
+
+int io_punch_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
+{
+    struct io_call c = {.kind = CALL_PUNCH, .len = len, .off = off};
+    return exact(fs, ino, l, &c);
 }

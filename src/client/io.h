@@ -27,4 +27,14 @@ int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj
 /* Deallocate a file range on every object it touches. */
 int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
 
+/* The same over exactly l, never over the file's layout now: -ESTALE when
+ * l's objects are fenced or its Data-on-MDT component is not the file's
+ * (nor its migration's) any more. A migrator's own calls: a layout that
+ * moved on under it must stop it, never send its copy elsewhere. */
+int io_rw_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
+             size_t len, uint64_t off);
+int io_objects_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+                  uint64_t size);
+int io_punch_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
+
 #endif

@@ -15,6 +15,11 @@
  *   4. MIGRATE SWAP: the file's layout is the new one, atomically.
  *   5. FENCE DEAD on the old objects (reads of them answer -ESTALE too),
  *      their destruction, MIGRATE DONE.
+ * A Data-on-MDT component keeps its bytes in the MDT's one record of the
+ * file on both sides: the copy skips what both layouts keep there, and
+ * empties what it writes past the old component's end before each copy.
+ * Nothing fences the record; the MDT notes changes to it, and its SWAP
+ * then answers that the copy must be made again (state still COPYING).
  * A migrator that dies leaves a record that goes stale; the next
  * migration of the file, or a writer waiting on its fences, cleans up
  * after it (cl_migrate_recover): before the swap it undoes the migration,
@@ -141,7 +146,8 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /* Copy [0, end) from old to new (zeros are left as holes), telling the
- * MDT the migration lives every few seconds. */
+ * MDT the migration lives every few seconds. The first bytes that both
+ * layouts keep in the file's Data-on-MDT record stay where they are. */
 static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *old,
                 const struct layout *new, uint64_t end, stria_progress_fn fn, void *arg,
                 struct proto_migrate_rep *scratch)
@@ -151,9 +157,12 @@ static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *
         return -ENOMEM;
     int rc = 0;
     int64_t told = (int64_t)util_now_mono_ns();
-    for (uint64_t at = 0; at < end && !rc;) {
+    uint64_t kept = MIN(layout_dom_size(old), layout_dom_size(new));
+    if (fn && kept)
+        fn(MIN(kept, end), arg);
+    for (uint64_t at = MIN(kept, end); at < end && !rc;) {
         size_t n = (size_t)MIN((uint64_t)COPY_CHUNK, end - at);
-        if (!(rc = io_rw(fs, ino, old, false, buf, n, at)) && !all_zero(buf, n)) {
+        if (!(rc = io_rw_as(fs, ino, old, false, buf, n, at)) && !all_zero(buf, n)) {
             /* Still ours before it writes: after a stall long enough for
              * the migration to go stale, another may have taken it over,
              * and the new objects are then that one's. */
@@ -162,7 +171,7 @@ static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *
                 told = (int64_t)util_now_mono_ns();
             }
             if (!rc)
-                rc = io_rw(fs, ino, new, true, buf, n, at);
+                rc = io_rw_as(fs, ino, new, true, buf, n, at);
         }
         at += n;
         if (fn)
@@ -188,11 +197,11 @@ static int clean_up(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m)
         layout_copy(new, &m->layout);
         if (!(rc = fence_all(fs, ino, &m->old, FENCE_CLEAR, id, NULL)) &&
             !(rc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m)))
-            rc = io_objects(fs, ino, new, IO_DESTROY, 0);
+            rc = io_objects_as(fs, ino, new, IO_DESTROY, 0);
         free(new);
     } else {
         if ((rc = fence_all(fs, ino, &m->old, FENCE_DEAD, id, NULL)) ||
-            (rc = io_objects(fs, ino, &m->old, IO_DESTROY, 0)))
+            (rc = io_objects_as(fs, ino, &m->old, IO_DESTROY, 0)))
             return rc;
         rc = mig_call(fs, ino, MIGRATE_DONE, id, NULL, m);
     }
@@ -211,6 +220,15 @@ int cl_migrate_recover(stria_fs_t *fs, uint64_t ino)
         rc = clean_up(fs, ino, m);
     free(m);
     return rc == -ENOENT ? 0 : rc;
+}
+
+/* Before a copy: what it writes into the file's Data-on-MDT record past
+ * the old layout's component (an earlier copy's bytes) goes. */
+static int empty_dom(stria_fs_t *fs, uint64_t ino, const struct layout *old,
+                     const struct layout *new)
+{
+    uint64_t from = layout_dom_size(old), to = layout_dom_size(new);
+    return to > from ? io_punch_as(fs, ino, new, from, to - from) : 0;
 }
 
 static bool stamps_equal(const struct stamp *a, const struct stamp *b, size_t n)
@@ -236,7 +254,7 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
         layout_copy(new, &m->layout);
     }
     uint64_t size = m->size;
-    bool fenced = false;
+    bool fenced = false, swap_sent = false;
     for (int tries = 0; !rc; tries++) {
         if (tries == COPY_TRIES) {
             snprintf(why, whylen, "written to during each of %d copies; left as it was",
@@ -244,7 +262,8 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
             rc = -EBUSY;
             break;
         }
-        if ((rc = fence_all(fs, ino, old, FENCE_STAMP, 0, st)))
+        if ((rc = fence_all(fs, ino, old, FENCE_STAMP, 0, st)) ||
+            (rc = empty_dom(fs, ino, old, new)))
             break;
         uint64_t end = MAX(size, objects_end(old, st));
         if ((rc = copy(fs, ino, id, old, new, end, fn, arg, m)))
@@ -252,16 +271,19 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
         fenced = true;
         if ((rc = fence_all(fs, ino, old, FENCE_SET, id, st2)))
             break;
-        if (stamps_equal(st, st2, n))
-            break;
+        if (stamps_equal(st, st2, n)) {
+            swap_sent = true;
+            if ((rc = mig_call(fs, ino, MIGRATE_SWAP, id, NULL, m)) || m->state == MIGRATE_SWAPPED)
+                break;
+            swap_sent = false; /* its Data-on-MDT bytes changed meanwhile */
+        }
         /* A write the copy may have missed: again, from empty objects. */
         fenced = false;
         if ((rc = fence_all(fs, ino, old, FENCE_CLEAR, id, NULL)) ||
-            (rc = io_objects(fs, ino, new, IO_DESTROY, 0)))
+            (rc = io_objects_as(fs, ino, new, IO_DESTROY, 0)))
             break;
     }
-    bool swap_sent = !rc;
-    if (!rc && (rc = mig_call(fs, ino, MIGRATE_SWAP, id, NULL, m)) == -ESTALE)
+    if (swap_sent && rc == -ESTALE)
         snprintf(why, whylen, "a write reached a component not instantiated; left as it was");
     if (swap_sent && rc && rc != -ESTALE && rc != -EPERM && rc != -EINVAL && rc != -ENOENT) {
         /* The MDT did not say: the swap may have been made. */
@@ -285,7 +307,7 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
         if (!urc && (urc = mig_call(fs, ino, MIGRATE_ABORT, id, NULL, m)) == -ENOENT)
             urc = 0; /* undone by whoever found it stale */
         else if (!urc)
-            urc = io_objects(fs, ino, new, IO_DESTROY, 0);
+            urc = io_objects_as(fs, ino, new, IO_DESTROY, 0);
         if (urc && urc != -ESTALE)
             log_warn("inode %" PRIx64 ": migration %" PRIx64 " not undone (%s): the next "
                      "migration of the file, or a writer, does it once it is stale",
@@ -294,7 +316,7 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
         /* Swapped: the old objects go, and handles still holding the old
          * layout learn the new one from their dead fences. */
         if (!(rc = fence_all(fs, ino, old, FENCE_DEAD, id, NULL)) &&
-            !(rc = io_objects(fs, ino, old, IO_DESTROY, 0)))
+            !(rc = io_objects_as(fs, ino, old, IO_DESTROY, 0)))
             rc = mig_call(fs, ino, MIGRATE_DONE, id, NULL, m);
         if (rc)
             log_warn("inode %" PRIx64 ": migrated, but its old objects are not all gone (%s): "
@@ -327,8 +349,6 @@ int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_pr
         snprintf(why, whylen, "%s",
                  m->stale ? "another migration's leftovers could not be cleaned up"
                           : "being migrated by someone else, or released (restore it first)");
-    else if (rc == -EOPNOTSUPP)
-        snprintf(why, whylen, "files with a Data-on-MDT component are not migrated yet");
     if (rc == 0)
         rc = run(fs, ino, m, fn, arg, why, whylen);
     free(m);

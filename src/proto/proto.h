@@ -469,21 +469,27 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
 /* DOM_WRITE: the request's bulk at offset of file ino's Data-on-MDT
  * component, with one CRC32C per chunk as WRITE's (-EIO if the bulk does
  * not match them, -EBADMSG if crcs has the wrong length); -EFBIG past the
- * component's end, -EINVAL for a file without one, -EBUSY for a released
- * one, -ESTALE for a superseded one. As a SETSIZE in the same step, the
+ * component's end, -EINVAL for what is not a regular file, -ESTALE for
+ * a file without one (see gen below) or a superseded one, -EBUSY for a
+ * released one. As a SETSIZE in the same step, the
  * file grows to offset + the bulk's length at least and its mtime becomes
  * mtime_ns (0: now): no size report follows. With zero and no bulk:
  * [offset, offset + zero) reads as zeros afterwards and the size stays (a
  * punch). A file whose last link went while a client keeps it open has no
  * inode but keeps its bytes until its DESTROYED: they are read and written
- * as they are, sizes aside. Made twice, made once. */
+ * as they are, sizes aside. Made twice, made once. gen: the generation
+ * of the component in the sender's layout (layout.h): once the file was
+ * migrated to a layout whose first component is another, or none of type
+ * mdt, -ESTALE (the sender fetches the layout and goes on with it); a
+ * migration's copy writes into the generation it makes. */
 #define MSG_DOM_WRITE_REQ(F)                                                                       \
-    F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs) F(U32, zero)
+    F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs) F(U32, zero) F(U8, gen)
 #define MSG_DOM_WRITE_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* DOM_READ: [offset, offset + len) of the component as the reply's bulk,
  * short at the component's end, zeros where nothing was written, with
- * CRCs as READ's; -EIO when the store's copy fails its checksum. */
-#define MSG_DOM_READ_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(U32, len)
+ * CRCs as READ's; -EIO when the store's copy fails its checksum; gen and
+ * -ESTALE as DOM_WRITE's. */
+#define MSG_DOM_READ_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(U32, len) F(U8, gen)
 #define MSG_DOM_READ_REP(F) F(BLOB, crcs)
 /* MIGRATE: the steps of an online migration of file ino (stria migrate;
  * docs/architecture.md, "Migration"), each by its op:
@@ -495,15 +501,22 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  *   file is alive; one that made no PROGRESS for MIGRATE_STALE_MS is
  *   taken over (the reply's stale then says so, and old/new are the
  *   dead one's, for the caller to clean up first: BEGIN again after an
- *   ABORT of it). The owner or root only; a regular file; -EOPNOTSUPP
- *   with a Data-on-MDT component on either side, -EBUSY if released.
+ *   ABORT of it). The owner or root only; a regular file; -EBUSY if
+ *   released. A Data-on-MDT component keeps its bytes in the MDT's one
+ *   record of the file, on either side: the copy writes only what the
+ *   new component holds past the old one's end.
  * - PROGRESS: the migration of id is alive (the copy goes on).
  * - SWAP: the file's layout becomes the new one, atomically, unless it
  *   changed since BEGIN (a component instantiated: -ESTALE). The record
  *   stays (state SWAPPED) until DONE, so that the old objects are not
- *   forgotten before they are destroyed.
+ *   forgotten before they are destroyed; the file's Data-on-MDT record
+ *   keeps what the new layout's component holds. Data-on-MDT bytes
+ *   changed since BEGIN (the MDT notes it; no fence stops them): no swap,
+ *   the state stays COPYING and the record is cut back to the old
+ *   component, for the caller to copy again.
  * - DONE: the old objects are gone: the record goes.
- * - ABORT: the record of id goes (before SWAP only).
+ * - ABORT: the record of id goes (before SWAP only), and the file's
+ *   Data-on-MDT record is cut back to its old component.
  * - STATE: the record, if any (-ENOENT if none; read permission).
  * Every op but BEGIN and STATE names the migration's id (-ESTALE if it
  * is not the file's any more). A stale migration may be aborted or done

@@ -96,6 +96,58 @@ printf 'HELLO' | dd of="$T/model" bs=1 conv=notrunc status=none
 S cp stria:/a "$T/back"
 cmp "$T/back" "$T/model" || fail "the old handle's write is not in the file"
 
+step "Data-on-MDT files migrate to the OSTs and back, and between component sizes"
+S mkdir /dom
+S setstripe -E 64K -L mdt -E -1 -c 1 /dom
+head -c 40000 /dev/urandom >"$T/d1"
+head -c $((3 << 20)) /dev/urandom >"$T/d2"
+cp "$T/d1" "$T/m/dom/d1"
+cp "$T/d2" "$T/m/dom/d2"
+[ "$(S find /dom -type f -L mdt | wc -l)" = 2 ] || fail "the files are not on the MDT"
+dom_used() { S df | awk '/^Data-on-MDT/ { getline; print $2; exit }'; }
+for f in d1 d2; do
+    S migrate -c 2 /dom/$f || fail "migrate of $f off the MDT"
+    [ "$(S getstripe --component-count /dom/$f)" = 1 ] || fail "$f keeps a component on the MDT"
+    cmp "$T/m/dom/$f" "$T/$f" || fail "$f differs on the OSTs"
+    S migrate -E 128K -L mdt -E -1 -c 2 /dom/$f || fail "migrate of $f onto the MDT"
+    [ "$(S find /dom/$f -L mdt)" = /dom/$f ] || fail "$f is not on the MDT"
+    cmp "$T/m/dom/$f" "$T/$f" || fail "$f differs on the MDT (128K)"
+    S migrate -E 64K -L mdt -E -1 -c 3 /dom/$f || fail "migrate of $f to a smaller component"
+    cmp "$T/m/dom/$f" "$T/$f" || fail "$f differs on the MDT (64K)"
+done
+S rm -f /dom/d1
+S migrate -c 1 /dom/d2 || fail "migrate of d2 off the MDT again"
+[ "$(dom_used)" = 0 ] || fail "the MDT keeps $(dom_used) of Data-on-MDT bytes with no file there"
+
+step "writes into a Data-on-MDT file during its migrations all land"
+cp "$T/d2" "$T/model"
+S migrate -E 64K -L mdt -E -1 -c 2 /dom/d2 || fail "migrate of d2 onto the MDT"
+head -c 4096 /dev/urandom >"$T/w4"
+(
+    for i in $(seq 0 29); do
+        "$PW" "$CONF" /dom/d2 $(((i % 15) * 4096 + (i / 15) * 1048576)) "$T/w4" || exit 1
+        sleep 0.03
+    done
+) &
+writer=$!
+for i in $(seq 0 29); do
+    dd if="$T/w4" of="$T/model" bs=1 seek=$(((i % 15) * 4096 + (i / 15) * 1048576)) \
+        conv=notrunc status=none
+done
+ok=0 busy=0
+for spec in "-c 2" "-E 128K -L mdt -E -1 -c 1" "-c 3" "-E 64K -L mdt -E -1 -c 4" "-c 1"; do
+    # shellcheck disable=SC2086
+    if S migrate $spec /dom/d2 2>"$T/err"; then ok=$((ok + 1)); else
+        grep -q "left as it was" "$T/err" || fail "migrate $spec under a writer: $(cat "$T/err")"
+        busy=$((busy + 1))
+    fi
+done
+wait $writer || fail "the writer failed"
+echo "Data-on-MDT migrations under the writer: $ok done, $busy left as they were"
+S cp stria:/dom/d2 "$T/back"
+cmp "$T/back" "$T/model" || fail "a write into the Data-on-MDT range was lost under migration"
+S fsck >"$T/fsck" 2>&1 || fail "fsck after the Data-on-MDT migrations: $(cat "$T/fsck")"
+
 step "kill -9 of the migrator: the file stays whole, the next migration cleans up"
 head -c $((256 << 20)) /dev/urandom >"$T/big"
 S cp -c 1 "$T/big" stria:/big

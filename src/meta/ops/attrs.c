@@ -13,6 +13,7 @@
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
+#include "../store/mig_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -161,9 +162,11 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             return q->size ? -EBUSY : rc;
         r->old_size = in.size;
         layout_copy(&r->layout, &in.layout);
-        /* The bytes on this MDT shrink here; the OSTs' are the client's. */
+        /* The bytes on this MDT shrink here (a migration copying them
+         * hears of it); the OSTs' are the client's. */
         if (q->size < in.size && layout_dom_size(&in.layout) &&
-            (rc = meta_dom_truncate(t, in.ino, q->size)))
+            ((rc = meta_dom_truncate(t, in.ino, q->size)) ||
+             (rc = meta_mig_dom_changed(t, in.ino))))
             return rc;
         if (q->size != in.size)
             in.mtime_ns = now;

@@ -14,6 +14,7 @@
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
+#include "../store/mig_rec.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -86,7 +87,8 @@ static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_ino
         /* A released file's data no longer matters: it is here again. */
         if (changed && (rc = meta_hsm_truncated(t, in)))
             return rc;
-        if (layout_dom_size(&in->layout) && (rc = meta_dom_truncate(t, in->ino, 0)))
+        if (layout_dom_size(&in->layout) &&
+            ((rc = meta_dom_truncate(t, in->ino, 0)) || (rc = meta_mig_dom_changed(t, in->ino))))
             return rc;
         if (in->size) {
             in->size = 0;

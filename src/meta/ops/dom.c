@@ -6,6 +6,13 @@
  * checks, as an OST's do. The MDT's records hold at most dom_max bytes
  * (meta_ctx): a write that would grow them past it answers ENOSPC, and the
  * log says so once, until they are well below it again.
+ *
+ * A request names the generation of the component it means (its sender's
+ * layout). Another than the file's is a migration's copy into the layout
+ * it makes (migrate.c), or a sender whose layout is gone (-ESTALE: it
+ * fetches the new one). A change by anyone else is noted in the file's
+ * migration record, if it has one: the copy may have missed it, and the
+ * migration copies again before it swaps.
  */
 #include "dom.h"
 
@@ -14,6 +21,7 @@
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
+#include "../store/mig_rec.h"
 
 #include <errno.h>
 #include <inttypes.h>
@@ -27,15 +35,31 @@ struct dom_arg {
     void *r;
 };
 
-/* ino, a regular file of this MDT whose first component is on it. */
-static int dom_file(struct meta_txn *t, uint64_t ino, struct meta_inode *in, uint64_t *size)
+/* ino, a regular file of this MDT whose first component is on it in
+ * generation gen (*size: the component's); *copy: not in the file's
+ * layout but in the one its migration makes. */
+static int dom_file(struct meta_txn *t, uint64_t ino, uint8_t gen, struct meta_inode *in,
+                    uint64_t *size, bool *copy)
 {
+    *copy = false;
     int rc = meta_inode_get_here(t, ino, in);
     if (rc)
         return rc;
-    if (!S_ISREG(in->mode) || !(*size = layout_dom_size(&in->layout)))
+    if (!S_ISREG(in->mode))
         return -EINVAL;
-    return 0;
+    if ((*size = layout_dom_size(&in->layout)) && layout_comp_gen(&in->layout.comp[0]) == gen)
+        return 0;
+    struct meta_mig *m = malloc(sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    rc = meta_mig_get(t, ino, m) ? -ESTALE : 0;
+    if (!rc && m->state == MIGRATE_COPYING && (*size = layout_dom_size(&m->layout)) &&
+        layout_comp_gen(&m->layout.comp[0]) == gen)
+        *copy = true;
+    else
+        rc = -ESTALE;
+    free(m);
+    return rc;
 }
 
 /* The records may grow again: once they hold at most 7/8 of dom_max,
@@ -57,7 +81,8 @@ static int write_txn(struct meta_txn *t, void *arg)
     struct proto_dom_write_rep *r = a->r;
     struct meta_inode in;
     uint64_t limit;
-    int rc = dom_file(t, q->ino, &in, &limit);
+    bool copy;
+    int rc = dom_file(t, q->ino, q->gen, &in, &limit, &copy);
     bool orphan = rc == -ENOENT;
     if (orphan)
         limit = LAYOUT_DOM_MAX; /* removed, kept open: its record is all */
@@ -87,6 +112,12 @@ static int write_txn(struct meta_txn *t, void *arg)
     if (rc == 0 && __atomic_load_n(&a->rq->ctx->dom_full, __ATOMIC_RELAXED))
         dom_room_again(t, a->rq->ctx);
     if (rc || orphan)
+        return rc;
+    if (copy) {
+        meta_inode_attr(&in, &r->attr); /* a copy moves neither size nor mtime */
+        return 0;
+    }
+    if ((rc = meta_mig_dom_changed(t, q->ino)))
         return rc;
     /* The size and mtime a SETSIZE would report. */
     if (len && q->offset + len > in.size)
@@ -130,7 +161,8 @@ static int read_txn(struct meta_txn *t, void *arg)
     const struct proto_dom_read_req *q = a->q;
     struct meta_inode in;
     uint64_t limit, held;
-    int rc = dom_file(t, q->ino, &in, &limit);
+    bool copy;
+    int rc = dom_file(t, q->ino, q->gen, &in, &limit, &copy);
     if (rc == -ENOENT)
         limit = LAYOUT_DOM_MAX; /* removed, kept open: its record is all */
     else if (rc)

@@ -256,6 +256,17 @@ static int on_inode(void *arg, uint64_t ino, const struct meta_inode *in)
     return f->err;
 }
 
+/* ino is being migrated into a layout with a Data-on-MDT component: its
+ * record holds the copy's bytes. */
+static bool copied_into(struct meta_txn *t, uint64_t ino)
+{
+    struct meta_mig *m = malloc(sizeof(*m));
+    bool yes = m && meta_mig_get(t, ino, m) == 0 && m->state == MIGRATE_COPYING &&
+               layout_dom_size(&m->layout);
+    free(m);
+    return yes;
+}
+
 /* A Data-on-MDT record (dom_rec.h) nothing reads any more: of an inode
  * that is gone and not pending (no client keeps the file open), or whose
  * layout has no mdt component. An orphan; the repair drops it. */
@@ -270,7 +281,7 @@ static int on_dom(void *arg, uint64_t ino, uint64_t len)
             return rc;
         why = rc ? NULL : "no such inode";
     } else if (rc == 0 && (!S_ISREG(sc->in->mode) || !layout_dom_size(&sc->in->layout))) {
-        why = "its layout has no mdt component";
+        why = copied_into(sc->t, ino) ? NULL : "its layout has no mdt component";
     } else if (rc && rc != -EUCLEAN) {
         return rc; /* an inode that cannot be decoded is counted as corrupt */
     }

@@ -7,11 +7,20 @@
  * transaction that marks the record swapped, and only if the inode's
  * layout is still the one BEGIN saw. Every step checks the record's id:
  * a migrator that was taken over (stale) fails at its next step.
+ *
+ * A file's Data-on-MDT bytes are one record on either side (dom_rec.h):
+ * what both layouts keep there stays, the copy writes only the bytes the
+ * new component holds past the old one's end, and the record is cut to
+ * the component of the layout the file keeps (SWAP: the new one; ABORT:
+ * the old one). Nothing fences the record: a change to it while the copy
+ * runs is noted in the migration record (dom.c, attrs.c, create.c), and
+ * SWAP then leaves the file as it is for the migrator to copy again.
  */
 #include "migrate.h"
 
 #include "../../common/util.h"
 #include "../../proto/layout.h"
+#include "../store/dom_rec.h"
 #include "../store/mig_rec.h"
 #include "alloc.h"
 
@@ -46,8 +55,6 @@ static int begin(struct meta_txn *t, struct meta_ino_arg *a, struct meta_inode *
         return -EBUSY; /* its data is in S3 only: restore it first */
     if (in->flags & META_F_SUPERSEDED)
         return -ESTALE;
-    if (layout_dom_size(&in->layout) || layout_dom_size(&q->layout))
-        return -EOPNOTSUPP;
     struct meta_mig m;
     int rc = meta_mig_get(t, in->ino, &m);
     int64_t now = meta_now_ns();
@@ -67,8 +74,10 @@ static int begin(struct meta_txn *t, struct meta_ino_arg *a, struct meta_inode *
     uint16_t gen = 0;
     for (uint16_t i = 0; i < in->layout.ncomp; i++)
         gen = MAX(gen, layout_comp_gen(&in->layout.comp[i]));
-    m = (struct meta_mig){
-        .id = util_mix64((uint64_t)now ^ in->ino) | 1, .state = MIGRATE_COPYING, .touched_ns = now};
+    m = (struct meta_mig){.id = util_mix64((uint64_t)now ^ in->ino) | 1,
+                          .state = MIGRATE_COPYING,
+                          .touched_ns = now,
+                          .dom_changed = 0};
     layout_copy(&m.old, &in->layout);
     if ((rc = new_layout(a->c, &q->layout, in->size,
                          (uint16_t)((gen + 1) % ((LAYOUT_GEN_MASK >> LAYOUT_GEN_SHIFT) + 1)),
@@ -128,6 +137,15 @@ static int migrate_txn(struct meta_txn *t, void *arg)
         /* A component instantiated meanwhile: data may have gone there. */
         if (!layout_equal(&in.layout, &m.old))
             return -ESTALE;
+        if (m.dom_changed) {
+            /* The copy may have missed it: again (state COPYING). */
+            m.dom_changed = 0;
+            m.touched_ns = now;
+            return meta_mig_put(t, q->ino, &m);
+        }
+        /* The record keeps what the new layout's component holds. */
+        if ((rc = meta_dom_truncate(t, q->ino, layout_dom_size(&m.layout))))
+            return rc;
         layout_copy(&in.layout, &m.layout);
         in.ctime_ns = now;
         m.state = MIGRATE_SWAPPED;
@@ -143,6 +161,9 @@ static int migrate_txn(struct meta_txn *t, void *arg)
     case MIGRATE_ABORT:
         if (m.state != MIGRATE_COPYING)
             return -EINVAL; /* swapped: only DONE ends it */
+        /* What the copy wrote past the old component's end goes. */
+        if ((rc = meta_dom_truncate(t, q->ino, layout_dom_size(&m.old))))
+            return rc;
         return meta_mig_del(t, q->ino);
     default:
         return -EINVAL;

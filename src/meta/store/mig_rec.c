@@ -1,6 +1,7 @@
 /*
  * Migration records (mig_rec.h): u8 version (1), u8 state, u64 id,
- * i64 touched_ns, then the old and the new layout as the wire has them.
+ * i64 touched_ns, the old and the new layout as the wire has them, then
+ * u8 dom_changed (absent in the first records: 0).
  */
 #include "mig_rec.h"
 
@@ -30,6 +31,9 @@ static int decode(const MDB_val *v, struct meta_mig *out)
     proto_get_I64(&d, &out->touched_ns);
     proto_get_LAYOUT(&d, &out->old);
     proto_get_LAYOUT(&d, &out->layout);
+    out->dom_changed = 0;
+    if (d.off < d.len)
+        proto_get_U8(&d, &out->dom_changed);
     if (d.err || ver != MIG_VERSION || d.off != d.len || layout_validate(&out->old) ||
         layout_validate(&out->layout))
         return -EUCLEAN;
@@ -59,6 +63,7 @@ int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m)
     proto_put_I64(&e, &m->touched_ns);
     proto_put_LAYOUT(&e, &m->old);
     proto_put_LAYOUT(&e, &m->layout);
+    proto_put_U8(&e, &m->dom_changed);
     int rc = e.err ? -EOVERFLOW : 0;
     if (!rc) {
         uint8_t kb[8];
@@ -68,6 +73,25 @@ int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m)
     }
     free(buf);
     return rc;
+}
+
+int meta_mig_dom_changed(struct meta_txn *t, uint64_t ino)
+{
+    /* On every Data-on-MDT change: most files have no record. */
+    uint8_t kb[8];
+    MDB_val k = key_of(ino, kb), v;
+    if (mdb_get(t->txn, t->store->mig, &k, &v) == MDB_NOTFOUND)
+        return 0;
+    struct meta_mig *m = malloc(sizeof(*m));
+    if (!m)
+        return -ENOMEM;
+    int rc = meta_mig_get(t, ino, m);
+    if (rc == 0 && m->state == MIGRATE_COPYING && !m->dom_changed) {
+        m->dom_changed = 1;
+        rc = meta_mig_put(t, ino, m);
+    }
+    free(m);
+    return rc == -ENOENT || rc == -EUCLEAN ? 0 : rc;
 }
 
 int meta_mig_del(struct meta_txn *t, uint64_t ino)

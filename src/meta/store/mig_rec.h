@@ -16,11 +16,17 @@ struct meta_mig {
     uint8_t state;      /* MIGRATE_COPYING, MIGRATE_SWAPPED */
     int64_t touched_ns; /* its last BEGIN or PROGRESS, real time */
     struct layout old, layout;
+    /* The file's Data-on-MDT bytes changed since the copy began (no fence
+     * stops them, as the OSTs' do theirs): SWAP makes the copy start over. */
+    uint8_t dom_changed;
 };
 
 /* ino's record into *out; -ENOENT if none, -EUCLEAN if damaged. */
 int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out);
 int meta_mig_put(struct meta_txn *t, uint64_t ino, const struct meta_mig *m);
+/* ino's Data-on-MDT bytes changed: a migration copying them notes it
+ * (meta_mig.dom_changed). None, or one that swapped already: nothing. */
+int meta_mig_dom_changed(struct meta_txn *t, uint64_t ino);
 /* The record goes (none: 0). */
 int meta_mig_del(struct meta_txn *t, uint64_t ino);
 /* Each record: cb(arg, ino, m) (m NULL: it does not decode); a non-zero

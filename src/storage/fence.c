@@ -139,7 +139,7 @@ int fence_init(struct stord *s)
     struct fences *f = calloc(1, sizeof(*f));
     if (!f)
         return -ENOMEM;
-    f->instance = util_hash64(&(uint64_t[2]){util_now_real_ns(), (uint64_t)getpid()}, 16) | 1;
+    f->instance = util_instance_id();
     for (int i = 0; i < OBJ_LOCKS; i++)
         pthread_rwlock_init(&f->slots[i], NULL);
     pthread_mutex_init(&f->lock, NULL);

@@ -49,7 +49,10 @@ int fence_begin(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp, uint
                 bool write, struct fence_pass *p);
 void fence_end(struct stord *s, struct fence_pass *p, bool changed);
 
-/* The FENCE message's handler. */
+/* One FENCE request q (proto.h) on s: 0 with its reply in r, or a
+ * negative errno (logged, but for STAMP's). */
+int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_fence_rep *r);
+/* The FENCE message's handler: fence_apply over the wire. */
 int fence_h_fence(void *ctx, struct net_req *req, struct net_rep *rep);
 
 #endif

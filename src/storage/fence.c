@@ -7,9 +7,25 @@
  * lookup holds anyway (fence_begin), so it takes no other lock and walks
  * one short chain; a change of a bucket holds its slot exclusively. A
  * count keeps the path of every change off the buckets while there are
- * no fences at all. On disk each fence is a file fence/<inode hex>.
- * <component>.<stripe> of its OST whose text is "<id hex> <dead>",
- * written and synced before the reply.
+ * no fences at all. An index by OST and inode, under a mutex no I/O
+ * takes, finds a file's fences for FORGET. On disk each fence is a file
+ * fence/<inode hex>.<component>.<stripe> of its OST whose text is
+ * "<id hex> <dead>", written and synced before the reply.
+ *
+ * When a fence goes. A live one goes with its migration: CLEAR when the
+ * copy starts again or is undone, or it turns dead after the swap. A
+ * dead one lasts as long as its file, because nothing else bounds who
+ * may still use the old layout: a handle opened before the swap keeps
+ * it as long as it is open (io.c asks for the new layout on each call's
+ * -ESTALE, but never replaces the handle's), and without the fence its
+ * write would make the destroyed object again (objects are made by their
+ * first write) where no reader looks, and its read would find holes.
+ * Once the file is gone (its last link went and its objects were
+ * destroyed) every layout it had names orphans, and inode numbers are
+ * never reused: then FORGET drops every fence of the file. A DESTROY of
+ * an object never drops fences: the migrator destroys the old objects of
+ * a file that lives on, as an undo does the new ones and a release all
+ * of them.
  */
 #include "fence.h"
 
@@ -37,7 +53,8 @@ struct fence {
     uint32_t ost, comp, stripe;
     uint64_t ino, id;
     bool dead;
-    struct fence *next; /* in its bucket */
+    struct fence *next;     /* in its bucket, under its slot */
+    struct fence *ino_next; /* among its inode's, under the index's lock */
 };
 
 struct fences {
@@ -46,6 +63,10 @@ struct fences {
     pthread_rwlock_t slots[OBJ_LOCKS];
     struct fence *buckets[BUCKETS]; /* by obj_hash; each under its slot */
     _Atomic uint32_t n;
+    /* The same fences by OST and inode (ino_bucket), for FORGET; taken
+     * after a slot, never before. */
+    pthread_mutex_t lock;
+    struct fence *by_ino[BUCKETS];
 };
 
 static uint32_t obj_hash(uint32_t ost, uint64_t ino, uint32_t comp, uint32_t stripe)
@@ -58,6 +79,14 @@ static pthread_rwlock_t *slot_of(struct fences *f, uint32_t h)
     return &f->slots[h % OBJ_LOCKS];
 }
 
+/* The index's bucket of inode ino of OST ost: 256 per fan-out directory
+ * of objects, so that a directory's fences are found together. */
+static uint32_t ino_bucket(uint32_t ost, uint64_t ino)
+{
+    return proto_obj_fan(ino) << 8 | (uint32_t)(util_mix64(ino ^ ((uint64_t)ost << 40)) & 0xff);
+}
+_Static_assert(BUCKETS == 256 * 256, "ino_bucket fills the index");
+
 /* The fence of an object of hash h, or NULL (its slot held). */
 static struct fence *find(struct fences *f, uint32_t h, uint32_t ost, uint64_t ino, uint32_t comp,
                           uint32_t stripe)
@@ -68,22 +97,33 @@ static struct fence *find(struct fences *f, uint32_t h, uint32_t ost, uint64_t i
     return NULL;
 }
 
-/* Put x in its bucket (its slot held exclusively). */
+/* Put x in its bucket and the index (its slot held exclusively). */
 static void link_fence(struct fences *f, struct fence *x)
 {
     struct fence **b = &f->buckets[obj_hash(x->ost, x->ino, x->comp, x->stripe) % BUCKETS];
     x->next = *b;
     *b = x;
+    pthread_mutex_lock(&f->lock);
+    b = &f->by_ino[ino_bucket(x->ost, x->ino)];
+    x->ino_next = *b;
+    *b = x;
+    pthread_mutex_unlock(&f->lock);
     atomic_fetch_add(&f->n, 1);
 }
 
-/* Take x out of its bucket and free it (its slot held exclusively). */
+/* Take x out of its bucket and the index, and free it (its slot held
+ * exclusively). */
 static void unlink_fence(struct fences *f, struct fence *x)
 {
     struct fence **pp = &f->buckets[obj_hash(x->ost, x->ino, x->comp, x->stripe) % BUCKETS];
     while (*pp != x)
         pp = &(*pp)->next;
     *pp = x->next;
+    pthread_mutex_lock(&f->lock);
+    for (pp = &f->by_ino[ino_bucket(x->ost, x->ino)]; *pp != x;)
+        pp = &(*pp)->ino_next;
+    *pp = x->ino_next;
+    pthread_mutex_unlock(&f->lock);
     atomic_fetch_sub(&f->n, 1);
     free(x);
 }
@@ -158,7 +198,8 @@ static int load_ost(struct fences *f, struct ost *o)
             closedir(d);
             return -ENOMEM;
         }
-        *x = (struct fence){o->index, comp, stripe, ino, id, dead != 0, NULL};
+        *x = (struct fence){
+            .ost = o->index, .comp = comp, .stripe = stripe, .ino = ino, .id = id, .dead = dead};
         link_fence(f, x); /* alone: no request is served yet */
     }
     closedir(d);
@@ -173,6 +214,7 @@ int fence_init(struct stord *s)
     f->instance = util_instance_id();
     for (int i = 0; i < OBJ_LOCKS; i++)
         pthread_rwlock_init(&f->slots[i], NULL);
+    pthread_mutex_init(&f->lock, NULL);
     s->fences = f;
     for (int i = 0; i < s->nosts; i++) {
         int rc = load_ost(f, s->osts[i]);
@@ -198,6 +240,7 @@ void fence_fini(struct stord *s)
         }
     for (int i = 0; i < OBJ_LOCKS; i++)
         pthread_rwlock_destroy(&f->slots[i]);
+    pthread_mutex_destroy(&f->lock);
     free(f);
     s->fences = NULL;
 }
@@ -245,8 +288,12 @@ static int set(struct fences *f, struct ost *o, struct fence *x, const struct pr
         return -EBUSY; /* another migration's */
     if (x && x->dead && q->op == FENCE_SET)
         return -ESTALE; /* migrated already */
-    struct fence now = {
-        q->ost, q->comp, q->stripe, q->ino, q->id, q->op == FENCE_DEAD || (x && x->dead), NULL};
+    struct fence now = {.ost = q->ost,
+                        .comp = q->comp,
+                        .stripe = q->stripe,
+                        .ino = q->ino,
+                        .id = q->id,
+                        .dead = q->op == FENCE_DEAD || (x && x->dead)};
     /* On disk first: a fence the reply promises outlives a crash. */
     int rc = persist(o, &now, false);
     if (rc)
@@ -265,14 +312,10 @@ static int set(struct fences *f, struct ost *o, struct fence *x, const struct pr
     return 0;
 }
 
-int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_fence_rep *r)
+/* STAMP, SET, CLEAR or DEAD of one object of o. */
+static int fence_object(struct fences *f, struct ost *o, const struct proto_fence_req *q,
+                        struct proto_fence_rep *r)
 {
-    struct fences *f = s->fences;
-    if (q->op < FENCE_STAMP || q->op > FENCE_DEAD)
-        return -EINVAL;
-    struct ost *o = ost_find(s, q->ost);
-    if (!o)
-        return -ENXIO;
     uint32_t h = obj_hash(q->ost, q->ino, q->comp, q->stripe);
     pthread_rwlock_t *slot = slot_of(f, h);
     /* Exclusively: every change of the object that passed its fence
@@ -280,8 +323,7 @@ int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_f
     pthread_rwlock_wrlock(slot);
     struct fence *x = find(f, h, q->ost, q->ino, q->comp, q->stripe);
     int rc = q->op == FENCE_STAMP ? 0 : q->op == FENCE_CLEAR ? clear(f, o, x, q) : set(f, o, x, q);
-    *r = (struct proto_fence_rep){.instance = f->instance,
-                                  .stamp = atomic_load(&f->stamps[h % STAMPS])};
+    r->stamp = atomic_load(&f->stamps[h % STAMPS]);
     char name[96];
     proto_obj_name(name, sizeof(name), q->ino, q->comp, q->stripe);
     struct stat st;
@@ -299,6 +341,65 @@ int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_f
                                         : "dead",
                  q->ino, q->comp, q->stripe, q->id, rc ? log_err(rc) : "done");
     return rc;
+}
+
+/* The object of a fence of inode ino of OST ost, if there is one. */
+static bool first_of(struct fences *f, uint32_t ost, uint64_t ino, uint32_t *comp, uint32_t *stripe)
+{
+    pthread_mutex_lock(&f->lock);
+    struct fence *x = f->by_ino[ino_bucket(ost, ino)];
+    while (x && (x->ost != ost || x->ino != ino))
+        x = x->ino_next;
+    if (x) {
+        *comp = x->comp;
+        *stripe = x->stripe;
+    }
+    pthread_mutex_unlock(&f->lock);
+    return x != NULL;
+}
+
+/* FORGET: file ino is gone, and every fence of it on o with it, on disk
+ * first. One at a time, each under its slot, which is taken before the
+ * index's lock. Returns how many went, or a negative errno. */
+static int forget(struct fences *f, struct ost *o, uint64_t ino)
+{
+    uint32_t comp, stripe;
+    int n = 0;
+    while (atomic_load(&f->n) && first_of(f, o->index, ino, &comp, &stripe)) {
+        uint32_t h = obj_hash(o->index, ino, comp, stripe);
+        pthread_rwlock_wrlock(slot_of(f, h));
+        struct fence *x = find(f, h, o->index, ino, comp, stripe); /* or a CLEAR took it */
+        int rc = x ? persist(o, x, true) : 0;
+        if (x && !rc) {
+            unlink_fence(f, x);
+            n++;
+        }
+        pthread_rwlock_unlock(slot_of(f, h));
+        if (rc) {
+            log_error("OST%04x: fence of %016" PRIx64 ".%u.%u not removed: %s", o->index, ino, comp,
+                      stripe, log_err(rc));
+            return rc;
+        }
+    }
+    if (n)
+        log_info("OST%04x: %d fence(s) of %016" PRIx64 " dropped: its file is gone", o->index, n,
+                 ino);
+    return n;
+}
+
+int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_fence_rep *r)
+{
+    struct fences *f = s->fences;
+    if (q->op < FENCE_STAMP || q->op > FENCE_FORGET)
+        return -EINVAL;
+    struct ost *o = ost_find(s, q->ost);
+    if (!o)
+        return -ENXIO;
+    *r = (struct proto_fence_rep){.instance = f->instance};
+    if (q->op != FENCE_FORGET)
+        return fence_object(f, o, q, r);
+    int n = forget(f, o, q->ino);
+    return n < 0 ? n : 0;
 }
 
 int fence_h_fence(void *ctx, struct net_req *req, struct net_rep *rep)

@@ -10,7 +10,8 @@
  * the copy is thrown away. After the swap the fence turns dead (reads
  * answer -ESTALE too) and outlives the object, so a handle still holding
  * the old layout asks for the new one instead of reading holes or
- * recreating the object.
+ * recreating the object. It lasts as long as the file: FORGET, when the
+ * file is gone, drops every fence of it (fence.c says why not sooner).
  *
  * A write stamp is a counter per hash of the object (64 Ki of them),
  * moved on after each change finished; a change of another object of the

@@ -3,7 +3,8 @@
  * write, read, truncate and punch looks its object up in. A fenced object
  * answers -ESTALE and its neighbours do not, among thousands of fences;
  * FENCE's ops keep their rules (another migration's fence, a dead one);
- * and the fences on disk are what a restart finds again.
+ * FORGET takes every fence of a file that is gone, from memory and disk,
+ * and no other; and the fences on disk are what a restart finds again.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -17,6 +18,7 @@
 #include "storage/store.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -96,6 +98,34 @@ static bool on_disk(uint32_t ost, uint64_t ino, uint32_t comp, uint32_t stripe)
     return access(p, F_OK) == 0;
 }
 
+/* A fence as the daemon writes it (and finds it at its start), without
+ * the sync each of FENCE's takes. */
+static void put_on_disk(uint32_t ost, uint64_t ino, uint32_t comp, uint32_t stripe, uint64_t id)
+{
+    char p[900];
+    snprintf(p, sizeof(p), "%s/fence/%016" PRIx64 ".%u.%u", path[ost - 1], ino, comp, stripe);
+    FILE *fp = fopen(p, "w");
+    assert_non_null(fp);
+    fprintf(fp, "%" PRIx64 " 1\n", id);
+    fclose(fp);
+}
+
+/* How many fences of inode ino OST ost keeps on disk. */
+static int on_disk_of(uint32_t ost, uint64_t ino)
+{
+    char p[800], prefix[32];
+    snprintf(p, sizeof(p), "%s/fence", path[ost - 1]);
+    snprintf(prefix, sizeof(prefix), "%016" PRIx64 ".", ino);
+    DIR *d = opendir(p);
+    assert_non_null(d);
+    int n = 0;
+    struct dirent *de;
+    while ((de = readdir(d)))
+        n += strncmp(de->d_name, prefix, strlen(prefix)) == 0;
+    closedir(d);
+    return n;
+}
+
 /* The object of fence i of MANY: inodes of 8 stripes, even ones on OST
  * 1, odd ones on OST 2. */
 static void many_obj(int i, uint32_t *ost, uint64_t *ino, uint32_t *stripe)
@@ -114,12 +144,7 @@ static void test_many_fences(void **state)
         uint32_t ost, stripe;
         uint64_t ino;
         many_obj(i, &ost, &ino, &stripe);
-        char p[900];
-        snprintf(p, sizeof(p), "%s/fence/%016" PRIx64 ".4.%u", path[ost - 1], ino, stripe);
-        FILE *fp = fopen(p, "w");
-        assert_non_null(fp);
-        fprintf(fp, "%x 1\n", i + 1);
-        fclose(fp);
+        put_on_disk(ost, ino, 4, stripe, (uint64_t)i + 1);
     }
     restart();
     for (int i = 0; i < MANY; i++) {
@@ -166,6 +191,55 @@ static void test_set_clear_dead(void **state)
     assert_int_equal(fence(9, 0x42, 0, 0, FENCE_SET, 9), -ENXIO); /* no such OST */
 }
 
+/* File 0x77 migrated three times over 64 stripes of both OSTs: its
+ * dead fences, one live one, and a neighbour's, all in the table. */
+static void fence_a_file(void)
+{
+    for (uint32_t gen = 0; gen < 3; gen++)
+        for (uint32_t stripe = 0; stripe < 64; stripe++)
+            put_on_disk(1 + stripe % NOSTS, 0x77, 4 * gen, stripe, 10 + gen);
+    put_on_disk(1, 0x78, 0, 0, 20);
+    restart();
+    assert_int_equal(fence(1, 0x77, 12, 0, FENCE_SET, 13), 0);
+    assert_int_equal(on_disk_of(1, 0x77), 3 * 32 + 1);
+    assert_int_equal(on_disk_of(2, 0x77), 3 * 32);
+}
+
+static int forget(uint32_t ost, uint64_t ino)
+{
+    return fence(ost, ino, 0, 0, FENCE_FORGET, 0);
+}
+
+static void test_forget_file(void **state)
+{
+    (void)state;
+    fence_a_file();
+    assert_int_equal(forget(1, 0x77), 0);
+    /* Gone from OST 1, memory and disk; OST 2's wait for their own. */
+    assert_int_equal(on_disk_of(1, 0x77), 0);
+    for (uint32_t stripe = 0; stripe < 64; stripe += NOSTS) {
+        assert_int_equal(check(1, 0x77, 0, stripe, false), 0);
+        assert_int_equal(check(1, 0x77, 8, stripe, true), 0);
+    }
+    assert_int_equal(check(1, 0x77, 12, 0, true), 0);
+    assert_int_equal(on_disk_of(2, 0x77), 3 * 32);
+    assert_int_equal(check(2, 0x77, 4, 1, false), -ESTALE);
+    assert_int_equal(forget(2, 0x77), 0);
+    assert_int_equal(on_disk_of(2, 0x77), 0);
+    assert_int_equal(check(2, 0x77, 4, 1, false), 0);
+    /* The neighbour keeps its fence; forgetting twice is forgetting. */
+    assert_int_equal(check(1, 0x78, 0, 0, false), -ESTALE);
+    assert_int_equal(on_disk_of(1, 0x78), 1);
+    assert_int_equal(forget(1, 0x77), 0);
+    assert_int_equal(forget(1, 0x99), 0);
+    /* A restart finds what is left, and nothing of the file. */
+    restart();
+    assert_int_equal(check(1, 0x77, 0, 0, false), 0);
+    assert_int_equal(check(2, 0x77, 8, 1, true), 0);
+    assert_int_equal(check(1, 0x78, 0, 0, true), -ESTALE);
+    assert_int_equal(forget(9, 0x77), -ENXIO);
+}
+
 static void test_restart_keeps_fences(void **state)
 {
     (void)state;
@@ -190,6 +264,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_many_fences, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_clear_dead, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_file, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_keeps_fences, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

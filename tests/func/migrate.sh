@@ -9,6 +9,8 @@
 #   whether the migration succeeded or left it as it was (with a message);
 # - a handle opened before the migration writes and reads through it
 #   after (its objects' dead fences send it to the new layout);
+# - a migrated file removed (stria rm, or through the mount) leaves none
+#   of its fences on any OST;
 # - kill -9 of the migrator, of stria-metad and of stria-stord in the
 #   middle of a migration: the file is whole in its old or its new
 #   layout, a later migration cleans up, and fsck is clean.
@@ -22,6 +24,8 @@ S() { "$STRIA" --conf "$CONF" "$@"; }
 PW="$BUILD/tests/pwrite_at"
 count() { S getstripe -c "$1"; }
 objects() { find "$DIR"/ost*/objects -type f ! -name '*.c' | wc -l; }
+fences() { find "$DIR"/ost*/fence -name "$1.*" | wc -l; } # of inode $1 (16 hex digits)
+no_fences() { [ "$(fences "$1")" = 0 ]; }
 
 step "a cluster of 4 OSTs and a mount"
 cluster_up --osts 4 --no-mount
@@ -50,6 +54,18 @@ S find /d -type f -stripe-count 2 | S migrate -c 3 || fail "find | migrate"
 [ "$(S find /d -type f -stripe-count 3 | wc -l)" = 3 ] || fail "find | migrate missed files"
 S migrate -c 2 /nonexistent 2>"$T/err" && fail "a missing path was taken"
 grep -q "No such file" "$T/err" || fail "no reason for a missing path: $(cat "$T/err")"
+
+step "a migrated file removed takes its fences with it, on every OST"
+for i in 1 2 3; do
+    fino[$i]=$(printf %016x "$(stat -c %i "$T/m/d/s$i")")
+    # Dead ones of its first two layouts: one object, then two.
+    [ "$(fences "${fino[$i]}")" -ge 3 ] || fail "/d/s$i has $(fences "${fino[$i]}") fences, not 3"
+done
+S rm /d/s1
+no_fences "${fino[1]}" || fail "/d/s1 removed, but $(fences "${fino[1]}") of its fences stay"
+rm "$T/m/d/s2" # through the mount, whose unlink may end after rm returns
+wait_for 10 no_fences "${fino[2]}" || fail "/d/s2 removed, but its fences stay"
+[ "$(fences "${fino[3]}")" -ge 3 ] || fail "/d/s3 lost its fences with its neighbours"
 
 step "a reader reads the file whole all along"
 (

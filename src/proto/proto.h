@@ -678,8 +678,10 @@ enum {
 #define MSG_OSTATFS_REQ(F)
 #define MSG_OSTATFS_REP(F) F(TSTATS, targets)
 /* LISTOBJ: the objects of one of an OST's 256 fan-out directories, as
- * repeated {U64 ino, U32 comp, U32 stripe}; more: not all fit. */
-#define MSG_LISTOBJ_REQ(F) F(U32, ost) F(U32, fan)
+ * repeated {U64 ino, U32 comp, U32 stripe}; more: not all fit. fences 1:
+ * instead the objects of inodes of that directory that the OST keeps a
+ * fence of (FENCE), whether they exist or not. */
+#define MSG_LISTOBJ_REQ(F) F(U32, ost) F(U32, fan) F(U8, fences)
 #define MSG_LISTOBJ_REP(F) F(BLOB, objects) F(U8, more)
 /* SCRUB: check the checksum of every block of the objects of one of an
  * OST's 256 fan-out directories. bad: the blocks that failed (at most

@@ -6,9 +6,9 @@
  * OBJ_LOCKS: all the fences of a bucket share one slot lock, which the
  * lookup holds anyway (fence_begin), so it takes no other lock and walks
  * one short chain; a change of a bucket holds its slot exclusively. A
- * count keeps the path of every change off the buckets while there are
- * no fences at all. An index by OST and inode, under a mutex no I/O
- * takes, finds a file's fences for FORGET. On disk each fence is a file
+ * count keeps every I/O off the buckets while there are no fences at
+ * all. An index by OST and inode, under a mutex no I/O takes, finds a
+ * file's fences for FORGET and a fan-out directory's for LISTOBJ. On disk each fence is a file
  * fence/<inode hex>.<component>.<stripe> of its OST whose text is
  * "<id hex> <dead>", written and synced before the reply.
  *
@@ -22,9 +22,11 @@
  * first write) where no reader looks, and its read would find holes.
  * Once the file is gone (its last link went and its objects were
  * destroyed) every layout it had names orphans, and inode numbers are
- * never reused: then FORGET drops every fence of the file. A DESTROY of
- * an object never drops fences: the migrator destroys the old objects of
- * a file that lives on, as an undo does the new ones and a release all
+ * never reused: then FORGET drops every fence of the file, sent to every
+ * OST by whoever destroyed its objects (client/migrate.c), or by stria
+ * fsck --repair for a file no MDT has (fence_list finds them). A DESTROY
+ * of an object never drops fences: the migrator destroys the old objects
+ * of a file that lives on, as an undo does the new ones and a release all
  * of them.
  */
 #include "fence.h"
@@ -63,8 +65,8 @@ struct fences {
     pthread_rwlock_t slots[OBJ_LOCKS];
     struct fence *buckets[BUCKETS]; /* by obj_hash; each under its slot */
     _Atomic uint32_t n;
-    /* The same fences by OST and inode (ino_bucket), for FORGET; taken
-     * after a slot, never before. */
+    /* The same fences by OST and inode (ino_bucket), for FORGET and
+     * LISTOBJ; its lock is taken after a slot, never before. */
     pthread_mutex_t lock;
     struct fence *by_ino[BUCKETS];
 };
@@ -400,6 +402,18 @@ int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_f
         return fence_object(f, o, q, r);
     int n = forget(f, o, q->ino);
     return n < 0 ? n : 0;
+}
+
+void fence_list(struct stord *s, const struct ost *o, uint32_t fan, struct proto_enc *e, bool *more)
+{
+    struct fences *f = s->fences;
+    *more = false;
+    pthread_mutex_lock(&f->lock);
+    for (uint32_t b = fan << 8; b < (fan + 1) << 8 && !*more; b++)
+        for (struct fence *x = f->by_ino[b]; x && !*more; x = x->ino_next)
+            if (x->ost == o->index)
+                *more = !ost_list_put(e, x->ino, x->comp, x->stripe);
+    pthread_mutex_unlock(&f->lock);
 }
 
 int fence_h_fence(void *ctx, struct net_req *req, struct net_rep *rep)

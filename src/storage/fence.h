@@ -53,6 +53,11 @@ void fence_end(struct stord *s, struct fence_pass *p, bool changed);
 /* One FENCE request q (proto.h) on s: 0 with its reply in r, or a
  * negative errno (logged, but for STAMP's). */
 int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_fence_rep *r);
+/* LISTOBJ's fences: every fence OST o keeps of inodes of fan-out
+ * directory fan, as {U64 ino, U32 comp, U32 stripe} into e, for stria
+ * fsck; *more when not all fitted. */
+void fence_list(struct stord *s, const struct ost *o, uint32_t fan, struct proto_enc *e,
+                bool *more);
 /* The FENCE message's handler: fence_apply over the wire. */
 int fence_h_fence(void *ctx, struct net_req *req, struct net_rep *rep);
 

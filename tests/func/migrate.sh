@@ -13,7 +13,8 @@
 #   of its fences on any OST;
 # - kill -9 of the migrator, of stria-metad and of stria-stord in the
 #   middle of a migration: the file is whole in its old or its new
-#   layout, a later migration cleans up, and fsck is clean.
+#   layout, a later migration cleans up, and fsck is clean;
+# - fsck --repair drops a fence of a file that is gone (its FORGET lost).
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 if ! fuse_usable; then
@@ -141,6 +142,12 @@ S migrate -c 2 /big 2>"$T/err" && echo "(the migration had finished)" || {
 [ "$(count /big)" = 2 ] || fail "big is not in its new layout"
 cmp "$T/m/big" "$T/big" || fail "big differs"
 
+# A fence of a file that is gone, whose FORGET never came: the restart of
+# stria-stord below loads it, and fsck --repair drops it.
+gone_ino=0000ffffffff0001
+ost_dirs=("$DIR"/ost*)
+echo "1 1" >"${ost_dirs[0]}/fence/$gone_ino.0.0"
+
 for d in metad stord; do
     step "kill -9 of stria-$d in the middle of a migration"
     S migrate -c 3 /big >"$T/mig.out" 2>&1 &
@@ -157,9 +164,12 @@ for d in metad stord; do
     case "$(count /big)" in 2 | 3) ;; *) fail "big's layout is neither: $(count /big)" ;; esac
 done
 
-step "fsck is clean, and no object is left behind"
+step "fsck is clean, and no object or fence is left behind"
 sleep 31 # a migration the restarts cut goes stale, then the next cleans up
-S fsck --repair >/dev/null || true
+S fsck --repair >"$T/fsck" || true
+grep -q "fence of ${gone_ino#0000}.0.0: its file is gone (dropped)" "$T/fsck" ||
+    fail "fsck --repair: $(cat "$T/fsck")"
+no_fences $gone_ino || fail "fsck --repair left the fence of a file that is gone"
 S migrate -c 4 /big || fail "the last migration"
 S fsck >"$T/fsck" || { cat "$T/fsck"; fail "fsck"; }
 grep -q " 0 that no file owns" "$T/fsck" || fail "orphans: $(cat "$T/fsck")"

@@ -12,6 +12,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "proto/ids.h"
 #include "proto/proto.h"
 #include "storage/fence.h"
 #include "storage/recovery.h"
@@ -28,8 +29,9 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define NOSTS 2
-#define MANY  5000
+#define NOSTS    2
+#define MANY     5000
+#define LIST_CAP (64u << 10)
 
 static struct stord *s;
 static char path[NOSTS][700];
@@ -240,6 +242,47 @@ static void test_forget_file(void **state)
     assert_int_equal(forget(9, 0x77), -ENXIO);
 }
 
+/* What LISTOBJ lists of OST ost's fences of fan-out directory fan, into
+ * a reply of cap bytes: how many, each of inode ino. */
+static size_t listed(uint32_t ost, uint32_t fan, size_t cap, uint64_t ino, bool *more)
+{
+    static uint8_t buf[LIST_CAP];
+    struct proto_enc e;
+    proto_enc_init(&e, buf, cap);
+    fence_list(s, s->osts[ost - 1], fan, &e, more);
+    assert_int_equal(e.len % 16, 0);
+    struct proto_dec d;
+    proto_dec_init(&d, buf, e.len);
+    for (size_t i = 0; i < e.len / 16; i++) {
+        uint64_t got;
+        uint32_t comp, stripe;
+        proto_get_U64(&d, &got);
+        proto_get_U32(&d, &comp);
+        proto_get_U32(&d, &stripe);
+        assert_int_equal(got, ino);
+        assert_int_equal(1 + stripe % NOSTS, ost);
+    }
+    return e.len / 16;
+}
+
+static void test_list_by_fan(void **state)
+{
+    (void)state;
+    fence_a_file();
+    bool more;
+    uint32_t fan = proto_obj_fan(0x77);
+    assert_int_equal(listed(1, fan, LIST_CAP, 0x77, &more), 3 * 32 + 1);
+    assert_false(more);
+    assert_int_equal(listed(2, fan, LIST_CAP, 0x77, &more), 3 * 32);
+    assert_int_equal(listed(1, proto_obj_fan(0x78), 1024, 0x78, &more), 1);
+    assert_int_equal(listed(2, proto_obj_fan(0x78), 1024, 0x78, &more), 0);
+    /* A reply too small says so. */
+    assert_int_equal(listed(1, fan, 10 * 16 + 8, 0x77, &more), 10);
+    assert_true(more);
+    assert_int_equal(forget(1, 0x77), 0);
+    assert_int_equal(listed(1, fan, 1024, 0x77, &more), 0);
+}
+
 static void test_restart_keeps_fences(void **state)
 {
     (void)state;
@@ -265,6 +308,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_many_fences, setup, teardown),
         cmocka_unit_test_setup_teardown(test_set_clear_dead, setup, teardown),
         cmocka_unit_test_setup_teardown(test_forget_file, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_list_by_fan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_restart_keeps_fences, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

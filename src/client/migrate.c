@@ -342,8 +342,8 @@ int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_pr
 }
 
 /* Was the file of layout l migrated? Its objects are then of a later
- * generation than a new file's; after sixteen migrations the generation
- * is 0 again, and stria fsck --repair finds the fences left. */
+ * generation than a new file's, unless it was migrated a multiple of
+ * sixteen times (stria fsck --repair then finds the fences left). */
 static bool migrated(const struct layout *l)
 {
     for (uint16_t c = 0; c < l->ncomp; c++)

@@ -8,9 +8,10 @@
  * one short chain; a change of a bucket holds its slot exclusively. A
  * count keeps every I/O off the buckets while there are no fences at
  * all. An index by OST and inode, under a mutex no I/O takes, finds a
- * file's fences for FORGET and a fan-out directory's for LISTOBJ. On disk each fence is a file
- * fence/<inode hex>.<component>.<stripe> of its OST whose text is
- * "<id hex> <dead>", written and synced before the reply.
+ * file's fences for FORGET and a fan-out directory's for LISTOBJ. On
+ * disk each fence is a file fence/<inode hex>.<component>.<stripe> of
+ * its OST whose text is "<id hex> <dead>", written and synced before the
+ * reply.
  *
  * When a fence goes. A live one goes with its migration: CLEAR when the
  * copy starts again or is undone, or it turns dead after the swap. A
@@ -255,7 +256,7 @@ int fence_begin(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp, uint
     p->slot = slot_of(f, p->hash);
     pthread_rwlock_rdlock(p->slot);
     if (!atomic_load_explicit(&f->n, memory_order_relaxed))
-        return 0; /* a fence set since waited for the slot: it is seen */
+        return 0; /* and none of this object can come while its slot is held */
     const struct fence *x = find(f, p->hash, ost, ino, comp, stripe);
     if (x && (write || x->dead)) {
         pthread_rwlock_unlock(p->slot);

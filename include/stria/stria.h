@@ -613,6 +613,14 @@ STRIA_API int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan,
 /* Remove one object from an OST (stria fsck --repair, for objects no file
  * owns). */
 STRIA_API int stria_ost_destroy(stria_fs_t *fs, uint32_t ost, const struct stria_object *o);
+/* The objects an OST keeps a migration's fence of (whether they exist or
+ * not), of the inodes of one of its fan-out directories at a time, as
+ * stria_ost_objects gives its objects. */
+STRIA_API int stria_ost_fences(stria_fs_t *fs, uint32_t ost, uint32_t fan,
+                               struct stria_object **out, size_t *n, int *more);
+/* Drop every fence an OST keeps of inode ino (stria fsck --repair, for
+ * files that are gone). */
+STRIA_API int stria_ost_forget_fences(stria_fs_t *fs, uint32_t ost, uint64_t ino);
 /* What SCRUB found in one of an OST's 256 fan-out directories (`stria
  * scrub`): every block of every object read and checked against its
  * checksum; bad (free() it) names up to 1024 blocks that failed. */

@@ -21,7 +21,7 @@
 
 #define TEXT_CAP (64u << 10)
 
-/* ---- objects no file owns ---- */
+/* ---- objects no file owns, and fences of files that are gone ---- */
 
 /* What is known of an inode that OST objects name. */
 enum { INO_OWNED = 1, INO_GONE, INO_UNKNOWN };
@@ -36,9 +36,87 @@ static int *ino_state(struct util_table *t, uint64_t ino)
     return s ? &s->state : NULL;
 }
 
+/* What ost_orphans counts. */
+struct orphan_count {
+    uint64_t objects, orphans, removed, unknown;
+    uint64_t fences, stale, forgotten; /* stale: fences of files that are gone */
+    bool partial;
+};
+
+/* Whether no MDT has inode ino (and none keeps it pending): 1 or 0,
+ * asking once per inode; -ENOMEM. */
+static int ino_gone(stria_fs_t *fs, struct util_table *known, uint64_t ino, struct orphan_count *c)
+{
+    int *st = ino_state(known, ino);
+    if (!st)
+        return -ENOMEM;
+    if (!*st) {
+        struct stat sb;
+        int src = stria_stat_ino(fs, ino, &sb);
+        *st = src == 0 ? INO_OWNED : src == -ENOENT ? INO_GONE : INO_UNKNOWN;
+    }
+    c->unknown += *st == INO_UNKNOWN;
+    return *st == INO_GONE;
+}
+
+/* The objects of one fan-out directory of OST ost that no file owns:
+ * reported, and with repair removed. */
+static int fan_objects(stria_fs_t *fs, struct util_table *known, uint32_t ost, uint32_t fan,
+                       bool repair, struct orphan_count *c)
+{
+    struct stria_object *o;
+    size_t n;
+    int more;
+    int rc = stria_ost_objects(fs, ost, fan, &o, &n, &more);
+    if (rc)
+        return rc;
+    c->partial |= more != 0;
+    for (size_t k = 0; k < n && rc >= 0; k++) {
+        c->objects++;
+        if ((rc = ino_gone(fs, known, o[k].ino, c)) <= 0)
+            continue;
+        if (++c->orphans <= 100)
+            printf("OST%04" PRIx32 ": object %" PRIx64 ".%u.%u: no file owns it%s\n", ost, o[k].ino,
+                   o[k].comp, o[k].stripe, repair ? " (removed)" : "");
+        if (repair && stria_ost_destroy(fs, ost, &o[k]) == 0)
+            c->removed++;
+    }
+    free(o);
+    return rc < 0 ? rc : 0;
+}
+
+/* The fences migrations left on OST ost of files of one fan-out
+ * directory that are gone (a FORGET that never came): reported, and with
+ * repair dropped. */
+static int fan_fences(stria_fs_t *fs, struct util_table *known, uint32_t ost, uint32_t fan,
+                      bool repair, struct orphan_count *c)
+{
+    struct stria_object *o;
+    size_t n;
+    int more;
+    int rc = stria_ost_fences(fs, ost, fan, &o, &n, &more);
+    if (rc)
+        return rc;
+    c->partial |= more != 0;
+    for (size_t k = 0; k < n && rc >= 0; k++) {
+        c->fences++;
+        if ((rc = ino_gone(fs, known, o[k].ino, c)) <= 0)
+            continue;
+        if (++c->stale <= 100)
+            printf("OST%04" PRIx32 ": fence of %" PRIx64 ".%u.%u: its file is gone%s\n", ost,
+                   o[k].ino, o[k].comp, o[k].stripe, repair ? " (dropped)" : "");
+        /* All of the inode's at once; the next of them finds none left. */
+        if (repair && stria_ost_forget_fences(fs, ost, o[k].ino) == 0)
+            c->forgotten++;
+    }
+    free(o);
+    return rc < 0 ? rc : 0;
+}
+
 /* Every object of every OST whose inode no MDT has (and none keeps pending
- * for a client that still has the file open): reported, and with repair
- * removed. Returns the orphans that remain, or a negative errno. */
+ * for a client that still has the file open), and every fence of such an
+ * inode: reported, and with repair removed. Returns what remains of them,
+ * or a negative errno. */
 static long ost_orphans(stria_fs_t *fs, struct util_table *known, bool repair)
 {
     struct stria_target *t;
@@ -46,57 +124,39 @@ static long ost_orphans(stria_fs_t *fs, struct util_table *known, bool repair)
     int rc = stria_targets(fs, &t, &nt);
     if (rc)
         return rc;
-    uint64_t objects = 0, orphans = 0, removed = 0, unknown = 0;
-    bool partial = false;
+    struct orphan_count c = {0};
     for (size_t i = 0; i < nt; i++) {
         if (strcmp(t[i].kind, "OST") || !t[i].online)
             continue;
-        for (uint32_t fan = 0; fan < 256; fan++) {
-            struct stria_object *o;
-            size_t n;
-            int more;
-            if ((rc = stria_ost_objects(fs, t[i].index, fan, &o, &n, &more))) {
-                fprintf(stderr, "stria fsck: OST%04" PRIx32 ": %s\n", t[i].index, strerror(-rc));
-                partial = true;
-                break;
-            }
-            partial |= more != 0;
-            for (size_t k = 0; k < n; k++) {
-                objects++;
-                int *st = ino_state(known, o[k].ino);
-                if (!st) {
-                    free(o);
-                    free(t);
-                    return -ENOMEM;
-                }
-                if (!*st) {
-                    struct stat sb;
-                    int src = stria_stat_ino(fs, o[k].ino, &sb);
-                    *st = src == 0 ? INO_OWNED : src == -ENOENT ? INO_GONE : INO_UNKNOWN;
-                }
-                if (*st == INO_UNKNOWN)
-                    unknown++;
-                if (*st != INO_GONE)
-                    continue;
-                orphans++;
-                if (orphans <= 100)
-                    printf("OST%04" PRIx32 ": object %" PRIx64 ".%u.%u: no file owns it%s\n",
-                           t[i].index, o[k].ino, o[k].comp, o[k].stripe,
-                           repair ? " (removed)" : "");
-                if (repair && stria_ost_destroy(fs, t[i].index, &o[k]) == 0)
-                    removed++;
-            }
-            free(o);
+        for (uint32_t fan = 0; fan < 256 && !rc; fan++)
+            if (!(rc = fan_objects(fs, known, t[i].index, fan, repair, &c)))
+                rc = fan_fences(fs, known, t[i].index, fan, repair, &c);
+        if (rc == -ENOMEM)
+            break;
+        if (rc) {
+            fprintf(stderr, "stria fsck: OST%04" PRIx32 ": %s\n", t[i].index, strerror(-rc));
+            c.partial = true;
+            rc = 0;
         }
     }
     free(t);
-    printf("OSTs: %" PRIu64 " objects, %" PRIu64 " that no file owns (orphans)", objects, orphans);
+    if (rc)
+        return rc;
+    printf("OSTs: %" PRIu64 " objects, %" PRIu64 " that no file owns (orphans)", c.objects,
+           c.orphans);
     if (repair)
-        printf("; %" PRIu64 " removed", removed);
-    if (unknown)
-        printf("; %" PRIu64 " whose inode could not be asked about", unknown);
-    printf("%s\n", partial ? "; the listing is partial" : "");
-    return (long)(orphans - removed);
+        printf("; %" PRIu64 " removed", c.removed);
+    if (c.unknown)
+        printf("; %" PRIu64 " whose inode could not be asked about", c.unknown);
+    printf("%s\n", c.partial ? "; the listing is partial" : "");
+    if (c.fences) {
+        printf("OSTs: %" PRIu64 " fences of migrations, %" PRIu64 " of files that are gone",
+               c.fences, c.stale);
+        if (repair)
+            printf("; %" PRIu64 " dropped", c.forgotten);
+        printf("\n");
+    }
+    return (long)(c.orphans - c.removed + (c.stale - c.forgotten));
 }
 
 /* The repairs the check across MDTs asks of each MDT, encoded for FSCK. */

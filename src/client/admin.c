@@ -1,7 +1,8 @@
 /*
  * Calls for `stria fsck` and `stria scrub` on the storage side: list an OST's
- * objects, look an inode up by number, remove an object no file owns, check
- * the checksums of an OST's objects. The cluster's targets and OST pools
+ * objects and its fences, look an inode up by number, remove an object no
+ * file owns and the fences of a file that is gone, check the checksums of an
+ * OST's objects. The cluster's targets and OST pools
  * (`stria df`, `stria pool`).
  */
 #include "conn.h"
@@ -18,10 +19,12 @@
 
 #define OST_CALL(fs, ost, lname, q, r, use) TARGET_CALL(fs, PROTO_NODE_STOR, ost, lname, q, r, use)
 
-int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_object **out,
-                      size_t *n, int *more)
+/* LISTOBJ of one fan-out directory of OST ost: its objects, or its
+ * inodes' fences. */
+static int list_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan, uint8_t fences,
+                        struct stria_object **out, size_t *n, int *more)
 {
-    struct proto_listobj_req q = {.ost = ost, .fan = fan};
+    struct proto_listobj_req q = {.ost = ost, .fan = fan, .fences = fences};
     struct proto_listobj_rep r;
     *out = NULL;
     *n = 0;
@@ -47,6 +50,25 @@ int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_o
                           }
                       }));
     return rc ? rc : drc;
+}
+
+int stria_ost_objects(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_object **out,
+                      size_t *n, int *more)
+{
+    return list_objects(fs, ost, fan, 0, out, n, more);
+}
+
+int stria_ost_fences(stria_fs_t *fs, uint32_t ost, uint32_t fan, struct stria_object **out,
+                     size_t *n, int *more)
+{
+    return list_objects(fs, ost, fan, 1, out, n, more);
+}
+
+int stria_ost_forget_fences(stria_fs_t *fs, uint32_t ost, uint64_t ino)
+{
+    struct proto_fence_req q = {.ost = ost, .ino = ino, .op = FENCE_FORGET};
+    struct proto_fence_rep r;
+    return OST_CALL(fs, ost, fence, &q, &r, (void)0);
 }
 
 int stria_ost_destroy(stria_fs_t *fs, uint32_t ost, const struct stria_object *o)

@@ -8,6 +8,7 @@
  */
 #include "hsm.h"
 #include "io.h"
+#include "migrate.h"
 
 #include "../common/log.h"
 
@@ -124,6 +125,7 @@ static int reap_one(stria_fs_t *fs, uint32_t mdt, uint64_t repo, uint64_t age_ms
                  strerror(-rc));
         return 0;
     }
+    cl_migrate_forget(fs, r->ino, &r->layout);
     struct proto_hsm_reap_rep d;
     q.op = HSM_REAP_DROP;
     q.ino = r->ino;

@@ -24,6 +24,11 @@
  * migration of the file, or a writer waiting on its fences, cleans up
  * after it (cl_migrate_recover): before the swap it undoes the migration,
  * after it finishes it.
+ *
+ * The dead fences stay as long as the file (storage/fence.c says why):
+ * whoever destroys its objects asks every OST to forget them
+ * (cl_migrate_forget), since no one remembers which OSTs its earlier
+ * layouts had.
  */
 #include "conn.h"
 #include "inode.h"
@@ -42,9 +47,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define COPY_CHUNK  (8u << 20)
-#define COPY_TRIES  3
-#define PROGRESS_NS (5 * 1000000000ll)
+#define COPY_CHUNK    (8u << 20)
+#define COPY_TRIES    3
+#define PROGRESS_NS   (5 * 1000000000ll)
+#define FORGET_WINDOW 32
 
 /* What a FENCE said of one object. */
 struct stamp {
@@ -353,4 +359,117 @@ int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_pr
         rc = run(fs, ino, m, fn, arg, why, whylen);
     free(m);
     return rc;
+}
+
+/* Was the file of layout l migrated? Its objects are then of a later
+ * generation than a new file's, unless it was migrated a multiple of
+ * sixteen times (stria fsck --repair then finds the fences left). */
+static bool migrated(const struct layout *l)
+{
+    for (uint16_t c = 0; c < l->ncomp; c++)
+        if (layout_comp_gen(&l->comp[c]))
+            return true;
+    return false;
+}
+
+/* The OSTs of the map that are online, at most cap of them, into v;
+ * returns how many. */
+static uint32_t online_osts(stria_fs_t *fs, uint32_t *v, uint32_t cap)
+{
+    uint32_t n = 0;
+    pthread_rwlock_rdlock(&fs->map_lock);
+    for (uint32_t i = 0; i < fs->nost_slots && n < cap; i++) {
+        struct ctarget *t = fs->ost[i];
+        if (!t)
+            continue;
+        pthread_mutex_lock(&t->lock);
+        if (t->state == MAP_ONLINE)
+            v[n++] = i;
+        pthread_mutex_unlock(&t->lock);
+    }
+    pthread_rwlock_unlock(&fs->map_lock);
+    return n;
+}
+
+struct forget_call {
+    uint32_t ost;
+    struct lease lease;
+    uint64_t reqid;
+    bool sent, transport;
+    int rc;
+};
+
+/* FENCE FORGET of ino to the n OSTs of v, all sent before any reply is
+ * awaited: one round trip for the lot. One try each. */
+static void forget_window(stria_fs_t *fs, uint64_t ino, struct forget_call *v, int n)
+{
+    for (int i = 0; i < n; i++) {
+        struct forget_call *c = &v[i];
+        struct proto_fence_req q = {.ost = c->ost, .ino = ino, .op = FENCE_FORGET};
+        uint8_t buf[64];
+        struct proto_enc e;
+        proto_enc_init(&e, buf, sizeof(buf));
+        c->sent = false;
+        c->transport = false;
+        if ((c->rc = proto_enc_fence_req(&e, &q)) ||
+            (c->rc = cl_get(fs, PROTO_NODE_STOR, c->ost, &c->lease)))
+            continue;
+        c->rc = net_send(c->lease.c, PROTO_OP_FENCE, buf, (uint32_t)e.len, NULL, 0, &c->reqid);
+        c->sent = c->rc == 0;
+        c->transport = !c->sent;
+        if (!c->sent)
+            cl_put(&c->lease, true);
+    }
+    for (int i = 0; i < n; i++) {
+        struct forget_call *c = &v[i];
+        if (!c->sent)
+            continue;
+        c->rc = net_recv(c->lease.c, c->reqid, NULL, 0, NULL, &c->transport);
+        cl_put(&c->lease, c->transport);
+    }
+}
+
+/* forget_window, once more on fresh connections for the calls whose
+ * pooled one had died (a daemon restarted); returns the calls that
+ * failed, the first of them in *first. */
+static int forget_some(stria_fs_t *fs, uint64_t ino, struct forget_call *v, int n, int *first)
+{
+    forget_window(fs, ino, v, n);
+    int again = 0, failed = 0;
+    for (int i = 0; i < n; i++)
+        if (v[i].rc && v[i].transport && v[i].lease.reused)
+            v[again++] = (struct forget_call){.ost = v[i].ost};
+        else if (v[i].rc && !failed++)
+            *first = v[i].rc;
+    forget_window(fs, ino, v, again);
+    for (int i = 0; i < again; i++)
+        if (v[i].rc && !failed++)
+            *first = v[i].rc;
+    return failed;
+}
+
+void cl_migrate_forget(stria_fs_t *fs, uint64_t ino, const struct layout *l)
+{
+    if (!migrated(l))
+        return;
+    pthread_rwlock_rdlock(&fs->map_lock);
+    uint32_t cap = fs->nost_slots;
+    pthread_rwlock_unlock(&fs->map_lock);
+    uint32_t *osts = malloc((cap ? cap : 1) * sizeof(*osts));
+    if (!osts)
+        return;
+    uint32_t n = online_osts(fs, osts, cap);
+    struct forget_call v[FORGET_WINDOW];
+    int failed = 0, first = 0;
+    for (uint32_t at = 0; at < n;) {
+        int k = 0;
+        while (at < n && k < FORGET_WINDOW)
+            v[k++] = (struct forget_call){.ost = osts[at++]};
+        failed += forget_some(fs, ino, v, k, &first);
+    }
+    free(osts);
+    if (failed)
+        log_warn("inode %" PRIx64 ": the fences its migrations left stay on %d OST(s) (%s): "
+                 "stria fsck --repair removes them",
+                 ino, failed, log_err(first));
 }

@@ -14,5 +14,10 @@ int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_pr
  * (before its swap) or finish it (after): io.c calls this while its
  * objects stay fenced. 0 also when there is none. */
 int cl_migrate_recover(stria_fs_t *fs, uint64_t ino);
+/* File ino, of layout l, is gone and its objects destroyed: if it was
+ * migrated, every online OST forgets the fences its migrations left
+ * (FENCE FORGET). One try each; what a failure leaves (logged), stria
+ * fsck --repair removes. */
+void cl_migrate_forget(stria_fs_t *fs, uint64_t ino, const struct layout *l);
 
 #endif

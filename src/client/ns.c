@@ -19,6 +19,7 @@
 #include "hsm.h"
 #include "io.h"
 #include "mdcache.h"
+#include "migrate.h"
 #include "wb.h"
 
 #include <errno.h>
@@ -272,6 +273,7 @@ void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
                  log_err(rc));
         return;
     }
+    cl_migrate_forget(fs, rm->ino, &rm->layout);
     struct proto_destroyed_req q = {.ino = rm->ino};
     struct proto_destroyed_rep r;
     cl_cred(&q.cred);

@@ -74,6 +74,12 @@ uint64_t util_mix64(uint64_t h)
     return h;
 }
 
+uint64_t util_instance_id(void)
+{
+    /* The clock tells restarts apart, the pid two daemons started at once. */
+    return util_hash64(&(uint64_t[2]){util_now_real_ns(), (uint64_t)getpid()}, 16) | 1;
+}
+
 int util_parse_u64(const char *s, uint64_t *out)
 {
     if (!s || !*s || *s == '-' || isspace((unsigned char)*s))

@@ -27,6 +27,10 @@ uint64_t util_hash64(const void *data, size_t len);
 /* Its final avalanche alone: spreads a 64-bit key (an inode number) over
  * hash buckets. */
 uint64_t util_mix64(uint64_t h);
+/* A number (odd, so never 0) that tells this process from the one before
+ * and the one after it: what a daemon answers as its instance, so that
+ * peers learn of a restart. */
+uint64_t util_instance_id(void);
 
 /*
  * A hash table of fixed-size records, each starting with its non-zero

@@ -691,8 +691,10 @@ enum {
 #define MSG_OSTATFS_REQ(F)
 #define MSG_OSTATFS_REP(F) F(TSTATS, targets)
 /* LISTOBJ: the objects of one of an OST's 256 fan-out directories, as
- * repeated {U64 ino, U32 comp, U32 stripe}; more: not all fit. */
-#define MSG_LISTOBJ_REQ(F) F(U32, ost) F(U32, fan)
+ * repeated {U64 ino, U32 comp, U32 stripe}; more: not all fit. fences 1:
+ * instead the objects of inodes of that directory that the OST keeps a
+ * fence of (FENCE), whether they exist or not. */
+#define MSG_LISTOBJ_REQ(F) F(U32, ost) F(U32, fan) F(U8, fences)
 #define MSG_LISTOBJ_REP(F) F(BLOB, objects) F(U8, more)
 /* SCRUB: check the checksum of every block of the objects of one of an
  * OST's 256 fan-out directories. bad: the blocks that failed (at most
@@ -709,8 +711,11 @@ enum {
  *   well, and the fence stays after the object is destroyed, so that a
  *   handle with the old layout learns of the new one rather than reading
  *   holes or making the object again.
+ * - FORGET: file ino is gone (its last link went and its objects were
+ *   destroyed): every fence of it on the OST goes, dead or not. comp,
+ *   stripe and id are not looked at.
  * Fences are kept on disk (fence/ beside objects/). */
-enum { FENCE_STAMP = 1, FENCE_SET, FENCE_CLEAR, FENCE_DEAD };
+enum { FENCE_STAMP = 1, FENCE_SET, FENCE_CLEAR, FENCE_DEAD, FENCE_FORGET };
 #define MSG_FENCE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U8, op) F(U64, id)
 #define MSG_FENCE_REP(F) F(U64, instance) F(U64, stamp) F(U64, size) F(U8, exists)
 #define MSG_SCRUB_REQ(F) F(U32, ost) F(U32, fan)

@@ -10,7 +10,8 @@
  * the copy is thrown away. After the swap the fence turns dead (reads
  * answer -ESTALE too) and outlives the object, so a handle still holding
  * the old layout asks for the new one instead of reading holes or
- * recreating the object.
+ * recreating the object. It lasts as long as the file: FORGET, when the
+ * file is gone, drops every fence of it (fence.c says why not sooner).
  *
  * A write stamp is a counter per hash of the object (64 Ki of them),
  * moved on after each change finished; a change of another object of the
@@ -49,7 +50,15 @@ int fence_begin(struct stord *s, uint32_t ost, uint64_t ino, uint32_t comp, uint
                 bool write, struct fence_pass *p);
 void fence_end(struct stord *s, struct fence_pass *p, bool changed);
 
-/* The FENCE message's handler. */
+/* One FENCE request q (proto.h) on s: 0 with its reply in r, or a
+ * negative errno (logged, but for STAMP's). */
+int fence_apply(struct stord *s, const struct proto_fence_req *q, struct proto_fence_rep *r);
+/* LISTOBJ's fences: every fence OST o keeps of inodes of fan-out
+ * directory fan, as {U64 ino, U32 comp, U32 stripe} into e, for stria
+ * fsck; *more when not all fitted. */
+void fence_list(struct stord *s, const struct ost *o, uint32_t fan, struct proto_enc *e,
+                bool *more);
+/* The FENCE message's handler: fence_apply over the wire. */
 int fence_h_fence(void *ctx, struct net_req *req, struct net_rep *rep);
 
 #endif

@@ -383,7 +383,32 @@ static int h_scrub(void *p, struct net_req *req, struct net_rep *rep)
 }
 #undef DECODE
 
-/* The objects of one fan-out directory, for stria fsck. */
+/* The objects of one fan-out directory, as LISTOBJ lists them, into e. */
+static int list_objects(struct ost *o, uint32_t fan, struct proto_enc *e, bool *more)
+{
+    int rc = 0;
+    DIR *d = ost_fan_open(o, fan, &rc);
+    if (!d)
+        return rc;
+    *more = false;
+    struct dirent *de;
+    while ((de = readdir(d))) {
+        uint64_t ino;
+        uint32_t comp, stripe;
+        char name[96];
+        if (!ost_fan_object(fan, de->d_name, &ino, &comp, &stripe, name))
+            continue; /* not a name this server would give: not one of its objects */
+        if (!ost_list_put(e, ino, comp, stripe)) {
+            *more = true;
+            break;
+        }
+    }
+    closedir(d);
+    return 0;
+}
+
+/* The objects of one fan-out directory, or its inodes' fences, for stria
+ * fsck. */
 static int h_listobj(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct stord *s = p;
@@ -398,32 +423,14 @@ static int h_listobj(void *p, struct net_req *req, struct net_rep *rep)
     uint8_t *buf = net_scratch(req, cap);
     if (!buf)
         return -ENOMEM;
-    DIR *d = ost_fan_open(o, q.fan, &rc);
-    if (!d)
-        return rc;
-    struct proto_listobj_rep r = {.more = 0};
     struct proto_enc e;
     proto_enc_init(&e, buf, cap);
-    struct dirent *de;
-    while ((de = readdir(d))) {
-        uint64_t ino;
-        uint32_t comp, stripe;
-        char name[96];
-        if (!ost_fan_object(q.fan, de->d_name, &ino, &comp, &stripe, name))
-            continue; /* not a name this server would give: not one of its objects */
-        size_t before = e.len;
-        proto_put_U64(&e, &ino);
-        proto_put_U32(&e, &comp);
-        proto_put_U32(&e, &stripe);
-        if (e.err) {
-            e.len = before;
-            e.err = 0;
-            r.more = 1;
-            break;
-        }
-    }
-    closedir(d);
-    r.objects = (struct proto_blob){buf, (uint32_t)e.len};
+    bool more = false;
+    if (q.fences)
+        fence_list(s, o, q.fan, &e, &more);
+    else if ((rc = list_objects(o, q.fan, &e, &more)))
+        return rc;
+    struct proto_listobj_rep r = {.objects = {buf, (uint32_t)e.len}, .more = more};
     return proto_enc_listobj_rep(&rep->enc, &r);
 }
 

@@ -540,3 +540,16 @@ bool ost_fan_object(uint32_t fan, const char *d_name, uint64_t *ino, uint32_t *c
     /* Named in full as it would be, after its "objects/FF/". */
     return proto_obj_fan(*ino) == fan && !strcmp(name + sizeof("objects/ff/") - 1, d_name);
 }
+
+bool ost_list_put(struct proto_enc *e, uint64_t ino, uint32_t comp, uint32_t stripe)
+{
+    size_t before = e->len;
+    proto_put_U64(e, &ino);
+    proto_put_U32(e, &comp);
+    proto_put_U32(e, &stripe);
+    if (!e->err)
+        return true;
+    e->len = before;
+    e->err = 0;
+    return false;
+}

@@ -101,5 +101,8 @@ DIR *ost_fan_open(struct ost *o, uint32_t fan, int *rc);
  * path from the OST's directory goes to name. */
 bool ost_fan_object(uint32_t fan, const char *d_name, uint64_t *ino, uint32_t *comp,
                     uint32_t *stripe, char name[96]);
+/* An object as LISTOBJ lists them, {U64 ino, U32 comp, U32 stripe},
+ * into e: false, with e as it was, when it does not fit. */
+bool ost_list_put(struct proto_enc *e, uint64_t ino, uint32_t comp, uint32_t stripe);
 
 #endif

@@ -9,9 +9,12 @@
 #   whether the migration succeeded or left it as it was (with a message);
 # - a handle opened before the migration writes and reads through it
 #   after (its objects' dead fences send it to the new layout);
+# - a migrated file removed (stria rm, or through the mount) leaves none
+#   of its fences on any OST;
 # - kill -9 of the migrator, of stria-metad and of stria-stord in the
 #   middle of a migration: the file is whole in its old or its new
-#   layout, a later migration cleans up, and fsck is clean.
+#   layout, a later migration cleans up, and fsck is clean;
+# - fsck --repair drops a fence of a file that is gone (its FORGET lost).
 set -euo pipefail
 . "$(cd "$(dirname "$0")" && pwd)/lib.sh"
 if ! fuse_usable; then
@@ -22,6 +25,8 @@ S() { "$STRIA" --conf "$CONF" "$@"; }
 PW="$BUILD/tests/pwrite_at"
 count() { S getstripe -c "$1"; }
 objects() { find "$DIR"/ost*/objects -type f ! -name '*.c' | wc -l; }
+fences() { find "$DIR"/ost*/fence -name "$1.*" | wc -l; } # of inode $1 (16 hex digits)
+no_fences() { [ "$(fences "$1")" = 0 ]; }
 
 step "a cluster of 4 OSTs and a mount"
 cluster_up --osts 4 --no-mount
@@ -50,6 +55,18 @@ S find /d -type f -stripe-count 2 | S migrate -c 3 || fail "find | migrate"
 [ "$(S find /d -type f -stripe-count 3 | wc -l)" = 3 ] || fail "find | migrate missed files"
 S migrate -c 2 /nonexistent 2>"$T/err" && fail "a missing path was taken"
 grep -q "No such file" "$T/err" || fail "no reason for a missing path: $(cat "$T/err")"
+
+step "a migrated file removed takes its fences with it, on every OST"
+for i in 1 2 3; do
+    fino[$i]=$(printf %016x "$(stat -c %i "$T/m/d/s$i")")
+    # Dead ones of its first two layouts: one object, then two.
+    [ "$(fences "${fino[$i]}")" -ge 3 ] || fail "/d/s$i has $(fences "${fino[$i]}") fences, not 3"
+done
+S rm /d/s1
+no_fences "${fino[1]}" || fail "/d/s1 removed, but $(fences "${fino[1]}") of its fences stay"
+rm "$T/m/d/s2" # through the mount, whose unlink may end after rm returns
+wait_for 10 no_fences "${fino[2]}" || fail "/d/s2 removed, but its fences stay"
+[ "$(fences "${fino[3]}")" -ge 3 ] || fail "/d/s3 lost its fences with its neighbours"
 
 step "a reader reads the file whole all along"
 (
@@ -177,6 +194,12 @@ S migrate -c 2 /big 2>"$T/err" && echo "(the migration had finished)" || {
 [ "$(count /big)" = 2 ] || fail "big is not in its new layout"
 cmp "$T/m/big" "$T/big" || fail "big differs"
 
+# A fence of a file that is gone, whose FORGET never came: the restart of
+# stria-stord below loads it, and fsck --repair drops it.
+gone_ino=0000ffffffff0001
+ost_dirs=("$DIR"/ost*)
+echo "1 1" >"${ost_dirs[0]}/fence/$gone_ino.0.0"
+
 for d in metad stord; do
     step "kill -9 of stria-$d in the middle of a migration"
     S migrate -c 3 /big >"$T/mig.out" 2>&1 &
@@ -193,9 +216,12 @@ for d in metad stord; do
     case "$(count /big)" in 2 | 3) ;; *) fail "big's layout is neither: $(count /big)" ;; esac
 done
 
-step "fsck is clean, and no object is left behind"
+step "fsck is clean, and no object or fence is left behind"
 sleep 31 # a migration the restarts cut goes stale, then the next cleans up
-S fsck --repair >/dev/null || true
+S fsck --repair >"$T/fsck" || true
+grep -q "fence of ${gone_ino#0000}.0.0: its file is gone (dropped)" "$T/fsck" ||
+    fail "fsck --repair: $(cat "$T/fsck")"
+no_fences $gone_ino || fail "fsck --repair left the fence of a file that is gone"
 S migrate -c 4 /big || fail "the last migration"
 S fsck >"$T/fsck" || { cat "$T/fsck"; fail "fsck"; }
 grep -q " 0 that no file owns" "$T/fsck" || fail "orphans: $(cat "$T/fsck")"

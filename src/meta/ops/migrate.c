@@ -85,6 +85,14 @@ static int begin(struct meta_txn *t, struct meta_ino_arg *a, struct meta_inode *
         return rc;
     if ((rc = meta_mig_put(t, in->ino, &m)))
         return rc;
+    /* Its fences on the OSTs go with its objects, which the unlink of
+     * the file destroys only if they may exist: so they may, even for a
+     * file never written. */
+    if (!(in->flags & META_F_OBJECTS)) {
+        in->flags |= META_F_OBJECTS;
+        if ((rc = meta_inode_put(t, in)))
+            return rc;
+    }
     r->id = m.id;
     r->state = m.state;
     layout_copy(&r->old, &m.old);

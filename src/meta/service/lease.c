@@ -20,7 +20,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 
 #define REC_BUCKETS (1u << 16)
 #define CLI_BUCKETS 1024u
@@ -110,8 +109,7 @@ int lease_tab_create(uint32_t term_ms, struct lease_tab **out)
     pthread_mutex_init(&t->lock, NULL);
     cond_init(&t->acked);
     t->term_ms = term_ms;
-    /* Unique enough to tell one process from the next. */
-    t->instance = util_hash64(&(uint64_t[2]){util_now_real_ns(), (uint64_t)getpid()}, 16) | 1;
+    t->instance = util_instance_id();
     *out = t;
     return 0;
 }

@@ -330,10 +330,10 @@ int meta_drop_link(struct meta_txn *t, struct meta_inode *in, uint8_t *destroy,
     if ((rc = meta_hsm_forget(t, in)) || (rc = meta_inode_del(t, in->ino)) ||
         (rc = meta_xattr_del_all(t, in->ino)))
         return rc;
-    /* Its bytes on this MDT (Data-on-MDT) go with it, or, while a client
-     * may keep it open (pending, below), when that client says DESTROYED. */
-    if (S_ISREG(in->mode) && layout_dom_size(&in->layout) && !meta_objects_may_exist(in) &&
-        (rc = meta_dom_del(t, in->ino)))
+    /* Its bytes on this MDT (Data-on-MDT, or what a migration into such a
+     * layout copied) go with it, or, while a client may keep it open
+     * (pending, below), when that client says DESTROYED. */
+    if (S_ISREG(in->mode) && !meta_objects_may_exist(in) && (rc = meta_dom_del(t, in->ino)))
         return rc;
     /* A migration a crash left: the objects it named become orphans for
      * stria fsck (their inode is gone). */

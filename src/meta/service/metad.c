@@ -135,6 +135,7 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
         return rc;
     }
     m->ctx.dom_max = conf->dom_max;
+    m->ctx.mig_stale_ms = (uint32_t)conf->migrate_stale_ms;
     if (conf->dom_max == 0)
         log_info("MDT%04x: Data-on-MDT off (dom_max=0): new files keep their data on OSTs",
                  m->index);

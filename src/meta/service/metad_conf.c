@@ -38,6 +38,14 @@ static const struct cfg_option metad_options[] = {
       "most bytes of file data each MDT keeps (Data-on-MDT, setstripe -L mdt): a write "
       "past it answers ENOSPC; 0 turns Data-on-MDT off there (new files keep their data "
       "on OSTs)"),
+    /* At least a second: migrators report every sixth of it, between
+     * copies of 8 MiB. At most ten minutes: a writer that meets a dead
+     * migrator's fences waits that long. */
+    O(migrate_stale_ms, CFG_INT, 1000, 600000, "30000", false,
+      "an online migration (stria migrate, stria rebalance) whose migrator has not reported "
+      "for this long is taken for dead: the next migration of the file, a writer waiting on "
+      "it or stria fsck --repair undoes or finishes it. Migrators learn it from the MDT and "
+      "report every sixth of it"),
 };
 #undef O
 

@@ -20,6 +20,7 @@ struct mdt_service_conf {
     int64_t lease_ms;
     int64_t root_mdts;
     uint64_t dom_max;
+    int64_t migrate_stale_ms;
 };
 
 /* The table of struct mdt_service_conf's options. */

@@ -10,8 +10,9 @@
  * thread's tick; nothing in it touches LMDB. The heartbeat keeps the MDT
  * registered with the management service and refreshes the allocator's
  * view of the OSTs and where the other MDTs are (for cross-MDT
- * operations, which this process sends as SHARD requests). The main thread makes committed metadata durable every
- * sync_interval_ms and finishes cross-MDT operations left open.
+ * operations, which this process sends as SHARD requests). The main
+ * thread makes committed metadata durable every sync_interval_ms and
+ * finishes cross-MDT operations left open.
  */
 #include "../../common/config.h"
 #include "../../common/daemon.h"

@@ -13,7 +13,7 @@
  *   local.c   (local.h)          a `stria up` cluster's directory; uses connect
  *   proc.c    (proc.h)           the process supervisor
  *   connect.c (connect.h)        which cluster, and connecting; uses paths, args
- *   paths.c   (paths.h)          path arguments, stria mounts; uses args
+ *   paths.c   (paths.h)          path arguments, stria mounts, tree walks; uses args
  *   args.c    (args.h)           options, usage errors, error reports
  *   cli.h                        exit codes and limits
  */

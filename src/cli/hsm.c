@@ -12,7 +12,6 @@
 
 #include "../common/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -45,43 +44,21 @@ struct job {
     pthread_mutex_t out;
 };
 
-static int add_item(struct item **v, size_t *n, const char *path, const struct stat *st)
+/* A file to move: into the job's list, which is whole before any moves
+ * (the progress bar shows the total, and workers take files from it). */
+static int add_item(const char *path, const struct stat *st, void *arg)
 {
-    struct item *nv = realloc(*v, (*n + 1) * sizeof(**v));
+    struct job *j = arg;
+    struct item *nv = realloc(j->v, (j->n + 1) * sizeof(*nv));
     if (!nv)
         return -ENOMEM;
-    *v = nv;
-    if (!(nv[*n].path = strdup(path)))
+    j->v = nv;
+    if (!(nv[j->n].path = strdup(path)))
         return -ENOMEM;
-    nv[*n].ino = st->st_ino;
-    nv[*n].size = (uint64_t)st->st_size;
-    (*n)++;
+    nv[j->n].ino = st->st_ino;
+    nv[j->n].size = (uint64_t)st->st_size;
+    j->n++;
     return 0;
-}
-
-/* The regular files at path, walking directories. */
-static int collect(stria_fs_t *fs, const char *path, struct item **v, size_t *n)
-{
-    struct stat st;
-    int rc = stria_lstat(fs, path, &st);
-    if (rc)
-        return rc;
-    if (S_ISREG(st.st_mode))
-        return add_item(v, n, path, &st);
-    if (!S_ISDIR(st.st_mode))
-        return 0;
-    stria_dir_t *d;
-    if ((rc = stria_opendir(fs, path, &d)))
-        return rc;
-    struct stria_dirent e;
-    while (rc == 0 && (rc = stria_readdir(d, &e)) == 1) {
-        char child[CLI_PATH_MAX];
-        rc = cli_path_join(path, e.name, child, sizeof(child));
-        if (rc == 0 && (e.type == DT_DIR || e.type == DT_REG))
-            rc = collect(fs, child, v, n);
-    }
-    stria_closedir(d);
-    return rc < 0 ? rc : 0;
 }
 
 static void bar(struct job *j)
@@ -241,11 +218,12 @@ int cmd_hsm(int argc, char **argv)
                 print_state(cli_shown_name(argv[i], path), &h, verbose);
             continue;
         }
-        int rc = collect(fs, path, &j.v, &j.n);
-        if (rc) {
+        size_t errors = 0;
+        int rc = cli_walk_files(fs, "hsm", path, add_item, &j, &errors);
+        if (rc)
             cli_error("hsm", argv[i], rc);
+        if (rc || errors)
             ret = CLI_FAIL;
-        }
     }
     if (strcmp(verb, "state")) {
         int rc = 0;

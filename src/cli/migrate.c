@@ -13,7 +13,6 @@
 
 #include "../common/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <stdbool.h>
 #include <inttypes.h>
@@ -64,40 +63,10 @@ static void migrate_file(struct run *r, const char *path, const struct stat *st)
         printf("%s\n", path);
 }
 
-/* path: a regular file, or a directory walked for them. */
-static void migrate_path(struct run *r, const char *path)
+static int on_file(const char *path, const struct stat *st, void *arg)
 {
-    struct stat st;
-    int rc = stria_lstat(r->fs, path, &st);
-    if (rc) {
-        fprintf(stderr, "%s: %s: %s\n", r->cmd, path, strerror(-rc));
-        r->failed++;
-        return;
-    }
-    if (S_ISREG(st.st_mode)) {
-        migrate_file(r, path, &st);
-        return;
-    }
-    if (!S_ISDIR(st.st_mode))
-        return; /* symlinks and special files have no data to move */
-    stria_dir_t *d;
-    if ((rc = stria_opendir(r->fs, path, &d))) {
-        fprintf(stderr, "%s: %s: %s\n", r->cmd, path, strerror(-rc));
-        r->failed++;
-        return;
-    }
-    struct stria_dirent e;
-    while ((rc = stria_readdir(d, &e)) == 1) {
-        char child[CLI_PATH_MAX];
-        if ((e.type == DT_DIR || e.type == DT_REG) &&
-            cli_path_join(path, e.name, child, sizeof(child)) == 0)
-            migrate_path(r, child);
-    }
-    stria_closedir(d);
-    if (rc < 0) {
-        fprintf(stderr, "%s: %s: %s\n", r->cmd, path, strerror(-rc));
-        r->failed++;
-    }
+    migrate_file(arg, path, st);
+    return 0; /* a file that fails is counted; the others still move */
 }
 
 static void migrate_arg(struct run *r, const char *arg)
@@ -106,7 +75,7 @@ static void migrate_arg(struct run *r, const char *arg)
     if (cli_stria_path(r->cmd, arg, path, sizeof(path)) < 0)
         r->failed++;
     else
-        migrate_path(r, path);
+        cli_walk_files(r->fs, r->cmd, path, on_file, r, &r->failed);
 }
 
 int cmd_migrate(int argc, char **argv)

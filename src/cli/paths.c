@@ -14,12 +14,16 @@
  * which is not followed if it is a symlink); when the mount does not
  * answer (its stria-fuse is gone), the path is matched as written. Only
  * when some stria mount exists is anything resolved, so without one bare
- * paths behave exactly as before. Nothing here talks to a cluster.
+ * paths behave exactly as before. Nothing here talks to a cluster but
+ * the walks (cli_walk_files), which read its directories through libstria
+ * with one path buffer for the whole walk, so that a deep tree costs no
+ * more than its open directories.
  */
 #include "paths.h"
 
 #include "args.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <limits.h>
 #include <stdbool.h>
@@ -262,4 +266,85 @@ const char *cli_base_name(const char *path, char *buf, size_t len)
         start--;
     snprintf(buf, len, "%.*s", (int)(end - start), path + start);
     return buf;
+}
+
+/* ---- walks ---- */
+
+struct walk {
+    stria_fs_t *fs;
+    const char *cmd;
+    cli_walk_fn fn;
+    void *arg;
+    size_t errors;
+    char path[CLI_PATH_MAX]; /* where the walk is */
+};
+
+static void walk_error(struct walk *w, const char *path, int rc)
+{
+    cli_error(w->cmd, path, rc);
+    w->errors++;
+}
+
+/* The files at w->path, len bytes long, whose lstat is st. Returns 0 or
+ * what fn stopped the walk with. */
+static int walk_at(struct walk *w, size_t len, const struct stat *st)
+{
+    if (S_ISREG(st->st_mode))
+        return w->fn(w->path, st, w->arg);
+    if (!S_ISDIR(st->st_mode))
+        return 0;
+    stria_dir_t *d;
+    int rc = stria_opendir(w->fs, w->path, &d);
+    if (rc) {
+        if (rc != -ENOENT) /* gone since its parent was listed */
+            walk_error(w, w->path, rc);
+        return 0;
+    }
+    bool slash = w->path[len - 1] != '/'; /* the root ends in one */
+    struct stria_dirent e;
+    int stop = 0;
+    while (!stop && (rc = stria_readdir(d, &e)) == 1) {
+        if (e.type != DT_REG && e.type != DT_DIR && e.type != DT_UNKNOWN)
+            continue;
+        size_t n = strlen(e.name), end = len + slash + n;
+        if (end >= sizeof(w->path)) {
+            fprintf(stderr, "stria %s: %s%s%s: %s\n", w->cmd, w->path, slash ? "/" : "", e.name,
+                    strerror(ENAMETOOLONG));
+            w->errors++;
+            continue;
+        }
+        if (slash)
+            w->path[len] = '/';
+        memcpy(w->path + len + slash, e.name, n + 1);
+        struct stat cst;
+        int crc = stria_lstat(w->fs, w->path, &cst);
+        if (crc == 0)
+            stop = walk_at(w, end, &cst);
+        else if (crc != -ENOENT)
+            walk_error(w, w->path, crc);
+        w->path[len] = '\0';
+    }
+    stria_closedir(d);
+    if (!stop && rc < 0)
+        walk_error(w, w->path, rc);
+    return stop;
+}
+
+int cli_walk_files(stria_fs_t *fs, const char *cmd, const char *path, cli_walk_fn fn, void *arg,
+                   size_t *errors)
+{
+    struct walk w = {.fs = fs, .cmd = cmd, .fn = fn, .arg = arg};
+    size_t len = strlen(path);
+    struct stat st;
+    int rc = len == 0 ? -ENOENT : len >= sizeof(w.path) ? -ENAMETOOLONG : 0, stop = 0;
+    if (rc == 0) {
+        memcpy(w.path, path, len + 1);
+        if ((rc = stria_lstat(fs, path, &st)) == 0)
+            stop = walk_at(&w, len, &st);
+    }
+    if (rc)
+        walk_error(&w, path, rc);
+    if (errors)
+        *errors += w.errors;
+    return stop;
 }

@@ -1,5 +1,6 @@
 /*
- * Path arguments, and the stria mounts they may lie in.
+ * Path arguments, the stria mounts they may lie in, and walks of the
+ * cluster's trees for their files.
  *
  * libstria has no working directory: every path starts at the cluster's
  * root. A path argument is "stria:/a/b", a local path inside a stria FUSE
@@ -12,8 +13,10 @@
 #include "cli.h"
 
 #include <stddef.h>
+#include <sys/stat.h>
 
 #include "../common/mounts.h"
+#include "stria/stria.h"
 
 /* The type a stria FUSE mount has in mountinfo. */
 #define CLI_MOUNT_TYPE "fuse.stria"
@@ -74,5 +77,27 @@ int cli_mounts_read(struct mount_table *m);
  * stria mount, else NULL. The result points into m.
  */
 const struct mount_ent *cli_mount_at(const struct mount_table *m, const char *point);
+
+/*
+ * Called for each regular file a walk finds, with its cluster path (valid
+ * during the call only) and its lstat. Returns 0 to go on, or a negative
+ * errno to stop the walk, which then returns it.
+ */
+typedef int (*cli_walk_fn)(const char *path, const struct stat *st, void *arg);
+
+/*
+ * Hand fn the regular files at the cluster path path: path itself if it is
+ * one, else every one under it, depth first, in each directory's order.
+ * Symlinks are never followed (a walk stays in its tree and cannot loop)
+ * and special files are skipped. A path that cannot be read (its lstat,
+ * opendir or readdir fails, or a name makes it longer than CLI_PATH_MAX)
+ * is reported as "stria CMD: PATH: reason" and counted in *errors (when
+ * errors is not NULL), and the walk goes on with the rest; an entry
+ * removed between its directory's listing and its lstat is skipped
+ * without a word, but path itself missing is reported.
+ * Returns 0, or the negative errno with which fn stopped the walk.
+ */
+int cli_walk_files(stria_fs_t *fs, const char *cmd, const char *path, cli_walk_fn fn, void *arg,
+                   size_t *errors);
 
 #endif

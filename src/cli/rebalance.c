@@ -4,7 +4,8 @@
  * "Rebalancing OSTs").
  *
  * The files under PATH (default /) with data on OSTs are listed once, with
- * the bytes each keeps on each OST. Then, while
+ * the bytes each keeps on each OST, all of them before the first move
+ * (each move picks from the whole list). Then, while
  * the fullest OST is out of balance (balance.h), the file that keeps the
  * most on it is migrated (stria_migrate) into a layout of the same shape
  * whose stripes start at the emptiest OST, and the OSTs are measured
@@ -21,7 +22,6 @@
 
 #include "../common/util.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <inttypes.h>
@@ -30,7 +30,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-#include <time.h>
 #include <unistd.h>
 
 struct share {
@@ -61,13 +60,6 @@ struct rb {
     uint64_t copied, file_done;
     int64_t start_ns;
 };
-
-static int64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (int64_t)ts.tv_sec * 1000000000 + ts.tv_nsec;
-}
 
 static struct stria_target *ost(struct rb *r, uint32_t index)
 {
@@ -124,37 +116,22 @@ static int add_file(struct rb *r, const char *path, uint64_t size, const struct 
     return 0;
 }
 
-/* The regular files under path with data on OSTs. */
-static int collect(struct rb *r, const char *path)
+/* A file of the walk: listed if it has data on OSTs. */
+static int on_file(const char *path, const struct stat *st, void *arg)
 {
-    struct stat st;
-    int rc = stria_lstat(r->fs, path, &st);
+    struct rb *r = arg;
+    struct stria_layout *l = malloc(sizeof(*l));
+    if (!l)
+        return -ENOMEM;
+    int rc = stria_getstripe(r->fs, path, l);
+    if (rc == 0)
+        rc = add_file(r, path, (uint64_t)st->st_size, l);
+    free(l);
+    if (rc == -ENOENT)
+        return 0; /* gone since it was listed */
     if (rc)
-        return rc;
-    if (S_ISREG(st.st_mode)) {
-        struct stria_layout *l = malloc(sizeof(*l));
-        if (!l)
-            return -ENOMEM;
-        rc = stria_getstripe(r->fs, path, l);
-        if (rc == 0)
-            rc = add_file(r, path, (uint64_t)st.st_size, l);
-        free(l);
-        return rc == -ENOENT ? 0 : rc; /* gone meanwhile */
-    }
-    if (!S_ISDIR(st.st_mode))
-        return 0;
-    stria_dir_t *d;
-    if ((rc = stria_opendir(r->fs, path, &d)))
-        return rc == -ENOENT ? 0 : rc;
-    struct stria_dirent e;
-    while ((rc = stria_readdir(d, &e)) == 1) {
-        char child[CLI_PATH_MAX];
-        if ((e.type == DT_DIR || e.type == DT_REG) &&
-            cli_path_join(path, e.name, child, sizeof(child)) == 0 && (rc = collect(r, child)))
-            break;
-    }
-    stria_closedir(d);
-    return rc < 0 ? rc : 0;
+        fprintf(stderr, "stria %s: %s: %s\n", r->cmd, path, strerror(-rc));
+    return rc;
 }
 
 /* Hold the copy to r->rate: after each chunk, sleep until the bytes
@@ -172,7 +149,7 @@ static void throttle(uint64_t done, void *arg)
     if (!r->rate)
         return;
     int64_t due = r->start_ns + (int64_t)((double)r->copied * 1e9 / (double)r->rate);
-    int64_t now = now_ns();
+    int64_t now = (int64_t)util_now_mono_ns();
     if (due > now)
         usleep((useconds_t)((due - now) / 1000));
 }
@@ -316,7 +293,7 @@ static int run(struct rb *r)
             double off = balance_off(&r->t[i], mean);
             worst = off > worst ? off : -off > worst ? -off : worst;
         }
-    double secs = (double)(now_ns() - r->start_ns) / 1e9;
+    double secs = (double)((int64_t)util_now_mono_ns() - r->start_ns) / 1e9;
     printf("%s: %zu file(s) %s, %" PRIu64 " MiB in %.1f s; %zu failed; the fullest OST is now "
            "%.0f%% from the mean (threshold %.0f%%)%s\n",
            r->cmd, r->moved, r->dry ? "to move" : "moved", r->copied >> 20, secs, failed, worst,
@@ -376,14 +353,18 @@ int cmd_rebalance(int argc, char **argv)
         return CLI_FAIL;
     if (cli_connect(&r.fs) < 0)
         return CLI_FAIL;
+    /* Every file first: each move takes the one that keeps the most on
+     * the fullest OST of the moment, which only the whole list tells.
+     * A tree that cannot be listed whole moves nothing. */
+    size_t errors = 0;
     int rc = stria_targets(r.fs, &r.t, &r.nt);
-    if (rc == 0)
-        rc = collect(&r, path);
-    int ret = CLI_FAIL;
     if (rc)
-        fprintf(stderr, "%s: %s: %s\n", argv[0], path, strerror(-rc));
-    else {
-        r.start_ns = now_ns();
+        fprintf(stderr, "%s: %s\n", argv[0], strerror(-rc));
+    else
+        rc = cli_walk_files(r.fs, argv[0], path, on_file, &r, &errors);
+    int ret = CLI_FAIL;
+    if (rc == 0 && errors == 0) {
+        r.start_ns = (int64_t)util_now_mono_ns();
         ret = run(&r);
     }
     for (size_t i = 0; i < r.n; i++) {

@@ -408,7 +408,7 @@ int stria_migrate(stria_fs_t *fs, const char *path, unsigned n, const struct str
 
 int stria_migrate_recover(stria_fs_t *fs, uint64_t ino)
 {
-    return cl_migrate_recover(fs, ino);
+    return cl_migrate_recover(fs, ino, NULL);
 }
 
 /* ---- the public inode level (stria.h): the cl_* calls in public types ---- */

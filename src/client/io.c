@@ -603,10 +603,17 @@ static int punch_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l, ui
 
 /* ---- objects fenced by a migration ---- */
 
-/* How long a call waits for a migration's swap: past the time after
- * which a dead migrator's fences are cleared (RELAYOUT_TRIES pauses of at
- * most half a second). */
-#define RELAYOUT_TRIES 100
+/* How long a call waits for a migration's swap: with no record of the
+ * migration to say more, 45 s; else past the MDT's stale time, after
+ * which a dead migrator's fences are cleared, by enough for another look
+ * at the record (every RECOVER_EVERY pauses of at most half a second). */
+#define RELAYOUT_WAIT_NS  (45 * 1000000000ll)
+#define RELAYOUT_GRACE_NS (15 * 1000000000ll)
+#define RECOVER_EVERY     20
+
+struct fenced_wait {
+    int64_t start_ns, limit_ns; /* monotonic; limit_ns counts from start_ns */
+};
 
 /* An OST answered -ESTALE: file ino has another layout (it was migrated),
  * or is about to (its objects are fenced while the migration swaps).
@@ -617,7 +624,7 @@ static int punch_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l, ui
  * The MDT's -ESTALE for its Data-on-MDT bytes (dom: DOM_MOVED) is never
  * waited out: with the layout unchanged it is the file's (superseded). */
 static int relayout(stria_fs_t *fs, uint64_t ino, const struct layout *used, struct layout *fresh,
-                    int attempt, bool dom)
+                    int attempt, bool dom, struct fenced_wait *w)
 {
     int rc = cl_get_layout(fs, ino, fresh);
     if (rc && rc != -ENOENT)
@@ -626,12 +633,16 @@ static int relayout(stria_fs_t *fs, uint64_t ino, const struct layout *used, str
         return 0;
     if (dom)
         return -ESTALE;
-    if (attempt + 1 >= RELAYOUT_TRIES) {
+    if ((int64_t)util_now_mono_ns() - w->start_ns > w->limit_ns) {
         log_error("inode %" PRIx64 ": its objects stay fenced by a migration", ino);
         return -EIO;
     }
-    if (attempt % 20 == 19)
-        cl_migrate_recover(fs, ino);
+    if (attempt % RECOVER_EVERY == RECOVER_EVERY - 1) {
+        uint32_t stale_ms = 0;
+        cl_migrate_recover(fs, ino, &stale_ms);
+        if (stale_ms)
+            w->limit_ns = MAX(RELAYOUT_WAIT_NS, (int64_t)stale_ms * 1000000 + RELAYOUT_GRACE_NS);
+    }
     layout_copy(fresh, used);
     usleep((useconds_t)MIN(10000u << MIN(attempt, 6), 500000u));
     return 0;
@@ -673,9 +684,10 @@ static int call(stria_fs_t *fs, uint64_t ino, const struct layout *l, const stru
     if (!v)
         return -ENOMEM;
     layout_copy(&v[1], l);
-    for (int a = 0; MOVED(rc) && a < RELAYOUT_TRIES; a++) {
+    struct fenced_wait w = {(int64_t)util_now_mono_ns(), RELAYOUT_WAIT_NS};
+    for (int a = 0; MOVED(rc); a++) {
         layout_copy(&v[0], &v[1]);
-        if ((rc = relayout(fs, ino, &v[0], &v[1], a, rc == DOM_MOVED)))
+        if ((rc = relayout(fs, ino, &v[0], &v[1], a, rc == DOM_MOVED, &w)))
             break;
         rc = call_layout(fs, ino, &v[1], c);
     }

@@ -49,8 +49,14 @@
 
 #define COPY_CHUNK    (8u << 20)
 #define COPY_TRIES    3
-#define PROGRESS_NS   (5 * 1000000000ll)
 #define FORGET_WINDOW 32
+
+/* When the migration last told the MDT it lives, and how often it must:
+ * a sixth of the MDT's stale time (its replies' stale_ms), so that the
+ * copy may stall for most of it and still be the file's migration. */
+struct pulse {
+    int64_t told_ns, every_ns; /* monotonic */
+};
 
 /* What a FENCE said of one object. */
 struct stamp {
@@ -152,17 +158,16 @@ static bool all_zero(const uint8_t *p, size_t n)
 }
 
 /* Copy [0, end) from old to new (zeros are left as holes), telling the
- * MDT the migration lives every few seconds. The first bytes that both
+ * MDT the migration lives as often as p says. The first bytes that both
  * layouts keep in the file's Data-on-MDT record stay where they are. */
 static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *old,
                 const struct layout *new, uint64_t end, stria_progress_fn fn, void *arg,
-                struct proto_migrate_rep *scratch)
+                struct pulse *p, struct proto_migrate_rep *scratch)
 {
     uint8_t *buf = malloc(COPY_CHUNK);
     if (!buf)
         return -ENOMEM;
     int rc = 0;
-    int64_t told = (int64_t)util_now_mono_ns();
     uint64_t kept = MIN(layout_dom_size(old), layout_dom_size(new));
     if (fn && kept)
         fn(MIN(kept, end), arg);
@@ -172,9 +177,9 @@ static int copy(stria_fs_t *fs, uint64_t ino, uint64_t id, const struct layout *
             /* Still ours before it writes: after a stall long enough for
              * the migration to go stale, another may have taken it over,
              * and the new objects are then that one's. */
-            if ((int64_t)util_now_mono_ns() - told > PROGRESS_NS) {
+            if ((int64_t)util_now_mono_ns() - p->told_ns > p->every_ns) {
                 rc = mig_call(fs, ino, MIGRATE_PROGRESS, id, NULL, scratch);
-                told = (int64_t)util_now_mono_ns();
+                p->told_ns = (int64_t)util_now_mono_ns();
             }
             if (!rc)
                 rc = io_rw_as(fs, ino, new, true, buf, n, at);
@@ -216,12 +221,14 @@ static int clean_up(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m)
     return rc;
 }
 
-int cl_migrate_recover(stria_fs_t *fs, uint64_t ino)
+int cl_migrate_recover(stria_fs_t *fs, uint64_t ino, uint32_t *stale_ms)
 {
     struct proto_migrate_rep *m = malloc(sizeof(*m));
     if (!m)
         return -ENOMEM;
     int rc = mig_call(fs, ino, MIGRATE_STATE, 0, NULL, m);
+    if (rc == 0 && stale_ms)
+        *stale_ms = m->stale_ms;
     if (rc == 0 && m->stale)
         rc = clean_up(fs, ino, m);
     free(m);
@@ -246,11 +253,13 @@ static bool stamps_equal(const struct stamp *a, const struct stamp *b, size_t n)
     return true;
 }
 
-/* One migration of ino from BEGIN's reply m to its end, or to an abort. */
+/* One migration of ino from BEGIN's reply m (just received) to its end,
+ * or to an abort. */
 static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_progress_fn fn,
                void *arg, char *why, size_t whylen)
 {
     uint64_t id = m->id;
+    struct pulse pulse = {(int64_t)util_now_mono_ns(), (int64_t)m->stale_ms * 1000000 / 6};
     struct layout *old = malloc(2 * sizeof(*old)), *new = old + 1;
     size_t n = old ? count_objects(&m->old) : 0;
     struct stamp *st = calloc(2 * n + 1, sizeof(*st)), *st2 = st + n;
@@ -272,7 +281,7 @@ static int run(stria_fs_t *fs, uint64_t ino, struct proto_migrate_rep *m, stria_
             (rc = empty_dom(fs, ino, old, new)))
             break;
         uint64_t end = MAX(size, objects_end(old, st));
-        if ((rc = copy(fs, ino, id, old, new, end, fn, arg, m)))
+        if ((rc = copy(fs, ino, id, old, new, end, fn, arg, &pulse, m)))
             break;
         fenced = true;
         if ((rc = fence_all(fs, ino, old, FENCE_SET, id, st2)))

@@ -498,14 +498,15 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  *   layout} and answers them with the file's size. The new layout's
  *   components below the size are instantiated, in the next generation
  *   of objects (LAYOUT_GEN_MASK). -EBUSY while another migration of the
- *   file is alive; one that made no PROGRESS for MIGRATE_STALE_MS is
- *   taken over (the reply's stale then says so, and old/new are the
- *   dead one's, for the caller to clean up first: BEGIN again after an
- *   ABORT of it). The owner or root only; a regular file; -EBUSY if
- *   released. A Data-on-MDT component keeps its bytes in the MDT's one
- *   record of the file, on either side: the copy writes only what the
- *   new component holds past the old one's end.
- * - PROGRESS: the migration of id is alive (the copy goes on).
+ *   file is alive; one that made no PROGRESS for stale_ms is taken
+ *   over (the reply's stale then says so, and old/new are the dead
+ *   one's, for the caller to clean up first: BEGIN again after an ABORT
+ *   of it). The owner or root only; a regular file; -EBUSY if released.
+ *   A Data-on-MDT component keeps its bytes in the MDT's one record of
+ *   the file, on either side: the copy writes only what the new
+ *   component holds past the old one's end.
+ * - PROGRESS: the migration of id is alive (the copy goes on). A
+ *   migrator sends it at most every stale_ms / 6, before it writes.
  * - SWAP: the file's layout becomes the new one, atomically, unless it
  *   changed since BEGIN (a component instantiated: -ESTALE). The record
  *   stays (state SWAPPED) until DONE, so that the old objects are not
@@ -520,7 +521,9 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * - STATE: the record, if any (-ENOENT if none; read permission).
  * Every op but BEGIN and STATE names the migration's id (-ESTALE if it
  * is not the file's any more). A stale migration may be aborted or done
- * by anyone who may write the file (a writer waiting on its fences). */
+ * by anyone who may write the file (a writer waiting on its fences).
+ * Every reply's stale_ms is the MDT's migrate_stale_ms (appended within
+ * version 4). */
 enum {
     MIGRATE_BEGIN = 1,
     MIGRATE_PROGRESS,
@@ -530,11 +533,11 @@ enum {
     MIGRATE_STATE
 };
 enum { MIGRATE_COPYING = 1, MIGRATE_SWAPPED = 2 };
-#define MIGRATE_STALE_MS   30000
 #define MSG_MIGRATE_REQ(F) F(CRED, cred) F(U64, ino) F(U8, op) F(U64, id) F(LAYOUT, layout)
 #define MSG_MIGRATE_REP(F)                                                                         \
     F(U64, id)                                                                                     \
-    F(U8, state) F(U8, stale) F(U64, size) F(LAYOUT, old) F(LAYOUT, layout) F(LEASES, leases)
+    F(U8, state)                                                                                   \
+    F(U8, stale) F(U64, size) F(LAYOUT, old) F(LAYOUT, layout) F(LEASES, leases) F(U32, stale_ms)
 /* SETDIRSTRIPE: the default stripe of new subdirectories of a directory
  * (count 0: none, -1: all MDTs; start -1: the entry's MDT). */
 #define MSG_SETDIRSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(I32, start)

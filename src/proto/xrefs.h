@@ -20,8 +20,9 @@
  *           client that removed it destroys them (maybe at its last close):
  *           U64 ino
  *   kind 4, a file with a migration under way (stria migrate), stale when
- *           its migrator has not been heard of for MIGRATE_STALE_MS: what
- *           it left (objects, fences) waits for a cleanup:
+ *           its migrator has not been heard of for the MDT's
+ *           migrate_stale_ms: what it left (objects, fences) waits for a
+ *           cleanup:
  *           U64 ino, U8 stale */
 enum { XREF_NAME = 1, XREF_INODE = 2, XREF_PENDING = 3, XREF_MIGRATION = 4 };
 

@@ -11,9 +11,11 @@ DIR="$T/cluster"
 export HOME="$T/home"
 mkdir -p "$HOME"
 unset STRIA_CONF
+PAUSED_PIDS=() # daemon_pause's, for teardown
 
 teardown() {
     local rc=$?
+    daemon_resume     # a daemon left stopped would hang the unmount and stria down
     unmount_stria_all # before the daemons stop and before rm -rf walks into a mount
     s3_down
     if [ -f "$DIR/stria.cluster" ]; then
@@ -52,19 +54,37 @@ cluster_up() {
     CONF="$DIR/client.conf"
 }
 
-# mgmtd_set KEY VALUE: set an option of the cluster's stria-mgmtd and
-# restart it (the other daemons find it again by themselves).
-mgmtd_set() {
+# daemon_set NAME KEY VALUE: set an option of the cluster's daemon NAME
+# (mgmtd, metad, stord) in its config and restart it (the other daemons
+# find it again by themselves).
+daemon_set() {
     local pid i
-    echo "$1 = $2" >>"$DIR/conf/mgmtd.conf"
-    pid=$(daemon_pid mgmtd)
+    echo "$2 = $3" >>"$DIR/conf/$1.conf"
+    pid=$(daemon_pid "$1")
     kill "$pid" 2>/dev/null || true
     for i in $(seq 100); do
         kill -0 "$pid" 2>/dev/null || break
         sleep 0.1
     done
-    kill -0 "$pid" 2>/dev/null && fail "stria-mgmtd did not stop"
-    "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after changing mgmtd.conf"
+    kill -0 "$pid" 2>/dev/null && fail "stria-$1 did not stop"
+    "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after changing $1.conf"
+}
+
+mgmtd_set() { daemon_set mgmtd "$@"; }
+
+# metad_set KEY VALUE: the same for stria-metad, once its MDT answers again.
+metad_set() {
+    daemon_set metad "$@"
+    wait_for 30 "$STRIA" --conf "$CONF" stats || fail "the MDT did not come back"
+}
+
+# migrate_stale_short: the cluster's migrations go stale after
+# MIGRATE_STALE (3) seconds without a word from their migrator rather than
+# 30 (stria-metad's migrate_stale_ms), for tests that wait for a dead
+# migrator's record to go stale.
+migrate_stale_short() {
+    MIGRATE_STALE=3
+    metad_set migrate_stale_ms $((MIGRATE_STALE * 1000))
 }
 
 # free_port FIRST: a loopback port from FIRST on (steps of 17) that nothing
@@ -83,6 +103,24 @@ free_port() {
 
 # The pid of one daemon of the cluster.
 daemon_pid() { cat "$DIR/run/$1.pid"; }
+
+# daemon_pause NAME stops daemon NAME (SIGSTOP), so that a test can act
+# while it hangs; daemon_resume continues every daemon paused so (those
+# killed meanwhile are gone: nothing to do). Teardown resumes them too, so
+# a test that fails while one is stopped still comes down.
+daemon_pause() {
+    local pid
+    pid=$(daemon_pid "$1")
+    PAUSED_PIDS+=("$pid")
+    kill -STOP "$pid"
+}
+daemon_resume() {
+    local pid
+    for pid in "${PAUSED_PIDS[@]}"; do
+        kill -CONT "$pid" 2>/dev/null || true
+    done
+    PAUSED_PIDS=()
+}
 
 # Wait (bounded) until a command succeeds.
 wait_for() {

@@ -30,6 +30,7 @@ no_fences() { [ "$(fences "$1")" = 0 ]; }
 
 step "a cluster of 4 OSTs and a mount"
 cluster_up --osts 4 --no-mount
+migrate_stale_short # so that a dead migrator's record goes stale in seconds
 mount_stria "$T/m"
 head -c $((48 << 20)) /dev/urandom >"$T/a"
 
@@ -172,18 +173,20 @@ S cp -c 1 "$T/big" stria:/big
 "$STRIA" --conf "$CONF" migrate -c 4 /big & # $! the migrator itself, not a subshell
 mig=$!
 sleep 0.1
-kill -STOP "$(daemon_pid stord)"
+daemon_pause stord
 sleep 0.2
 kill -9 $mig 2>/dev/null || true
 wait $mig 2>/dev/null || true
-kill -CONT "$(daemon_pid stord)"
-cmp "$T/m/big" "$T/big" || fail "big differs after its migrator died"
+daemon_resume
+# At once: the dead migrator's record is not stale yet (MIGRATE_STALE s
+# after its last PROGRESS), and the file whole.
 S migrate -c 2 /big 2>"$T/err" && echo "(the migration had finished)" || {
     grep -q "someone else" "$T/err" || fail "a live record was not said busy: $(cat "$T/err")"
     S fsck >"$T/fsck" || fail "fsck fails on a migration under way: $(cat "$T/fsck")"
     grep -q "migrations: 1 under way, 0 stale" "$T/fsck" || fail "fsck: $(cat "$T/fsck")"
+    cmp "$T/m/big" "$T/big" || fail "big differs after its migrator died"
     echo "waiting for the dead migration to go stale"
-    sleep 31
+    sleep $((MIGRATE_STALE + 1))
     S fsck >"$T/fsck" && fail "fsck passes a stale migration: $(cat "$T/fsck")"
     grep -q "migrator died" "$T/fsck" || fail "fsck does not say: $(cat "$T/fsck")"
     S fsck --repair >"$T/fsck" || fail "fsck --repair: $(cat "$T/fsck")"
@@ -205,10 +208,9 @@ for d in metad stord; do
     S migrate -c 3 /big >"$T/mig.out" 2>&1 &
     mig=$!
     sleep 0.1
-    stord=$(daemon_pid stord)
-    kill -STOP "$stord"
+    daemon_pause stord
     kill -9 "$(daemon_pid $d)"
-    kill -CONT "$stord" 2>/dev/null || true
+    daemon_resume
     sleep 1
     "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after killing $d"
     wait $mig && echo "migrated across the restart" || echo "not migrated: $(tail -1 "$T/mig.out")"
@@ -217,7 +219,7 @@ for d in metad stord; do
 done
 
 step "fsck is clean, and no object or fence is left behind"
-sleep 31 # a migration the restarts cut goes stale, then the next cleans up
+sleep $((MIGRATE_STALE + 1)) # a migration the restarts cut goes stale, then the next cleans up
 S fsck --repair >"$T/fsck" || true
 grep -q "fence of ${gone_ino#0000}.0.0: its file is gone (dropped)" "$T/fsck" ||
     fail "fsck --repair: $(cat "$T/fsck")"

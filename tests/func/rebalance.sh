@@ -10,6 +10,7 @@ S() { "$STRIA" --conf "$CONF" "$@"; }
 
 step "a cluster of 4 OSTs, one of them filled"
 cluster_up --osts 4 --no-mount
+migrate_stale_short # so that the migration a kill cuts goes stale in seconds
 S mkdir /full /other
 S setstripe -c 1 -i 0 /full
 for i in $(seq 1 16); do
@@ -57,19 +58,19 @@ S cp "$T/big" stria:/full/big
 "$STRIA" --conf "$CONF" rebalance >/dev/null 2>&1 & # $! the process itself
 rb=$!
 sleep 0.1
-kill -STOP "$(daemon_pid stord)"
+daemon_pause stord
 sleep 0.3
 kill -9 $rb 2>/dev/null || true
 wait $rb 2>/dev/null || true
-kill -CONT "$(daemon_pid stord)"
+daemon_resume
 for i in $(seq 1 16); do
     S cp stria:/full/f$i "$T/back" && cmp -s "$T/back" "$T/f$i" || fail "f$i differs after the kill"
 done
 S cp stria:/full/big "$T/back" && cmp -s "$T/back" "$T/big" || fail "big differs after the kill"
 S rebalance >"$T/rb" 2>&1 || {
-    # The file whose migration the kill cut is someone else's for 30 s.
+    # The file whose migration the kill cut is someone else's until stale.
     grep -q "someone else" "$T/rb" || fail "rebalance after the kill: $(cat "$T/rb")"
-    sleep 31
+    sleep $((MIGRATE_STALE + 1))
     S rebalance >"$T/rb" 2>&1 || fail "rebalance after the stale wait: $(cat "$T/rb")"
 }
 S df | grep -q "out of balance" && fail "out of balance after the second run"

@@ -18,17 +18,21 @@
 
 #include "common/auth.h"
 #include "common/log.h"
+#include "common/util.h"
 #include "meta/ops/fsck.h"
 #include "meta/ops/ops.h"
 #include "meta/service/dispatch.h"
 #include "meta/service/mdt.h"
+#include "meta/service/metad_conf.h"
 #include "meta/store/dom_rec.h"
 #include "meta/store/hsm_rec.h"
+#include "meta/store/mig_rec.h"
 #include "meta/store/wcache.h"
 #include "proto/csum.h"
 #include "proto/layout.h"
 #include "proto/map.h"
 #include "proto/proto.h"
+#include "proto/xrefs.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -2085,6 +2089,102 @@ static void test_dom_max(void **state)
     assert_int_equal(op_open(f, &root_cred, "dom/d", O_CREAT | O_WRONLY, 0644, &o), 0);
     assert_int_equal(layout_dom_size(&o.layout), 64 << 10);
     assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), 0);
+}
+
+/* ---- online migration's stale time (metad's migrate_stale_ms) ---- */
+
+static int op_migrate(struct fx *f, uint64_t ino, uint8_t op, uint64_t id,
+                      struct proto_migrate_rep *r)
+{
+    static struct proto_migrate_req q;
+    memset(&q, 0, sizeof(q));
+    memset(r, 0, sizeof(*r));
+    q.cred = root_cred;
+    q.ino = ino;
+    q.op = op;
+    q.id = id;
+    if (op == MIGRATE_BEGIN)
+        tmpl_of(&q.layout, 1, (const uint64_t[][3]){{LAYOUT_END_EOF, 2, MIB}});
+    return meta_op_migrate(RQ(&f->ctx), &q, r);
+}
+
+/* Whether fsck, given stale_ms, lists ino's migration as stale (-1: it
+ * lists none). */
+static int fsck_mig_stale(struct fx *f, uint64_t ino, uint32_t stale_ms)
+{
+    static uint8_t refs[64 << 10];
+    struct meta_fsck_report r = {.refs = refs, .refs_cap = sizeof(refs), .mig_stale_ms = stale_ms};
+    assert_int_equal(meta_fsck(f->s, false, &r), 0);
+    struct proto_dec d;
+    proto_dec_init(&d, refs, (uint32_t)r.refs_len);
+    struct xref x;
+    int rc;
+    while ((rc = xref_get(&d, &x)) == 0)
+        if (x.kind == XREF_MIGRATION && x.ino == ino)
+            return x.stale;
+    assert_int_equal(rc, -1);
+    return -1;
+}
+
+/* The option: 30 s unless set, in milliseconds; garbage, and less than a
+ * second, refused with the option named (the daemon then exits 2). */
+static void test_migrate_stale_option(void **state)
+{
+    (void)state;
+    static struct mdt_service_conf conf;
+    char err[256];
+    assert_int_equal(cfg_defaults(&metad_table, &conf), 0);
+    assert_int_equal(conf.migrate_stale_ms, META_MIG_STALE_MS_DEFAULT);
+    assert_int_equal(cfg_set(&metad_table, &conf, "migrate_stale_ms", "3000", err, sizeof(err)), 0);
+    assert_int_equal(conf.migrate_stale_ms, 3000);
+    static const char *bad[] = {"soon", "3s", "", "-1", "999", "600001"};
+    for (size_t i = 0; i < ARRAY_SIZE(bad); i++) {
+        err[0] = 0;
+        assert_true(cfg_set(&metad_table, &conf, "migrate_stale_ms", bad[i], err, sizeof(err)) < 0);
+        assert_non_null(strstr(err, "migrate_stale_ms"));
+        assert_int_equal(conf.migrate_stale_ms, 3000);
+    }
+    cfg_free(&metad_table, &conf);
+}
+
+/* The MDT's stale time decides: its replies say it; a migration is busy
+ * within it and taken over (stale) past it, and fsck says the same with
+ * the time it is given. */
+static void test_migrate_stale(void **state)
+{
+    struct fx *f = *state;
+    static struct proto_migrate_rep r;
+    uint64_t ino = mk_file(f, &root_cred, "m", 0644);
+    f->ctx.mig_stale_ms = 200;
+    assert_int_equal(op_migrate(f, ino, MIGRATE_BEGIN, 0, &r), 0);
+    assert_int_equal(r.stale_ms, 200);
+    assert_int_equal(r.stale, 0);
+    uint64_t id = r.id;
+    assert_int_equal(op_migrate(f, ino, MIGRATE_BEGIN, 0, &r), -EBUSY);
+    assert_int_equal(op_migrate(f, ino, MIGRATE_STATE, 0, &r), 0);
+    assert_int_equal(r.stale, 0);
+    assert_int_equal(r.stale_ms, 200);
+    assert_int_equal(fsck_mig_stale(f, ino, 200), 0);
+    usleep(300 * 1000);
+    /* Stale at 200 ms; alive still at the default's 30 s. */
+    assert_int_equal(fsck_mig_stale(f, ino, 200), 1);
+    assert_int_equal(fsck_mig_stale(f, ino, 0), 0);
+    assert_int_equal(op_migrate(f, ino, MIGRATE_STATE, 0, &r), 0);
+    assert_int_equal(r.stale, 1);
+    f->ctx.mig_stale_ms = META_MIG_STALE_MS_DEFAULT;
+    assert_int_equal(op_migrate(f, ino, MIGRATE_BEGIN, 0, &r), -EBUSY);
+    /* PROGRESS revives it (no one took it over): stale again only 200 ms
+     * after it. */
+    f->ctx.mig_stale_ms = 200;
+    assert_int_equal(op_migrate(f, ino, MIGRATE_PROGRESS, id, &r), 0);
+    assert_int_equal(op_migrate(f, ino, MIGRATE_BEGIN, 0, &r), -EBUSY);
+    usleep(300 * 1000);
+    assert_int_equal(op_migrate(f, ino, MIGRATE_BEGIN, 0, &r), 0);
+    assert_int_equal(r.stale, 1);
+    assert_int_equal(r.id, id);
+    assert_int_equal(r.stale_ms, 200);
+    assert_int_equal(op_migrate(f, ino, MIGRATE_ABORT, id, &r), 0);
+    assert_int_equal(fsck_mig_stale(f, ino, 200), -1);
 }
 
 /* Data-on-MDT records no file reads any more are orphans: of an inode
@@ -4297,6 +4397,8 @@ int main(void)
         T(test_dom_open),
         T(test_dom_open_served),
         T(test_dom_max),
+        T(test_migrate_stale_option),
+        T(test_migrate_stale),
         T(test_dom_fsck),
         T(test_stripe_offline_osts),
         T(test_alloc_pool),

@@ -73,6 +73,10 @@ struct meta_ctx {
      * logged since the records were last well below it (atomic). */
     uint64_t dom_max;
     int dom_full;
+    /* How long a migration lives without PROGRESS before it is stale
+     * (metad's migrate_stale_ms; META_MIG_STALE_MS_DEFAULT). Its replies
+     * say it, so that the migrator keeps well inside it. */
+    uint32_t mig_stale_ms;
     /* Allocation state, under alloc_lock. */
     pthread_mutex_t alloc_lock;
     bool osts_known; /* a cluster map has come since start */

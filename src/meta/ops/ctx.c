@@ -5,6 +5,7 @@
 #include "ctx.h"
 #include "alloc.h"
 #include "intent.h"
+#include "../store/mig_rec.h"
 
 #include "../../common/log.h"
 #include "../../common/util.h"
@@ -63,6 +64,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
     ctx->default_count = default_count;
     ctx->default_size = default_size;
     ctx->dom_max = META_DOM_MAX_DEFAULT;
+    ctx->mig_stale_ms = META_MIG_STALE_MS_DEFAULT;
     pthread_mutex_init(&ctx->alloc_lock, NULL);
     pthread_mutex_init(&ctx->xlock, NULL);
     meta_store_set_owner(store, ctx);

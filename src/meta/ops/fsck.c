@@ -56,7 +56,8 @@ struct fsck {
     struct fix *fixes;
     size_t nfix, capfix;
     bool repair;
-    int err; /* out of memory while collecting */
+    uint32_t mig_stale_ms; /* the report's, or the default */
+    int err;               /* out of memory while collecting */
 };
 
 static void say(struct fsck *f, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -314,7 +315,7 @@ static int on_mig(void *arg, uint64_t ino, const struct meta_mig *m)
         return rc;
     struct xref x = {.kind = XREF_MIGRATION,
                      .ino = ino,
-                     .stale = meta_now_ns() - m->touched_ns > (int64_t)MIGRATE_STALE_MS * 1000000};
+                     .stale = meta_mig_stale(m, meta_now_ns(), f->mig_stale_ms)};
     add_ref(f, &x);
     return f->err;
 }
@@ -536,7 +537,9 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
     size_t refs_cap = report->refs_cap;
     const uint8_t *xfixes = report->xfixes;
     size_t xfixes_len = report->xfixes_len;
+    uint32_t mig_stale_ms = report->mig_stale_ms;
     memset(report, 0, sizeof(*report));
+    report->mig_stale_ms = mig_stale_ms;
     report->xfixes = xfixes;
     report->xfixes_len = xfixes_len;
     report->text = text;
@@ -545,7 +548,10 @@ int meta_fsck(struct meta_store *s, bool repair, struct meta_fsck_report *report
     report->refs_cap = refs_cap;
     if (text && cap)
         text[0] = '\0';
-    struct fsck f = {.r = report, .mdt = meta_store_mdt(s), .repair = repair};
+    struct fsck f = {.r = report,
+                     .mdt = meta_store_mdt(s),
+                     .repair = repair,
+                     .mig_stale_ms = mig_stale_ms ? mig_stale_ms : META_MIG_STALE_MS_DEFAULT};
     int rc =
         repair ? meta_store_write(s, NULL, fsck_txn, &f) : meta_store_read(s, NULL, fsck_txn, &f);
     if (rc)

@@ -44,6 +44,9 @@ struct meta_fsck_report {
      * made with repair. */
     const uint8_t *xfixes;
     size_t xfixes_len;
+    /* In: how long a migration lives without PROGRESS before it is listed
+     * stale (metad's migrate_stale_ms; 0: META_MIG_STALE_MS_DEFAULT). */
+    uint32_t mig_stale_ms;
     /* One line per finding (the first that fit), NUL-terminated. */
     char *text;
     size_t text_len, text_cap;

@@ -29,11 +29,6 @@
 #include <string.h>
 #include <sys/stat.h>
 
-static bool stale(const struct meta_mig *m, int64_t now)
-{
-    return now - m->touched_ns > (int64_t)MIGRATE_STALE_MS * 1000000;
-}
-
 /* The new layout from the template: what it leaves open is the file
  * system's, components below size instantiated, all in generation gen. */
 static int new_layout(struct meta_ctx *c, const struct layout *tmpl, uint64_t size, uint16_t gen,
@@ -60,7 +55,7 @@ static int begin(struct meta_txn *t, struct meta_ino_arg *a, struct meta_inode *
     int64_t now = meta_now_ns();
     if (rc == 0) {
         /* Alive: busy. Dead: the caller cleans up after it first. */
-        if (!stale(&m, now))
+        if (!meta_mig_stale(&m, now, a->c->mig_stale_ms))
             return -EBUSY;
         r->id = m.id;
         r->state = m.state;
@@ -113,6 +108,7 @@ static int migrate_txn(struct meta_txn *t, void *arg)
         return -EINVAL;
     bool owner = q->cred.uid == 0 || q->cred.uid == in.uid;
     r->size = in.size;
+    r->stale_ms = a->c->mig_stale_ms;
     if (q->op == MIGRATE_BEGIN)
         return owner ? begin(t, a, &in, r) : -EPERM;
     struct meta_mig m;
@@ -121,7 +117,7 @@ static int migrate_txn(struct meta_txn *t, void *arg)
     int64_t now = meta_now_ns();
     r->id = m.id;
     r->state = m.state;
-    r->stale = stale(&m, now);
+    r->stale = meta_mig_stale(&m, now, a->c->mig_stale_ms);
     layout_copy(&r->old, &m.old);
     layout_copy(&r->layout, &m.layout);
     /* A reader may see it; a writer waiting on its fences may clean up

@@ -111,6 +111,7 @@ static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
     f.refs_cap = PROTO_MAX_FSCK_REFS;
     f.xfixes = q.fixes.p;
     f.xfixes_len = q.fixes.len;
+    f.mig_stale_ms = m->ctx.mig_stale_ms;
     log_info("fsck%s started peer=%s", q.repair ? " --repair" : "", req->peer);
     int rc = meta_fsck(m->store, q.repair != 0, &f);
     log_info("fsck: %s; inodes=%llu entries=%llu dangling=%llu orphans=%llu bad_nlink=%llu "

@@ -5,13 +5,14 @@
  * and heartbeat: nothing on a request's path is shared between MDTs, so
  * they scale with cores. Requests go through the dispatcher (dispatch.c)
  * to the operations (ops/); cross-MDT steps go to the other MDTs through
- * peers.c. This file is the start-up: the config table, one MDT's store,
- * context, leases, server and heartbeat, and the main thread's tick;
- * nothing in it touches LMDB. The heartbeat keeps the MDT registered with the management service
- * and refreshes the allocator's view of the OSTs and where the other MDTs
- * are (for cross-MDT operations, which this process sends as SHARD
- * requests). The main thread makes committed metadata durable every
- * sync_interval_ms and finishes cross-MDT operations left open.
+ * peers.c. This file is the start-up (the options are metad_conf.c's):
+ * one MDT's store, context, leases, server and heartbeat, and the main
+ * thread's tick; nothing in it touches LMDB. The heartbeat keeps the MDT
+ * registered with the management service and refreshes the allocator's
+ * view of the OSTs and where the other MDTs are (for cross-MDT
+ * operations, which this process sends as SHARD requests). The main
+ * thread makes committed metadata durable every sync_interval_ms and
+ * finishes cross-MDT operations left open.
  */
 #include "../../common/config.h"
 #include "../../common/daemon.h"
@@ -23,6 +24,7 @@
 #include "dispatch.h"
 #include "lease.h"
 #include "mdt.h"
+#include "metad_conf.h"
 #include "peers.h"
 
 #include <errno.h>
@@ -30,53 +32,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-
-struct mdt_service_conf {
-    struct daemon_conf d;
-    struct cfg_list mdt;
-    int64_t sync_interval_ms;
-    uint64_t lmdb_map_size;
-    int64_t default_stripe_count;
-    uint64_t default_stripe_size;
-    int64_t lease_ms;
-    int64_t root_mdts;
-    uint64_t dom_max;
-};
-
-#define O(n, t, lo, hi, d, req, h)                                                                 \
-    {                                                                                              \
-#n, t, lo, hi, d, req, h, offsetof(struct mdt_service_conf, n)                             \
-    }
-static const struct cfg_option metad_options[] = {
-    DAEMON_BASE_OPTIONS(struct mdt_service_conf, "7401"),
-    DAEMON_NODE_OPTIONS(struct mdt_service_conf),
-    O(mdt, CFG_LIST, 0, 0, NULL, true,
-      "a metadata target to serve, as INDEX:DIRECTORY; repeat for more. The n-th (from 0) "
-      "listens on the listen port + n (any free port when that is 0)"),
-    O(root_mdts, CFG_INT, 1, 4096, "1", false,
-      "MDTs 0..N-1 the root directory of a new file system is striped over (every "
-      "stria-metad of the file system must say the same)"),
-    O(sync_interval_ms, CFG_INT, 10, 60000, "1000", false,
-      "flush committed metadata to disk at least this often (fsync forces it at once)"),
-    O(lmdb_map_size, CFG_SIZE, 16 << 20, INT64_MAX, "16G", false,
-      "largest size the MDT's LMDB database may grow to"),
-    O(default_stripe_count, CFG_INT, -1, 256, "1", false,
-      "stripe count of new files where no directory says otherwise (-1: all OSTs)"),
-    O(default_stripe_size, CFG_SIZE, 65536, 1 << 30, "1M", false,
-      "stripe size of new files where no directory says otherwise (multiple of 64K)"),
-    O(lease_ms, CFG_INT, 0, 600000, "10000", false,
-      "how long a client may cache names and attributes without hearing from the MDT "
-      "(0: no caching); a change waits at most this long for an unreachable client"),
-    O(dom_max, CFG_SIZE, 0, INT64_MAX, "8G", false,
-      "most bytes of file data each MDT keeps (Data-on-MDT, setstripe -L mdt): a write "
-      "past it answers ENOSPC; 0 turns Data-on-MDT off there (new files keep their data "
-      "on OSTs)"),
-};
-#undef O
-
-static const struct cfg_table metad_table = {"stria-metad",
-                                             "Stria metadata service: serves metadata targets",
-                                             metad_options, ARRAY_SIZE(metad_options)};
 
 static int hb_stats(void *p, struct proto_tstats *out)
 {
@@ -181,6 +136,7 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
         return rc;
     }
     m->ctx.dom_max = conf->dom_max;
+    m->ctx.mig_stale_ms = (uint32_t)conf->migrate_stale_ms;
     if (conf->dom_max == 0)
         log_info("MDT%04x: Data-on-MDT off (dom_max=0): new files keep their data on OSTs",
                  m->index);

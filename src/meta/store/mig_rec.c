@@ -14,6 +14,11 @@
 
 #define MIG_VERSION 1
 
+bool meta_mig_stale(const struct meta_mig *m, int64_t now_ns, uint32_t stale_ms)
+{
+    return now_ns - m->touched_ns > (int64_t)stale_ms * 1000000;
+}
+
 static MDB_val key_of(uint64_t ino, uint8_t kb[8])
 {
     be64(kb, ino);

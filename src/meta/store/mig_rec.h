@@ -9,7 +9,12 @@
 
 #include "store.h"
 
+#include <stdbool.h>
 #include <stdint.h>
+
+/* How long a migration lives without PROGRESS when metad's
+ * migrate_stale_ms does not say. */
+#define META_MIG_STALE_MS_DEFAULT 30000u
 
 struct meta_mig {
     uint64_t id;
@@ -20,6 +25,10 @@ struct meta_mig {
      * stops them, as the OSTs' do theirs): SWAP makes the copy start over. */
     uint8_t dom_changed;
 };
+
+/* m's migrator made no PROGRESS for stale_ms by now_ns (real time): it is
+ * taken for gone, and whoever meets the record may clean up after it. */
+bool meta_mig_stale(const struct meta_mig *m, int64_t now_ns, uint32_t stale_ms);
 
 /* ino's record into *out; -ENOENT if none, -EUCLEAN if damaged. */
 int meta_mig_get(struct meta_txn *t, uint64_t ino, struct meta_mig *out);

@@ -674,12 +674,13 @@ static int call_layout(stria_fs_t *fs, uint64_t ino, const struct layout *l,
 }
 
 /* The call c, again over the file's layout now while its objects answer
- * that they are fenced or its layout moved on. */
-static int call(stria_fs_t *fs, uint64_t ino, const struct layout *l, const struct io_call *c)
+ * that they are fenced or its layout moved on; exact: over l only. */
+static int call(stria_fs_t *fs, uint64_t ino, const struct layout *l, const struct io_call *c,
+                bool exact)
 {
     int rc = call_layout(fs, ino, l, c);
-    if (!MOVED(rc))
-        return rc;
+    if (!MOVED(rc) || exact)
+        return rc == DOM_MOVED ? -ESTALE : rc;
     struct layout *v = malloc(2 * sizeof(*v)); /* the layout used, and the fresh one */
     if (!v)
         return -ENOMEM;
@@ -695,52 +696,57 @@ static int call(stria_fs_t *fs, uint64_t ino, const struct layout *l, const stru
     return rc == DOM_MOVED ? -ESTALE : rc;
 }
 
+static int rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
+              size_t len, uint64_t off, bool exact)
+{
+    struct io_call c = {.kind = CALL_RW, .write = write, .buf = buf, .len = len, .off = off};
+    return len ? call(fs, ino, l, &c, exact) : 0;
+}
+
+static int objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
+                   uint64_t size, bool exact)
+{
+    struct io_call c = {.kind = CALL_OBJECTS, .op = op, .off = size};
+    return call(fs, ino, l, &c, exact);
+}
+
+static int punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len,
+                 bool exact)
+{
+    struct io_call c = {.kind = CALL_PUNCH, .len = len, .off = off};
+    return call(fs, ino, l, &c, exact);
+}
+
 int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
           uint64_t off)
 {
-    if (len == 0)
-        return 0;
-    struct io_call c = {.kind = CALL_RW, .write = write, .buf = buf, .len = len, .off = off};
-    return call(fs, ino, l, &c);
+    return rw(fs, ino, l, write, buf, len, off, false);
 }
 
 int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                uint64_t size)
 {
-    struct io_call c = {.kind = CALL_OBJECTS, .op = op, .off = size};
-    return call(fs, ino, l, &c);
+    return objects(fs, ino, l, op, size, false);
 }
 
 int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
 {
-    struct io_call c = {.kind = CALL_PUNCH, .len = len, .off = off};
-    return call(fs, ino, l, &c);
-}
-
-static int exact(stria_fs_t *fs, uint64_t ino, const struct layout *l, const struct io_call *c)
-{
-    int rc = call_layout(fs, ino, l, c);
-    return rc == DOM_MOVED ? -ESTALE : rc;
+    return punch(fs, ino, l, off, len, false);
 }
 
 int io_rw_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf,
              size_t len, uint64_t off)
 {
-    if (len == 0)
-        return 0;
-    struct io_call c = {.kind = CALL_RW, .write = write, .buf = buf, .len = len, .off = off};
-    return exact(fs, ino, l, &c);
+    return rw(fs, ino, l, write, buf, len, off, true);
 }
 
 int io_objects_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                   uint64_t size)
 {
-    struct io_call c = {.kind = CALL_OBJECTS, .op = op, .off = size};
-    return exact(fs, ino, l, &c);
+    return objects(fs, ino, l, op, size, true);
 }
 
 int io_punch_as(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len)
 {
-    struct io_call c = {.kind = CALL_PUNCH, .len = len, .off = off};
-    return exact(fs, ino, l, &c);
+    return punch(fs, ino, l, off, len, true);
 }

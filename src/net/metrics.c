@@ -30,6 +30,8 @@
 
 #define READ_TIMEOUT_MS 2000 /* to send a request's head */
 #define WRITE_TIMEOUT_S 2    /* to take each part of the answer */
+#define LINGER_MS       1000 /* to read what a peer still sends, after the answer */
+#define LINGER_BYTES    (1u << 20)
 
 /* ---- the text ---- */
 
@@ -307,7 +309,28 @@ static int send_all(int fd, const char *p, size_t len)
     return 0;
 }
 
-/* Answer one connection: its figures, or why not. */
+/* Read and drop what the peer still sends (the rest of a request refused
+ * early), for a while, before closing: closed with unread bytes, the
+ * socket would reset the connection, and the peer could lose the answer. */
+static void linger_close(int fd)
+{
+    char buf[4096];
+    size_t total = 0;
+    int64_t deadline = (int64_t)(util_now_mono_ns() / 1000000) + LINGER_MS;
+    while (total < LINGER_BYTES) {
+        int left = (int)(deadline - (int64_t)(util_now_mono_ns() / 1000000));
+        struct pollfd pfd = {fd, POLLIN, 0};
+        if (left <= 0 || poll(&pfd, 1, left) <= 0)
+            break;
+        ssize_t got = recv(fd, buf, sizeof(buf), 0);
+        if (got <= 0)
+            break;
+        total += (size_t)got;
+    }
+    close(fd);
+}
+
+/* Answer one connection, its figures or why not, and close it. */
 static void serve_one(struct net_metrics *m, int fd)
 {
     struct timeval tv = {WRITE_TIMEOUT_S, 0};
@@ -336,8 +359,8 @@ static void serve_one(struct net_metrics *m, int fd)
                         blen, status == 405 ? "Allow: GET\r\n" : "");
     if (send_all(fd, head, (size_t)hlen) == 0 && blen)
         send_all(fd, body, blen);
-    /* Our side is done; what the peer still sends is not waited for. */
     shutdown(fd, SHUT_WR);
+    linger_close(fd);
     free(body);
     free(f);
 }
@@ -357,8 +380,7 @@ static void *responder_main(void *arg)
                 usleep(100000);
             continue;
         }
-        serve_one(m, fd);
-        close(fd);
+        serve_one(m, fd); /* and closes fd */
     }
     return NULL;
 }

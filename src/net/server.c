@@ -286,9 +286,9 @@ static int h_stats(struct net_server *s, struct net_req *req, struct net_rep *re
         memcpy(p + 32, c->ip, PROTO_CLIENT_IP);
     }
     struct proto_stats_rep r = {.uptime_ns = f->uptime_ns,
-                                .ops = {ops, nops * PROTO_STAT_LEN},
-                                .waits = {waits, nops * PROTO_WAIT_LEN},
-                                .clients = {clients, f->nclients * PROTO_CLIENT_LEN}};
+                                .ops = {.p = ops, .len = nops * PROTO_STAT_LEN},
+                                .waits = {.p = waits, .len = nops * PROTO_WAIT_LEN},
+                                .clients = {.p = clients, .len = f->nclients * PROTO_CLIENT_LEN}};
     if (rc)
         log_warn("STATS without its busiest clients: %s", log_err(rc));
     free(f);

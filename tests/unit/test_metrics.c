@@ -15,6 +15,8 @@
 
 #include <cmocka.h>
 
+#define LABEL_MAX 256
+
 static bool name_char(char c, bool first)
 {
     return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' || c == ':' ||
@@ -45,7 +47,8 @@ static bool is_value(const char *s)
 }
 
 /* One sample line "name{k="v",...} value": its name (into name) and the
- * value of label le (into le, "" if none), or a failure naming the line. */
+ * value of label le (into le, LABEL_MAX bytes; "" if none), or a failure
+ * naming the line. */
 static void parse_sample(const char *line, char *name, size_t cap, char *le, double *value)
 {
     const char *p = line;
@@ -63,7 +66,7 @@ static void parse_sample(const char *line, char *name, size_t cap, char *le, dou
             if (!kn || p[0] != '=' || p[1] != '"')
                 fail_msg("bad label in: %s", line);
             p += 2;
-            char v[256];
+            char v[LABEL_MAX];
             size_t vn = 0;
             while (*p != '"') {
                 if (!*p || *p == '\n' || vn + 1 >= sizeof(v))
@@ -78,7 +81,7 @@ static void parse_sample(const char *line, char *name, size_t cap, char *le, dou
             v[vn] = '\0';
             p++;
             if (kn == 2 && !memcmp(k, "le", 2))
-                snprintf(le, 32, "%s", v);
+                memcpy(le, v, vn + 1);
             if (*p == ',')
                 p++;
             else if (*p != '}')
@@ -148,7 +151,7 @@ static int check_exposition(const char *text, size_t len)
             continue;
         }
         assert_true(line[0] != '#');
-        char name[128], le[32];
+        char name[128], le[LABEL_MAX];
         double v;
         parse_sample(line, name, sizeof(name), le, &v);
         if (!type[0] || !of_family(name, fam, type))

@@ -35,9 +35,17 @@
 #include <time.h>
 #include <unistd.h>
 
-/* The upper bound, in us, of the bucket holding the q-th quantile. */
+/* The upper bound, in us, of the bucket holding the q-th quantile; 0 for
+ * a histogram of nothing (an older server's waits). */
 static uint64_t quantile_us(const uint64_t *hist, uint64_t count, double q)
 {
+    uint64_t all = 0;
+    for (unsigned b = 0; b < STRIA_STAT_BUCKETS; b++)
+        all += hist[b];
+    if (!all)
+        return 0;
+    if (count > all)
+        count = all;
     uint64_t want = (uint64_t)((double)count * q + 0.999999), seen = 0;
     if (want == 0)
         want = 1;

@@ -34,8 +34,8 @@ asan: bootstrap
 FUZZ_SECONDS ?= 30
 fuzz: bootstrap
 	@CC=clang cmake -S . -B build-fuzz -DSTRIA_FUZZ=ON -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
-	@cmake --build build-fuzz -j $(JOBS) --target fuzz_proto fuzz_config fuzz_meta fuzz_s3xml
-	@for t in proto config meta s3xml; do \
+	@cmake --build build-fuzz -j $(JOBS) --target fuzz_proto fuzz_config fuzz_meta fuzz_s3xml fuzz_metrics
+	@for t in proto config meta s3xml metrics; do \
 		rm -rf build-fuzz/corpus-$$t && cp -r tests/fuzz/corpus/$$t build-fuzz/corpus-$$t && \
 		echo "fuzz_$$t: $(FUZZ_SECONDS) s" && \
 		(cd build-fuzz && ./tests/fuzz/fuzz_$$t corpus-$$t -max_total_time=$(FUZZ_SECONDS) \

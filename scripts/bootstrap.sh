@@ -4,13 +4,16 @@
 # slurm-wlm and munge are for tests/testbed/slurm.sh, which runs daemons of
 # its own with its own settings; the packages' services do not start
 # without /etc/slurm/slurm.conf (munged starts, harmless).
+# prometheus is for tests/func/prometheus.sh, which runs one of its own on a
+# port of its own: the package's service is stopped and disabled here.
 # Only what is missing is installed; safe to run again.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblmdb-dev libfuse3-dev fuse3 liburing-dev
       libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc
       gnuplot-nox glusterfs-server glusterfs-client
       libcurl4-openssl-dev libxml2-dev awscli openssl curl python3 openssh-server
-      openssh-client dpkg-dev groff-base man-db systemd systemd-container slurm-wlm munge)
+      openssh-client dpkg-dev groff-base man-db systemd systemd-container slurm-wlm munge
+      prometheus)
 # Node only where there is none (a nodesource or nvm one is left alone).
 command -v node >/dev/null 2>&1 || pkgs+=(nodejs npm)
 missing=()
@@ -24,6 +27,10 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq
     $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+    if [[ " ${missing[*]} " == *" prometheus "* ]]; then
+        # Not a service here: it would listen on 9090 and keep scraping.
+        $SUDO systemctl disable --now prometheus >/dev/null 2>&1 || true
+    fi
 fi
 # s3rver, pinned by tests/s3/package-lock.json.
 s3=$(cd "$(dirname "$0")/../tests/s3" && pwd)

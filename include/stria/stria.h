@@ -554,16 +554,29 @@ STRIA_API int stria_targets(stria_fs_t *fs, struct stria_target **out, size_t *n
  * is off there). Asked once: an MDT out of reach gives its error at once. */
 STRIA_API int stria_mdt_dom(stria_fs_t *fs, uint32_t mdt, uint64_t *bytes, uint64_t *max);
 /* What one kind of request cost a metadata target since it started
- * (`stria stats`). Times are the server's, from the decoded request to the
- * encoded reply. */
+ * (`stria stats`). Times are the server's: a request first waits (queued
+ * for the MDT's group commit, or for a server's workers), then is served,
+ * until its reply is encoded. */
 #define STRIA_STAT_BUCKETS 24
 struct stria_op_stats {
     char op[16]; /* the request's name, as protocol.md gives it */
     uint64_t count, errors;
-    uint64_t total_ns, max_ns;
+    uint64_t total_ns, max_ns; /* service */
     /* hist[i]: requests served in [2^(i-1), 2^i) us; hist[0] under 1 us,
      * the last bucket unbounded. */
     uint64_t hist[STRIA_STAT_BUCKETS];
+    /* Their waits before service began, likewise; all 0 from a server
+     * older than the figures. */
+    uint64_t wait_ns, wait_max_ns;
+    uint64_t wait_hist[STRIA_STAT_BUCKETS];
+};
+/* One of a server's busiest clients: a libstria instance (a mount, a
+ * program), by the id it authenticated with, since the server started. */
+struct stria_client_stats {
+    uint64_t client_id;
+    uint64_t requests;
+    uint64_t service_ns, wait_ns; /* summed over its requests */
+    char ip[48];                  /* the address of its last connection */
 };
 /* The counters of MDT mdt, one entry per kind of request it served at
  * least once; *ops is malloc'd (free() it), *uptime_ns how long the
@@ -574,6 +587,14 @@ STRIA_API int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stat
  * requests the storage targets of that server's process received. */
 STRIA_API int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
                               uint64_t *uptime_ns);
+/* stria_mdt_stats (ost false) or stria_ost_stats (ost true) of target
+ * index, and in the same answer its server's busiest clients, most
+ * requests first (at most 16; none from a server older than the figures):
+ * *clients is malloc'd (free() it), *nclients its length. A revocation
+ * channel's long polls are not counted: they wait for events by design. */
+STRIA_API int stria_server_stats(stria_fs_t *fs, int ost, uint32_t index,
+                                 struct stria_op_stats **ops, size_t *n, uint64_t *uptime_ns,
+                                 struct stria_client_stats **clients, size_t *nclients);
 /* What `stria fsck` found on one MDT (docs/operations.md, "Checking"). */
 struct stria_fsck_report {
     uint64_t inodes, entries;

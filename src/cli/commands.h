@@ -40,8 +40,9 @@ int cmd_find(int argc, char **argv);
 /* pools.c: OST pools */
 int cmd_pool(int argc, char **argv);
 
-/* stats.c */
+/* stats.c: what servers' requests cost, and who sends them */
 int cmd_stats(int argc, char **argv);
+int cmd_top(int argc, char **argv);
 
 /* fsck.c: checking the namespace and the data */
 int cmd_fsck(int argc, char **argv);

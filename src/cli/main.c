@@ -187,7 +187,18 @@ static const struct command commands[] = {
      "  -s          each storage server's requests too (WRITE, READ, ...), one\n"
      "              table per server for all its OSTs\n"
      "Latencies are the MDT's service times in microseconds: mean, median (p50),\n"
-     "99th percentile (upper bound of its power-of-two bucket) and largest.\n"},
+     "99th percentile (upper bound of its power-of-two bucket) and largest; then\n"
+     "the mean and 99th percentile of the time requests waited before their\n"
+     "service began (wait_mean_us, wait_p99_us). Under each table, the server's\n"
+     "busiest clients: their id, requests, mean service and wait, and address.\n"},
+    {"top", cmd_top, "[-i SECONDS] [-n COUNT]",
+     "show live what each server's requests cost and who sends them",
+     "  -i SECONDS  refresh every SECONDS (1 to 3600; default 1)\n"
+     "  -n COUNT    stop after COUNT views (default: until interrupted)\n"
+     "Per MDT and storage server, over the last interval: requests per second,\n"
+     "mean wait and mean service in microseconds, the busiest kinds of request\n"
+     "and the busiest clients. On a terminal each view replaces the last;\n"
+     "elsewhere the views follow each other.\n"},
     {"repo", cmd_repo, "add|list|remove|import|sync|export|policy ...",
      "link directories to S3 buckets (data repositories) and import their listing",
      "  repo add PATH s3://BUCKET[/PREFIX] [--endpoint URL] [--region R]\n"

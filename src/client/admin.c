@@ -158,13 +158,15 @@ static int fresh_stats(stria_fs_t *fs, const struct map_target *m, struct proto_
     return rc;
 }
 
-/* The ops blob of a STATS reply, as the public struct. */
-static int decode_stats(const struct proto_blob *b, struct stria_op_stats **ops, size_t *n)
+/* The ops blob of a STATS reply, as the public struct, with the waits
+ * blob's figures (the same opcodes; empty from an older server). */
+static int decode_stats(const struct proto_blob *b, const struct proto_tblob *waits,
+                        struct stria_op_stats **ops, size_t *n)
 {
     _Static_assert(STRIA_STAT_BUCKETS == PROTO_STAT_BUCKETS, "one histogram on both sides");
-    if (b->len % PROTO_STAT_LEN)
+    if (b->len % PROTO_STAT_LEN || waits->len % PROTO_WAIT_LEN)
         return -EPROTO;
-    size_t count = b->len / PROTO_STAT_LEN;
+    size_t count = b->len / PROTO_STAT_LEN, nwaits = waits->len / PROTO_WAIT_LEN;
     struct stria_op_stats *v = calloc(count ? count : 1, sizeof(*v));
     if (!v)
         return -ENOMEM;
@@ -177,37 +179,90 @@ static int decode_stats(const struct proto_blob *b, struct stria_op_stats **ops,
         v[i].max_ns = proto_le64(p + 26);
         for (unsigned k = 0; k < PROTO_STAT_BUCKETS; k++)
             v[i].hist[k] = proto_le64(p + 34 + 8 * k);
+        for (size_t j = 0; j < nwaits; j++) {
+            const uint8_t *w = waits->p + j * PROTO_WAIT_LEN;
+            if (w[0] != p[0] || w[1] != p[1])
+                continue;
+            v[i].wait_ns = proto_le64(w + 2);
+            v[i].wait_max_ns = proto_le64(w + 10);
+            for (unsigned k = 0; k < PROTO_STAT_BUCKETS; k++)
+                v[i].wait_hist[k] = proto_le64(w + 18 + 8 * k);
+            break;
+        }
     }
     *ops = v;
     *n = count;
     return 0;
 }
 
-int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
-                    uint64_t *uptime_ns)
+/* The clients blob of a STATS reply, as the public struct (*v NULL when
+ * it is empty). */
+static int decode_clients(const struct proto_tblob *b, struct stria_client_stats **v, size_t *n)
+{
+    _Static_assert(sizeof((*v)->ip) == PROTO_CLIENT_IP, "one address length on both sides");
+    if (b->len % PROTO_CLIENT_LEN)
+        return -EPROTO;
+    size_t count = b->len / PROTO_CLIENT_LEN;
+    if (count && !(*v = calloc(count, sizeof(**v))))
+        return -ENOMEM;
+    for (size_t i = 0; i < count; i++) {
+        const uint8_t *p = b->p + i * PROTO_CLIENT_LEN;
+        struct stria_client_stats *c = &(*v)[i];
+        c->client_id = proto_le64(p);
+        c->requests = proto_le64(p + 8);
+        c->service_ns = proto_le64(p + 16);
+        c->wait_ns = proto_le64(p + 24);
+        memcpy(c->ip, p + 32, PROTO_CLIENT_IP);
+        c->ip[PROTO_CLIENT_IP - 1] = '\0'; /* whatever the server sent */
+    }
+    *n = count;
+    return 0;
+}
+
+/* A STATS reply as the public structs (clients: NULL when not wanted). */
+static int decode_reply(const struct proto_stats_rep *r, struct stria_op_stats **ops, size_t *n,
+                        uint64_t *uptime_ns, struct stria_client_stats **clients, size_t *nclients)
+{
+    int rc = decode_stats(&r->ops, &r->waits, ops, n);
+    if (rc == 0 && clients && (rc = decode_clients(&r->clients, clients, nclients))) {
+        free(*ops);
+        *ops = NULL;
+        *n = 0;
+    }
+    *uptime_ns = r->uptime_ns;
+    return rc;
+}
+
+int stria_server_stats(stria_fs_t *fs, int ost, uint32_t index, struct stria_op_stats **ops,
+                       size_t *n, uint64_t *uptime_ns, struct stria_client_stats **clients,
+                       size_t *nclients)
 {
     *ops = NULL;
     *n = 0;
+    if (clients) {
+        *clients = NULL;
+        *nclients = 0;
+    }
     struct proto_stats_req q;
     struct proto_stats_rep r;
     int drc = 0;
-    int rc = MDT_CALL(fs, mdt, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
-                      *uptime_ns = r.uptime_ns);
+    int rc = ost ? TARGET_CALL(fs, PROTO_NODE_STOR, index, stats, &q, &r,
+                               drc = decode_reply(&r, ops, n, uptime_ns, clients, nclients))
+                 : MDT_CALL(fs, index, stats, &q, &r,
+                            drc = decode_reply(&r, ops, n, uptime_ns, clients, nclients));
     return rc ? rc : drc;
+}
+
+int stria_mdt_stats(stria_fs_t *fs, uint32_t mdt, struct stria_op_stats **ops, size_t *n,
+                    uint64_t *uptime_ns)
+{
+    return stria_server_stats(fs, 0, mdt, ops, n, uptime_ns, NULL, NULL);
 }
 
 int stria_ost_stats(stria_fs_t *fs, uint32_t ost, struct stria_op_stats **ops, size_t *n,
                     uint64_t *uptime_ns)
 {
-    *ops = NULL;
-    *n = 0;
-    struct proto_stats_req q;
-    struct proto_stats_rep r;
-    int drc = 0;
-    int rc =
-        TARGET_CALL(fs, PROTO_NODE_STOR, ost, stats, &q, &r, drc = decode_stats(&r.ops, ops, n);
-                    *uptime_ns = r.uptime_ns);
-    return rc ? rc : drc;
+    return stria_server_stats(fs, 1, ost, ops, n, uptime_ns, NULL, NULL);
 }
 
 int stria_mdt_fsck(stria_fs_t *fs, uint32_t mdt, int repair, struct stria_fsck_report *out,

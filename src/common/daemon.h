@@ -18,6 +18,7 @@ struct daemon_conf {
     int64_t max_connections;
     int64_t handshake_timeout_ms;
     char *log_level;
+    struct cfg_addr metrics; /* port 0: not served */
     /* metad and stord only */
     char *advertise;
     struct cfg_addr mgmt;
@@ -40,7 +41,10 @@ struct daemon_conf {
         DAEMON_OPT(T, handshake_timeout_ms, CFG_INT, 100, 600000, "5000", false,                   \
                    "a new connection that has not authenticated this long after it was "           \
                    "accepted is closed, and its slot freed"),                                      \
-        DAEMON_OPT(T, log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug")
+        DAEMON_OPT(T, log_level, CFG_STR, 0, 0, "info", false, "error, warn, info or debug"),      \
+        DAEMON_OPT(T, metrics, CFG_ADDR, 0, 0, NULL, false,                                        \
+                   "host:port to serve the request counters on, over HTTP at GET /metrics in "     \
+                   "Prometheus's text format (default: not served)")
 
 /* Options of daemons that register with the management service. */
 #define DAEMON_NODE_OPTIONS(T)                                                                     \

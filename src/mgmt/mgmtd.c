@@ -20,6 +20,7 @@
 #include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
+#include "../net/metrics.h"
 #include "../net/net.h"
 #include "../proto/map.h"
 #include "policy.h"
@@ -402,8 +403,14 @@ int main(int argc, char **argv)
     if (policy_start(conf.data_dir, conf.d.listen.host, net_server_port(srv), key_path,
                      conf.policy_interval))
         log_warn("policy: not started; repositories' policies run only when asked");
+    struct net_metrics *metrics = NULL;
+    struct net_metrics_source ms = {"stria-mgmtd", NULL, srv};
+    if (conf.d.metrics.port &&
+        net_metrics_start(conf.d.metrics.host, conf.d.metrics.port, &ms, 1, &metrics))
+        return 1;
     int sig = daemon_wait(250, check_offline, g);
     log_info("signal %d: stopping", sig);
+    net_metrics_stop(metrics);
     policy_stop();
     net_server_stop(srv);
     pthread_mutex_lock(&g->lock);

@@ -14,6 +14,14 @@
  * answered from the reply cache (rcache.h) when it is a change sent
  * again. Messages go through frame.c; this file never calls the client
  * side.
+ *
+ * Every request's cost is split in two for STATS: the time it waited
+ * (net_req.wait_ns, what queued it adds, and the gate before the handler)
+ * and the rest, its service. An event loop's queue for its workers adds
+ * its time the same way. Per client, each connection counts its own
+ * requests (no lock on the way); a connection that closes folds its counts
+ * into a table of at most CLIENTS_KEPT clients, which forgets the one with
+ * the fewest requests to make room, so no peer can make it grow.
  */
 #include "server.h"
 
@@ -37,6 +45,7 @@
 #include <unistd.h>
 
 #define HANDSHAKE_TIMEOUT_MS 5000 /* net_server_opts.handshake_ms's default */
+#define CLIENTS_KEPT         1024 /* clients of closed connections remembered */
 
 struct srv_conn {
     struct net_server *srv;
@@ -50,6 +59,9 @@ struct srv_conn {
     uint32_t scratch_cap;
     uint8_t *reply;
     uint64_t client_id; /* as authenticated */
+    char ip[PROTO_CLIENT_IP];
+    /* What it served, for the busiest clients (relaxed atomics). */
+    uint64_t requests, service_ns, wait_ns;
     struct srv_conn *next, *prev;
 };
 
@@ -58,6 +70,8 @@ struct srv_conn {
 struct op_stat {
     uint64_t count, errors, total_ns, max_ns;
     uint64_t hist[PROTO_STAT_BUCKETS];
+    uint64_t wait_ns, wait_max_ns;
+    uint64_t whist[PROTO_STAT_BUCKETS];
 };
 
 struct net_server {
@@ -73,6 +87,8 @@ struct net_server {
     uint64_t server_id;
     uint64_t started_ns;
     struct op_stat stats[PROTO_OP_MAX];
+    struct net_client_figures gone[CLIENTS_KEPT]; /* under lock */
+    int ngone;
     struct rcache *replies; /* when some request is cached */
     uint64_t drop_every;    /* STRIA_TEST_DROP_REPLY_EVERY (tests) */
     uint64_t die_every;     /* STRIA_TEST_DIE_BEFORE_REPLY_EVERY (tests) */
@@ -87,7 +103,15 @@ static unsigned stat_bucket(uint64_t ns)
     return b < PROTO_STAT_BUCKETS ? b : PROTO_STAT_BUCKETS - 1;
 }
 
-static void stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns)
+static void max_note(uint64_t *max, uint64_t ns)
+{
+    uint64_t m = __atomic_load_n(max, __ATOMIC_RELAXED);
+    while (ns > m &&
+           !__atomic_compare_exchange_n(max, &m, ns, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+}
+
+static void stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns, uint64_t wait)
 {
     struct op_stat *st = &s->stats[op];
     __atomic_fetch_add(&st->count, 1, __ATOMIC_RELAXED);
@@ -95,10 +119,126 @@ static void stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns
         __atomic_fetch_add(&st->errors, 1, __ATOMIC_RELAXED);
     __atomic_fetch_add(&st->total_ns, ns, __ATOMIC_RELAXED);
     __atomic_fetch_add(&st->hist[stat_bucket(ns)], 1, __ATOMIC_RELAXED);
-    uint64_t max = __atomic_load_n(&st->max_ns, __ATOMIC_RELAXED);
-    while (ns > max && !__atomic_compare_exchange_n(&st->max_ns, &max, ns, true, __ATOMIC_RELAXED,
-                                                    __ATOMIC_RELAXED))
-        ;
+    max_note(&st->max_ns, ns);
+    __atomic_fetch_add(&st->wait_ns, wait, __ATOMIC_RELAXED);
+    __atomic_fetch_add(&st->whist[stat_bucket(wait)], 1, __ATOMIC_RELAXED);
+    max_note(&st->wait_max_ns, wait);
+}
+
+static uint64_t load(const uint64_t *v)
+{
+    return __atomic_load_n(v, __ATOMIC_RELAXED);
+}
+
+/* A connection's counts as a client's. */
+static struct net_client_figures conn_figures(const struct srv_conn *sc)
+{
+    struct net_client_figures f = {.client_id = sc->client_id,
+                                   .requests = load(&sc->requests),
+                                   .service_ns = load(&sc->service_ns),
+                                   .wait_ns = load(&sc->wait_ns)};
+    memcpy(f.ip, sc->ip, sizeof(f.ip));
+    return f;
+}
+
+/* Fold a closing connection's counts into the table of clients gone
+ * (under s->lock). When it is full the client with the fewest requests
+ * goes, the newcomer itself if it has fewer than all. */
+static void clients_fold(struct net_server *s, const struct srv_conn *sc)
+{
+    struct net_client_figures f = conn_figures(sc);
+    if (!f.requests)
+        return;
+    int least = -1;
+    for (int i = 0; i < s->ngone; i++) {
+        struct net_client_figures *g = &s->gone[i];
+        if (g->client_id == f.client_id) {
+            g->requests += f.requests;
+            g->service_ns += f.service_ns;
+            g->wait_ns += f.wait_ns;
+            memcpy(g->ip, f.ip, sizeof(g->ip));
+            return;
+        }
+        if (least < 0 || g->requests < s->gone[least].requests)
+            least = i;
+    }
+    if (s->ngone < CLIENTS_KEPT)
+        s->gone[s->ngone++] = f;
+    else if (s->gone[least].requests < f.requests)
+        s->gone[least] = f;
+}
+
+static int by_id(const void *a, const void *b)
+{
+    uint64_t x = ((const struct net_client_figures *)a)->client_id;
+    uint64_t y = ((const struct net_client_figures *)b)->client_id;
+    return x < y ? -1 : x > y;
+}
+
+static int by_requests(const void *a, const void *b)
+{
+    uint64_t x = ((const struct net_client_figures *)a)->requests;
+    uint64_t y = ((const struct net_client_figures *)b)->requests;
+    return x > y ? -1 : x < y;
+}
+
+/* The busiest clients: those gone and those connected, each client's
+ * connections summed. */
+static int clients_top(struct net_server *s, struct net_server_figures *out)
+{
+    pthread_mutex_lock(&s->lock);
+    size_t n = 0, cap = (size_t)s->ngone + (size_t)s->nconns;
+    struct net_client_figures *v = malloc((cap ? cap : 1) * sizeof(*v));
+    if (v) {
+        memcpy(v, s->gone, (size_t)s->ngone * sizeof(*v));
+        n = (size_t)s->ngone;
+        for (struct srv_conn *c = s->conns; c && n < cap; c = c->next)
+            if (load(&c->requests))
+                v[n++] = conn_figures(c);
+    }
+    pthread_mutex_unlock(&s->lock);
+    if (!v)
+        return -ENOMEM;
+    qsort(v, n, sizeof(*v), by_id);
+    size_t m = 0;
+    for (size_t i = 0; i < n; i++) {
+        if (m && v[m - 1].client_id == v[i].client_id) {
+            v[m - 1].requests += v[i].requests;
+            v[m - 1].service_ns += v[i].service_ns;
+            v[m - 1].wait_ns += v[i].wait_ns;
+            continue;
+        }
+        v[m++] = v[i];
+    }
+    qsort(v, m, sizeof(*v), by_requests);
+    out->nclients = m < PROTO_STAT_CLIENTS ? (uint32_t)m : PROTO_STAT_CLIENTS;
+    memcpy(out->clients, v, out->nclients * sizeof(*v));
+    free(v);
+    return 0;
+}
+
+int net_server_figures(struct net_server *s, struct net_server_figures *out)
+{
+    memset(out, 0, sizeof(*out));
+    out->uptime_ns = util_now_mono_ns() - s->started_ns;
+    pthread_mutex_lock(&s->lock);
+    out->connections = s->nconns;
+    pthread_mutex_unlock(&s->lock);
+    for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {
+        const struct op_stat *st = &s->stats[op];
+        struct net_op_figures *f = &out->ops[op];
+        f->count = load(&st->count);
+        f->errors = load(&st->errors);
+        f->service_ns = load(&st->total_ns);
+        f->service_max_ns = load(&st->max_ns);
+        f->wait_ns = load(&st->wait_ns);
+        f->wait_max_ns = load(&st->wait_max_ns);
+        for (unsigned i = 0; i < PROTO_STAT_BUCKETS; i++) {
+            f->service_hist[i] = load(&st->hist[i]);
+            f->wait_hist[i] = load(&st->whist[i]);
+        }
+    }
+    return clients_top(s, out);
 }
 
 /* STATS, answered by every server unless its own table says otherwise. */
@@ -107,29 +247,51 @@ static int h_stats(struct net_server *s, struct net_req *req, struct net_rep *re
     struct proto_stats_req q;
     if (proto_dec_stats_req(&req->dec, &q))
         return -EBADMSG;
-    uint8_t *buf = net_scratch(req, PROTO_OP_MAX * PROTO_STAT_LEN);
-    if (!buf)
+    uint32_t cap_ops = PROTO_OP_MAX * PROTO_STAT_LEN, cap_waits = PROTO_OP_MAX * PROTO_WAIT_LEN;
+    uint8_t *buf = net_scratch(req, cap_ops + cap_waits + PROTO_STAT_CLIENTS * PROTO_CLIENT_LEN);
+    struct net_server_figures *f = malloc(sizeof(*f));
+    if (!buf || !f) {
+        free(f);
         return -ENOMEM;
-    uint32_t len = 0;
-    for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {
-        struct op_stat *st = &s->stats[op];
-        uint64_t v[4 + PROTO_STAT_BUCKETS];
-        v[0] = __atomic_load_n(&st->count, __ATOMIC_RELAXED);
-        if (!v[0])
-            continue;
-        v[1] = __atomic_load_n(&st->errors, __ATOMIC_RELAXED);
-        v[2] = __atomic_load_n(&st->total_ns, __ATOMIC_RELAXED);
-        v[3] = __atomic_load_n(&st->max_ns, __ATOMIC_RELAXED);
-        for (unsigned i = 0; i < PROTO_STAT_BUCKETS; i++)
-            v[4 + i] = __atomic_load_n(&st->hist[i], __ATOMIC_RELAXED);
-        buf[len] = (uint8_t)op;
-        buf[len + 1] = (uint8_t)(op >> 8);
-        for (unsigned i = 0; i < 4 + PROTO_STAT_BUCKETS; i++)
-            proto_put_le64(buf + len + 2 + 8 * i, v[i]);
-        len += PROTO_STAT_LEN;
     }
-    struct proto_stats_rep r = {.uptime_ns = util_now_mono_ns() - s->started_ns,
-                                .ops = {.p = buf, .len = len}};
+    int rc = net_server_figures(s, f);
+    uint8_t *ops = buf, *waits = buf + cap_ops, *clients = waits + cap_waits;
+    uint32_t nops = 0;
+    for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {
+        const struct net_op_figures *o = &f->ops[op];
+        if (!o->count)
+            continue;
+        uint8_t *p = ops + nops * PROTO_STAT_LEN, *w = waits + nops * PROTO_WAIT_LEN;
+        p[0] = w[0] = (uint8_t)op;
+        p[1] = w[1] = (uint8_t)(op >> 8);
+        proto_put_le64(p + 2, o->count);
+        proto_put_le64(p + 10, o->errors);
+        proto_put_le64(p + 18, o->service_ns);
+        proto_put_le64(p + 26, o->service_max_ns);
+        proto_put_le64(w + 2, o->wait_ns);
+        proto_put_le64(w + 10, o->wait_max_ns);
+        for (unsigned i = 0; i < PROTO_STAT_BUCKETS; i++) {
+            proto_put_le64(p + 34 + 8 * i, o->service_hist[i]);
+            proto_put_le64(w + 18 + 8 * i, o->wait_hist[i]);
+        }
+        nops++;
+    }
+    for (uint32_t i = 0; i < f->nclients; i++) {
+        const struct net_client_figures *c = &f->clients[i];
+        uint8_t *p = clients + i * PROTO_CLIENT_LEN;
+        proto_put_le64(p, c->client_id);
+        proto_put_le64(p + 8, c->requests);
+        proto_put_le64(p + 16, c->service_ns);
+        proto_put_le64(p + 24, c->wait_ns);
+        memcpy(p + 32, c->ip, PROTO_CLIENT_IP);
+    }
+    struct proto_stats_rep r = {.uptime_ns = f->uptime_ns,
+                                .ops = {.p = ops, .len = nops * PROTO_STAT_LEN},
+                                .waits = {.p = waits, .len = nops * PROTO_WAIT_LEN},
+                                .clients = {.p = clients, .len = f->nclients * PROTO_CLIENT_LEN}};
+    if (rc)
+        log_warn("STATS without its busiest clients: %s", log_err(rc));
+    free(f);
     return proto_enc_stats_rep(&rep->enc, &r);
 }
 
@@ -338,8 +500,11 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
         if (builtin_stats) {
             status = h_stats(s, &req, &rep);
         } else {
-            if (s->o.on_enter)
+            if (s->o.on_enter) {
+                /* A gate (the MDT's write-behind grant): its time is a wait. */
                 s->o.on_enter(s->o.ctx, &req);
+                req.wait_ns += util_now_mono_ns() - t0;
+            }
             status = fn(s->o.ctx, &req, &rep);
             if (s->o.on_leave)
                 s->o.on_leave(s->o.ctx, &req);
@@ -350,7 +515,14 @@ static __attribute__((noinline)) void conn_serve(struct srv_conn *sc)
             log_warn("malformed request peer=%s op=%s", sc->peer, proto_op_name(h.opcode));
         if (status > 0)
             status = -EIO;
-        stat_note(s, h.opcode, status, util_now_mono_ns() - t0);
+        uint64_t took = util_now_mono_ns() - t0;
+        uint64_t wait = req.wait_ns < took ? req.wait_ns : took;
+        stat_note(s, h.opcode, status, took - wait, wait);
+        if (h.opcode != PROTO_OP_LEASE_POLL) {
+            __atomic_fetch_add(&sc->requests, 1, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&sc->service_ns, took - wait, __ATOMIC_RELAXED);
+            __atomic_fetch_add(&sc->wait_ns, wait, __ATOMIC_RELAXED);
+        }
         if (cached) {
             bool other = status == 0 && rep.kept;
             rcache_end(s->replies, h.client_id, h.seq, status, other ? rep.kept : sc->reply,
@@ -398,6 +570,7 @@ out:
     if (s->o.on_close)
         s->o.on_close(s->o.ctx, sc);
     pthread_mutex_lock(&s->lock);
+    clients_fold(s, sc);
     if (sc->prev)
         sc->prev->next = sc->next;
     else
@@ -468,6 +641,7 @@ static void *accept_main(void *arg)
         sc->srv = s;
         sc->fd = fd;
         snprintf(sc->peer, sizeof(sc->peer), "%s", peer);
+        snprintf(sc->ip, sizeof(sc->ip), "%s", ip);
         sc->next = s->conns;
         if (s->conns)
             s->conns->prev = sc;

@@ -26,6 +26,10 @@ struct net_req {
     uint32_t bulk_len;
     const char *peer; /* "ip:port" */
     void *conn;       /* the server connection, for net_scratch */
+    /* Time the request spent waiting rather than being served: whatever
+     * queues it for its turn adds to it (the MDT's group commit, the
+     * server before the handler). STATS counts it apart from service. */
+    uint64_t wait_ns;
 };
 struct net_rep {
     struct proto_enc enc; /* reply payload */
@@ -83,6 +87,31 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out);
 uint16_t net_server_port(const struct net_server *s);
 /* Stop accepting, close every connection, join all threads, free. */
 void net_server_stop(struct net_server *s);
+/* What a server's requests cost since it started: STATS's figures. Service
+ * is a handler's time less its wait (net_req.wait_ns). */
+struct net_op_figures {
+    uint64_t count, errors;
+    uint64_t service_ns, service_max_ns, wait_ns, wait_max_ns;
+    /* As STATS: [i] counts requests of [2^(i-1), 2^i) us. */
+    uint64_t service_hist[PROTO_STAT_BUCKETS], wait_hist[PROTO_STAT_BUCKETS];
+};
+struct net_client_figures {
+    uint64_t client_id; /* as it authenticated */
+    uint64_t requests, service_ns, wait_ns;
+    char ip[PROTO_CLIENT_IP]; /* of its last connection */
+};
+struct net_server_figures {
+    uint64_t uptime_ns;
+    int connections; /* open now, authenticated or not */
+    struct net_op_figures ops[PROTO_OP_MAX];
+    /* The busiest clients, most requests first. A revocation channel's long
+     * polls are not counted: they wait for events by design. */
+    struct net_client_figures clients[PROTO_STAT_CLIENTS];
+    uint32_t nclients;
+};
+/* Fill *out with s's figures now. Returns 0, or -ENOMEM (then the clients
+ * are missing: nclients 0). */
+int net_server_figures(struct net_server *s, struct net_server_figures *out);
 /* The most a handler may ask of net_scratch: a bulk and what goes with it
  * (an OST's read keeps the blocks around the range and their CRCs). */
 #define NET_SCRATCH_MAX (PROTO_MAX_BULK + (1u << 20))

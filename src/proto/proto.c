@@ -280,6 +280,25 @@ void proto_get_BLOB(struct proto_dec *d, struct proto_blob *v)
     v->len = p ? n : 0;
 }
 
+void proto_put_TBLOB(struct proto_enc *e, const struct proto_tblob *v)
+{
+    if (v->absent)
+        return;
+    struct proto_blob b = {v->p, v->len};
+    proto_put_BLOB(e, &b);
+}
+
+void proto_get_TBLOB(struct proto_dec *d, struct proto_tblob *v)
+{
+    struct proto_blob b;
+    if (!d->err && d->off == d->len) {
+        *v = (struct proto_tblob){(const uint8_t *)"", 0, true};
+        return;
+    }
+    proto_get_BLOB(d, &b);
+    *v = (struct proto_tblob){b.p, b.len, false};
+}
+
 void proto_put_CRED(struct proto_enc *e, const struct proto_cred *v)
 {
     uint32_t n = v->ngroups;

@@ -298,6 +298,15 @@ typedef int32_t proto_ct_I32;
 typedef int64_t proto_ct_I64;
 typedef struct proto_str proto_ct_STR;
 typedef struct proto_blob proto_ct_BLOB;
+/* A blob appended to a message after it first shipped: a message that ends
+ * before it (an older peer's) decodes it as empty and absent, and an
+ * absent one is encoded as nothing, so it round-trips. */
+struct proto_tblob {
+    const uint8_t *p;
+    uint32_t len;
+    bool absent;
+};
+typedef struct proto_tblob proto_ct_TBLOB;
 typedef struct proto_cred proto_ct_CRED;
 typedef struct proto_attr proto_ct_ATTR;
 typedef struct layout proto_ct_LAYOUT;
@@ -312,6 +321,7 @@ void proto_put_I32(struct proto_enc *e, const int32_t *v);
 void proto_put_I64(struct proto_enc *e, const int64_t *v);
 void proto_put_STR(struct proto_enc *e, const struct proto_str *v);
 void proto_put_BLOB(struct proto_enc *e, const struct proto_blob *v);
+void proto_put_TBLOB(struct proto_enc *e, const struct proto_tblob *v);
 void proto_put_CRED(struct proto_enc *e, const struct proto_cred *v);
 void proto_put_ATTR(struct proto_enc *e, const struct proto_attr *v);
 void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v);
@@ -325,6 +335,7 @@ void proto_get_I32(struct proto_dec *d, int32_t *v);
 void proto_get_I64(struct proto_dec *d, int64_t *v);
 void proto_get_STR(struct proto_dec *d, struct proto_str *v);
 void proto_get_BLOB(struct proto_dec *d, struct proto_blob *v);
+void proto_get_TBLOB(struct proto_dec *d, struct proto_tblob *v);
 void proto_get_CRED(struct proto_dec *d, struct proto_cred *v);
 void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v);
 void proto_get_LAYOUT(struct proto_dec *d, struct layout *v);
@@ -578,9 +589,20 @@ enum { MIGRATE_COPYING = 1, MIGRATE_SWAPPED = 2 };
  * u64 total_ns, u64 max_ns, u64 hist[PROTO_STAT_BUCKETS]}, where hist[i]
  * counts requests served in [2^(i-1), 2^i) microseconds (hist[0]: under
  * 1 us; the last bucket has no upper bound). Times are the handler's, from
- * a decoded request to its encoded reply. */
+ * a decoded request to its encoded reply, less the time it waited.
+ * Appended: waits, per kind in ops, PROTO_WAIT_LEN bytes {u16 opcode,
+ * u64 total_ns, u64 max_ns, u64 hist[PROTO_STAT_BUCKETS]}: how long its
+ * requests waited before their service began (queued for the MDT's group
+ * commit, or for a server's workers); clients, the busiest (most requests
+ * since the server started) of them, PROTO_CLIENT_LEN bytes each {u64
+ * client_id, u64 requests, u64 service_ns, u64 wait_ns, char
+ * ip[PROTO_CLIENT_IP] (its last connection's address, NUL-padded)}. */
 #define PROTO_STAT_BUCKETS 24u
 #define PROTO_STAT_LEN     (2u + 8u * (4u + PROTO_STAT_BUCKETS))
+#define PROTO_WAIT_LEN     (2u + 8u * (2u + PROTO_STAT_BUCKETS))
+#define PROTO_CLIENT_IP    48u
+#define PROTO_CLIENT_LEN   (8u * 4u + PROTO_CLIENT_IP)
+#define PROTO_STAT_CLIENTS 16u /* the busiest clients a STATS reply names */
 /* FSCK: check one MDT's namespace (meta/fsck.h), and with repair fix it;
  * root only. text: one line per finding, the first that fit. */
 #define PROTO_MAX_FSCK_TEXT (64u << 10)
@@ -594,7 +616,7 @@ enum { MIGRATE_COPYING = 1, MIGRATE_SWAPPED = 2 };
     F(U64, entries)                                                                                \
     MSG_FSCK_FOUND(F) F(U64, fixed) F(BLOB, text) F(U64, open_ops) F(BLOB, refs) F(U8, refs_full)
 #define MSG_STATS_REQ(F)
-#define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops)
+#define MSG_STATS_REP(F) F(U64, uptime_ns) F(BLOB, ops) F(TBLOB, waits) F(TBLOB, clients)
 /* SHARD: MDT -> MDT, a step of a cross-MDT operation (docs/architecture.md,
  * "Cross-MDT operations"), op one of PROTO_SHARD_*: ALLOC a new inode number
  * of the receiving MDT (ino); PUT the inode record rec (an MDT's own

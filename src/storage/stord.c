@@ -21,6 +21,7 @@
 #include "../common/log.h"
 #include "../common/util.h"
 #include "../net/hb.h"
+#include "../net/metrics.h"
 #include "../net/net.h"
 #include "../proto/csum.h"
 #include "../proto/ids.h"
@@ -574,8 +575,14 @@ int main(int argc, char **argv)
                  s->osts[i]->path, (uint64_t)s->osts[i]->objects, (uint64_t)s->osts[i]->used);
     log_info("listening on %s:%u advertise=%s node=%s", conf.d.listen.host, net_server_port(srv),
              adv, node);
+    struct net_metrics *metrics = NULL;
+    struct net_metrics_source ms = {"stria-stord", NULL, srv};
+    if (conf.d.metrics.port &&
+        net_metrics_start(conf.d.metrics.host, conf.d.metrics.port, &ms, 1, &metrics))
+        return 1;
     int sig = daemon_wait((int)conf.sync_interval * 1000, epoch_tick, s);
     log_info("signal %d: stopping", sig);
+    net_metrics_stop(metrics);
     hb_stop(hb);
     net_server_stop(srv);
     push_stop();

@@ -104,6 +104,17 @@ step "stria stats counts the MDT's requests"
 grep -q '^MDT0000 (up ' "$T/stats" || fail "stria stats shows no MDT0000: $(cat "$T/stats")"
 mkdirs=$(awk '$1 == "MKDIR" {print $2}' "$T/stats")
 [ "${mkdirs:-0}" -eq 2 ] || fail "stria stats counts ${mkdirs:-no} MKDIR, want 2: $(cat "$T/stats")"
+# Beside the service times, the waits; under the table, who sent them.
+grep -q ' wait_mean_us  *wait_p99_us$' "$T/stats" || fail "stria stats shows no waits: $(cat "$T/stats")"
+grep -Eq '^  [0-9a-f]{16} +[0-9]+ .* 127\.0\.0\.1$' "$T/stats" ||
+    fail "stria stats names no busy client: $(cat "$T/stats")"
+# stria top, off a terminal: COUNT views one after the other.
+"$STRIA" mkdir stria:/stats-c
+"$STRIA" top -n 2 -i 1 >"$T/top" || fail "stria top -n 2 failed"
+[ "$(grep -c '^stria top: ' "$T/top")" = 2 ] || fail "stria top -n 2 did not show 2 views: $(cat "$T/top")"
+grep -Eq '^MDT0000: [0-9.]+ ops/s, wait [0-9.]+ us, service [0-9.]+ us$' "$T/top" ||
+    fail "stria top shows no MDT0000 line: $(cat "$T/top")"
+"$STRIA" top -n 0 2>/dev/null && fail "stria top -n 0 was accepted"
 # Over an interval, only what happened in it: no MKDIR.
 "$STRIA" stats -i 1 >"$T/stats" || fail "stria stats -i 1 failed"
 grep -q '^MDT0000 (over ' "$T/stats" || fail "stria stats -i 1 shows no interval: $(cat "$T/stats")"

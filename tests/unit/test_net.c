@@ -30,9 +30,12 @@
 #include <sys/time.h>
 #include <unistd.h>
 
-#define OP_ECHO PROTO_OP_PING /* the handler echoes payload and bulk */
-#define OP_FAIL PROTO_OP_GETATTR
-#define OP_NONE PROTO_OP_LOOKUP /* no handler */
+#define OP_ECHO  PROTO_OP_PING /* the handler echoes payload and bulk */
+#define OP_FAIL  PROTO_OP_GETATTR
+#define OP_NONE  PROTO_OP_LOOKUP  /* no handler */
+#define OP_WAIT  PROTO_OP_SETATTR /* says it waited WAIT_MS of its SLEEP_MS */
+#define WAIT_MS  20
+#define SLEEP_MS 30
 
 static struct auth_key key = {{1, 2, 3, 4, 5, 6, 7, 8}};
 static struct net_server *srv;
@@ -63,12 +66,22 @@ static int h_fail(void *ctx, struct net_req *req, struct net_rep *rep)
     return -ENOENT;
 }
 
+/* A handler that queued for part of its time, as the MDT's store does. */
+static int h_wait(void *ctx, struct net_req *req, struct net_rep *rep)
+{
+    (void)ctx, (void)rep;
+    usleep(SLEEP_MS * 1000);
+    req->wait_ns += WAIT_MS * 1000000ull;
+    return 0;
+}
+
 static int setup(void **state)
 {
     (void)state;
     struct net_server_opts o = {.host = "127.0.0.1", .port = 0, .key = &key};
     o.handlers[OP_ECHO] = h_echo;
     o.handlers[OP_FAIL] = h_fail;
+    o.handlers[OP_WAIT] = h_wait;
     if (net_server_start(&o, &srv))
         return -1;
     port = net_server_port(srv);
@@ -373,6 +386,76 @@ static void test_garbage_handshake(void **state)
     net_close(c);
 }
 
+/* A server of its own, whose figures no earlier test made. */
+static int fresh_server(void **state)
+{
+    teardown(state);
+    return setup(state);
+}
+
+static void call_wait(struct net_conn *c)
+{
+    bool transport = false;
+    assert_int_equal(net_call_raw(c, OP_WAIT, NULL, 0, NULL, 0, NULL, 0, NULL, &transport), 0);
+}
+
+/* STATS counts what a handler waited apart from its service, and names
+ * the busiest clients, those of closed connections too. */
+static void test_stats_wait_and_clients(void **state)
+{
+    (void)state;
+    struct net_conn *a = connect_ok(0xa11ce), *b = connect_ok(0xb0b);
+    for (int i = 0; i < 3; i++)
+        call_wait(a);
+    call_wait(b);
+    net_close(a); /* its counts go to the table of clients gone */
+    static struct net_server_figures f;
+    for (int i = 0; i < 3000; i++) {
+        assert_int_equal(net_server_figures(srv, &f), 0);
+        if (f.connections == 1)
+            break;
+        usleep(1000);
+    }
+    assert_int_equal(f.connections, 1);
+    const struct net_op_figures *o = &f.ops[OP_WAIT];
+    assert_int_equal(o->count, 4);
+    assert_int_equal(o->wait_ns, 4 * WAIT_MS * 1000000ull);
+    assert_int_equal(o->wait_max_ns, WAIT_MS * 1000000ull);
+    assert_int_equal(o->wait_hist[15], 4); /* 20,000 us is in [2^14, 2^15) */
+    assert_true(o->service_ns >= 4 * (SLEEP_MS - WAIT_MS) * 1000000ull);
+    assert_true(o->service_max_ns < o->service_ns);
+    /* The busiest first: a (gone) with 3, then b (connected) with 1. */
+    assert_true(f.nclients >= 2);
+    assert_int_equal(f.clients[0].client_id, 0xa11ce);
+    assert_int_equal(f.clients[0].requests, 3);
+    assert_int_equal(f.clients[0].wait_ns, 3 * WAIT_MS * 1000000ull);
+    assert_string_equal(f.clients[0].ip, "127.0.0.1");
+    assert_int_equal(f.clients[1].client_id, 0xb0b);
+
+    /* The same over the wire, through the message table. */
+    bool transport = false;
+    assert_int_equal(net_call_raw(b, PROTO_OP_STATS, NULL, 0, NULL, 0, NULL, 0, NULL, &transport),
+                     0);
+    struct proto_dec d;
+    struct proto_stats_rep r;
+    proto_dec_init(&d, b->rx, b->rx_len);
+    assert_int_equal(proto_dec_stats_rep(&d, &r), 0);
+    assert_false(r.waits.absent);
+    assert_int_equal(r.ops.len % PROTO_STAT_LEN, 0);
+    assert_int_equal(r.waits.len, r.ops.len / PROTO_STAT_LEN * PROTO_WAIT_LEN);
+    bool found = false;
+    for (uint32_t off = 0; off < r.waits.len; off += PROTO_WAIT_LEN)
+        if ((r.waits.p[off] | r.waits.p[off + 1] << 8) == OP_WAIT) {
+            assert_int_equal(proto_le64(r.waits.p + off + 2), 4 * WAIT_MS * 1000000ull);
+            found = true;
+        }
+    assert_true(found);
+    assert_true(r.clients.len >= 2 * PROTO_CLIENT_LEN && r.clients.len % PROTO_CLIENT_LEN == 0);
+    assert_int_equal(proto_le64(r.clients.p), 0xa11ce);
+    assert_int_equal(proto_le64(r.clients.p + 8), 3);
+    net_close(b);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -383,6 +466,7 @@ int main(void)
         cmocka_unit_test(test_raw_handshake_and_echo),
         cmocka_unit_test(test_bad_headers_close),
         cmocka_unit_test(test_garbage_handshake),
+        cmocka_unit_test_setup(test_stats_wait_and_clients, fresh_server),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

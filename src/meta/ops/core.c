@@ -92,7 +92,10 @@ int meta_run_waiting(const struct meta_req *rq, enum meta_run_mode mode, meta_tx
             return rc;
         if (i == 800)
             return -EBUSY;
+        uint64_t t0 = rq->wait_ns ? util_now_mono_ns() : 0;
         usleep(2500);
+        if (rq->wait_ns)
+            *rq->wait_ns += util_now_mono_ns() - t0;
     }
 }
 

@@ -329,7 +329,8 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
                           .bulk = req->bulk,
                           .bulk_len = req->bulk_len,
                           .scratch = sv->buf ? NULL : req_scratch,
-                          .scratch_arg = req};
+                          .scratch_arg = req,
+                          .wait_ns = &req->wait_ns};
     if (sv->buf && !(rq.buf = net_scratch(req, sv->buf)))
         return -ENOMEM;
     if (sv->how == SERVE_PLAIN) {

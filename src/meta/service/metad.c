@@ -19,6 +19,7 @@
 #include "../../common/log.h"
 #include "../../common/util.h"
 #include "../../net/hb.h"
+#include "../../net/metrics.h"
 #include "../../net/net.h"
 #include "../ops/ops.h"
 #include "dispatch.h"
@@ -184,6 +185,23 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
     return 0;
 }
 
+/* The request counters of every MDT served here, each labelled with its
+ * target (in names, which must outlive the responder), for Prometheus. */
+static int start_metrics(const struct mdt_services *all, const struct cfg_addr *at,
+                         char (*names)[16], struct net_metrics **out)
+{
+    struct net_metrics_source *v = calloc(all->n, sizeof(*v));
+    if (!v)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < all->n; i++) {
+        snprintf(names[i], sizeof(names[i]), "MDT%04x", all->v[i].index);
+        v[i] = (struct net_metrics_source){"stria-metad", names[i], all->v[i].srv};
+    }
+    int rc = net_metrics_start(at->host, at->port, v, all->n, out);
+    free(v);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static struct mdt_service_conf conf; /* lives as long as the process */
@@ -230,9 +248,14 @@ int main(int argc, char **argv)
         if (start_mdt(&all.v[i], &conf, &key, path[i], port, node, adv))
             return 1;
     }
+    struct net_metrics *metrics = NULL;
+    char labels[n ? n : 1][16];
+    if (conf.d.metrics.port && start_metrics(&all, &conf.d.metrics, labels, &metrics))
+        return 1;
     /* Flush on the main thread's clock while waiting for a signal. */
     int sig = daemon_wait((int)conf.sync_interval_ms, tick, &all);
     log_info("signal %d: stopping", sig);
+    net_metrics_stop(metrics);
     for (uint32_t i = 0; i < n; i++) {
         struct mdt_service *m = &all.v[i];
         /* Requests still served may ask the heartbeat for a map. */

@@ -62,6 +62,9 @@ struct meta_req {
      * The same memory as buf: an operation uses one or the other. */
     void *(*scratch)(void *arg, uint32_t len);
     void *scratch_arg;
+    /* Where the time it waits for its turn (queued for a batch, or for a
+     * name another operation holds) is added; NULL: nowhere. */
+    uint64_t *wait_ns;
 };
 
 /* An open transaction: the LMDB txn, the store's databases, and the

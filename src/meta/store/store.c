@@ -41,6 +41,7 @@ struct wreq {
     void *arg;
     const struct meta_req *req; /* never NULL (no_req) */
     bool flat;                  /* meta_store_write_flat */
+    uint64_t started_ns;        /* when its fn began (0: it never ran) */
     int rc;
     bool done;
     struct wreq *next;
@@ -262,6 +263,8 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         struct meta_txn t = {txn, s, w->req, false, false, 0};
         struct meta_reply *kept = w->req->reply;
         s->wseq++;
+        if (w->req->wait_ns)
+            w->started_ns = util_now_mono_ns();
         w->rc = w->fn(&t, w->arg);
         if (kept && w->rc > 0)
             kept->cross = true; /* its coordinator's commit keeps the reply */
@@ -304,6 +307,7 @@ static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn
                        bool flat)
 {
     struct wreq w = {.fn = fn, .arg = arg, .req = rq ? rq : &no_req, .flat = flat};
+    uint64_t queued_ns = w.req->wait_ns ? util_now_mono_ns() : 0;
     pthread_mutex_lock(&s->lock);
     if (s->tail)
         s->tail->next = &w;
@@ -347,6 +351,11 @@ static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn
         pthread_cond_broadcast(&s->cond);
     }
     pthread_mutex_unlock(&s->lock);
+    /* Its wait: until its fn began, the batches before its own and its
+     * batch's earlier requests; what follows (its fn and the commit) is
+     * its service. */
+    if (w.req->wait_ns && w.started_ns > queued_ns)
+        *w.req->wait_ns += w.started_ns - queued_ns;
     return w.rc;
 }
 

@@ -46,7 +46,8 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     struct proto_lookup_rep r;
     cl_cred(&q.cred);
     if (fs->mdc && !follow && cl_one_name(path) &&
-        (rc = mdc_lookup(fs->mdc, parent, path, &q.cred, out)) != -EAGAIN)
+        (rc = mdc_lookup(fs->mdc, parent, cl_name_mdt(fs, parent, path, strlen(path)), path,
+                         &q.cred, out)) != -EAGAIN)
         return rc;
     int64_t sent = mdc_clock_ms();
     bool remote = false;
@@ -68,6 +69,44 @@ int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, str
     return cl_mkdir_striped(fs, parent, path, mode, 0, -1, out);
 }
 
+/* The part of new directory ino on MDT mdt that the MKDIR's reply did not
+ * lease (a shard another MDT made): lease it with a GETATTR there, then
+ * list it; empty, every name of it is known here, as long as that lease
+ * lasts (mdcache.h, mdc_shard_epoch). Two requests per shard, once per
+ * directory, against one LOOKUP per name created in it. */
+static void complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
+{
+    struct proto_getattr_req q = {.ino = ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    if (MDT_CALL(fs, mdt, getattr, &q, &r,
+                 cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)))
+        return;
+    uint64_t epoch = mdc_shard_epoch(fs->mdc, ino, mdt);
+    if (!epoch)
+        return;
+    /* Room for one entry at least: the MDT says eof only when one more
+     * would have fitted. */
+    struct proto_readdir_req dq = {.ino = ino, .max_bytes = 1024};
+    struct proto_readdir_rep dr;
+    cl_cred(&dq.cred);
+    bool empty = false;
+    if (MDT_CALL(fs, mdt, readdir, &dq, &dr, empty = dr.count == 0 && dr.eof) == 0 && empty)
+        mdc_shard_empty(fs->mdc, ino, mdt, epoch);
+}
+
+/* This client made directory a: every part of it is empty. */
+static void new_dir(stria_fs_t *fs, const struct proto_attr *a)
+{
+    uint32_t n = proto_ds_count(a->dstripe);
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t mdt = a->dstripe ? proto_ds_shard_mdt(a->dstripe, k) : proto_ino_mdt(a->ino);
+        if (!mdc_new_dir(fs->mdc, a->ino, mdt))
+            complete_shard(fs, a->ino, mdt);
+    }
+}
+
 int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, int32_t count,
                      int32_t start, struct proto_attr *out)
 {
@@ -78,9 +117,12 @@ int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t m
     struct proto_mkdir_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return ROUTED_CALL(fs, parent, path, parent, path, mkdir, &q, &r, if (out) * out = r.attr;
-                       cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
-                       cl_learn(fs, &r.attr); if (fs->mdc) mdc_new_dir(fs->mdc, r.attr.ino));
+    rc = ROUTED_CALL(fs, parent, path, parent, path, mkdir, &q, &r, if (out) *out = r.attr;
+                     cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
+                     cl_learn(fs, &r.attr));
+    if (rc == 0 && fs->mdc)
+        new_dir(fs, &r.attr);
+    return rc;
 }
 
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
@@ -113,8 +155,11 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_re
     int rc = check_path(path);
     if (rc)
         return rc;
+    /* Write-behind's grant is per MDT: asked of the one holding the name. */
     struct proto_unlink_req q = {
-        .parent = parent, .path = proto_str_c(path), .want_wb = wb_want(fs)};
+        .parent = parent,
+        .path = proto_str_c(path),
+        .want_wb = cl_one_name(path) && wb_want(fs, cl_name_mdt(fs, parent, path, strlen(path)))};
     struct proto_unlink_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;
@@ -123,7 +168,9 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_re
     rc = ROUTED_CALL(fs, parent, path, parent, path, unlink, &q, r,
                      removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout);
                      cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL);
-                     wb_granted(fs, r->wb_id, r->wb_ms, sent));
+                     if (r->wb_ms && fs->mdc)
+                         wb_granted(fs, (uint32_t)mdc_reply_mdt(fs->mdc, r->leases.instance),
+                                    r->wb_id, r->wb_ms, sent));
     free(r);
     return rc;
 }

@@ -44,6 +44,7 @@
 #define MAX_ITEMS          (1u << 18) /* of each kind; past it everything is dropped */
 #define RECV_LIMIT         5000       /* ms without an answer from the channel: broken */
 #define MDC_LAYOUT_STRIPES 8
+#define NEW_DIRS           1024
 
 struct crec {
     uint64_t ino, gen, revoked, epoch;
@@ -93,6 +94,11 @@ struct mdc {
     struct crec *rec[BUCKETS];
     struct cname *names[BUCKETS];
     uint32_t nrec, nnames;
+    /* Directories made here whose parts on some MDTs were not leased by
+     * the MKDIR's reply (mdc_new_dir); a later one takes the slot. */
+    struct new_dir {
+        uint64_t ino, mdts; /* bit k: the part on MDT k */
+    } new_dirs[NEW_DIRS];
     mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
     bool stop;              /* the channels end */
 };
@@ -303,16 +309,33 @@ bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char 
     return lookup(m, parent, mdt, name, cred, true, out) == 0;
 }
 
-bool mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt)
+void mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *r = rec_find(m, ino, mdt);
-    bool valid = rec_valid(m, r, now);
-    if (valid)
+    if (rec_valid(m, r, now)) {
         r->complete_epoch = r->epoch;
+    } else if (mdt < 64) {
+        struct new_dir *d = &m->new_dirs[hash_ino(ino) % NEW_DIRS];
+        if (d->ino != ino)
+            *d = (struct new_dir){ino, 0};
+        d->mdts |= 1ull << mdt;
+    }
     pthread_mutex_unlock(&m->lock);
-    return valid;
+}
+
+bool mdc_new_shard(struct mdc *m, uint64_t ino, uint32_t mdt)
+{
+    bool pending = false;
+    pthread_mutex_lock(&m->lock);
+    struct new_dir *d = &m->new_dirs[hash_ino(ino) % NEW_DIRS];
+    if (mdt < 64 && d->ino == ino && (d->mdts & 1ull << mdt)) {
+        d->mdts &= ~(1ull << mdt);
+        pending = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return pending;
 }
 
 uint64_t mdc_shard_epoch(struct mdc *m, uint64_t ino, uint32_t mdt)

@@ -81,15 +81,21 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out);
 /* This client just made directory ino: its part on MDT mdt is empty, so
  * every name of it there is cached (until that MDT's lease on it goes).
- * False when that lease is not held (mdc_shard_epoch and mdc_shard_empty
- * then complete it). */
-bool mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt);
+ * When that lease is not held (a shard another MDT made), the part is
+ * remembered instead (a table of the last 1,024 such directories, MDTs
+ * below 64), for mdc_new_shard. */
+void mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt);
+/* Whether ino's part on mdt was remembered by mdc_new_dir and not taken
+ * yet; true once. The caller may then complete it: it may be worth two
+ * requests once a name is looked up there, not at mkdir (a tree of
+ * directories, mdtest -D, creates none in most). */
+bool mdc_new_shard(struct mdc *m, uint64_t ino, uint32_t mdt);
 /* Completing a directory's part on MDT mdt that no reply of its making
- * leased (a shard made by another MDT): take the epoch of that MDT's
- * lease on ino (0: none) after a request granted it, then list the
- * shard; if it was empty, mdc_shard_empty marks it complete, and does so
- * only if the lease is still the same one (any change on it since was
- * revoked, and moved the epoch). */
+ * leased: take the epoch of that MDT's lease on ino (0: none) after a
+ * request granted it, then list the shard; if it was empty,
+ * mdc_shard_empty marks it complete, and does so only if the lease is
+ * still the same one (any change on it since was revoked, and moved the
+ * epoch). */
 uint64_t mdc_shard_epoch(struct mdc *m, uint64_t ino, uint32_t mdt);
 bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
 

@@ -305,10 +305,14 @@ static void test_shards_lease_their_own_names(void **state)
     assert_true(cached_size(DIR, &size));
     /* A shard's part is complete on its own: only names hashed there. */
     grant_shard_name(7, 8);
-    assert_true(mdc_new_dir(m, DIR, 1));
+    mdc_new_dir(m, DIR, 1);
+    assert_false(mdc_new_shard(m, DIR, 1)); /* complete at once */
     assert_int_equal(mdc_lookup(m, DIR, 1, "t", &root, &out), -ENOENT);
     assert_int_equal(mdc_lookup(m, DIR, 0, "u", &root, &out), -EAGAIN);
-    assert_false(mdc_new_dir(m, DIR, 2)); /* MDT 2 leased nothing */
+    mdc_new_dir(m, DIR, 2); /* MDT 2 leased nothing: remembered, once */
+    assert_int_equal(mdc_lookup(m, DIR, 2, "v", &root, &out), -EAGAIN);
+    assert_true(mdc_new_shard(m, DIR, 2));
+    assert_false(mdc_new_shard(m, DIR, 2));
     /* A reply from an instance no channel hears is not used. */
     struct proto_leases ls = {.instance = INSTANCE + 9, .n = 1};
     ls.l[0] = (struct proto_lease){.ino = SHARD_INO, .gen = 50, .ms = LONG_MS};

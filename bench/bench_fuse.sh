@@ -8,7 +8,10 @@
 # sequential write and read with 1 MiB blocks (fio, or dd without it), then
 # bench_fsops's create, stat and unlink of empty files in one directory.
 # Prints the rates and the ratios stria/passthrough and stria/local, never
-# a bare time. On any exit a trap unmounts both (lazily, so that a hung
+# a bare time. With FUSE_MDTS=4 the cluster has four MDTs and the metadata
+# part runs twice on stria, in a plain directory on MDT 0 and in one
+# striped over every MDT, and prints striped/plain too (issue 25);
+# FUSE_IO=0 leaves out the data part. On any exit a trap unmounts both (lazily, so that a hung
 # daemon cannot block it), stops the cluster and deletes the directory. The
 # output goes to stdout and is appended to bench/results/last-run-fuse.txt.
 set -euo pipefail
@@ -29,13 +32,16 @@ fi
 FUSE_IO_SIZE=${FUSE_IO_SIZE:-2G}
 FUSE_META_FILES=${FUSE_META_FILES:-50000}
 FUSE_CHECK_SIZE=${FUSE_CHECK_SIZE:-512M}
+FUSE_MDTS=${FUSE_MDTS:-1}
+FUSE_IO=${FUSE_IO:-1}
 # Longest any one step may take before its target counts as hung.
 FUSE_STEP_TIMEOUT=${FUSE_STEP_TIMEOUT:-900}
 IO_BYTES=$(numfmt --from=iec "$FUSE_IO_SIZE")
 CHECK_BYTES=$(numfmt --from=iec "$FUSE_CHECK_SIZE")
 
-# The three targets, in the order each step visits them.
-NAME=(local passthrough stria)
+# The targets, in the order each step visits them (a fourth, stria's
+# striped directory, with several MDTs: metadata only).
+NAME=(local passthrough stria striped)
 declare -a DIR FAILED
 declare -A RATE
 
@@ -202,11 +208,23 @@ run() {
     fi
     echo
 
-    "$BUILD/stria" up --dir "$CL" --osts 4 --no-mount
+    "$BUILD/stria" up --dir "$CL" --osts 4 --mdts "$FUSE_MDTS" --no-mount
     echo
     # Both mount commands return once the mount is in place.
     mount_fuse 2 "$BUILD/stria-fuse" -o conf="$CL/client.conf" "$M1"
     mount_fuse 1 "$BUILD/bench/bench_passthrough" -o source="$PTSRC" "$M2"
+    if [ "$FUSE_MDTS" -gt 1 ]; then
+        # The root is striped over every MDT: the plain directory is made so,
+        # on MDT 0, and both hand their stripe down to bench_fsops's directory.
+        "$BUILD/stria" --conf "$CL/client.conf" mkdir -c 1 -i 0 /plain
+        "$BUILD/stria" --conf "$CL/client.conf" setdirstripe -D -c 1 -i 0 /plain
+        "$BUILD/stria" --conf "$CL/client.conf" mkdir -c "$FUSE_MDTS" /striped
+        "$BUILD/stria" --conf "$CL/client.conf" setdirstripe -D -c "$FUSE_MDTS" /striped
+        DIR[2]="$M1/plain"
+        DIR[3]="$M1/striped"
+        [ -n "${FAILED[2]:-}" ] && FAILED[3]=${FAILED[2]}
+        echo "stria:   $FUSE_MDTS MDTs; 'stria' is a plain directory on MDT 0, 'striped' one over all $FUSE_MDTS"
+    fi
     echo "local:   $L"
     # See bench/README.md (bench_meta): ext4 without a journal slows creates
     # next to recent unlinks; the top-directory flag sends each run's fresh
@@ -218,37 +236,40 @@ run() {
     fi
     echo
 
-    local i d dropped=
-    echo "== sequential I/O: $FUSE_IO_SIZE in 1 MiB blocks, fsync at the end of the write"
-    for i in 0 1 2; do
-        seq_io write "$i"
-    done
-    for i in 0 1 2; do
-        if [ -z "${FAILED[i]:-}" ]; then
-            if drop_caches; then dropped=${dropped:-yes}; else dropped=no; fi
-        fi
-        seq_io read "$i"
-    done
-    case $dropped in
-    yes) echo "  (page cache dropped before each read)" ;;
-    no) echo "  (page cache NOT dropped: not root; reads may come from memory)" ;;
-    esac
-    echo
-    echo "== data check (untimed)"
-    for i in 1 2; do
-        if [ -z "${FAILED[i]:-}" ]; then
-            check_data "$i"
-        fi
-    done
-    for i in 0 1 2; do
-        if [ -z "${FAILED[i]:-}" ]; then
-            step "$i" "rm data file" rm -f "${DIR[i]}/bench_fuse.dat" || true
-        fi
-    done
-    echo
+    local i d dropped= meta=(0 1 2)
+    [ "$FUSE_MDTS" -gt 1 ] && meta=(0 1 2 3)
+    if [ "$FUSE_IO" = 1 ]; then
+        echo "== sequential I/O: $FUSE_IO_SIZE in 1 MiB blocks, fsync at the end of the write"
+        for i in 0 1 2; do
+            seq_io write "$i"
+        done
+        for i in 0 1 2; do
+            if [ -z "${FAILED[i]:-}" ]; then
+                if drop_caches; then dropped=${dropped:-yes}; else dropped=no; fi
+            fi
+            seq_io read "$i"
+        done
+        case $dropped in
+        yes) echo "  (page cache dropped before each read)" ;;
+        no) echo "  (page cache NOT dropped: not root; reads may come from memory)" ;;
+        esac
+        echo
+        echo "== data check (untimed)"
+        for i in 1 2; do
+            if [ -z "${FAILED[i]:-}" ]; then
+                check_data "$i"
+            fi
+        done
+        for i in 0 1 2; do
+            if [ -z "${FAILED[i]:-}" ]; then
+                step "$i" "rm data file" rm -f "${DIR[i]}/bench_fuse.dat" || true
+            fi
+        done
+        echo
+    fi
 
     echo "== metadata: create, stat, unlink of $FUSE_META_FILES empty files in one directory"
-    for i in 0 1 2; do
+    for i in "${meta[@]}"; do
         [ -n "${FAILED[i]:-}" ] && continue
         if step "$i" "bench_fsops" "$BUILD/bench/bench_fsops" "${DIR[i]}" "$FUSE_META_FILES" \
             >"$TMP/fsops-$i.out"; then
@@ -277,8 +298,19 @@ run() {
                 if (r == "-") print "(no figure)"; else if (r >= t) print "(met)"; else print "(not met)" }')"
     done
     echo "(targets of the FUSE client: stria at least 0.7 of the passthrough for data, 0.5 for metadata)"
+    if [ "$FUSE_MDTS" -gt 1 ]; then
+        echo
+        printf '%-7s %-6s %11s %11s %11s %11s %13s\n' test unit passthrough "stria plain" "striped" \
+            striped/pt striped/plain
+        for d in create stat unlink; do
+            printf '%-7s %-6s %11s %11s %11s %11s %13s\n' "$d" ops/s "${RATE[$d,1]:--}" \
+                "${RATE[$d,2]:--}" "${RATE[$d,3]:--}" "$(ratio "${RATE[$d,3]:-0}" "${RATE[$d,1]:-0}")" \
+                "$(ratio "${RATE[$d,3]:-0}" "${RATE[$d,2]:-0}")"
+        done
+        echo "(issue 25's goal: a directory striped over $FUSE_MDTS MDTs at least as fast as a plain one)"
+    fi
     local status=0
-    for i in 0 1 2; do
+    for i in "${meta[@]}"; do
         if [ -n "${FAILED[i]:-}" ]; then
             echo "FAILED on ${NAME[i]}: ${FAILED[i]}"
             status=1

@@ -95,13 +95,14 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
     if (!m || !fs->wb || !name || strlen(name) > PROTO_MAX_NAME)
         return -EAGAIN;
     cl_cred(&cred);
-    if (!mdc_lookup_victim(m, parent, name, &cred, &a) || a.nlink != 1 ||
+    uint32_t mdt = cl_name_mdt(fs, parent, name, strlen(name));
+    if (!mdc_lookup_victim(m, parent, mdt, name, &cred, &a) || a.nlink != 1 ||
         !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
         return -EAGAIN;
     if (is_open && is_open(a.ino, arg))
         return -EAGAIN;
-    mdc_unlinked(m, parent, name, a.ino);
-    return wb_unlink(fs, parent, name, &cred) == 0 ? 0 : -EAGAIN;
+    mdc_unlinked(m, parent, mdt, name, a.ino);
+    return wb_unlink(fs, parent, mdt, name, &cred) == 0 ? 0 : -EAGAIN;
 }
 
 void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out)

@@ -1,22 +1,30 @@
 /*
  * The client's metadata cache under MDT leases (mdcache.h).
  *
- * Two hash tables under one mutex: inode records (generation, lease expiry,
- * attributes) and names (parent, name -> inode). A name counts only while
- * its parent's record is valid and in the same epoch as when the name was
- * stored; dropping a directory's names is a new epoch, not a walk.
+ * Two hash tables under one mutex: records, one per (inode, MDT) whose
+ * lease this client holds (generation, lease expiry, attributes), and names
+ * (parent, name -> inode). A striped directory has one record per shard,
+ * because each shard's MDT leases the names it holds and revokes them on
+ * its own channel, with generations from its own counter; an inode's
+ * attributes are only ever kept in the record of its own MDT (a shard's
+ * record keeps the mode and owner, which every shard has, for permission
+ * checks). A name counts only while its parent's record on the name's MDT
+ * is valid and in the same epoch as when the name was stored; dropping a
+ * directory's names is a new epoch, not a walk.
  *
  * A record is valid while its lease has time left, its generation is past
- * every revocation heard for the inode, and the revocation channel is up
- * (instance non-zero). A revocation heard before the grant it revokes (the
- * two travel on different connections) is remembered in `revoked`, so the
- * late grant is refused.
+ * every revocation heard for the inode from that MDT, and that MDT's
+ * revocation channel is up (instance non-zero). A revocation heard before
+ * the grant it revokes (the two travel on different connections) is
+ * remembered in `revoked`, so the late grant is refused. A reply names the
+ * MDT it came from by its lease table's instance, which each channel
+ * learnt; a reply from an instance no channel knows grants nothing.
  *
- * Built on the transport core alone (the channel borrows a connection
- * from its pool). Write-behind, above, hears of its grant's revocation
- * through the callback it registers (mdc_on_revoke); the transport core
- * tells the cache of a broken MDT connection through the hook mdc_start
- * sets in struct stria_fs.
+ * Built on the transport core alone (each channel borrows a connection
+ * from its MDT's pool). Write-behind, above, hears of its grants'
+ * revocations through the callback it registers (mdc_on_revoke); the
+ * transport core tells the cache of a broken MDT connection through the
+ * hook mdc_start sets in struct stria_fs.
  */
 #include "mdcache.h"
 
@@ -36,9 +44,11 @@
 #define MAX_ITEMS          (1u << 18) /* of each kind; past it everything is dropped */
 #define RECV_LIMIT         5000       /* ms without an answer from the channel: broken */
 #define MDC_LAYOUT_STRIPES 8
+#define NEW_DIRS           1024
 
 struct crec {
     uint64_t ino, gen, revoked, epoch;
+    uint32_t mdt;            /* whose lease: the inode's own MDT, or a shard's */
     uint64_t complete_epoch; /* = epoch: every name of this directory is cached */
     int64_t expiry_ms;
     bool have_attr; /* attr is current */
@@ -60,23 +70,37 @@ struct crec {
 struct cname {
     uint64_t parent, epoch, child;
     struct cname *next;
+    uint32_t mdt; /* the MDT holding the name (its parent's record there) */
     uint32_t len;
     char name[];
+};
+
+/* The revocation channel to one MDT. */
+struct mdc_chan {
+    struct mdc *m;
+    uint32_t mdt;
+    uint64_t instance; /* the MDT's lease table the channel talks to; 0: none */
+    pthread_t thread;
+    bool started;
+    struct net_conn *conn;
 };
 
 struct mdc {
     stria_fs_t *fs;
     pthread_mutex_t lock;
-    uint64_t instance; /* the MDT process the channel talks to; 0: none */
+    uint32_t nchan; /* MDTs 0..nchan-1 have a channel; others' leases are not used */
+    struct mdc_chan chan[MDC_MAX_MDTS];
     uint64_t next_epoch;
     struct crec *rec[BUCKETS];
     struct cname *names[BUCKETS];
     uint32_t nrec, nnames;
+    /* Directories made here whose parts on some MDTs were not leased by
+     * the MKDIR's reply (mdc_new_dir); a later one takes the slot. */
+    struct new_dir {
+        uint64_t ino, mdts; /* bit k: the part on MDT k */
+    } new_dirs[NEW_DIRS];
     mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
-    /* The channel. */
-    pthread_t thread;
-    bool stop;
-    struct net_conn *conn;
+    bool stop;              /* the channels end */
 };
 
 int64_t mdc_clock_ms(void)
@@ -87,6 +111,11 @@ int64_t mdc_clock_ms(void)
 static uint32_t hash_ino(uint64_t ino)
 {
     return (uint32_t)(util_mix64(ino) % BUCKETS);
+}
+
+static uint32_t hash_rec(uint64_t ino, uint32_t mdt)
+{
+    return hash_ino(ino ^ (uint64_t)mdt << 48);
 }
 
 static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
@@ -113,25 +142,32 @@ static void drop_all(struct mdc *m)
     m->nrec = m->nnames = 0;
 }
 
-static struct crec *rec_find(struct mdc *m, uint64_t ino)
+static struct crec *rec_find(struct mdc *m, uint64_t ino, uint32_t mdt)
 {
-    for (struct crec *r = m->rec[hash_ino(ino)]; r; r = r->next)
-        if (r->ino == ino)
+    for (struct crec *r = m->rec[hash_rec(ino, mdt)]; r; r = r->next)
+        if (r->ino == ino && r->mdt == mdt)
             return r;
     return NULL;
 }
 
-static struct crec *rec_get(struct mdc *m, uint64_t ino)
+/* The record holding ino's attributes: its own MDT's. */
+static struct crec *home_find(struct mdc *m, uint64_t ino)
 {
-    struct crec *r = rec_find(m, ino);
+    return rec_find(m, ino, proto_ino_mdt(ino));
+}
+
+static struct crec *rec_get(struct mdc *m, uint64_t ino, uint32_t mdt)
+{
+    struct crec *r = rec_find(m, ino, mdt);
     if (r)
         return r;
     if (m->nrec >= MAX_ITEMS)
         drop_all(m);
     if (!(r = calloc(1, sizeof(*r))))
         return NULL;
-    uint32_t b = hash_ino(ino);
+    uint32_t b = hash_rec(ino, mdt);
     r->ino = ino;
+    r->mdt = mdt;
     r->epoch = ++m->next_epoch;
     r->next = m->rec[b];
     m->rec[b] = r;
@@ -141,7 +177,17 @@ static struct crec *rec_get(struct mdc *m, uint64_t ino)
 
 static bool rec_valid(const struct mdc *m, const struct crec *r, int64_t now)
 {
-    return r && m->instance && r->expiry_ms > now && r->gen > r->revoked;
+    return r && r->mdt < m->nchan && m->chan[r->mdt].instance && r->expiry_ms > now &&
+           r->gen > r->revoked;
+}
+
+/* The MDT whose lease table is instance, or -1 when no channel hears it. */
+static int instance_mdt(const struct mdc *m, uint64_t instance)
+{
+    for (uint32_t i = 0; instance && i < m->nchan; i++)
+        if (m->chan[i].instance == instance)
+            return (int)i;
+    return -1;
 }
 
 /* Forget what r held: attributes and, for a directory, its names. */
@@ -186,12 +232,14 @@ static void name_set(struct mdc *m, struct crec *parent, const char *name, uint6
             return;
         }
         c->parent = parent->ino;
+        c->mdt = parent->mdt;
         c->len = (uint32_t)len;
         memcpy(c->name, name, len);
         c->next = NULL;
         *p = c;
         m->nnames++;
     }
+    c->mdt = parent->mdt;
     c->epoch = parent->epoch;
     c->child = child;
 }
@@ -206,24 +254,37 @@ static bool ordinary_name(const char *name)
     return len <= NAME_MAX && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
 }
 
-/* The child of name in parent (0), or -ENOENT if parent is complete and
- * has no such name, when parent's lease lets cred search it (and, with
- * victim, remove names from it) and the leases involved are valid; else
- * -EAGAIN. */
-static int lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-                  bool victim, struct proto_attr *out)
+/* The record whose mode and owner say who may use directory dir, seen
+ * through its record p on one MDT: p's own, else (a shard that only
+ * leased names) the directory's own MDT's. Every shard has the same: a
+ * change of them is made on every shard before it is acknowledged, and
+ * revokes each shard's lease. NULL when neither is known. */
+static const struct crec *perm_of(struct mdc *m, const struct crec *p, int64_t now)
+{
+    if (p->have_perm)
+        return p;
+    const struct crec *h = home_find(m, p->ino);
+    return rec_valid(m, h, now) && h->have_perm ? h : NULL;
+}
+
+/* The child of name in parent (0), or -ENOENT if parent's shard on mdt is
+ * complete and has no such name, when parent's lease lets cred search it
+ * (and, with victim, remove names from it) and the leases involved are
+ * valid; else -EAGAIN. */
+static int lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
+                  const struct proto_cred *cred, bool victim, struct proto_attr *out)
 {
     int rc = -EAGAIN;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *p = rec_find(m, parent);
-    if (rec_valid(m, p, now) && p->have_perm &&
-        proto_cred_may(cred, p->attr.mode, p->attr.uid, p->attr.gid, 1)) {
+    struct crec *p = rec_find(m, parent, mdt);
+    const struct crec *pp = rec_valid(m, p, now) ? perm_of(m, p, now) : NULL;
+    if (pp && proto_cred_may(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid, 1)) {
         struct cname *c = *name_slot(m, parent, name, strlen(name));
-        if (c && c->epoch == p->epoch && c->child) {
-            struct crec *r = rec_find(m, c->child);
+        if (c && c->mdt == mdt && c->epoch == p->epoch && c->child) {
+            struct crec *r = home_find(m, c->child);
             if (rec_valid(m, r, now) && r->have_attr &&
-                (!victim || proto_cred_may_delete(cred, p->attr.mode, p->attr.uid, p->attr.gid,
+                (!victim || proto_cred_may_delete(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid,
                                                   r->attr.uid))) {
                 *out = r->attr;
                 rc = 0;
@@ -236,26 +297,67 @@ static int lookup(struct mdc *m, uint64_t parent, const char *name, const struct
     return rc;
 }
 
-int mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-               struct proto_attr *out)
+int mdc_lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
+               const struct proto_cred *cred, struct proto_attr *out)
 {
-    return lookup(m, parent, name, cred, false, out);
+    return lookup(m, parent, mdt, name, cred, false, out);
 }
 
-bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
+bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out)
 {
-    return lookup(m, parent, name, cred, true, out) == 0;
+    return lookup(m, parent, mdt, name, cred, true, out) == 0;
 }
 
-void mdc_new_dir(struct mdc *m, uint64_t ino)
+void mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino);
-    if (rec_valid(m, r, now))
+    struct crec *r = rec_find(m, ino, mdt);
+    if (rec_valid(m, r, now)) {
+        r->complete_epoch = r->epoch;
+    } else if (mdt < 64) {
+        struct new_dir *d = &m->new_dirs[hash_ino(ino) % NEW_DIRS];
+        if (d->ino != ino)
+            *d = (struct new_dir){ino, 0};
+        d->mdts |= 1ull << mdt;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
+bool mdc_new_shard(struct mdc *m, uint64_t ino, uint32_t mdt)
+{
+    bool pending = false;
+    pthread_mutex_lock(&m->lock);
+    struct new_dir *d = &m->new_dirs[hash_ino(ino) % NEW_DIRS];
+    if (mdt < 64 && d->ino == ino && (d->mdts & 1ull << mdt)) {
+        d->mdts &= ~(1ull << mdt);
+        pending = true;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return pending;
+}
+
+uint64_t mdc_shard_epoch(struct mdc *m, uint64_t ino, uint32_t mdt)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, ino, mdt);
+    uint64_t epoch = rec_valid(m, r, now) ? r->epoch : 0;
+    pthread_mutex_unlock(&m->lock);
+    return epoch;
+}
+
+bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, ino, mdt);
+    bool same = epoch && rec_valid(m, r, now) && r->epoch == epoch;
+    if (same)
         r->complete_epoch = r->epoch;
     pthread_mutex_unlock(&m->lock);
+    return same;
 }
 
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
@@ -263,7 +365,7 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
     bool hit = false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino);
+    struct crec *r = home_find(m, ino);
     if (rec_valid(m, r, now) && r->have_attr) {
         *out = r->attr;
         hit = true;
@@ -277,7 +379,7 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
     bool hit = false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino);
+    struct crec *r = home_find(m, ino);
     if (rec_valid(m, r, now) && r->have_attr && r->have_layout) {
         *attr = r->attr;
         out->ncomp = 1;
@@ -296,13 +398,13 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
 
 /* ---- following replies ---- */
 
-/* Take in one lease entry; returns the record if what the reply says about
- * the inode may be cached, NULL if not. delta: the caller will apply the
- * change to the directory's names itself, so they may stay. */
-static struct crec *take_lease(struct mdc *m, const struct proto_lease *l, bool delta, int64_t sent,
-                               int64_t now)
+/* Take in one lease entry from mdt; returns the record if what the reply
+ * says about the inode may be cached, NULL if not. delta: the caller will
+ * apply the change to the directory's names itself, so they may stay. */
+static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_lease *l, bool delta,
+                               int64_t sent, int64_t now)
 {
-    struct crec *r = l->ms ? rec_get(m, l->ino) : rec_find(m, l->ino);
+    struct crec *r = l->ms ? rec_get(m, l->ino, mdt) : rec_find(m, l->ino, mdt);
     if (!r)
         return NULL;
     if (!l->ms || l->gen <= r->revoked) {
@@ -328,31 +430,58 @@ static struct crec *take_lease(struct mdc *m, const struct proto_lease *l, bool 
     return r;
 }
 
+/* Attributes a reply gave for r's inode: all of them in the record of the
+ * inode's own MDT; only mode and owner in a shard's (its times and link
+ * count are the shard's, not the directory's). */
 static void set_attr(struct crec *r, const struct proto_attr *a)
 {
     r->attr = *a;
-    r->have_attr = r->have_perm = true;
+    r->have_perm = true;
+    r->have_attr = r->mdt == proto_ino_mdt(r->ino);
+}
+
+/* A reply from an MDT no channel hears: whatever any MDT leased about
+ * these inodes is dropped, and the names the reply speaks of. */
+static void drop_unheard(struct mdc *m, const struct mdc_update *u)
+{
+    for (uint32_t i = 0; i < u->leases->n && i < PROTO_MAX_LEASES; i++)
+        for (uint32_t k = 0; k < m->nchan; k++) {
+            struct crec *r = rec_find(m, u->leases->l[i].ino, k);
+            if (r)
+                rec_drop(m, r);
+        }
+}
+
+/* Every name of dir on any MDT may be missing from the cache now. */
+static void incomplete(struct mdc *m, uint64_t dir)
+{
+    for (uint32_t k = 0; dir && k < m->nchan; k++) {
+        struct crec *r = rec_find(m, dir, k);
+        if (r)
+            r->complete_epoch = 0;
+    }
 }
 
 void mdc_update(struct mdc *m, const struct mdc_update *u)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    bool ours = u->leases->instance == m->instance && m->instance;
+    int mdt = instance_mdt(m, u->leases->instance);
     struct crec *parent = NULL, *attr_rec = NULL;
-    for (uint32_t i = 0; i < u->leases->n && i < PROTO_MAX_LEASES; i++) {
-        struct proto_lease l = u->leases->l[i];
-        if (!ours)
-            l.ms = 0;
-        bool is_parent = u->parent && l.ino == u->parent;
+    if (mdt < 0)
+        drop_unheard(m, u);
+    for (uint32_t i = 0; mdt >= 0 && i < u->leases->n && i < PROTO_MAX_LEASES; i++) {
+        const struct proto_lease *l = &u->leases->l[i];
+        bool is_parent = u->parent && l->ino == u->parent;
         struct crec *r =
-            take_lease(m, &l, is_parent || (u->parent2 && l.ino == u->parent2), u->sent_ms, now);
+            take_lease(m, (uint32_t)mdt, l, is_parent || (u->parent2 && l->ino == u->parent2),
+                       u->sent_ms, now);
         if (is_parent)
             parent = r;
-        if (u->attr && l.ino == u->attr->ino)
+        if (u->attr && l->ino == u->attr->ino)
             attr_rec = r;
-        else if (r && l.has_attr && l.attr.ino == l.ino)
-            set_attr(r, &l.attr);
+        else if (r && l->has_attr && l->attr.ino == l->ino)
+            set_attr(r, &l->attr);
     }
     /* A name that now holds a known inode is stored over the old entry;
      * any other name the reply speaks of is forgotten. */
@@ -363,17 +492,13 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     if (u->parent2 && u->name2) {
         /* A rename: what the second name holds now is not known here, nor,
          * after an exchange, the first. */
-        struct crec *p2 = rec_find(m, u->parent2);
-        if (p2)
-            p2->complete_epoch = 0;
-        struct crec *p1 = rec_find(m, u->parent);
-        if (p1)
-            p1->complete_epoch = 0;
+        incomplete(m, u->parent2);
+        incomplete(m, u->parent);
         name_forget(m, u->parent2, u->name2);
     }
     if (attr_rec)
         set_attr(attr_rec, u->attr);
-    if (attr_rec && u->layout && u->layout->ncomp == 1 &&
+    if (attr_rec && attr_rec->have_attr && u->layout && u->layout->ncomp == 1 &&
         u->layout->comp[0].stripe_count <= MDC_LAYOUT_STRIPES) {
         const struct layout_comp *c = &u->layout->comp[0];
         attr_rec->lay.start = c->start;
@@ -387,17 +512,26 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     pthread_mutex_unlock(&m->lock);
 }
 
-void mdc_unlinked(struct mdc *m, uint64_t parent, const char *name, uint64_t child)
+int mdc_reply_mdt(struct mdc *m, uint64_t instance)
+{
+    pthread_mutex_lock(&m->lock);
+    int mdt = instance_mdt(m, instance);
+    pthread_mutex_unlock(&m->lock);
+    return mdt;
+}
+
+void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name, uint64_t child)
 {
     int64_t now_ns = (int64_t)util_now_real_ns();
     pthread_mutex_lock(&m->lock);
     name_forget(m, parent, name);
-    struct crec *r = rec_find(m, child);
+    struct crec *r = home_find(m, child);
     if (r)
         rec_drop(m, r);
-    /* The directory's times move as the MDT will move them; its reply
-     * brings the MDT's own. */
-    if ((r = rec_find(m, parent)) && r->have_attr)
+    /* The directory's times move as the MDT holding the name will move
+     * them (a shard's are not the directory's); its reply brings the
+     * MDT's own. */
+    if ((r = rec_find(m, parent, mdt)) && r->have_attr)
         r->attr.mtime_ns = r->attr.ctime_ns = now_ns;
     pthread_mutex_unlock(&m->lock);
 }
@@ -409,11 +543,11 @@ void mdc_forget_all(struct mdc *m)
     pthread_mutex_unlock(&m->lock);
 }
 
-/* ---- the revocation channel ---- */
+/* ---- the revocation channels ---- */
 
-static void heard_revoke(struct mdc *m, uint64_t ino, uint64_t gen)
+static void heard_revoke(struct mdc *m, uint32_t mdt, uint64_t ino, uint64_t gen)
 {
-    struct crec *r = rec_get(m, ino);
+    struct crec *r = rec_get(m, ino, mdt);
     if (!r)
         return;
     if (gen > r->revoked)
@@ -422,12 +556,15 @@ static void heard_revoke(struct mdc *m, uint64_t ino, uint64_t gen)
         rec_drop(m, r);
 }
 
-void mdc_heard(struct mdc *m, uint64_t instance, const uint8_t *revokes, uint32_t n)
+void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n)
 {
+    if (mdt >= m->nchan)
+        return;
     pthread_mutex_lock(&m->lock);
-    if (instance != m->instance) {
+    if (instance != m->chan[mdt].instance) {
+        /* Simpler than finding that MDT's records, and as rare as restarts. */
         drop_all(m);
-        m->instance = instance;
+        m->chan[mdt].instance = instance;
     }
     uint64_t wb_revoke = 0;
     for (uint32_t i = 0; i < n; i++) {
@@ -435,34 +572,36 @@ void mdc_heard(struct mdc *m, uint64_t instance, const uint8_t *revokes, uint32_
         if (ino == 0)
             wb_revoke = gen > wb_revoke ? gen : wb_revoke; /* the write-behind grant */
         else
-            heard_revoke(m, ino, gen);
+            heard_revoke(m, mdt, ino, gen);
     }
     pthread_mutex_unlock(&m->lock);
     /* Acknowledged (by the next poll) only once the queue is sent. */
     mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
     if (wb_revoke && fn)
-        fn(m->fs, wb_revoke);
+        fn(m->fs, mdt, wb_revoke);
 }
 
-/* Nothing cached may be used any more: the channel is gone. */
-static void channel_lost(struct mdc *m)
+/* Nothing cached may be used any more: a channel is gone. */
+static void channel_lost(struct mdc_chan *ch)
 {
+    struct mdc *m = ch->m;
     pthread_mutex_lock(&m->lock);
-    m->instance = 0;
+    ch->instance = 0;
     drop_all(m);
-    struct net_conn *c = m->conn;
-    m->conn = NULL;
+    struct net_conn *c = ch->conn;
+    ch->conn = NULL;
     pthread_mutex_unlock(&m->lock);
     net_close(c);
     mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
     if (fn)
-        fn(m->fs, 0);
+        fn(m->fs, ch->mdt, 0);
 }
 
-static int channel_open(struct mdc *m)
+static int channel_open(struct mdc_chan *ch)
 {
+    struct mdc *m = ch->m;
     struct lease l;
-    int rc = cl_get(m->fs, PROTO_NODE_META, 0, &l);
+    int rc = cl_get(m->fs, PROTO_NODE_META, ch->mdt, &l);
     if (rc)
         return rc;
     /* The connection is ours from now on: it never goes back to the pool. */
@@ -471,7 +610,7 @@ static int channel_open(struct mdc *m)
     pthread_mutex_lock(&m->lock);
     bool stop = m->stop;
     if (!stop)
-        m->conn = l.c;
+        ch->conn = l.c;
     pthread_mutex_unlock(&m->lock);
     if (stop) {
         net_close(l.c);
@@ -482,18 +621,19 @@ static int channel_open(struct mdc *m)
 
 static void *channel_main(void *arg)
 {
-    struct mdc *m = arg;
+    struct mdc_chan *ch = arg;
+    struct mdc *m = ch->m;
     uint64_t acked = 0;
     int failures = 0;
     for (;;) {
         pthread_mutex_lock(&m->lock);
         bool stop = m->stop;
-        struct net_conn *c = m->conn;
+        struct net_conn *c = ch->conn;
         pthread_mutex_unlock(&m->lock);
         if (stop)
             break;
         if (!c) {
-            if (channel_open(m)) {
+            if (channel_open(ch)) {
                 /* Bounded back-off: 50 ms doubling to 1 s. */
                 int ms = failures < 5 ? 50 << failures : 1000;
                 failures++;
@@ -509,28 +649,33 @@ static void *channel_main(void *arg)
         int rc = net_call_lease_poll(c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
         if (rc) {
             if (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED))
-                log_warn("metadata cache: revocation channel to MDT0000 lost (%s); "
+                log_warn("metadata cache: revocation channel to MDT%04x lost (%s); "
                          "cache dropped",
-                         log_err(rc));
-            channel_lost(m);
+                         ch->mdt, log_err(rc));
+            channel_lost(ch);
             continue;
         }
         failures = 0;
         uint32_t n = r.revokes.len / 16;
-        mdc_heard(m, r.instance, r.revokes.p, n);
+        mdc_heard(m, ch->mdt, r.instance, r.revokes.p, n);
         if (n)
             acked = r.first + n - 1;
     }
-    channel_lost(m);
+    channel_lost(ch);
     return NULL;
 }
 
-struct mdc *mdc_create(stria_fs_t *fs)
+struct mdc *mdc_create(stria_fs_t *fs, uint32_t nmdt)
 {
     struct mdc *m = calloc(1, sizeof(*m));
     if (!m)
         return NULL;
     m->fs = fs;
+    m->nchan = nmdt < MDC_MAX_MDTS ? nmdt : MDC_MAX_MDTS;
+    for (uint32_t i = 0; i < MDC_MAX_MDTS; i++) {
+        m->chan[i].m = m;
+        m->chan[i].mdt = i;
+    }
     pthread_mutex_init(&m->lock, NULL);
     return m;
 }
@@ -556,15 +701,34 @@ static void mdt_conn_broke(stria_fs_t *fs)
         mdc_forget_all(fs->mdc);
 }
 
+/* Stop every channel started. */
+static void stop_channels(struct mdc *m)
+{
+    pthread_mutex_lock(&m->lock);
+    m->stop = true;
+    for (uint32_t i = 0; i < m->nchan; i++)
+        if (m->chan[i].conn)
+            shutdown(m->chan[i].conn->fd, SHUT_RDWR); /* wakes the channel's wait */
+    pthread_mutex_unlock(&m->lock);
+    for (uint32_t i = 0; i < m->nchan; i++)
+        if (m->chan[i].started)
+            pthread_join(m->chan[i].thread, NULL);
+}
+
 int mdc_start(stria_fs_t *fs)
 {
-    struct mdc *m = mdc_create(fs);
+    uint32_t nmdt = __atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED);
+    struct mdc *m = mdc_create(fs, nmdt ? nmdt : 1);
     if (!m)
         return -ENOMEM;
-    int rc = pthread_create(&m->thread, NULL, channel_main, m);
-    if (rc) {
-        mdc_destroy(m);
-        return -rc;
+    for (uint32_t i = 0; i < m->nchan; i++) {
+        int rc = pthread_create(&m->chan[i].thread, NULL, channel_main, &m->chan[i]);
+        if (rc) {
+            stop_channels(m);
+            mdc_destroy(m);
+            return -rc;
+        }
+        m->chan[i].started = true;
     }
     fs->mdc = m;
     fs->mdt_conn_broke = mdt_conn_broke;
@@ -576,12 +740,7 @@ void mdc_stop(stria_fs_t *fs)
     struct mdc *m = fs->mdc;
     if (!m)
         return;
-    pthread_mutex_lock(&m->lock);
-    m->stop = true;
-    if (m->conn)
-        shutdown(m->conn->fd, SHUT_RDWR); /* wakes the channel's wait */
-    pthread_mutex_unlock(&m->lock);
-    pthread_join(m->thread, NULL);
+    stop_channels(m);
     fs->mdt_conn_broke = NULL;
     fs->mdc = NULL;
     mdc_destroy(m);

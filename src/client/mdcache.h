@@ -12,8 +12,12 @@
  *
  * A cached lookup checks search permission on the directory as the MDT
  * would. Only the mount turns the cache on: it talks to the MDT on behalf
- * of one machine's kernel, where caching pays. This release keeps one
- * channel, to MDT 0. Built on the transport core (conn.h) alone.
+ * of one machine's kernel, where caching pays. There is one channel per
+ * MDT (of those in the map when the cache started, at most MDC_MAX_MDTS),
+ * and each MDT's leases count only while its channel is up: an inode's
+ * attributes are leased by its own MDT, the names of a directory by the
+ * MDT holding each (a striped directory's shard). Built on the transport
+ * core (conn.h) alone.
  */
 #ifndef STRIA_CLIENT_MDCACHE_H
 #define STRIA_CLIENT_MDCACHE_H
@@ -23,6 +27,8 @@
 #include <stdbool.h>
 #include <stdint.h>
 
+#define MDC_MAX_MDTS 256
+
 struct mdc;
 
 /* Start caching for fs (its revocation channel connects in the background). */
@@ -30,46 +36,68 @@ int mdc_start(stria_fs_t *fs);
 /* Stop the channel and free the cache; fs->mdc becomes NULL. */
 void mdc_stop(stria_fs_t *fs);
 
-/* What the cache's owner hears when the MDT revokes write-behind's grant
- * id (0: the channel broke, whatever was granted is void). Called by the
- * channel's thread, which waits for it to return before it acknowledges. */
-typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint64_t id);
+/* What the cache's owner hears when MDT mdt revokes write-behind's grant
+ * id (0: that MDT's channel broke, whatever it granted is void). Called by
+ * the channel's thread, which waits for it to return before it
+ * acknowledges. */
+typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 /* Register fn (write-behind, when it starts; NULL: none). */
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn);
 
 /* The cache without its revocation channel (mdc_start and mdc_stop are
  * these plus the thread; tests use them alone). A cache made here answers
- * nothing until mdc_heard has brought an instance. mdc_create returns NULL
- * when out of memory; mdc_destroy frees the cache. */
-struct mdc *mdc_create(stria_fs_t *fs);
+ * nothing of an MDT until mdc_heard has brought its instance; it uses the
+ * leases of MDTs 0..nmdt-1. mdc_create returns NULL when out of memory;
+ * mdc_destroy frees the cache. */
+struct mdc *mdc_create(stria_fs_t *fs, uint32_t nmdt);
 void mdc_destroy(struct mdc *m);
-/* Take in a LEASE_POLL reply: the MDT's instance (a new one drops
+/* Take in a LEASE_POLL reply from MDT mdt: its instance (a new one drops
  * everything cached) and n revocations (revokes: n pairs of little-endian
  * inode and generation; inode 0 is write-behind's grant, passed on to the
  * mdc_on_revoke callback). */
-void mdc_heard(struct mdc *m, uint64_t instance, const uint8_t *revokes, uint32_t n);
+void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n);
+/* The MDT a reply came from, by the instance its leases name; -1 when no
+ * channel hears that instance (the reply's leases are then not used). */
+int mdc_reply_mdt(struct mdc *m, uint64_t instance);
 
 /* The clock leases are counted on: take it before sending the request. */
 int64_t mdc_clock_ms(void);
 
-/* Answer from the cache, when cred may search parent and its lease is
- * valid: 0 and *out if parent holds name (whose lease is valid too);
- * -ENOENT if it does not and every name of parent is cached (a directory
- * this client made, changed since only by this client); else -EAGAIN (ask
- * the MDT). name is one component. */
-int mdc_lookup(struct mdc *m, uint64_t parent, const char *name, const struct proto_cred *cred,
-               struct proto_attr *out);
+/* Answer from the cache, when cred may search parent and the lease of MDT
+ * mdt (the one holding name: route.h's cl_name_mdt) on parent is valid: 0
+ * and *out if parent holds name (whose lease is valid too); -ENOENT if it
+ * does not and every name of parent on mdt is cached (a directory this
+ * client made, changed since only by this client); else -EAGAIN (ask the
+ * MDT). name is one component. */
+int mdc_lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
+               const struct proto_cred *cred, struct proto_attr *out);
 /* mdc_lookup, and cred may also remove the name (proto_cred_may_delete). */
-bool mdc_lookup_victim(struct mdc *m, uint64_t parent, const char *name,
+bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
 /* What an open of ino for reading needs, when its lease is valid and a
  * reply brought its layout (one component of at most 8 stripes): its
  * attributes and layout. */
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out);
-/* This client just made directory ino: it is empty, so every name of it is
- * cached (until the lease on it goes). */
-void mdc_new_dir(struct mdc *m, uint64_t ino);
+/* This client just made directory ino: its part on MDT mdt is empty, so
+ * every name of it there is cached (until that MDT's lease on it goes).
+ * When that lease is not held (a shard another MDT made), the part is
+ * remembered instead (a table of the last 1,024 such directories, MDTs
+ * below 64), for mdc_new_shard. */
+void mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt);
+/* Whether ino's part on mdt was remembered by mdc_new_dir and not taken
+ * yet; true once. The caller may then complete it: it may be worth two
+ * requests once a name is looked up there, not at mkdir (a tree of
+ * directories, mdtest -D, creates none in most). */
+bool mdc_new_shard(struct mdc *m, uint64_t ino, uint32_t mdt);
+/* Completing a directory's part on MDT mdt that no reply of its making
+ * leased: take the epoch of that MDT's lease on ino (0: none) after a
+ * request granted it, then list the shard; if it was empty,
+ * mdc_shard_empty marks it complete, and does so only if the lease is
+ * still the same one (any change on it since was revoked, and moved the
+ * epoch). */
+uint64_t mdc_shard_epoch(struct mdc *m, uint64_t ino, uint32_t mdt);
+bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
 
 /* What a reply said, for the cache to follow. */
 struct mdc_update {
@@ -87,9 +115,10 @@ struct mdc_update {
     const struct layout *layout;   /* attr->ino's layout (a regular file), or NULL */
 };
 void mdc_update(struct mdc *m, const struct mdc_update *u);
-/* This client unlinked name (holding child) from parent and has not told
- * the MDT yet (wb.h): the name goes, and the directory's times move. */
-void mdc_unlinked(struct mdc *m, uint64_t parent, const char *name, uint64_t child);
+/* This client unlinked name (holding child, on MDT mdt) from parent and
+ * has not told the MDT yet (wb.h): the name goes, and the directory's
+ * times move. */
+void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name, uint64_t child);
 /* A change's outcome is unknown (its connection broke): forget everything. */
 void mdc_forget_all(struct mdc *m);
 

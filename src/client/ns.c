@@ -36,6 +36,43 @@ static int check_path(const char *path)
     return 0;
 }
 
+/* The part of new directory ino on MDT mdt that the MKDIR's reply did not
+ * lease (a shard another MDT made): lease it with a GETATTR there, then
+ * list it; empty, every name of it is known here, as long as that lease
+ * lasts (mdcache.h, mdc_shard_epoch). Two requests per shard, once per
+ * directory, against one LOOKUP per name created in it. Whether it is
+ * complete now. */
+static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
+{
+    struct proto_getattr_req q = {.ino = ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    if (MDT_CALL(fs, mdt, getattr, &q, &r,
+                 cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)))
+        return false;
+    uint64_t epoch = mdc_shard_epoch(fs->mdc, ino, mdt);
+    if (!epoch)
+        return false;
+    /* Room for one entry at least: the MDT says eof only when one more
+     * would have fitted. */
+    struct proto_readdir_req dq = {.ino = ino, .max_bytes = 1024};
+    struct proto_readdir_rep dr;
+    cl_cred(&dq.cred);
+    bool empty = false;
+    return MDT_CALL(fs, mdt, readdir, &dq, &dr, empty = dr.count == 0 && dr.eof) == 0 && empty &&
+           mdc_shard_empty(fs->mdc, ino, mdt, epoch);
+}
+
+/* This client made directory a: every part of it is empty. */
+static void new_dir(stria_fs_t *fs, const struct proto_attr *a)
+{
+    uint32_t n = proto_ds_count(a->dstripe);
+    for (uint32_t k = 0; k < n; k++)
+        mdc_new_dir(fs->mdc, a->ino,
+                    a->dstripe ? proto_ds_shard_mdt(a->dstripe, k) : proto_ino_mdt(a->ino));
+}
+
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out)
 {
@@ -45,9 +82,17 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     struct proto_lookup_req q = {.parent = parent, .path = proto_str_c(path), .follow = follow};
     struct proto_lookup_rep r;
     cl_cred(&q.cred);
-    if (fs->mdc && !follow && cl_one_name(path) &&
-        (rc = mdc_lookup(fs->mdc, parent, path, &q.cred, out)) != -EAGAIN)
-        return rc;
+    if (fs->mdc && !follow && cl_one_name(path)) {
+        uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
+        if ((rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
+            return rc;
+        /* The first name looked up in a part of a new directory that its
+         * MKDIR's reply did not lease: complete that part, and the names
+         * created there after this one need no LOOKUP. */
+        if (mdc_new_shard(fs->mdc, parent, mdt) && complete_shard(fs, parent, mdt) &&
+            (rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
+            return rc;
+    }
     int64_t sent = mdc_clock_ms();
     bool remote = false;
     rc = ROUTED_CALL(
@@ -78,9 +123,12 @@ int cl_mkdir_striped(stria_fs_t *fs, uint64_t parent, const char *path, mode_t m
     struct proto_mkdir_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    return ROUTED_CALL(fs, parent, path, parent, path, mkdir, &q, &r, if (out) * out = r.attr;
-                       cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
-                       cl_learn(fs, &r.attr); if (fs->mdc) mdc_new_dir(fs->mdc, r.attr.ino));
+    rc = ROUTED_CALL(fs, parent, path, parent, path, mkdir, &q, &r, if (out) *out = r.attr;
+                     cl_note(fs, sent, &r.leases, parent, path, r.attr.ino, 0, NULL, &r.attr);
+                     cl_learn(fs, &r.attr));
+    if (rc == 0 && fs->mdc)
+        new_dir(fs, &r.attr);
+    return rc;
 }
 
 int cl_rmdir(stria_fs_t *fs, uint64_t parent, const char *path)
@@ -113,8 +161,11 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_re
     int rc = check_path(path);
     if (rc)
         return rc;
+    /* Write-behind's grant is per MDT: asked of the one holding the name. */
     struct proto_unlink_req q = {
-        .parent = parent, .path = proto_str_c(path), .want_wb = wb_want(fs)};
+        .parent = parent,
+        .path = proto_str_c(path),
+        .want_wb = cl_one_name(path) && wb_want(fs, cl_name_mdt(fs, parent, path, strlen(path)))};
     struct proto_unlink_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;
@@ -123,7 +174,9 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_re
     rc = ROUTED_CALL(fs, parent, path, parent, path, unlink, &q, r,
                      removed(rm, r->ino, r->gone, r->destroy, r->size, &r->layout);
                      cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL);
-                     wb_granted(fs, r->wb_id, r->wb_ms, sent));
+                     if (r->wb_ms && fs->mdc)
+                         wb_granted(fs, (uint32_t)mdc_reply_mdt(fs->mdc, r->leases.instance),
+                                    r->wb_id, r->wb_ms, sent));
     free(r);
     return rc;
 }

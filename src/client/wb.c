@@ -1,15 +1,19 @@
 /*
  * Write-behind unlink (wb.h).
  *
- * A queue under one mutex, the grant's state beside it, and one thread that
- * sends the queue in batches: up to WB_BATCH requests written back to back
- * on one connection, then their replies read in order. `pending` counts
- * what is queued or in flight; wb_flush waits for it to reach zero.
+ * A queue under one mutex, each MDT's grant beside it, and one thread that
+ * sends the queue in batches: up to WB_BATCH consecutive requests for one
+ * MDT written back to back on one connection, then their replies read in
+ * order. An unlink goes to the MDT holding its name (a striped
+ * directory's shard), under that MDT's grant: each MDT gates its own
+ * requests, so each grant covers only the names it holds. `pending`
+ * counts what is queued or in flight; wb_flush waits for it to reach zero.
  *
  * Queuing and revocation meet under the mutex: once wb_revoked has marked
- * the grant lost, nothing more is queued, and it returns only when what was
- * queued before has been answered, so the MDT hears everything before it
- * lets another client in.
+ * an MDT's grant lost, nothing more is queued for it, and it returns only
+ * when what was queued before has been answered (for every MDT: simpler,
+ * and the queue is short), so the MDT hears everything before it lets
+ * another client in.
  */
 #include "wb.h"
 
@@ -31,6 +35,7 @@
 struct wb_item {
     struct wb_item *next;
     uint64_t parent;
+    uint32_t mdt; /* the MDT holding the name */
     /* As a change in flight (TARGET_CALL): its sequence number and slot,
      * kept when it goes again on a new connection (resend). */
     uint64_t seq;
@@ -49,10 +54,12 @@ struct wb {
     struct wb_item *head, *tail;
     uint32_t queued;  /* in the list */
     uint32_t pending; /* in the list or in flight */
-    /* The grant: held while id > revoked and now < until_ms. */
-    uint64_t id, revoked;
-    int64_t until_ms, backoff_until_ms;
-    int64_t lost_ms; /* when the channel last broke: older grants are void */
+    /* Each MDT's grant: held while id > revoked and now < until_ms. */
+    struct wb_grant {
+        uint64_t id, revoked;
+        int64_t until_ms, backoff_until_ms;
+        int64_t lost_ms; /* when its channel last broke: older grants are void */
+    } g[MDC_MAX_MDTS];
     bool stop;
     pthread_t thread;
     struct wb_stats stats;
@@ -68,7 +75,7 @@ static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
     stria_fs_t *fs = w->fs;
     cl_note(fs, sent, &r->leases, it->parent, it->name, 0, 0, NULL, NULL);
     if (r->wb_ms)
-        wb_granted(fs, r->wb_id, r->wb_ms, sent);
+        wb_granted(fs, it->mdt, r->wb_id, r->wb_ms, sent);
     if (r->gone) {
         struct stria_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};
         w->removed(fs, &rm);
@@ -89,7 +96,7 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
 {
     stria_fs_t *fs = w->fs;
     struct lease l;
-    int rc = cl_get(fs, PROTO_NODE_META, proto_ino_mdt(items[0]->parent), &l);
+    int rc = cl_get(fs, PROTO_NODE_META, items[0]->mdt, &l);
     if (rc) {
         for (uint32_t i = 0; i < n; i++)
             failed(w, items[i], rc);
@@ -165,8 +172,8 @@ static void *sender_main(void *arg)
             break;
         /* One batch: consecutive items for one MDT. */
         uint32_t n = 0;
-        uint32_t mdt = proto_ino_mdt(w->head->parent);
-        while (w->head && n < WB_BATCH && proto_ino_mdt(w->head->parent) == mdt) {
+        uint32_t mdt = w->head->mdt;
+        while (w->head && n < WB_BATCH && w->head->mdt == mdt) {
             items[n++] = w->head;
             w->head = w->head->next;
         }
@@ -202,28 +209,31 @@ static void *sender_main(void *arg)
 
 /* ---- the interface ---- */
 
-static bool held(const struct wb *w, int64_t now)
+static bool held(const struct wb *w, uint32_t mdt, int64_t now)
 {
-    return w->id > w->revoked && now < w->until_ms;
+    const struct wb_grant *g = &w->g[mdt];
+    return g->id > g->revoked && now < g->until_ms;
 }
 
-int wb_unlink(stria_fs_t *fs, uint64_t parent, const char *name, const struct proto_cred *cred)
+int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
+              const struct proto_cred *cred)
 {
     struct wb *w = fs->wb;
     size_t len = strlen(name);
-    if (!w || len > PROTO_MAX_STR)
+    if (!w || len > PROTO_MAX_STR || mdt >= MDC_MAX_MDTS)
         return -EAGAIN;
     struct wb_item *it = malloc(sizeof(*it));
     if (!it)
         return -EAGAIN;
     it->next = NULL;
     it->parent = parent;
+    it->mdt = mdt;
     it->cred = *cred;
     memcpy(it->name, name, len + 1);
     pthread_mutex_lock(&w->lock);
-    while (w->queued >= WB_MAX && held(w, mdc_clock_ms()) && !w->stop)
+    while (w->queued >= WB_MAX && held(w, mdt, mdc_clock_ms()) && !w->stop)
         pthread_cond_wait(&w->done, &w->lock);
-    if (w->stop || !held(w, mdc_clock_ms())) {
+    if (w->stop || !held(w, mdt, mdc_clock_ms())) {
         pthread_mutex_unlock(&w->lock);
         free(it);
         return -EAGAIN;
@@ -255,54 +265,52 @@ void wb_flush(stria_fs_t *fs)
     pthread_mutex_unlock(&w->lock);
 }
 
-bool wb_want(stria_fs_t *fs)
+bool wb_want(stria_fs_t *fs, uint32_t mdt)
 {
     struct wb *w = fs->wb;
-    /* One grant, and queued unlinks sent to the MDT of their directory:
-     * right with one MDT only. With several, a name of a striped directory
-     * lives on the MDT its hash picks, and each MDT grants on its own;
-     * until the queue is per MDT, unlinks there are synchronous. */
-    if (!w || __atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) > 1)
+    if (!w || mdt >= MDC_MAX_MDTS)
         return false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&w->lock);
-    bool want = !held(w, now) && now >= w->backoff_until_ms;
+    bool want = !held(w, mdt, now) && now >= w->g[mdt].backoff_until_ms;
     pthread_mutex_unlock(&w->lock);
     return want;
 }
 
-void wb_granted(stria_fs_t *fs, uint64_t id, uint32_t ms, int64_t sent_ms)
+void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms)
 {
     struct wb *w = fs->wb;
-    if (!w || !ms)
+    if (!w || !ms || mdt >= MDC_MAX_MDTS)
         return;
     pthread_mutex_lock(&w->lock);
+    struct wb_grant *g = &w->g[mdt];
     /* A grant whose revocation was heard first stays dead. */
-    if (id > w->revoked && id >= w->id && sent_ms > w->lost_ms) {
-        if (id > w->id)
+    if (id > g->revoked && id >= g->id && sent_ms > g->lost_ms) {
+        if (id > g->id)
             w->stats.grants++;
-        w->id = id;
-        w->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
+        g->id = id;
+        g->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
     }
     pthread_mutex_unlock(&w->lock);
 }
 
-void wb_revoked(stria_fs_t *fs, uint64_t id)
+void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
 {
     struct wb *w = fs->wb;
-    if (!w)
+    if (!w || mdt >= MDC_MAX_MDTS)
         return;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&w->lock);
+    struct wb_grant *g = &w->g[mdt];
     if (id == 0) {
         /* A new channel may meet a new MDT process, whose numbers restart. */
-        w->id = w->revoked = 0;
-        w->until_ms = 0;
-        w->lost_ms = now;
-    } else if (id > w->revoked) {
-        w->revoked = id;
+        g->id = g->revoked = 0;
+        g->until_ms = 0;
+        g->lost_ms = now;
+    } else if (id > g->revoked) {
+        g->revoked = id;
     }
-    w->backoff_until_ms = now + WB_BACKOFF;
+    g->backoff_until_ms = now + WB_BACKOFF;
     while (w->pending)
         pthread_cond_wait(&w->done, &w->lock);
     pthread_mutex_unlock(&w->lock);

@@ -2,15 +2,14 @@
  * Write-behind unlink (docs/architecture.md, "Write-behind unlink"). Never
  * installed.
  *
- * While this client holds its MDT's write-behind grant, an unlink the cache
- * can decide alone (the name and its inode are leased, the inode is a file
- * with one link that nobody here has open) is acknowledged at once and sent
- * later, in order, by one thread that keeps up to WB_BATCH requests in
- * flight on its connection. The MDT revokes the grant before it runs any
- * other client's request and waits for this client to send everything it
- * queued, so no one else ever sees the name before the unlink. Every other
- * metadata request of this client waits for the queue to empty first
- * (MDT_CALL), so this client's own operations stay in order.
+ * While this client holds the write-behind grant of the MDT holding a name
+ * (each MDT grants its own), an unlink the cache can decide alone (the name and its inode are
+ * leased, the inode is a file with one link that nobody here has open) is acknowledged at once and
+ * sent later, in order, by one thread that keeps up to WB_BATCH requests in flight on its
+ * connection. The MDT revokes the grant before it runs any other client's request and waits for
+ * this client to send everything it queued, so no one else ever sees the name before the unlink.
+ * Every other metadata request of this client waits for the queue to empty first (MDT_CALL), so
+ * this client's own operations stay in order.
  *
  * The price: an acknowledged unlink that was still queued is lost if the
  * client dies (the file stays), as with CephFS's asynchronous unlink; fsync
@@ -41,19 +40,22 @@ void wb_stop(stria_fs_t *fs);
  * fs->wb becomes NULL. */
 void wb_destroy(stria_fs_t *fs);
 
-/* Queue the unlink of name in parent on behalf of cred: 0, or -EAGAIN when
- * the grant is not held (then unlink the ordinary way). Waits while the
- * queue is full. */
-int wb_unlink(stria_fs_t *fs, uint64_t parent, const char *name, const struct proto_cred *cred);
-/* Return once everything queued so far has been answered by the MDT. */
+/* Queue the unlink of name in parent, held by MDT mdt, on behalf of cred:
+ * 0, or -EAGAIN when mdt's grant is not held (then unlink the ordinary
+ * way). Waits while the queue is full. */
+int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
+              const struct proto_cred *cred);
+/* Return once everything queued so far has been answered by the MDTs. */
 void wb_flush(stria_fs_t *fs);
-/* Whether an unlink should ask for the grant (not held, not just lost). */
-bool wb_want(stria_fs_t *fs);
-/* A reply granted (or renewed) grant id for ms, counted from sent_ms. */
-void wb_granted(stria_fs_t *fs, uint64_t id, uint32_t ms, int64_t sent_ms);
-/* The MDT revoked grant id (0: the channel broke, whatever is held or on
- * its way is void): stop queuing and return once the queue is empty. */
-void wb_revoked(stria_fs_t *fs, uint64_t id);
+/* Whether an unlink sent to mdt should ask for its grant (not held, not
+ * just lost). */
+bool wb_want(stria_fs_t *fs, uint32_t mdt);
+/* A reply of mdt granted (or renewed) grant id for ms, counted from sent_ms. */
+void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms);
+/* MDT mdt revoked grant id (0: its channel broke, whatever it granted or
+ * has on its way is void): stop queuing for it and return once the queue
+ * is empty. */
+void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 
 /* What this client's write-behind did since it started. */
 struct wb_stats {

@@ -37,10 +37,10 @@ static int setup(void **state)
 {
     (void)state;
     fs = calloc(1, sizeof(*fs));
-    m = fs ? mdc_create(fs) : NULL;
+    m = fs ? mdc_create(fs, 4) : NULL;
     if (!m)
         return -1;
-    mdc_heard(m, INSTANCE, NULL, 0); /* the channel is up */
+    mdc_heard(m, 0, INSTANCE, NULL, 0); /* the channel is up */
     return 0;
 }
 
@@ -100,7 +100,7 @@ static void hear_revoke(uint64_t instance, uint64_t ino, uint64_t gen)
     uint8_t r[16];
     proto_put_le64(r, ino);
     proto_put_le64(r + 8, gen);
-    mdc_heard(m, instance, r, 1);
+    mdc_heard(m, 0, instance, r, 1);
 }
 
 static void test_answered_while_valid(void **state)
@@ -116,11 +116,11 @@ static void test_answered_while_valid(void **state)
     grant_name("a", 1, 2, LONG_MS);
     struct proto_cred root = {0};
     struct proto_attr out;
-    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), 0);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     assert_int_equal(out.ino, FILE_INO);
     assert_int_equal(out.size, 42);
     /* A name never seen in a directory not known complete: ask the MDT. */
-    assert_int_equal(mdc_lookup(m, DIR, "b", &root, &out), -EAGAIN);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "b", &root, &out), -EAGAIN);
 }
 
 static void test_not_after_expiry(void **state)
@@ -150,7 +150,7 @@ static void test_not_after_revoke(void **state)
     assert_false(cached_size(FILE_INO, &size));
     struct proto_cred root = {0};
     struct proto_attr out;
-    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), -EAGAIN);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), -EAGAIN);
 
     /* A revocation heard before its grant (they travel on different
      * connections) refuses the late grant, and no newer one. */
@@ -194,11 +194,11 @@ static void test_generation_order(void **state)
     mdc_update(m, &u);
     struct proto_cred root = {0};
     struct proto_attr out;
-    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), 0);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     ls.l[0] = (struct proto_lease){.ino = DIR, .gen_before = 12, .gen = 13, .ms = LONG_MS};
     u.name = "c";
     mdc_update(m, &u);
-    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), -EAGAIN);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), -EAGAIN);
 }
 
 static void test_instance_change_drops_all(void **state)
@@ -209,11 +209,11 @@ static void test_instance_change_drops_all(void **state)
     grant(INSTANCE, FILE_INO, 0, 1, LONG_MS, mdc_clock_ms(), &a);
     grant_name("a", 1, 1, LONG_MS);
     assert_true(cached_size(FILE_INO, &size));
-    mdc_heard(m, INSTANCE + 1, NULL, 0); /* the MDT restarted */
+    mdc_heard(m, 0, INSTANCE + 1, NULL, 0); /* the MDT restarted */
     assert_false(cached_size(FILE_INO, &size));
     struct proto_cred root = {0};
     struct proto_attr out;
-    assert_int_equal(mdc_lookup(m, DIR, "a", &root, &out), -EAGAIN);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), -EAGAIN);
     /* A reply from the old process, arriving late, grants nothing. */
     grant(INSTANCE, FILE_INO, 1, 2, LONG_MS, mdc_clock_ms(), &a);
     assert_false(cached_size(FILE_INO, &size));
@@ -223,9 +223,12 @@ static void test_instance_change_drops_all(void **state)
 
 static uint64_t revoked_id;
 
-static void on_revoke(stria_fs_t *f, uint64_t id)
+static uint32_t revoked_mdt;
+
+static void on_revoke(stria_fs_t *f, uint32_t mdt, uint64_t id)
 {
     assert_ptr_equal(f, fs);
+    revoked_mdt = mdt;
     revoked_id = id;
 }
 
@@ -236,6 +239,111 @@ static void test_write_behind_revoke_reaches_callback(void **state)
     mdc_on_revoke(m, on_revoke);
     hear_revoke(INSTANCE, 0, 9);
     assert_int_equal(revoked_id, 9);
+    uint8_t r[16];
+    proto_put_le64(r, 0);
+    proto_put_le64(r + 8, 11);
+    mdc_heard(m, 2, INSTANCE + 2, r, 1); /* another MDT's grant */
+    assert_int_equal(revoked_mdt, 2);
+    assert_int_equal(revoked_id, 11);
+}
+
+/* A striped directory DIR (inode on MDT 0) with a shard on MDT 1, where the
+ * name "s" and its file live. */
+#define SHARD_INO (((uint64_t)1 << 48) | 0x12)
+
+static void grant_shard_name(uint64_t dir_gen, uint64_t file_gen)
+{
+    struct proto_leases ls = {.instance = INSTANCE + 1, .n = 2};
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen = dir_gen, .ms = LONG_MS, .has_attr = 1};
+    ls.l[0].attr = attr_of(DIR, S_IFDIR | 0755, 99); /* the shard's own record */
+    ls.l[1] = (struct proto_lease){.ino = SHARD_INO, .gen = file_gen, .ms = LONG_MS};
+    struct proto_attr fa = attr_of(SHARD_INO, S_IFREG | 0644, 7);
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(),
+                           .leases = &ls,
+                           .parent = DIR,
+                           .name = "s",
+                           .child = SHARD_INO,
+                           .attr = &fa};
+    mdc_update(m, &u);
+}
+
+static void hear_revoke_from(uint32_t mdt, uint64_t instance, uint64_t ino, uint64_t gen)
+{
+    uint8_t r[16];
+    proto_put_le64(r, ino);
+    proto_put_le64(r + 8, gen);
+    mdc_heard(m, mdt, instance, r, 1);
+}
+
+static void test_shards_lease_their_own_names(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    uint64_t size;
+    mdc_heard(m, 1, INSTANCE + 1, NULL, 0); /* MDT 1's channel is up */
+    struct proto_attr da = attr_of(DIR, S_IFDIR | 0755, 0);
+    grant(INSTANCE, DIR, 0, 1, LONG_MS, mdc_clock_ms(), &da);
+    grant_shard_name(5, 6);
+    /* The name is MDT 1's: answered there, and the file's attributes too. */
+    assert_int_equal(mdc_lookup(m, DIR, 1, "s", &root, &out), 0);
+    assert_int_equal(out.ino, SHARD_INO);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "s", &root, &out), -EAGAIN);
+    assert_true(cached_size(SHARD_INO, &size));
+    assert_int_equal(size, 7);
+    /* The directory's attributes are its own MDT's, not the shard's. */
+    assert_true(cached_size(DIR, &size));
+    assert_int_equal(size, 0);
+    /* MDT 0's revocation of the directory leaves MDT 1's names alone... */
+    hear_revoke_from(0, INSTANCE, DIR, 1);
+    assert_false(cached_size(DIR, &size));
+    assert_int_equal(mdc_lookup(m, DIR, 1, "s", &root, &out), 0); /* the shard's mode */
+    grant(INSTANCE, DIR, 0, 2, LONG_MS, mdc_clock_ms(), &da);
+    /* ...and MDT 1's drops them; the same generation from MDT 0 means nothing. */
+    hear_revoke_from(1, INSTANCE + 1, DIR, 5);
+    assert_int_equal(mdc_lookup(m, DIR, 1, "s", &root, &out), -EAGAIN);
+    assert_true(cached_size(DIR, &size));
+    /* A shard's part is complete on its own: only names hashed there. */
+    grant_shard_name(7, 8);
+    mdc_new_dir(m, DIR, 1);
+    assert_false(mdc_new_shard(m, DIR, 1)); /* complete at once */
+    assert_int_equal(mdc_lookup(m, DIR, 1, "t", &root, &out), -ENOENT);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "u", &root, &out), -EAGAIN);
+    mdc_new_dir(m, DIR, 2); /* MDT 2 leased nothing: remembered, once */
+    assert_int_equal(mdc_lookup(m, DIR, 2, "v", &root, &out), -EAGAIN);
+    assert_true(mdc_new_shard(m, DIR, 2));
+    assert_false(mdc_new_shard(m, DIR, 2));
+    /* A reply from an instance no channel hears is not used. */
+    struct proto_leases ls = {.instance = INSTANCE + 9, .n = 1};
+    ls.l[0] = (struct proto_lease){.ino = SHARD_INO, .gen = 50, .ms = LONG_MS};
+    struct proto_attr fa = attr_of(SHARD_INO, S_IFREG | 0644, 1000);
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(), .leases = &ls, .attr = &fa};
+    mdc_update(m, &u);
+    assert_false(cached_size(SHARD_INO, &size));
+}
+
+/* Completing a shard: only if its lease is the one taken before listing. */
+static void test_shard_empty_needs_the_same_lease(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    mdc_heard(m, 1, INSTANCE + 1, NULL, 0);
+    struct proto_attr sa = attr_of(DIR, S_IFDIR | 0755, 0);
+    struct proto_leases ls = {.instance = INSTANCE + 1, .n = 1};
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen = 3, .ms = LONG_MS};
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(), .leases = &ls, .attr = &sa};
+    mdc_update(m, &u);
+    uint64_t epoch = mdc_shard_epoch(m, DIR, 1);
+    assert_true(epoch != 0);
+    hear_revoke_from(1, INSTANCE + 1, DIR, 3); /* someone created a name meanwhile */
+    ls.l[0].gen = 4;
+    mdc_update(m, &u);
+    assert_false(mdc_shard_empty(m, DIR, 1, epoch));
+    assert_int_equal(mdc_lookup(m, DIR, 1, "x", &root, &out), -EAGAIN);
+    epoch = mdc_shard_epoch(m, DIR, 1);
+    assert_true(mdc_shard_empty(m, DIR, 1, epoch));
+    assert_int_equal(mdc_lookup(m, DIR, 1, "x", &root, &out), -ENOENT);
 }
 
 int main(void)
@@ -247,6 +355,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_generation_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instance_change_drops_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_behind_revoke_reaches_callback, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shards_lease_their_own_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

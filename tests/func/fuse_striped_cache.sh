@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# A directory striped over four MDTs keeps the mount's metadata cache as a
+# plain one does (issue 25): through a mount whose kernel caches nothing
+# (entry_timeout=0, attr_timeout=0, so every lookup and stat reaches
+# stria-fuse), creating, stat-ing twice and removing files there sends one
+# OPEN and one UNLINK per file (the unlinks written behind) and almost no
+# LOOKUP or GETATTR, over all four MDTs, as `stria stats` counts them. Then
+# the same mount stays right while a second mount creates, grows, renames
+# and removes names there: every shard's MDT revokes what the first cached.
+. "$(dirname "$0")/lib.sh"
+if ! fuse_usable; then
+    echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
+    exit 77
+fi
+t() { timeout -k 5 60 "$@"; }
+N=1000
+BOUND=20 # LOOKUPs and GETATTRs a phase may send (the directory, a few races)
+
+cluster_up --mdts 4 --osts 2 --no-mount
+"$STRIA" mkdir -c 4 /s
+"$STRIA" setdirstripe -D -c 4 /s
+mount_stria "$T/a" entry_timeout=0,attr_timeout=0
+mount_stria "$T/b" entry_timeout=0,attr_timeout=0
+A=$(realpath "$T/a")
+B=$(realpath "$T/b")
+
+# Requests of each kind since the MDTs started: "MDT KIND COUNT" lines.
+counts() { "$STRIA" stats | awk '/^MDT[0-9]+/ { m = $1 } $1 ~ /^[A-Z_]+$/ && $2 ~ /^[0-9]+$/ { print m, $1, $2 }'; }
+# KIND [MDT]: how many more were sent between snapshots $1 and $2.
+sent() { # BEFORE AFTER KIND [MDT]
+    awk -v k="$3" -v m="${4:-}" 'FNR == NR { if ($2 == k && (m == "" || $1 == m)) b += $3; next }
+        $2 == k && (m == "" || $1 == m) { a += $3 } END { print a - b }' "$1" "$2"
+}
+at_most() { # BEFORE AFTER KIND LIMIT PHASE
+    local n
+    n=$(sent "$1" "$2" "$3")
+    echo "   $5: $3=$n"
+    [ "$n" -le "$4" ] || fail "$5 sent $n ${3}s, want at most $4"
+}
+mount_stat() { t getfattr --absolute-names --only-values -n stria.mount.stats "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
+
+step "a directory made through the mount in /s is striped over the four MDTs"
+t mkdir "$A/s/d"
+"$STRIA" getdirstripe /s/d | grep -q "lmv_stripe_count: 4" || fail "/s/d is not striped over 4"
+
+step "create $N files: one OPEN each, no LOOKUP of the names not yet there"
+counts >"$T/c0"
+for ((i = 0; i < N; i++)); do : >"$A/s/d/f$i" || fail "create f$i"; done
+counts >"$T/c1"
+[ "$(sent "$T/c0" "$T/c1" OPEN)" -eq "$N" ] || fail "create sent $(sent "$T/c0" "$T/c1" OPEN) OPENs, want $N"
+for m in MDT0000 MDT0001 MDT0002 MDT0003; do
+    [ "$(sent "$T/c0" "$T/c1" OPEN "$m")" -gt $((N / 8)) ] || fail "few creates reached $m: not striped"
+done
+at_most "$T/c0" "$T/c1" LOOKUP "$BOUND" create
+at_most "$T/c0" "$T/c1" GETATTR "$BOUND" create
+
+step "stat each file twice: answered by the mount"
+for ((i = 0; i < N; i++)); do
+    [ -f "$A/s/d/f$i" ] && [ -f "$A/s/d/f$i" ] || fail "stat f$i"
+done
+counts >"$T/c2"
+at_most "$T/c1" "$T/c2" LOOKUP "$BOUND" stat
+at_most "$T/c1" "$T/c2" GETATTR "$BOUND" stat
+
+step "remove them: written behind, one UNLINK each"
+behind0=$(mount_stat "$A" unlinks_behind)
+(cd "$A/s/d" && t find . -name 'f*' -delete) || fail "remove"
+t sync -f "$A/s/d" # waits for the queued unlinks
+counts >"$T/c3"
+behind=$(($(mount_stat "$A" unlinks_behind) - behind0))
+echo "   remove: UNLINK=$(sent "$T/c2" "$T/c3" UNLINK), written behind: $behind"
+[ "$(sent "$T/c2" "$T/c3" UNLINK)" -eq "$N" ] || fail "remove sent $(sent "$T/c2" "$T/c3" UNLINK) UNLINKs, want $N"
+[ "$behind" -ge $((N * 9 / 10)) ] || fail "only $behind of $N unlinks were written behind"
+at_most "$T/c2" "$T/c3" LOOKUP "$BOUND" remove
+at_most "$T/c2" "$T/c3" GETATTR "$BOUND" remove
+[ -z "$(ls -A "$B/s/d")" ] || fail "mount b still lists: $(ls -A "$B/s/d" | head -3)"
+
+step "another mount's changes are seen at once, on every shard"
+names=(n0 n1 n2 n3 n4 n5 n6 n7 n8 n9 n10 n11)
+for n in "${names[@]}"; do
+    [ ! -e "$A/s/d/$n" ] || fail "$n exists before it was made"
+done
+for n in "${names[@]}"; do printf 'hello' >"$B/s/d/$n"; done
+for n in "${names[@]}"; do
+    [ "$(stat -c %s "$A/s/d/$n" 2>/dev/null)" = 5 ] || fail "mount a does not see $n made on b"
+done
+for n in "${names[@]}"; do printf 'hello, world' >>"$B/s/d/$n"; done
+for n in "${names[@]}"; do
+    [ "$(stat -c %s "$A/s/d/$n")" = 17 ] || fail "mount a sees $n at $(stat -c %s "$A/s/d/$n") bytes, want 17"
+done
+for n in "${names[@]}"; do t mv "$B/s/d/$n" "$B/s/d/r$n"; done
+for n in "${names[@]}"; do
+    [ ! -e "$A/s/d/$n" ] || fail "mount a still sees $n renamed on b"
+    [ -f "$A/s/d/r$n" ] || fail "mount a does not see r$n renamed on b"
+done
+for n in "${names[@]}"; do rm "$B/s/d/r$n"; done
+for n in "${names[@]}"; do
+    [ ! -e "$A/s/d/r$n" ] || fail "mount a still sees r$n removed on b"
+done
+for n in "${names[@]}"; do : >"$A/s/d/$n"; done # a's creates, after b's
+for n in "${names[@]}"; do
+    [ -f "$B/s/d/$n" ] || fail "mount b does not see $n made on a"
+done
+step "done"

@@ -453,114 +453,15 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * cookie stays valid while entries come and go. Cookies are below 2^62. */
 #define MSG_READDIR_REQ(F) F(CRED, cred) F(U64, ino) F(U64, cookie) F(U32, max_bytes) F(U8, plus)
 #define MSG_READDIR_REP(F) F(U8, eof) F(U32, count) F(BLOB, entries)
-/* GETSTRIPE: a file's layout, or a directory's default (dir_* fields, and
- * layout: its composite template, no components if it has none), and a
- * directory's stripe over MDTs (dstripe) and the default for new
- * subdirectories (ddefault: proto_dstripe's count and start, count 0xffff
- * all MDTs, start 0xffff the entry's MDT; 0 none). */
-#define MSG_GETSTRIPE_REQ(F) F(CRED, cred) F(U64, ino)
-#define MSG_GETSTRIPE_REP(F)                                                                       \
-    F(U8, is_dir)                                                                                  \
-    F(LAYOUT, layout)                                                                              \
-    F(I32, dir_count) F(U32, dir_size) F(I32, dir_offset) F(U64, dstripe) F(U64, ddefault)
-/* SETSTRIPE: on a directory its default; on a file that holds no data yet,
- * a new layout. count -1: all OSTs; offset -1: allocator's choice. With
- * components in comps (each pending: what it asks for), a composite
- * layout instead: a directory keeps it as its template (and count, size
- * and offset as the defaults the template leaves); a file gets it with
- * the components from offset 0 instantiated. */
-#define MSG_SETSTRIPE_REQ(F)                                                                       \
-    F(CRED, cred) F(U64, ino) F(I32, count) F(U32, size) F(I32, offset) F(LAYOUT, comps)
-#define MSG_SETSTRIPE_REP(F) F(LAYOUT, layout) F(LEASES, leases)
-/* LAYOUT_INTENT: a write is about to reach end: instantiate the pending
- * components of file ino that start before it (write permission, as a
- * write). Reply: the layout now. Made twice, it is made once. */
-#define MSG_LAYOUT_INTENT_REQ(F) F(CRED, cred) F(U64, ino) F(U64, end)
-#define MSG_LAYOUT_INTENT_REP(F) F(LAYOUT, layout) F(LEASES, leases)
-/* DOM_WRITE: the request's bulk at offset of file ino's Data-on-MDT
- * component, with one CRC32C per chunk as WRITE's (-EIO if the bulk does
- * not match them, -EBADMSG if crcs has the wrong length); -EFBIG past the
- * component's end, -EINVAL for what is not a regular file, -ESTALE for
- * a file without one (see gen below) or a superseded one, -EBUSY for a
- * released one. As a SETSIZE in the same step, the
- * file grows to offset + the bulk's length at least and its mtime becomes
- * mtime_ns (0: now): no size report follows. With zero and no bulk:
- * [offset, offset + zero) reads as zeros afterwards and the size stays (a
- * punch). A file whose last link went while a client keeps it open has no
- * inode but keeps its bytes until its DESTROYED: they are read and written
- * as they are, sizes aside. Made twice, made once. gen: the generation
- * of the component in the sender's layout (layout.h): once the file was
- * migrated to a layout whose first component is another, or none of type
- * mdt, -ESTALE (the sender fetches the layout and goes on with it); a
- * migration's copy writes into the generation it makes. */
-#define MSG_DOM_WRITE_REQ(F)                                                                       \
-    F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs) F(U32, zero) F(U8, gen)
-#define MSG_DOM_WRITE_REP(F) F(ATTR, attr) F(LEASES, leases)
-/* DOM_READ: [offset, offset + len) of the component as the reply's bulk,
- * short at the component's end, zeros where nothing was written, with
- * CRCs as READ's; -EIO when the store's copy fails its checksum; gen and
- * -ESTALE as DOM_WRITE's. */
-#define MSG_DOM_READ_REQ(F) F(CRED, cred) F(U64, ino) F(U64, offset) F(U32, len) F(U8, gen)
-#define MSG_DOM_READ_REP(F) F(BLOB, crcs)
-/* MIGRATE: the steps of an online migration of file ino (stria migrate;
- * docs/architecture.md, "Migration"), each by its op:
- * - BEGIN: layout is the template of the new layout (as SETSTRIPE's
- *   comps); the MDT keeps a migration record {id, old layout, new
- *   layout} and answers them with the file's size. The new layout's
- *   components below the size are instantiated, in the next generation
- *   of objects (LAYOUT_GEN_MASK). -EBUSY while another migration of the
- *   file is alive; one that made no PROGRESS for stale_ms is taken
- *   over (the reply's stale then says so, and old/new are the dead
- *   one's, for the caller to clean up first: BEGIN again after an ABORT
- *   of it). The owner or root only; a regular file; -EBUSY if released.
- *   A Data-on-MDT component keeps its bytes in the MDT's one record of
- *   the file, on either side: the copy writes only what the new
- *   component holds past the old one's end.
- * - PROGRESS: the migration of id is alive (the copy goes on). A
- *   migrator sends it at most every stale_ms / 6, before it writes.
- * - SWAP: the file's layout becomes the new one, atomically, unless it
- *   changed since BEGIN (a component instantiated: -ESTALE). The record
- *   stays (state SWAPPED) until DONE, so that the old objects are not
- *   forgotten before they are destroyed; the file's Data-on-MDT record
- *   keeps what the new layout's component holds. Data-on-MDT bytes
- *   changed since BEGIN (the MDT notes it; no fence stops them): no swap,
- *   the state stays COPYING and the record is cut back to the old
- *   component, for the caller to copy again.
- * - DONE: the old objects are gone: the record goes.
- * - ABORT: the record of id goes (before SWAP only), and the file's
- *   Data-on-MDT record is cut back to its old component.
- * - STATE: the record, if any (-ENOENT if none; read permission).
- * Every op but BEGIN and STATE names the migration's id (-ESTALE if it
- * is not the file's any more). A stale migration may be aborted or done
- * by anyone who may write the file (a writer waiting on its fences).
- * Every reply's stale_ms is the MDT's migrate_stale_ms (appended within
- * version 4). */
-enum {
-    MIGRATE_BEGIN = 1,
-    MIGRATE_PROGRESS,
-    MIGRATE_SWAP,
-    MIGRATE_DONE,
-    MIGRATE_ABORT,
-    MIGRATE_STATE
-};
-enum { MIGRATE_COPYING = 1, MIGRATE_SWAPPED = 2 };
-#define MSG_MIGRATE_REQ(F) F(CRED, cred) F(U64, ino) F(U8, op) F(U64, id) F(LAYOUT, layout)
-#define MSG_MIGRATE_REP(F)                                                                         \
-    F(U64, id)                                                                                     \
-    F(U8, state)                                                                                   \
-    F(U8, stale) F(U64, size) F(LAYOUT, old) F(LAYOUT, layout) F(LEASES, leases) F(U32, stale_ms)
-/* SETDIRSTRIPE: the default stripe of new subdirectories of a directory
- * (count 0: none, -1: all MDTs; start -1: the entry's MDT). */
-#define MSG_SETDIRSTRIPE_REQ(F) F(CRED, cred) F(U64, ino) F(I32, count) F(I32, start)
-#define MSG_SETDIRSTRIPE_REP(F) F(LEASES, leases)
-#define MSG_SETXATTR_REQ(F)     F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
-#define MSG_SETXATTR_REP(F)     F(LEASES, leases)
-#define MSG_GETXATTR_REQ(F)     F(CRED, cred) F(U64, ino) F(STR, name)
-#define MSG_GETXATTR_REP(F)     F(BLOB, value)
-#define MSG_LISTXATTR_REQ(F)    F(CRED, cred) F(U64, ino)
-#define MSG_LISTXATTR_REP(F)    F(BLOB, names)
-#define MSG_REMOVEXATTR_REQ(F)  F(CRED, cred) F(U64, ino) F(STR, name)
-#define MSG_REMOVEXATTR_REP(F)  F(LEASES, leases)
+#include "msg_layout.h"
+#define MSG_SETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name) F(BLOB, value) F(U32, flags)
+#define MSG_SETXATTR_REP(F)    F(LEASES, leases)
+#define MSG_GETXATTR_REQ(F)    F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_GETXATTR_REP(F)    F(BLOB, value)
+#define MSG_LISTXATTR_REQ(F)   F(CRED, cred) F(U64, ino)
+#define MSG_LISTXATTR_REP(F)   F(BLOB, names)
+#define MSG_REMOVEXATTR_REQ(F) F(CRED, cred) F(U64, ino) F(STR, name)
+#define MSG_REMOVEXATTR_REP(F) F(LEASES, leases)
 /* SETSIZE: a writer reports the end of what it wrote; the MDT keeps the
  * maximum and updates mtime. */
 #define MSG_SETSIZE_REQ(F) F(CRED, cred) F(U64, ino) F(U64, size) F(I64, mtime_ns)
@@ -724,25 +625,6 @@ enum {
 /* SCRUB: check the checksum of every block of the objects of one of an
  * OST's 256 fan-out directories. bad: the blocks that failed (at most
  * 1024), each ino u64, comp u32, stripe u32, offset u64, little-endian. */
-/* FENCE: one object's part in a migration (MIGRATE), by op:
- * - STAMP: the object's write stamp (it changes with every write,
- *   truncate or punch that finished; instance: the daemon's, whose
- *   restart changes every stamp), its size and whether it exists.
- * - SET: from now on writes, truncates and punches of the object answer
- *   -ESTALE (its file is being given another layout); the stamp after
- *   every write in progress finished.
- * - CLEAR: the fence of migration id goes (id 0: any).
- * - DEAD: the object's file has its new layout: reads answer -ESTALE as
- *   well, and the fence stays after the object is destroyed, so that a
- *   handle with the old layout learns of the new one rather than reading
- *   holes or making the object again.
- * - FORGET: file ino is gone (its last link went and its objects were
- *   destroyed): every fence of it on the OST goes, dead or not. comp,
- *   stripe and id are not looked at.
- * Fences are kept on disk (fence/ beside objects/). */
-enum { FENCE_STAMP = 1, FENCE_SET, FENCE_CLEAR, FENCE_DEAD, FENCE_FORGET };
-#define MSG_FENCE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U8, op) F(U64, id)
-#define MSG_FENCE_REP(F) F(U64, instance) F(U64, stamp) F(U64, size) F(U8, exists)
 #define MSG_SCRUB_REQ(F) F(U32, ost) F(U32, fan)
 #define MSG_SCRUB_REP(F)                                                                           \
     F(U64, objects) F(U64, blocks) F(U64, bytes) F(U64, bad_blocks) F(BLOB, bad)

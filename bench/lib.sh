@@ -49,8 +49,9 @@ bench_remove() {
 
 # cg_daemon CLUSTER NAME OUT: the cluster's daemon NAME (metad, metad1, ...,
 # stord) gives way to the same under callgrind, dumping to OUT.*; its pid in
-# CG_PID, its output in OUT.log. Only the serving of requests (conn_serve
-# and what it calls) is counted: the once-a-tick work (sync, recovery,
+# CG_PID, its output in OUT.log. Only the serving of requests (the event
+# loop's reading of them, conn_event, and the workers' req_serve, with what
+# they call) is counted: the once-a-tick work (sync, recovery,
 # heartbeats) costs the same whether requests come or not, and under
 # callgrind's slowdown it would be charged to 50 times fewer of them; a
 # connection's handshake (an HMAC) is paid once per client connection, and
@@ -61,7 +62,7 @@ cg_daemon() {
     pid=$(cat "$1/run/$2.pid")
     kill "$pid" 2>/dev/null || true # gone already after an earlier round
     for _ in $(seq 1 100); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    valgrind --tool=callgrind --toggle-collect=conn_serve --callgrind-out-file="$3" \
+    valgrind --tool=callgrind --toggle-collect=conn_event --toggle-collect=req_serve --callgrind-out-file="$3" \
         "$BUILD/stria-${2%%[0-9]*}" --config "$1/conf/$2.conf" >"$3.log" 2>&1 &
     CG_PID=$!
 }

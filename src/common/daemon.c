@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <time.h>
@@ -87,7 +88,35 @@ int daemon_start(const struct cfg_table *t, void *conf, const struct daemon_conf
     }
     notify_init();
     util_block_signals();
+    /* Every client is a descriptor: take all the kernel allows. */
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur < rl.rlim_max) {
+        rl.rlim_cur = rl.rlim_max;
+        if (setrlimit(RLIMIT_NOFILE, &rl))
+            log_warn("cannot raise the open-file limit: %s", strerror(errno));
+    }
+    int conns = daemon_max_conns(d);
+    if (conns < d->max_connections)
+        log_warn("max_connections=%lld, but the open-file limit allows %d connections "
+                 "(raise it: ulimit -n, or LimitNOFILE= in the systemd unit)",
+                 (long long)d->max_connections, conns);
     return 0;
+}
+
+#define FILES_RESERVED 1024 /* descriptors kept for a daemon's own files */
+
+int daemon_max_conns(const struct daemon_conf *d)
+{
+    struct rlimit rl;
+    int64_t n = d->max_connections;
+    if (getrlimit(RLIMIT_NOFILE, &rl) == 0 && rl.rlim_cur != RLIM_INFINITY) {
+        int64_t room = (int64_t)rl.rlim_cur - FILES_RESERVED;
+        if (room < 16)
+            room = 16;
+        if (n > room)
+            n = room;
+    }
+    return (int)n;
 }
 
 void daemon_names(const struct daemon_conf *d, char *node, size_t nodelen, char *adv, size_t advlen)

@@ -17,6 +17,7 @@ struct daemon_conf {
     char *key_file;
     int64_t max_connections;
     int64_t handshake_timeout_ms;
+    int64_t workers;
     char *log_level;
     struct cfg_addr metrics; /* port 0: not served */
     /* metad and stord only */
@@ -36,8 +37,11 @@ struct daemon_conf {
     DAEMON_OPT(T, listen, CFG_ADDR, 0, 0, "0.0.0.0:" port, false, "address and port to serve on"), \
         DAEMON_OPT(T, key_file, CFG_STR, 0, 0, NULL, true,                                         \
                    "the cluster's shared key file (mode 0600)"),                                   \
-        DAEMON_OPT(T, max_connections, CFG_INT, 1, 1000000, "4096", false,                         \
-                   "most connections at once"),                                                    \
+        DAEMON_OPT(T, max_connections, CFG_INT, 1, 1000000, "65536", false,                        \
+                   "most connections at once (and no more than the open-file limit allows)"),      \
+        DAEMON_OPT(T, workers, CFG_INT, 1, 4096, "64", false,                                      \
+                   "most requests served at once; the others wait in a queue where clients take "  \
+                   "turns"),                                                                       \
         DAEMON_OPT(T, handshake_timeout_ms, CFG_INT, 100, 600000, "5000", false,                   \
                    "a new connection that has not authenticated this long after it was "           \
                    "accepted is closed, and its slot freed"),                                      \
@@ -64,6 +68,11 @@ struct daemon_conf {
  */
 int daemon_start(const struct cfg_table *t, void *conf, const struct daemon_conf *d, int argc,
                  char **argv, struct auth_key *key);
+
+/* The connections a daemon may hold: max_connections, less what its
+ * open-file limit (raised to the hard limit by daemon_start) cannot cover
+ * beside the files it opens itself. */
+int daemon_max_conns(const struct daemon_conf *d);
 
 /* The node name and the address clients use, from the options. */
 void daemon_names(const struct daemon_conf *d, char *node, size_t nodelen, char *adv,

@@ -1,10 +1,10 @@
 /*
  * The server side of the transport (DESIGN §7): net_server_start()
- * accepts connections and runs each on its own thread: authenticate, then
- * read a request, validate it, call the handler for its opcode and write
- * the reply. Anything malformed gets an error reply, or the connection is
- * closed when the byte stream cannot be trusted any more; the server
- * carries on with everyone else.
+ * accepts connections into an event loop, which authenticates them and
+ * reads their requests; a pool of workers validates each whole request,
+ * calls the handler for its opcode and writes the reply. Anything malformed gets an error reply, or
+ * the connection is closed when the byte stream cannot be trusted any more; the server carries on
+ * with everyone else.
  *
  * Included through net.h, the transport's whole API.
  */
@@ -25,7 +25,8 @@ struct net_req {
     const uint8_t *bulk;
     uint32_t bulk_len;
     const char *peer; /* "ip:port" */
-    void *conn;       /* the server connection, for net_scratch */
+    void *conn;       /* the server connection: the same for its requests */
+    void *worker;     /* the worker serving it, for net_scratch */
     /* Time the request spent waiting rather than being served: whatever
      * queues it for its turn adds to it (the MDT's group commit, the
      * server before the handler). STATS counts it apart from service. */
@@ -61,6 +62,13 @@ struct net_server_opts {
     /* A connection that has not authenticated this long after it was
      * accepted is closed (0: 5000). */
     int handshake_ms;
+    /* A request not whole this long after its first byte, or a reply not
+     * taken by the peer this long, closes its connection (0: 60000). */
+    int request_ms;
+    /* Most workers serving requests at once; more requests wait in a
+     * queue fair between clients (0: 64). A revocation channel's long
+     * poll and a request held at on_enter's gate are not counted. */
+    int max_workers;
     net_handler_fn handlers[PROTO_OP_MAX];
     void *ctx;
     /* Called (if set) when a connection ends, with net_req.conn's value. */
@@ -103,6 +111,8 @@ struct net_client_figures {
 struct net_server_figures {
     uint64_t uptime_ns;
     int connections; /* open now, authenticated or not */
+    int queued;      /* whole requests waiting for a worker */
+    int workers;     /* worker threads, busy or not */
     struct net_op_figures ops[PROTO_OP_MAX];
     /* The busiest clients, most requests first. A revocation channel's long
      * polls are not counted: they wait for events by design. */

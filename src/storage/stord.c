@@ -529,7 +529,8 @@ int main(int argc, char **argv)
     struct net_server_opts so = {.host = conf.d.listen.host,
                                  .port = conf.d.listen.port,
                                  .key = &key,
-                                 .max_conns = (int)conf.d.max_connections,
+                                 .max_conns = daemon_max_conns(&conf.d),
+                                 .max_workers = (int)conf.d.workers,
                                  .handshake_ms = (int)conf.d.handshake_timeout_ms,
                                  .ctx = s};
     so.handlers[PROTO_OP_PING] = h_ping;

@@ -24,6 +24,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/socket.h>
@@ -34,6 +35,7 @@
 #define OP_FAIL  PROTO_OP_GETATTR
 #define OP_NONE  PROTO_OP_LOOKUP  /* no handler */
 #define OP_WAIT  PROTO_OP_SETATTR /* says it waited WAIT_MS of its SLEEP_MS */
+#define OP_ORDER PROTO_OP_MKDIR   /* notes who asked, in order */
 #define WAIT_MS  20
 #define SLEEP_MS 30
 
@@ -75,13 +77,44 @@ static int h_wait(void *ctx, struct net_req *req, struct net_rep *rep)
     return 0;
 }
 
+/* The order requests of OP_ORDER were served in, by client; the first
+ * one served waits until the test opens the gate. */
+static pthread_mutex_t order_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t order_cond = PTHREAD_COND_INITIALIZER;
+static bool order_gate_open, order_blocked;
+static uint64_t order[64];
+static int norder;
+
+static int h_order(void *ctx, struct net_req *req, struct net_rep *rep)
+{
+    (void)ctx, (void)rep;
+    pthread_mutex_lock(&order_lock);
+    if (norder < 64)
+        order[norder++] = req->hdr.client_id;
+    order_blocked = true;
+    pthread_cond_broadcast(&order_cond);
+    while (!order_gate_open)
+        pthread_cond_wait(&order_cond, &order_lock);
+    pthread_mutex_unlock(&order_lock);
+    return 0;
+}
+
+/* The options of the next server setup() starts (0: the defaults). */
+static int opt_workers, opt_handshake_ms, opt_request_ms;
+
 static int setup(void **state)
 {
     (void)state;
-    struct net_server_opts o = {.host = "127.0.0.1", .port = 0, .key = &key};
+    struct net_server_opts o = {.host = "127.0.0.1",
+                                .port = 0,
+                                .key = &key,
+                                .max_workers = opt_workers,
+                                .handshake_ms = opt_handshake_ms,
+                                .request_ms = opt_request_ms};
     o.handlers[OP_ECHO] = h_echo;
     o.handlers[OP_FAIL] = h_fail;
     o.handlers[OP_WAIT] = h_wait;
+    o.handlers[OP_ORDER] = h_order;
     if (net_server_start(&o, &srv))
         return -1;
     port = net_server_port(srv);
@@ -419,16 +452,20 @@ static void test_stats_wait_and_clients(void **state)
     assert_int_equal(f.connections, 1);
     const struct net_op_figures *o = &f.ops[OP_WAIT];
     assert_int_equal(o->count, 4);
-    assert_int_equal(o->wait_ns, 4 * WAIT_MS * 1000000ull);
-    assert_int_equal(o->wait_max_ns, WAIT_MS * 1000000ull);
-    assert_int_equal(o->wait_hist[15], 4); /* 20,000 us is in [2^14, 2^15) */
+    /* What the handler said it waited, and the queue before it. */
+    assert_true(o->wait_ns >= 4 * WAIT_MS * 1000000ull);
+    assert_true(o->wait_max_ns >= WAIT_MS * 1000000ull);
+    uint64_t from_15 = 0; /* 20,000 us is in [2^14, 2^15) */
+    for (unsigned i = 15; i < PROTO_STAT_BUCKETS; i++)
+        from_15 += o->wait_hist[i];
+    assert_int_equal(from_15, 4);
     assert_true(o->service_ns >= 4 * (SLEEP_MS - WAIT_MS) * 1000000ull);
     assert_true(o->service_max_ns < o->service_ns);
     /* The busiest first: a (gone) with 3, then b (connected) with 1. */
     assert_true(f.nclients >= 2);
     assert_int_equal(f.clients[0].client_id, 0xa11ce);
     assert_int_equal(f.clients[0].requests, 3);
-    assert_int_equal(f.clients[0].wait_ns, 3 * WAIT_MS * 1000000ull);
+    assert_true(f.clients[0].wait_ns >= 3 * WAIT_MS * 1000000ull);
     assert_string_equal(f.clients[0].ip, "127.0.0.1");
     assert_int_equal(f.clients[1].client_id, 0xb0b);
 
@@ -446,7 +483,7 @@ static void test_stats_wait_and_clients(void **state)
     bool found = false;
     for (uint32_t off = 0; off < r.waits.len; off += PROTO_WAIT_LEN)
         if ((r.waits.p[off] | r.waits.p[off + 1] << 8) == OP_WAIT) {
-            assert_int_equal(proto_le64(r.waits.p + off + 2), 4 * WAIT_MS * 1000000ull);
+            assert_int_equal(proto_le64(r.waits.p + off + 2), o->wait_ns);
             found = true;
         }
     assert_true(found);
@@ -454,6 +491,113 @@ static void test_stats_wait_and_clients(void **state)
     assert_int_equal(proto_le64(r.clients.p), 0xa11ce);
     assert_int_equal(proto_le64(r.clients.p + 8), 3);
     net_close(b);
+}
+
+/* The loop and the queue as the server reports them. */
+static struct net_server_figures *figures_now(void)
+{
+    static struct net_server_figures f;
+    assert_int_equal(net_server_figures(srv, &f), 0);
+    return &f;
+}
+
+/* Wait (bounded) until the server has n requests queued. */
+static void wait_queued(int n)
+{
+    for (int i = 0; i < 10000 && figures_now()->queued != n; i++)
+        usleep(1000);
+    assert_int_equal(figures_now()->queued, n);
+}
+
+/* One worker, held by client A's first request; A then queues 39 more on
+ * connections of its own, and B one. B's is served third, not forty-first:
+ * clients take turns, whatever number of requests each has waiting. */
+static void test_fair_between_clients(void **state)
+{
+    (void)state;
+    enum { A_CONNS = 40 };
+    struct net_conn *a[A_CONNS], *b = connect_ok(0xb);
+    uint64_t id[A_CONNS], bid;
+    for (int i = 0; i < A_CONNS; i++)
+        a[i] = connect_ok(0xa);
+    assert_int_equal(net_send(a[0], OP_ORDER, NULL, 0, NULL, 0, &id[0]), 0);
+    pthread_mutex_lock(&order_lock);
+    for (int i = 0; i < 30000 && !order_blocked; i++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&order_cond, &order_lock, &ts);
+    }
+    assert_true(order_blocked);
+    pthread_mutex_unlock(&order_lock);
+    for (int i = 1; i < A_CONNS; i++)
+        assert_int_equal(net_send(a[i], OP_ORDER, NULL, 0, NULL, 0, &id[i]), 0);
+    wait_queued(A_CONNS - 1);
+    assert_int_equal(net_send(b, OP_ORDER, NULL, 0, NULL, 0, &bid), 0);
+    wait_queued(A_CONNS);
+    assert_int_equal(figures_now()->workers, 1);
+    pthread_mutex_lock(&order_lock);
+    order_gate_open = true;
+    pthread_cond_broadcast(&order_cond);
+    pthread_mutex_unlock(&order_lock);
+    bool transport = false;
+    for (int i = 0; i < A_CONNS; i++)
+        assert_int_equal(net_recv(a[i], id[i], NULL, 0, NULL, &transport), 0);
+    assert_int_equal(net_recv(b, bid, NULL, 0, NULL, &transport), 0);
+    assert_int_equal(norder, A_CONNS + 1);
+    /* A's turn was already due when B's request came: B goes next. */
+    assert_int_equal(order[0], 0xa);
+    assert_int_equal(order[1], 0xa);
+    assert_int_equal(order[2], 0xb);
+    for (int i = 0; i < A_CONNS; i++)
+        net_close(a[i]);
+    net_close(b);
+}
+
+static int one_worker(void **state)
+{
+    opt_workers = 1;
+    int rc = fresh_server(state);
+    opt_workers = 0;
+    return rc;
+}
+
+/* A peer that never authenticates, and one that sends half a request and
+ * stops: each is closed at its deadline, and the others are served. */
+static void test_silent_peers_closed(void **state)
+{
+    (void)state;
+    uint8_t buf[1024];
+    struct proto_hdr h;
+    int silent = raw_connect();
+    raw_recv(silent, &h, buf, sizeof(buf)); /* HELLO, then nothing */
+    int half = raw_connect();
+    raw_handshake(half, 6);
+    struct proto_hdr e = echo_hdr(100);
+    uint8_t hb[PROTO_HDR_LEN];
+    proto_hdr_encode(&e, hb);
+    assert_int_equal(write(half, hb, sizeof(hb)), (ssize_t)sizeof(hb));
+    assert_int_equal(write(half, "only ten b", 10), 10);
+    struct net_conn *c = connect_ok(7);
+    echo_ok(c, "beside the silent ones");
+    assert_closed(silent);
+    assert_closed(half);
+    close(silent);
+    close(half);
+    echo_ok(c, "after they were closed");
+    net_close(c);
+    for (int i = 0; i < 10000 && figures_now()->connections; i++)
+        usleep(1000);
+    assert_int_equal(figures_now()->connections, 0);
+}
+
+static int short_deadlines(void **state)
+{
+    opt_handshake_ms = 300;
+    opt_request_ms = 300;
+    int rc = fresh_server(state);
+    opt_handshake_ms = opt_request_ms = 0;
+    return rc;
 }
 
 int main(void)
@@ -467,6 +611,8 @@ int main(void)
         cmocka_unit_test(test_bad_headers_close),
         cmocka_unit_test(test_garbage_handshake),
         cmocka_unit_test_setup(test_stats_wait_and_clients, fresh_server),
+        cmocka_unit_test_setup(test_fair_between_clients, one_worker),
+        cmocka_unit_test_setup(test_silent_peers_closed, short_deadlines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

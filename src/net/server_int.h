@@ -1,0 +1,151 @@
+/*
+ * The server side of the transport, inside: what server.c (the event
+ * loop), srv_work.c (the workers and their fair queue) and srv_stats.c
+ * (the figures) share. Nothing outside src/net includes this file.
+ *
+ * A connection belongs to one thread at a time, and only its owner
+ * touches its fd and its request: the loop while it is armed in epoll
+ * (handshaking, idle or part-read), the queue once its request is whole,
+ * then the worker that serves it, which hands it back by arming it again
+ * as its very last step. The lists it is on are guarded as said beside
+ * them.
+ */
+#ifndef STRIA_NET_SERVER_INT_H
+#define STRIA_NET_SERVER_INT_H
+
+#include "server.h"
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#define SRV_CLIENTS_KEPT 1024 /* clients of closed connections remembered */
+
+/* Which part of a message the loop is reading. */
+enum srv_part { PART_HDR, PART_PAYLOAD, PART_BULK, PART_DRAIN };
+
+struct srv_conn {
+    struct net_server *srv;
+    int fd;
+    bool authed;
+    uint8_t part; /* enum srv_part */
+    char peer[64];
+    char ip[PROTO_CLIENT_IP];
+    uint64_t client_id; /* as authenticated */
+    uint8_t nonce[AUTH_NONCE_LEN];
+    /* The message being read, then served. */
+    uint8_t hb[PROTO_HDR_LEN];
+    struct proto_hdr h;
+    uint32_t got;        /* bytes of the current part */
+    int refuse;          /* answered with this instead of served (0: served) */
+    uint8_t *payload;    /* pooled, at least h.payload_len */
+    uint8_t *bulk;       /* pooled, at least h.bulk_len */
+    int64_t deadline_ns; /* of the handshake or the part-read request */
+    uint64_t ready_ns;   /* when the request was whole */
+    /* What it served, for the busiest clients (relaxed atomics). */
+    uint64_t requests, service_ns, wait_ns;
+    struct srv_conn *next, *prev;   /* every connection (srv->lock) */
+    struct srv_conn *tnext, *tprev; /* those with a deadline (the loop's) */
+    bool timed;
+    struct srv_conn *qnext; /* in its client's queue (srv->qlock) */
+};
+
+/* What one kind of request cost (STATS), updated with relaxed atomics by
+ * whichever worker served it. */
+struct srv_op_stat {
+    uint64_t count, errors, total_ns, max_ns;
+    uint64_t hist[PROTO_STAT_BUCKETS];
+    uint64_t wait_ns, wait_max_ns;
+    uint64_t whist[PROTO_STAT_BUCKETS];
+};
+
+/* A client with requests waiting: its connections in arrival order. */
+struct srv_qclient {
+    uint64_t id;
+    struct srv_conn *head, *tail;
+    struct srv_qclient *hnext; /* in its hash bucket */
+    struct srv_qclient *rnext; /* in the round */
+};
+
+#define SRV_QBUCKETS     1024
+#define SRV_POOL_CLASSES 13 /* 4 KiB << 0..12: up to 16 MiB, PROTO_MAX_BULK */
+
+struct srv_pool_class {
+    void **free;
+    uint32_t n, cap;
+};
+
+struct net_server {
+    struct net_server_opts o;
+    int lfd, ep, wake_fd;
+    uint16_t port;
+    pthread_t loop_thread;
+    uint64_t server_id;
+    uint64_t started_ns;
+    uint8_t *drain; /* where the loop drops a refused request's bulk */
+
+    pthread_mutex_t lock; /* the connections and the clients gone */
+    pthread_cond_t drained;
+    struct srv_conn *conns;
+    int nconns;
+    bool stopping;
+    struct net_client_figures gone[SRV_CLIENTS_KEPT];
+    int ngone;
+    struct srv_conn *timed; /* the loop's own: deadlines to watch */
+
+    /* The fair queue and the workers (qlock). A revocation channel's long
+     * poll goes first and never waits for a free worker: the requests it
+     * would wait behind may be waiting for its acknowledgement. */
+    pthread_mutex_t qlock;
+    pthread_cond_t qcond, qdone;
+    struct srv_qclient *qhash[SRV_QBUCKETS];
+    struct srv_qclient *round, *round_tail;
+    struct srv_conn *urgent, *urgent_tail;
+    uint32_t nqueued;
+    int nworkers, idle, nlong; /* nlong: in a long poll or a gate */
+    bool qstop;
+    int max_workers;
+
+    pthread_mutex_t plock; /* the buffer pool */
+    struct srv_pool_class pool[SRV_POOL_CLASSES];
+    uint64_t pooled_bytes;
+
+    struct srv_op_stat stats[PROTO_OP_MAX];
+    struct rcache *replies; /* when some request is cached */
+    uint64_t drop_every;    /* STRIA_TEST_DROP_REPLY_EVERY (tests) */
+    uint64_t die_every;     /* STRIA_TEST_DIE_BEFORE_REPLY_EVERY (tests) */
+    _Atomic uint64_t cached_served;
+};
+
+/* srv_work.c */
+/* Queue sc, whose request is whole, for a worker (the loop calls it). */
+void srv_enqueue(struct net_server *s, struct srv_conn *sc);
+/* Start the first workers. Returns 0 or a negative errno. */
+int srv_workers_start(struct net_server *s);
+/* Wake every worker to stop and wait for them all (s->stopping set). */
+void srv_workers_stop(struct net_server *s);
+/* Forget every request still queued (the server stops; their
+ * connections are closed with the others). */
+void srv_queue_free(struct net_server *s);
+/* A pooled buffer of at least len bytes, page-aligned; NULL if none. */
+void *srv_buf_get(struct net_server *s, uint32_t len);
+void srv_buf_put(struct net_server *s, void *p, uint32_t len);
+
+/* server.c */
+/* Arm sc in the loop again, its request served (the worker's last step). */
+void srv_rearm(struct srv_conn *sc);
+/* Close sc and free it: on_close, counts folded, fd closed. */
+void srv_conn_close(struct srv_conn *sc);
+/* Send a reply: its bulk from memory (bulk, blen) or, with bulk_fd >= 0,
+ * blen bytes of that file from bulk_off; flags adds e.g. MSG_DONTWAIT. */
+int srv_reply(int fd, const struct proto_hdr *req, int status, const void *payload, uint32_t plen,
+              const void *bulk, uint32_t blen, int bulk_fd, uint64_t bulk_off, int flags);
+
+/* srv_stats.c */
+void srv_stat_note(struct net_server *s, uint16_t op, int status, uint64_t ns, uint64_t wait);
+/* Fold a closing connection's counts into the clients gone (s->lock). */
+void srv_clients_fold(struct net_server *s, const struct srv_conn *sc);
+/* STATS, answered by every server unless its own table says otherwise. */
+int srv_h_stats(struct net_server *s, struct net_req *req, struct net_rep *rep);
+
+#endif

@@ -6,8 +6,14 @@
  *
  *   bench_storm --stria CONF --dir DIR --files F --ranks N [--procs P]
  *               [--per-rank K] [--size BYTES]
- *   bench_storm --stria CONF --dir DIR --files F --make [--size BYTES]
- *     (makes DIR/f0 .. DIR/f<F-1>, of random bytes, through one client)
+ *   bench_storm --stria CONF --dir DIR --files F --make [--size BYTES] [--threads T]
+ *     (makes DIR/f0 .. DIR/f<F-1>, of random bytes, through one client;
+ *     --size 0 makes them empty, by create and close only; T threads
+ *     share the client)
+ *   bench_storm --stria CONF --watch PATH [--seconds S] [--interval-us U]
+ *     (one client stats PATH every U us (1000), for S seconds or until
+ *     SIGTERM or SIGINT, and prints the latency of a stat: what another
+ *     client sees while a big job runs, bench_ls.sh)
  *
  * The ranks run as threads of P processes (N / P each; libstria keeps a
  * thread per client, so a process of thousands of clients would have
@@ -22,7 +28,9 @@
  *   RESULT storm ops_per_s X          ops over the wall time of the storm
  *   RESULT storm p50_ms / p99_ms / max_ms
  *   RESULT storm rank_spread S        slowest rank's time / fastest's
- * Exits 1 if any rank failed.
+ * Exits 1 if any rank failed. --watch prints "RESULT watch" lines: ops,
+ * failed, p50_ms, p99_ms, max_ms; once connected and past its first stat,
+ * it says "bench_storm: watching" on stderr.
  */
 #include <stria/stria.h>
 
@@ -51,7 +59,7 @@ struct shared {
 };
 
 static const char *conf, *dir;
-static long files, per_rank, ranks, size = 65536;
+static long files, per_rank, ranks, size = 65536, threads = 1;
 static struct shared *sh;
 static double *rank_time, *lat;
 static int go_fd; /* the read end: a byte per process starts its ranks */
@@ -168,44 +176,143 @@ static int cmp_double(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
-/* --make: the files the storm reads. */
-static int make_files(void)
-{
+/* --make: the files the storm reads, made by threads sharing one client;
+ * thread t makes every threads-th file from t. */
+struct maker {
+    pthread_t tid;
     stria_fs_t *fs;
-    char *buf = malloc((size_t)size), path[4096];
-    int rc = buf ? stria_connect(conf, &fs) : -ENOMEM;
-    bool up = rc == 0;
-    for (long i = 0; rc == 0 && i < files; i++) {
+    long t;
+    int rc;
+};
+
+static void *make_main(void *arg)
+{
+    struct maker *m = arg;
+    char *buf = size ? malloc((size_t)size) : NULL, path[4096];
+    if (size && !buf)
+        m->rc = -ENOMEM;
+    for (long i = m->t; m->rc == 0 && i < files; i += threads) {
         for (long j = 0; j < size; j++)
             buf[j] = (char)rand();
         stria_file_t *f;
         snprintf(path, sizeof(path), "%s/f%ld", dir, i);
-        if ((rc = stria_open(fs, path, O_CREAT | O_WRONLY | O_TRUNC, 0644, &f)) == 0) {
-            ssize_t n = stria_pwrite(f, buf, (size_t)size, 0);
+        if ((m->rc = stria_open(m->fs, path, O_CREAT | O_WRONLY | O_TRUNC, 0644, &f)) == 0) {
+            ssize_t n = size ? stria_pwrite(f, buf, (size_t)size, 0) : 0;
             int crc = stria_close(f);
-            rc = n < 0 ? (int)n : crc;
+            m->rc = n < 0 ? (int)n : crc;
         }
+        if (m->rc)
+            fprintf(stderr, "bench_storm --make: %s: %s\n", path, strerror(-m->rc));
     }
-    if (up)
-        stria_disconnect(fs);
     free(buf);
-    if (rc)
-        fprintf(stderr, "bench_storm --make: %s\n", strerror(-rc));
+    return NULL;
+}
+
+static int make_files(void)
+{
+    stria_fs_t *fs;
+    int rc = stria_connect(conf, &fs);
+    if (rc) {
+        fprintf(stderr, "bench_storm --make: connect: %s\n", strerror(-rc));
+        return 1;
+    }
+    struct maker *m = calloc((size_t)threads, sizeof(*m));
+    long started = 0;
+    double t0 = now_s();
+    for (; m && started < threads; started++) {
+        m[started] = (struct maker){.fs = fs, .t = started};
+        if (pthread_create(&m[started].tid, NULL, make_main, &m[started]))
+            break;
+    }
+    if (started < threads) {
+        fprintf(stderr, "bench_storm --make: only %ld of %ld threads started\n", started, threads);
+        rc = -EAGAIN;
+    }
+    for (long t = 0; t < started; t++) {
+        pthread_join(m[t].tid, NULL);
+        rc = rc ? rc : m[t].rc;
+    }
+    if (rc == 0)
+        fprintf(stderr, "bench_storm --make: %ld files of %ld bytes in %.1f s, %ld thread(s)\n",
+                files, size, now_s() - t0, threads);
+    free(m);
+    stria_disconnect(fs);
     return rc ? 1 : 0;
+}
+
+/* --watch: stat one path at a steady pace until told to stop. */
+static volatile sig_atomic_t stop;
+
+static void on_stop(int sig)
+{
+    (void)sig;
+    stop = 1;
+}
+
+static int watch(const char *path, long seconds, long interval_us)
+{
+    stria_fs_t *fs;
+    struct stat st;
+    int rc = stria_connect(conf, &fs);
+    if (rc == 0 && (rc = stria_stat(fs, path, &st)))
+        stria_disconnect(fs);
+    if (rc) {
+        fprintf(stderr, "bench_storm --watch %s: %s\n", path, strerror(-rc));
+        return 1;
+    }
+    struct sigaction sa = {.sa_handler = on_stop};
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGINT, &sa, NULL);
+    fprintf(stderr, "bench_storm: watching %s\n", path);
+    size_t n = 0, cap = 1 << 16, failed = 0;
+    double *l = malloc(cap * sizeof(*l));
+    double end = now_s() + (double)seconds;
+    while (l && !stop && (seconds == 0 || now_s() < end)) {
+        double t0 = now_s();
+        if (stria_stat(fs, path, &st))
+            failed++;
+        double dt = now_s() - t0;
+        if (n == cap) {
+            double *more = realloc(l, 2 * cap * sizeof(*l));
+            if (!more)
+                break;
+            l = more;
+            cap *= 2;
+        }
+        l[n++] = dt;
+        /* A steady pace: a slow stat is not followed by a burst. */
+        if (dt * 1e6 < (double)interval_us)
+            usleep((useconds_t)((double)interval_us - dt * 1e6));
+    }
+    stria_disconnect(fs);
+    if (!l)
+        return 1;
+    qsort(l, n, sizeof(double), cmp_double);
+    printf("RESULT watch ops %zu\n", n);
+    printf("RESULT watch failed %zu\n", failed);
+    printf("RESULT watch p50_ms %.3f\n", n ? l[n / 2] * 1e3 : 0.0);
+    printf("RESULT watch p99_ms %.3f\n", n ? l[n * 99 / 100] * 1e3 : 0.0);
+    printf("RESULT watch max_ms %.3f\n", n ? l[n - 1] * 1e3 : 0.0);
+    free(l);
+    return failed ? 1 : 0;
 }
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: bench_storm --stria CONF --dir DIR --files F --ranks N [--procs P]\n"
-                    "                   [--per-rank K] [--size BYTES]\n"
-                    "       bench_storm --stria CONF --dir DIR --files F --make [--size BYTES]\n");
+    fprintf(stderr,
+            "usage: bench_storm --stria CONF --dir DIR --files F --ranks N [--procs P]\n"
+            "                   [--per-rank K] [--size BYTES]\n"
+            "       bench_storm --stria CONF --dir DIR --files F --make [--size BYTES]\n"
+            "                   [--threads T]\n"
+            "       bench_storm --stria CONF --watch PATH [--seconds S] [--interval-us U]\n");
     exit(2);
 }
 
 int main(int argc, char **argv)
 {
-    long procs = 0;
+    long procs = 0, seconds = 0, interval_us = 1000;
     bool make = false;
+    const char *watch_path = NULL;
     for (int i = 1; i < argc; i += 2) {
         if (!strcmp(argv[i], "--make")) {
             make = true;
@@ -230,14 +337,24 @@ int main(int argc, char **argv)
             procs = x;
         else if (!strcmp(o, "--per-rank") && num)
             per_rank = x;
-        else if (!strcmp(o, "--size") && num && x <= (64 << 20))
+        else if (!strcmp(o, "--size") && *v && !*end && x >= 0 && x <= (64 << 20))
             size = x;
+        else if (!strcmp(o, "--threads") && num && x <= 256)
+            threads = x;
+        else if (!strcmp(o, "--watch"))
+            watch_path = v;
+        else if (!strcmp(o, "--seconds") && num)
+            seconds = x;
+        else if (!strcmp(o, "--interval-us") && num)
+            interval_us = x;
         else
             usage();
     }
+    if (watch_path && conf && !make)
+        return watch(watch_path, seconds, interval_us);
     if (make && conf && dir && files)
         return make_files();
-    if (make || !conf || !dir || !files || !ranks)
+    if (make || watch_path || !conf || !dir || !files || !ranks || !size)
         usage();
     if (!per_rank)
         per_rank = 10;

@@ -11,9 +11,14 @@
 # a bare time. With FUSE_MDTS=4 the cluster has four MDTs and the metadata
 # part runs twice on stria, in a plain directory on MDT 0 and in one
 # striped over every MDT, and prints striped/plain too (issue 25);
-# FUSE_IO=0 leaves out the data part. On any exit a trap unmounts both (lazily, so that a hung
-# daemon cannot block it), stops the cluster and deletes the directory. The
-# output goes to stdout and is appended to bench/results/last-run-fuse.txt.
+# FUSE_IO=0 leaves out the data part. FUSE_RANKS="1 2" runs the metadata
+# part with 1 and then 2 ranks (threads of bench_fsops, each with
+# FUSE_META_FILES files, as mdtest -n does: in one shared directory, or with
+# FUSE_RANKS_DIR=own each in its own) and prints the aggregate rates and
+# their ratio to the first count. On any exit a trap unmounts both
+# (lazily, so that a hung daemon cannot block it), stops the cluster and
+# deletes the directory. The output goes to stdout and is appended to
+# bench/results/last-run-fuse.txt.
 set -euo pipefail
 
 SRC=$(cd "$(dirname "$0")/.." && pwd)
@@ -34,16 +39,34 @@ FUSE_META_FILES=${FUSE_META_FILES:-50000}
 FUSE_CHECK_SIZE=${FUSE_CHECK_SIZE:-512M}
 FUSE_MDTS=${FUSE_MDTS:-1}
 FUSE_IO=${FUSE_IO:-1}
+FUSE_RANKS=${FUSE_RANKS:-1}
+FUSE_RANKS_DIR=${FUSE_RANKS_DIR:-shared}
 # Longest any one step may take before its target counts as hung.
 FUSE_STEP_TIMEOUT=${FUSE_STEP_TIMEOUT:-900}
 IO_BYTES=$(numfmt --from=iec "$FUSE_IO_SIZE")
+read -r -a RANKS <<<"$FUSE_RANKS"
+[ "${#RANKS[@]}" -gt 0 ] || RANKS=(x)
+for k in "${RANKS[@]}"; do
+    if ! [[ $k =~ ^([1-9]|[1-5][0-9]|6[0-4])$ ]]; then
+        echo "bench_fuse.sh: FUSE_RANKS=\"$FUSE_RANKS\": each must be a rank count from 1 to 64" >&2
+        exit 2
+    fi
+done
+case $FUSE_RANKS_DIR in
+shared) OWN=() ;;
+own) OWN=(own) ;;
+*)
+    echo "bench_fuse.sh: FUSE_RANKS_DIR is shared or own, not $FUSE_RANKS_DIR" >&2
+    exit 2
+    ;;
+esac
 CHECK_BYTES=$(numfmt --from=iec "$FUSE_CHECK_SIZE")
 
 # The targets, in the order each step visits them (a fourth, stria's
 # striped directory, with several MDTs: metadata only).
 NAME=(local passthrough stria striped)
 declare -a DIR FAILED
-declare -A RATE
+declare -A RATE # RATE[op,target]: the first rank count's; RATE[op,target,ranks]: each
 
 # The bandwidth of fio's one job, in MiB/s, from --output-format=terse
 # (version 3: read KiB/s is field 7, write KiB/s field 48).
@@ -268,16 +291,29 @@ run() {
         echo
     fi
 
-    echo "== metadata: create, stat, unlink of $FUSE_META_FILES empty files in one directory"
-    for i in "${meta[@]}"; do
-        [ -n "${FAILED[i]:-}" ] && continue
-        if step "$i" "bench_fsops" "$BUILD/bench/bench_fsops" "${DIR[i]}" "$FUSE_META_FILES" \
-            >"$TMP/fsops-$i.out"; then
-            for d in create stat unlink; do
-                RATE[$d,$i]=$(awk -v p="$d" '$1 == p { print $2 }' "$TMP/fsops-$i.out")
-                printf '  %-6s %-12s %10s ops/s\n' "$d" "${NAME[i]}" "${RATE[$d,$i]}"
-            done
+    local k where=
+    if [ "${#RANKS[@]}" -gt 1 ] || [ "${RANKS[0]}" -ne 1 ]; then
+        if [ -n "${OWN[*]}" ]; then
+            where=", with ${FUSE_RANKS// / and } ranks, each in a subdirectory of its own"
+        else
+            where=", with ${FUSE_RANKS// / and } ranks, disjoint names"
         fi
+        where+=" (files per rank; rates are the sum)"
+    fi
+    echo "== metadata: create, stat, unlink of $FUSE_META_FILES empty files in one directory$where"
+    for k in "${RANKS[@]}"; do
+        [ -n "$where" ] && echo "  -- $k rank$([ "$k" -gt 1 ] && echo s)"
+        for i in "${meta[@]}"; do
+            [ -n "${FAILED[i]:-}" ] && continue
+            if step "$i" "bench_fsops${where:+ ($k ranks)}" "$BUILD/bench/bench_fsops" "${DIR[i]}" \
+                "$FUSE_META_FILES" "$k" "${OWN[@]}" >"$TMP/fsops-$i-$k.out"; then
+                for d in create stat unlink; do
+                    RATE[$d,$i,$k]=$(awk -v p="$d" '$1 == p { print $2 }' "$TMP/fsops-$i-$k.out")
+                    [ "$k" = "${RANKS[0]}" ] && RATE[$d,$i]=${RATE[$d,$i,$k]}
+                    printf '  %-6s %-12s %10s ops/s\n' "$d" "${NAME[i]}" "${RATE[$d,$i,$k]}"
+                done
+            fi
+        done
     done
     echo
 
@@ -308,6 +344,32 @@ run() {
                 "$(ratio "${RATE[$d,3]:-0}" "${RATE[$d,2]:-0}")"
         done
         echo "(issue 25's goal: a directory striped over $FUSE_MDTS MDTs at least as fast as a plain one)"
+    fi
+    if [ "${#RANKS[@]}" -gt 1 ]; then
+        local k0=${RANKS[0]} hdr=() row
+        echo
+        echo "== ranks: aggregate ops/s, and the ratio to $k0 rank$([ "$k0" -gt 1 ] && echo s)" \
+            "(each rank $FUSE_META_FILES files, $([ -n "${OWN[*]}" ] && echo "a directory each" ||
+                echo "one shared directory"))"
+        for i in "${meta[@]}"; do hdr+=("${NAME[i]}"); done
+        for i in "${meta[@]}"; do hdr+=("${NAME[i]:0:5}/$k0"); done
+        [ "$FUSE_MDTS" -gt 1 ] && hdr+=(striped/plain)
+        printf '%-7s %5s' test ranks
+        printf ' %11s' "${hdr[@]}"
+        echo
+        for d in create stat unlink; do
+            for k in "${RANKS[@]}"; do
+                row=()
+                for i in "${meta[@]}"; do row+=("${RATE[$d,$i,$k]:--}"); done
+                for i in "${meta[@]}"; do row+=("$(ratio "${RATE[$d,$i,$k]:-0}" "${RATE[$d,$i,$k0]:-0}")"); done
+                [ "$FUSE_MDTS" -gt 1 ] && row+=("$(ratio "${RATE[$d,3,$k]:-0}" "${RATE[$d,2,$k]:-0}")")
+                printf '%-7s %5s' "$d" "$k"
+                printf ' %11s' "${row[@]}"
+                echo
+            done
+        done
+        echo "(issue 25's goal: unlink's aggregate rate grows with ranks; the kernel serialises creates"
+        echo " and unlinks in one directory on its lock, on every file system: FUSE_RANKS_DIR=own lifts it)"
     fi
     local status=0
     for i in "${meta[@]}"; do

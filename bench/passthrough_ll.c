@@ -7,8 +7,8 @@
  * trips through the kernel and /dev/fuse, the copies, the thread hand-offs)
  * and not only against the local disk. It is built for benchmarking and
  * nothing else: every request runs as the daemon's user (no setfsuid), and
- * only the operations the benchmarks use exist (no links, symlinks, rename,
- * xattrs, locks).
+ * only the operations the benchmarks use exist (no links, symlinks, xattrs,
+ * locks; rename, for dbench's load).
  *
  * Method: libfuse's low-level API. Each FUSE inode is a struct node; the
  * node's address is its FUSE inode number (the source root is
@@ -23,7 +23,12 @@
  * holds an O_PATH descriptor instead, and the limit applies. A hash table
  * keyed by the source's (st_dev, st_ino) makes two lookups of one file the
  * same node, and counts the kernel's lookups so that forget frees the node
- * at zero. Open files and directories are ordinary descriptors in fi->fh.
+ * at zero. A file handle does not keep its inode: once the last name of a
+ * file goes (unlink, or a rename over it), the source may give its inode
+ * number to a new file while the kernel still holds the old node, so the
+ * node leaves the table then (detached) and is freed at its forget;
+ * otherwise a lookup of the new file would find the old node, whose handle
+ * is stale (ESTALE). Open files and directories are ordinary descriptors in fi->fh.
  * Nothing else may rename or replace files in the source while it is
  * mounted.
  *
@@ -67,6 +72,7 @@ struct node {
     dev_t dev;
     ino_t ino;
     uint64_t nlookup; /* the kernel's references; 0 frees the node */
+    bool detached;    /* its file is gone: out of the table, waiting for forget */
 };
 
 struct pt {
@@ -265,13 +271,34 @@ static void forget_one(struct pt *pt, fuse_ino_t ino, uint64_t nlookup)
         pthread_mutex_unlock(&pt->lock);
         return;
     }
-    struct node **p = &pt->bucket[hash(n->dev, n->ino, pt->nbucket)];
-    while (*p != n)
-        p = &(*p)->next;
-    *p = n->next;
-    pt->count--;
+    if (!n->detached) {
+        struct node **p = &pt->bucket[hash(n->dev, n->ino, pt->nbucket)];
+        while (*p != n)
+            p = &(*p)->next;
+        *p = n->next;
+        pt->count--;
+    }
     pthread_mutex_unlock(&pt->lock);
     node_free(n);
+}
+
+/*
+ * The file st described has lost its last name: take its node, if any, out
+ * of the table (forget frees it), so that its inode number, once reused,
+ * makes a node of its own.
+ */
+static void node_gone(struct pt *pt, const struct stat *st)
+{
+    pthread_mutex_lock(&pt->lock);
+    struct node **p = &pt->bucket[hash(st->st_dev, st->st_ino, pt->nbucket)];
+    while (*p && ((*p)->dev != st->st_dev || (*p)->ino != st->st_ino))
+        p = &(*p)->next;
+    if (*p) {
+        (*p)->detached = true;
+        *p = (*p)->next;
+        pt->count--;
+    }
+    pthread_mutex_unlock(&pt->lock);
 }
 
 /* The path through which an O_PATH descriptor can be opened for real. */
@@ -436,14 +463,46 @@ static void pt_mkdir(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
         fuse_reply_entry(req, &e);
 }
 
+/* The kernel holds the directory's lock over an unlink or a rename in it,
+ * so nothing changes name between the fstatat and the call. */
 static void pt_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
-    fuse_reply_err(req, unlinkat(node_of(req, parent)->fd, name, 0) < 0 ? errno : 0);
+    int pfd = node_of(req, parent)->fd;
+    struct stat st;
+    bool known = fstatat(pfd, name, &st, AT_SYMLINK_NOFOLLOW) == 0;
+    if (unlinkat(pfd, name, 0) < 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    if (known && st.st_nlink <= 1)
+        node_gone(pt_of(req), &st);
+    fuse_reply_err(req, 0);
 }
 
 static void pt_rmdir(fuse_req_t req, fuse_ino_t parent, const char *name)
 {
     fuse_reply_err(req, unlinkat(node_of(req, parent)->fd, name, AT_REMOVEDIR) < 0 ? errno : 0);
+}
+
+/* A node is its source inode (a handle, or an O_PATH descriptor, which
+ * follows the file): a rename changes no node. */
+static void pt_rename(fuse_req_t req, fuse_ino_t parent, const char *name, fuse_ino_t newparent,
+                      const char *newname, unsigned int flags)
+{
+    int pfd = node_of(req, parent)->fd, nfd = node_of(req, newparent)->fd;
+    struct stat from, to;
+    /* A file renamed over loses its name (not with RENAME_EXCHANGE, nor onto itself). */
+    bool replaced = !(flags & RENAME_EXCHANGE) &&
+                    fstatat(nfd, newname, &to, AT_SYMLINK_NOFOLLOW) == 0 && !S_ISDIR(to.st_mode) &&
+                    to.st_nlink <= 1 && fstatat(pfd, name, &from, AT_SYMLINK_NOFOLLOW) == 0 &&
+                    (from.st_dev != to.st_dev || from.st_ino != to.st_ino);
+    if (renameat2(pfd, name, nfd, newname, flags) < 0) {
+        fuse_reply_err(req, errno);
+        return;
+    }
+    if (replaced)
+        node_gone(pt_of(req), &to);
+    fuse_reply_err(req, 0);
 }
 
 static void pt_create(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t mode,
@@ -620,6 +679,7 @@ static const struct fuse_lowlevel_ops pt_ops = {
     .mkdir = pt_mkdir,
     .unlink = pt_unlink,
     .rmdir = pt_rmdir,
+    .rename = pt_rename,
     .create = pt_create,
     .open = pt_open,
     .read = pt_read,

@@ -4,12 +4,13 @@
 # slurm-wlm and munge are for tests/testbed/slurm.sh, which runs daemons of
 # its own with its own settings; the packages' services do not start
 # without /etc/slurm/slurm.conf (munged starts, harmless).
+# dbench is for bench/bench_dbench.sh (its load file is /usr/share/dbench/client.txt).
 # prometheus is for tests/func/prometheus.sh, which runs one of its own on a
 # port of its own: the package's service is stopped and disabled here.
 # Only what is missing is installed; safe to run again.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config liblmdb-dev libfuse3-dev fuse3 liburing-dev
-      libssl-dev libcmocka-dev libisal-dev fio attr clang clang-format iproute2 procps psmisc
+      libssl-dev libcmocka-dev libisal-dev fio dbench attr clang clang-format iproute2 procps psmisc
       gnuplot-nox glusterfs-server glusterfs-client
       libcurl4-openssl-dev libxml2-dev awscli openssl curl python3 openssh-server
       openssh-client dpkg-dev groff-base man-db systemd systemd-container slurm-wlm munge

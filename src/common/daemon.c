@@ -97,7 +97,7 @@ int daemon_start(const struct cfg_table *t, void *conf, const struct daemon_conf
     }
     int conns = daemon_max_conns(d);
     if (conns < d->max_connections)
-        log_warn("max_connections=%lld, but the open-file limit allows %d connections "
+        log_info("max_connections=%lld, but the open-file limit allows %d connections "
                  "(raise it: ulimit -n, or LimitNOFILE= in the systemd unit)",
                  (long long)d->max_connections, conns);
     return 0;

@@ -167,6 +167,18 @@ int net_metrics_text(const struct net_metrics_source *v, const struct net_server
         put_labels(&t, &v[i], NULL);
         put(&t, "} %d\n", f[i].connections);
     }
+    put_family(&t, "stria_requests_queued", "gauge", "Whole requests waiting for a worker now.");
+    for (size_t i = 0; i < n; i++) {
+        put(&t, "stria_requests_queued");
+        put_labels(&t, &v[i], NULL);
+        put(&t, "} %d\n", f[i].queued);
+    }
+    put_family(&t, "stria_workers", "gauge", "Worker threads now, busy or not.");
+    for (size_t i = 0; i < n; i++) {
+        put(&t, "stria_workers");
+        put_labels(&t, &v[i], NULL);
+        put(&t, "} %d\n", f[i].workers);
+    }
     put_family(&t, "stria_requests_total", "counter", "Requests served, per kind.");
     put_ops(&t, v, f, n, "stria_requests_total", REQUESTS);
     put_family(&t, "stria_request_errors_total", "counter",
@@ -342,7 +354,7 @@ static void serve_one(struct net_metrics *m, int fd)
     if (status == 200) {
         f = calloc(m->n ? m->n : 1, sizeof(*f));
         for (size_t i = 0; f && i < m->n; i++)
-            net_server_figures(m->v[i].srv, &f[i]);
+            net_server_figures(m->v[i].srv, &f[i], false); /* not exported */
         if (!f || net_metrics_text(m->v, f, m->n, &body, &blen))
             status = 500;
     }

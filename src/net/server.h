@@ -119,9 +119,10 @@ struct net_server_figures {
     struct net_client_figures clients[PROTO_STAT_CLIENTS];
     uint32_t nclients;
 };
-/* Fill *out with s's figures now. Returns 0, or -ENOMEM (then the clients
- * are missing: nclients 0). */
-int net_server_figures(struct net_server *s, struct net_server_figures *out);
+/* Fill *out with s's figures now, the busiest clients only if clients
+ * (they take a sort of every client's counts). Returns 0, or -ENOMEM
+ * (then the clients are missing: nclients 0). */
+int net_server_figures(struct net_server *s, struct net_server_figures *out, bool clients);
 /* The most a handler may ask of net_scratch: a bulk and what goes with it
  * (an OST's read keeps the blocks around the range and their CRCs). */
 #define NET_SCRATCH_MAX (PROTO_MAX_BULK + (1u << 20))

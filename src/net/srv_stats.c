@@ -141,7 +141,7 @@ static int clients_top(struct net_server *s, struct net_server_figures *out)
     return 0;
 }
 
-int net_server_figures(struct net_server *s, struct net_server_figures *out)
+int net_server_figures(struct net_server *s, struct net_server_figures *out, bool clients)
 {
     memset(out, 0, sizeof(*out));
     out->uptime_ns = util_now_mono_ns() - s->started_ns;
@@ -166,7 +166,7 @@ int net_server_figures(struct net_server *s, struct net_server_figures *out)
             f->wait_hist[i] = load(&st->whist[i]);
         }
     }
-    return clients_top(s, out);
+    return clients ? clients_top(s, out) : 0;
 }
 
 /* STATS, answered by every server unless its own table says otherwise. */
@@ -182,7 +182,7 @@ int srv_h_stats(struct net_server *s, struct net_req *req, struct net_rep *rep)
         free(f);
         return -ENOMEM;
     }
-    int rc = net_server_figures(s, f);
+    int rc = net_server_figures(s, f, true);
     uint8_t *ops = buf, *waits = buf + cap_ops, *clients = waits + cap_waits;
     uint32_t nops = 0;
     for (uint16_t op = 0; op < PROTO_OP_MAX; op++) {

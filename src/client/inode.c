@@ -127,6 +127,8 @@ int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *valu
                                    .flags = (uint32_t)flags};
     struct proto_setxattr_rep r;
     cl_cred(&q.cred);
+    if (fs->mdc)
+        mdc_xattr_changed(fs->mdc, ino);
     int64_t sent = mdc_clock_ms();
     return MDT_CALL(fs, proto_ino_mdt(ino), setxattr, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));
@@ -148,9 +150,17 @@ ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value,
     struct proto_getxattr_req q = {.ino = ino, .name = proto_str_c(name)};
     struct proto_getxattr_rep r;
     ssize_t n = 0;
+    uint64_t gen = 0;
+    if (fs->mdc) {
+        if (mdc_xattr_absent(fs->mdc, ino, name))
+            return -ENODATA;
+        gen = mdc_attr_gen(fs->mdc, ino, name);
+    }
     cl_cred(&q.cred);
     int rc =
         MDT_CALL(fs, proto_ino_mdt(ino), getxattr, &q, &r, n = copy_out(&r.value, value, size));
+    if (rc == -ENODATA && gen)
+        mdc_note_xattr_absent(fs->mdc, ino, name, gen);
     return rc ? rc : n;
 }
 
@@ -170,6 +180,8 @@ int cl_removexattr(stria_fs_t *fs, uint64_t ino, const char *name)
     struct proto_removexattr_req q = {.ino = ino, .name = proto_str_c(name)};
     struct proto_removexattr_rep r;
     cl_cred(&q.cred);
+    if (fs->mdc)
+        mdc_xattr_changed(fs->mdc, ino);
     int64_t sent = mdc_clock_ms();
     return MDT_CALL(fs, proto_ino_mdt(ino), removexattr, &q, &r,
                     cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, NULL));

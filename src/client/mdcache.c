@@ -58,6 +58,11 @@ struct crec {
      * MDC_LAYOUT_STRIPES stripes (a dataset's files): an open for reading
      * then needs no round trip. Good for as long as the lease. */
     bool have_layout;
+    /* Well-known xattrs (xattr_slot) the MDT said the inode does not
+     * have, while its state was xattr_gen: `ls -l` asks for
+     * security.selinux of every entry, and nearly no file has one. */
+    uint8_t xattr_absent;
+    uint64_t xattr_gen;
     struct {
         uint64_t start, end;
         uint32_t stripe_size;
@@ -196,6 +201,7 @@ static void rec_drop(struct mdc *m, struct crec *r)
     r->expiry_ms = 0;
     r->have_attr = r->have_perm = false;
     r->have_layout = false;
+    r->xattr_absent = 0;
     r->epoch = ++m->next_epoch;
 }
 
@@ -372,6 +378,70 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
     }
     pthread_mutex_unlock(&m->lock);
     return hit;
+}
+
+/* The bit of an xattr name the cache may say is absent, or -1. */
+static int xattr_slot(const char *name)
+{
+    static const char *const known[] = {"security.selinux", "system.posix_acl_access",
+                                        "system.posix_acl_default", "security.capability"};
+    for (int i = 0; i < (int)(sizeof(known) / sizeof(known[0])); i++)
+        if (!strcmp(name, known[i]))
+            return i;
+    return -1;
+}
+
+uint64_t mdc_attr_gen(struct mdc *m, uint64_t ino, const char *name)
+{
+    if (xattr_slot(name) < 0)
+        return 0;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = home_find(m, ino);
+    uint64_t gen = rec_valid(m, r, now) && r->have_attr ? r->gen : 0;
+    pthread_mutex_unlock(&m->lock);
+    return gen;
+}
+
+bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name)
+{
+    int slot = xattr_slot(name);
+    if (slot < 0)
+        return false;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = home_find(m, ino);
+    bool absent = rec_valid(m, r, now) && r->have_attr && r->xattr_gen == r->gen &&
+                  (r->xattr_absent & (1u << slot));
+    pthread_mutex_unlock(&m->lock);
+    return absent;
+}
+
+void mdc_xattr_changed(struct mdc *m, uint64_t ino)
+{
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = home_find(m, ino);
+    if (r)
+        rec_drop(m, r); /* an answer sent before the change is not kept either */
+    pthread_mutex_unlock(&m->lock);
+}
+
+void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen)
+{
+    int slot = xattr_slot(name);
+    if (slot < 0 || !gen)
+        return;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = home_find(m, ino);
+    /* Only the state the request was sent under: a change since moved it. */
+    if (rec_valid(m, r, now) && r->have_attr && r->gen == gen) {
+        if (r->xattr_gen != gen)
+            r->xattr_absent = 0;
+        r->xattr_gen = gen;
+        r->xattr_absent |= (uint8_t)(1u << slot);
+    }
+    pthread_mutex_unlock(&m->lock);
 }
 
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out)

@@ -75,6 +75,19 @@ int mdc_lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
 bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
+/* An xattr the MDT said ino does not have, answered here while ino's
+ * lease holds the state it was asked under. Only well-known names that
+ * tools ask of every file (security.selinux by `ls -l`, the POSIX ACLs,
+ * security.capability) are kept. mdc_attr_gen gives the state to pass to
+ * mdc_note_xattr_absent (taken before sending; 0: nothing will be
+ * kept); mdc_xattr_absent whether name is known absent now. A change to
+ * ino anywhere, this client's too, moves its state and forgets them. */
+uint64_t mdc_attr_gen(struct mdc *m, uint64_t ino, const char *name);
+bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name);
+void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen);
+/* This client is changing ino's xattrs: forget what the cache holds of
+ * ino (before the request is sent; the change's reply leases it again). */
+void mdc_xattr_changed(struct mdc *m, uint64_t ino);
 /* What an open of ino for reading needs, when its lease is valid and a
  * reply brought its layout (one component of at most 8 stripes): its
  * attributes and layout. */

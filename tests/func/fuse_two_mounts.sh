@@ -169,6 +169,24 @@ for round in 1 2 3; do
     t chmod 64$round "$M2/lease/x"
     mode_is "$M1/lease/x" 64$round "chmod on mount 2, round $round"
 done
+# `ls -l` asks for security.selinux of every file; a mount answers that a
+# file has none from its lease, so an xattr set on the other mount must
+# revoke that at once, both ways, as removing it must.
+xattr_is() { # FILE VALUE WHAT (VALUE "-": none)
+    local got
+    got=$(t getfattr --only-values -n security.selinux "$1" 2>/dev/null) || got=-
+    [ "$got" = "$2" ] || bad "$1: security.selinux is '$got', want '$2' ($3)"
+}
+xattr_is "$M2/lease/x" - "before anyone set it"
+xattr_is "$M2/lease/x" - "asked again: from mount 2's lease"
+t setfattr -n security.selinux -v one "$M1/lease/x" || bad "setfattr on mount 1 failed"
+xattr_is "$M2/lease/x" one "set on mount 1"
+t setfattr -x security.selinux "$M2/lease/x" || bad "setfattr -x on mount 2 failed"
+xattr_is "$M1/lease/x" - "removed on mount 2"
+xattr_is "$M1/lease/x" - "asked again: from mount 1's lease"
+t setfattr -n security.selinux -v two "$M1/lease/x" || bad "setfattr on mount 1 failed"
+xattr_is "$M1/lease/x" two "set again on mount 1, read there"
+xattr_is "$M2/lease/x" two "set again on mount 1, read on mount 2"
 t stat "$M2/lease/x" >/dev/null
 t rm "$M1/lease/x"
 if t stat "$M2/lease/x" >/dev/null 2>&1; then bad "lease/x removed on mount 1, still there on mount 2"; fi

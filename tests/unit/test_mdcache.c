@@ -346,6 +346,49 @@ static void test_shard_empty_needs_the_same_lease(void **state)
     assert_int_equal(mdc_lookup(m, DIR, 1, "x", &root, &out), -ENOENT);
 }
 
+/* An xattr the MDT said a file lacks is answered while the file's lease
+ * holds the state it was asked under: not after a change (a newer
+ * state, or this client's own setxattr), nor after a revocation, and
+ * never for a name tools do not ask of every file. */
+static void test_xattr_absent_under_the_lease(void **state)
+{
+    (void)state;
+    const char *sel = "security.selinux";
+    assert_int_equal(mdc_attr_gen(m, FILE_INO, sel), 0); /* no lease: nothing kept */
+    struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
+    grant(INSTANCE, FILE_INO, 0, 4, LONG_MS, mdc_clock_ms(), &a);
+    assert_int_equal(mdc_attr_gen(m, FILE_INO, "user.mine"), 0);
+    uint64_t gen = mdc_attr_gen(m, FILE_INO, sel);
+    assert_int_equal(gen, 4);
+    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    mdc_note_xattr_absent(m, FILE_INO, sel, gen);
+    assert_true(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(mdc_xattr_absent(m, FILE_INO, "system.posix_acl_access"));
+
+    /* A newer state of the file: asked again. */
+    grant(INSTANCE, FILE_INO, 4, 5, LONG_MS, mdc_clock_ms(), &a);
+    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    /* An answer to a request sent under the old state is not kept. */
+    mdc_note_xattr_absent(m, FILE_INO, sel, gen);
+    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    mdc_note_xattr_absent(m, FILE_INO, sel, mdc_attr_gen(m, FILE_INO, sel));
+    assert_true(mdc_xattr_absent(m, FILE_INO, sel));
+
+    /* This client's own change forgets it before it is sent. */
+    gen = mdc_attr_gen(m, FILE_INO, sel);
+    mdc_xattr_changed(m, FILE_INO);
+    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    mdc_note_xattr_absent(m, FILE_INO, sel, gen);
+    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+
+    /* Another client's change revokes the lease. */
+    grant(INSTANCE, FILE_INO, 5, 6, LONG_MS, mdc_clock_ms(), &a);
+    mdc_note_xattr_absent(m, FILE_INO, sel, mdc_attr_gen(m, FILE_INO, sel));
+    assert_true(mdc_xattr_absent(m, FILE_INO, sel));
+    hear_revoke(INSTANCE, FILE_INO, 6);
+    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +400,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_write_behind_revoke_reaches_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shards_lease_their_own_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

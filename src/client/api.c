@@ -188,6 +188,7 @@ struct stria_dir {
     bool have, plus, given;
     uint64_t at_cookie, given_next;
     uint32_t given_len;
+    struct cl_shards *shards; /* a striped directory's batches per shard */
 };
 
 /* A handle on directory a (rc: the lookup's result) with batches of cap. */
@@ -233,6 +234,7 @@ void stria_closedir(stria_dir_t *d)
     if (!d)
         return;
     free(d->buf);
+    cl_shards_free(d->shards);
     free(d);
 }
 
@@ -638,6 +640,10 @@ int stria_opendir_ino(stria_fs_t *fs, uint64_t ino, stria_dir_t **out)
  * (at at_cookie) is passed over when cookie is its next. */
 static int dir_seek(stria_dir_t *d, uint64_t cookie, bool plus)
 {
+    /* Once asked for, attributes come with every batch: the kernel mixes
+     * READDIRPLUS and READDIR in one listing, and a batch with them
+     * serves both. */
+    plus = plus || (d->have && d->plus);
     if (d->have && d->plus == plus && d->at_cookie == cookie && (d->left || d->b.eof))
         return 0;
     if (d->have && d->plus == plus && d->left && d->given && d->given_next == cookie) {
@@ -648,7 +654,7 @@ static int dir_seek(stria_dir_t *d, uint64_t cookie, bool plus)
         if (d->left || d->b.eof)
             return 0;
     }
-    int rc = cl_readdir(d->fs, d->ino, cookie, plus, d->buf, d->cap, &d->b);
+    int rc = cl_readdir(d->fs, d->ino, cookie, plus, d->buf, d->cap, &d->b, &d->shards);
     if (rc)
         return rc;
     d->have = true;
@@ -674,7 +680,7 @@ int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_dir
     struct proto_attr a = {0};
     proto_dec_init(&dec, d->buf + d->off, d->b.len - d->off);
     proto_get_dirent(&dec, &de);
-    if (plus)
+    if (d->plus)
         proto_get_ATTR(&dec, &a);
     if (dec.err)
         return -EPROTO;

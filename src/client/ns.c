@@ -291,7 +291,7 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
 }
 
 int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
-               struct cl_dirbatch *out)
+               struct cl_dirbatch *out, struct cl_shards **keep)
 {
     uint64_t ds = 0;
     if (__atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED) > 1) {
@@ -299,7 +299,7 @@ int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t
         if (rc)
             return rc;
         if (ds)
-            return cl_readdir_striped(fs, ino, ds, cookie, plus, buf, cap, out);
+            return cl_readdir_striped(fs, ino, ds, cookie, plus, buf, cap, out, keep);
     }
     struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
     struct proto_readdir_rep r;

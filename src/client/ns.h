@@ -34,9 +34,10 @@ int cl_symlink(stria_fs_t *fs, uint64_t parent, const char *path, const char *ta
 int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev_t rdev,
              struct proto_attr *out);
 /* One READDIR batch into buf (entries as proto_get_dirent reads them, each
- * followed by its ATTR when plus). */
+ * followed by its ATTR when plus). keep: an open directory's kept shard
+ * batches, for a striped one (cl_readdir_striped), or NULL. */
 int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
-               struct cl_dirbatch *out);
+               struct cl_dirbatch *out, struct cl_shards **keep);
 /* SETATTR on an inode; a shrinking size also cuts the objects. */
 int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
                struct proto_setattr_rep *r);

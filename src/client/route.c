@@ -343,14 +343,36 @@ int cl_reroute(stria_fs_t *fs, struct cl_route *rt)
 
 /* ---- READDIR over shards ---- */
 
+/* One shard's batch: what a READDIR from cookie `from` returned, and
+ * where the merge stands in it. */
 struct shard_batch {
     uint8_t *buf;
     struct cl_dirbatch b;
+    uint64_t from;   /* the cookie it was asked from */
+    uint64_t last;   /* its last entry's cookie (from when empty) */
+    bool filled;     /* buf holds a batch */
     uint32_t pos;    /* next entry's offset */
     uint64_t cookie; /* its cookie (next_cookie - 1) */
     uint32_t elen;   /* its length */
     bool have;       /* pos holds an entry */
 };
+
+/* Each shard's batch, kept between the batches of one open directory. */
+struct cl_shards {
+    uint64_t ino, ds;
+    bool plus;
+    uint32_t n, cap;
+    struct shard_batch s[];
+};
+
+void cl_shards_free(struct cl_shards *st)
+{
+    if (!st)
+        return;
+    for (uint32_t k = 0; k < st->n; k++)
+        free(st->s[k].buf);
+    free(st);
+}
 
 static void shard_next(struct shard_batch *s, bool plus)
 {
@@ -372,43 +394,81 @@ static void shard_next(struct shard_batch *s, bool plus)
     s->have = true;
 }
 
+/* Position s at its first entry at or past cookie; whether the batch
+ * holds every entry of its shard from cookie to its end (or the shard's). */
+static bool shard_seek(struct shard_batch *s, uint64_t cookie, bool plus)
+{
+    if (!s->filled || s->from > cookie || (!s->b.eof && s->last < cookie))
+        return false;
+    s->pos = 0;
+    for (shard_next(s, plus); s->have && s->cookie < cookie; shard_next(s, plus))
+        s->pos += s->elen;
+    return true;
+}
+
+/* Ask shard k of ino for a batch from cookie into s. */
+static int shard_fill(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint32_t k, uint64_t cookie,
+                      bool plus, uint32_t cap, struct shard_batch *s)
+{
+    s->filled = false;
+    struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
+    struct proto_readdir_rep r;
+    cl_cred(&q.cred);
+    int rc = MDT_CALL(fs, proto_ds_shard_mdt(ds, k), readdir, &q, &r, ({
+                          uint32_t len = MIN(r.entries.len, cap);
+                          memcpy(s->buf, r.entries.p, len);
+                          s->b.len = len;
+                          s->b.count = r.count;
+                          s->b.eof = r.eof;
+                      }));
+    if (rc)
+        return rc;
+    s->from = cookie;
+    s->last = cookie;
+    s->pos = 0;
+    for (shard_next(s, plus); s->have; shard_next(s, plus)) {
+        s->last = s->cookie;
+        s->pos += s->elen;
+    }
+    s->pos = 0;
+    shard_next(s, plus);
+    s->filled = true;
+    return 0;
+}
+
 int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cookie, bool plus,
-                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out)
+                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out, struct cl_shards **keep)
 {
     uint32_t n = proto_ds_count(ds);
-    struct shard_batch *s = calloc(n, sizeof(*s));
-    if (!s)
-        return -ENOMEM;
+    struct cl_shards *st = keep ? *keep : NULL;
+    if (st && (st->ino != ino || st->ds != ds || st->plus != plus || st->cap != cap)) {
+        cl_shards_free(st);
+        st = *keep = NULL;
+    }
+    if (!st) {
+        st = calloc(1, sizeof(*st) + n * sizeof(st->s[0]));
+        if (!st)
+            return -ENOMEM;
+        *st = (struct cl_shards){.ino = ino, .ds = ds, .plus = plus, .n = n, .cap = cap};
+        for (uint32_t k = 0; k < n; k++)
+            if (!(st->s[k].buf = malloc(cap))) {
+                cl_shards_free(st);
+                return -ENOMEM;
+            }
+        if (keep)
+            *keep = st;
+    }
+    struct shard_batch *s = st->s;
     int rc = 0;
-    /* Everything below limit is in hand from every shard. */
+    /* Everything below limit is in hand from every shard. A shard whose
+     * kept batch still covers cookie is not asked again: reading a
+     * directory of N shards costs a READDIR per batch, not N. */
     uint64_t limit = UINT64_MAX;
     for (uint32_t k = 0; k < n && rc == 0; k++) {
-        if (!(s[k].buf = malloc(cap))) {
-            rc = -ENOMEM;
-            break;
-        }
-        struct proto_readdir_req q = {.ino = ino, .cookie = cookie, .max_bytes = cap, .plus = plus};
-        struct proto_readdir_rep r;
-        cl_cred(&q.cred);
-        rc = MDT_CALL(fs, proto_ds_shard_mdt(ds, k), readdir, &q, &r, ({
-                          uint32_t len = MIN(r.entries.len, cap);
-                          memcpy(s[k].buf, r.entries.p, len);
-                          s[k].b.len = len;
-                          s[k].b.count = r.count;
-                          s[k].b.eof = r.eof;
-                      }));
-        if (rc)
-            break;
-        shard_next(&s[k], plus);
-        if (!s[k].b.eof) {
-            /* The shard's last entry bounds what is known. */
-            uint64_t last = cookie;
-            for (struct shard_batch t = s[k]; t.have; shard_next(&t, plus)) {
-                last = t.cookie;
-                t.pos += t.elen;
-            }
-            limit = MIN(limit, last + 1);
-        }
+        if (!shard_seek(&s[k], cookie, plus))
+            rc = shard_fill(fs, ino, ds, k, cookie, plus, cap, &s[k]);
+        if (rc == 0 && !s[k].b.eof)
+            limit = MIN(limit, s[k].last + 1); /* the shard's last entry bounds what is known */
     }
     memset(out, 0, sizeof(*out));
     while (rc == 0) {
@@ -419,7 +479,7 @@ int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cooki
         if (best < 0) {
             bool all_eof = true;
             for (uint32_t k = 0; k < n; k++)
-                all_eof &= s[k].b.eof;
+                all_eof &= s[k].b.eof && !s[k].have;
             out->eof = all_eof;
             break;
         }
@@ -432,8 +492,10 @@ int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cooki
         b->pos += b->elen;
         shard_next(b, plus);
     }
-    for (uint32_t k = 0; k < n; k++)
-        free(s[k].buf);
-    free(s);
+    if (rc)
+        for (uint32_t k = 0; k < n; k++)
+            s[k].filled = false;
+    if (!keep)
+        cl_shards_free(st);
     return rc;
 }

@@ -50,9 +50,15 @@ int cl_reroute(stria_fs_t *fs, struct cl_route *rt);
 int cl_resolve(stria_fs_t *fs, uint64_t start, const char *path, bool follow,
                struct proto_attr *out);
 /* One READDIR batch of a directory striped over MDTs, merged in cookie
- * order (cl_readdir calls it). */
+ * order (cl_readdir calls it). With keep (an open directory's; *keep
+ * NULL at first), each shard's batch is kept in *keep for the next
+ * call, which asks again only the shards whose batch ran out; free it
+ * with cl_shards_free. */
+struct cl_shards;
 int cl_readdir_striped(stria_fs_t *fs, uint64_t ino, uint64_t ds, uint64_t cookie, bool plus,
-                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out);
+                       uint8_t *buf, uint32_t cap, struct cl_dirbatch *out,
+                       struct cl_shards **keep);
+void cl_shards_free(struct cl_shards *st);
 
 /*
  * A path-taking request sent where its path leads (route.c): the request's

@@ -54,6 +54,17 @@ done
 at_most "$T/c0" "$T/c1" LOOKUP "$BOUND" create
 at_most "$T/c0" "$T/c1" GETATTR "$BOUND" create
 
+step "ls -f lists each of the $N files once, asking each shard about once"
+# Each shard's batch is kept between the batches of one listing: the four
+# shards' 250 names each fit one READDIR apiece, where merging afresh for
+# every batch asked all four again for each.
+counts >"$T/l0"
+t ls -f "$A/s/d" | grep '^f' | sort >"$T/names" || fail "ls -f of /s/d"
+counts >"$T/l1"
+[ "$(wc -l <"$T/names")" -eq "$N" ] || fail "ls -f listed $(wc -l <"$T/names") names, want $N"
+[ "$(sort -u "$T/names" | wc -l)" -eq "$N" ] || fail "ls -f listed a name twice"
+at_most "$T/l0" "$T/l1" READDIR 6 "ls -f"
+
 step "stat each file twice: answered by the mount"
 for ((i = 0; i < N; i++)); do
     [ -f "$A/s/d/f$i" ] && [ -f "$A/s/d/f$i" ] || fail "stat f$i"

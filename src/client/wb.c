@@ -2,10 +2,10 @@
  * Write-behind unlink (wb.h).
  *
  * A queue under one mutex, each MDT's grant beside it, and one thread that
- * sends the queue in batches: up to WB_BATCH consecutive requests for one
- * MDT written back to back on one connection, then their replies read in
- * order. An unlink goes to the MDT holding its name (a striped
- * directory's shard), under that MDT's grant: each MDT gates its own
+ * sends the queue in batches: up to WB_BATCH requests for one MDT, the
+ * oldest item's, in their order, written back to back on one connection,
+ * then their replies read in order. An unlink goes to the MDT holding its
+ * name (a striped directory's shard), under that MDT's grant: each MDT gates its own
  * requests, so each grant covers only the names it holds. `pending`
  * counts what is queued or in flight; wb_flush waits for it to reach zero.
  *
@@ -170,15 +170,25 @@ static void *sender_main(void *arg)
             pthread_cond_wait(&w->work, &w->lock);
         if (!w->head)
             break;
-        /* One batch: consecutive items for one MDT. */
+        /* One batch: the first item's MDT's items, in their order, from
+         * anywhere in the queue. Names on different MDTs are independent
+         * (a name lives on one); in a striped directory consecutive
+         * unlinks go to different MDTs, and batches of consecutive items
+         * were one item each. */
         uint32_t n = 0;
         uint32_t mdt = w->head->mdt;
-        while (w->head && n < WB_BATCH && w->head->mdt == mdt) {
-            items[n++] = w->head;
-            w->head = w->head->next;
+        struct wb_item **p = &w->head, *last = NULL;
+        while (*p && n < WB_BATCH) {
+            if ((*p)->mdt == mdt) {
+                items[n++] = *p;
+                *p = (*p)->next;
+            } else {
+                last = *p;
+                p = &(*p)->next;
+            }
         }
-        if (!w->head)
-            w->tail = NULL;
+        if (!*p)
+            w->tail = last;
         w->queued -= n;
         pthread_cond_broadcast(&w->done); /* room in the queue */
         pthread_mutex_unlock(&w->lock);

@@ -176,28 +176,11 @@ mount_fuse() { # I CMD...
     fi
 }
 
-# The FUSE daemons serving our mount points (found by the unique path).
-daemons() { pgrep -f -- "$TMP/mnt-" || true; }
-
 # On any exit of run: unmount, stop the cluster, remove everything made.
 cleanup() {
-    local rc=$? pids m
+    local rc=$?
     set +e # do every step, whatever fails
-    pids=$(daemons)
-    for m in "$TMP/mnt-stria" "$TMP/mnt-pt"; do
-        if mountpoint -q "$m" 2>/dev/null && ! fusermount3 -uz "$m"; then
-            echo "bench_fuse.sh: fusermount3 -uz $m failed" >&2
-        fi
-    done
-    # A daemon still running after its unmount is worth knowing about.
-    for _ in $(seq 50); do
-        pids=$(for p in $pids; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
-        [ -z "$pids" ] && break
-        sleep 0.2
-    done
-    if [ -n "$pids" ]; then
-        echo "bench_fuse.sh: still running 10 s after unmount: $(ps -o pid=,args= -p "${pids//$'\n'/,}")" >&2
-    fi
+    fuse_unmount bench_fuse.sh
     bench_remove bench_fuse.sh
     return "$rc"
 }

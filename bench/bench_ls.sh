@@ -265,32 +265,16 @@ bench_stop() {
     CL=
 }
 
-# The FUSE daemons serving our mount points (found by the unique path).
-daemons() { pgrep -f -- "$TMP/mnt-" || true; }
-
 # On any exit of run: stop the watcher, unmount, stop the cluster, remove
 # everything made.
 cleanup() {
-    local rc=$? pids m
+    local rc=$?
     set +e # do every step, whatever fails
     if [ -n "$WATCH_PID" ]; then
         kill -TERM "$WATCH_PID" 2>/dev/null
         wait "$WATCH_PID" 2>/dev/null
     fi
-    pids=$(daemons)
-    for m in "$TMP/mnt-stria" "$TMP/mnt-pt"; do
-        if mountpoint -q "$m" 2>/dev/null && ! fusermount3 -uz "$m"; then
-            echo "bench_ls.sh: fusermount3 -uz $m failed" >&2
-        fi
-    done
-    for _ in $(seq 50); do
-        pids=$(for p in $pids; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
-        [ -z "$pids" ] && break
-        sleep 0.2
-    done
-    if [ -n "$pids" ]; then
-        echo "bench_ls.sh: still running 10 s after unmount: $(ps -o pid=,args= -p "${pids//$'\n'/,}")" >&2
-    fi
+    fuse_unmount bench_ls.sh
     bench_remove bench_ls.sh
     return "$rc"
 }

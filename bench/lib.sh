@@ -104,3 +104,24 @@ cg_total() {
     done
     echo "$total"
 }
+
+# fuse_unmount NAME: unmount $TMP/mnt-stria and $TMP/mnt-pt (lazily, so
+# that a hung daemon cannot block it) and wait up to 10 s for the FUSE
+# daemons serving them to exit, saying so (as NAME) if one does not.
+fuse_unmount() {
+    local pids m
+    pids=$(pgrep -f -- "$TMP/mnt-" || true)
+    for m in "$TMP/mnt-stria" "$TMP/mnt-pt"; do
+        if mountpoint -q "$m" 2>/dev/null && ! fusermount3 -uz "$m"; then
+            echo "$1: fusermount3 -uz $m failed" >&2
+        fi
+    done
+    for _ in $(seq 50); do
+        pids=$(for p in $pids; do kill -0 "$p" 2>/dev/null && echo "$p"; done)
+        [ -z "$pids" ] && break
+        sleep 0.2
+    done
+    if [ -n "$pids" ]; then
+        echo "$1: still running 10 s after unmount: $(ps -o pid=,args= -p "${pids//$'\n'/,}")" >&2
+    fi
+}

@@ -18,7 +18,8 @@
  * other forever: a revocation channel's long poll (LEASE_POLL), which is
  * served before everything else, since requests held at the write-behind
  * gate may be waiting for its acknowledgement; and a request held at
- * that gate (on_enter). A worker left idle for WORKER_IDLE_MS exits.
+ * that gate (on_enter). A heartbeat to mgmtd goes first too (is_long).
+ * A worker left idle for WORKER_IDLE_MS exits.
  *
  * Buffers. A request's payload and bulk come from a pool of page-aligned
  * buffers in power-of-two classes; an idle connection holds none. The
@@ -131,10 +132,14 @@ static struct srv_qclient **qslot(struct net_server *s, uint64_t id)
     return p;
 }
 
-/* A worker would have to wait: the long poll's worker is started anyway. */
+/* Served first, and never waiting for a free worker: a revocation
+ * channel's long poll, which requests held at the write-behind gate may be
+ * waiting for, and a server's heartbeat to mgmtd, which must not wait its
+ * turn behind every client of a storm (a target not heard from for 5 s is
+ * marked offline). Both are one per server or mount, not per rank. */
 static bool is_long(const struct srv_conn *sc)
 {
-    return sc->h.opcode == PROTO_OP_LEASE_POLL;
+    return sc->h.opcode == PROTO_OP_LEASE_POLL || sc->h.opcode == PROTO_OP_HEARTBEAT;
 }
 
 static void *worker_main(void *arg);

@@ -206,16 +206,7 @@ run() {
             "$(awk -v c="${CNT[1,$op]:-0}" -v l="${LAT[1,$op]:-0}" -v t="$tot1" \
                 'BEGIN { if (t > 0) printf "%.1f", 100 * c * l / t; else print "-" }')"
     done
-    local status=0
-    for i in 0 1 2; do
-        if [ -n "${FAILED[i]:-}" ]; then
-            echo "FAILED on ${NAME[i]}: ${FAILED[i]}"
-            status=1
-        fi
-    done
-    echo
-    echo "== done, $(date -u '+%H:%M:%S UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    return "$status"
+    bench_done 0 1 2
 }
 
 mkdir -p "$RESULTS"

@@ -354,16 +354,7 @@ run() {
         echo "(issue 25's goal: unlink's aggregate rate grows with ranks; the kernel serialises creates"
         echo " and unlinks in one directory on its lock, on every file system: FUSE_RANKS_DIR=own lifts it)"
     fi
-    local status=0
-    for i in "${meta[@]}"; do
-        if [ -n "${FAILED[i]:-}" ]; then
-            echo "FAILED on ${NAME[i]}: ${FAILED[i]}"
-            status=1
-        fi
-    done
-    echo
-    echo "== done, $(date -u '+%H:%M:%S UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
-    return "$status"
+    bench_done "${meta[@]}"
 }
 
 mkdir -p "$RESULTS"

@@ -125,3 +125,18 @@ fuse_unmount() {
         echo "$1: still running 10 s after unmount: $(ps -o pid=,args= -p "${pids//$'\n'/,}")" >&2
     fi
 }
+
+# The closing lines of a benchmark: each column i in "$@" that failed
+# (FAILED[i], named NAME[i]), the time and the load. Fails if any did.
+bench_done() {
+    local status=0 i
+    for i in "$@"; do
+        if [ -n "${FAILED[i]:-}" ]; then
+            echo "FAILED on ${NAME[i]}: ${FAILED[i]}"
+            status=1
+        fi
+    done
+    echo
+    echo "== done, $(date -u '+%H:%M:%S UTC'); load average $(cut -d' ' -f1-3 /proc/loadavg)"
+    return "$status"
+}

@@ -151,11 +151,8 @@ ssize_t cl_getxattr(stria_fs_t *fs, uint64_t ino, const char *name, void *value,
     struct proto_getxattr_rep r;
     ssize_t n = 0;
     uint64_t gen = 0;
-    if (fs->mdc) {
-        if (mdc_xattr_absent(fs->mdc, ino, name))
-            return -ENODATA;
-        gen = mdc_attr_gen(fs->mdc, ino, name);
-    }
+    if (fs->mdc && mdc_xattr_absent(fs->mdc, ino, name, &gen))
+        return -ENODATA;
     cl_cred(&q.cred);
     int rc =
         MDT_CALL(fs, proto_ino_mdt(ino), getxattr, &q, &r, n = copy_out(&r.value, value, size));

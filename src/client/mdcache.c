@@ -391,28 +391,20 @@ static int xattr_slot(const char *name)
     return -1;
 }
 
-uint64_t mdc_attr_gen(struct mdc *m, uint64_t ino, const char *name)
+bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *gen)
 {
-    if (xattr_slot(name) < 0)
-        return 0;
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = home_find(m, ino);
-    uint64_t gen = rec_valid(m, r, now) && r->have_attr ? r->gen : 0;
-    pthread_mutex_unlock(&m->lock);
-    return gen;
-}
-
-bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name)
-{
+    *gen = 0;
     int slot = xattr_slot(name);
     if (slot < 0)
         return false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *r = home_find(m, ino);
-    bool absent = rec_valid(m, r, now) && r->have_attr && r->xattr_gen == r->gen &&
-                  (r->xattr_absent & (1u << slot));
+    bool absent = false;
+    if (rec_valid(m, r, now) && r->have_attr) {
+        *gen = r->gen;
+        absent = r->xattr_gen == r->gen && (r->xattr_absent & (1u << slot));
+    }
     pthread_mutex_unlock(&m->lock);
     return absent;
 }

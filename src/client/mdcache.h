@@ -78,12 +78,12 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
 /* An xattr the MDT said ino does not have, answered here while ino's
  * lease holds the state it was asked under. Only well-known names that
  * tools ask of every file (security.selinux by `ls -l`, the POSIX ACLs,
- * security.capability) are kept. mdc_attr_gen gives the state to pass to
- * mdc_note_xattr_absent (taken before sending; 0: nothing will be
- * kept); mdc_xattr_absent whether name is known absent now. A change to
- * ino anywhere, this client's too, moves its state and forgets them. */
-uint64_t mdc_attr_gen(struct mdc *m, uint64_t ino, const char *name);
-bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name);
+ * security.capability) are kept. mdc_xattr_absent says whether name is
+ * known absent now, and otherwise sets *gen to the state to pass to
+ * mdc_note_xattr_absent once the MDT answers (0: nothing will be kept).
+ * A change to ino anywhere, this client's too, moves its state and
+ * forgets them. */
+bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *gen);
 void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen);
 /* This client is changing ino's xattrs: forget what the cache holds of
  * ino (before the request is sent; the change's reply leases it again). */

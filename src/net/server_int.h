@@ -102,7 +102,8 @@ struct net_server {
     struct srv_qclient *round, *round_tail;
     struct srv_conn *urgent, *urgent_tail;
     uint32_t nqueued;
-    int nworkers, idle, nlong; /* nlong: in a long poll or a gate */
+    int nworkers, idle; /* qlock */
+    int nlong;          /* in a long poll or a gate; atomic, read under qlock */
     bool qstop;
     int max_workers;
 

@@ -18,7 +18,7 @@
  * other forever: a revocation channel's long poll (LEASE_POLL), which is
  * served before everything else, since requests held at the write-behind
  * gate may be waiting for its acknowledgement; and a request held at
- * that gate (on_enter). A heartbeat to mgmtd goes first too (is_long).
+ * that gate (on_enter). A heartbeat to mgmtd goes first too (goes_first).
  * A worker left idle for WORKER_IDLE_MS exits.
  *
  * Buffers. A request's payload and bulk come from a pool of page-aligned
@@ -137,7 +137,7 @@ static struct srv_qclient **qslot(struct net_server *s, uint64_t id)
  * waiting for, and a server's heartbeat to mgmtd, which must not wait its
  * turn behind every client of a storm (a target not heard from for 5 s is
  * marked offline). Both are one per server or mount, not per rank. */
-static bool is_long(const struct srv_conn *sc)
+static bool goes_first(const struct srv_conn *sc)
 {
     return sc->h.opcode == PROTO_OP_LEASE_POLL || sc->h.opcode == PROTO_OP_HEARTBEAT;
 }
@@ -161,16 +161,21 @@ static int worker_spawn(struct net_server *s)
     return 0;
 }
 
+static void urgent_push(struct net_server *s, struct srv_conn *sc)
+{
+    if (s->urgent_tail)
+        s->urgent_tail->qnext = sc;
+    else
+        s->urgent = sc;
+    s->urgent_tail = sc;
+}
+
 void srv_enqueue(struct net_server *s, struct srv_conn *sc)
 {
     sc->qnext = NULL;
     pthread_mutex_lock(&s->qlock);
-    if (is_long(sc)) {
-        if (s->urgent_tail)
-            s->urgent_tail->qnext = sc;
-        else
-            s->urgent = sc;
-        s->urgent_tail = sc;
+    if (goes_first(sc)) {
+        urgent_push(s, sc);
     } else {
         struct srv_qclient **slot = qslot(s, sc->client_id), *c = *slot;
         if (!c) {
@@ -178,11 +183,7 @@ void srv_enqueue(struct net_server *s, struct srv_conn *sc)
             if (!c) {
                 /* No memory for the client's turn: it queues with the
                  * urgent ones rather than be lost. */
-                if (s->urgent_tail)
-                    s->urgent_tail->qnext = sc;
-                else
-                    s->urgent = sc;
-                s->urgent_tail = sc;
+                urgent_push(s, sc);
                 goto queued;
             }
             c->id = sc->client_id;
@@ -202,7 +203,8 @@ void srv_enqueue(struct net_server *s, struct srv_conn *sc)
 queued:
     s->nqueued++;
     if ((int)s->nqueued > s->idle && !s->qstop &&
-        (is_long(sc) || s->nworkers - s->nlong < s->max_workers))
+        (goes_first(sc) ||
+         s->nworkers - __atomic_load_n(&s->nlong, __ATOMIC_RELAXED) < s->max_workers))
         worker_spawn(s);
     pthread_cond_signal(&s->qcond);
     pthread_mutex_unlock(&s->qlock);
@@ -312,19 +314,13 @@ static __attribute__((noinline)) int req_serve(struct srv_worker *w, struct srv_
             /* A gate (the MDT's write-behind grant): its time is a wait,
              * and a worker held there does not count against the limit. */
             bool gate = h.opcode != PROTO_OP_LEASE_POLL;
-            if (gate) {
-                pthread_mutex_lock(&s->qlock);
-                s->nlong++;
-                pthread_mutex_unlock(&s->qlock);
-            }
+            if (gate)
+                __atomic_add_fetch(&s->nlong, 1, __ATOMIC_RELAXED);
             uint64_t g0 = util_now_mono_ns();
             s->o.on_enter(s->o.ctx, &req);
             req.wait_ns += util_now_mono_ns() - g0;
-            if (gate) {
-                pthread_mutex_lock(&s->qlock);
-                s->nlong--;
-                pthread_mutex_unlock(&s->qlock);
-            }
+            if (gate)
+                __atomic_sub_fetch(&s->nlong, 1, __ATOMIC_RELAXED);
         }
         status = fn(s->o.ctx, &req, &rep);
         if (s->o.on_leave)
@@ -411,9 +407,9 @@ static void *worker_main(void *arg)
         if (s->qstop)
             break;
         struct srv_conn *sc = dequeue(s);
-        bool lp = is_long(sc);
+        bool lp = goes_first(sc);
         if (lp)
-            s->nlong++;
+            __atomic_add_fetch(&s->nlong, 1, __ATOMIC_RELAXED);
         pthread_mutex_unlock(&s->qlock);
         if (w.reply)
             serve(&w, sc);
@@ -421,7 +417,7 @@ static void *worker_main(void *arg)
             srv_conn_close(sc); /* no memory for any reply */
         pthread_mutex_lock(&s->qlock);
         if (lp)
-            s->nlong--;
+            __atomic_sub_fetch(&s->nlong, 1, __ATOMIC_RELAXED);
     }
 out:
     s->nworkers--;

@@ -350,43 +350,56 @@ static void test_shard_empty_needs_the_same_lease(void **state)
  * holds the state it was asked under: not after a change (a newer
  * state, or this client's own setxattr), nor after a revocation, and
  * never for a name tools do not ask of every file. */
+static bool xattr_absent(struct mdc *m, uint64_t ino, const char *name)
+{
+    uint64_t gen;
+    return mdc_xattr_absent(m, ino, name, &gen);
+}
+
+static uint64_t attr_gen(struct mdc *m, uint64_t ino, const char *name)
+{
+    uint64_t gen;
+    mdc_xattr_absent(m, ino, name, &gen);
+    return gen;
+}
+
 static void test_xattr_absent_under_the_lease(void **state)
 {
     (void)state;
     const char *sel = "security.selinux";
-    assert_int_equal(mdc_attr_gen(m, FILE_INO, sel), 0); /* no lease: nothing kept */
+    assert_int_equal(attr_gen(m, FILE_INO, sel), 0); /* no lease: nothing kept */
     struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
     grant(INSTANCE, FILE_INO, 0, 4, LONG_MS, mdc_clock_ms(), &a);
-    assert_int_equal(mdc_attr_gen(m, FILE_INO, "user.mine"), 0);
-    uint64_t gen = mdc_attr_gen(m, FILE_INO, sel);
+    assert_int_equal(attr_gen(m, FILE_INO, "user.mine"), 0);
+    uint64_t gen = attr_gen(m, FILE_INO, sel);
     assert_int_equal(gen, 4);
-    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
     mdc_note_xattr_absent(m, FILE_INO, sel, gen);
-    assert_true(mdc_xattr_absent(m, FILE_INO, sel));
-    assert_false(mdc_xattr_absent(m, FILE_INO, "system.posix_acl_access"));
+    assert_true(xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, "system.posix_acl_access"));
 
     /* A newer state of the file: asked again. */
     grant(INSTANCE, FILE_INO, 4, 5, LONG_MS, mdc_clock_ms(), &a);
-    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
     /* An answer to a request sent under the old state is not kept. */
     mdc_note_xattr_absent(m, FILE_INO, sel, gen);
-    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
-    mdc_note_xattr_absent(m, FILE_INO, sel, mdc_attr_gen(m, FILE_INO, sel));
-    assert_true(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
+    mdc_note_xattr_absent(m, FILE_INO, sel, attr_gen(m, FILE_INO, sel));
+    assert_true(xattr_absent(m, FILE_INO, sel));
 
     /* This client's own change forgets it before it is sent. */
-    gen = mdc_attr_gen(m, FILE_INO, sel);
+    gen = attr_gen(m, FILE_INO, sel);
     mdc_xattr_changed(m, FILE_INO);
-    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
     mdc_note_xattr_absent(m, FILE_INO, sel, gen);
-    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
 
     /* Another client's change revokes the lease. */
     grant(INSTANCE, FILE_INO, 5, 6, LONG_MS, mdc_clock_ms(), &a);
-    mdc_note_xattr_absent(m, FILE_INO, sel, mdc_attr_gen(m, FILE_INO, sel));
-    assert_true(mdc_xattr_absent(m, FILE_INO, sel));
+    mdc_note_xattr_absent(m, FILE_INO, sel, attr_gen(m, FILE_INO, sel));
+    assert_true(xattr_absent(m, FILE_INO, sel));
     hear_revoke(INSTANCE, FILE_INO, 6);
-    assert_false(mdc_xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
 }
 
 int main(void)

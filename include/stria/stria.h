@@ -531,7 +531,11 @@ STRIA_API int stria_pool_destroy(stria_fs_t *fs, const char *pool);
 STRIA_API int stria_pool_add(stria_fs_t *fs, const char *pool, const uint32_t *osts, size_t n);
 STRIA_API int stria_pool_remove(stria_fs_t *fs, const char *pool, const uint32_t *osts, size_t n);
 
-/* Capacity of the whole file system, as statvfs(3). */
+/* Capacity of the whole file system, as statvfs(3). Figures asked of
+ * every server are kept for client.conf's statfs_max_age_ms (default
+ * 1000; 0: none): a call within that age of the last asking, or while
+ * another thread asks, gets that answer (Lustre's statfs_max_age).
+ * stria_targets always asks. */
 STRIA_API int stria_statfs(stria_fs_t *fs, struct statvfs *st);
 
 struct stria_target {

@@ -3,9 +3,15 @@
  * objects and its fences, look an inode up by number, remove an object no
  * file owns and the fences of a file that is gone, check the checksums of an
  * OST's objects. The cluster's targets and OST pools
- * (`stria df`, `stria pool`).
+ * (`stria df`, `stria pool`), and the file system's capacity (statfs).
+ *
+ * stria_targets always asks every server: `stria df` and the admin
+ * commands act on what it says. stria_statfs, which a mount's every df and
+ * statvfs calls, keeps its answer for client.conf's statfs_max_age_ms
+ * (Lustre's statfs_max_age), so that a stream of them costs one round of
+ * requests a second rather than one each.
  */
-#include "conn.h"
+#include "admin.h"
 #include "inode.h"
 
 #include "../common/util.h"
@@ -16,6 +22,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define OST_CALL(fs, ost, lname, q, r, use) TARGET_CALL(fs, PROTO_NODE_STOR, ost, lname, q, r, use)
 
@@ -462,7 +469,8 @@ int stria_pool_remove(stria_fs_t *fs, const char *pool, const uint32_t *osts, si
     return n ? pool_call(fs, PROTO_POOL_REMOVE, pool, osts, n) : -EINVAL;
 }
 
-int stria_statfs(stria_fs_t *fs, struct statvfs *st)
+/* The file system's capacity, from fresh figures of every target. */
+static int statfs_ask(stria_fs_t *fs, struct statvfs *st)
 {
     struct stria_target *v;
     size_t n;
@@ -492,4 +500,59 @@ int stria_statfs(stria_fs_t *fs, struct statvfs *st)
     st->f_favail = ffree;
     st->f_namemax = PROTO_MAX_NAME;
     return 0;
+}
+
+int cl_statfs(stria_fs_t *fs, struct statvfs *st, int64_t max_age_ms)
+{
+    uint64_t max_ns = (uint64_t)max_age_ms * 1000000;
+    pthread_mutex_lock(&fs->statfs_lock);
+    uint64_t gen = fs->statfs_gen;
+    for (;;) {
+        /* Young enough, or the answer of the asking we waited for. */
+        if (max_ns && fs->statfs_at_ns &&
+            (util_now_mono_ns() - fs->statfs_at_ns < max_ns || fs->statfs_gen != gen)) {
+            *st = fs->statfs_kept;
+            pthread_mutex_unlock(&fs->statfs_lock);
+            return 0;
+        }
+        if (!max_ns || !fs->statfs_asking)
+            break;
+        if (cl_cancelled()) {
+            pthread_mutex_unlock(&fs->statfs_lock);
+            return -EINTR;
+        }
+        struct timespec ts;
+        util_deadline(&ts, CLOCK_MONOTONIC, 100); /* to see an interrupt */
+        pthread_cond_timedwait(&fs->statfs_cond, &fs->statfs_lock, &ts);
+    }
+    /* This thread asks; those that come meanwhile wait for its answer
+     * (unless they want their own: max_age_ms 0). */
+    bool asker = max_ns != 0;
+    if (asker)
+        fs->statfs_asking = true;
+    pthread_mutex_unlock(&fs->statfs_lock);
+    uint64_t at = util_now_mono_ns();
+    struct statvfs fresh;
+    int rc = statfs_ask(fs, &fresh);
+    pthread_mutex_lock(&fs->statfs_lock);
+    if (rc == 0 && at >= fs->statfs_at_ns) {
+        fs->statfs_kept = fresh;
+        fs->statfs_at_ns = at;
+        fs->statfs_gen++;
+    }
+    if (asker) {
+        /* After a failure a waiter asks in turn: this thread's error may
+         * be its own (an interrupt). */
+        fs->statfs_asking = false;
+        pthread_cond_broadcast(&fs->statfs_cond);
+    }
+    pthread_mutex_unlock(&fs->statfs_lock);
+    if (rc == 0)
+        *st = fresh;
+    return rc;
+}
+
+int stria_statfs(stria_fs_t *fs, struct statvfs *st)
+{
+    return cl_statfs(fs, st, fs->conf.statfs_max_age_ms);
 }

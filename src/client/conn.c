@@ -41,6 +41,9 @@ static const struct cfg_option client_options[] = {
     O(timeout_ms, CFG_INT, 500, 3600000, "100000", false,
       "how long a request waits for an unreachable server, MDT or OST (reconnecting "
       "meanwhile), before it fails with EIO; also the longest a server may take to answer"),
+    O(statfs_max_age_ms, CFG_INT, 0, 60000, "1000", false,
+      "how long statfs (df of a mount) answers from the figures the servers last gave, "
+      "without asking them again; 0: always ask"),
 };
 #undef O
 static const struct cfg_table client_table = {"client.conf", "Stria client configuration",
@@ -184,6 +187,12 @@ int cl_conn_open(stria_fs_t *fs, const char *conf)
     auth_random(&fs->client_id, sizeof(fs->client_id));
     pthread_rwlock_init(&fs->map_lock, NULL);
     pthread_mutex_init(&fs->ds_lock, NULL);
+    pthread_mutex_init(&fs->statfs_lock, NULL);
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC); /* admin.c's waits */
+    pthread_cond_init(&fs->statfs_cond, &ca);
+    pthread_condattr_destroy(&ca);
     ct_init(&fs->mgmt, PROTO_NODE_MGMT, 0, fs->conf.mgmt.host, fs->conf.mgmt.port);
     if ((rc = cl_refresh_map(fs)))
         goto fail;

@@ -53,6 +53,7 @@ struct client_conf {
     int64_t connect_timeout_ms;
     int64_t io_depth;
     int64_t timeout_ms;
+    int64_t statfs_max_age_ms;
 };
 
 struct stria_fs {
@@ -94,6 +95,14 @@ struct stria_fs {
     /* Hooks of the layers above, set while they run (NULL: not running). */
     void (*before_mdt_call)(stria_fs_t *fs); /* MDT_CALL waits for it (wb.c: queued unlinks) */
     void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdcache.c) */
+    /* stria_statfs's last answer (admin.c), kept conf.statfs_max_age_ms;
+     * one thread at a time asks the servers, the others wait for it. */
+    pthread_mutex_t statfs_lock;
+    pthread_cond_t statfs_cond;
+    bool statfs_asking;
+    uint64_t statfs_at_ns; /* monotonic, when the kept answer was asked for; 0: none */
+    uint64_t statfs_gen;   /* bumped with each answer kept */
+    struct statvfs statfs_kept;
 };
 
 /* Load conf (NULL: stria_conf_find's) into fs, load the cluster key and

@@ -11,6 +11,7 @@
  * hold (the listing's resume key and generation are saved in the
  * repository's conf after each page).
  */
+#include "admin.h"
 #include "hsm.h"
 
 #include "../common/util.h"
@@ -702,11 +703,13 @@ static int by_atime(const void *a, const void *b)
     return x->atime_ns < y->atime_ns ? -1 : x->atime_ns > y->atime_ns;
 }
 
-/* How many bytes the OSTs lack of pct percent free (0: none). */
+/* How many bytes the OSTs lack of pct percent free (0: none), from fresh
+ * figures rather than stria_statfs's kept ones: an answer from before the
+ * last pass would have this one release again what that pass freed. */
 static uint64_t lacking(stria_fs_t *fs, int pct)
 {
     struct statvfs sv;
-    if (stria_statfs(fs, &sv) || !sv.f_blocks)
+    if (cl_statfs(fs, &sv, 0) || !sv.f_blocks)
         return 0;
     uint64_t want = sv.f_blocks / 100 * (uint64_t)pct, have = sv.f_bavail;
     return have < want ? (want - have) * sv.f_frsize : 0;

@@ -1,21 +1,16 @@
 /*
- * File handles: the stria_file_t calls of stria.h (file.h).
+ * File handles: the stria_file_t calls of stria.h (file.h), but for
+ * reads (file_ra.c).
  *
  * A handle keeps what its open learnt (layout, size), what its writes did
  * not report to the MDT yet, a read-ahead buffer and a failure to report.
  * Small writes go to gathering, the rest to striped I/O; size reports go
- * out at close, fsync and before a change of size or times. Consistency is
- * close-to-open: a read past the size the handle knows asks the MDT first.
- * An open that reads takes a Data-on-MDT file's first bytes with it
- * (OPEN's dom_len) into the read-ahead buffer, so that open, read and
- * close of a small file are one round trip; the buffer is a snapshot that
- * any change this client makes to a file meanwhile voids (written()).
+ * out at close, fsync and before a change of size or times. Every change
+ * this client makes to a file voids the read-ahead buffers (written()).
  */
-#include "file.h"
+#include "file_int.h"
 
-#include "../common/log.h"
 #include "../common/util.h"
-#include "../proto/csum.h"
 #include "gather.h"
 #include "hsm.h"
 #include "inode.h"
@@ -26,45 +21,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <inttypes.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
-
-struct stria_file {
-    stria_fs_t *fs;
-    uint64_t ino;
-    int flags;
-    bool is_dir;
-    struct layout layout;
-    pthread_mutex_t lock;
-    uint64_t size;      /* as the MDT last said, or as we extended it */
-    uint64_t wrote_end; /* end of the furthest byte this handle wrote */
-    uint64_t mdt_end;   /* end of its furthest write that the MDT took with its size (DoM) */
-    enum { MARK_NONE, MARK_BUSY, MARK_DONE } mark; /* the MDT knows objects may exist */
-    pthread_cond_t marked;                         /* a mark in flight ended */
-    bool dirty;                                    /* written since the last size report */
-    int64_t wrote_ns;   /* when this handle last wrote: the mtime its report sets */
-    uint64_t write_gen; /* bumped by every write: a report covers those before it */
-    bool orphan;        /* unlinked while open: the MDT has no inode any more */
-    int gerr;           /* a gathered write of this handle failed: its next call says so */
-    /* Read-ahead (stria.h): the piece [ra_off, ra_off + ra_len) fetched at
-     * write epoch ra_epoch, and where the last read ended. Bytes the open
-     * brought (ra_off 0) that stop at the file's end within its
-     * Data-on-MDT component go on as zeros to ra_zeros: the open's view of
-     * the component (else ra_zeros is ra_off + ra_len). */
-    pthread_mutex_t ra_lock;
-    char *ra_buf;
-    uint64_t ra_off, ra_len, ra_zeros, ra_epoch, read_end;
-    /* A released file (hsm.h): where its data is, loaded at its first use. */
-    pthread_mutex_t hsm_lock;
-    struct hsm_src *hsm;
-};
-
-#define RA_CAP      IO_PIECE_MAX
-#define RA_MAX_BUFS 16
 
 void cl_file_set_error(stria_file_t *f, int rc)
 {
@@ -91,26 +52,6 @@ static int take_error(stria_file_t *f)
 static void written(stria_fs_t *fs)
 {
     atomic_fetch_add_explicit(&fs->write_epoch, 1, memory_order_release);
-}
-
-/* A read-ahead buffer (RA_CAP bytes), or NULL: past RA_MAX_BUFS handles
- * of fs go without. Freed by buf_put. */
-static char *buf_get(stria_fs_t *fs)
-{
-    char *b = NULL;
-    if (atomic_fetch_add(&fs->ra_bufs, 1) < RA_MAX_BUFS)
-        b = malloc(RA_CAP);
-    if (!b)
-        atomic_fetch_sub(&fs->ra_bufs, 1);
-    return b;
-}
-
-static void buf_put(stria_fs_t *fs, char *b)
-{
-    if (b) {
-        free(b);
-        atomic_fetch_sub(&fs->ra_bufs, 1);
-    }
 }
 
 /* A handle of the inode a describes, opened with flags (layout set apart). */
@@ -148,28 +89,6 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     return true;
 }
 
-/* Whether the got bytes at buf an open of f brought (reply r) may be
- * read: they are the file's first bytes, all in its Data-on-MDT component
- * and below its size, and match their CRCs. A reply without them (none
- * asked for or to send, a resent OPEN answered from the reply kept for
- * it) brings none; bytes that fail their check are dropped, and the read
- * asks the MDT (DOM_READ). */
-static bool open_took(const stria_file_t *f, const struct proto_open_rep *r, const char *buf,
-                      uint32_t got)
-{
-    if (!got || !buf)
-        return false;
-    uint64_t bad = 0;
-    if (got > r->attr.size || got > layout_dom_size(&f->layout) ||
-        proto_csum_check(0, (const uint8_t *)buf, got, &r->dom_crcs, NULL, &bad)) {
-        log_info("inode %" PRIx64 ": the bytes its open brought fail their check at %" PRIu64
-                 ": read again",
-                 f->ino, bad);
-        return false;
-    }
-    return true;
-}
-
 int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr)
@@ -202,7 +121,7 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
      * Data-on-MDT component with it, as far as a read-ahead buffer goes. */
     uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
     if ((flags & O_ACCMODE) != O_WRONLY && !(flags & (O_TRUNC | O_DIRECTORY)) &&
-        (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (ra = buf_get(fs)))
+        (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (ra = file_ra_get(fs)))
         q.dom_len = RA_CAP;
     int64_t sent = mdc_clock_ms();
     rc = ROUTED_CALL_BULK(fs, parent, path, parent, path, open, &q, r, ra, q.dom_len, &got,
@@ -238,21 +157,14 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         goto fail;
     if (flags & O_TRUNC)
         written(fs);
-    if (open_took(f, r, ra, got)) {
-        f->ra_buf = ra;
-        f->ra_len = got;
-        f->ra_zeros = got == r->attr.size ? MIN(layout_dom_size(&f->layout), RA_CAP) : got;
-        f->ra_epoch = epoch;
-    } else {
-        buf_put(fs, ra);
-    }
+    file_ra_opened(f, r, ra, got, epoch);
     if (attr)
         *attr = r->attr;
     free(r);
     *out = f;
     return 0;
 fail:
-    buf_put(fs, ra);
+    file_ra_put(fs, ra);
     free(r);
     free(f);
     return rc;
@@ -360,7 +272,7 @@ static void layout_take(stria_file_t *f, const struct layout *l)
  * layout (GETSTRIPE), since another client may have written there, and
  * reads a hole if the file is gone elsewhere. An orphan has no MDT to
  * ask: its handles follow one rule (layout_fill_orphan). */
-static int learn(stria_file_t *f, uint64_t off, uint64_t end, bool write)
+int file_learn(stria_file_t *f, uint64_t off, uint64_t end, bool write)
 {
     bool meets = false;
     for (uint16_t i = 0; i < f->layout.ncomp && !meets; i++) {
@@ -388,12 +300,8 @@ static int learn(stria_file_t *f, uint64_t off, uint64_t end, bool write)
     return rc;
 }
 
-/* Before the first byte lands, tell the MDT objects may exist, so an
- * unlink from anywhere removes them. Concurrent writes of this handle
- * (the mount's write-behind) wait for that mark; if it fails, the next
- * one tries. Gathered writes are marked when their buffer is sent. */
 /* A released file's [off, off + len) (all: everything) from S3 first. */
-static int fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all)
+int file_fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all)
 {
     pthread_mutex_lock(&f->hsm_lock);
     pthread_mutex_lock(&f->lock);
@@ -405,11 +313,15 @@ static int fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all)
     return rc;
 }
 
+/* Before the first byte lands, tell the MDT objects may exist, so an
+ * unlink from anywhere removes them. Concurrent writes of this handle
+ * (the mount's write-behind) wait for that mark; if it fails, the next
+ * one tries. Gathered writes are marked when their buffer is sent. */
 int cl_file_mark(stria_file_t *f)
 {
     /* A released file is written once its data is back. */
     if (layout_released(&f->layout)) {
-        int rc = fetch_released(f, 0, 0, true);
+        int rc = file_fetch_released(f, 0, 0, true);
         if (rc)
             return rc;
     }
@@ -450,7 +362,7 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
         off = (off_t)MAX(f->size, f->wrote_end);
         pthread_mutex_unlock(&f->lock);
     }
-    if ((rc = learn(f, 0, (uint64_t)off + len, true)))
+    if ((rc = file_learn(f, 0, (uint64_t)off + len, true)))
         return rc;
     if ((rc = take_error(f)))
         return rc;
@@ -489,67 +401,6 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     return (ssize_t)len;
 }
 
-/* The first bytes of [off, off + len) that the read-ahead buffer holds,
- * copied to buf: how many (0: none). zeros: also those the open's view of
- * the file saw as zeros past its end (ra_zeros), for a reader that reads
- * past the size it knows (the mount's pages). */
-static size_t ra_take(stria_file_t *f, void *buf, size_t len, uint64_t off, bool zeros)
-{
-    stria_fs_t *fs = f->fs;
-    uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
-    pthread_mutex_lock(&f->ra_lock);
-    uint64_t data = f->ra_off + f->ra_len, end = zeros ? MAX(f->ra_zeros, data) : data;
-    size_t n = 0;
-    if (f->ra_len && f->ra_epoch == epoch && off >= f->ra_off && off < end) {
-        n = (size_t)MIN((uint64_t)len, end - off);
-        size_t held = off < data ? (size_t)MIN((uint64_t)n, data - off) : 0;
-        memcpy(buf, f->ra_buf + (off - f->ra_off), held);
-        memset((char *)buf + held, 0, n - held);
-        f->read_end = off + n;
-    }
-    pthread_mutex_unlock(&f->ra_lock);
-    if (n)
-        atomic_fetch_add_explicit(&fs->ra_hits, 1, memory_order_relaxed);
-    return n;
-}
-
-/* A small read [off, off + len) below size that the read-ahead buffer
- * does not hold (ra_take): one that starts where the last one ended
- * fetches the rest of its piece (at most RA_CAP, not past size) into the
- * buffer and is answered from it. Any other read drops the buffer. */
-static ssize_t read_ahead(stria_file_t *f, void *buf, size_t len, uint64_t off, uint64_t size)
-{
-    stria_fs_t *fs = f->fs;
-    uint64_t epoch = atomic_load_explicit(&fs->write_epoch, memory_order_acquire);
-    int rc = 0;
-    pthread_mutex_lock(&f->ra_lock);
-    bool seq = off == f->read_end;
-    f->read_end = off + len;
-    f->ra_len = 0;
-    struct layout_piece lp;
-    uint64_t want = 0;
-    if (seq && layout_map(&f->layout, off, RA_CAP, &lp) == 0)
-        want = MIN((uint64_t)lp.len, size - off);
-    if (want > len && !f->ra_buf)
-        f->ra_buf = buf_get(fs); /* bounded: past RA_MAX_BUFS handles read as asked */
-    if (want > len && f->ra_buf) {
-        rc = io_rw(fs, f->ino, &f->layout, false, f->ra_buf, want, off);
-        if (rc == 0) {
-            f->ra_off = off;
-            f->ra_len = want;
-            f->ra_zeros = off + want;
-            f->ra_epoch = epoch;
-            memcpy(buf, f->ra_buf, len);
-            atomic_fetch_add_explicit(&fs->ra_fills, 1, memory_order_relaxed);
-        }
-        pthread_mutex_unlock(&f->ra_lock);
-        return rc ? rc : (ssize_t)len;
-    }
-    pthread_mutex_unlock(&f->ra_lock);
-    rc = io_rw(fs, f->ino, &f->layout, false, buf, len, off);
-    return rc ? rc : (ssize_t)len;
-}
-
 ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t off)
 {
     if (f->is_dir || (f->flags & O_ACCMODE) == O_RDONLY || off < 0 ||
@@ -562,7 +413,7 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
     int rc = cl_file_mark(f);
     if (rc)
         return rc;
-    if ((rc = learn(f, 0, (uint64_t)off + len, true)))
+    if ((rc = file_learn(f, 0, (uint64_t)off + len, true)))
         return rc;
     rc = take_error(f);
     if (rc)
@@ -579,95 +430,6 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
         pthread_mutex_unlock(&f->lock);
     }
     return n;
-}
-
-static int refresh_size(stria_file_t *f)
-{
-    struct proto_attr a;
-    int rc = cl_getattr(f->fs, f->ino, &a);
-    if (rc == 0) {
-        pthread_mutex_lock(&f->lock);
-        f->size = MAX(f->size, a.size);
-        pthread_mutex_unlock(&f->lock);
-    }
-    return rc;
-}
-
-ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
-{
-    if (f->is_dir)
-        return -EISDIR;
-    if ((f->flags & O_ACCMODE) == O_WRONLY)
-        return -EBADF;
-    if (off < 0)
-        return -EINVAL;
-    if (len > SSIZE_MAX)
-        len = SSIZE_MAX;
-    pthread_mutex_lock(&f->lock);
-    uint64_t size = MAX(f->size, f->wrote_end);
-    pthread_mutex_unlock(&f->lock);
-    /* Past what we know: another client may have grown the file. */
-    if ((uint64_t)off + len > size && !f->orphan) {
-        int rc = refresh_size(f);
-        if (rc)
-            return rc;
-        pthread_mutex_lock(&f->lock);
-        size = MAX(f->size, f->wrote_end);
-        pthread_mutex_unlock(&f->lock);
-    }
-    if ((uint64_t)off >= size || len == 0)
-        return 0;
-    len = MIN(len, size - (uint64_t)off);
-    gather_drain(f->fs, f->ino);
-    int src = learn(f, (uint64_t)off, (uint64_t)off + len, false);
-    if (src)
-        return src;
-    if (layout_released(&f->layout)) {
-        int rc = fetch_released(f, (uint64_t)off, len, false);
-        if (rc)
-            return rc;
-    }
-    size_t took = ra_take(f, buf, len, (uint64_t)off, false);
-    if (took == len)
-        return (ssize_t)len;
-    char *rest = (char *)buf + took;
-    uint64_t at = (uint64_t)off + took;
-    len -= took;
-    if (len < RA_CAP) {
-        ssize_t n = read_ahead(f, rest, len, at, size);
-        return n < 0 ? n : (ssize_t)(took + len);
-    }
-    int rc = io_rw(f->fs, f->ino, &f->layout, false, rest, len, at);
-    pthread_mutex_lock(&f->ra_lock);
-    f->read_end = at + len;
-    pthread_mutex_unlock(&f->ra_lock);
-    return rc ? rc : (ssize_t)(took + len);
-}
-
-ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
-{
-    if (f->is_dir)
-        return -EISDIR;
-    if (off < 0)
-        return -EINVAL;
-    if (len > SSIZE_MAX)
-        len = SSIZE_MAX;
-    gather_drain(f->fs, f->ino);
-    int src = learn(f, (uint64_t)off, (uint64_t)off + len, false);
-    if (src)
-        return src;
-    if (layout_released(&f->layout)) {
-        int rc = fetch_released(f, (uint64_t)off, len, false);
-        if (rc)
-            return rc;
-    }
-    /* What the open brought, with the zeros its view saw past the end:
-     * the mount's pages of a small file need no request. */
-    size_t took = ra_take(f, buf, len, (uint64_t)off, true);
-    int rc = took == len ? 0
-                         : io_rw(f->fs, f->ino, &f->layout, false, (char *)buf + took, len - took,
-                                 (uint64_t)off + took);
-    return rc ? rc : (ssize_t)len;
 }
 
 /* Report the size if this handle wrote since the last report, with the
@@ -705,7 +467,7 @@ int stria_fsync(stria_file_t *f)
     /* fsync covers the file, not the handle: data written through other
      * handles (or by the kernel's writeback) must be flushed too, in
      * components they instantiated that this handle has not seen. */
-    if ((rc = learn(f, 0, UINT64_MAX, false)))
+    if ((rc = file_learn(f, 0, UINT64_MAX, false)))
         return rc;
     if (f->layout.ncomp && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
         return rc;
@@ -794,7 +556,7 @@ int stria_fpunch(stria_file_t *f, off_t off, off_t len)
     gather_drain(f->fs, f->ino);
     written(f->fs);
     /* Components another handle filled hold bytes to punch too. */
-    int rc = learn(f, (uint64_t)off, (uint64_t)off + (uint64_t)len, false);
+    int rc = file_learn(f, (uint64_t)off, (uint64_t)off + (uint64_t)len, false);
     if (rc == 0)
         rc = io_punch(f->fs, f->ino, &f->layout, (uint64_t)off, (uint64_t)len);
     written(f->fs);
@@ -843,7 +605,7 @@ int stria_close(stria_file_t *f)
     int late = take_error(f);
     if (!rc)
         rc = late;
-    buf_put(f->fs, f->ra_buf);
+    file_ra_put(f->fs, f->ra_buf);
     hsm_src_free(f->hsm);
     pthread_cond_destroy(&f->marked);
     pthread_mutex_destroy(&f->ra_lock);

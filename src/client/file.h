@@ -1,6 +1,6 @@
 /*
- * File handles (file.c; the stria_file_t calls of stria.h). Never
- * installed.
+ * File handles (file.c, and file_ra.c for reads; the stria_file_t calls
+ * of stria.h). Never installed.
  *
  * A handle is the layout and the size an open learnt, what its writes did
  * not yet report to the MDT, its read-ahead buffer and a failure kept for

@@ -94,7 +94,7 @@ struct stria_fs {
     struct wb *wb;     /* write-behind unlink (wb.h); NULL unless the mount turned it on */
     /* Hooks of the layers above, set while they run (NULL: not running). */
     void (*before_mdt_call)(stria_fs_t *fs); /* MDT_CALL waits for it (wb.c: queued unlinks) */
-    void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdcache.c) */
+    void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdc_chan.c) */
     /* stria_statfs's last answer (admin.c), kept conf.statfs_max_age_ms;
      * one thread at a time asks the servers, the others wait for it. */
     pthread_mutex_t statfs_lock;

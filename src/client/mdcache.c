@@ -20,15 +20,12 @@
  * MDT it came from by its lease table's instance, which each channel
  * learnt; a reply from an instance no channel knows grants nothing.
  *
- * Built on the transport core alone (each channel borrows a connection
- * from its MDT's pool). Write-behind, above, hears of its grants'
- * revocations through the callback it registers (mdc_on_revoke); the
- * transport core tells the cache of a broken MDT connection through the
- * hook mdc_start sets in struct stria_fs.
+ * The channels that bring the revocations, and mdc_start and mdc_stop,
+ * are in mdc_chan.c. Write-behind, above, hears of its grants'
+ * revocations through the callback it registers (mdc_on_revoke).
  */
-#include "mdcache.h"
+#include "mdcache_int.h"
 
-#include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
@@ -36,15 +33,10 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/socket.h>
 #include <time.h>
-#include <unistd.h>
 
-#define BUCKETS            (1u << 16)
 #define MAX_ITEMS          (1u << 18) /* of each kind; past it everything is dropped */
-#define RECV_LIMIT         5000       /* ms without an answer from the channel: broken */
 #define MDC_LAYOUT_STRIPES 8
-#define NEW_DIRS           1024
 
 struct crec {
     uint64_t ino, gen, revoked, epoch;
@@ -80,34 +72,6 @@ struct cname {
     char name[];
 };
 
-/* The revocation channel to one MDT. */
-struct mdc_chan {
-    struct mdc *m;
-    uint32_t mdt;
-    uint64_t instance; /* the MDT's lease table the channel talks to; 0: none */
-    pthread_t thread;
-    bool started;
-    struct net_conn *conn;
-};
-
-struct mdc {
-    stria_fs_t *fs;
-    pthread_mutex_t lock;
-    uint32_t nchan; /* MDTs 0..nchan-1 have a channel; others' leases are not used */
-    struct mdc_chan chan[MDC_MAX_MDTS];
-    uint64_t next_epoch;
-    struct crec *rec[BUCKETS];
-    struct cname *names[BUCKETS];
-    uint32_t nrec, nnames;
-    /* Directories made here whose parts on some MDTs were not leased by
-     * the MKDIR's reply (mdc_new_dir); a later one takes the slot. */
-    struct new_dir {
-        uint64_t ino, mdts; /* bit k: the part on MDT k */
-    } new_dirs[NEW_DIRS];
-    mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
-    bool stop;              /* the channels end */
-};
-
 int64_t mdc_clock_ms(void)
 {
     return (int64_t)(util_now_mono_ns() / 1000000);
@@ -130,7 +94,7 @@ static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
 
 /* ---- tables (under lock) ---- */
 
-static void drop_all(struct mdc *m)
+void mdc_drop_all(struct mdc *m)
 {
     for (uint32_t b = 0; b < BUCKETS; b++) {
         for (struct crec *r = m->rec[b], *n; r; r = n) {
@@ -167,7 +131,7 @@ static struct crec *rec_get(struct mdc *m, uint64_t ino, uint32_t mdt)
     if (r)
         return r;
     if (m->nrec >= MAX_ITEMS)
-        drop_all(m);
+        mdc_drop_all(m);
     if (!(r = calloc(1, sizeof(*r))))
         return NULL;
     uint32_t b = hash_rec(ino, mdt);
@@ -601,11 +565,11 @@ void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
 void mdc_forget_all(struct mdc *m)
 {
     pthread_mutex_lock(&m->lock);
-    drop_all(m);
+    mdc_drop_all(m);
     pthread_mutex_unlock(&m->lock);
 }
 
-/* ---- the revocation channels ---- */
+/* ---- revocations heard ---- */
 
 static void heard_revoke(struct mdc *m, uint32_t mdt, uint64_t ino, uint64_t gen)
 {
@@ -625,7 +589,7 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
     pthread_mutex_lock(&m->lock);
     if (instance != m->chan[mdt].instance) {
         /* Simpler than finding that MDT's records, and as rare as restarts. */
-        drop_all(m);
+        mdc_drop_all(m);
         m->chan[mdt].instance = instance;
     }
     uint64_t wb_revoke = 0;
@@ -641,90 +605,6 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
     mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
     if (wb_revoke && fn)
         fn(m->fs, mdt, wb_revoke);
-}
-
-/* Nothing cached may be used any more: a channel is gone. */
-static void channel_lost(struct mdc_chan *ch)
-{
-    struct mdc *m = ch->m;
-    pthread_mutex_lock(&m->lock);
-    ch->instance = 0;
-    drop_all(m);
-    struct net_conn *c = ch->conn;
-    ch->conn = NULL;
-    pthread_mutex_unlock(&m->lock);
-    net_close(c);
-    mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
-    if (fn)
-        fn(m->fs, ch->mdt, 0);
-}
-
-static int channel_open(struct mdc_chan *ch)
-{
-    struct mdc *m = ch->m;
-    struct lease l;
-    int rc = cl_get(m->fs, PROTO_NODE_META, ch->mdt, &l);
-    if (rc)
-        return rc;
-    /* The connection is ours from now on: it never goes back to the pool. */
-    struct timeval tv = {RECV_LIMIT / 1000, 0};
-    setsockopt(l.c->fd, SOL_SOCKET, SO_RCVTIMEO, &tv, sizeof(tv));
-    pthread_mutex_lock(&m->lock);
-    bool stop = m->stop;
-    if (!stop)
-        ch->conn = l.c;
-    pthread_mutex_unlock(&m->lock);
-    if (stop) {
-        net_close(l.c);
-        return -ECANCELED;
-    }
-    return 0;
-}
-
-static void *channel_main(void *arg)
-{
-    struct mdc_chan *ch = arg;
-    struct mdc *m = ch->m;
-    uint64_t acked = 0;
-    int failures = 0;
-    for (;;) {
-        pthread_mutex_lock(&m->lock);
-        bool stop = m->stop;
-        struct net_conn *c = ch->conn;
-        pthread_mutex_unlock(&m->lock);
-        if (stop)
-            break;
-        if (!c) {
-            if (channel_open(ch)) {
-                /* Bounded back-off: 50 ms doubling to 1 s. */
-                int ms = failures < 5 ? 50 << failures : 1000;
-                failures++;
-                for (int i = 0; i < ms / 50 && !__atomic_load_n(&m->stop, __ATOMIC_RELAXED); i++)
-                    usleep(50 * 1000);
-            }
-            acked = 0;
-            continue;
-        }
-        struct proto_lease_poll_req q = {.acked = acked};
-        struct proto_lease_poll_rep r;
-        bool transport = false;
-        int rc = net_call_lease_poll(c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-        if (rc) {
-            if (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED))
-                log_warn("metadata cache: revocation channel to MDT%04x lost (%s); "
-                         "cache dropped",
-                         ch->mdt, log_err(rc));
-            channel_lost(ch);
-            continue;
-        }
-        failures = 0;
-        uint32_t n = r.revokes.len / 16;
-        mdc_heard(m, ch->mdt, r.instance, r.revokes.p, n);
-        if (n)
-            acked = r.first + n - 1;
-    }
-    channel_lost(ch);
-    return NULL;
 }
 
 struct mdc *mdc_create(stria_fs_t *fs, uint32_t nmdt)
@@ -746,7 +626,7 @@ void mdc_destroy(struct mdc *m)
 {
     if (!m)
         return;
-    drop_all(m);
+    mdc_drop_all(m);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -754,56 +634,4 @@ void mdc_destroy(struct mdc *m)
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn)
 {
     __atomic_store_n(&m->revoked, fn, __ATOMIC_RELEASE);
-}
-
-/* The transport core's hook: a connection to an MDT broke under a call. */
-static void mdt_conn_broke(stria_fs_t *fs)
-{
-    if (fs->mdc)
-        mdc_forget_all(fs->mdc);
-}
-
-/* Stop every channel started. */
-static void stop_channels(struct mdc *m)
-{
-    pthread_mutex_lock(&m->lock);
-    m->stop = true;
-    for (uint32_t i = 0; i < m->nchan; i++)
-        if (m->chan[i].conn)
-            shutdown(m->chan[i].conn->fd, SHUT_RDWR); /* wakes the channel's wait */
-    pthread_mutex_unlock(&m->lock);
-    for (uint32_t i = 0; i < m->nchan; i++)
-        if (m->chan[i].started)
-            pthread_join(m->chan[i].thread, NULL);
-}
-
-int mdc_start(stria_fs_t *fs)
-{
-    uint32_t nmdt = __atomic_load_n(&fs->mdt_count, __ATOMIC_RELAXED);
-    struct mdc *m = mdc_create(fs, nmdt ? nmdt : 1);
-    if (!m)
-        return -ENOMEM;
-    for (uint32_t i = 0; i < m->nchan; i++) {
-        int rc = pthread_create(&m->chan[i].thread, NULL, channel_main, &m->chan[i]);
-        if (rc) {
-            stop_channels(m);
-            mdc_destroy(m);
-            return -rc;
-        }
-        m->chan[i].started = true;
-    }
-    fs->mdc = m;
-    fs->mdt_conn_broke = mdt_conn_broke;
-    return 0;
-}
-
-void mdc_stop(stria_fs_t *fs)
-{
-    struct mdc *m = fs->mdc;
-    if (!m)
-        return;
-    stop_channels(m);
-    fs->mdt_conn_broke = NULL;
-    fs->mdc = NULL;
-    mdc_destroy(m);
 }

@@ -431,28 +431,91 @@ static int repo_policy(int argc, char **argv)
     return ret;
 }
 
-/* remove, import, sync, export: one PATH (export: and --now). */
+/* The released files of repository dir a walk found, and the first. */
+struct released {
+    stria_fs_t *fs;
+    uint64_t dir;
+    uint64_t n;
+    char first[CLI_PATH_MAX];
+};
+
+static int count_released(const char *path, const struct stat *st, void *arg)
+{
+    struct released *c = arg;
+    struct stria_hsm h;
+    int rc = stria_hsm_get(c->fs, st->st_ino, &h);
+    if (rc == -ENOENT)
+        return 0; /* gone since the listing */
+    if (rc)
+        return rc;
+    if ((h.state & STRIA_HSM_RELEASED) && h.repo == c->dir && !c->n++)
+        snprintf(c->first, sizeof(c->first), "%s", path);
+    return 0;
+}
+
+/* Unlink repository r, whose files stay. A released file's data is in S3
+ * only, and only the link says where: unless force, a repository with
+ * released files stays linked, and the user is told what to do. */
+static int repo_remove(stria_fs_t *fs, const char *arg, struct stria_repo *r, bool force)
+{
+    if (!force) {
+        struct released c = {.fs = fs, .dir = r->dir};
+        size_t errors = 0;
+        int rc = cli_walk_files(fs, "repo", r->path, count_released, &c, &errors);
+        if (rc || errors) {
+            if (rc)
+                cli_error("repo", arg, rc);
+            fprintf(stderr,
+                    "stria repo: %s: not unlinked: its files could not all be checked for "
+                    "released ones (--force unlinks anyway)\n",
+                    arg);
+            return CLI_FAIL;
+        }
+        if (c.n) {
+            fprintf(stderr,
+                    "stria repo: %s: not unlinked: %" PRIu64
+                    " released file(s) (%s%s) have their data only in s3://%s/%s and could not "
+                    "be read without the link; `stria hsm restore %s` brings it back first, "
+                    "`stria repo remove --force %s` unlinks anyway\n",
+                    arg, c.n, c.first, c.n > 1 ? ", ..." : "", r->bucket, r->prefix, arg, arg);
+            return CLI_FAIL;
+        }
+    }
+    int rc = stria_repo_call(fs, STRIA_REPO_DEL, r->dir, NULL, 0, NULL, 0, NULL);
+    if (rc) {
+        cli_error("repo", arg, rc);
+        return CLI_FAIL;
+    }
+    printf("%s: unlinked from s3://%s/%s (its files stay)\n", r->path, r->bucket, r->prefix);
+    return CLI_OK;
+}
+
+/* remove (and --force), import, sync, export (and --now): one PATH. */
 static int repo_path_cmd(const char *sub, int argc, char **argv)
 {
-    bool now = argc == 3 && !strcmp(sub, "export") && !strcmp(argv[2], "--now");
-    if (argc != 2 && !now)
-        return cli_usage_error("repo", "repo %s takes one PATH%s", sub,
-                               strcmp(sub, "export") ? "" : " (and --now)");
+    const char *flag = !strcmp(sub, "export") ? "--now" : !strcmp(sub, "remove") ? "--force" : NULL;
+    bool flagged = false, bad = false;
+    const char *path = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (flag && !flagged && !strcmp(argv[i], flag))
+            flagged = true;
+        else if (!path && argv[i][0] != '-')
+            path = argv[i];
+        else
+            bad = true; /* an unknown option or a second PATH */
+    }
+    if (bad || !path)
+        return cli_usage_error("repo", "repo %s takes one PATH%s%s%s", sub, flag ? " (and " : "",
+                               flag ? flag : "", flag ? ")" : "");
     stria_fs_t *fs;
     struct stria_repo *v, *r;
     if (cli_connect(&fs) < 0)
         return CLI_FAIL;
-    int ret = repo_find(fs, "repo", argv[1], &v, &r);
+    int ret = repo_find(fs, "repo", path, &v, &r);
     if (ret == CLI_OK && !strcmp(sub, "remove")) {
-        int rc = stria_repo_call(fs, STRIA_REPO_DEL, r->dir, NULL, 0, NULL, 0, NULL);
-        if (rc) {
-            cli_error("repo", argv[1], rc);
-            ret = CLI_FAIL;
-        } else
-            printf("%s: unlinked from s3://%s/%s (its files stay)\n", r->path, r->bucket,
-                   r->prefix);
+        ret = repo_remove(fs, path, r, flagged);
     } else if (ret == CLI_OK && !strcmp(sub, "export")) {
-        ret = run_export(fs, r, now);
+        ret = run_export(fs, r, flagged);
     } else if (ret == CLI_OK) {
         ret = run_import(fs, r, !strcmp(sub, "sync"));
     }

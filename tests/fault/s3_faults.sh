@@ -5,7 +5,7 @@
 #   timeout, the storage host logs one line naming the object and S3's
 #   error (never the secret), and `stria hsm state` says lost where the
 #   object is gone;
-# - kill -9 of stria-stord and of stria-metad in the middle of a restore
+# - kill -9 of stria-stord, stria-metad and stria-mgmtd in the middle of a restore
 #   and of an archive: after `stria up` the operation goes on or is run
 #   again, nothing local is lost, and no file is marked archived without
 #   its whole object.
@@ -90,7 +90,17 @@ restart
 wait $pid || S hsm restore /r/big || fail "restore after the metad kill"
 S cp stria:/r/big "$T/got" && cmp -s "$T/got" "$T/big" || fail "big differs after the metad kill"
 
-for victim in stord metad; do
+step "kill -9 of stria-mgmtd in the middle of a restore"
+S hsm release /r/big || fail "release big"
+S hsm restore /r/big >/dev/null 2>&1 &
+pid=$!
+sleep 1
+kill9 mgmtd
+restart
+wait $pid || S hsm restore /r/big || fail "restore after the mgmtd kill"
+S cp stria:/r/big "$T/got" && cmp -s "$T/got" "$T/big" || fail "big differs after the mgmtd kill"
+
+for victim in stord metad mgmtd; do
     step "kill -9 of stria-$victim in the middle of an archive: never archived without its object"
     S cp "$T/big" "stria:/r/out-$victim" || fail "cp out-$victim in"
     S hsm archive "/r/out-$victim" >/dev/null 2>&1 &

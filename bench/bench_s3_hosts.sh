@@ -1,25 +1,32 @@
 #!/usr/bin/env bash
-# bench/bench_s3_hosts.sh BUILD_DIR: restore bandwidth of a data repository
-# on S3 with 1, 2 and 3 storage hosts (issue 22), on the test bed
+# bench/bench_s3_hosts.sh BUILD_DIR: what moving data to and from S3 gains
+# from 1, 2 and 3 storage hosts (issue 22), on the test bed
 # (tests/testbed/testbed.sh, docs/testbed.md) with its s3 host running
 # s3rver. For each K: a test bed of K storage hosts, a SIZE_MB object put
 # there with Debian's aws from cli1, `stria repo add` of it into a
-# directory striped over all K OSTs, then twice, once with the links as
-# they are and once with every storage host's link (and cli1's) limited to
-# RATE_MBIT by tc tbf:
+# directory striped over all K OSTs, then three times: with the links as
+# they are; with every storage host's link (and cli1's) limited to
+# RATE_MBIT by tc tbf; and with only their traffic with the s3 host
+# limited to RATE_MBIT (htb), as nodes whose way to S3 is slower than
+# their fabric. Each time:
 # - aws s3 cp of the object to the local disk from cli1 (the baseline);
 # - `stria hsm restore` of the released file from cli1 (each storage host
 #   fetches its own OST's stripes), its bytes compared with the original,
 #   and what s3rver, the stords, the rest of the machine and the disk
-#   were busy with meanwhile;
-# then the file is released again. Prints MiB/s, the ratio to K=1 and to
-# aws; output also goes to bench/results/last-run-s3-hosts.txt.
+#   were busy with meanwhile; then the file is released again;
+# - except with the whole links limited (where cli1's own link bounds
+#   anything it reads or writes): the first read of the released file
+#   through cli1's mount (cat), compared, released again; and aws s3 cp's
+#   upload of the bytes from cli1 beside `stria hsm archive` of a new file
+#   holding them (the object's size checked with aws).
+# Prints MiB/s, the ratio to K=1 and to aws; output also goes to
+# bench/results/last-run-s3-hosts.txt.
 #
 # On one machine every host shares its cores and its disk, and s3rver is
-# one Node.js process: without a limit the restore shows what bounds that
-# (the CPU and disk figures say which); with the limit each host is bound by its
-# own link, as storage hosts on a network are, and the restore should grow
-# with K until s3rver binds.
+# one Node.js process: without a limit the figures show what bounds that
+# (the CPU and disk figures say which); with a limit each host is bound by
+# its own link, as storage hosts on a network are, and the figures should
+# grow with K until s3rver binds.
 #
 # Needs root (network namespaces, tc, FUSE mounts of the test bed); exits
 # 77 with a message otherwise. Every test bed, s3rver and qdisc it makes is
@@ -168,32 +175,67 @@ limit() {
     for i in $(seq 1 "$1"); do "$TB" rate "$BED" "stor$i" "$2"; done
     "$TB" rate "$BED" cli1 "$2"
 }
+# s3limit K MBIT|off: only every storage host's and cli1's way to S3.
+s3limit() {
+    local i
+    for i in $(seq 1 "$1"); do "$TB" s3rate "$BED" "stor$i" "$2"; done
+    "$TB" s3rate "$BED" cli1 "$2"
+}
 
-# one K LABEL: the baseline and the restore; a row of the table in ROWS.
-one() {
-    local k=$1 label=$2 t0 t1 aws_s rest_s cpu
-    drop
+# timed CMD...: run CMD (its output dropped), print its seconds.
+timed() {
+    local t0 t1
     t0=$(now)
-    AWS s3 cp --quiet s3://bench/data/obj.bin "$TMP/aws.bin"
+    "$@" >/dev/null
     t1=$(now)
-    aws_s=$(secs "$t0" "$t1")
+    secs "$t0" "$t1"
+}
+cat_mount() { cat "$BED/mnt/cli1/data/obj.bin" >/dev/null; }
+
+# one K LABEL ALL: the baseline and the restore, and with ALL=1 also the
+# first read through cli1's mount and the archive beside aws's upload; a
+# row of the table in ROWS ("-" for what was not measured).
+one() {
+    local k=$1 label=$2 all=$3 aws_s rest_s cpu read_s=- up_s=- arch_s=- f
+    drop
+    aws_s=$(timed AWS s3 cp --quiet s3://bench/data/obj.bin "$TMP/aws.bin")
     [ "$(stat -c %s "$TMP/aws.bin")" = $((SIZE_MB << 20)) ] || fail "aws downloaded a short object"
     rm -f "$TMP/aws.bin"
 
     S hsm state /data/obj.bin | grep -q released || fail "/data/obj.bin is not released before the restore"
     drop
     cpu_snap >"$TMP/cpu0"
-    t0=$(now)
-    S hsm restore /data/obj.bin >/dev/null
-    t1=$(now)
+    rest_s=$(timed S hsm restore /data/obj.bin)
     cpu_snap >"$TMP/cpu1"
-    rest_s=$(secs "$t0" "$t1")
     cpu=$(cpu_delta "$TMP/cpu0" "$TMP/cpu1")
     cmp -s "$TMP/obj.bin" "$BED/mnt/cli1/data/obj.bin" || fail "the restored file differs from the object"
     S hsm release /data/obj.bin
-    echo "$label $k $rest_s $(mibs "$SIZE_MB" "$rest_s") $aws_s $(mibs "$SIZE_MB" "$aws_s") $cpu" >>"$ROWS"
+    if [ "$all" = 1 ]; then
+        # The first read: a program reading the released file from its start.
+        drop
+        read_s=$(timed cat_mount)
+        cmp -s "$TMP/obj.bin" "$BED/mnt/cli1/data/obj.bin" || fail "the first read differs from the object"
+        S hsm release /data/obj.bin
+        # Archive: a new file of the same bytes, beside aws's upload of them.
+        f="up-$label.bin"
+        cp "$TMP/obj.bin" "$BED/mnt/cli1/data/$f"
+        drop
+        up_s=$(timed AWS s3 cp --quiet "$TMP/obj.bin" "s3://bench/aws/$f")
+        drop
+        arch_s=$(timed S hsm archive "/data/$f")
+        S hsm state "/data/$f" | grep -q archived || fail "/data/$f is not archived after the archive"
+        [ "$(AWS s3api head-object --bucket bench --key "data/$f" --query ContentLength --output text)" = \
+            $((SIZE_MB << 20)) ] || fail "s3://bench/data/$f is not $SIZE_MB MiB after the archive"
+        S rm "/data/$f" >/dev/null
+    fi
+    echo "$label $k $rest_s $(mibs "$SIZE_MB" "$rest_s") $aws_s $(mibs "$SIZE_MB" "$aws_s") $cpu $read_s $up_s $arch_s" >>"$ROWS"
     printf '  %-12s K=%s  restore %6.2f s %7.1f MiB/s   aws %6.2f s %7.1f MiB/s\n' \
         "$label" "$k" "$rest_s" "$(mibs "$SIZE_MB" "$rest_s")" "$aws_s" "$(mibs "$SIZE_MB" "$aws_s")"
+    if [ "$all" = 1 ]; then
+        printf '  %-12s K=%s  first read %6.2f s %7.1f MiB/s   archive %6.2f s %7.1f MiB/s   aws upload %6.2f s %7.1f MiB/s\n' \
+            "$label" "$k" "$read_s" "$(mibs "$SIZE_MB" "$read_s")" "$arch_s" "$(mibs "$SIZE_MB" "$arch_s")" \
+            "$up_s" "$(mibs "$SIZE_MB" "$up_s")"
+    fi
     echo "$cpu" | { read -r a b c d e f g h
         echo "      CPU: s3rver $a, stords $b, the bed's other processes $c, kernel threads $d, others $e, machine $f of $(($(nproc) * 100))%;" \
             "disk $DISK: $g MiB/s read/written, busy $h"; }
@@ -204,7 +246,9 @@ run() {
         "$(nproc) cores, load average $(cut -d' ' -f1-3 /proc/loadavg)"
     echo "test bed: K storage hosts (one stria-stord, one OST each), s3rver on host s3, clients cli1/cli2;" \
         "a ${SIZE_MB} MiB object, stripe size 4 MiB over all K OSTs; page cache dropped before each timed step"
-    echo "limited: tc tbf at ${RATE_MBIT} Mbit/s each way on every storage host's link and on cli1's (aws's baseline)"
+    echo "${RATE_MBIT}Mbit: tc tbf at ${RATE_MBIT} Mbit/s each way on every storage host's link and on cli1's (aws's baseline)"
+    echo "s3:${RATE_MBIT}Mbit: only each storage host's and cli1's traffic with the s3 host at ${RATE_MBIT} Mbit/s each way" \
+        "(htb), the cluster's network as it is: nodes that reach S3 through a slower way than their fabric"
     echo
     head -c $((SIZE_MB << 20)) /dev/urandom >"$TMP/obj.bin"
     ROWS="$TMP/rows"
@@ -213,26 +257,37 @@ run() {
     for k in $KS; do
         echo "-- K=$k storage hosts"
         bed_up "$k"
-        one "$k" unlimited
+        one "$k" unlimited 1
         limit "$k" "$RATE_MBIT"
-        one "$k" "${RATE_MBIT}Mbit"
+        one "$k" "${RATE_MBIT}Mbit" 0
         limit "$k" off
+        s3limit "$k" "$RATE_MBIT"
+        one "$k" "s3:${RATE_MBIT}Mbit" 1
+        s3limit "$k" off
         "$TB" down "$BED" >/dev/null
         rm -rf "$BED"
     done
     echo
     echo "restore: stria hsm restore from cli1; aws: aws s3 cp of the object to the local disk from cli1"
     echo "vs K=1: restore MiB/s over the same link's K=1; vs aws: aws's time / restore's (above 1: faster)"
+    echo "read: the first read (cat) of the released file through cli1's mount, vs aws: aws's download time / the read's"
+    echo "archive: stria hsm archive of a new file of the same bytes, vs aws: aws s3 cp's upload time from cli1 / the archive's"
     echo "CPU during the restore, in % of one core: s3rver (Node); the K stria-stords; bed: the test bed's" \
         "other processes (the CLI, metad, mgmtd, fuse); kthr: kernel threads; others: the rest of the machine;" \
         "machine: every core ($(($(nproc) * 100))% = all busy, also interrupts and processes that ended meanwhile)"
     echo "disk: $DISK (the OSTs, s3rver's objects, aws's copy), MiB/s read/written during the restore, and busy:" \
         "the share of that time it had I/O in flight"
     echo
-    printf '%-10s %1s %9s %7s %6s %9s %6s %7s %7s %5s %5s %7s %7s %10s %5s\n' link K "restore s" "MiB/s" "vs K=1" \
+    printf '%-12s %1s %9s %7s %6s %9s %6s %7s %7s %5s %5s %7s %7s %10s %5s\n' link K "restore s" "MiB/s" "vs K=1" \
         "aws MiB/s" "vs aws" s3rver stords bed kthr others machine "disk r/w" busy
     awk '{ if (!($1 in base)) base[$1] = $4
-           printf "%-10s %1s %9s %7s %6.2f %9s %6.2f %7s %7s %5s %5s %7s %7s %10s %5s\n", $1, $2, $3, $4, $4 / base[$1], $6, $5 / $3, $7, $8, $9, $10, $11, $12, $13, $14 }' \
+           printf "%-12s %1s %9s %7s %6.2f %9s %6.2f %7s %7s %5s %5s %7s %7s %10s %5s\n", $1, $2, $3, $4, $4 / base[$1], $6, $5 / $3, $7, $8, $9, $10, $11, $12, $13, $14 }' \
+        "$ROWS"
+    echo
+    printf '%-12s %1s %10s %7s %6s %9s %7s %6s %11s\n' link K "read MiB/s" "vs aws" "vs K=1" "archive s" "MiB/s" "vs aws" "aws up MiB/s"
+    awk -v m="$SIZE_MB" '$15 != "-" {
+           r = m / $15; if (!($1 in base)) base[$1] = r
+           printf "%-12s %1s %10.1f %7.2f %6.2f %9.2f %7.1f %6.2f %11.1f\n", $1, $2, r, $5 / $15, r / base[$1], $17, m / $17, $16 / $17, m / $16 }' \
         "$ROWS"
     echo
     echo "done $(date -u +%TZ), load average $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -12,6 +12,9 @@
 #   testbed.sh kill DIR HOST DAEMON / start DIR HOST DAEMON
 #   testbed.sh rate DIR HOST MBIT|off   limit HOST's link to MBIT Mbit/s
 #                              each way (tc tbf), or lift the limit
+#   testbed.sh s3rate DIR HOST MBIT|off   limit only what HOST sends to
+#                              and receives from the s3 host (its way to
+#                              S3), leaving the cluster's network as it is
 #   testbed.sh addr DIR HOST   print HOST's address
 #
 # Hosts: meta (stria-mgmtd and stria-metad, MDT 0), stor1..stor3
@@ -148,6 +151,32 @@ set_rate() {
     tc -n "$(ns sw)" qdisc add dev "$port" root tbf rate "${m}mbit" burst "$burst" latency 50ms
 }
 
+# s3rate HOST MBIT|off: HOST's way to S3 at MBIT Mbit/s each way, the rest
+# of its link as it is: a cluster's nodes reach S3 through a gateway or an
+# uplink slower than the fabric between them. htb on the host's eth0 with
+# what goes to the s3 host in a class of its own, and the same on the
+# host's port of the bridge for what comes from it. Replaces a rate.
+set_s3rate() {
+    local h=$1 m=$2 port burst s3 d
+    addr "$h" >/dev/null
+    s3=$(addr s3)
+    port="p${PFX#sb}$h"
+    tc -n "$(ns "$h")" qdisc del dev eth0 root 2>/dev/null || true
+    tc -n "$(ns sw)" qdisc del dev "$port" root 2>/dev/null || true
+    [ "$m" = off ] && return 0
+    [[ "$m" =~ ^[1-9][0-9]{0,5}$ ]] || die "s3rate: MBIT is a whole number of Mbit/s, or off"
+    burst=$((m * 1000000 / 8 / 100))
+    [ "$burst" -ge 65536 ] || burst=65536
+    for d in "$(ns "$h") eth0 dst" "$(ns sw) $port src"; do
+        set -- $d
+        tc -n "$1" qdisc add dev "$2" root handle 1: htb default 20
+        tc -n "$1" class add dev "$2" parent 1: classid 1:10 htb rate "${m}mbit" ceil "${m}mbit" \
+            burst "$burst" cburst "$burst" quantum 65536
+        tc -n "$1" class add dev "$2" parent 1: classid 1:20 htb rate 100gbit ceil 100gbit quantum 65536
+        tc -n "$1" filter add dev "$2" parent 1: protocol ip prio 1 u32 match ip "$3" "$s3/32" flowid 1:10
+    done
+}
+
 kill_daemon() { # HOST DAEMON [SIGNAL]
     local f="$DIR/run/$1-$2.pid"
     [ -f "$f" ] || return 0
@@ -257,10 +286,11 @@ up) cmd_up "$1" ;;
 down) cmd_down "$1" ;;
 exec) load "$1"; h=$2; shift 2; on "$h" "$@" ;;
 rate) load "$1"; set_rate "$2" "${3:?rate DIR HOST MBIT|off}" ;;
+s3rate) load "$1"; set_s3rate "$2" "${3:?s3rate DIR HOST MBIT|off}" ;;
 addr) load "$1"; addr "$2" ;;
 cut) load "$1"; ip -n "$(ns "$2")" link set eth0 down ;;
 heal) load "$1"; ip -n "$(ns "$2")" link set eth0 up ;;
 kill) load "$1"; kill_daemon "$2" "$3" "${4:-KILL}" ;;
 start) load "$1"; start_daemon "$2" "$3" ;;
-*) die "unknown command $cmd (up, down, exec, cut, heal, kill, start, rate, addr)" ;;
+*) die "unknown command $cmd (up, down, exec, cut, heal, kill, start, rate, s3rate, addr)" ;;
 esac

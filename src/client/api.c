@@ -13,6 +13,7 @@
 #include "file.h"
 #include "gather.h"
 #include "io.h"
+#include "mdcache.h"
 #include "migrate.h"
 #include "ns.h"
 
@@ -678,12 +679,15 @@ int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_dir
     struct proto_dec dec;
     struct proto_dirent de;
     struct proto_attr a = {0};
+    uint8_t xabsent = 0;
     proto_dec_init(&dec, d->buf + d->off, d->b.len - d->off);
     proto_get_dirent(&dec, &de);
     if (d->plus)
-        proto_get_ATTR(&dec, &a);
+        proto_get_dirplus(&dec, &a, &xabsent);
     if (dec.err)
         return -EPROTO;
+    if (plus && xabsent && d->fs->mdc)
+        mdc_note_listed(d->fs->mdc, de.ino, xabsent);
     memset(e, 0, sizeof(*e));
     e->d.ino = de.ino;
     e->d.type = de.type;

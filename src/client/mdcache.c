@@ -50,7 +50,7 @@ struct crec {
      * MDC_LAYOUT_STRIPES stripes (a dataset's files): an open for reading
      * then needs no round trip. Good for as long as the lease. */
     bool have_layout;
-    /* Well-known xattrs (xattr_slot) the MDT said the inode does not
+    /* Well-known xattrs (proto_xattr_known) the MDT said the inode does not
      * have, while its state was xattr_gen: `ls -l` asks for
      * security.selinux of every entry, and nearly no file has one. */
     uint8_t xattr_absent;
@@ -160,8 +160,11 @@ static int instance_mdt(const struct mdc *m, uint64_t instance)
 }
 
 /* Forget what r held: attributes and, for a directory, its names. */
+static void listed_forget(struct mdc *m, uint64_t ino);
+
 static void rec_drop(struct mdc *m, struct crec *r)
 {
+    listed_forget(m, r->ino); /* a revocation: ino changed */
     r->expiry_ms = 0;
     r->have_attr = r->have_perm = false;
     r->have_layout = false;
@@ -344,21 +347,53 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
     return hit;
 }
 
-/* The bit of an xattr name the cache may say is absent, or -1. */
-static int xattr_slot(const char *name)
+/* The set of MDC_LISTED_WAYS slots ino may be in. */
+static struct listed *listed_set(struct mdc *m, uint64_t ino)
 {
-    static const char *const known[] = {"security.selinux", "system.posix_acl_access",
-                                        "system.posix_acl_default", "security.capability"};
-    for (int i = 0; i < (int)(sizeof(known) / sizeof(known[0])); i++)
-        if (!strcmp(name, known[i]))
-            return i;
-    return -1;
+    size_t sets = MDC_LISTED / MDC_LISTED_WAYS;
+    return &m->listed[((ino * 0x9E3779B97F4A7C15ull) >> 40) % sets * MDC_LISTED_WAYS];
+}
+
+/* ino's slot, or NULL (under m->lock). */
+static struct listed *listed_find(struct mdc *m, uint64_t ino)
+{
+    struct listed *set = listed_set(m, ino);
+    for (int i = 0; i < MDC_LISTED_WAYS; i++)
+        if (set[i].ino == ino)
+            return &set[i];
+    return NULL;
+}
+
+/* Forget what a listing said of ino (under m->lock). */
+static void listed_forget(struct mdc *m, uint64_t ino)
+{
+    struct listed *l = listed_find(m, ino);
+    if (l)
+        l->until_ms = 0;
+}
+
+void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent)
+{
+    if (!absent)
+        return;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    /* ino's own slot, else the one that ends first. */
+    struct listed *l = listed_find(m, ino);
+    if (!l) {
+        l = listed_set(m, ino);
+        for (struct listed *o = l + 1; o < listed_set(m, ino) + MDC_LISTED_WAYS; o++)
+            if (o->until_ms < l->until_ms)
+                l = o;
+    }
+    *l = (struct listed){ino, now + MDC_LISTED_MS, absent};
+    pthread_mutex_unlock(&m->lock);
 }
 
 bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *gen)
 {
     *gen = 0;
-    int slot = xattr_slot(name);
+    int slot = proto_xattr_known(name);
     if (slot < 0)
         return false;
     int64_t now = mdc_clock_ms();
@@ -369,6 +404,11 @@ bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *g
         *gen = r->gen;
         absent = r->xattr_gen == r->gen && (r->xattr_absent & (1u << slot));
     }
+    /* Or a listing's word, not older than MDC_LISTED_MS (a revocation of
+     * the lease forgot it). */
+    const struct listed *l = listed_find(m, ino);
+    if (!absent && l && now < l->until_ms)
+        absent = l->absent & (1u << slot);
     pthread_mutex_unlock(&m->lock);
     return absent;
 }
@@ -379,12 +419,13 @@ void mdc_xattr_changed(struct mdc *m, uint64_t ino)
     struct crec *r = home_find(m, ino);
     if (r)
         rec_drop(m, r); /* an answer sent before the change is not kept either */
+    listed_forget(m, ino);
     pthread_mutex_unlock(&m->lock);
 }
 
 void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen)
 {
-    int slot = xattr_slot(name);
+    int slot = proto_xattr_known(name);
     if (slot < 0 || !gen)
         return;
     int64_t now = mdc_clock_ms();

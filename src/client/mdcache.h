@@ -84,6 +84,12 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
  * A change to ino anywhere, this client's too, moves its state and
  * forgets them. */
 bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *gen);
+/* A listing (READDIR plus) said ino has none of the well-known xattrs of
+ * bits absent (proto_xattr_known). Kept for MDC_LISTED_MS with no lease,
+ * as the kernel keeps the attributes that came with it; this client's
+ * own change to ino's xattrs, or a revocation of its lease, forgets it. */
+#define MDC_LISTED_MS 1000
+void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent);
 void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen);
 /* This client is changing ino's xattrs: forget what the cache holds of
  * ino (before the request is sent; the change's reply leases it again). */

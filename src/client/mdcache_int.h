@@ -12,8 +12,10 @@
 #include <stdbool.h>
 #include <stdint.h>
 
-#define BUCKETS  (1u << 16)
-#define NEW_DIRS 1024
+#define BUCKETS         (1u << 16)
+#define NEW_DIRS        1024
+#define MDC_LISTED      4096
+#define MDC_LISTED_WAYS 4
 
 struct crec;  /* a record (mdcache.c) */
 struct cname; /* a name (mdcache.c) */
@@ -42,6 +44,16 @@ struct mdc {
     struct new_dir {
         uint64_t ino, mdts; /* bit k: the part on MDT k */
     } new_dirs[NEW_DIRS];
+    /* What listings said of their entries' well-known xattrs (READDIR
+     * plus's xabsent), leased or not: trusted for MDC_LISTED_MS, as the
+     * kernel trusts the attributes that came with them for its
+     * attr_timeout. Sets of MDC_LISTED_WAYS by inode; a new entry takes
+     * the slot that ends first. */
+    struct listed {
+        uint64_t ino;
+        int64_t until_ms;
+        uint8_t absent;
+    } listed[MDC_LISTED];
     mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
     bool stop;              /* the channels end */
 };

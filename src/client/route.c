@@ -385,7 +385,8 @@ static void shard_next(struct shard_batch *s, bool plus)
     proto_get_dirent(&d, &de);
     if (plus) {
         struct proto_attr a;
-        proto_get_ATTR(&d, &a);
+        uint8_t xabsent;
+        proto_get_dirplus(&d, &a, &xabsent);
     }
     if (d.err)
         return;

@@ -624,6 +624,32 @@ void proto_get_dirent(struct proto_dec *d, struct proto_dirent *v)
         d->err = -EBADMSG;
 }
 
+void proto_put_dirplus(struct proto_enc *e, const struct proto_attr *a, uint8_t xabsent)
+{
+    proto_put_ATTR(e, a);
+    proto_put_U8(e, &xabsent);
+}
+
+void proto_get_dirplus(struct proto_dec *d, struct proto_attr *a, uint8_t *xabsent)
+{
+    proto_get_ATTR(d, a);
+    proto_get_U8(d, xabsent);
+    if (!d->err && (*xabsent >> PROTO_XATTR_KNOWN))
+        d->err = -EBADMSG;
+}
+
+const char *const proto_xattr_known_names[PROTO_XATTR_KNOWN] = {
+    "security.selinux", "system.posix_acl_access", "system.posix_acl_default",
+    "security.capability"};
+
+int proto_xattr_known(const char *name)
+{
+    for (int i = 0; i < PROTO_XATTR_KNOWN; i++)
+        if (!strcmp(name, proto_xattr_known_names[i]))
+            return i;
+    return -1;
+}
+
 /* ---- directory stripes ---- */
 
 bool proto_ds_valid(uint64_t v)

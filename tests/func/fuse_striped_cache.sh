@@ -65,6 +65,18 @@ counts >"$T/l1"
 [ "$(sort -u "$T/names" | wc -l)" -eq "$N" ] || fail "ls -f listed a name twice"
 at_most "$T/l0" "$T/l1" READDIR 6 "ls -f"
 
+step "ls -l asks no MDT for each file's security.selinux: the listing said it has none"
+# ls -l asks every entry for security.selinux; READDIR plus says which
+# well-known xattrs each entry has not, and the mount answers from that.
+counts >"$T/x0"
+t ls -l "$A/s/d" >"$T/long" || fail "ls -l of /s/d"
+counts >"$T/x1"
+[ "$(grep -c ' f[0-9]*$' "$T/long")" -eq "$N" ] || fail "ls -l listed $(grep -c ' f[0-9]*$' "$T/long") files, want $N"
+at_most "$T/x0" "$T/x1" GETXATTR "$BOUND" "ls -l"
+t setfattr -n security.selinux -v label "$A/s/d/f7" || fail "setfattr on f7"
+[ "$(t getfattr --only-values -n security.selinux "$A/s/d/f7")" = label ] ||
+    fail "f7's security.selinux, set through this mount after the listing, is not read back"
+
 step "stat each file twice: answered by the mount"
 for ((i = 0; i < N; i++)); do
     [ -f "$A/s/d/f$i" ] && [ -f "$A/s/d/f$i" ] || fail "stat f$i"

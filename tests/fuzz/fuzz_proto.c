@@ -59,11 +59,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         if (n >= PROTO_HDR_LEN)
             proto_hdr_decode(p, &h);
     } else if (pick == nfns + 1) {
+        /* READDIR's entries, with plus's attributes and xabsent when
+         * the first byte is odd. */
         struct proto_dec d;
         struct proto_dirent de;
+        struct proto_attr a;
+        uint8_t xabsent;
+        bool plus = n && (p[0] & 1);
         proto_dec_init(&d, p, n);
-        while (d.off < d.len && !d.err)
+        while (d.off < d.len && !d.err) {
             proto_get_dirent(&d, &de);
+            if (plus)
+                proto_get_dirplus(&d, &a, &xabsent);
+        }
     } else {
         struct cluster_map m = {0};
         if (map_decode(p, n, &m) == 0)

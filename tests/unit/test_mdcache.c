@@ -402,6 +402,36 @@ static void test_xattr_absent_under_the_lease(void **state)
     assert_false(xattr_absent(m, FILE_INO, sel));
 }
 
+/* READDIR plus's word, with no lease: kept for MDC_LISTED_MS, forgotten
+ * at this client's own change and at a revocation. */
+static void test_xattr_absent_from_a_listing(void **state)
+{
+    (void)state;
+    const char *sel = "security.selinux";
+    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel));
+    assert_true(xattr_absent(m, FILE_INO, sel));
+    assert_int_equal(attr_gen(m, FILE_INO, sel), 0); /* no lease: no answer noted */
+    assert_false(xattr_absent(m, FILE_INO, "system.posix_acl_access"));
+    assert_false(xattr_absent(m, FILE_INO, "user.mine"));
+    assert_false(xattr_absent(m, FILE_INO + 1, sel));
+
+    mdc_xattr_changed(m, FILE_INO);
+    assert_false(xattr_absent(m, FILE_INO, sel));
+
+    /* Under a lease too; a revocation of the lease forgets it. */
+    struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
+    grant(INSTANCE, FILE_INO, 0, 7, LONG_MS, mdc_clock_ms(), &a);
+    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel));
+    assert_true(xattr_absent(m, FILE_INO, sel));
+    hear_revoke(INSTANCE, FILE_INO, 7);
+    assert_false(xattr_absent(m, FILE_INO, sel));
+
+    mdc_note_listed(m, FILE_INO + 2, 1u << proto_xattr_known(sel));
+    assert_true(xattr_absent(m, FILE_INO + 2, sel));
+    usleep((MDC_LISTED_MS + 100) * 1000);
+    assert_false(xattr_absent(m, FILE_INO + 2, sel));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -414,6 +444,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shards_lease_their_own_names, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1443,6 +1443,46 @@ static void test_readdir_errors(void **state)
 
 /* ---- xattrs ----------------------------------------------------------- */
 
+/* READDIR plus says which well-known xattrs an entry has not: those a
+ * GETXATTR would answer ENODATA for (security.*), never system.*, which is
+ * not supported (EOPNOTSUPP). */
+static void test_readdir_plus_xattrs_absent(void **state)
+{
+    struct fx *f = *state;
+    uint64_t d = mk_dir(f, &root_cred, "xd", 0755);
+    uint64_t plain = mk_file(f, &root_cred, "xd/plain", 0644);
+    uint64_t labeled = mk_file(f, &root_cred, "xd/labeled", 0644);
+    assert_int_equal(op_setxattr(f, &root_cred, labeled, "security.selinux", "u:o:t:s0", 0), 0);
+    uint8_t buf[4096];
+    struct proto_readdir_req q = {.cred = root_cred, .ino = d, .max_bytes = sizeof(buf), .plus = 1};
+    struct proto_readdir_rep r;
+    memset(&r, 0, sizeof(r));
+    assert_int_equal(
+        meta_op_readdir(&(struct meta_req){.ctx = &f->ctx, .buf = buf, .buf_len = sizeof(buf)}, &q,
+                        &r),
+        0);
+    assert_int_equal(r.count, 2);
+    struct proto_dec dec;
+    proto_dec_init(&dec, r.entries.p, r.entries.len);
+    int sel = proto_xattr_known("security.selinux"), cap = proto_xattr_known("security.capability");
+    int acl = proto_xattr_known("system.posix_acl_access");
+    assert_true(sel >= 0 && cap >= 0 && acl >= 0);
+    for (uint32_t i = 0; i < r.count; i++) {
+        struct proto_dirent de;
+        struct proto_attr a;
+        uint8_t xabsent;
+        proto_get_dirent(&dec, &de);
+        proto_get_dirplus(&dec, &a, &xabsent);
+        assert_int_equal(dec.err, 0);
+        assert_int_equal(a.ino, de.ino);
+        assert_true(de.ino == plain || de.ino == labeled);
+        assert_int_equal(!!(xabsent & (1u << sel)), de.ino == plain);
+        assert_true(xabsent & (1u << cap));
+        assert_false(xabsent & (1u << acl));
+    }
+    assert_int_equal(dec.off, dec.len);
+}
+
 static void test_xattr(void **state)
 {
     struct fx *f = *state;
@@ -4389,6 +4429,7 @@ int main(void)
         T(test_readdir_stable_under_changes),
         T(test_readdir_errors),
         T(test_xattr),
+        T(test_readdir_plus_xattrs_absent),
         T(test_stripe_inherit),
         T(test_create_for_writing_marks),
         T(test_stripe_errors),

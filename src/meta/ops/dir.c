@@ -26,7 +26,22 @@ struct readdir_state {
 };
 
 /* An entry's bytes at most: dirent, name, and its attributes with plus. */
-#define DIRENT_MAX (8 + 8 + 1 + 2 + PROTO_MAX_NAME + 96)
+#define DIRENT_MAX (8 + 8 + 1 + 2 + PROTO_MAX_NAME + 96 + 1)
+
+/* The well-known xattrs ino does not have (READDIR's xabsent): those a
+ * GETXATTR from anyone would answer ENODATA for. That is security.* only:
+ * system.* (the POSIX ACLs) is answered EOPNOTSUPP (xattr.c, xattr_may). */
+static uint8_t xattrs_absent(struct meta_txn *t, uint64_t ino)
+{
+    uint8_t bits = 0;
+    for (int i = 0; i < PROTO_XATTR_KNOWN; i++) {
+        MDB_val v;
+        if (!strncmp(proto_xattr_known_names[i], "security.", 9) &&
+            meta_xattr_get(t, ino, proto_xattr_known_names[i], &v) == -ENOENT)
+            bits |= (uint8_t)(1u << i);
+    }
+    return bits;
+}
 
 static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, size_t len,
                       uint64_t next)
@@ -38,6 +53,7 @@ static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, s
     if (s->plus) {
         struct meta_inode in;
         struct proto_attr attr;
+        uint8_t xabsent = 0;
         int rc = meta_inode_get_here(s->t, ino, &in);
         if (rc == 0 && (in.flags & META_F_SHARD))
             rc = -EREMOTE; /* the directory's own MDT has its attributes */
@@ -49,9 +65,11 @@ static int readdir_cb(void *arg, uint64_t ino, uint8_t type, const char *name, s
             in.mode = (uint32_t)DTTOIF(type);
         } else if (rc) {
             return rc == -ENOENT ? -EUCLEAN : rc;
+        } else {
+            xabsent = xattrs_absent(s->t, ino);
         }
         meta_inode_attr(&in, &attr);
-        proto_put_ATTR(&s->e, &attr);
+        proto_put_dirplus(&s->e, &attr, xabsent);
     }
     if (s->e.err) {
         s->e.len = before;

@@ -686,7 +686,7 @@ int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_dir
         proto_get_dirplus(&dec, &a, &xabsent);
     if (dec.err)
         return -EPROTO;
-    if (plus && xabsent && d->fs->mdc)
+    if (xabsent && d->fs->mdc) /* a plus batch, whatever the caller asked */
         mdc_note_listed(d->fs->mdc, de.ino, xabsent);
     memset(e, 0, sizeof(*e));
     e->d.ino = de.ino;

@@ -14,7 +14,7 @@
 
 #define BUCKETS         (1u << 16)
 #define NEW_DIRS        1024
-#define MDC_LISTED      4096
+#define MDC_LISTED      65536
 #define MDC_LISTED_WAYS 4
 
 struct crec;  /* a record (mdcache.c) */

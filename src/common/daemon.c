@@ -152,3 +152,23 @@ int daemon_wait(int tick_ms, void (*tick)(void *arg), void *arg)
             tick(arg);
     }
 }
+
+int daemon_client_conf(const char *path, const char *who, const char *host, uint16_t port,
+                       const char *key_path)
+{
+    /* A wildcard listener is reached on loopback. */
+    if (!host[0] || !strcmp(host, "0.0.0.0") || !strcmp(host, "::"))
+        host = "127.0.0.1";
+    char text[4800];
+    int n = snprintf(text, sizeof(text),
+                     "# The client of %s.\n"
+                     "# Written by the daemon at each start; changes are lost.\n"
+                     "mgmt = %s:%u\nkey_file = %s\n",
+                     who, host, port, key_path);
+    if (n < 0 || (size_t)n >= sizeof(text))
+        return -ENAMETOOLONG;
+    int rc = util_write_file_atomic(path, text, (size_t)n, 0600);
+    if (rc)
+        log_error("cannot write %s: %s", path, log_err(rc));
+    return rc;
+}

@@ -78,6 +78,13 @@ int daemon_max_conns(const struct daemon_conf *d);
 void daemon_names(const struct daemon_conf *d, char *node, size_t nodelen, char *adv,
                   size_t advlen);
 
+/* Write path (0600, atomically): the client.conf of a libstria client a
+ * daemon embeds (who says whose, for its comment), reaching mgmt at
+ * host:port (a wildcard host: loopback) with the cluster key at key_path.
+ * Returns 0 or a negative errno, logged. */
+int daemon_client_conf(const char *path, const char *who, const char *host, uint16_t port,
+                       const char *key_path);
+
 /* Wait for SIGINT, SIGTERM or SIGHUP, calling tick (if any) every tick_ms.
  * A daemon calls it once it serves: it tells systemd so first (READY=1),
  * and that it is stopping (STOPPING=1) when the signal comes.

@@ -18,6 +18,7 @@
  */
 #include "policy.h"
 
+#include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
 
@@ -180,25 +181,12 @@ int policy_start(const char *data_dir, const char *host, uint16_t port, const ch
         log_info("policy: off (policy_interval = 0): repositories' policies run only when asked");
         return 0;
     }
-    /* A wildcard listener is reached on loopback. */
-    if (!strcmp(host, "0.0.0.0") || !strcmp(host, "::") || !host[0])
-        host = "127.0.0.1";
-    char text[4800];
     if ((size_t)snprintf(E.conf, sizeof(E.conf), "%s/policy-client.conf", data_dir) >=
         sizeof(E.conf))
         return -ENAMETOOLONG;
-    int n = snprintf(text, sizeof(text),
-                     "# The client of stria-mgmtd's policy engine.\n"
-                     "# Written by stria-mgmtd at each start; changes are lost.\n"
-                     "mgmt = %s:%u\nkey_file = %s\n",
-                     host, port, key_path);
-    if (n < 0 || (size_t)n >= sizeof(text))
-        return -ENAMETOOLONG;
-    int rc = util_write_file_atomic(E.conf, text, (size_t)n, 0600);
-    if (rc) {
-        log_error("cannot write %s: %s", E.conf, log_err(rc));
+    int rc = daemon_client_conf(E.conf, "stria-mgmtd's policy engine", host, port, key_path);
+    if (rc)
         return rc;
-    }
     E.interval_s = interval_s;
     atomic_store(&E.stop, 0);
     if ((rc = pthread_create(&E.th, NULL, engine, NULL))) {

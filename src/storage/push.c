@@ -16,6 +16,7 @@
 #include "mover.h"
 
 #include "../client/io.h"
+#include "../common/daemon.h"
 #include "../common/log.h"
 #include "../common/util.h"
 #include "../proto/layout.h"
@@ -45,7 +46,7 @@ int push_start(struct stord *s, const char *mgmt_host, uint16_t mgmt_port, const
 {
     if (!s->nosts)
         return 0;
-    char dir[4200], text[4600];
+    char dir[4200];
     snprintf(dir, sizeof(dir), "%s/hsm", s->osts[0]->path);
     if (mkdir(dir, 0700) < 0 && errno != EEXIST) {
         int rc = -errno;
@@ -54,15 +55,8 @@ int push_start(struct stord *s, const char *mgmt_host, uint16_t mgmt_port, const
     }
     if ((size_t)snprintf(P.conf, sizeof(P.conf), "%s/client.conf", dir) >= sizeof(P.conf))
         return -ENAMETOOLONG;
-    int n = snprintf(text, sizeof(text),
-                     "# The client of stria-stord's movers: HSM_PUSH reads files through it.\n"
-                     "# Written by stria-stord at each start; changes are lost.\n"
-                     "mgmt = %s:%u\nkey_file = %s\n",
-                     mgmt_host, mgmt_port, key_path);
-    int rc = util_write_file_atomic(P.conf, text, (size_t)n, 0600);
-    if (rc)
-        log_error("cannot write %s: %s", P.conf, log_err(rc));
-    return rc;
+    return daemon_client_conf(P.conf, "stria-stord's movers (HSM_PUSH reads files through it)",
+                              mgmt_host, mgmt_port, key_path);
 }
 
 void push_stop(void)

@@ -159,9 +159,9 @@ static int instance_mdt(const struct mdc *m, uint64_t instance)
     return -1;
 }
 
-/* Forget what r held: attributes and, for a directory, its names. */
 static void listed_forget(struct mdc *m, uint64_t ino);
 
+/* Forget what r held: attributes and, for a directory, its names. */
 static void rec_drop(struct mdc *m, struct crec *r)
 {
     listed_forget(m, r->ino); /* a revocation: ino changed */

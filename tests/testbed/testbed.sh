@@ -133,20 +133,27 @@ start_daemon() {
     echo $! >"$DIR/run/$h-$d.pid"
 }
 
+# rate_clear CMD HOST MBIT: lift HOST's limits; then, unless MBIT is off
+# (status 1), check it and set PORT (HOST's port of the bridge) and BURST.
+rate_clear() {
+    addr "$2" >/dev/null
+    PORT="p${PFX#sb}$2"
+    tc -n "$(ns "$2")" qdisc del dev eth0 root 2>/dev/null || true
+    tc -n "$(ns sw)" qdisc del dev "$PORT" root 2>/dev/null || true
+    [ "$3" = off ] && return 1
+    [[ "$3" =~ ^[1-9][0-9]{0,5}$ ]] || die "$1: MBIT is a whole number of Mbit/s, or off"
+    BURST=$(($3 * 1000000 / 8 / 100))
+    [ "$BURST" -ge 65536 ] || BURST=65536
+}
+
 # rate HOST MBIT|off: HOST's link at MBIT Mbit/s each way, as a slower
 # NIC would be: tbf on the host's eth0 (what it sends) and on its port of
 # the bridge (what it receives). Bursts of 10 ms, queues of at most 50 ms.
 # The qdiscs go with the namespaces at down.
 set_rate() {
     local h=$1 m=$2 port burst
-    addr "$h" >/dev/null
-    port="p${PFX#sb}$h"
-    tc -n "$(ns "$h")" qdisc del dev eth0 root 2>/dev/null || true
-    tc -n "$(ns sw)" qdisc del dev "$port" root 2>/dev/null || true
-    [ "$m" = off ] && return 0
-    [[ "$m" =~ ^[1-9][0-9]{0,5}$ ]] || die "rate: MBIT is a whole number of Mbit/s, or off"
-    burst=$((m * 1000000 / 8 / 100))
-    [ "$burst" -ge 65536 ] || burst=65536
+    rate_clear rate "$h" "$m" || return 0
+    port=$PORT burst=$BURST
     tc -n "$(ns "$h")" qdisc add dev eth0 root tbf rate "${m}mbit" burst "$burst" latency 50ms
     tc -n "$(ns sw)" qdisc add dev "$port" root tbf rate "${m}mbit" burst "$burst" latency 50ms
 }
@@ -158,15 +165,9 @@ set_rate() {
 # host's port of the bridge for what comes from it. Replaces a rate.
 set_s3rate() {
     local h=$1 m=$2 port burst s3 d
-    addr "$h" >/dev/null
     s3=$(addr s3)
-    port="p${PFX#sb}$h"
-    tc -n "$(ns "$h")" qdisc del dev eth0 root 2>/dev/null || true
-    tc -n "$(ns sw)" qdisc del dev "$port" root 2>/dev/null || true
-    [ "$m" = off ] && return 0
-    [[ "$m" =~ ^[1-9][0-9]{0,5}$ ]] || die "s3rate: MBIT is a whole number of Mbit/s, or off"
-    burst=$((m * 1000000 / 8 / 100))
-    [ "$burst" -ge 65536 ] || burst=65536
+    rate_clear s3rate "$h" "$m" || return 0
+    port=$PORT burst=$BURST
     for d in "$(ns "$h") eth0 dst" "$(ns sw) $port src"; do
         set -- $d
         tc -n "$1" qdisc add dev "$2" root handle 1: htb default 20

@@ -158,6 +158,18 @@ static int refresh_size(stria_file_t *f)
     return rc;
 }
 
+/* Before a read of [off, off + len): this client's pending writes to the
+ * file land, the layout covers the range, and a released file's range is
+ * back from its repository. */
+static int read_prepare(stria_file_t *f, uint64_t off, size_t len)
+{
+    gather_drain(f->fs, f->ino);
+    int rc = file_learn(f, off, off + len, false);
+    if (rc)
+        return rc;
+    return layout_released(&f->layout) ? file_fetch_released(f, off, len, false) : 0;
+}
+
 ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
 {
     if (f->is_dir)
@@ -183,15 +195,9 @@ ssize_t stria_pread(stria_file_t *f, void *buf, size_t len, off_t off)
     if ((uint64_t)off >= size || len == 0)
         return 0;
     len = MIN(len, size - (uint64_t)off);
-    gather_drain(f->fs, f->ino);
-    int src = file_learn(f, (uint64_t)off, (uint64_t)off + len, false);
+    int src = read_prepare(f, (uint64_t)off, len);
     if (src)
         return src;
-    if (layout_released(&f->layout)) {
-        int rc = file_fetch_released(f, (uint64_t)off, len, false);
-        if (rc)
-            return rc;
-    }
     size_t took = ra_take(f, buf, len, (uint64_t)off, false);
     if (took == len)
         return (ssize_t)len;
@@ -217,15 +223,9 @@ ssize_t stria_read_range(stria_file_t *f, void *buf, size_t len, off_t off)
         return -EINVAL;
     if (len > SSIZE_MAX)
         len = SSIZE_MAX;
-    gather_drain(f->fs, f->ino);
-    int src = file_learn(f, (uint64_t)off, (uint64_t)off + len, false);
+    int src = read_prepare(f, (uint64_t)off, len);
     if (src)
         return src;
-    if (layout_released(&f->layout)) {
-        int rc = file_fetch_released(f, (uint64_t)off, len, false);
-        if (rc)
-            return rc;
-    }
     /* What the open brought, with the zeros its view saw past the end:
      * the mount's pages of a small file need no request. */
     size_t took = ra_take(f, buf, len, (uint64_t)off, true);

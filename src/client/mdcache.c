@@ -381,8 +381,9 @@ void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent)
     /* ino's own slot, else the one that ends first. */
     struct listed *l = listed_find(m, ino);
     if (!l) {
-        l = listed_set(m, ino);
-        for (struct listed *o = l + 1; o < listed_set(m, ino) + MDC_LISTED_WAYS; o++)
+        struct listed *set = listed_set(m, ino);
+        l = set;
+        for (struct listed *o = set + 1; o < set + MDC_LISTED_WAYS; o++)
             if (o->until_ms < l->until_ms)
                 l = o;
     }

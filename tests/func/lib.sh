@@ -47,7 +47,7 @@ trap teardown EXIT
 trap 'exit 130' INT TERM
 
 fail() { echo "FAIL: $*" >&2; exit 1; }
-step() { echo "== $*"; }
+step() { echo "== [${SECONDS}s] $*"; }
 
 cluster_up() {
     "$STRIA" up --dir "$DIR" "$@" || fail "stria up failed"

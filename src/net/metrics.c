@@ -173,6 +173,13 @@ int net_metrics_text(const struct net_metrics_source *v, const struct net_server
         put_labels(&t, &v[i], NULL);
         put(&t, "} %d\n", f[i].queued);
     }
+    put_family(&t, "stria_requests_parked", "gauge",
+               "Long polls waiting now with no worker (revocation channels).");
+    for (size_t i = 0; i < n; i++) {
+        put(&t, "stria_requests_parked");
+        put_labels(&t, &v[i], NULL);
+        put(&t, "} %d\n", f[i].parked);
+    }
     put_family(&t, "stria_workers", "gauge", "Worker threads now, busy or not.");
     for (size_t i = 0; i < n; i++) {
         put(&t, "stria_workers");

@@ -9,8 +9,9 @@
  * non-blocking reads into pooled buffers, as the bytes come: no peer can
  * make it wait. A whole request goes to the fair queue, and the
  * connection leaves epoll (EPOLLONESHOT) until a worker has sent its
- * reply and arms it again. An idle connection is thus a small struct and
- * its socket; its buffers exist only while a request is in it.
+ * reply and arms it again, or until a request its handler parked (a long
+ * poll, srv_park.c) has been answered. An idle connection is thus a small
+ * struct and its socket; its buffers exist only while a request is in it.
  *
  * Lengths are checked in proto_hdr_decode before any read or allocation.
  * A bad header (wrong magic, checksum, oversize) closes the connection:
@@ -115,6 +116,7 @@ void srv_conn_close(struct srv_conn *sc)
     if (s->o.on_close)
         s->o.on_close(s->o.ctx, sc);
     pthread_mutex_lock(&s->lock);
+    srv_park_close(sc);
     srv_clients_fold(s, sc);
     if (sc->prev)
         sc->prev->next = sc->next;
@@ -126,7 +128,8 @@ void srv_conn_close(struct srv_conn *sc)
     pthread_cond_broadcast(&s->drained);
     pthread_mutex_unlock(&s->lock);
     close(sc->fd); /* which takes it out of epoll */
-    srv_buf_put(s, sc->payload, sc->h.payload_len);
+    if (srv_payload_pooled(sc))
+        srv_buf_put(s, sc->payload, sc->h.payload_len);
     srv_buf_put(s, sc->bulk, sc->h.bulk_len);
     free(sc);
 }
@@ -427,7 +430,8 @@ static void *loop_main(void *arg)
     struct epoll_event evs[LOOP_EVENTS];
     int64_t accept_paused_until = 0, next_tick = 0;
     for (;;) {
-        int timeout = s->timed || accept_paused_until ? TICK_MS : -1;
+        bool parked = __atomic_load_n(&s->nparked, __ATOMIC_RELAXED) > 0;
+        int timeout = s->timed || parked || accept_paused_until ? TICK_MS : -1;
         int n = epoll_wait(s->ep, evs, LOOP_EVENTS, timeout);
         if (n < 0 && errno != EINTR) {
             log_error("epoll_wait: %s", strerror(errno));
@@ -436,9 +440,15 @@ static void *loop_main(void *arg)
         bool stop = false;
         for (int i = 0; i < n; i++) {
             void *p = evs[i].data.ptr;
-            if (p == &s->wake_fd)
-                stop = true;
-            else if (p == &s->lfd) {
+            if (p == &s->wake_fd) {
+                /* Stopping, or the first request parked: ticks begin. */
+                uint64_t v;
+                if (read(s->wake_fd, &v, sizeof(v)) < 0 && errno != EAGAIN)
+                    log_warn("cannot read the event loop's wake: %s", strerror(errno));
+                pthread_mutex_lock(&s->lock);
+                stop = s->stopping;
+                pthread_mutex_unlock(&s->lock);
+            } else if (p == &s->lfd) {
                 if (!accept_ready(s)) {
                     struct epoll_event ev = {.events = 0, .data.ptr = &s->lfd};
                     epoll_ctl(s->ep, EPOLL_CTL_MOD, s->lfd, &ev);
@@ -455,8 +465,9 @@ static void *loop_main(void *arg)
             epoll_ctl(s->ep, EPOLL_CTL_MOD, s->lfd, &ev);
             accept_paused_until = 0;
         }
-        if (s->timed && now >= next_tick) {
+        if ((s->timed || parked) && now >= next_tick) {
             deadlines(s, now);
+            srv_park_expire(s, now);
             next_tick = now + TICK_MS * 1000000ll;
         }
     }
@@ -500,9 +511,9 @@ static int listen_on(struct net_server *s, const struct net_server_opts *o)
 
 static void server_free(struct net_server *s)
 {
+    srv_queue_free(s); /* before the connections it names are freed */
     while (s->conns)
         srv_conn_close(s->conns);
-    srv_queue_free(s);
     for (unsigned c = 0; c < SRV_POOL_CLASSES; c++) {
         for (uint32_t i = 0; i < s->pool[c].n; i++)
             free(s->pool[c].free[i]);

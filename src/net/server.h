@@ -31,7 +31,11 @@ struct net_req {
      * queues it for its turn adds to it (the MDT's group commit, the
      * server before the handler). STATS counts it apart from service. */
     uint64_t wait_ns;
+    /* Why a parked request is served again (net_park): 0 the first time,
+     * NET_WOKEN after net_wake, NET_EXPIRED once its time ran out. */
+    uint8_t woken;
 };
+enum { NET_WOKEN = 1, NET_EXPIRED = 2 };
 struct net_rep {
     struct proto_enc enc; /* reply payload */
     const void *bulk;     /* reply bulk, e.g. from net_scratch */
@@ -51,8 +55,26 @@ struct net_rep {
 };
 
 /* Handler: decode req->dec, do the work, encode into rep->enc. Returns 0 or
- * a negative errno sent as the reply status (the payload is then dropped). */
+ * a negative errno sent as the reply status (the payload is then dropped),
+ * or NET_PARKED (below). */
 typedef int (*net_handler_fn)(void *ctx, struct net_req *req, struct net_rep *rep);
+
+/* Answering later, without holding a worker: a long poll. A handler with
+ * nothing to answer yet takes an id for its request from net_park, hands
+ * the id to whatever will have the answer and returns NET_PARKED. Its
+ * connection then waits with no worker and no pooled buffer until
+ * net_wake(id) or until ms have passed, and the handler is called again
+ * for the same request (net_req.woken says why), in its turn with the
+ * others. A handler that took an id and answers at once instead, or a
+ * connection that closes, makes the id stale: net_wake of a stale id does
+ * nothing. net_park returns 0 (the handler must answer now) for a request
+ * the reply cache keeps. */
+#define NET_PARKED 1
+uint64_t net_park(struct net_req *req, int ms);
+struct net_server;
+/* Serve parked request id again; any thread, any time before
+ * net_server_stop returns. */
+void net_wake(struct net_server *s, uint64_t id);
 
 struct net_server_opts {
     const char *host;
@@ -112,6 +134,7 @@ struct net_server_figures {
     uint64_t uptime_ns;
     int connections; /* open now, authenticated or not */
     int queued;      /* whole requests waiting for a worker */
+    int parked;      /* requests parked by their handler (net_park) */
     int workers;     /* worker threads, busy or not */
     struct net_op_figures ops[PROTO_OP_MAX];
     /* The busiest clients, most requests first. A revocation channel's long

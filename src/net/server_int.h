@@ -21,6 +21,15 @@
 
 #define SRV_CLIENTS_KEPT 1024 /* clients of closed connections remembered */
 
+/* Where a request the handler parked stands: it took an id (TAKEN) while
+ * the handler runs; net_wake came before the worker was done with it
+ * (WOKEN); it waits with no worker (PARKED). */
+enum srv_park { PARK_NONE, PARK_TAKEN, PARK_WOKEN, PARK_PARKED };
+/* A parked request's payload up to this size is kept in its connection,
+ * and its pooled buffer goes back. */
+#define SRV_PARK_INLINE 32
+#define SRV_PBUCKETS    1024
+
 /* Which part of a message the loop is reading. */
 enum srv_part { PART_HDR, PART_PAYLOAD, PART_BULK, PART_DRAIN };
 
@@ -48,6 +57,14 @@ struct srv_conn {
     struct srv_conn *tnext, *tprev; /* those with a deadline (the loop's) */
     bool timed;
     struct srv_conn *qnext; /* in its client's queue (srv->qlock) */
+    /* Its request parked by the handler (srv_park.c; srv->lock). */
+    uint64_t park_id; /* 0: none */
+    uint8_t park;     /* enum srv_park */
+    uint8_t woken;    /* net_req.woken of its next serving */
+    int64_t park_until_ns;
+    struct srv_conn *pnext, *pprev; /* parked: the server's list */
+    struct srv_conn *phnext;        /* with an id: its hash bucket */
+    uint8_t inl[SRV_PARK_INLINE];   /* a parked request's small payload */
 };
 
 /* What one kind of request cost (STATS), updated with relaxed atomics by
@@ -92,6 +109,12 @@ struct net_server {
     struct net_client_figures gone[SRV_CLIENTS_KEPT];
     int ngone;
     struct srv_conn *timed; /* the loop's own: deadlines to watch */
+    /* Requests their handler parked (srv_park.c; lock): those waiting, and
+     * every id taken and not yet served again, by id. */
+    struct srv_conn *parked;
+    int nparked;
+    uint64_t park_seq;
+    struct srv_conn *phash[SRV_PBUCKETS];
 
     /* The fair queue and the workers (qlock). A revocation channel's long
      * poll goes first and never waits for a free worker: the requests it
@@ -131,6 +154,24 @@ void srv_queue_free(struct net_server *s);
 /* A pooled buffer of at least len bytes, page-aligned; NULL if none. */
 void *srv_buf_get(struct net_server *s, uint32_t len);
 void srv_buf_put(struct net_server *s, void *p, uint32_t len);
+
+/* srv_park.c */
+/* After a handler returned NET_PARKED: sc waits, or is queued again at
+ * once if net_wake came meanwhile. Its payload moves into sc->inl when it
+ * fits. */
+void srv_park(struct srv_conn *sc);
+/* A handler returned status for sc: NET_PARKED if it parked with an id
+ * (-EIO without one); else an id it took goes stale. */
+int srv_park_settle(struct srv_conn *sc, int status);
+/* sc closes (srv->lock held): its id goes stale. */
+void srv_park_close(struct srv_conn *sc);
+/* The loop's tick: requests parked past their time are served again. */
+void srv_park_expire(struct net_server *s, int64_t now);
+/* Whether p is sc's pooled payload (not its inline copy). */
+static inline bool srv_payload_pooled(const struct srv_conn *sc)
+{
+    return sc->payload && sc->payload != sc->inl;
+}
 
 /* server.c */
 /* Arm sc in the loop again, its request served (the worker's last step). */

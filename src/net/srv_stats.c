@@ -147,6 +147,7 @@ int net_server_figures(struct net_server *s, struct net_server_figures *out, boo
     out->uptime_ns = util_now_mono_ns() - s->started_ns;
     pthread_mutex_lock(&s->lock);
     out->connections = s->nconns;
+    out->parked = s->nparked;
     pthread_mutex_unlock(&s->lock);
     pthread_mutex_lock(&s->qlock);
     out->queued = (int)s->nqueued;

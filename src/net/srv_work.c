@@ -13,13 +13,14 @@
  * Workers. There are at least WORKERS_MIN; the loop starts another when
  * more requests wait than workers sleep, up to max_workers. Handlers may
  * block (the MDT's group commit, a call to another MDT, S3), which is why
- * the pool grows rather than staying at the core count. Two kinds of
- * waits are not counted against the limit, or they could wait for each
- * other forever: a revocation channel's long poll (LEASE_POLL), which is
- * served before everything else, since requests held at the write-behind
- * gate may be waiting for its acknowledgement; and a request held at
- * that gate (on_enter). A heartbeat to mgmtd goes first too (goes_first).
- * A worker left idle for WORKER_IDLE_MS exits.
+ * the pool grows rather than staying at the core count. A long poll
+ * (the MDT's revocation channel, LEASE_POLL) holds no worker while it
+ * waits: its handler parks it (srv_park.c). When it has something to say
+ * it is served before everything else and is not counted against the
+ * limit, since requests held at the write-behind gate may be waiting for
+ * its acknowledgement; nor is a request held at that gate (on_enter), or
+ * the two could wait for each other forever. A heartbeat to mgmtd goes
+ * first too (goes_first). A worker left idle for WORKER_IDLE_MS exits.
  *
  * Buffers. A request's payload and bulk come from a pool of page-aligned
  * buffers in power-of-two classes; an idle connection holds none. The
@@ -255,8 +256,9 @@ void srv_queue_free(struct net_server *s)
 
 /* ---- serving one request ---- */
 
-/* Serve sc's whole request and send its reply. Returns 0, or a negative
- * errno when the connection must close. A function of its own, kept out
+/* Serve sc's whole request and send its reply. Returns 0, NET_PARKED
+ * (its handler parked it: nothing was sent), or a negative errno when the
+ * connection must close. A function of its own, kept out
  * of line: the benchmarks count the instructions spent here (callgrind
  * --toggle-collect=req_serve), which are per request, apart from the
  * loop's reading and the handshake. */
@@ -302,7 +304,8 @@ static __attribute__((noinline)) int req_serve(struct srv_worker *w, struct srv_
                           .peer = sc->peer,
                           .conn = sc,
                           .worker = w,
-                          .wait_ns = queued};
+                          .wait_ns = queued,
+                          .woken = sc->woken};
     proto_dec_init(&req.dec, sc->payload, h.payload_len);
     struct net_rep rep = {0};
     proto_enc_init(&rep.enc, w->reply, PROTO_MAX_REP_PAYLOAD);
@@ -325,6 +328,8 @@ static __attribute__((noinline)) int req_serve(struct srv_worker *w, struct srv_
         status = fn(s->o.ctx, &req, &rep);
         if (s->o.on_leave)
             s->o.on_leave(s->o.ctx, &req);
+        if ((status = srv_park_settle(sc, status)) == NET_PARKED)
+            return NET_PARKED; /* no reply yet, and no figures */
     }
     if (status == 0 && rep.enc.err)
         status = rep.enc.err;
@@ -375,12 +380,18 @@ static void serve(struct srv_worker *w, struct srv_conn *sc)
 {
     struct net_server *s = w->srv;
     int rc = req_serve(w, sc);
-    srv_buf_put(s, sc->payload, sc->h.payload_len);
+    if (rc == NET_PARKED) {
+        srv_park(sc);
+        return;
+    }
+    if (srv_payload_pooled(sc))
+        srv_buf_put(s, sc->payload, sc->h.payload_len);
     srv_buf_put(s, sc->bulk, sc->h.bulk_len);
     sc->payload = sc->bulk = NULL;
     sc->part = PART_HDR;
     sc->got = 0;
     sc->refuse = 0;
+    sc->woken = 0;
     if (rc)
         srv_conn_close(sc);
     else

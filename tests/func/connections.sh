@@ -3,7 +3,9 @@
 # authenticated clients, none refused, every one answered, and an idle
 # connection costs kilobytes and no thread of its own; peers that never
 # authenticate are closed by the handshake timeout while a real client
-# that comes at the same time is served.
+# that comes at the same time is served. Against stria-metad every client
+# then also opens a revocation channel, as a mount's cache does, and all of
+# them wait in a long poll at once: that costs no thread per client either.
 #
 # CONNS (default 10000) clients per daemon; MAX_THREADS (1000) the most
 # threads a daemon may have while it holds them; MAX_KB (64) the most
@@ -45,12 +47,13 @@ problem() {
 # val LINE KEY: the value of KEY=... in flood's summary line.
 val() { sed -n "s/.* $2=\([^ ]*\).*/\1/p" <<<"$1"; }
 
-# hold NAME PORT: CONNS clients held by daemon NAME, figures printed and checked.
+# hold NAME PORT [--poll]: CONNS clients held by daemon NAME, figures
+# printed and checked.
 hold() {
-    local name=$1 port=$2 pid line rc=0
+    local name=$1 port=$2 poll=${3:-} pid line rc=0
     pid=$(daemon_pid "$name")
     step "stria-$name (pid $pid, open-file limit $(awk '/^Max open files/ {print $4}' "/proc/$pid/limits")): $CONNS clients at once"
-    line=$("$BUILD/tests/flood" 127.0.0.1 "$port" "$DIR/cluster.key" "$CONNS" --pid "$pid") || rc=$?
+    line=$("$BUILD/tests/flood" 127.0.0.1 "$port" "$DIR/cluster.key" "$CONNS" --pid "$pid" $poll) || rc=$?
     echo "   $line"
     [ -n "$line" ] || fail "flood against stria-$name printed nothing (exit $rc)"
     echo "   stria-$name: $(val "$line" connected) of $CONNS connected in $(val "$line" connect_s) s," \
@@ -68,9 +71,17 @@ hold() {
         problem "stria-$name: $(val "$line" kb_per_conn) kB per idle connection (at most $MAX_KB)"
     [ "$(val "$line" threads_held)" -le "$MAX_THREADS" ] ||
         problem "stria-$name: $(val "$line" threads_held) threads for $CONNS connections (at most $MAX_THREADS)"
+    if [ -n "$poll" ]; then
+        echo "   stria-$name: $(val "$line" polls) of $CONNS revocation channels' long polls answered;" \
+            "threads $(val "$line" threads_polls) while they all waited"
+        [ "$(val "$line" polls)" = "$CONNS" ] ||
+            problem "stria-$name: $(val "$line" polls) of $CONNS long polls answered"
+        [ "$(val "$line" threads_polls)" -gt 0 ] && [ "$(val "$line" threads_polls)" -le "$MAX_THREADS" ] ||
+            problem "stria-$name: $(val "$line" threads_polls) threads while $CONNS long polls waited (at most $MAX_THREADS)"
+    fi
 }
 
-hold metad "$META_PORT"
+hold metad "$META_PORT" --poll
 hold stord "$STOR_PORT"
 
 step "stria-metad: $RAW peers that never authenticate, closed within ${HANDSHAKE_MS} ms + slack"

@@ -20,8 +20,16 @@
  * are read before, while the connections are held (after the first
  * PINGs), and once they are closed and the daemon has let its threads go.
  *
+ * With --poll (against stria-metad), every connection then becomes a
+ * client's revocation channel, as a mount's metadata cache opens one: a
+ * first LEASE_POLL, answered at once on a new channel, then a second one
+ * on every connection together, which has nothing to hear and waits its
+ * second at the MDT. The daemon's threads are read while all of them
+ * wait (they must not cost a thread each), and every one must be
+ * answered.
+ *
  * Usage: flood HOST PORT KEY_FILE N [--raw M] [--raw-wait SEC] [--threads T]
- *              [--pid PID] [--hold SEC]
+ *              [--pid PID] [--hold SEC] [--poll]
  *
  * Prints one line of key=value pairs (for the script to check), and the
  * first error of each kind. Exits 1 if an authenticated connection failed
@@ -59,6 +67,11 @@ static uint64_t id_base;
 static atomic_int connect_failed, unanswered;
 static pthread_mutex_t err_lock = PTHREAD_MUTEX_INITIALIZER;
 static char first_connect_err[160], first_ping_err[160];
+/* What a round sends on every connection, and the ids of its requests. */
+static uint16_t round_op = PROTO_OP_PING;
+static uint8_t round_payload[64];
+static uint32_t round_plen;
+static uint64_t *reqids;
 
 static double now_s(void)
 {
@@ -103,29 +116,34 @@ static void *connect_share(void *arg)
     return NULL;
 }
 
-/* A PING on each connection of the share, all sent first, then each reply
- * read, none waited for past the round's deadline. A connection that fails
- * is closed (and counted) so later rounds skip it. */
-static void *ping_share(void *arg)
+/* Fail connection i of a round: counted, closed, skipped from then on. */
+static void round_fail(int i, const char *what, int rc)
+{
+    atomic_fetch_add(&unanswered, 1);
+    note_err(first_ping_err, what, i, rc);
+    net_close(conns[i]);
+    conns[i] = NULL;
+}
+
+/* The round's request on each connection of the share. */
+static void *send_share(void *arg)
 {
     struct share *s = arg;
-    int n = s->hi - s->lo;
-    uint64_t *reqids = calloc((size_t)(n > 0 ? n : 1), sizeof(*reqids));
-    if (!reqids) {
-        atomic_fetch_add(&unanswered, n);
-        return NULL;
-    }
     for (int i = s->lo; i < s->hi; i++) {
         if (!conns[i])
             continue;
-        int rc = net_send(conns[i], PROTO_OP_PING, NULL, 0, NULL, 0, &reqids[i - s->lo]);
-        if (rc) {
-            atomic_fetch_add(&unanswered, 1);
-            note_err(first_ping_err, "send", i, rc);
-            net_close(conns[i]);
-            conns[i] = NULL;
-        }
+        int rc = net_send(conns[i], round_op, round_plen ? round_payload : NULL, round_plen, NULL,
+                          0, &reqids[i]);
+        if (rc)
+            round_fail(i, "send", rc);
     }
+    return NULL;
+}
+
+/* Each reply of the share, none waited for past the round's deadline. */
+static void *recv_share(void *arg)
+{
+    struct share *s = arg;
     for (int i = s->lo; i < s->hi; i++) {
         if (!conns[i])
             continue;
@@ -134,17 +152,20 @@ static void *ping_share(void *arg)
         int rc = -ETIMEDOUT;
         if (left_ms > 0) {
             net_set_timeout(conns[i], left_ms);
-            rc = net_recv(conns[i], reqids[i - s->lo], NULL, 0, NULL, &transport);
+            rc = net_recv(conns[i], reqids[i], NULL, 0, NULL, &transport);
         }
-        if (rc) {
-            atomic_fetch_add(&unanswered, 1);
-            note_err(first_ping_err, "reply", i, rc);
-            net_close(conns[i]);
-            conns[i] = NULL;
-        }
+        if (rc)
+            round_fail(i, "reply", rc);
     }
-    free(reqids);
     return NULL;
+}
+
+/* A request on each connection of the share, all sent first, then each
+ * reply read. */
+static void *ping_share(void *arg)
+{
+    send_share(arg);
+    return recv_share(arg);
 }
 
 /* Run fn over the connections split among the threads. */
@@ -165,13 +186,44 @@ static void run_shares(void *(*fn)(void *), double deadline)
             pthread_join(sh[t].t, NULL);
 }
 
+static void proc_status(int pid, long *rss_kb, long *threads);
+
+static int open_conns(void)
+{
+    int open = 0;
+    for (int i = 0; i < nconns; i++)
+        open += conns[i] != NULL;
+    return open;
+}
+
 /* One round of PINGs; returns how many were answered. */
 static int ping_round(void)
 {
-    int before = atomic_load(&unanswered), open = 0;
-    for (int i = 0; i < nconns; i++)
-        open += conns[i] != NULL;
+    int before = atomic_load(&unanswered), open = open_conns();
     run_shares(ping_share, now_s() + PING_ROUND_S);
+    return open - (atomic_load(&unanswered) - before);
+}
+
+/* Every connection a revocation channel, then a poll on each that waits
+ * at the MDT: the daemon's threads while they wait in *threads; returns
+ * how many of the waiting polls were answered. */
+static int poll_rounds(int pid, long *threads)
+{
+    struct proto_enc e;
+    proto_enc_init(&e, round_payload, sizeof(round_payload));
+    proto_enc_lease_poll_req(&e, &(struct proto_lease_poll_req){0});
+    round_op = PROTO_OP_LEASE_POLL;
+    round_plen = (uint32_t)e.len;
+    run_shares(ping_share, now_s() + PING_ROUND_S); /* new channels: answered at once */
+    int before = atomic_load(&unanswered), open = open_conns();
+    double t0 = now_s();
+    run_shares(send_share, t0 + PING_ROUND_S);
+    usleep(300000); /* well inside the MDT's second */
+    long rss;
+    proc_status(pid, &rss, threads);
+    run_shares(recv_share, t0 + PING_ROUND_S);
+    round_op = PROTO_OP_PING;
+    round_plen = 0;
     return open - (atomic_load(&unanswered) - before);
 }
 
@@ -249,7 +301,7 @@ static void usage(const char *prog)
 {
     fprintf(stderr,
             "usage: %s HOST PORT KEY_FILE N [--raw M] [--raw-wait SEC] [--threads T] "
-            "[--pid PID] [--hold SEC]\n",
+            "[--pid PID] [--hold SEC] [--poll]\n",
             prog);
 }
 
@@ -264,7 +316,12 @@ int main(int argc, char **argv)
     nconns = atoi(argv[4]);
     int nraw = 0, pid = 0;
     double raw_wait = 10, hold = 0;
+    bool poll = false;
     for (int i = 5; i < argc; i++) {
+        if (!strcmp(argv[i], "--poll")) {
+            poll = true;
+            continue;
+        }
         if (i + 1 >= argc) {
             usage(argv[0]);
             return 2;
@@ -316,10 +373,11 @@ int main(int argc, char **argv)
     }
 
     conns = calloc((size_t)(nconns > 0 ? nconns : 1), sizeof(*conns));
+    reqids = calloc((size_t)(nconns > 0 ? nconns : 1), sizeof(*reqids));
     struct raw r = {.n = nraw, .wait_s = raw_wait};
     r.fds = calloc((size_t)(nraw > 0 ? nraw : 1), sizeof(*r.fds));
     r.closed_at = calloc((size_t)(nraw > 0 ? nraw : 1), sizeof(*r.closed_at));
-    if (!conns || !r.fds || !r.closed_at) {
+    if (!conns || !reqids || !r.fds || !r.closed_at) {
         fprintf(stderr, "flood: out of memory\n");
         return 2;
     }
@@ -353,6 +411,8 @@ int main(int argc, char **argv)
     int answered = ping_round();
     double ping_s = now_s() - t0;
     proc_status(pid, &rss1, &thr1);
+    long thr_polls = -1;
+    int polls = poll ? poll_rounds(pid, &thr_polls) : 0;
 
     if (watching)
         pthread_join(raw_t, NULL);
@@ -379,10 +439,10 @@ int main(int argc, char **argv)
            "connect_s=%.2f ping_s=%.2f raw=%d raw_failed=%d raw_closed=%d raw_open=%d "
            "raw_first_s=%.2f raw_last_s=%.2f rss_before_kb=%ld rss_held_kb=%ld "
            "rss_closed_kb=%ld kb_per_conn=%.1f threads_before=%ld threads_held=%ld "
-           "threads_closed=%ld\n",
+           "threads_closed=%ld polls=%d threads_polls=%ld\n",
            port, nconns, connected, nconns - connected, answered, answered_again, connect_s, ping_s,
            nraw, raw_failed, r.closed - raw_failed, raw_open, nraw ? r.first : 0, nraw ? r.last : 0,
-           rss0, rss1, rss2, kb_per_conn, thr0, thr1, thr2);
+           rss0, rss1, rss2, kb_per_conn, thr0, thr1, thr2, polls, thr_polls);
     if (first_connect_err[0])
         fprintf(stderr, "flood: first connect failure: %s\n", first_connect_err);
     if (first_ping_err[0])
@@ -392,9 +452,10 @@ int main(int argc, char **argv)
                 raw_open, nraw, raw_wait);
 
     free(conns);
+    free(reqids);
     free(r.fds);
     free(r.closed_at);
     bool ok = connected == nconns && answered == nconns && answered_again == nconns &&
-              raw_open == 0 && raw_failed == 0;
+              raw_open == 0 && raw_failed == 0 && (!poll || polls == nconns);
     return ok ? 0 : 1;
 }

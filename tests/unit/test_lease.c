@@ -6,9 +6,11 @@
  * out); and the write-behind grant: given only to a request running
  * alone, renewed for its holder, and revoked by any other client's request,
  * which waits until the holder acknowledges (or its channel closes, or the
- * grant runs out). Clients are numbers and channels are addresses, as metad passes
- * them; a change by another client runs on its own thread, since it
- * blocks until the holder answers.
+ * grant runs out). A poll with nothing to say parks and is woken when
+ * there is (a revocation, its channel replaced, the table stopping).
+ * Clients are numbers and channels are addresses, as metad passes them; a
+ * change by another client runs on its own thread, since it blocks until
+ * the holder answers.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -20,6 +22,7 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 #define A 0xaaull /* a client with a revocation channel */
 #define B 0xbbull /* another client */
@@ -35,10 +38,52 @@ static uint64_t get64(const uint8_t *p)
     return v;
 }
 
-/* Open (or poll) A's channel without waiting; returns the revocations. */
+/* Open (or poll) A's channel without parking; returns the revocations. */
 static uint32_t poll_a(struct lease_tab *t, uint64_t acked, uint64_t *first)
 {
-    return lease_poll(t, A, &chan_a, acked, false, 0, buf, sizeof(buf), first);
+    int n = lease_poll(t, A, &chan_a, acked, false, 0, false, buf, sizeof(buf), first);
+    assert_true(n >= 0);
+    return (uint32_t)n;
+}
+
+/* What metad's server does with a parked poll, as the table sees it: the
+ * ids it was woken for, the last first. */
+static uint64_t woken[16];
+static int nwoken; /* atomic */
+static uint64_t next_park;
+
+static void wake(void *ctx, uint64_t park)
+{
+    (void)ctx;
+    int i = __atomic_load_n(&nwoken, __ATOMIC_SEQ_CST);
+    if (i < 16)
+        woken[i] = park;
+    __atomic_store_n(&nwoken, i + 1, __ATOMIC_SEQ_CST);
+}
+
+static bool was_woken(uint64_t park)
+{
+    int n = __atomic_load_n(&nwoken, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < n && i < 16; i++)
+        if (woken[i] == park)
+            return true;
+    return false;
+}
+
+/* Poll client's channel conn as a server would: it parks with nothing to
+ * say, and is served again once woken or after ms. */
+static uint32_t poll_wait(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, int ms,
+                          uint64_t *first)
+{
+    uint64_t park = ++next_park;
+    int n = lease_poll(t, client, conn, acked, false, park, false, buf, sizeof(buf), first);
+    if (n != LEASE_PARKED)
+        return (uint32_t)n;
+    for (int i = 0; i < ms && !was_woken(park); i++)
+        usleep(1000);
+    n = lease_poll(t, client, conn, acked, false, 0, true, buf, sizeof(buf), first);
+    assert_true(n >= 0);
+    return (uint32_t)n;
 }
 
 /* A table whose leases last term_ms, with A's channel open. */
@@ -47,6 +92,8 @@ static struct lease_tab *table_with_a(uint32_t term_ms)
     struct lease_tab *t;
     uint64_t first;
     assert_int_equal(lease_tab_create(term_ms, &t), 0);
+    lease_set_wake(t, wake, NULL);
+    __atomic_store_n(&nwoken, 0, __ATOMIC_SEQ_CST);
     poll_a(t, 0, &first);
     return t;
 }
@@ -101,7 +148,7 @@ static void test_revoked_before_change_is_acknowledged(void **state)
     assert_int_equal(pthread_create(&th, NULL, change_main, &c), 0);
     /* A hears of it on its channel; until it acknowledges, the change waits
      * (its lease has ten minutes left). */
-    uint32_t n = lease_poll(t, A, &chan_a, 0, false, 60000, buf, sizeof(buf), &first);
+    uint32_t n = poll_wait(t, A, &chan_a, 0, 60000, &first);
     assert_int_equal(n, 1);
     assert_int_equal(get64(buf), 10);
     assert_int_equal(get64(buf + 8), l.gen);
@@ -233,7 +280,7 @@ static void test_overflow_revokes_everything(void **state)
     uint32_t got = 0;
     uint64_t acked = 0;
     for (int i = 0; i < 100 && got < 2; i++) {
-        uint32_t n = lease_poll(t, A, &chan_a, acked, false, 1000, buf, sizeof(buf), &first);
+        uint32_t n = poll_wait(t, A, &chan_a, acked, 1000, &first);
         if (n) {
             got += n;
             acked = first + n - 1;
@@ -311,7 +358,7 @@ static void test_wb_revoked_by_another_clients_request(void **state)
     /* A hears inode 0 with the grant's number, and B waits for the ack
      * (the grant has ten minutes left); A's requests (its queue being sent)
      * still pass meanwhile, and the grant is not renewed. */
-    uint32_t n = lease_poll(t, A, &chan_a, 0, false, 60000, buf, sizeof(buf), &first);
+    uint32_t n = poll_wait(t, A, &chan_a, 0, 60000, &first);
     assert_int_equal(n, 1);
     assert_int_equal(get64(buf), 0);
     assert_int_equal(get64(buf + 8), id);
@@ -353,6 +400,79 @@ static void test_wb_holder_gone_or_expired_is_not_waited_for(void **state)
     lease_tab_destroy(t);
 }
 
+/* ---- parked polls ---- */
+
+static void test_poll_parks_until_a_revocation(void **state)
+{
+    (void)state;
+    uint64_t first;
+    struct lease_tab *t = table_with_a(600000);
+    grant(t, A, 10, lease_read_begin(t));
+    /* Nothing to say: the poll parks, and nobody wakes it. */
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 7, false, buf, sizeof(buf), &first),
+                     LEASE_PARKED);
+    assert_false(was_woken(7));
+    /* Its time runs out: served again, it answers nothing. */
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 0, true, buf, sizeof(buf), &first), 0);
+    /* Parked again; a change of inode 10 by B wakes it, and the poll
+     * served again carries the revocation. */
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 8, false, buf, sizeof(buf), &first),
+                     LEASE_PARKED);
+    struct change c;
+    change_one(&c, t, B, 10);
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, change_main, &c), 0);
+    for (int i = 0; i < 60000 && !was_woken(8); i++)
+        usleep(1000);
+    assert_true(was_woken(8));
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 0, true, buf, sizeof(buf), &first), 1);
+    assert_int_equal(get64(buf), 10);
+    assert_int_equal(poll_a(t, first, &first), 0);
+    pthread_join(th, NULL);
+    lease_tab_destroy(t);
+}
+
+static void test_parked_poll_of_a_replaced_channel(void **state)
+{
+    (void)state;
+    uint64_t first;
+    struct lease_tab *t = table_with_a(600000);
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 5, false, buf, sizeof(buf), &first),
+                     LEASE_PARKED);
+    /* A opens a new channel (it reconnected): the old channel's poll is
+     * woken, and the new one answers at once. */
+    assert_int_equal(lease_poll(t, A, &chan_b, 0, false, 6, false, buf, sizeof(buf), &first), 0);
+    assert_true(was_woken(5));
+    /* The old poll, served again, says nothing and does not take the
+     * channel back: closing the old connection leaves A's leases alone. */
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 0, true, buf, sizeof(buf), &first), 0);
+    lease_conn_closed(t, &chan_a);
+    assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 600000);
+    /* Closing the channel in use wakes its parked poll. */
+    assert_int_equal(lease_poll(t, A, &chan_b, 0, false, 9, false, buf, sizeof(buf), &first),
+                     LEASE_PARKED);
+    lease_conn_closed(t, &chan_b);
+    assert_true(was_woken(9));
+    assert_int_equal(lease_poll(t, A, &chan_b, 0, false, 0, true, buf, sizeof(buf), &first), 0);
+    assert_int_equal(grant(t, A, 10, lease_read_begin(t)).ms, 0);
+    lease_tab_destroy(t);
+}
+
+static void test_stopping_wakes_parked_polls(void **state)
+{
+    (void)state;
+    uint64_t first;
+    struct lease_tab *t = table_with_a(600000);
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 3, false, buf, sizeof(buf), &first),
+                     LEASE_PARKED);
+    lease_tab_stop(t);
+    assert_true(was_woken(3));
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 0, true, buf, sizeof(buf), &first), 0);
+    /* Once stopping, nothing parks. */
+    assert_int_equal(lease_poll(t, A, &chan_a, 0, false, 4, false, buf, sizeof(buf), &first), 0);
+    lease_tab_destroy(t);
+}
+
 static void test_disabled(void **state)
 {
     (void)state;
@@ -376,6 +496,9 @@ int main(void)
         cmocka_unit_test(test_wb_only_to_a_request_running_alone),
         cmocka_unit_test(test_wb_revoked_by_another_clients_request),
         cmocka_unit_test(test_wb_holder_gone_or_expired_is_not_waited_for),
+        cmocka_unit_test(test_poll_parks_until_a_revocation),
+        cmocka_unit_test(test_parked_poll_of_a_replaced_channel),
+        cmocka_unit_test(test_stopping_wakes_parked_polls),
         cmocka_unit_test(test_disabled),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

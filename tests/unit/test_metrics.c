@@ -185,6 +185,7 @@ static void figures(struct net_server_figures *f)
     f[0].uptime_ns = 12500000000ull;
     f[0].connections = 7;
     f[0].queued = 2;
+    f[0].parked = 9;
     f[1].workers = 5;
     struct net_op_figures *o = &f[0].ops[PROTO_OP_OPEN];
     o->count = 5;
@@ -214,12 +215,13 @@ static void test_text(void **state)
     size_t len;
     assert_int_equal(net_metrics_text(v, f, 2, &text, &len), 0);
     assert_int_equal(strlen(text), len);
-    /* 4 gauges x 2, 3 ops x 2 counters, 3 ops x 2 histograms x (24 + 2). */
-    assert_int_equal(check_exposition(text, len), 8 + 6 + 3 * 2 * (PROTO_STAT_BUCKETS + 2));
+    /* 5 gauges x 2, 3 ops x 2 counters, 3 ops x 2 histograms x (24 + 2). */
+    assert_int_equal(check_exposition(text, len), 10 + 6 + 3 * 2 * (PROTO_STAT_BUCKETS + 2));
     const char *want[] = {
         "stria_uptime_seconds{daemon=\"stria-metad\",target=\"MDT0000\"} 12.500\n",
         "stria_connections{daemon=\"stria-metad\",target=\"MDT0000\"} 7\n",
         "stria_requests_queued{daemon=\"stria-metad\",target=\"MDT0000\"} 2\n",
+        "stria_requests_parked{daemon=\"stria-metad\",target=\"MDT0000\"} 9\n",
         "stria_workers{daemon=\"stria-stord\"} 5\n",
         "stria_requests_total{daemon=\"stria-metad\",target=\"MDT0000\",op=\"OPEN\"} 5\n",
         "stria_request_errors_total{daemon=\"stria-metad\",target=\"MDT0000\",op=\"OPEN\"} 1\n",
@@ -268,7 +270,7 @@ static void test_empty(void **state)
     char *text;
     size_t len;
     assert_int_equal(net_metrics_text(&v, &f, 1, &text, &len), 0);
-    assert_int_equal(check_exposition(text, len), 4);
+    assert_int_equal(check_exposition(text, len), 5); /* the gauges */
     free(text);
 }
 

@@ -8,9 +8,10 @@
  * answered, one without is refused; a broken byte stream closes that
  * connection and nobody else's; a malformed request is answered with an
  * error and the connection goes on; requests in flight on one connection
- * get their own replies. No assertion depends on how long anything takes
- * (the handshake's timeout is another change's business); raw sockets wait
- * at most 30 s so that a hang fails instead of hanging.
+ * get their own replies; a request its handler parks holds no worker and
+ * is served again when woken or when its time runs out. No assertion depends on how long anything
+ * takes (the handshake's timeout is another change's business); raw sockets wait at most 30 s so
+ * that a hang fails instead of hanging.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -26,6 +27,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <sys/time.h>
@@ -36,6 +38,7 @@
 #define OP_NONE  PROTO_OP_LOOKUP  /* no handler */
 #define OP_WAIT  PROTO_OP_SETATTR /* says it waited WAIT_MS of its SLEEP_MS */
 #define OP_ORDER PROTO_OP_MKDIR   /* notes who asked, in order */
+#define OP_PARK  PROTO_OP_READDIR /* parks for the ms its payload says */
 #define WAIT_MS  20
 #define SLEEP_MS 30
 
@@ -99,6 +102,34 @@ static int h_order(void *ctx, struct net_req *req, struct net_rep *rep)
     return 0;
 }
 
+/* The ids of parked requests, in the order they parked. Served again,
+ * the handler answers its payload and why it was served again. */
+static uint64_t parked_ids[64];
+static int nparked_ids; /* atomic */
+
+static int h_park(void *ctx, struct net_req *req, struct net_rep *rep)
+{
+    (void)ctx;
+    size_t n = req->dec.len;
+    if (n + 1 > rep->enc.cap || n > 15)
+        return -EMSGSIZE;
+    if (req->woken) {
+        memcpy(rep->enc.buf, req->dec.buf, n);
+        rep->enc.buf[n] = req->woken;
+        rep->enc.len = n + 1;
+        return 0;
+    }
+    char ms[16] = {0};
+    memcpy(ms, req->dec.buf, n);
+    uint64_t id = net_park(req, atoi(ms));
+    assert_true(id != 0);
+    int i = __atomic_load_n(&nparked_ids, __ATOMIC_SEQ_CST);
+    assert_true(i < 64);
+    parked_ids[i] = id;
+    __atomic_store_n(&nparked_ids, i + 1, __ATOMIC_SEQ_CST);
+    return NET_PARKED;
+}
+
 /* The options of the next server setup() starts (0: the defaults). */
 static int opt_workers, opt_handshake_ms, opt_request_ms;
 
@@ -115,6 +146,7 @@ static int setup(void **state)
     o.handlers[OP_FAIL] = h_fail;
     o.handlers[OP_WAIT] = h_wait;
     o.handlers[OP_ORDER] = h_order;
+    o.handlers[OP_PARK] = h_park;
     if (net_server_start(&o, &srv))
         return -1;
     port = net_server_port(srv);
@@ -591,6 +623,59 @@ static void test_silent_peers_closed(void **state)
     assert_int_equal(figures_now()->connections, 0);
 }
 
+/* The reply to a parked request: its payload and why it was served again. */
+static uint8_t park_reply(struct net_conn *c, uint64_t id, const char *ms)
+{
+    bool transport = false;
+    assert_int_equal(net_recv(c, id, NULL, 0, NULL, &transport), 0);
+    assert_int_equal(c->rx_len, strlen(ms) + 1);
+    assert_memory_equal(c->rx, ms, strlen(ms));
+    return c->rx[strlen(ms)];
+}
+
+/* With one worker, twenty requests parked by their handler: the worker is
+ * free for others; each is served again when woken, in any order, with its
+ * payload, and one whose time runs out is served again too. A stale id
+ * wakes nothing, and the server stops with requests still parked. */
+static void test_parked_requests_hold_no_worker(void **state)
+{
+    (void)state;
+    enum { N = 20 };
+    struct net_conn *p[N];
+    uint64_t id[N];
+    __atomic_store_n(&nparked_ids, 0, __ATOMIC_SEQ_CST);
+    for (int i = 0; i < N; i++) {
+        p[i] = connect_ok(0x100 + (uint64_t)i);
+        assert_int_equal(net_send(p[i], OP_PARK, "60000", 5, NULL, 0, &id[i]), 0);
+    }
+    for (int i = 0; i < 10000 && figures_now()->parked != N; i++)
+        usleep(1000);
+    assert_int_equal(figures_now()->parked, N);
+    assert_int_equal(figures_now()->workers, 1);
+    struct net_conn *c = connect_ok(7);
+    echo_ok(c, "beside twenty parked");
+    /* Woken in reverse order of parking; which connection each id is is
+     * the server's business: every one answers, woken. */
+    for (int i = N - 1; i >= 0; i--)
+        net_wake(srv, parked_ids[i]);
+    for (int i = 0; i < N; i++)
+        assert_int_equal(park_reply(p[i], id[i], "60000"), NET_WOKEN);
+    assert_int_equal(figures_now()->parked, 0);
+    net_wake(srv, parked_ids[0]); /* stale: nothing */
+    /* A short park runs out and is served again; the connection goes on. */
+    assert_int_equal(net_send(p[0], OP_PARK, "200", 3, NULL, 0, &id[0]), 0);
+    assert_int_equal(park_reply(p[0], id[0], "200"), NET_EXPIRED);
+    echo_ok(p[0], "after its park");
+    /* Parked when the server stops (teardown): it must still return. */
+    assert_int_equal(net_send(p[1], OP_PARK, "60000", 5, NULL, 0, &id[1]), 0);
+    for (int i = 0; i < 10000 && figures_now()->parked != 1; i++)
+        usleep(1000);
+    assert_int_equal(figures_now()->parked, 1);
+    net_close(c);
+    for (int i = 0; i < N; i++)
+        net_close(p[i]); /* the server's side of p[1] stays parked */
+}
+
 static int short_deadlines(void **state)
 {
     opt_handshake_ms = 300;
@@ -612,6 +697,7 @@ int main(void)
         cmocka_unit_test(test_garbage_handshake),
         cmocka_unit_test_setup(test_stats_wait_and_clients, fresh_server),
         cmocka_unit_test_setup(test_fair_between_clients, one_worker),
+        cmocka_unit_test_setup(test_parked_requests_hold_no_worker, one_worker),
         cmocka_unit_test_setup(test_silent_peers_closed, short_deadlines),
     };
     return cmocka_run_group_tests(tests, setup, teardown);

@@ -169,7 +169,12 @@ static int h_sync(void *p, struct net_req *req, struct net_rep *rep)
     return meta_store_sync(((struct mdt_service *)p)->store);
 }
 
-/* A client's revocation channel: answers within a second. */
+/* The longest a revocation channel's poll waits with nothing to say: its
+ * client hears this often which instance of the MDT it talks to. */
+#define LEASE_POLL_MS 1000
+
+/* A client's revocation channel: answers within a second, parked
+ * (without a worker) while it has nothing to say. */
 static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct proto_lease_poll_req q;
@@ -181,10 +186,14 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
     uint8_t *buf = net_scratch(req, cap);
     if (!buf)
         return -ENOMEM;
-    uint32_t n = lease_poll(MDT_LEASES(p), req->hdr.client_id, req->conn, q.acked, q.bye != 0, 1000,
-                            buf, cap, &r.first);
+    bool again = req->woken != 0;
+    uint64_t park = again ? 0 : net_park(req, LEASE_POLL_MS);
+    int n = lease_poll(MDT_LEASES(p), req->hdr.client_id, req->conn, q.acked, q.bye != 0, park,
+                       again, buf, cap, &r.first);
+    if (n == LEASE_PARKED)
+        return NET_PARKED;
     r.instance = lease_instance(MDT_LEASES(p));
-    r.revokes = (struct proto_blob){buf, n * 16};
+    r.revokes = (struct proto_blob){buf, (uint32_t)n * 16};
     return proto_enc_lease_poll_rep(&rep->enc, &r);
 }
 

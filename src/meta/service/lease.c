@@ -40,7 +40,7 @@ struct lclient {
     uint64_t acked;
     struct revoke *q; /* sent or to send, not yet acknowledged */
     uint32_t qn, qcap;
-    pthread_cond_t cond; /* its poller waits here */
+    uint64_t park; /* its poll, parked until there is something to say (0: none) */
     struct lclient *next;
 };
 
@@ -77,6 +77,9 @@ struct lease_tab {
     struct lclient *cli[CLI_BUCKETS];
     uint32_t ncli;
     bool stopping;
+    /* Who serves a parked poll again (lease_set_wake). */
+    void (*wake)(void *ctx, uint64_t park);
+    void *wake_ctx;
     /* The write-behind grant (lease.h): its holder, the grant's number, the
      * number of its revocation (0 before one is queued) and its end; the
      * requests past lease_enter() and those waiting in it. */
@@ -114,13 +117,29 @@ int lease_tab_create(uint32_t term_ms, struct lease_tab **out)
     return 0;
 }
 
+void lease_set_wake(struct lease_tab *t, void (*wake)(void *ctx, uint64_t park), void *ctx)
+{
+    pthread_mutex_lock(&t->lock);
+    t->wake = wake;
+    t->wake_ctx = ctx;
+    pthread_mutex_unlock(&t->lock);
+}
+
+/* c's parked poll, if any, is served again: it has something to say. */
+static void wake_poll(struct lease_tab *t, struct lclient *c)
+{
+    if (c->park && t->wake)
+        t->wake(t->wake_ctx, c->park);
+    c->park = 0;
+}
+
 void lease_tab_stop(struct lease_tab *t)
 {
     pthread_mutex_lock(&t->lock);
     t->stopping = true;
     for (uint32_t b = 0; b < CLI_BUCKETS; b++)
         for (struct lclient *c = t->cli[b]; c; c = c->next)
-            pthread_cond_broadcast(&c->cond);
+            wake_poll(t, c);
     pthread_cond_broadcast(&t->acked);
     pthread_mutex_unlock(&t->lock);
 }
@@ -138,7 +157,6 @@ void lease_tab_destroy(struct lease_tab *t)
     for (uint32_t b = 0; b < CLI_BUCKETS; b++)
         for (struct lclient *c = t->cli[b], *n; c; c = n) {
             n = c->next;
-            pthread_cond_destroy(&c->cond);
             free(c->q);
             free(c);
         }
@@ -190,7 +208,6 @@ static struct lclient *cli_get(struct lease_tab *t, uint64_t id)
     if (c || t->ncli >= MAX_CLIENTS || !(c = calloc(1, sizeof(*c))))
         return c;
     uint32_t b = util_mix64(id) % CLI_BUCKETS;
-    cond_init(&c->cond);
     c->id = id;
     c->gone = true;
     c->next_seq = 1;
@@ -214,7 +231,7 @@ static void cli_gone(struct lease_tab *t, struct lclient *c)
     c->gone = true;
     c->conn = NULL;
     c->qn = 0;
-    pthread_cond_broadcast(&c->cond);
+    wake_poll(t, c);
     pthread_cond_broadcast(&t->acked);
 }
 
@@ -282,7 +299,7 @@ static void wait_on(struct waits *ws, struct lclient *c, uint64_t seq, int64_t e
 }
 
 /* Queue a revocation of (ino, gen) for c; its number, or 0 without memory. */
-static uint64_t tell(struct lclient *c, uint64_t ino, uint64_t gen)
+static uint64_t tell(struct lease_tab *t, struct lclient *c, uint64_t ino, uint64_t gen)
 {
     if (c->qn == c->qcap) {
         uint32_t cap = c->qcap ? c->qcap * 2 : 16;
@@ -293,14 +310,14 @@ static uint64_t tell(struct lclient *c, uint64_t ino, uint64_t gen)
         c->qcap = cap;
     }
     c->q[c->qn++] = (struct revoke){ino, gen, c->next_seq++};
-    pthread_cond_broadcast(&c->cond);
+    wake_poll(t, c);
     return c->next_seq - 1;
 }
 
 /* Queue a revocation for every live holder of r but keep (the changer) and
  * note what to wait for; those holders are removed. */
-static void revoke_holders(struct lrec *r, uint64_t gen_before, struct lclient *keep, int64_t now,
-                           struct waits *ws)
+static void revoke_holders(struct lease_tab *t, struct lrec *r, uint64_t gen_before,
+                           struct lclient *keep, int64_t now, struct waits *ws)
 {
     uint32_t kept = 0;
     for (uint32_t i = 0; i < r->nh; i++) {
@@ -312,7 +329,7 @@ static void revoke_holders(struct lrec *r, uint64_t gen_before, struct lclient *
         }
         if (c->gone || h.expiry_ms <= now)
             continue;
-        uint64_t seq = tell(c, r->ino, gen_before);
+        uint64_t seq = tell(t, c, r->ino, gen_before);
         if (seq)
             wait_on(ws, c, seq, h.expiry_ms);
         else if (h.expiry_ms > ws->until_ms)
@@ -380,7 +397,7 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
             for (struct lrec *r = t->rec[b]; r; r = r->next) {
                 uint64_t before = r->gen;
                 r->gen = ++t->gen;
-                revoke_holders(r, before, NULL, now, &ws);
+                revoke_holders(t, r, before, NULL, now, &ws);
             }
         ring_add(t, RING_ALL);
     }
@@ -394,7 +411,7 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
             continue;
         l->gen_before = r->gen;
         l->gen = r->gen = ++t->gen;
-        revoke_holders(r, l->gen_before, c, now, &ws);
+        revoke_holders(t, r, l->gen_before, c, now, &ws);
         /* A change that wrote before one numbered already: its attributes
          * are older than its generation says, so the changer may not keep
          * them (two writes of one client's threads whose replies crossed
@@ -440,7 +457,7 @@ void lease_enter(struct lease_tab *t, uint64_t client)
         }
         /* Without memory for the revocation, the grant is outwaited. */
         if (!t->wb_seq)
-            t->wb_seq = tell(h, 0, t->wb_id);
+            t->wb_seq = tell(t, h, 0, t->wb_id);
         struct timespec ts;
         deadline(&ts, left);
         t->waiting++;
@@ -484,13 +501,15 @@ uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id)
 
 /* ---- the revocation channel ---- */
 
-uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
-                    int wait_ms, uint8_t *buf, uint32_t cap, uint64_t *first)
+int lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
+               uint64_t park, bool again, uint8_t *buf, uint32_t cap, uint64_t *first)
 {
     *first = 0;
     pthread_mutex_lock(&t->lock);
     struct lclient *c = cli_get(t, client);
-    if (!c) {
+    /* Served again after a park, on a channel that closed or was replaced
+     * meanwhile: it says nothing, and takes nothing back. */
+    if (!c || (again && (c->gone || c->conn != conn))) {
         pthread_mutex_unlock(&t->lock);
         return 0;
     }
@@ -499,8 +518,11 @@ uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t a
         pthread_mutex_unlock(&t->lock);
         return 0;
     }
-    /* A new channel hears at once which instance it talks to. */
+    /* A new channel hears at once which instance it talks to; the poll
+     * parked on the one it replaces is answered. */
     bool fresh = c->gone || c->conn != conn;
+    if (fresh)
+        wake_poll(t, c);
     c->conn = conn;
     c->gone = false;
     if (acked >= c->next_seq)
@@ -514,12 +536,12 @@ uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t a
         c->qn = keep;
         pthread_cond_broadcast(&t->acked);
     }
-    struct timespec dl;
-    deadline(&dl, wait_ms);
-    while (!fresh && c->qn == 0 && !t->stopping && c->conn == conn)
-        if (pthread_cond_timedwait(&c->cond, &t->lock, &dl))
-            break;
-    uint32_t n = c->conn == conn ? c->qn : 0;
+    if (!fresh && !again && c->qn == 0 && !t->stopping && park && t->wake) {
+        c->park = park;
+        pthread_mutex_unlock(&t->lock);
+        return LEASE_PARKED;
+    }
+    uint32_t n = c->qn;
     if (n > cap / 16)
         n = cap / 16;
     for (uint32_t i = 0; i < n; i++) {
@@ -531,7 +553,7 @@ uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t a
     if (n)
         *first = c->q[0].seq;
     pthread_mutex_unlock(&t->lock);
-    return n;
+    return (int)n;
 }
 
 void lease_conn_closed(struct lease_tab *t, void *conn)

@@ -63,12 +63,21 @@ void lease_leave(struct lease_tab *t);
  * running alone, and renewed for its holder until revoked. */
 uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id);
 
-/* LEASE_POLL: record acked, wait up to wait_ms for revocations and encode
- * them into buf (cap bytes, 16 per revocation). conn identifies the
- * channel for lease_conn_closed. Returns the count; *first the number of
- * the first. */
-uint32_t lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
-                    int wait_ms, uint8_t *buf, uint32_t cap, uint64_t *first);
+/* A poll with nothing to say parks (lease_poll) rather than wait in a
+ * thread; wake(ctx, park) is then called, under the table's lock, when
+ * there is: a revocation for its client, its channel closing or replaced,
+ * the table stopping. Until this is set, no poll parks. */
+void lease_set_wake(struct lease_tab *t, void (*wake)(void *ctx, uint64_t park), void *ctx);
+/* LEASE_POLL from client's channel conn (which lease_conn_closed names):
+ * record acked. With nothing to say (no revocation queued, the channel not
+ * new), park not 0 and again false, keep park and return LEASE_PARKED.
+ * Otherwise encode the queued revocations into buf (cap bytes, 16 each)
+ * and return their count, *first the number of the first. again: the
+ * poll is served again after it parked, and answers now; if its channel
+ * was replaced or closed meanwhile it answers nothing. */
+#define LEASE_PARKED (-1)
+int lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked, bool bye,
+               uint64_t park, bool again, uint8_t *buf, uint32_t cap, uint64_t *first);
 /* A connection closed: if it was a client's channel, its leases end. */
 void lease_conn_closed(struct lease_tab *t, void *conn);
 /* Drop expired leases and unused records. */

@@ -122,6 +122,12 @@ static int replay(void *p, const struct proto_hdr *h, int *status, void *payload
                           len);
 }
 
+/* A revocation channel's parked poll has something to say (lease.h). */
+static void wake_poll(void *srv, uint64_t park)
+{
+    net_wake(srv, park);
+}
+
 static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
                      const struct auth_key *key, const char *path, uint16_t port, const char *node,
                      const char *adv)
@@ -164,6 +170,7 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
     meta_dispatch_install(&so);
     if ((rc = net_server_start(&so, &m->srv)))
         return rc;
+    lease_set_wake(m->leases, wake_poll, m->srv);
     struct hb_opts ho = {.mgmt_host = conf->d.mgmt.host,
                          .mgmt_port = conf->d.mgmt.port,
                          .key = key,

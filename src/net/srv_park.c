@@ -130,7 +130,8 @@ void net_wake(struct net_server *s, uint64_t id)
     struct srv_conn *sc = *phash_slot(s, id);
     if (sc && sc->park == PARK_TAKEN)
         sc->park = PARK_WOKEN; /* srv_park queues it */
-    if (!sc || sc->park != PARK_PARKED) {
+    /* Stopping: the connections are closed, parked ones with the rest. */
+    if (!sc || sc->park != PARK_PARKED || s->stopping) {
         pthread_mutex_unlock(&s->lock);
         return;
     }

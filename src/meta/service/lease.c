@@ -42,6 +42,7 @@ struct lclient {
     uint32_t qn, qcap;
     uint64_t park; /* its poll, parked until there is something to say (0: none) */
     struct lclient *next;
+    struct lclient *cnext; /* with a channel: in the table's hash by conn */
 };
 
 struct holder {
@@ -76,6 +77,9 @@ struct lease_tab {
     uint32_t nrec;
     struct lclient *cli[CLI_BUCKETS];
     uint32_t ncli;
+    /* The clients with a channel, by conn: every connection that closes
+     * asks, and a storm closes thousands. */
+    struct lclient *by_conn[CLI_BUCKETS];
     bool stopping;
     /* Who serves a parked poll again (lease_set_wake). */
     void (*wake)(void *ctx, uint64_t park);
@@ -217,6 +221,32 @@ static struct lclient *cli_get(struct lease_tab *t, uint64_t id)
     return c;
 }
 
+static struct lclient **conn_slot(struct lease_tab *t, const void *conn)
+{
+    return &t->by_conn[util_mix64((uint64_t)(uintptr_t)conn) % CLI_BUCKETS];
+}
+
+/* c's channel is conn from now on (NULL: none). */
+static void set_conn(struct lease_tab *t, struct lclient *c, void *conn)
+{
+    if (c->conn == conn)
+        return;
+    if (c->conn) {
+        struct lclient **p = conn_slot(t, c->conn);
+        while (*p && *p != c)
+            p = &(*p)->cnext;
+        if (*p)
+            *p = c->cnext;
+        c->cnext = NULL;
+    }
+    c->conn = conn;
+    if (conn) {
+        struct lclient **b = conn_slot(t, conn);
+        c->cnext = *b;
+        *b = c;
+    }
+}
+
 static void wb_clear(struct lease_tab *t)
 {
     t->wb = NULL;
@@ -229,7 +259,7 @@ static void cli_gone(struct lease_tab *t, struct lclient *c)
     if (t->wb == c)
         wb_clear(t);
     c->gone = true;
-    c->conn = NULL;
+    set_conn(t, c, NULL);
     c->qn = 0;
     wake_poll(t, c);
     pthread_cond_broadcast(&t->acked);
@@ -523,7 +553,7 @@ int lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked,
     bool fresh = c->gone || c->conn != conn;
     if (fresh)
         wake_poll(t, c);
-    c->conn = conn;
+    set_conn(t, c, conn);
     c->gone = false;
     if (acked >= c->next_seq)
         acked = c->next_seq - 1;
@@ -559,10 +589,11 @@ int lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked,
 void lease_conn_closed(struct lease_tab *t, void *conn)
 {
     pthread_mutex_lock(&t->lock);
-    for (uint32_t b = 0; b < CLI_BUCKETS; b++)
-        for (struct lclient *c = t->cli[b]; c; c = c->next)
-            if (c->conn == conn)
-                cli_gone(t, c);
+    for (struct lclient *c = *conn_slot(t, conn), *next; c; c = next) {
+        next = c->cnext;
+        if (c->conn == conn)
+            cli_gone(t, c); /* which takes it off the list */
+    }
     pthread_mutex_unlock(&t->lock);
 }
 

@@ -48,7 +48,7 @@ bool cl_one_name(const char *path)
 
 static void note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
                  const char *name, uint64_t child, uint64_t parent2, const char *name2,
-                 const struct proto_attr *attr, const struct layout *layout)
+                 const struct proto_attr *attr, const struct layout *layout, bool exchange)
 {
     if (!fs->mdc || cl_replaying)
         return; /* a kept reply's leases may have been taken back since */
@@ -60,7 +60,8 @@ static void note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases
                            .parent2 = parent2 && cl_one_name(name2) ? parent2 : 0,
                            .name2 = name2,
                            .attr = attr,
-                           .layout = layout};
+                           .layout = layout,
+                           .exchange = exchange};
     mdc_update(fs->mdc, &u);
 }
 
@@ -69,7 +70,7 @@ void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *lea
                     const struct layout *layout)
 {
     note(fs, sent, leases, parent, name, attr->ino, 0, NULL, attr,
-         S_ISREG(attr->mode) ? layout : NULL);
+         S_ISREG(attr->mode) ? layout : NULL, false);
 }
 
 /* Let the metadata cache (if on) follow a reply: see struct mdc_update. */
@@ -77,7 +78,14 @@ void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, ui
              const char *name, uint64_t child, uint64_t parent2, const char *name2,
              const struct proto_attr *attr)
 {
-    note(fs, sent, leases, parent, name, child, parent2, name2, attr, NULL);
+    note(fs, sent, leases, parent, name, child, parent2, name2, attr, NULL, false);
+}
+
+void cl_note_rename(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
+                    uint64_t sparent, const char *sname, uint64_t dparent, const char *dname,
+                    bool exchange)
+{
+    note(fs, sent, leases, sparent, sname, 0, dparent, dname, NULL, NULL, exchange);
 }
 
 int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)

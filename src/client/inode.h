@@ -64,6 +64,11 @@ int cl_setsize(stria_fs_t *fs, uint64_t ino, uint64_t size, int64_t mtime_ns,
 void cl_note(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases, uint64_t parent,
              const char *name, uint64_t child, uint64_t parent2, const char *name2,
              const struct proto_attr *attr);
+/* cl_note of a rename's reply: sname in sparent moved to dname in dparent
+ * (exchange: the two names swapped what they hold). */
+void cl_note_rename(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
+                    uint64_t sparent, const char *sname, uint64_t dparent, const char *dname,
+                    bool exchange);
 /* cl_note of a reply that also brings attr->ino's layout. */
 void cl_note_layout(stria_fs_t *fs, int64_t sent, const struct proto_leases *leases,
                     uint64_t parent, const char *name, const struct proto_attr *attr,

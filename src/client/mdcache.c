@@ -468,9 +468,10 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
 
 /* Take in one lease entry from mdt; returns the record if what the reply
  * says about the inode may be cached, NULL if not. delta: the caller will
- * apply the change to the directory's names itself, so they may stay. */
+ * apply the change to the directory's names itself, so they may stay;
+ * *own says they did: the change was this client's, with nothing between. */
 static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_lease *l, bool delta,
-                               int64_t sent, int64_t now)
+                               int64_t sent, int64_t now, bool *own)
 {
     struct crec *r = l->ms ? rec_get(m, l->ino, mdt) : rec_find(m, l->ino, mdt);
     if (!r)
@@ -486,6 +487,7 @@ static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_l
     } else if (valid && delta && l->gen_before == r->gen) {
         /* Our own change, with nothing between: the names follow it. */
         r->gen = l->gen;
+        *own = true;
         r->have_attr = false; /* times changed; mode and owner did not */
     } else if (!valid || l->gen > r->gen) {
         rec_drop(m, r);
@@ -535,21 +537,37 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     int mdt = instance_mdt(m, u->leases->instance);
-    struct crec *parent = NULL, *attr_rec = NULL;
+    struct crec *parent = NULL, *parent2 = NULL, *attr_rec = NULL;
+    bool own = false, own2 = false; /* the parents' names followed the change */
     if (mdt < 0)
         drop_unheard(m, u);
     for (uint32_t i = 0; mdt >= 0 && i < u->leases->n && i < PROTO_MAX_LEASES; i++) {
         const struct proto_lease *l = &u->leases->l[i];
         bool is_parent = u->parent && l->ino == u->parent;
+        bool is_parent2 = u->parent2 && l->ino == u->parent2;
+        bool followed = false;
         struct crec *r =
-            take_lease(m, (uint32_t)mdt, l, is_parent || (u->parent2 && l->ino == u->parent2),
-                       u->sent_ms, now);
-        if (is_parent)
+            take_lease(m, (uint32_t)mdt, l, is_parent || is_parent2, u->sent_ms, now, &followed);
+        if (is_parent) {
             parent = r;
+            own = followed;
+        }
+        if (is_parent2) {
+            parent2 = r;
+            own2 = followed;
+        }
         if (u->attr && l->ino == u->attr->ino)
             attr_rec = r;
         else if (r && l->has_attr && l->attr.ino == l->ino)
             set_attr(r, &l->attr);
+    }
+    /* What a renamed name held, if this cache knew it from before the
+     * rename and the source directory's lease still stands. */
+    uint64_t moved = 0;
+    if (u->parent2 && u->name2 && u->name && parent && own && !u->exchange) {
+        struct cname *c = *name_slot(m, u->parent, u->name, strlen(u->name));
+        if (c && c->mdt == parent->mdt && c->epoch == parent->epoch)
+            moved = c->child;
     }
     /* A name that now holds a known inode is stored over the old entry;
      * any other name the reply speaks of is forgotten. */
@@ -558,11 +576,19 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     else
         name_forget(m, u->parent, u->name); /* removed, or not cached */
     if (u->parent2 && u->name2) {
-        /* A rename: what the second name holds now is not known here, nor,
-         * after an exchange, the first. */
-        incomplete(m, u->parent2);
-        incomplete(m, u->parent);
-        name_forget(m, u->parent2, u->name2);
+        /* A rename this cache followed in both directories (its own, with
+         * nothing between): the source name is gone and the target holds
+         * what the source held, so both stay as complete as they were.
+         * Otherwise (the moved inode not known here, the target's
+         * directory another MDT's, an exchange, or a rename that changed
+         * nothing: two links of one file) either may miss a name now. */
+        if (moved && parent2 && own2) {
+            name_set(m, parent2, u->name2, moved);
+        } else {
+            incomplete(m, u->parent2);
+            incomplete(m, u->parent);
+            name_forget(m, u->parent2, u->name2);
+        }
     }
     if (attr_rec)
         set_attr(attr_rec, u->attr);

@@ -127,9 +127,11 @@ struct mdc_update {
     uint64_t parent;
     const char *name;
     uint64_t child;
-    /* A second name that changed (rename's target), forgotten. */
+    /* A rename's target: name in parent moved to name2 in parent2, which
+     * now holds what name held (exchange: the two swapped). */
     uint64_t parent2;
     const char *name2;
+    bool exchange;
     const struct proto_attr *attr; /* attributes of attr->ino, or NULL */
     const struct layout *layout;   /* attr->ino's layout (a regular file), or NULL */
 };

@@ -23,6 +23,7 @@
 #include "wb.h"
 
 #include <errno.h>
+#include <linux/fs.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -210,7 +211,8 @@ int cl_rename(stria_fs_t *fs, uint64_t sparent, const char *spath, uint64_t dpar
     if (rc == 0)
         rc = ROUTED_CALL(fs, sparent, spath, sparent, spath, rename, &q, r,
                          removed(rm, r->replaced, r->gone, r->destroy, r->size, &r->layout);
-                         cl_note(fs, sent, &r->leases, sparent, spath, 0, dparent, dpath, NULL));
+                         cl_note_rename(fs, sent, &r->leases, sparent, spath, dparent, dpath,
+                                        (flags & RENAME_EXCHANGE) != 0));
     if (rc == -EREMOTE)
         rc = -EXDEV;
     free(r);

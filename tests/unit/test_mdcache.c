@@ -9,7 +9,8 @@
  * was revoked, or the MDT's instance changed; a reply that carries an
  * older state than the one cached changes nothing; a revocation heard
  * before the grant it revokes refuses the grant; the revocation of
- * write-behind's grant reaches the callback registered for it.
+ * write-behind's grant reaches the callback registered for it; a rename
+ * this client made keeps its directories complete.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -432,6 +433,87 @@ static void test_xattr_absent_from_a_listing(void **state)
     assert_false(xattr_absent(m, FILE_INO + 2, sel));
 }
 
+/* A rename's reply: name in DIR moved to name2 in DIR2, each directory's
+ * lease going from gen_before to gen (the same lease when DIR2 is DIR). */
+#define DIR2 0x20
+static void renamed(const char *name, uint64_t dir2, const char *name2, uint64_t gb, uint64_t g,
+                    uint64_t gb2, uint64_t g2, bool exchange)
+{
+    struct proto_leases ls = {.instance = INSTANCE, .n = dir2 == DIR ? 1 : 2};
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen_before = gb, .gen = g, .ms = LONG_MS};
+    ls.l[1] = (struct proto_lease){.ino = dir2, .gen_before = gb2, .gen = g2, .ms = LONG_MS};
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(),
+                           .leases = &ls,
+                           .parent = DIR,
+                           .name = name,
+                           .parent2 = dir2,
+                           .name2 = name2,
+                           .exchange = exchange};
+    mdc_update(m, &u);
+}
+
+/* This client's own rename keeps both directories complete: the source
+ * name is gone, the target holds the moved file. One the cache cannot
+ * follow leaves them incomplete: a gap in the generations, an exchange, a
+ * rename that changed nothing (two links of one file). */
+static void test_rename_keeps_directories_complete(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    struct proto_attr da = attr_of(DIR, S_IFDIR | 0755, 0), d2a = attr_of(DIR2, S_IFDIR | 0755, 0);
+    grant(INSTANCE, DIR, 0, 10, LONG_MS, mdc_clock_ms(), &da);
+    grant(INSTANCE, DIR2, 0, 30, LONG_MS, mdc_clock_ms(), &d2a);
+    mdc_new_dir(m, DIR, 0);
+    mdc_new_dir(m, DIR2, 0);
+    grant_name("a", 10, 20, LONG_MS); /* a renewal of DIR's lease: still complete */
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
+
+    /* Within DIR: a goes, b holds the file; other names are still known absent. */
+    renamed("a", DIR, "b", 10, 11, 10, 11, false);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), -ENOENT);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "x", &root, &out), -ENOENT);
+    /* b: the name is known; the file's attributes were not in this reply
+     * and stay as cached. */
+    assert_int_equal(mdc_lookup(m, DIR, 0, "b", &root, &out), 0);
+    assert_int_equal(out.ino, FILE_INO);
+
+    /* From DIR to DIR2: both stay complete. */
+    renamed("b", DIR2, "c", 11, 12, 30, 31, false);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "b", &root, &out), -ENOENT);
+    assert_int_equal(mdc_lookup(m, DIR2, 0, "c", &root, &out), 0);
+    assert_int_equal(out.ino, FILE_INO);
+    assert_int_equal(mdc_lookup(m, DIR2, 0, "y", &root, &out), -ENOENT);
+
+    /* A gap in DIR2's generations (another client's change between), and
+     * a name this cache did not know: neither directory stays complete. */
+    renamed("q", DIR2, "r", 12, 13, 33, 34, false);
+    assert_int_equal(mdc_lookup(m, DIR2, 0, "y", &root, &out), -EAGAIN);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "x", &root, &out), -EAGAIN);
+
+    /* An exchange: neither directory is known complete after it. */
+    grant(INSTANCE, DIR, 0, 40, LONG_MS, mdc_clock_ms(), &da);
+    mdc_new_dir(m, DIR, 0);
+    grant_name("e", 40, 41, LONG_MS);
+    renamed("e", DIR, "f", 40, 42, 40, 42, true);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "x", &root, &out), -EAGAIN);
+
+    /* Two links of one file: the MDT changes nothing and leases nothing,
+     * and the source name may still be there. */
+    grant(INSTANCE, DIR, 0, 50, LONG_MS, mdc_clock_ms(), &da);
+    mdc_new_dir(m, DIR, 0);
+    grant_name("h", 50, 51, LONG_MS);
+    struct proto_leases none = {.instance = INSTANCE, .n = 0};
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(),
+                           .leases = &none,
+                           .parent = DIR,
+                           .name = "h",
+                           .parent2 = DIR,
+                           .name2 = "h2"};
+    mdc_update(m, &u);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "h", &root, &out), -EAGAIN);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -445,6 +527,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_rename_keeps_directories_complete, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

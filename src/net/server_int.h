@@ -61,6 +61,7 @@ struct srv_conn {
     uint64_t park_id; /* 0: none */
     uint8_t park;     /* enum srv_park */
     uint8_t woken;    /* net_req.woken of its next serving */
+    bool took_id;     /* its handler called net_park (the worker's own) */
     int64_t park_until_ns;
     struct srv_conn *pnext, *pprev; /* parked: the server's list */
     struct srv_conn *phnext;        /* with an id: its hash bucket */

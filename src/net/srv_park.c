@@ -63,6 +63,7 @@ uint64_t net_park(struct net_req *req, int ms)
     struct net_server *s = sc->srv;
     if (s->replies && s->o.cached[sc->h.opcode] && PROTO_HDR_TAG(&sc->h))
         return 0; /* its reply is kept: it is answered by the worker that serves it */
+    sc->took_id = true;
     pthread_mutex_lock(&s->lock);
     if (sc->park == PARK_NONE) {
         sc->park_id = ++s->park_seq;
@@ -77,17 +78,23 @@ uint64_t net_park(struct net_req *req, int ms)
     return id;
 }
 
+static int park_without_id(const struct srv_conn *sc)
+{
+    log_warn("a handler parked a request without an id peer=%s op=%s", sc->peer,
+             proto_op_name(sc->h.opcode));
+    return -EIO;
+}
+
 int srv_park_settle(struct srv_conn *sc, int status)
 {
     struct net_server *s = sc->srv;
+    /* Most requests never take an id: no lock for them. */
+    if (!sc->took_id)
+        return status == NET_PARKED ? park_without_id(sc) : status;
+    sc->took_id = false;
     pthread_mutex_lock(&s->lock);
-    if (status == NET_PARKED && sc->park == PARK_NONE) {
-        log_warn("a handler parked a request without an id peer=%s op=%s", sc->peer,
-                 proto_op_name(sc->h.opcode));
-        status = -EIO;
-    } else if (status != NET_PARKED && sc->park != PARK_NONE) {
+    if (status != NET_PARKED)
         park_end(s, sc);
-    }
     pthread_mutex_unlock(&s->lock);
     return status;
 }

@@ -56,9 +56,11 @@ done
 S cp stria:/data/sub/deeper/nested.bin "$T/got" && cmp -s "$T/got" "$T/src/train/sub/deeper/nested.bin" ||
     fail "a nested object differs"
 
+MNT=""
 if fuse_usable; then
     step "released files read through the mount"
     mount_stria "$T/mnt"
+    MNT="$T/mnt"
     for f in s00100 s09999; do
         cmp -s "$T/mnt/data/$f" "$T/src/train/$f" || fail "$f read through the mount differs"
     done
@@ -83,9 +85,14 @@ head -c $((1000 * 3000)) /dev/urandom >"$T/blob"
 (cd "$T/small" && split -b 3000 -a 4 -d "$T/blob" f)
 rm "$T/blob"
 S mkdir /data/out/small
-for f in "$T"/small/*; do
-    S cp "$f" "stria:/data/out/small/" || fail "cp $f in"
-done
+if [ -n "$MNT" ]; then
+    # One cp through the mount rather than 1,000 launches of stria cp.
+    cp "$T"/small/* "$MNT/data/out/small/" || fail "cp the small files in through the mount"
+else
+    for f in "$T"/small/*; do
+        S cp "$f" "stria:/data/out/small/" || fail "cp $f in"
+    done
+fi
 expect_state /data/out/ckpt.bin "(0x00000000)"
 S hsm archive /data/out || fail "hsm archive /data/out"
 expect_state /data/out/ckpt.bin "(0x00000009) exists archived, archive_id:1"

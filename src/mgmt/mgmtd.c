@@ -6,9 +6,13 @@
  *
  * Daemons register by heartbeat; a target whose heartbeats stop for
  * offline_after_ms is marked offline (and online again when they resume).
- * The set of known targets and the epoch are saved in data_dir/targets, so
- * after a restart a target that has not come back shows as offline rather
- * than vanishing.
+ * The known targets, their state and last reported capacity, and the
+ * epoch are saved in data_dir/targets whenever the map changes. A restarted
+ * mgmtd takes the map up where it was: a target online before is online,
+ * as if heard at start, and goes offline after offline_after_ms of silence
+ * like any other; one offline before stays offline until it heartbeats.
+ * (Marking every target offline at start would hand the MDTs a map with no
+ * OST for the moment until the heartbeats came, and fail their creates.)
  *
  * It keeps the OST pools too (pools.h): changed by POOL, saved in
  * data_dir/pools, sent with the map.
@@ -97,7 +101,9 @@ static const char *kind_name(uint8_t k)
     return k == PROTO_NODE_META ? "MDT" : k == PROTO_NODE_STOR ? "OST" : "?";
 }
 
-/* Save the known targets (called with the lock held). */
+/* Save the known targets (called with the lock held), in lines of
+ * "target KIND INDEX NODE HOST PORT STATE TOTAL USED AVAIL INODES IUSED";
+ * load_state reads the older lines without the state and capacity too. */
 static void save_state(struct mgmtd *g)
 {
     size_t cap = 128 + (size_t)g->n * 400, len = 0;
@@ -107,8 +113,13 @@ static void save_state(struct mgmtd *g)
     len += (size_t)snprintf(buf + len, cap - len, "epoch %" PRIu64 "\n", g->epoch);
     for (uint32_t i = 0; i < g->n; i++) {
         const struct map_target *m = &g->t[i].m;
-        len += (size_t)snprintf(buf + len, cap - len, "target %u %u %s %s %u\n", m->kind, m->index,
-                                m->node, m->host, m->port);
+        const struct proto_tstat *s = &m->stat;
+        len +=
+            (size_t)snprintf(buf + len, cap - len,
+                             "target %u %u %s %s %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                             " %" PRIu64 "\n",
+                             m->kind, m->index, m->node, m->host, m->port, m->state, s->bytes_total,
+                             s->bytes_used, s->bytes_avail, s->inodes_total, s->inodes_used);
     }
     int rc = util_write_file_atomic(g->state_path, buf, len, 0600);
     if (rc)
@@ -140,21 +151,35 @@ static void load_state(struct mgmtd *g)
         return;
     char *save = NULL;
     for (char *line = strtok_r(text, "\n", &save); line; line = strtok_r(NULL, "\n", &save)) {
-        unsigned kind, index, port;
+        unsigned kind, index, port, state;
         char node[64], host[256];
         uint64_t epoch;
+        int used = 0;
+        struct proto_tstat st = {0};
         if (sscanf(line, "epoch %" SCNu64, &epoch) == 1) {
             g->epoch = epoch;
-        } else if (sscanf(line, "target %u %u %63s %255s %u", &kind, &index, node, host, &port) ==
-                       5 &&
+        } else if (sscanf(line, "target %u %u %63s %255s %u%n", &kind, &index, node, host, &port,
+                          &used) == 5 &&
                    (kind == PROTO_NODE_META || kind == PROTO_NODE_STOR) && port <= 65535) {
             struct tgt *t = add_target(g);
             if (!t)
                 break;
             t->m.kind = (uint8_t)kind;
             t->m.index = index;
-            t->m.state = MAP_OFFLINE;
             t->m.port = (uint16_t)port;
+            t->m.state = MAP_OFFLINE;
+            if (sscanf(line + used, " %u %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64 " %" SCNu64,
+                       &state, &st.bytes_total, &st.bytes_used, &st.bytes_avail, &st.inodes_total,
+                       &st.inodes_used) == 6 &&
+                state == MAP_ONLINE) {
+                /* Online as if heard now: offline after offline_after_ms
+                 * of silence from here, like any other target. */
+                t->m.state = MAP_ONLINE;
+                t->m.stat = st;
+                t->m.stat.index = index;
+                t->told_avail = st.bytes_avail;
+                t->last_seen_ns = util_now_mono_ns();
+            }
             snprintf(t->m.node, sizeof(t->m.node), "%s", node);
             snprintf(t->m.host, sizeof(t->m.host), "%s", host);
         } else {
@@ -162,7 +187,7 @@ static void load_state(struct mgmtd *g)
         }
     }
     free(text);
-    /* Every target starts offline until it heartbeats: a new epoch. */
+    /* A new epoch: every reader fetches the map again. */
     g->epoch++;
     log_info("loaded cluster map: %u targets, epoch %" PRIu64, g->n, g->epoch);
 }
@@ -241,7 +266,7 @@ static int h_heartbeat(void *p, struct net_req *req, struct net_rep *rep)
     }
     if (changed)
         g->epoch++;
-    if (save)
+    if (save || changed)
         save_state(g);
     struct proto_heartbeat_rep r = {.epoch = g->epoch};
     pthread_mutex_unlock(&g->lock);
@@ -349,6 +374,7 @@ static void check_offline(void *arg)
             g->epoch++;
             log_warn("%s%04x offline node=%s: no heartbeat for %" PRId64 " ms",
                      kind_name(t->m.kind), t->m.index, t->m.node, g->offline_after_ms);
+            save_state(g);
         }
     }
     pthread_mutex_unlock(&g->lock);

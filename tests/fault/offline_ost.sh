@@ -96,4 +96,36 @@ wait_for 30 bash -c "'$STRIA' --conf '$C2' df | grep -q 'OST0001.*offline\|offli
 start_stor2
 wait_for 30 bash -c "! '$STRIA' --conf '$C2' df | grep -qi 'offline'" || { S df; fail "OST 1 never back online"; }
 S cp stria:/on1 "$T/v" && cmp "$T/data" "$T/v" || fail "OST 1's file is unreadable when back online"
+
+step "mgmtd killed and restarted while both OSTs are silent: they stay online until offline_after_ms"
+# Both stria-stords stopped: no heartbeat reaches the new mgmtd. It must
+# hand out the map it had (both OSTs online), so that creates go on, and
+# mark them offline only after offline_after_ms (12 s here) of silence.
+# A client asks each online OST for its statistics (stria up's wait, df,
+# status): the stopped ones cost it its timeout, 1 s here.
+echo "offline_after_ms = 12000" >>"$DIR/conf/mgmtd.conf"
+echo "timeout_ms = 1000" >>"$CONF"
+C3="$T/client3.conf"
+sed "s|^timeout_ms = .*|timeout_ms = 1000|" "$C2" >"$C3"
+daemon_pause stord
+kill -STOP "$STOR2_PID"
+kill -9 "$(daemon_pid mgmtd)"
+t0=$SECONDS
+"$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after killing mgmtd"
+"$STRIA" --conf "$C3" status >"$T/status.txt" || true
+cat "$T/status.txt"
+[ $((SECONDS - t0)) -lt 10 ] || fail "the check came too late to tell (took $((SECONDS - t0)) s)"
+grep -q OFFLINE "$T/status.txt" && fail "a restarted mgmtd shows a silent OST offline at once"
+# The MDT fetches the new mgmtd's map after its next heartbeat; a create
+# then finds both OSTs online (with every OST offline it fails: ENOSPC).
+wait_for 5 "$STRIA" --conf "$C3" stats || fail "the MDT does not answer"
+"$STRIA" --conf "$C3" setstripe -c 1 -i 1 /after_mgmtd >/dev/null ||
+    fail "a create right after mgmtd's restart failed"
+[ $((SECONDS - t0)) -lt 11 ] || fail "the create came too late to tell (took $((SECONDS - t0)) s)"
+wait_for 30 bash -c "'$STRIA' --conf '$C3' status | grep -q 'OST.*OFFLINE'" ||
+    { "$STRIA" --conf "$C3" status; fail "a silent OST was never marked offline after mgmtd's restart"; }
+echo "   silent OSTs marked offline $((SECONDS - t0)) s after mgmtd's restart (offline_after_ms 12 s)"
+daemon_resume
+kill -CONT "$STOR2_PID"
+wait_for 30 bash -c "! '$STRIA' --conf '$C2' df | grep -qi 'offline'" || { S df; fail "the OSTs never came back online"; }
 echo "PASS: offline_ost"

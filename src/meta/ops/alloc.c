@@ -40,10 +40,6 @@ uint64_t meta_rng_next(uint64_t *s)
 
 #define POOL_WAIT_NS  (2000000000ll)  /* for a fresh map that shows the pool */
 #define POOL_AGAIN_NS (10000000000ll) /* between two asks for the same pool */
-/* For a fresh map when every OST the map knows is offline: within
- * meta_run_waiting's two seconds. */
-#define OFFLINE_WAIT_NS (1500000000ll)
-#define OFFLINE_ASK_NS  (200000000ll) /* between two asks meanwhile */
 
 static int cmp_u32(const void *a, const void *b)
 {
@@ -84,15 +80,6 @@ static int pool_missing(struct meta_ctx *c, const char *name, bool empty)
                  empty ? "has no OSTs" : "does not exist");
     }
     return 0;
-}
-
-/* Whether the map knows OSTs and shows none of them online. */
-static bool every_ost_offline(const struct meta_ctx *c)
-{
-    for (uint32_t i = 0; i < c->nost; i++)
-        if (c->ost[i].online)
-            return false;
-    return c->nost > 0;
 }
 
 /*
@@ -136,22 +123,6 @@ int meta_alloc_layout(struct meta_ctx *c, int32_t count, uint32_t size, int32_t 
         lo = MIN(lo, avail[n]);
         hi = MAX(hi, avail[n]);
         n++;
-    }
-    if (n == 0 && every_ost_offline(c)) {
-        /* A restarted stria-mgmtd marks every target offline until it
-         * heartbeats, which the OSTs do within a second: a create in that
-         * moment waits for a map that shows them rather than fail. */
-        int64_t now = (int64_t)util_now_mono_ns();
-        if (!c->offline_since_ns || now - c->offline_since_ns >= POOL_AGAIN_NS)
-            c->offline_since_ns = now;
-        if (c->refresh_map && now - c->offline_since_ns < OFFLINE_WAIT_NS) {
-            if (now - c->offline_ask_ns >= OFFLINE_ASK_NS) {
-                c->offline_ask_ns = now;
-                c->refresh_map(c->refresh_arg);
-            }
-            pthread_mutex_unlock(&c->alloc_lock);
-            return -EAGAIN;
-        }
     }
     if (n == 0) {
         uint32_t members = p ? p->n : 0;

@@ -93,9 +93,6 @@ struct meta_ctx {
     int64_t pool_ask_ns;                  /* then (monotonic; 0 never) */
     char pool_asked[LAYOUT_POOL_MAX + 1]; /* for which pool */
     int64_t pool_warned_ns;               /* the last warning of a pool not there */
-    /* When a create first found every OST offline (0 never), and when a
-     * fresh map was last asked for since. */
-    int64_t offline_since_ns, offline_ask_ns;
     /* Ask for a fresh cluster map now, without waiting (metad: the
      * heartbeat's; NULL: never, as in unit tests). */
     void (*refresh_map)(void *arg);

@@ -112,7 +112,7 @@ struct net_server {
     struct srv_conn *timed; /* the loop's own: deadlines to watch */
     /* Requests their handler parked (srv_park.c; lock): those waiting, and
      * every id taken and not yet served again, by id. */
-    struct srv_conn *parked;
+    struct srv_conn *parked, *parked_tail; /* by deadline, soonest first */
     int nparked;
     uint64_t park_seq;
     struct srv_conn *phash[SRV_PBUCKETS];

@@ -7,9 +7,13 @@
  *
  * An id lives in a hash from net_park until the request is queued again
  * or its handler answers without parking; a connection holds at most one.
- * Everything here is under srv->lock. The loop's tick (srv_park_expire)
- * serves again those past their time; srv_park kicks the loop awake when
- * the first one parks, since an idle loop does not tick.
+ * Everything here is under srv->lock. The parked list runs by deadline,
+ * soonest first: a park is put in place from the tail (parks of one length
+ * come in order, so that is one step), and the loop's tick (srv_park_expire)
+ * serves again those past their time from the head, stopping at the first
+ * not yet due; 10,000 parked polls cost it nothing until they are due.
+ * srv_park kicks the loop awake when the first one parks, since an idle
+ * loop does not tick.
  */
 #include "server_int.h"
 
@@ -41,6 +45,8 @@ static void park_end(struct net_server *s, struct srv_conn *sc)
             s->parked = sc->pnext;
         if (sc->pnext)
             sc->pnext->pprev = sc->pprev;
+        else
+            s->parked_tail = sc->pprev;
         __atomic_sub_fetch(&s->nparked, 1, __ATOMIC_RELAXED);
     }
     sc->phnext = sc->pnext = sc->pprev = NULL;
@@ -117,11 +123,19 @@ void srv_park(struct srv_conn *sc)
         return;
     }
     sc->park = PARK_PARKED;
-    sc->pprev = NULL;
-    sc->pnext = s->parked;
-    if (s->parked)
-        s->parked->pprev = sc;
-    s->parked = sc;
+    struct srv_conn *after = s->parked_tail;
+    while (after && after->park_until_ns > sc->park_until_ns)
+        after = after->pprev;
+    sc->pprev = after;
+    sc->pnext = after ? after->pnext : s->parked;
+    if (sc->pnext)
+        sc->pnext->pprev = sc;
+    else
+        s->parked_tail = sc;
+    if (after)
+        after->pnext = sc;
+    else
+        s->parked = sc;
     bool first = __atomic_fetch_add(&s->nparked, 1, __ATOMIC_RELAXED) == 0;
     pthread_mutex_unlock(&s->lock);
     uint64_t one = 1;
@@ -152,10 +166,8 @@ void srv_park_expire(struct net_server *s, int64_t now)
 {
     struct srv_conn *due = NULL;
     pthread_mutex_lock(&s->lock);
-    for (struct srv_conn *sc = s->parked, *next; sc; sc = next) {
+    for (struct srv_conn *sc = s->parked, *next; sc && sc->park_until_ns <= now; sc = next) {
         next = sc->pnext;
-        if (sc->park_until_ns > now)
-            continue;
         park_end(s, sc);
         sc->woken = NET_EXPIRED;
         sc->pnext = due;

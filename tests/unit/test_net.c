@@ -662,14 +662,21 @@ static void test_parked_requests_hold_no_worker(void **state)
         assert_int_equal(park_reply(p[i], id[i], "60000"), NET_WOKEN);
     assert_int_equal(figures_now()->parked, 0);
     net_wake(srv, parked_ids[0]); /* stale: nothing */
-    /* A short park runs out and is served again; the connection goes on. */
-    assert_int_equal(net_send(p[0], OP_PARK, "200", 3, NULL, 0, &id[0]), 0);
-    assert_int_equal(park_reply(p[0], id[0], "200"), NET_EXPIRED);
-    echo_ok(p[0], "after its park");
-    /* Parked when the server stops (teardown): it must still return. */
+    /* Short parks run out and are served again, and the connection goes
+     * on, behind a long one parked before them (the list runs by deadline:
+     * each short one goes in before it, and the tick stops at it). p[1]
+     * stays parked when the server stops (teardown): it must still return. */
     assert_int_equal(net_send(p[1], OP_PARK, "60000", 5, NULL, 0, &id[1]), 0);
     for (int i = 0; i < 10000 && figures_now()->parked != 1; i++)
         usleep(1000);
+    assert_int_equal(net_send(p[2], OP_PARK, "400", 3, NULL, 0, &id[2]), 0);
+    for (int i = 0; i < 10000 && figures_now()->parked != 2; i++)
+        usleep(1000);
+    assert_int_equal(net_send(p[0], OP_PARK, "200", 3, NULL, 0, &id[0]), 0);
+    assert_int_equal(park_reply(p[0], id[0], "200"), NET_EXPIRED);
+    echo_ok(p[0], "after its park");
+    assert_int_equal(park_reply(p[2], id[2], "400"), NET_EXPIRED);
+    echo_ok(p[2], "after its park");
     assert_int_equal(figures_now()->parked, 1);
     net_close(c);
     for (int i = 0; i < N; i++)

@@ -18,6 +18,7 @@
 #include <stdint.h>
 #include <cmocka.h>
 
+#include "common/util.h"
 #include "meta/service/lease.h"
 
 #include <pthread.h>
@@ -262,6 +263,28 @@ static void test_unanswered_revocation_waits_out_the_lease(void **state)
     lease_tab_destroy(t);
 }
 
+/* The sweep, a slice of buckets at a time, reaches every bucket: expired
+ * leases on inodes hashed all over the table go, live ones stay. */
+static void test_sweep_reaches_every_bucket(void **state)
+{
+    (void)state;
+    enum { N = 20000 };
+    struct lease_tab *t = table_with_a(1500);
+    uint64_t t0 = util_now_mono_ns();
+    for (uint64_t ino = 1; ino <= N; ino++)
+        assert_int_equal(grant(t, A, ino, lease_read_begin(t)).ms, 1500);
+    assert_int_equal(lease_records(t), N);
+    lease_sweep(t);
+    /* None expired yet, unless a slow machine took the whole term. */
+    if (util_now_mono_ns() - t0 < 1000000000ull)
+        assert_int_equal(lease_records(t), N);
+    while (util_now_mono_ns() - t0 < 1600000000ull)
+        usleep(50 * 1000);
+    lease_sweep(t);
+    assert_int_equal(lease_records(t), 0);
+    lease_tab_destroy(t);
+}
+
 static void test_overflow_revokes_everything(void **state)
 {
     (void)state;
@@ -492,6 +515,7 @@ int main(void)
         cmocka_unit_test(test_grant_refused_for_state_read_before_a_change),
         cmocka_unit_test(test_closed_channel_is_not_waited_for),
         cmocka_unit_test(test_unanswered_revocation_waits_out_the_lease),
+        cmocka_unit_test(test_sweep_reaches_every_bucket),
         cmocka_unit_test(test_overflow_revokes_everything),
         cmocka_unit_test(test_wb_only_to_a_request_running_alone),
         cmocka_unit_test(test_wb_revoked_by_another_clients_request),

@@ -597,13 +597,13 @@ void lease_conn_closed(struct lease_tab *t, void *conn)
     pthread_mutex_unlock(&t->lock);
 }
 
-void lease_sweep(struct lease_tab *t)
+/* Drop the expired holds, and the records left with none, of buckets
+ * [from, to) (lock held). */
+static void sweep_buckets(struct lease_tab *t, uint32_t from, uint32_t to, int64_t now)
 {
-    pthread_mutex_lock(&t->lock);
-    int64_t now = now_ms();
-    if (t->wb && t->wb_expiry_ms <= now)
+    if (from == 0 && t->wb && t->wb_expiry_ms <= now)
         wb_clear(t);
-    for (uint32_t b = 0; b < REC_BUCKETS; b++)
+    for (uint32_t b = from; b < to && b < REC_BUCKETS; b++)
         for (struct lrec **p = &t->rec[b]; *p;) {
             struct lrec *r = *p;
             uint32_t kept = 0;
@@ -620,5 +620,26 @@ void lease_sweep(struct lease_tab *t)
             free(r);
             t->nrec--;
         }
+}
+
+/* Buckets swept under one hold of the lock: every request of the MDT takes
+ * it, and a table of a million records (16 a bucket) swept in one hold
+ * would stall them all for milliseconds every tick. */
+#define SWEEP_CHUNK 4096u
+
+void lease_sweep(struct lease_tab *t)
+{
+    for (uint32_t from = 0; from < REC_BUCKETS; from += SWEEP_CHUNK) {
+        pthread_mutex_lock(&t->lock);
+        sweep_buckets(t, from, from + SWEEP_CHUNK, now_ms());
+        pthread_mutex_unlock(&t->lock);
+    }
+}
+
+uint32_t lease_records(struct lease_tab *t)
+{
+    pthread_mutex_lock(&t->lock);
+    uint32_t n = t->nrec;
     pthread_mutex_unlock(&t->lock);
+    return n;
 }

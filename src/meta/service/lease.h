@@ -80,7 +80,10 @@ int lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked,
                uint64_t park, bool again, uint8_t *buf, uint32_t cap, uint64_t *first);
 /* A connection closed: if it was a client's channel, its leases end. */
 void lease_conn_closed(struct lease_tab *t, void *conn);
-/* Drop expired leases and unused records. */
+/* Drop expired leases and unused records, a slice of the table at a time
+ * (the lock is let go between slices). */
 void lease_sweep(struct lease_tab *t);
+/* How many inodes have a record (leased, or not yet swept). */
+uint32_t lease_records(struct lease_tab *t);
 
 #endif

@@ -315,6 +315,49 @@ int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t
                     }));
 }
 
+/* This thread's batch of DESTROYED notices, if any (ns.h). */
+static __thread struct cl_destroyed_batch *destroyed_batch;
+
+/* Tell the MDTs that the objects of n files are gone: one DESTROYED per
+ * MDT for each PROTO_MAX_DESTROYED of its files. */
+static void tell_destroyed(stria_fs_t *fs, const uint64_t *inos, uint32_t n)
+{
+    bool told[PROTO_MAX_DESTROYED] = {false};
+    for (uint32_t i = 0; i < n; i++) {
+        if (told[i])
+            continue;
+        uint32_t mdt = proto_ino_mdt(inos[i]);
+        uint8_t more[8 * (PROTO_MAX_DESTROYED - 1)];
+        uint32_t nmore = 0;
+        for (uint32_t j = i + 1; j < n && nmore < PROTO_MAX_DESTROYED - 1; j++)
+            if (!told[j] && proto_ino_mdt(inos[j]) == mdt) {
+                proto_put_le64(more + 8 * nmore++, inos[j]);
+                told[j] = true;
+            }
+        struct proto_destroyed_req q = {.ino = inos[i], .more = {more, 8 * nmore}};
+        struct proto_destroyed_rep r;
+        cl_cred(&q.cred);
+        int rc = MDT_CALL(fs, mdt, destroyed, &q, &r, (void)0);
+        if (rc)
+            log_warn("%u file(s) of MDT%04x: objects removed, but the MDT was not told: %s",
+                     nmore + 1, mdt, log_err(rc));
+    }
+}
+
+void cl_destroyed_begin(stria_fs_t *fs, struct cl_destroyed_batch *b)
+{
+    b->fs = fs;
+    b->n = 0;
+    destroyed_batch = b;
+}
+
+void cl_destroyed_end(struct cl_destroyed_batch *b)
+{
+    destroyed_batch = NULL;
+    tell_destroyed(b->fs, b->ino, b->n);
+    b->n = 0;
+}
+
 void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
 {
     if (!rm->destroy)
@@ -329,10 +372,14 @@ void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
         return;
     }
     cl_migrate_forget(fs, rm->ino, &rm->layout);
-    struct proto_destroyed_req q = {.ino = rm->ino};
-    struct proto_destroyed_rep r;
-    cl_cred(&q.cred);
-    if ((rc = MDT_CALL(fs, proto_ino_mdt(rm->ino), destroyed, &q, &r, (void)0)))
-        log_warn("inode %llx: objects removed, but MDT%04x was not told: %s",
-                 (unsigned long long)rm->ino, proto_ino_mdt(rm->ino), log_err(rc));
+    struct cl_destroyed_batch *b = destroyed_batch;
+    if (!b || b->fs != fs) {
+        tell_destroyed(fs, &rm->ino, 1);
+        return;
+    }
+    if (b->n == PROTO_MAX_DESTROYED) {
+        tell_destroyed(fs, b->ino, b->n);
+        b->n = 0;
+    }
+    b->ino[b->n++] = rm->ino;
 }

@@ -41,7 +41,22 @@ int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t
 /* SETATTR on an inode; a shrinking size also cuts the objects. */
 int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
                struct proto_setattr_rep *r);
-/* Remove the objects of a file whose last link went (if rm->destroy). */
+/* Remove the objects of a file whose last link went (if rm->destroy),
+ * then tell its MDT (DESTROYED); within a batch on this thread, that
+ * notice waits for the batch's end. */
 void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm);
+/* A batch of removals on this thread (write-behind's replies): between
+ * begin and end, cl_destroy on this thread keeps the MDT's notices, and
+ * end sends them, one DESTROYED per MDT for up to PROTO_MAX_DESTROYED
+ * files: one request and one commit where there were as many as files.
+ * Delaying a notice is harmless (the MDT keeps the inode pending until
+ * told, which stria fsck reads as objects that may still exist). */
+struct cl_destroyed_batch {
+    stria_fs_t *fs;
+    uint32_t n;
+    uint64_t ino[PROTO_MAX_DESTROYED];
+};
+void cl_destroyed_begin(stria_fs_t *fs, struct cl_destroyed_batch *b);
+void cl_destroyed_end(struct cl_destroyed_batch *b);
 
 #endif

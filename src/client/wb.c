@@ -21,6 +21,7 @@
 #include "../common/util.h"
 #include "inode.h"
 #include "mdcache.h"
+#include "ns.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -129,6 +130,9 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
         }
         on_wire[nsent] = true;
     }
+    /* The DESTROYED of the batch's files go together, once it is read. */
+    struct cl_destroyed_batch gone;
+    cl_destroyed_begin(fs, &gone);
     uint32_t done = 0;
     for (; done < nsent; done++) {
         if (!on_wire[done])
@@ -155,6 +159,7 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
     for (uint32_t i = done; broken && i < n; i++)
         items[i]->resend = true; /* perhaps made: the MDT knows by its slot */
     cl_put(&l, broken);
+    cl_destroyed_end(&gone);
     if (broken && fs->mdc)
         mdc_forget_all(fs->mdc); /* what happened to the rest is unknown */
     return broken ? done : n;

@@ -570,9 +570,12 @@ enum {
 #define MSG_SHARD_REP(F) F(U64, ino) F(U32, uid) F(U64, dstripe)
 
 /* DESTROYED: a client removed the objects of inode ino, whose last link
- * went (UNLINK or RENAME said destroy): the MDT forgets that they were
- * pending (stria fsck then no longer keeps them from being orphans). */
-#define MSG_DESTROYED_REQ(F) F(CRED, cred) F(U64, ino)
+ * went (UNLINK or RENAME said destroy), and of each inode in more (u64s,
+ * little-endian, fewer than PROTO_MAX_DESTROYED; -EINVAL otherwise): the
+ * MDT forgets that they were pending (stria fsck then no longer keeps
+ * them from being orphans), all in one commit. */
+#define PROTO_MAX_DESTROYED  64
+#define MSG_DESTROYED_REQ(F) F(CRED, cred) F(U64, ino) F(BLOB, more)
 #define MSG_DESTROYED_REP(F)
 
 /* MKNOD: a special file (FIFO, character or block device, Unix socket)

@@ -1756,6 +1756,47 @@ static void test_create_for_writing_marks(void **state)
     assert_int_equal(ino_of(f, "w"), s);
 }
 
+/* One DESTROYED forgets the pending objects of many files; a list of a
+ * wrong length is refused. */
+static void test_destroyed_many(void **state)
+{
+    struct fx *f = *state;
+    struct proto_open_rep o;
+    struct proto_unlink_rep u;
+    enum { N = 5 };
+    uint64_t ino[N];
+    char name[16];
+    for (int i = 0; i < N; i++) {
+        snprintf(name, sizeof(name), "g%d", i);
+        assert_int_equal(op_open(f, &root_cred, name, O_CREAT | O_WRONLY, 0644, &o), 0);
+        ino[i] = o.attr.ino;
+        assert_int_equal(op_unlink(f, &root_cred, name, &u), 0);
+        assert_int_equal(u.destroy, 1);
+    }
+    char text[4096];
+    assert_int_equal(fsck(f, false, text, sizeof(text)).pending, N);
+    uint8_t more[8 * PROTO_MAX_DESTROYED];
+    memset(more, 0, sizeof(more));
+    struct proto_destroyed_req q = {.cred = root_cred, .ino = ino[0], .more = {more, 7}};
+    struct proto_destroyed_rep r;
+    assert_int_equal(meta_op_destroyed(RQ(&f->ctx), &q, &r), -EINVAL);
+    q.more.len = 8 * PROTO_MAX_DESTROYED; /* one too many with ino */
+    assert_int_equal(meta_op_destroyed(RQ(&f->ctx), &q, &r), -EINVAL);
+    assert_int_equal(fsck(f, false, text, sizeof(text)).pending, N);
+    /* The first alone, then the other four, and one of them again. */
+    q.more.len = 0;
+    assert_int_equal(meta_op_destroyed(RQ(&f->ctx), &q, &r), 0);
+    assert_int_equal(fsck(f, false, text, sizeof(text)).pending, N - 1);
+    q.ino = ino[1];
+    for (int i = 2; i < N; i++)
+        proto_put_le64(more + 8 * (i - 2), ino[i]);
+    proto_put_le64(more + 8 * (N - 2), ino[3]);
+    q.more.len = 8 * (N - 1);
+    assert_int_equal(meta_op_destroyed(RQ(&f->ctx), &q, &r), 0);
+    struct meta_fsck_report fr = fsck(f, false, text, sizeof(text));
+    assert_int_equal(fr.pending + fr.dangling + fr.orphans + fr.bad_nlink + fr.corrupt, 0);
+}
+
 /* ---- Data-on-MDT ---- */
 
 static int dom_total_txn(struct meta_txn *t, void *arg)
@@ -4432,6 +4473,7 @@ int main(void)
         T(test_readdir_plus_xattrs_absent),
         T(test_stripe_inherit),
         T(test_create_for_writing_marks),
+        T(test_destroyed_many),
         T(test_stripe_errors),
         T(test_stripe_composite),
         T(test_dom),

@@ -274,19 +274,25 @@ static int setsize_txn(struct meta_txn *t, void *arg)
 
 static int destroyed_txn(struct meta_txn *t, void *arg)
 {
-    /* The file's bytes on this MDT too, if it kept any. */
-    int rc = meta_dom_del(t, *(const uint64_t *)arg);
-    return rc ? rc : meta_pending_del(t, *(const uint64_t *)arg);
+    const struct proto_destroyed_req *q = arg;
+    int rc = 0;
+    for (uint32_t i = 0; i <= q->more.len / 8 && !rc; i++) {
+        uint64_t ino = i == 0 ? q->ino : proto_le64(q->more.p + 8 * (i - 1));
+        /* The file's bytes on this MDT too, if it kept any. */
+        if (!(rc = meta_dom_del(t, ino)))
+            rc = meta_pending_del(t, ino);
+    }
+    return rc;
 }
 
 int meta_op_destroyed(const struct meta_req *rq, const void *qv, void *rv)
 {
     struct meta_ctx *c = rq->ctx;
     const struct proto_destroyed_req *q = qv;
-    struct proto_destroyed_rep *r = rv;
-    (void)r;
-    uint64_t ino = q->ino;
-    return meta_store_write(c->store, rq, destroyed_txn, &ino);
+    (void)rv;
+    if (q->more.len % 8 || q->more.len / 8 >= PROTO_MAX_DESTROYED)
+        return -EINVAL;
+    return meta_store_write(c->store, rq, destroyed_txn, (void *)q);
 }
 
 int meta_op_setsize(const struct meta_req *rq, const void *qv, void *rv)

@@ -106,7 +106,8 @@ static const char *kind_name(uint8_t k)
  * load_state reads the older lines without the state and capacity too. */
 static void save_state(struct mgmtd *g)
 {
-    size_t cap = 128 + (size_t)g->n * 400, len = 0;
+    /* A line is at most 7 + 2 * 11 + 63 + 255 + 6 + 4 + 5 * 21 bytes. */
+    size_t cap = 128 + (size_t)g->n * 512, len = 0;
     char *buf = malloc(cap);
     if (!buf)
         return;
@@ -114,12 +115,18 @@ static void save_state(struct mgmtd *g)
     for (uint32_t i = 0; i < g->n; i++) {
         const struct map_target *m = &g->t[i].m;
         const struct proto_tstat *s = &m->stat;
-        len +=
-            (size_t)snprintf(buf + len, cap - len,
-                             "target %u %u %s %s %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
-                             " %" PRIu64 "\n",
-                             m->kind, m->index, m->node, m->host, m->port, m->state, s->bytes_total,
-                             s->bytes_used, s->bytes_avail, s->inodes_total, s->inodes_used);
+        int n = snprintf(buf + len, cap - len,
+                         "target %u %u %s %s %u %u %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64
+                         " %" PRIu64 "\n",
+                         m->kind, m->index, m->node, m->host, m->port, m->state, s->bytes_total,
+                         s->bytes_used, s->bytes_avail, s->inodes_total, s->inodes_used);
+        if (n < 0 || (size_t)n >= cap - len) {
+            log_error("cannot save cluster map: line of %s%04x too long", kind_name(m->kind),
+                      m->index);
+            free(buf);
+            return;
+        }
+        len += (size_t)n;
     }
     int rc = util_write_file_atomic(g->state_path, buf, len, 0600);
     if (rc)

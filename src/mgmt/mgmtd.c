@@ -373,17 +373,20 @@ static void check_offline(void *arg)
 {
     struct mgmtd *g = arg;
     uint64_t now = util_now_mono_ns(), limit = (uint64_t)g->offline_after_ms * 1000000ull;
+    bool changed = false;
     pthread_mutex_lock(&g->lock);
     for (uint32_t i = 0; i < g->n; i++) {
         struct tgt *t = &g->t[i];
         if (t->m.state == MAP_ONLINE && now - t->last_seen_ns > limit) {
             t->m.state = MAP_OFFLINE;
             g->epoch++;
+            changed = true;
             log_warn("%s%04x offline node=%s: no heartbeat for %" PRId64 " ms",
                      kind_name(t->m.kind), t->m.index, t->m.node, g->offline_after_ms);
-            save_state(g);
         }
     }
+    if (changed)
+        save_state(g); /* once, however many went */
     pthread_mutex_unlock(&g->lock);
 }
 

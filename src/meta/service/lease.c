@@ -601,8 +601,6 @@ void lease_conn_closed(struct lease_tab *t, void *conn)
  * [from, to) (lock held). */
 static void sweep_buckets(struct lease_tab *t, uint32_t from, uint32_t to, int64_t now)
 {
-    if (from == 0 && t->wb && t->wb_expiry_ms <= now)
-        wb_clear(t);
     for (uint32_t b = from; b < to && b < REC_BUCKETS; b++)
         for (struct lrec **p = &t->rec[b]; *p;) {
             struct lrec *r = *p;
@@ -629,6 +627,10 @@ static void sweep_buckets(struct lease_tab *t, uint32_t from, uint32_t to, int64
 
 void lease_sweep(struct lease_tab *t)
 {
+    pthread_mutex_lock(&t->lock);
+    if (t->wb && t->wb_expiry_ms <= now_ms())
+        wb_clear(t);
+    pthread_mutex_unlock(&t->lock);
     for (uint32_t from = 0; from < REC_BUCKETS; from += SWEEP_CHUNK) {
         pthread_mutex_lock(&t->lock);
         sweep_buckets(t, from, from + SWEEP_CHUNK, now_ms());

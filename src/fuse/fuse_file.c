@@ -277,9 +277,13 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
                  "reported it: %s",
                  (uint64_t)ino, log_err(rc));
     stria_removed_t *rm = tab_close(ino, f);
-    rc = stria_close(f);
+    int crc = stria_close(f);
+    if (crc && !rc)
+        log_warn("inode %" PRIu64 ": a gathered write acknowledged earlier failed and no flush "
+                 "or fsync reported it: %s",
+                 (uint64_t)ino, log_err(crc));
     stria_removed_finish(sf.fs, rm); /* unlinked while open: the data goes now */
-    sf_reply_err(req, rc);
+    sf_reply_err(req, crc);
 }
 
 /* fsync is of the file: what other handles here wrote counts too. */

@@ -39,11 +39,29 @@ timeout -k 5 150 "$BUILD/tests/write_behind" "$M" "$CONF" || fail "write_behind"
 # dd of a new file NAME in blocks of BS through m2 while the only OST is
 # frozen must fail, and by a later write or the close (the open touches no
 # OST); after the thaw the same dd works.
+# Every thread of the OST must have stopped before the dd begins.
+all_stopped() {
+    local s st
+    for s in /proc/"$pid"/task/*/stat; do
+        st=$(sed 's/.*) //' "$s" 2>/dev/null | cut -d' ' -f1)
+        [ "$st" = T ] || [ "$st" = t ] || return 1
+    done
+}
 frozen_dd() { # NAME BS
     kill -STOP "$pid"
     FROZEN=$pid
+    wait_for 10 all_stopped || fail "stria-stord $pid did not stop on SIGSTOP"
+    local t0=$SECONDS
     if t dd if="$T/src" of="$T/m2/$1" bs="$2" status=none 2>"$T/dd.err"; then
+        # What to look at when this happens: how long the dd took, what the
+        # mount sent, and whether the bytes reached the OST after all.
+        echo "   dd took $((SECONDS - t0)) s; OST threads: $(cat /proc/"$pid"/task/*/stat | sed 's/.*) //' | cut -d' ' -f1 | sort | uniq -c | tr '\n' ' ')"
+        getfattr --only-values -n stria.mount.stats "$T/m2" 2>&1 | head -n 40 || true
         kill -CONT "$pid"
+        FROZEN=""
+        sleep 3
+        cmp "$T/m2/$1" "$T/src" && echo "   after the thaw the file reads whole" ||
+            echo "   after the thaw the file does not read whole"
         fail "dd bs=$2 through a frozen OST succeeded: an acknowledged write's failure went unreported"
     fi
     kill -CONT "$pid"

@@ -155,14 +155,21 @@ fuse_usable() {
 
 # mount_stria MNT [EXTRA_OPTS]: mount the cluster (after cluster_up) at MNT
 # with stria-fuse -o conf=$CONF[,EXTRA_OPTS]. stria-fuse returns once the
-# mount is ready; what it says goes to $DIR/log/stria-fuse-N.log.
+# mount is ready; what it says, before and after, goes to
+# $DIR/log/stria-fuse-N.log.
 mount_stria() {
     local mnt=$1 extra=${2:-} log
     mkdir -p "$mnt" "$DIR/log"
     mnt=$(realpath "$mnt")
     log="$DIR/log/stria-fuse-${#STRIA_MOUNTS[@]}.log"
     STRIA_MOUNTS+=("$mnt")
-    if ! timeout -k 5 60 "$BUILD/stria-fuse" -o "conf=$CONF${extra:+,$extra}" "$mnt" >"$log" 2>&1; then
+    # What the mount says once it serves goes to the same log (shown when
+    # the test fails), unless the test names a log of its own.
+    case ",$extra," in
+    *,log=*) ;;
+    *) extra="${extra:+$extra,}log=$log" ;;
+    esac
+    if ! timeout -k 5 60 "$BUILD/stria-fuse" -o "conf=$CONF${extra:+,$extra}" "$mnt" >>"$log" 2>&1; then
         cat "$log" >&2
         fail "stria-fuse -o conf=$CONF${extra:+,$extra} $mnt failed"
     fi

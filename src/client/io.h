@@ -24,6 +24,19 @@ int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void
 enum io_obj_op { IO_TRUNCATE, IO_DESTROY, IO_SYNC };
 int io_objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,
                uint64_t size);
+/* One object, as a batched DESTROY names it, and what became of it. */
+struct io_obj {
+    uint64_t ino;
+    uint32_t ost, comp, stripe;
+    int rc;
+};
+/* The objects of file ino of layout l (those io_objects reaches), at most
+ * cap of them into v; returns how many there are. */
+size_t io_objects_of(uint64_t ino, const struct layout *l, struct io_obj *v, size_t cap);
+/* DESTROY the n objects of v, of any files: one request for each
+ * PROTO_MAX_DESTROY of them on one OST, retried as any OST call; each
+ * v[i].rc gets its request's result. */
+void io_destroy_objects(stria_fs_t *fs, struct io_obj *v, size_t n);
 /* Deallocate a file range on every object it touches. */
 int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
 

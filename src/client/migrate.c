@@ -373,7 +373,7 @@ int cl_migrate(stria_fs_t *fs, uint64_t ino, const struct layout *tmpl, stria_pr
 /* Was the file of layout l migrated? Its objects are then of a later
  * generation than a new file's, unless it was migrated a multiple of
  * sixteen times (stria fsck --repair then finds the fences left). */
-static bool migrated(const struct layout *l)
+bool cl_migrated(const struct layout *l)
 {
     for (uint16_t c = 0; c < l->ncomp; c++)
         if (layout_comp_gen(&l->comp[c]))
@@ -459,7 +459,7 @@ static int forget_some(stria_fs_t *fs, uint64_t ino, struct forget_call *v, int 
 
 void cl_migrate_forget(stria_fs_t *fs, uint64_t ino, const struct layout *l)
 {
-    if (!migrated(l))
+    if (!cl_migrated(l))
         return;
     pthread_rwlock_rdlock(&fs->map_lock);
     uint32_t cap = fs->nost_slots;

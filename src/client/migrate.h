@@ -21,5 +21,8 @@ int cl_migrate_recover(stria_fs_t *fs, uint64_t ino, uint32_t *stale_ms);
  * (FENCE FORGET). One try each; what a failure leaves (logged), stria
  * fsck --repair removes. */
 void cl_migrate_forget(stria_fs_t *fs, uint64_t ino, const struct layout *l);
+/* Whether l was migrated (a component's objects carry a generation), so
+ * that earlier layouts' objects may be left to forget. */
+bool cl_migrated(const struct layout *l);
 
 #endif

@@ -348,14 +348,37 @@ void cl_destroyed_begin(stria_fs_t *fs, struct cl_destroyed_batch *b)
 {
     b->fs = fs;
     b->n = 0;
+    b->nobj = 0;
     destroyed_batch = b;
+}
+
+/* Remove the objects b keeps, then tell the MDTs of the files whose
+ * objects all went; a file one of whose objects could not be removed stays
+ * pending, as outside a batch. */
+static void batch_flush(struct cl_destroyed_batch *b)
+{
+    io_destroy_objects(b->fs, b->obj, b->nobj);
+    uint32_t kept = 0;
+    for (uint32_t i = 0; i < b->n; i++) {
+        int rc = 0;
+        for (uint32_t k = 0; k < b->nobj && !rc; k++)
+            if (b->obj[k].ino == b->ino[i])
+                rc = b->obj[k].rc;
+        if (rc)
+            log_warn("inode %llx: could not remove all objects: %s", (unsigned long long)b->ino[i],
+                     log_err(rc));
+        else
+            b->ino[kept++] = b->ino[i];
+    }
+    tell_destroyed(b->fs, b->ino, kept);
+    b->n = 0;
+    b->nobj = 0;
 }
 
 void cl_destroyed_end(struct cl_destroyed_batch *b)
 {
     destroyed_batch = NULL;
-    tell_destroyed(b->fs, b->ino, b->n);
-    b->n = 0;
+    batch_flush(b);
 }
 
 void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
@@ -363,6 +386,17 @@ void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
     if (!rm->destroy)
         return;
     gather_drain(fs, rm->ino); /* or it would make the objects again */
+    struct cl_destroyed_batch *b = destroyed_batch;
+    if (b && b->fs != fs)
+        b = NULL;
+    size_t nobj = io_objects_of(rm->ino, &rm->layout, NULL, 0);
+    if (b && !cl_migrated(&rm->layout) && nobj <= CL_BATCH_OBJECTS) {
+        if (b->n == PROTO_MAX_DESTROYED || b->nobj + nobj > CL_BATCH_OBJECTS)
+            batch_flush(b);
+        b->nobj += (uint32_t)io_objects_of(rm->ino, &rm->layout, b->obj + b->nobj, nobj);
+        b->ino[b->n++] = rm->ino;
+        return;
+    }
     /* A failure leaves orphan objects (space, not data, is lost), which
      * stria fsck finds: the MDT keeps the inode pending until told. */
     int rc = io_objects(fs, rm->ino, &rm->layout, IO_DESTROY, 0);
@@ -372,14 +406,11 @@ void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
         return;
     }
     cl_migrate_forget(fs, rm->ino, &rm->layout);
-    struct cl_destroyed_batch *b = destroyed_batch;
-    if (!b || b->fs != fs) {
+    if (!b) {
         tell_destroyed(fs, &rm->ino, 1);
         return;
     }
-    if (b->n == PROTO_MAX_DESTROYED) {
-        tell_destroyed(fs, b->ino, b->n);
-        b->n = 0;
-    }
+    if (b->n == PROTO_MAX_DESTROYED)
+        batch_flush(b);
     b->ino[b->n++] = rm->ino;
 }

@@ -12,6 +12,7 @@
 
 #include "conn.h"
 #include "inode.h"
+#include "io.h"
 #include "route.h"
 
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
@@ -46,15 +47,22 @@ int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
  * notice waits for the batch's end. */
 void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm);
 /* A batch of removals on this thread (write-behind's replies): between
- * begin and end, cl_destroy on this thread keeps the MDT's notices, and
- * end sends them, one DESTROYED per MDT for up to PROTO_MAX_DESTROYED
- * files: one request and one commit where there were as many as files.
+ * begin and end, cl_destroy on this thread keeps the files' objects and
+ * the MDT's notices, and end removes the objects, one DESTROY per OST for
+ * up to PROTO_MAX_DESTROY of them, then sends the notices of the files
+ * whose objects went, one DESTROYED per MDT for up to PROTO_MAX_DESTROYED
+ * files: two requests and one commit where there were twice as many as
+ * files. A file migrated before (its objects' names carry a generation)
+ * has its objects removed at once, as outside a batch.
  * Delaying a notice is harmless (the MDT keeps the inode pending until
  * told, which stria fsck reads as objects that may still exist). */
+#define CL_BATCH_OBJECTS 256
 struct cl_destroyed_batch {
     stria_fs_t *fs;
-    uint32_t n;
+    uint32_t n; /* files whose objects are gone, or waiting in obj */
     uint64_t ino[PROTO_MAX_DESTROYED];
+    uint32_t nobj; /* their objects still to remove: one DESTROY per OST */
+    struct io_obj obj[CL_BATCH_OBJECTS];
 };
 void cl_destroyed_begin(stria_fs_t *fs, struct cl_destroyed_batch *b);
 void cl_destroyed_end(struct cl_destroyed_batch *b);

@@ -605,7 +605,14 @@ enum {
 #define MSG_READ_REP(F)     F(BLOB, crcs) F(BLOB, alt)
 #define MSG_TRUNCATE_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(U64, size)
 #define MSG_TRUNCATE_REP(F)
-#define MSG_DESTROY_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)
+/* DESTROY: remove an object (ost, ino, comp, stripe), and each object of
+ * the same OST in more: entries of PROTO_DESTROY_ENTRY bytes {u64 ino,
+ * u32 comp, u32 stripe}, little-endian, fewer than PROTO_MAX_DESTROY
+ * (-EINVAL otherwise). An object already gone is no error; the first
+ * failure is the reply's, after every object was tried. */
+#define PROTO_MAX_DESTROY   64
+#define PROTO_DESTROY_ENTRY 16
+#define MSG_DESTROY_REQ(F)  F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe) F(BLOB, more)
 #define MSG_DESTROY_REP(F)
 #define MSG_OSYNC_REQ(F) F(U32, ost) F(U64, ino) F(U32, comp) F(U32, stripe)
 #define MSG_OSYNC_REP(F)

@@ -261,7 +261,18 @@ static int h_destroy(void *p, struct net_req *req, struct net_rep *rep)
     struct stord *s = p;
     (void)rep;
     DECODE(destroy);
-    return ost_destroy(o, name, lk);
+    if (q.more.len % PROTO_DESTROY_ENTRY || q.more.len / PROTO_DESTROY_ENTRY >= PROTO_MAX_DESTROY)
+        return -EINVAL;
+    int first = ost_destroy(o, name, lk);
+    for (uint32_t i = 0; i < q.more.len / PROTO_DESTROY_ENTRY; i++) {
+        const uint8_t *e = q.more.p + PROTO_DESTROY_ENTRY * i;
+        uint64_t ino = proto_le64(e);
+        uint32_t comp = proto_le32(e + 8), stripe = proto_le32(e + 12);
+        proto_obj_name(name, sizeof(name), ino, comp, stripe);
+        int rc = ost_destroy(o, name, ost_obj_lock(s, q.ost, ino, comp, stripe));
+        first = first ? first : rc;
+    }
+    return first;
 }
 
 static int h_punch(void *p, struct net_req *req, struct net_rep *rep)

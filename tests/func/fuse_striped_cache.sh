@@ -37,6 +37,10 @@ at_most() { # BEFORE AFTER KIND LIMIT PHASE
     echo "   $5: $3=$n"
     [ "$n" -le "$4" ] || fail "$5 sent $n ${3}s, want at most $4"
 }
+# Requests of KIND all storage servers served since they started.
+ost_count() { "$STRIA" stats -s | awk -v k="$1" '/^storage server/ { o = 1 } /^MDT/ { o = 0 } o && $1 == k && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }'; }
+# The objects the OSTs hold, as stria fsck counts them.
+ost_objects() { "$STRIA" fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p'; }
 mount_stat() { t getfattr --absolute-names --only-values -n stria.mount.stats "$1" | tr ' ' '\n' | sed -n "s/^$2=//p"; }
 
 step "a directory made through the mount in /s is striped over the four MDTs"
@@ -44,6 +48,7 @@ t mkdir "$A/s/d"
 "$STRIA" getdirstripe /s/d | grep -q "lmv_stripe_count: 4" || fail "/s/d is not striped over 4"
 
 step "create $N files: one OPEN each, no LOOKUP of the names not yet there"
+objects0=$(ost_objects)
 counts >"$T/c0"
 for ((i = 0; i < N; i++)); do : >"$A/s/d/f$i" || fail "create f$i"; done
 counts >"$T/c1"
@@ -85,8 +90,9 @@ counts >"$T/c2"
 at_most "$T/c1" "$T/c2" LOOKUP "$BOUND" stat
 at_most "$T/c1" "$T/c2" GETATTR "$BOUND" stat
 
-step "remove them: written behind, one UNLINK each"
+step "remove them: written behind, one UNLINK each, their objects removed in batches"
 behind0=$(mount_stat "$A" unlinks_behind)
+destroy0=$(ost_count DESTROY)
 (cd "$A/s/d" && t find . -name 'f*' -delete) || fail "remove"
 t sync -f "$A/s/d" # waits for the queued unlinks
 counts >"$T/c3"
@@ -97,6 +103,14 @@ echo "   remove: UNLINK=$(sent "$T/c2" "$T/c3" UNLINK), written behind: $behind"
 at_most "$T/c2" "$T/c3" LOOKUP "$BOUND" remove
 at_most "$T/c2" "$T/c3" GETATTR "$BOUND" remove
 [ -z "$(ls -A "$B/s/d")" ] || fail "mount b still lists: $(ls -A "$B/s/d" | head -3)"
+# Every file created for writing has an object: one DESTROY per OST
+# names up to 64 of them (a batch of unlinks behind is up to 64 files).
+destroys=$(($(ost_count DESTROY) - destroy0))
+echo "   remove: DESTROY=$destroys for $N files"
+[ "$destroys" -gt 0 ] && [ "$destroys" -le $((N / 16)) ] ||
+    fail "removing $N files sent $destroys DESTROYs: their objects were not removed in batches"
+[ "$(ost_objects)" = "$objects0" ] ||
+    fail "the OSTs hold $(ost_objects) objects after the removal, $objects0 before the creates"
 
 step "another mount's changes are seen at once, on every shard"
 names=(n0 n1 n2 n3 n4 n5 n6 n7 n8 n9 n10 n11)

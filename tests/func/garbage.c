@@ -24,6 +24,7 @@
 #include "stria/stria.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <fcntl.h>
 #include <arpa/inet.h>
 #include <netinet/in.h>
@@ -223,9 +224,40 @@ static void wire_checksums(uint16_t port)
               proto_csum_check(0, big, got, &rr.crcs, &rr.alt, NULL) == 0,
           "stord: a read of whole blocks: rc %d, %u bytes, alt %u", rc, got, rr.alt.len);
     free(big);
-    struct proto_destroy_req dq = {.ost = 0, .ino = 0x7777};
+    /* A DESTROY whose list of further objects is malformed removes
+     * nothing: a list of a wrong length, or of PROTO_MAX_DESTROY more. */
+    uint8_t more[PROTO_DESTROY_ENTRY * PROTO_MAX_DESTROY] = {0};
+    struct proto_destroy_req dq = {.ost = 0, .ino = 0x7777, .more = {more, 15}};
     struct proto_destroy_rep dr;
-    net_call_destroy(c, &dq, &dr, NULL, 0, NULL, 0, NULL, &tr);
+    rc = net_call_destroy(c, &dq, &dr, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == -EINVAL && !tr, "stord: a DESTROY with a 15-byte list gave %d", rc);
+    dq.more.len = sizeof(more);
+    rc = net_call_destroy(c, &dq, &dr, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == -EINVAL && !tr, "stord: a DESTROY of %d objects gave %d", PROTO_MAX_DESTROY + 1,
+          rc);
+    rq.offset = off;
+    rq.len = sizeof(back);
+    rc = net_call_read(c, &rq, &rr, NULL, 0, back, sizeof(back), &got, &tr);
+    CHECK(rc == 0 && got == sizeof(back), "stord: refused DESTROYs removed the object: rc %d, %u",
+          rc, got);
+    /* One DESTROY removes the objects it lists, the first among them, and
+     * an object already gone is no error. */
+    w.ino = 0x8888;
+    rc = net_call_write(c, &w, &wr, data, sizeof(data), NULL, 0, NULL, &tr);
+    CHECK(rc == 0, "stord: a write of a second object gave %d", rc);
+    dq = (struct proto_destroy_req){
+        .ost = 0, .ino = 0x7777, .more = {more, 2 * PROTO_DESTROY_ENTRY}};
+    proto_put_le64(more, 0x9999); /* never written */
+    proto_put_le64(more + PROTO_DESTROY_ENTRY, 0x8888);
+    rc = net_call_destroy(c, &dq, &dr, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == 0, "stord: a DESTROY of three objects gave %d", rc);
+    for (uint64_t ino = 0x7777; ino <= 0x8888; ino += 0x1111) {
+        rq.ino = ino;
+        got = 1;
+        rc = net_call_read(c, &rq, &rr, NULL, 0, back, sizeof(back), &got, &tr);
+        CHECK(rc == 0 && got == 0, "stord: object %" PRIx64 " after its DESTROY: rc %d, %u bytes",
+              ino, rc, got);
+    }
     net_close(c);
 }
 

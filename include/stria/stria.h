@@ -351,6 +351,14 @@ STRIA_API int stria_removed_truncate(stria_fs_t *fs, const stria_removed_t *rm, 
 /* Destroy the objects (failures are logged: stria fsck finds what is
  * left) and free rm. NULL is ignored. */
 STRIA_API void stria_removed_finish(stria_fs_t *fs, stria_removed_t *rm);
+/* The same behind, once stria_start_destroy_behind ran (else now): the
+ * objects go within 200 ms, with those of up to 63 other files in one
+ * request per OST; stria_statfs, a write that fails with ENOSPC and
+ * stria_disconnect wait for them. Frees rm. */
+STRIA_API void stria_removed_finish_behind(stria_fs_t *fs, stria_removed_t *rm);
+/* Start the thread that stria_removed_finish_behind hands removals to.
+ * Off by default. */
+STRIA_API int stria_start_destroy_behind(stria_fs_t *fs);
 /* Free rm and destroy nothing (another removal of the same inode will). */
 STRIA_API void stria_removed_free(stria_removed_t *rm);
 

@@ -554,5 +554,10 @@ int cl_statfs(stria_fs_t *fs, struct statvfs *st, int64_t max_age_ms)
 
 int stria_statfs(stria_fs_t *fs, struct statvfs *st)
 {
+    /* Space that files removed here still hold is free to the program that
+     * removed them (df after rm): the unlinks queued behind go first, then
+     * the objects queued behind (a removal makes the kept answer stale). */
+    if (fs->flush_removals)
+        fs->flush_removals(fs);
     return cl_statfs(fs, st, fs->conf.statfs_max_age_ms);
 }

@@ -14,6 +14,7 @@
 #include "gather.h"
 #include "mdcache.h"
 #include "ns.h"
+#include "reap.h"
 #include "wb.h"
 
 #include <errno.h>
@@ -47,6 +48,7 @@ void stria_disconnect(stria_fs_t *fs)
         return;
     gather_fini(fs); /* sends what open handles gathered */
     wb_stop(fs);     /* sends what is queued */
+    reap_stop(fs);   /* removes the objects still queued, also wb's */
     mdc_stop(fs);    /* its channel may still be waiting in wb_revoked */
     wb_destroy(fs);
     cl_conn_close(fs);
@@ -75,6 +77,19 @@ static void removed_by_wb(stria_fs_t *fs, struct stria_removed *rm)
         stria_removed_finish(fs, copy);
 }
 
+/* Removals still on their way from here, which hold space (the core's
+ * flush_removals hook: stria_statfs, a write failing with ENOSPC): the
+ * unlinks queued behind, then the objects queued behind. How many there
+ * were (0: none). */
+static unsigned flush_removals(stria_fs_t *fs)
+{
+    struct wb_stats a, b;
+    wb_get_stats(fs, &a);
+    wb_flush(fs);
+    wb_get_stats(fs, &b);
+    return (unsigned)(b.sent - a.sent) + reap_flush(fs);
+}
+
 int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed, void *arg)
 {
     if (!fs->mdc)
@@ -83,7 +98,10 @@ int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed, void *ar
         return 0;
     fs->removed_fn = removed;
     fs->removed_arg = arg;
-    return wb_start(fs, removed_by_wb);
+    int rc = wb_start(fs, removed_by_wb);
+    if (rc == 0)
+        fs->flush_removals = flush_removals;
+    return rc;
 }
 
 int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
@@ -103,6 +121,22 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
         return -EAGAIN;
     mdc_unlinked(m, parent, mdt, name, a.ino);
     return wb_unlink(fs, parent, mdt, name, &cred) == 0 ? 0 : -EAGAIN;
+}
+
+int stria_start_destroy_behind(stria_fs_t *fs)
+{
+    int rc = reap_start(fs);
+    if (rc == 0)
+        fs->flush_removals = flush_removals;
+    return rc;
+}
+
+void stria_removed_finish_behind(stria_fs_t *fs, stria_removed_t *rm)
+{
+    if (!rm)
+        return;
+    reap_later(fs, rm);
+    free(rm);
 }
 
 void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out)

@@ -92,9 +92,14 @@ struct stria_fs {
     void *removed_arg; /* stria_start_unlink_behind's */
     struct mdc *mdc;   /* metadata cache (mdcache.h); NULL unless the mount turned it on */
     struct wb *wb;     /* write-behind unlink (wb.h); NULL unless the mount turned it on */
+    struct reap *reap; /* objects removed behind (reap.h); NULL unless the mount turned it on */
     /* Hooks of the layers above, set while they run (NULL: not running). */
     void (*before_mdt_call)(stria_fs_t *fs); /* MDT_CALL waits for it (wb.c: queued unlinks) */
     void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdc_chan.c) */
+    /* Removals still on their way from here (client.c): wait for them;
+     * how many files there were. */
+    unsigned (*flush_removals)(stria_fs_t *fs);
+    _Atomic uint64_t freed_gen; /* bumped when objects of removed files went (ns.c) */
     /* stria_statfs's last answer (admin.c), kept conf.statfs_max_age_ms;
      * one thread at a time asks the servers, the others wait for it. */
     pthread_mutex_t statfs_lock;

@@ -753,7 +753,15 @@ static int rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, 
               size_t len, uint64_t off, bool exact)
 {
     struct io_call c = {.kind = CALL_RW, .write = write, .buf = buf, .len = len, .off = off};
-    return len ? call(fs, ino, l, &c, exact) : 0;
+    uint64_t freed = atomic_load(&fs->freed_gen);
+    int rc = len ? call(fs, ino, l, &c, exact) : 0;
+    /* An OST full while objects of files removed here wait to go: once
+     * they are gone (by this call's flush, or another's meanwhile), once
+     * more. */
+    if (rc == -ENOSPC && write && fs->flush_removals &&
+        (fs->flush_removals(fs) > 0 || atomic_load(&fs->freed_gen) != freed))
+        rc = call(fs, ino, l, &c, exact);
+    return rc;
 }
 
 static int objects(stria_fs_t *fs, uint64_t ino, const struct layout *l, enum io_obj_op op,

@@ -352,12 +352,24 @@ void cl_destroyed_begin(stria_fs_t *fs, struct cl_destroyed_batch *b)
     destroyed_batch = b;
 }
 
+/* Objects went: stria_statfs's kept answer is stale, and a write that
+ * met a full OST meanwhile may try again (io.c). */
+static void space_freed(stria_fs_t *fs)
+{
+    atomic_fetch_add(&fs->freed_gen, 1);
+    pthread_mutex_lock(&fs->statfs_lock);
+    fs->statfs_at_ns = 0;
+    pthread_mutex_unlock(&fs->statfs_lock);
+}
+
 /* Remove the objects b keeps, then tell the MDTs of the files whose
  * objects all went; a file one of whose objects could not be removed stays
  * pending, as outside a batch. */
 static void batch_flush(struct cl_destroyed_batch *b)
 {
     io_destroy_objects(b->fs, b->obj, b->nobj);
+    if (b->nobj)
+        space_freed(b->fs);
     uint32_t kept = 0;
     for (uint32_t i = 0; i < b->n; i++) {
         int rc = 0;
@@ -381,6 +393,16 @@ void cl_destroyed_end(struct cl_destroyed_batch *b)
     batch_flush(b);
 }
 
+void cl_destroyed_add(struct cl_destroyed_batch *b, uint64_t ino, const struct io_obj *obj,
+                      uint32_t nobj)
+{
+    if (b->n == PROTO_MAX_DESTROYED || b->nobj + nobj > CL_BATCH_OBJECTS)
+        batch_flush(b);
+    for (uint32_t i = 0; i < nobj; i++)
+        b->obj[b->nobj++] = obj[i];
+    b->ino[b->n++] = ino;
+}
+
 void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
 {
     if (!rm->destroy)
@@ -391,10 +413,9 @@ void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
         b = NULL;
     size_t nobj = io_objects_of(rm->ino, &rm->layout, NULL, 0);
     if (b && !cl_migrated(&rm->layout) && nobj <= CL_BATCH_OBJECTS) {
-        if (b->n == PROTO_MAX_DESTROYED || b->nobj + nobj > CL_BATCH_OBJECTS)
-            batch_flush(b);
-        b->nobj += (uint32_t)io_objects_of(rm->ino, &rm->layout, b->obj + b->nobj, nobj);
-        b->ino[b->n++] = rm->ino;
+        struct io_obj obj[CL_BATCH_OBJECTS];
+        io_objects_of(rm->ino, &rm->layout, obj, nobj);
+        cl_destroyed_add(b, rm->ino, obj, (uint32_t)nobj);
         return;
     }
     /* A failure leaves orphan objects (space, not data, is lost), which
@@ -405,6 +426,7 @@ void cl_destroy(stria_fs_t *fs, const struct stria_removed *rm)
                  log_err(rc));
         return;
     }
+    space_freed(fs);
     cl_migrate_forget(fs, rm->ino, &rm->layout);
     if (!b) {
         tell_destroyed(fs, &rm->ino, 1);

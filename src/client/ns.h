@@ -66,5 +66,9 @@ struct cl_destroyed_batch {
 };
 void cl_destroyed_begin(stria_fs_t *fs, struct cl_destroyed_batch *b);
 void cl_destroyed_end(struct cl_destroyed_batch *b);
+/* Add a file whose last link went, and its nobj objects (at most
+ * CL_BATCH_OBJECTS), to b, removing what b held first when it is full. */
+void cl_destroyed_add(struct cl_destroyed_batch *b, uint64_t ino, const struct io_obj *obj,
+                      uint32_t nobj);
 
 #endif

@@ -282,7 +282,7 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         log_warn("inode %" PRIu64 ": a gathered write acknowledged earlier failed and no flush "
                  "or fsync reported it: %s",
                  (uint64_t)ino, log_err(crc));
-    stria_removed_finish(sf.fs, rm); /* unlinked while open: the data goes now */
+    stria_removed_finish_behind(sf.fs, rm); /* unlinked while open: its objects go now */
     sf_reply_err(req, crc);
 }
 

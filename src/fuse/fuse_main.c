@@ -380,6 +380,10 @@ int main(int argc, char **argv)
         log_warn("metadata cache off: %s", log_err(rc));
     if (mdcache && o.wb && (rc = stria_start_unlink_behind(sf.fs, sf_wb_removed, NULL)))
         log_warn("write-behind unlink off: %s", log_err(rc));
+    /* The objects of a file unlinked here go behind its reply, in batches. */
+    if ((rc = stria_start_destroy_behind(sf.fs)))
+        log_warn("objects of removed files are removed before each unlink's reply: %s",
+                 log_err(rc));
     /* Without write-behind every write lands before its reply, gathered
      * ones too: libstria gathers none. */
     if (!sf.write_behind)

@@ -144,20 +144,22 @@ static void sf_mknod(fuse_req_t req, fuse_ino_t parent, const char *name, mode_t
     sf_reply_entry_rc(req, rc, &a);
 }
 
-/* The last link went (rm not NULL): objects now, or at the last close
- * here (when this mount still has it open; writes may still come, so they
- * go then even if none existed yet). */
+/* The last link went (rm not NULL): objects behind the reply, or at the
+ * last close here (when this mount still has it open; writes may still
+ * come, so they go then even if none existed yet). */
 static void finish_removal(stria_removed_t *rm)
 {
     if (rm && !tab_orphan(rm))
-        stria_removed_finish(sf.fs, rm);
+        stria_removed_finish_behind(sf.fs, rm);
 }
 
-/* The MDT's answer to a write-behind unlink (stria_start_unlink_behind). */
+/* The MDT's answer to a write-behind unlink (stria_start_unlink_behind):
+ * its sender removes the objects of a batch's files together already. */
 void sf_wb_removed(stria_fs_t *fs, stria_removed_t *rm, void *arg)
 {
     (void)fs, (void)arg;
-    finish_removal(rm);
+    if (rm && !tab_orphan(rm))
+        stria_removed_finish(sf.fs, rm);
 }
 
 /* Whether this mount has ino open: such an unlink is not sent behind. */

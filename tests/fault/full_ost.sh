@@ -48,7 +48,25 @@ grep -q "No space left on device" "$T/cp.err" || fail "the error does not say EN
 step "what was written before is intact"
 S cp stria:/full/a "$T/a.back" || fail "cannot read /full/a back"
 cmp "$T/a" "$T/a.back" || fail "/full/a changed when OST 1 filled"
-S rm /full/big
+
+step "removed through a mount, a file's space is free at once: to a write and to df"
+# The mount removes a file's objects behind the unlink's reply; a write
+# that meets the full OST meanwhile, and a df, wait for them.
+if fuse_usable; then
+    mount_stria "$T/m"
+    S setstripe -c 1 -i 1 /full/again >/dev/null
+    rm "$T/m/full/big" || fail "rm of /full/big through the mount"
+    cp "$T/a" "$T/m/full/again" || fail "8 MiB onto OST 1 right after the rm of /full/big failed"
+    cmp "$T/a" "$T/m/full/again" || fail "/full/again reads otherwise"
+    before=$(df -B1 --output=avail "$T/m" | tail -n 1)
+    rm "$T/m/full/again" || fail "rm of /full/again through the mount"
+    after=$(df -B1 --output=avail "$T/m" | tail -n 1)
+    echo "   df: $before bytes free before the rm of 8 MiB, $after after"
+    [ "$after" -ge $((before + (6 << 20))) ] || fail "df right after the rm shows $after bytes free, $before before"
+else
+    echo "   (FUSE not usable here: $FUSE_WHY; this step is left out)"
+    S rm /full/big
+fi
 
 step "OST 0 still takes data"
 S setstripe -c 1 -i 0 /full/zero >/dev/null

@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/ioctl.h>
 #include <sys/eventfd.h>
 #include <sys/socket.h>
 #include <sys/uio.h>
@@ -315,6 +316,55 @@ static int conn_read(struct srv_conn *sc)
         srv_enqueue(s, sc);
         return 1;
     }
+}
+
+/* Read all of n bytes that are in sc's socket already (a worker's
+ * srv_read_next): 0, or a negative errno (a short read is -EIO). */
+static int read_queued(int fd, void *dst, uint32_t n)
+{
+    uint32_t got = 0;
+    while (got < n) {
+        ssize_t r = recv(fd, (uint8_t *)dst + got, n - got, MSG_DONTWAIT);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r <= 0)
+            return r == 0 ? -ECONNRESET : errno == EAGAIN ? -EIO : -errno;
+        got += (uint32_t)r;
+    }
+    return 0;
+}
+
+int srv_read_next(struct srv_conn *sc)
+{
+    struct net_server *s = sc->srv;
+    uint8_t hb[PROTO_HDR_LEN];
+    struct proto_hdr h;
+    int avail = 0;
+    /* Whole and plain, or left to the loop, which reads, checks and
+     * refuses as the bytes come. */
+    if (recv(sc->fd, hb, sizeof(hb), MSG_PEEK | MSG_DONTWAIT) != (ssize_t)sizeof(hb) ||
+        proto_hdr_decode(hb, &h) || (h.flags & PROTO_FLAG_REPLY) ||
+        !(h.opcode < PROTO_OP_MAX && s->o.handlers[h.opcode]) ||
+        ioctl(sc->fd, FIONREAD, &avail) < 0 ||
+        (uint64_t)avail < (uint64_t)PROTO_HDR_LEN + h.payload_len + h.bulk_len)
+        return 0;
+    int rc = read_queued(sc->fd, sc->hb, PROTO_HDR_LEN);
+    if (rc == 0)
+        rc = hdr_done(sc);
+    if (rc == 0 && h.payload_len)
+        rc = read_queued(sc->fd, sc->payload, h.payload_len);
+    if (rc == 0 && h.bulk_len && !sc->refuse)
+        rc = read_queued(sc->fd, sc->bulk, h.bulk_len);
+    for (uint32_t left = sc->refuse ? h.bulk_len : 0; rc == 0 && left;) {
+        uint8_t drop[4096]; /* a refused bulk (no memory for it) */
+        uint32_t n = left < sizeof(drop) ? left : (uint32_t)sizeof(drop);
+        rc = read_queued(sc->fd, drop, n);
+        left -= n;
+    }
+    sc->part = PART_HDR;
+    sc->got = 0;
+    sc->ready_ns = util_now_mono_ns();
+    return rc ? rc : 1;
 }
 
 /* ---- the loop ---- */

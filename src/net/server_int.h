@@ -177,6 +177,11 @@ static inline bool srv_payload_pooled(const struct srv_conn *sc)
 /* server.c */
 /* Arm sc in the loop again, its request served (the worker's last step). */
 void srv_rearm(struct srv_conn *sc);
+/* After a reply, by the worker that sent it: when sc's peer has sent a
+ * whole request already (pipelined), read it into sc as the loop would,
+ * without the loop. 1: read, ready to serve; 0: none whole yet, nothing
+ * read (the loop reads it); a negative errno: close sc. */
+int srv_read_next(struct srv_conn *sc);
 /* Close sc and free it: on_close, counts folded, fd closed. */
 void srv_conn_close(struct srv_conn *sc);
 /* Send a reply: its bulk from memory (bulk, blen) or, with bulk_fd >= 0,

@@ -586,6 +586,87 @@ static void test_fair_between_clients(void **state)
     net_close(b);
 }
 
+/* Requests sent back to back on one connection, with bulks small and
+ * large: the worker reads the ones already whole itself (srv_read_next),
+ * the loop the others; every reply matches its request, in order. */
+static void test_pipelined_bulks(void **state)
+{
+    (void)state;
+    struct net_conn *c = connect_ok(3);
+    enum { N = 24 };
+    static uint8_t bulk[N][3 * 65536], back[3 * 65536];
+    uint64_t reqid[N];
+    uint32_t blen[N];
+    char text[N][32];
+    for (int i = 0; i < N; i++) {
+        blen[i] = i % 3 == 0   ? 0
+                  : i % 3 == 1 ? 100 + (uint32_t)i
+                               : (uint32_t)sizeof(bulk[i]) - (uint32_t)i;
+        for (uint32_t k = 0; k < blen[i]; k++)
+            bulk[i][k] = (uint8_t)(k * 7 + (uint32_t)i);
+        snprintf(text[i], sizeof(text[i]), "pipelined %d", i);
+        assert_int_equal(
+            net_send(c, OP_ECHO, text[i], (uint32_t)strlen(text[i]), bulk[i], blen[i], &reqid[i]),
+            0);
+    }
+    for (int i = 0; i < N; i++) {
+        bool transport = false;
+        uint32_t got = 0;
+        assert_int_equal(net_recv(c, reqid[i], back, sizeof(back), &got, &transport), 0);
+        assert_int_equal(c->rx_len, strlen(text[i]));
+        assert_memory_equal(c->rx, text[i], strlen(text[i]));
+        assert_int_equal(got, blen[i]);
+        if (got)
+            assert_memory_equal(back, bulk[i], got);
+    }
+    net_close(c);
+}
+
+/* One worker, held by client A's first request, behind which A has sent
+ * nine more on the same connection; B sends one meanwhile. B's is served
+ * second: a worker goes on with a connection's next request only while no
+ * other client's waits. */
+static void test_pipeline_takes_turns(void **state)
+{
+    (void)state;
+    enum { A_REQS = 10 };
+    pthread_mutex_lock(&order_lock); /* after test_fair_between_clients */
+    norder = 0;
+    order_gate_open = order_blocked = false;
+    pthread_mutex_unlock(&order_lock);
+    struct net_conn *a = connect_ok(0xa), *b = connect_ok(0xb);
+    uint64_t id[A_REQS], bid;
+    assert_int_equal(net_send(a, OP_ORDER, NULL, 0, NULL, 0, &id[0]), 0);
+    pthread_mutex_lock(&order_lock);
+    for (int i = 0; i < 30000 && !order_blocked; i++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&order_cond, &order_lock, &ts);
+    }
+    assert_true(order_blocked);
+    pthread_mutex_unlock(&order_lock);
+    for (int i = 1; i < A_REQS; i++)
+        assert_int_equal(net_send(a, OP_ORDER, NULL, 0, NULL, 0, &id[i]), 0);
+    assert_int_equal(net_send(b, OP_ORDER, NULL, 0, NULL, 0, &bid), 0);
+    wait_queued(1);
+    pthread_mutex_lock(&order_lock);
+    order_gate_open = true;
+    pthread_cond_broadcast(&order_cond);
+    pthread_mutex_unlock(&order_lock);
+    bool transport = false;
+    for (int i = 0; i < A_REQS; i++)
+        assert_int_equal(net_recv(a, id[i], NULL, 0, NULL, &transport), 0);
+    assert_int_equal(net_recv(b, bid, NULL, 0, NULL, &transport), 0);
+    assert_int_equal(norder, A_REQS + 1);
+    assert_int_equal(order[0], 0xa);
+    assert_int_equal(order[1], 0xb);
+    for (int i = 2; i <= A_REQS; i++)
+        assert_int_equal(order[i], 0xa);
+    net_close(a);
+    net_close(b);
+}
+
 static int one_worker(void **state)
 {
     opt_workers = 1;
@@ -703,7 +784,9 @@ int main(void)
         cmocka_unit_test(test_bad_headers_close),
         cmocka_unit_test(test_garbage_handshake),
         cmocka_unit_test_setup(test_stats_wait_and_clients, fresh_server),
+        cmocka_unit_test(test_pipelined_bulks),
         cmocka_unit_test_setup(test_fair_between_clients, one_worker),
+        cmocka_unit_test_setup(test_pipeline_takes_turns, one_worker),
         cmocka_unit_test_setup(test_parked_requests_hold_no_worker, one_worker),
         cmocka_unit_test_setup(test_silent_peers_closed, short_deadlines),
     };

@@ -48,6 +48,7 @@ struct reap {
     uint64_t flush_upto;      /* a flush waits for items up to this many added */
     bool stop;
     pthread_t thread;
+    struct cl_destroyed_batch batch; /* the thread's */
 };
 
 static int64_t now_ms(void)
@@ -86,19 +87,13 @@ static void *reap_main(void *arg)
         r->queued -= n;
         r->taken += n;
         pthread_mutex_unlock(&r->lock);
-        struct cl_destroyed_batch *b = malloc(sizeof(*b));
-        if (b)
-            cl_destroyed_begin(r->fs, b);
+        cl_destroyed_begin(r->fs, &r->batch);
         for (struct reap_item *it = batch, *next; it; it = next) {
             next = it->next;
-            if (b)
-                cl_destroyed_add(b, it->ino, it->obj, it->nobj);
+            cl_destroyed_add(&r->batch, it->ino, it->obj, it->nobj);
             free(it);
         }
-        if (b) {
-            cl_destroyed_end(b);
-            free(b);
-        }
+        cl_destroyed_end(&r->batch);
         pthread_mutex_lock(&r->lock);
         r->finished += n;
         pthread_cond_broadcast(&r->done);

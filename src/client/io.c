@@ -578,44 +578,6 @@ size_t io_objects_of(uint64_t ino, const struct layout *l, struct io_obj *v, siz
     return n;
 }
 
-void io_destroy_objects(stria_fs_t *fs, struct io_obj *v, size_t n)
-{
-    bool *sent = calloc(n ? n : 1, sizeof(*sent));
-    if (!sent) {
-        for (size_t i = 0; i < n; i++)
-            v[i].rc = -ENOMEM;
-        return;
-    }
-    uint8_t more[PROTO_DESTROY_ENTRY * (PROTO_MAX_DESTROY - 1)];
-    size_t with[PROTO_MAX_DESTROY - 1];
-    for (size_t i = 0; i < n; i++) {
-        if (sent[i])
-            continue;
-        uint32_t nmore = 0;
-        for (size_t j = i + 1; j < n && nmore < PROTO_MAX_DESTROY - 1; j++) {
-            if (sent[j] || v[j].ost != v[i].ost)
-                continue;
-            uint8_t *e = more + PROTO_DESTROY_ENTRY * nmore;
-            proto_put_le64(e, v[j].ino);
-            proto_put_le32(e + 8, v[j].comp);
-            proto_put_le32(e + 12, v[j].stripe);
-            with[nmore++] = j;
-            sent[j] = true;
-        }
-        struct proto_destroy_req q = {.ost = v[i].ost,
-                                      .ino = v[i].ino,
-                                      .comp = v[i].comp,
-                                      .stripe = v[i].stripe,
-                                      .more = {more, PROTO_DESTROY_ENTRY * nmore}};
-        struct proto_destroy_rep r;
-        int rc = TARGET_CALL(fs, PROTO_NODE_STOR, v[i].ost, destroy, &q, &r, (void)0);
-        v[i].rc = rc;
-        for (uint32_t k = 0; k < nmore; k++)
-            v[with[k]].rc = rc;
-    }
-    free(sent);
-}
-
 static int punch_one(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint16_t c, uint16_t s,
                      uint64_t ostart, uint64_t oend)
 {

@@ -33,10 +33,6 @@ struct io_obj {
 /* The objects of file ino of layout l (those io_objects reaches), at most
  * cap of them into v; returns how many there are. */
 size_t io_objects_of(uint64_t ino, const struct layout *l, struct io_obj *v, size_t cap);
-/* DESTROY the n objects of v, of any files: one request for each
- * PROTO_MAX_DESTROY of them on one OST, retried as any OST call; each
- * v[i].rc gets its request's result. */
-void io_destroy_objects(stria_fs_t *fs, struct io_obj *v, size_t n);
 /* Deallocate a file range on every object it touches. */
 int io_punch(stria_fs_t *fs, uint64_t ino, const struct layout *l, uint64_t off, uint64_t len);
 

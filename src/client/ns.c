@@ -362,12 +362,53 @@ static void space_freed(stria_fs_t *fs)
     pthread_mutex_unlock(&fs->statfs_lock);
 }
 
+/* DESTROY the n objects of v, of any files: one request for each
+ * PROTO_MAX_DESTROY of them on one OST, retried as any OST call; each
+ * v[i].rc gets its request's result. */
+static void destroy_objects(stria_fs_t *fs, struct io_obj *v, size_t n)
+{
+    bool *sent = calloc(n ? n : 1, sizeof(*sent));
+    if (!sent) {
+        for (size_t i = 0; i < n; i++)
+            v[i].rc = -ENOMEM;
+        return;
+    }
+    uint8_t more[PROTO_DESTROY_ENTRY * (PROTO_MAX_DESTROY - 1)];
+    size_t with[PROTO_MAX_DESTROY - 1];
+    for (size_t i = 0; i < n; i++) {
+        if (sent[i])
+            continue;
+        uint32_t nmore = 0;
+        for (size_t j = i + 1; j < n && nmore < PROTO_MAX_DESTROY - 1; j++) {
+            if (sent[j] || v[j].ost != v[i].ost)
+                continue;
+            uint8_t *e = more + PROTO_DESTROY_ENTRY * nmore;
+            proto_put_le64(e, v[j].ino);
+            proto_put_le32(e + 8, v[j].comp);
+            proto_put_le32(e + 12, v[j].stripe);
+            with[nmore++] = j;
+            sent[j] = true;
+        }
+        struct proto_destroy_req q = {.ost = v[i].ost,
+                                      .ino = v[i].ino,
+                                      .comp = v[i].comp,
+                                      .stripe = v[i].stripe,
+                                      .more = {more, PROTO_DESTROY_ENTRY * nmore}};
+        struct proto_destroy_rep r;
+        int rc = TARGET_CALL(fs, PROTO_NODE_STOR, v[i].ost, destroy, &q, &r, (void)0);
+        v[i].rc = rc;
+        for (uint32_t k = 0; k < nmore; k++)
+            v[with[k]].rc = rc;
+    }
+    free(sent);
+}
+
 /* Remove the objects b keeps, then tell the MDTs of the files whose
  * objects all went; a file one of whose objects could not be removed stays
  * pending, as outside a batch. */
 static void batch_flush(struct cl_destroyed_batch *b)
 {
-    io_destroy_objects(b->fs, b->obj, b->nobj);
+    destroy_objects(b->fs, b->obj, b->nobj);
     if (b->nobj)
         space_freed(b->fs);
     uint32_t kept = 0;

@@ -279,8 +279,8 @@ static void sf_release(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     stria_removed_t *rm = tab_close(ino, f);
     int crc = stria_close(f);
     if (crc && !rc)
-        log_warn("inode %" PRIu64 ": a gathered write acknowledged earlier failed and no flush "
-                 "or fsync reported it: %s",
+        log_warn("inode %" PRIu64 ": its last close failed (a gathered write acknowledged "
+                 "earlier, or its size report) and no flush or fsync reported it: %s",
                  (uint64_t)ino, log_err(crc));
     stria_removed_finish_behind(sf.fs, rm); /* unlinked while open: its objects go now */
     sf_reply_err(req, crc);

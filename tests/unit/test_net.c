@@ -541,6 +541,20 @@ static void wait_queued(int n)
     assert_int_equal(figures_now()->queued, n);
 }
 
+/* Until the first OP_ORDER holds the worker at the gate. */
+static void wait_order_blocked(void)
+{
+    pthread_mutex_lock(&order_lock);
+    for (int i = 0; i < 30000 && !order_blocked; i++) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_sec += 1;
+        pthread_cond_timedwait(&order_cond, &order_lock, &ts);
+    }
+    assert_true(order_blocked);
+    pthread_mutex_unlock(&order_lock);
+}
+
 /* One worker, held by client A's first request; A then queues 39 more on
  * connections of its own, and B one. B's is served third, not forty-first:
  * clients take turns, whatever number of requests each has waiting. */
@@ -553,15 +567,7 @@ static void test_fair_between_clients(void **state)
     for (int i = 0; i < A_CONNS; i++)
         a[i] = connect_ok(0xa);
     assert_int_equal(net_send(a[0], OP_ORDER, NULL, 0, NULL, 0, &id[0]), 0);
-    pthread_mutex_lock(&order_lock);
-    for (int i = 0; i < 30000 && !order_blocked; i++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        pthread_cond_timedwait(&order_cond, &order_lock, &ts);
-    }
-    assert_true(order_blocked);
-    pthread_mutex_unlock(&order_lock);
+    wait_order_blocked();
     for (int i = 1; i < A_CONNS; i++)
         assert_int_equal(net_send(a[i], OP_ORDER, NULL, 0, NULL, 0, &id[i]), 0);
     wait_queued(A_CONNS - 1);
@@ -637,15 +643,7 @@ static void test_pipeline_takes_turns(void **state)
     struct net_conn *a = connect_ok(0xa), *b = connect_ok(0xb);
     uint64_t id[A_REQS], bid;
     assert_int_equal(net_send(a, OP_ORDER, NULL, 0, NULL, 0, &id[0]), 0);
-    pthread_mutex_lock(&order_lock);
-    for (int i = 0; i < 30000 && !order_blocked; i++) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_sec += 1;
-        pthread_cond_timedwait(&order_cond, &order_lock, &ts);
-    }
-    assert_true(order_blocked);
-    pthread_mutex_unlock(&order_lock);
+    wait_order_blocked();
     for (int i = 1; i < A_REQS; i++)
         assert_int_equal(net_send(a, OP_ORDER, NULL, 0, NULL, 0, &id[i]), 0);
     assert_int_equal(net_send(b, OP_ORDER, NULL, 0, NULL, 0, &bid), 0);

@@ -427,6 +427,8 @@ struct stria_unlink_stats {
     uint64_t sent;   /* of those, answered by the MDT (failures included) */
     uint64_t failed; /* of those, refused by the MDT or lost with a connection */
     uint64_t grants; /* grants received (renewals not counted) */
+    uint64_t batched; /* of those sent, sent several to a request (UNLINKS) */
+    uint64_t batches; /* the requests that carried them */
 };
 STRIA_API void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out);
 

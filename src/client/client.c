@@ -143,7 +143,7 @@ void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out)
 {
     struct wb_stats w;
     wb_get_stats(fs, &w);
-    *out = (struct stria_unlink_stats){w.queued, w.sent, w.failed, w.grants};
+    *out = (struct stria_unlink_stats){w.queued, w.sent, w.failed, w.grants, w.batched, w.batches};
 }
 
 void stria_set_write_gather(stria_fs_t *fs, int on)

@@ -2,9 +2,11 @@
  * Write-behind unlink (wb.h).
  *
  * A queue under one mutex, each MDT's grant beside it, and one thread that
- * sends the queue in batches: up to WB_BATCH requests for one MDT, the
- * oldest item's, in their order, written back to back on one connection,
- * then their replies read in order. An unlink goes to the MDT holding its
+ * sends the queue in batches: up to WB_BATCH unlinks for one MDT, the
+ * oldest item's, in their order, in one UNLINKS request (protocol.md),
+ * which the MDT commits together; an unlink sent again after a broken
+ * connection, or a batch of one, goes as UNLINKs written back to back on
+ * one connection, then their replies read in order. An unlink goes to the MDT holding its
  * name (a striped directory's shard), under that MDT's grant: each MDT gates its own
  * requests, so each grant covers only the names it holds. `pending`
  * counts what is queued or in flight; wb_flush waits for it to reach zero.
@@ -65,6 +67,7 @@ struct wb {
     pthread_t thread;
     struct wb_stats stats;
     unsigned delay_ms; /* STRIA_TEST_WB_DELAY_MS: hold each batch back (tests) */
+    uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024]; /* the sender's UNLINKS list */
 };
 
 /* ---- the sender ---- */
@@ -165,6 +168,139 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
     return broken ? done : n;
 }
 
+/* Whether a and b are the same caller (an UNLINKS carries one cred). */
+static bool same_cred(const struct proto_cred *a, const struct proto_cred *b)
+{
+    return a->uid == b->uid && a->gid == b->gid && a->ngroups == b->ngroups &&
+           a->ngroups <= PROTO_MAX_GROUPS &&
+           memcmp(a->groups, b->groups, a->ngroups * sizeof(a->groups[0])) == 0;
+}
+
+/* Send the first of n items (one MDT, none a resend) that share a cred
+ * and fit, at most PROTO_MAX_UNLINKS, as one UNLINKS, which the MDT
+ * commits together. Returns how many it took, each answered or failed;
+ * 0 when none was taken: *broken says the connection broke, and else the
+ * MDT refused the request (it gave no answer for any). The items of a
+ * request without its answer are marked to go again as resends, one by
+ * one: their slots find the replies the MDT kept of what it made. */
+static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, bool *broken)
+{
+    stria_fs_t *fs = w->fs;
+    *broken = false;
+    struct proto_enc e;
+    proto_enc_init(&e, w->list, sizeof(w->list));
+    uint32_t k = 0;
+    for (; k < n && k < PROTO_MAX_UNLINKS; k++) {
+        if (k && !same_cred(&items[k]->cred, &items[0]->cred))
+            break;
+        size_t at = e.len;
+        struct proto_unlinks_item it = {items[k]->parent, items[k]->seq, items[k]->tag,
+                                        proto_str_c(items[k]->name)};
+        proto_unlinks_item_put(&e, &it);
+        if (e.err) {
+            e.len = at, e.err = 0; /* full: the rest go next */
+            break;
+        }
+    }
+    if (k == 0)
+        return 0;
+    struct lease l;
+    int rc = cl_get(fs, PROTO_NODE_META, items[0]->mdt, &l);
+    if (rc) {
+        for (uint32_t i = 0; i < k; i++)
+            failed(w, items[i], rc);
+        return k;
+    }
+    struct proto_unlinks_req q = {
+        .cred = items[0]->cred, .want_wb = 1, .items = {w->list, (uint32_t)e.len}};
+    uint8_t buf[PROTO_MAX_REQ_PAYLOAD];
+    struct proto_enc qe;
+    proto_enc_init(&qe, buf, sizeof(buf));
+    int64_t sent = mdc_clock_ms();
+    bool transport = false;
+    uint64_t reqid;
+    if ((rc = proto_enc_unlinks_req(&qe, &q)) == 0 &&
+        (rc = net_send(l.c, PROTO_OP_UNLINKS, buf, (uint32_t)qe.len, NULL, 0, &reqid)))
+        transport = true;
+    if (rc == 0)
+        rc = net_recv(l.c, reqid, NULL, 0, NULL, &transport);
+    struct proto_unlinks_rep r;
+    struct proto_dec d;
+    if (rc == 0) {
+        proto_dec_init(&d, l.c->rx, l.c->rx_len);
+        if (proto_dec_unlinks_rep(&d, &r))
+            rc = -EPROTO, transport = true;
+        else
+            proto_dec_init(&d, r.results.p, r.results.len);
+    }
+    struct cl_destroyed_batch gone;
+    cl_destroyed_begin(fs, &gone);
+    uint32_t i = 0;
+    for (; rc == 0 && i < k; i++) {
+        int32_t st;
+        struct proto_blob one;
+        struct proto_unlink_rep ur;
+        struct proto_dec od;
+        if (proto_unlinks_result_get(&d, &st, &one)) {
+            rc = -EPROTO, transport = true;
+            break;
+        }
+        proto_dec_init(&od, one.p, one.len);
+        if (st == 0 && proto_dec_unlink_rep(&od, &ur)) {
+            rc = -EPROTO, transport = true;
+            break;
+        }
+        if (st)
+            failed(w, items[i], st);
+        else
+            answered(w, items[i], sent, &ur);
+    }
+    for (uint32_t j = i; rc && j < k; j++)
+        items[j]->resend = true; /* perhaps made: the MDT knows by its slot */
+    cl_put(&l, transport);
+    cl_destroyed_end(&gone);
+    if (transport && fs->mdc)
+        mdc_forget_all(fs->mdc); /* what happened to the rest is unknown */
+    *broken = transport;
+    if (i) {
+        pthread_mutex_lock(&w->lock);
+        w->stats.batched += i;
+        w->stats.batches++;
+        pthread_mutex_unlock(&w->lock);
+    }
+    if (rc && i == 0 && !transport)
+        log_warn(
+            "write-behind: MDT%04x refused %u unlinks in one request (%s); sending them one by one",
+            items[0]->mdt, k, log_err(rc));
+    return rc ? i : k;
+}
+
+/* Send n items (one MDT): in UNLINKS requests while the MDT takes them,
+ * else pipelined one by one; a broken connection is met twice at most,
+ * and what is left then fails. */
+static void send_items(struct wb *w, struct wb_item **items, uint32_t n)
+{
+    uint32_t ok = 0;
+    int breaks = 0;
+    bool singles = false;
+    while (ok < n && breaks < 2) {
+        bool broken;
+        uint32_t k;
+        if (!singles && n - ok > 1 && !items[ok]->resend) {
+            k = send_unlinks(w, items + ok, n - ok, &broken);
+            if (k == 0 && !broken)
+                singles = true;
+        } else {
+            k = send_batch(w, items + ok, n - ok);
+            broken = k < n - ok;
+        }
+        ok += k;
+        breaks += broken;
+    }
+    for (uint32_t i = ok; i < n; i++)
+        failed(w, items[i], -ECONNRESET);
+}
+
 static void *sender_main(void *arg)
 {
     struct wb *w = arg;
@@ -204,11 +340,7 @@ static void *sender_main(void *arg)
             items[i]->seq = net_next_seq();
             items[i]->resend = false;
         }
-        uint32_t ok = send_batch(w, items, n);
-        if (ok < n) /* once more on a new connection, answered once */
-            ok += send_batch(w, items + ok, n - ok);
-        for (uint32_t i = ok; i < n; i++)
-            failed(w, items[i], -ECONNRESET);
+        send_items(w, items, n);
         for (uint32_t i = 0; i < n; i++) {
             cl_tag_put(items[i]->tag);
             free(items[i]);

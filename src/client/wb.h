@@ -63,6 +63,8 @@ struct wb_stats {
     uint64_t sent;   /* of those, answered by the MDT (failures included) */
     uint64_t failed; /* of those, refused by the MDT or lost with a connection */
     uint64_t grants; /* grants received (renewals not counted) */
+    uint64_t batched; /* sent several to a request (UNLINKS) */
+    uint64_t batches; /* the UNLINKS requests that carried them */
 };
 void wb_get_stats(stria_fs_t *fs, struct wb_stats *out);
 

@@ -16,6 +16,7 @@
  *
  *   getfattr -n stria.mount.stats /mnt/stria
  *     unlinks_behind=N unlinks_sent=N unlinks_failed=N wb_grants=N
+ *     unlinks_batched=N unlink_batches=N
  *     writes_gathered=N gathers_sent=N reads=N read_bytes=N direct_writes=N
  */
 #include "fuse_ops.h"
@@ -155,10 +156,11 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
         sf_read_stats(&reads, &rbytes);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
-                     "writes_gathered=%llu gathers_sent=%llu reads=%llu read_bytes=%llu "
+                     "unlinks_batched=%llu unlink_batches=%llu writes_gathered=%llu gathers_sent=%llu reads=%llu read_bytes=%llu "
                      "direct_writes=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,
+                     (unsigned long long)w.batched, (unsigned long long)w.batches,
                      (unsigned long long)io.writes_gathered, (unsigned long long)io.gathers_sent,
                      (unsigned long long)reads, (unsigned long long)rbytes,
                      (unsigned long long)sf_direct_writes());

@@ -620,6 +620,11 @@ int net_server_start(const struct net_server_opts *o, struct net_server **out)
     const char *drop = getenv("STRIA_TEST_DROP_REPLY_EVERY");
     if (drop && s->replies)
         s->drop_every = strtoull(drop, NULL, 10);
+    /* STRIA_TEST_DROP_REPLY_OP=NAME: only that kind's replies count. */
+    const char *drop_op = getenv("STRIA_TEST_DROP_REPLY_OP");
+    for (uint16_t op = 1; drop_op && op < PROTO_OP_MAX && !s->drop_op; op++)
+        if (proto_op_name(op) && strcmp(proto_op_name(op), drop_op) == 0)
+            s->drop_op = op;
     const char *die = getenv("STRIA_TEST_DIE_BEFORE_REPLY_EVERY");
     if (die && s->replies)
         s->die_every = strtoull(die, NULL, 10);

@@ -138,6 +138,7 @@ struct net_server {
     struct srv_op_stat stats[PROTO_OP_MAX];
     struct rcache *replies; /* when some request is cached */
     uint64_t drop_every;    /* STRIA_TEST_DROP_REPLY_EVERY (tests) */
+    uint16_t drop_op;       /* STRIA_TEST_DROP_REPLY_OP: only this kind (0: any) */
     uint64_t die_every;     /* STRIA_TEST_DIE_BEFORE_REPLY_EVERY (tests) */
     _Atomic uint64_t cached_served;
 };

@@ -530,6 +530,38 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v)
     }
 }
 
+/* ---- the lists of UNLINKS ---- */
+
+void proto_unlinks_item_put(struct proto_enc *e, const struct proto_unlinks_item *it)
+{
+    proto_put_U64(e, &it->parent);
+    proto_put_U64(e, &it->seq);
+    proto_put_U16(e, &it->tag);
+    proto_put_STR(e, &it->path);
+}
+
+int proto_unlinks_item_get(struct proto_dec *d, struct proto_unlinks_item *it)
+{
+    proto_get_U64(d, &it->parent);
+    proto_get_U64(d, &it->seq);
+    proto_get_U16(d, &it->tag);
+    proto_get_STR(d, &it->path);
+    return d->err ? -EBADMSG : 0;
+}
+
+void proto_unlinks_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep)
+{
+    proto_put_I32(e, &status);
+    proto_put_BLOB(e, &rep);
+}
+
+int proto_unlinks_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep)
+{
+    proto_get_I32(d, status);
+    proto_get_BLOB(d, rep);
+    return d->err ? -EBADMSG : 0;
+}
+
 /* ---- generated message codecs ---- */
 
 #define ENC_FIELD(kind, fname) proto_put_##kind(e, &m->fname);

@@ -432,8 +432,21 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
     F(U64, ino)                                                                                    \
     F(U8, destroy)                                                                                 \
     F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases) F(U32, wb_ms) F(U64, wb_id)
-#define MSG_RMDIR_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path)
-#define MSG_RMDIR_REP(F) F(LEASES, leases)
+/* UNLINKS: several unlinks of one client in one request, which the MDT
+ * commits together (as far as its batch allows): items holds 1 to
+ * PROTO_MAX_UNLINKS entries {U64 parent, U64 seq, U16 tag, STR path}
+ * (proto_unlinks_item_put/get), each an UNLINK of path from parent with
+ * the request's cred and its own slot (tag, seq: 0 for none). results
+ * holds, for each item in order, {I32 status, BLOB reply}: the UNLINK's
+ * encoded reply when status is 0, empty otherwise. Each item's reply is
+ * kept under its slot as an UNLINK's, so an item whose answer was lost
+ * is sent again as an UNLINK RESEND; an UNLINKS is never resent. A list
+ * that does not parse, or is empty or too long: -EINVAL, nothing done. */
+#define PROTO_MAX_UNLINKS  64
+#define MSG_UNLINKS_REQ(F) F(CRED, cred) F(U8, want_wb) F(BLOB, items)
+#define MSG_UNLINKS_REP(F) F(BLOB, results)
+#define MSG_RMDIR_REQ(F)   F(CRED, cred) F(U64, parent) F(STR, path)
+#define MSG_RMDIR_REP(F)   F(LEASES, leases)
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. It goes to the
  * MDT of the source name; dmdt is the MDT the client found the destination
  * name on (the two may differ: a cross-MDT rename, which that MDT runs). */
@@ -695,6 +708,7 @@ enum {
     X(A, DOM_WRITE, 56, dom_write, 0)         /* made twice, made once */                          \
     X(A, DOM_READ, 57, dom_read, 0)                                                                \
     X(A, MIGRATE, 58, migrate, PROTO_F_CHANGE)                                                     \
+    X(A, UNLINKS, 59, unlinks, 0) /* its items have slots of their own */                          \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \
@@ -786,6 +800,19 @@ union proto_any_rep {
 };
 #undef PROTO_X_ANY_REQ
 #undef PROTO_X_ANY_REP
+
+/* One item of an UNLINKS request's list. */
+struct proto_unlinks_item {
+    uint64_t parent, seq;
+    uint16_t tag;
+    struct proto_str path;
+};
+void proto_unlinks_item_put(struct proto_enc *e, const struct proto_unlinks_item *it);
+/* The next item of d (an UNLINKS list): 0, or -EBADMSG. */
+int proto_unlinks_item_get(struct proto_dec *d, struct proto_unlinks_item *it);
+/* One result of an UNLINKS reply's list. */
+void proto_unlinks_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep);
+int proto_unlinks_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep);
 
 static inline struct proto_str proto_str_c(const char *s)
 {

@@ -21,6 +21,7 @@
 #include "common/auth.h"
 #include "net/net.h"
 #include "proto/csum.h"
+#include "proto/ids.h"
 #include "stria/stria.h"
 
 #include <errno.h>
@@ -259,6 +260,80 @@ static void wire_checksums(uint16_t port)
               ino, rc, got);
     }
     net_close(c);
+}
+
+/* UNLINKS (metad): a list that does not parse, an empty one and one of
+ * PROTO_MAX_UNLINKS + 1 items are refused with nothing removed; a good
+ * one answers each item on its own, the names that exist removed. */
+static void bad_unlinks(uint16_t port, const char *conf)
+{
+    stria_fs_t *fs;
+    int rc = stria_connect(conf, &fs);
+    CHECK(rc == 0, "connect: %d", rc);
+    if (rc)
+        return;
+    stria_file_t *f;
+    for (int i = 0; i < 2; i++) {
+        rc = stria_open(fs, i ? "/u1" : "/u0", O_RDWR | O_CREAT, 0644, &f);
+        CHECK(rc == 0, "create /u%d: %d", i, rc);
+        if (rc == 0)
+            stria_close(f);
+    }
+    struct net_conn *c = NULL;
+    rc = net_connect(host, port, &key, 10, "tester", 3000, &c);
+    CHECK(rc == 0, "metad: connect: %d", rc);
+    if (rc) {
+        stria_disconnect(fs);
+        return;
+    }
+    static uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024];
+    struct proto_enc e;
+    proto_enc_init(&e, list, sizeof(list));
+    struct proto_unlinks_item it = {PROTO_ROOT_INO, 0, 0, proto_str_c("u0")};
+    for (int i = 0; i <= PROTO_MAX_UNLINKS; i++)
+        proto_unlinks_item_put(&e, &it);
+    struct proto_unlinks_req q = {.cred = {0}, .items = {list, 5}};
+    struct proto_unlinks_rep r;
+    bool tr = false;
+    rc = net_call_unlinks(c, &q, &r, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == -EINVAL && !tr, "metad: an UNLINKS of a 5-byte list gave %d", rc);
+    q.items.len = 0;
+    rc = net_call_unlinks(c, &q, &r, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == -EINVAL && !tr, "metad: an UNLINKS of no items gave %d", rc);
+    q.items.len = (uint32_t)e.len;
+    rc = net_call_unlinks(c, &q, &r, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == -EINVAL && !tr, "metad: an UNLINKS of %d items gave %d", PROTO_MAX_UNLINKS + 1, rc);
+    struct stat st;
+    CHECK(stria_stat(fs, "/u0", &st) == 0, "metad: a refused UNLINKS removed /u0");
+    /* u0, a name that is not there, u1: removed, ENOENT, removed. */
+    proto_enc_init(&e, list, sizeof(list));
+    const char *names[3] = {"u0", "nope", "u1"};
+    for (int i = 0; i < 3; i++) {
+        it.path = proto_str_c(names[i]);
+        proto_unlinks_item_put(&e, &it);
+    }
+    q.items.len = (uint32_t)e.len;
+    rc = net_call_unlinks(c, &q, &r, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == 0, "metad: an UNLINKS of three names gave %d", rc);
+    struct proto_dec d;
+    proto_dec_init(&d, r.results.p, r.results.len);
+    for (int i = 0; rc == 0 && i < 3; i++) {
+        int32_t status = 1;
+        struct proto_blob one;
+        struct proto_unlink_rep ur = {0};
+        struct proto_dec od;
+        CHECK(proto_unlinks_result_get(&d, &status, &one) == 0, "metad: UNLINKS result %d", i);
+        proto_dec_init(&od, one.p, one.len);
+        int want = i == 1 ? -ENOENT : 0;
+        CHECK(status == want, "metad: UNLINKS of %s gave %d, want %d", names[i], status, want);
+        CHECK(status || (proto_dec_unlink_rep(&od, &ur) == 0 && ur.gone && ur.ino),
+              "metad: UNLINKS of %s: its reply says nothing of the file", names[i]);
+    }
+    CHECK(rc || d.off == d.len, "metad: UNLINKS: %zu bytes after the results", d.len - d.off);
+    CHECK(stria_stat(fs, "/u0", &st) == -ENOENT && stria_stat(fs, "/u1", &st) == -ENOENT,
+          "metad: /u0 or /u1 is still there after its UNLINKS");
+    net_close(c);
+    stria_disconnect(fs);
 }
 
 /* A server of protocol version 3 (before READs sent unread): the client
@@ -527,6 +602,8 @@ int main(int argc, char **argv)
     }
     printf("== checksums of data on the wire (stord)\n");
     wire_checksums((uint16_t)atoi(argv[4]));
+    printf("== UNLINKS lists (metad)\n");
+    bad_unlinks((uint16_t)atoi(argv[3]), argv[5]);
     printf("== a server of an older protocol is refused at the handshake\n");
     old_server_refused();
     if (argc == 10) {

@@ -1,8 +1,8 @@
 /*
  * libFuzzer target: every message decoder (requests and replies, generated
- * from PROTO_MESSAGES), the header decoder, READDIR entries and the cluster
- * map. The first input byte picks the decoder; the rest is the payload.
- * Anything a decoder accepts is re-encoded, which must succeed.
+ * from PROTO_MESSAGES), the header decoder, READDIR entries, UNLINKS's
+ * lists of items and results, and the cluster map. The first input byte picks the decoder; the rest
+ * is the payload. Anything a decoder accepts is re-encoded, which must succeed.
  */
 #include "proto/map.h"
 #include "proto/proto.h"
@@ -49,7 +49,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     size_t nfns = sizeof(fns) / sizeof(fns[0]);
-    unsigned pick = data[0] % (nfns + 3);
+    unsigned pick = data[0] % (nfns + 4);
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     if (pick < nfns) {
@@ -71,6 +71,29 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             proto_get_dirent(&d, &de);
             if (plus)
                 proto_get_dirplus(&d, &a, &xabsent);
+        }
+    } else if (pick == nfns + 2) {
+        /* UNLINKS's items (first byte even) or results (odd), each
+         * accepted one encoded again. */
+        static uint8_t out[PROTO_MAX_REP_PAYLOAD];
+        struct proto_dec d;
+        struct proto_enc e;
+        bool results = n && (p[0] & 1);
+        proto_dec_init(&d, p, n);
+        proto_enc_init(&e, out, sizeof(out));
+        while (d.off < d.len) {
+            struct proto_unlinks_item it;
+            int32_t status;
+            struct proto_blob rep;
+            if (results ? proto_unlinks_result_get(&d, &status, &rep)
+                        : proto_unlinks_item_get(&d, &it))
+                break;
+            if (results)
+                proto_unlinks_result_put(&e, status, rep);
+            else
+                proto_unlinks_item_put(&e, &it);
+            if (e.err)
+                abort();
         }
     } else {
         struct cluster_map m = {0};

@@ -2837,6 +2837,45 @@ static void test_flat_batches(void **state)
     assert_int_equal(found[2], 0);
 }
 
+/* Unlinks queued together (UNLINKS) share one commit; each has its own
+ * result and reply, a missing name failing alone. */
+static void test_unlink_n(void **state)
+{
+    struct fx *f = *state;
+    const char *names[4] = {"un0", "un-missing", "un1", "un2"};
+    uint64_t inos[4] = {0};
+    for (int i = 0; i < 4; i++)
+        if (i != 1)
+            inos[i] = mk_file(f, &root_cred, names[i], 0644);
+    struct proto_unlink_req q[4];
+    struct proto_unlink_rep r[4];
+    struct meta_req rq[4];
+    const struct meta_req *rqp[4];
+    int rc[4];
+    memset(q, 0, sizeof(q));
+    memset(r, 0, sizeof(r));
+    for (int i = 0; i < 4; i++) {
+        q[i].cred = root_cred;
+        q[i].parent = ROOT;
+        q[i].path = proto_str_c(names[i]);
+        rq[i] = *RQ(&f->ctx);
+        rqp[i] = &rq[i];
+    }
+    uint64_t commits = meta_store_commits(f->s);
+    assert_int_equal(meta_op_unlink_n(4, rqp, q, r, rc), 0);
+    assert_int_equal(meta_store_commits(f->s) - commits, 1);
+    for (int i = 0; i < 4; i++) {
+        assert_int_equal(rc[i], i == 1 ? -ENOENT : 0);
+        if (i != 1) {
+            assert_int_equal(r[i].ino, inos[i]);
+            assert_int_equal(r[i].gone, 1);
+            struct proto_attr a;
+            assert_int_equal(op_lookup(f, &root_cred, names[i], false, &a), -ENOENT);
+        }
+    }
+    assert_int_equal(meta_op_unlink_n(0, rqp, q, r, rc), -EINVAL);
+}
+
 /* ---- persistence ------------------------------------------------------ */
 
 static void test_persistence(void **state)
@@ -4488,6 +4527,7 @@ int main(void)
         T(test_setsize_setattr),
         T(test_group_commit_concurrent),
         T(test_flat_batches),
+        T(test_unlink_n),
         T(test_persistence),
         T(test_reply_records),
         T(test_reply_record_resized),

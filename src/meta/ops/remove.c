@@ -124,6 +124,32 @@ int meta_op_unlink(const struct meta_req *rq, const void *qv, void *rv)
     return rc;
 }
 
+int meta_op_unlink_n(uint32_t n, const struct meta_req *const *rqs,
+                     const struct proto_unlink_req *qs, struct proto_unlink_rep *rs, int *rcs)
+{
+    if (n == 0)
+        return -EINVAL;
+    struct rm_arg *a = calloc(n, sizeof(*a));
+    void **args = calloc(n, sizeof(*args));
+    int rc = a && args ? 0 : -ENOMEM;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        a[i] = (struct rm_arg){
+            rqs[i]->ctx, &qs[i].cred, qs[i].parent, &qs[i].path, false, &rs[i], NULL, 0, 0, ""};
+        args[i] = &a[i];
+    }
+    if (rc == 0)
+        rc = meta_store_write_flat_n(rqs[0]->ctx->store, n, rqs, rm_txn, args, rcs);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        if (rcs[i] == META_CROSS)
+            rcs[i] = meta_xunlink(rqs[i], &qs[i].cred, a[i].xdir, a[i].xname, a[i].xino, &rs[i]);
+        else if (rcs[i] == -EAGAIN) /* a held name: wait for it, alone */
+            rcs[i] = meta_op_unlink(rqs[i], &qs[i], &rs[i]);
+    }
+    free(args);
+    free(a);
+    return rc;
+}
+
 int meta_op_rmdir(const struct meta_req *rq, const void *qv, void *rv)
 {
     struct meta_ctx *c = rq->ctx;

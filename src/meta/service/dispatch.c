@@ -92,6 +92,92 @@ static void after_unlink(struct mdt_service *m, const struct net_req *req, const
         r->wb_ms = lease_wb_grant(m->leases, req->hdr.client_id, &r->wb_id);
 }
 
+/* UNLINKS (proto.h): each item served as an UNLINK, with its own leases
+ * and its own kept reply, all of them queued to the store at once so that
+ * they share a commit. */
+struct unlinks {
+    struct proto_unlink_req q[PROTO_MAX_UNLINKS];
+    struct proto_unlink_rep r[PROTO_MAX_UNLINKS];
+    struct meta_req rq[PROTO_MAX_UNLINKS];
+    const struct meta_req *rqp[PROTO_MAX_UNLINKS];
+    struct leasing ls[PROTO_MAX_UNLINKS];
+    struct meta_reply kept[PROTO_MAX_UNLINKS];
+    int rc[PROTO_MAX_UNLINKS];
+};
+
+static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct mdt_service *m = p;
+    struct proto_unlinks_req q;
+    if (proto_dec_unlinks_req(&req->dec, &q))
+        return -EBADMSG;
+    struct unlinks *u = calloc(1, sizeof(*u));
+    if (!u)
+        return -ENOMEM;
+    const struct proto_codec *codec = proto_codec(PROTO_OP_UNLINK);
+    uint64_t client = req->hdr.client_id;
+    struct proto_dec d;
+    proto_dec_init(&d, q.items.p, q.items.len);
+    uint32_t n = 0;
+    int rc = 0;
+    while (rc == 0 && d.off < d.len) {
+        struct proto_unlinks_item it;
+        if (n == PROTO_MAX_UNLINKS || proto_unlinks_item_get(&d, &it)) {
+            rc = -EINVAL;
+            break;
+        }
+        u->q[n] = (struct proto_unlink_req){.cred = q.cred, .parent = it.parent, .path = it.path};
+        u->kept[n] = (struct meta_reply){.client = client,
+                                         .seq = it.seq,
+                                         .tag = it.tag,
+                                         .op = PROTO_OP_UNLINK,
+                                         .encode = codec->enc_rep,
+                                         .rep = &u->r[n]};
+        u->rq[n] = (struct meta_req){.ctx = MDT_CTX(p),
+                                     .touched = &u->ls[n].touched,
+                                     .reply = it.tag ? &u->kept[n] : NULL,
+                                     .wait_ns = &req->wait_ns};
+        u->rqp[n] = &u->rq[n];
+        n++;
+    }
+    if (rc == 0 && n == 0)
+        rc = -EINVAL;
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        leasing_begin(p, &u->ls[i]);
+    if (rc == 0)
+        rc = meta_op_unlink_n(n, u->rqp, u->q, u->r, u->rc);
+    uint64_t wb_id = 0;
+    uint32_t wb_ms = rc == 0 && q.want_wb ? lease_wb_grant(m->leases, client, &wb_id) : 0;
+    struct proto_enc res;
+    proto_enc_init(&res, NULL, 0);
+    if (rc == 0) {
+        uint8_t *buf = net_scratch(req, PROTO_MAX_REP_PAYLOAD - 64);
+        if (!buf)
+            rc = -ENOMEM;
+        proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
+    }
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        leasing_end(p, &u->ls[i], client, u->rc[i], NULL, 0, &u->r[i].leases);
+        /* {status, BLOB reply}, the reply encoded in place. */
+        proto_unlinks_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
+        size_t at = res.len;
+        if (u->rc[i] == 0 && res.err == 0) {
+            u->r[i].wb_ms = wb_ms;
+            u->r[i].wb_id = wb_id;
+            codec->enc_rep(&res, &u->r[i]);
+            if (res.err == 0)
+                proto_put_le32(res.buf + at - 4, (uint32_t)(res.len - at));
+        }
+    }
+    free(u);
+    if (rc)
+        return rc;
+    /* Too long a reply (the items are made: the client asks for each
+     * again, as a resend, and is answered from its kept reply). */
+    struct proto_unlinks_rep r = {.results = {res.buf, (uint32_t)res.len}};
+    return res.err ? res.err : proto_enc_unlinks_rep(&rep->enc, &r);
+}
+
 static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
 {
     struct mdt_service *m = p;
@@ -300,6 +386,7 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_SYNC] = {SERVE_OWN, .own = h_sync},
     [PROTO_OP_FSCK] = {SERVE_OWN, .own = h_fsck},
     [PROTO_OP_LEASE_POLL] = {SERVE_OWN, .own = h_lease_poll},
+    [PROTO_OP_UNLINKS] = {SERVE_OWN, .own = h_unlinks},
 };
 #undef LEASES_OF
 

@@ -303,18 +303,22 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         s->committed += w->rc >= 0;
 }
 
-static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg,
-                       bool flat)
+/* Queue ws[0..n) together, so that no other write comes between them,
+ * and wait until the last is done: batches are taken from the head of the
+ * queue, so the others are done before it. */
+static void store_write_many(struct meta_store *s, struct wreq *ws, uint32_t n)
 {
-    struct wreq w = {.fn = fn, .arg = arg, .req = rq ? rq : &no_req, .flat = flat};
-    uint64_t queued_ns = w.req->wait_ns ? util_now_mono_ns() : 0;
+    uint64_t queued_ns = util_now_mono_ns();
     pthread_mutex_lock(&s->lock);
-    if (s->tail)
-        s->tail->next = &w;
-    else
-        s->head = &w;
-    s->tail = &w;
-    while (!w.done) {
+    for (uint32_t i = 0; i < n; i++) {
+        if (s->tail)
+            s->tail->next = &ws[i];
+        else
+            s->head = &ws[i];
+        s->tail = &ws[i];
+    }
+    struct wreq *mine = &ws[n - 1];
+    while (!mine->done) {
         if (s->leader) {
             pthread_cond_wait(&s->cond, &s->lock);
             continue;
@@ -330,10 +334,10 @@ static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn
             pthread_mutex_lock(&s->lock);
         }
         struct wreq *batch = s->head, *last = batch;
-        int n = 1;
-        for (; n < BATCH_MAX && batch->flat && last->next && last->next->flat; n++)
+        int k = 1;
+        for (; k < BATCH_MAX && batch->flat && last->next && last->next->flat; k++)
             last = last->next;
-        s->last_batch = n;
+        s->last_batch = k;
         s->head = last->next;
         if (!s->head)
             s->tail = NULL;
@@ -354,9 +358,25 @@ static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn
     /* Its wait: until its fn began, the batches before its own and its
      * batch's earlier requests; what follows (its fn and the commit) is
      * its service. */
-    if (w.req->wait_ns && w.started_ns > queued_ns)
-        *w.req->wait_ns += w.started_ns - queued_ns;
+    for (uint32_t i = 0; i < n; i++)
+        if (ws[i].req->wait_ns && ws[i].started_ns > queued_ns)
+            *ws[i].req->wait_ns += ws[i].started_ns - queued_ns;
+}
+
+static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg,
+                       bool flat)
+{
+    struct wreq w = {.fn = fn, .arg = arg, .req = rq ? rq : &no_req, .flat = flat};
+    store_write_many(s, &w, 1);
     return w.rc;
+}
+
+uint64_t meta_store_commits(struct meta_store *s)
+{
+    pthread_mutex_lock(&s->lock);
+    uint64_t n = s->commits;
+    pthread_mutex_unlock(&s->lock);
+    return n;
 }
 
 int meta_store_queued(struct meta_store *s)
@@ -378,6 +398,24 @@ int meta_store_write_flat(struct meta_store *s, const struct meta_req *rq, meta_
                           void *arg)
 {
     return store_write(s, rq, fn, arg, true);
+}
+
+int meta_store_write_flat_n(struct meta_store *s, uint32_t n, const struct meta_req *const *rqs,
+                            meta_txn_fn fn, void *const *args, int *rcs)
+{
+    if (n == 0 || n > BATCH_MAX)
+        return -EINVAL;
+    struct wreq *ws = calloc(n, sizeof(*ws));
+    if (!ws)
+        return -ENOMEM;
+    for (uint32_t i = 0; i < n; i++)
+        ws[i] =
+            (struct wreq){.fn = fn, .arg = args[i], .req = rqs[i] ? rqs[i] : &no_req, .flat = true};
+    store_write_many(s, ws, n);
+    for (uint32_t i = 0; i < n; i++)
+        rcs[i] = ws[i].rc;
+    free(ws);
+    return 0;
 }
 
 int meta_store_read(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg)

@@ -48,6 +48,15 @@ int meta_store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_f
  * the log says which fn broke the rule. */
 int meta_store_write_flat(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn,
                           void *arg);
+/* n writes of meta_store_write_flat's kind, queued together so that they
+ * share one batch and its commit (up to the batch's limit) rather than
+ * each waiting for the commit of the one before: fn(args[i]) for rqs[i],
+ * its result in rcs[i]. Returns 0, or -EINVAL (n is 0 or over 512) or
+ * -ENOMEM with nothing run. */
+int meta_store_write_flat_n(struct meta_store *s, uint32_t n, const struct meta_req *const *rqs,
+                            meta_txn_fn fn, void *const *args, int *rcs);
+/* Transactions committed with a change in them since the store opened. */
+uint64_t meta_store_commits(struct meta_store *s);
 /* How many writes wait for a batch (tests use it to shape batches). */
 int meta_store_queued(struct meta_store *s);
 /* Run fn in a read-only snapshot for request rq (NULL: none). */

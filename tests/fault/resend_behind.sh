@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Unlinks written behind whose replies are lost are made once (issue 25).
+# A mount sends the unlinks it wrote behind several to an UNLINKS request,
+# each with a slot of its own. Here the MDT drops the connection instead of
+# answering every 3rd UNLINKS (STRIA_TEST_DROP_REPLY_EVERY with
+# STRIA_TEST_DROP_REPLY_OP, test hooks). The mount then sends that
+# request's unlinks again one by one, as resends, and the MDT answers those
+# it made from the replies it kept with them: none fails, every name goes,
+# and every file's objects go, which the mount learns of only from those
+# replies.
+set -euo pipefail
+. "$(cd "$(dirname "$0")/../func" && pwd)/lib.sh"
+if ! fuse_usable; then
+    echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
+    exit 77
+fi
+N=600
+
+step "a cluster whose MDT drops the connection instead of every 3rd UNLINKS reply"
+STRIA_TEST_DROP_REPLY_EVERY=3 STRIA_TEST_DROP_REPLY_OP=UNLINKS cluster_up --osts 1 --no-mount
+S() { "$STRIA" --conf "$CONF" "$@"; }
+objects() { S fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p'; }
+objects0=$(objects)
+mount_stria "$T/m"
+mkdir "$T/m/w"
+for i in $(seq 1 "$N"); do echo "$i" >"$T/m/w/f$i"; done
+ls "$T/m/w" >/dev/null
+
+step "remove $N files through the mount, the unlinks written behind"
+timeout -k 5 60 rm -f "$T/m/w"/f* || fail "rm through the mount"
+timeout -k 5 60 sync -f "$T/m/w" || fail "sync -f (waits for the unlinks behind)"
+stats=$(getfattr --absolute-names --only-values -n stria.mount.stats "$T/m")
+lost=$(grep -c "dropping the connection instead of the reply.*op=UNLINKS" "$DIR/log/metad.log" || true)
+kept=$(grep -c "answered a resent request from its kept reply.*op=UNLINK " "$DIR/log/metad.log" || true)
+echo "   $stats"
+echo "   $lost UNLINKS replies lost, $kept unlinks answered from their kept replies"
+[ "$lost" -ge 1 ] || fail "no UNLINKS lost its reply: the test hook did nothing"
+[ "$kept" -ge 1 ] || fail "no unlink of a lost UNLINKS was answered from its kept reply"
+[ -z "$(ls -A "$T/m/w")" ] || fail "names left: $(ls -A "$T/m/w" | head -3)"
+[ -z "$(S ls /w)" ] || fail "another client still lists: $(S ls /w | head -3)"
+if grep "write-behind unlink .* failed" "$DIR"/log/stria-fuse-*.log; then
+    fail "an unlink written behind failed"
+fi
+echo "$stats" | grep -q "unlinks_failed=0" || fail "the mount counts failed unlinks: $stats"
+
+step "every file's objects are gone, and fsck is clean"
+df "$T/m" >/dev/null # waits for the objects removed behind
+[ "$(objects)" = "$objects0" ] ||
+    fail "the OSTs hold $(objects) objects, $objects0 before the $N files"
+S fsck >/dev/null || fail "fsck after the unlinks"
+echo "PASS: resend_behind"

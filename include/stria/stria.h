@@ -375,6 +375,10 @@ struct stria_direntplus {
 };
 /* Open directory ino (-ENOTDIR if it is not one); close with stria_closedir. */
 STRIA_API int stria_opendir_ino(stria_fs_t *fs, uint64_t ino, stria_dir_t **out);
+/* Whether every entry of d's directory lives on one MDT, so that any
+ * change of its entries moves the directory's mtime (a striped
+ * directory's mtime follows its first shard only): 1 or 0. */
+STRIA_API int stria_dir_on_one_mdt(const stria_dir_t *d);
 /* Returns 1 with *e filled, 0 past the last entry, or a negative errno.
  * plus: the entries' attributes too (in the same round trip). */
 STRIA_API int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus,
@@ -408,6 +412,13 @@ STRIA_API int stria_report_size(stria_fs_t *fs, uint64_t ino, uint64_t size, int
  * "Metadata leases"). Starts a thread: call it in the process that will
  * use fs (after a daemon's fork). Off by default. */
 STRIA_API int stria_start_mdcache(stria_fs_t *fs);
+/* With the metadata cache on: call fn for every inode whose lease an MDT
+ * revokes (a change by another client), from the cache's thread, after
+ * the cache dropped what it held of it and before the MDT hears that it
+ * did, so before the change is acknowledged; fn must not call into fs.
+ * NULL: none. -EINVAL without the cache. */
+STRIA_API int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg),
+                                     void *arg);
 /* What to do with a removal that a queued unlink's reply brings (the
  * callback owns rm: end it with stria_removed_finish, now or later). */
 typedef void (*stria_removed_fn)(stria_fs_t *fs, stria_removed_t *rm, void *arg);
@@ -423,10 +434,10 @@ STRIA_API int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed
 STRIA_API int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
                                   int (*is_open)(uint64_t ino, void *arg), void *arg);
 struct stria_unlink_stats {
-    uint64_t queued; /* unlinks acknowledged before they were sent */
-    uint64_t sent;   /* of those, answered by the MDT (failures included) */
-    uint64_t failed; /* of those, refused by the MDT or lost with a connection */
-    uint64_t grants; /* grants received (renewals not counted) */
+    uint64_t queued;  /* unlinks acknowledged before they were sent */
+    uint64_t sent;    /* of those, answered by the MDT (failures included) */
+    uint64_t failed;  /* of those, refused by the MDT or lost with a connection */
+    uint64_t grants;  /* grants received (renewals not counted) */
     uint64_t batched; /* of those sent, sent several to a request (UNLINKS) */
     uint64_t batches; /* the requests that carried them */
 };

@@ -190,6 +190,7 @@ struct stria_dir {
     uint64_t at_cookie, given_next;
     uint32_t given_len;
     struct cl_shards *shards; /* a striped directory's batches per shard */
+    bool striped;             /* over more than one MDT */
 };
 
 /* A handle on directory a (rc: the lookup's result) with batches of cap. */
@@ -208,8 +209,14 @@ static int dir_open(stria_fs_t *fs, int rc, const struct proto_attr *a, uint32_t
     d->fs = fs;
     d->ino = a->ino;
     d->cap = cap;
+    d->striped = a->dstripe && proto_ds_count(a->dstripe) > 1;
     *out = d;
     return 0;
+}
+
+int stria_dir_on_one_mdt(const stria_dir_t *d)
+{
+    return !d->striped;
 }
 
 int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)

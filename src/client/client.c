@@ -62,6 +62,14 @@ int stria_start_mdcache(stria_fs_t *fs)
     return fs->mdc ? 0 : mdc_start(fs);
 }
 
+int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg), void *arg)
+{
+    if (!fs->mdc)
+        return -EINVAL;
+    mdc_on_change(fs->mdc, fn, arg);
+    return 0;
+}
+
 /* wb.c's removal, handed to the caller's callback as its own copy. */
 static void removed_by_wb(stria_fs_t *fs, struct stria_removed *rm)
 {

@@ -668,7 +668,14 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
         else
             heard_revoke(m, mdt, ino, gen);
     }
+    mdc_changed_fn changed = m->changed;
+    void *changed_arg = m->changed_arg;
     pthread_mutex_unlock(&m->lock);
+    for (uint32_t i = 0; changed && i < n; i++) {
+        uint64_t ino = proto_le64(revokes + i * 16);
+        if (ino)
+            changed(ino, changed_arg);
+    }
     /* Acknowledged (by the next poll) only once the queue is sent. */
     mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
     if (wb_revoke && fn)
@@ -702,4 +709,12 @@ void mdc_destroy(struct mdc *m)
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn)
 {
     __atomic_store_n(&m->revoked, fn, __ATOMIC_RELEASE);
+}
+
+void mdc_on_change(struct mdc *m, mdc_changed_fn fn, void *arg)
+{
+    pthread_mutex_lock(&m->lock);
+    m->changed = fn;
+    m->changed_arg = arg;
+    pthread_mutex_unlock(&m->lock);
 }

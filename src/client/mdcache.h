@@ -43,6 +43,11 @@ void mdc_stop(stria_fs_t *fs);
 typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 /* Register fn (write-behind, when it starts; NULL: none). */
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn);
+/* What the cache's owner hears of every inode whose lease an MDT revoked
+ * (stria_on_lease_revoked): called by the channel's thread, after the
+ * cache dropped what it held of ino and before it acknowledges. */
+typedef void (*mdc_changed_fn)(uint64_t ino, void *arg);
+void mdc_on_change(struct mdc *m, mdc_changed_fn fn, void *arg);
 
 /* The cache without its revocation channel (mdc_start and mdc_stop are
  * these plus the thread; tests use them alone). A cache made here answers

@@ -55,7 +55,9 @@ struct mdc {
         uint8_t absent;
     } listed[MDC_LISTED];
     mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
-    bool stop;              /* the channels end */
+    mdc_changed_fn changed; /* the owner's (mdc_on_change), or NULL */
+    void *changed_arg;
+    bool stop; /* the channels end */
 };
 
 /* Forget every record and name (under m->lock, or with the cache to

@@ -59,10 +59,10 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 
 /* What this client's write-behind did since it started. */
 struct wb_stats {
-    uint64_t queued; /* unlinks acknowledged before they were sent */
-    uint64_t sent;   /* of those, answered by the MDT (failures included) */
-    uint64_t failed; /* of those, refused by the MDT or lost with a connection */
-    uint64_t grants; /* grants received (renewals not counted) */
+    uint64_t queued;  /* unlinks acknowledged before they were sent */
+    uint64_t sent;    /* of those, answered by the MDT (failures included) */
+    uint64_t failed;  /* of those, refused by the MDT or lost with a connection */
+    uint64_t grants;  /* grants received (renewals not counted) */
     uint64_t batched; /* sent several to a request (UNLINKS) */
     uint64_t batches; /* the UNLINKS requests that carried them */
 };

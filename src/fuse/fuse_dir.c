@@ -23,6 +23,18 @@ static stria_dir_t *dh(struct fuse_file_info *fi)
     return (stria_dir_t *)(uintptr_t)fi->fh;
 }
 
+/* Another client changed ino: the kernel drops the attributes it holds,
+ * so that the next stat, and the next opendir of a directory whose
+ * listing it keeps (cache_dirs), asks this mount again; the mount answers
+ * from the MDT, the lease gone, and a listing whose directory's mtime
+ * moved is read again. Only the attributes: the page cache of a file
+ * follows close-to-open, at its next open. */
+void sf_revoked(uint64_t ino, void *arg)
+{
+    (void)arg;
+    fuse_lowlevel_notify_inval_inode(sf.se, ino, -1, 0);
+}
+
 static void sf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi)
 {
     stria_dir_t *d;
@@ -33,7 +45,16 @@ static void sf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     fi->fh = (uintptr_t)d;
-    fi->cache_readdir = 0;
+    /* The kernel keeps a listing of a directory on one MDT in its page
+     * cache, and lists it again from there. It drops the copy when this
+     * mount changes the directory, or at an opendir when the directory's
+     * mtime has moved: it asks for the mtime again once attr_timeout has
+     * passed, or at once when another client's change revoked this
+     * mount's lease on it (sf_revoked, before the change is
+     * acknowledged). A striped directory's mtime follows its first shard
+     * only, so its listings are not kept. */
+    fi->cache_readdir = sf.cache_dirs && stria_dir_on_one_mdt(d);
+    fi->keep_cache = fi->cache_readdir;
     if (fuse_reply_open(req, fi) == -ENOENT)
         stria_closedir(d);
 }

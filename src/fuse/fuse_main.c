@@ -179,6 +179,7 @@ struct sf_opts {
     int direct_writes;
     int mdcache;
     int wb;
+    int cache_dirs;
     int killpriv;
     int read_ahead_kb;
     double timeout;
@@ -199,6 +200,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("direct_writes=%d", direct_writes),
     SF_OPT("mdcache=%d", mdcache),
     SF_OPT("wb_unlink=%d", wb),
+    SF_OPT("cache_dirs=%d", cache_dirs),
     SF_OPT("killpriv_v2=%d", killpriv),
     SF_OPT("read_ahead_kb=%d", read_ahead_kb),
     SF_OPT("timeout=%lf", timeout),
@@ -231,6 +233,10 @@ static void usage(const char *prog)
            "  wb_unlink=0|1       with mdcache, acknowledge unlinks of files at once and\n"
            "                      send them behind, while no other client uses the MDT\n"
            "                      (default 1); one still queued is lost if this mount dies\n"
+           "  cache_dirs=0|1      with mdcache, let the kernel keep listings of\n"
+           "                      directories on one MDT and list them again from\n"
+           "                      memory until a change anywhere moves their mtime\n"
+           "                      (default 1)\n"
            "  killpriv_v2=0|1     let the mount, not the kernel, drop setuid and setgid on\n"
            "                      write (default 1): spares a GETXATTR per write\n"
            "  read_ahead_kb=KIB   how far the kernel reads ahead of a sequential reader,\n"
@@ -262,6 +268,7 @@ int main(int argc, char **argv)
                         .direct_writes = 1,
                         .mdcache = 1,
                         .wb = 1,
+                        .cache_dirs = 1,
                         .killpriv = 1,
                         .read_ahead_kb = RA_DEFAULT};
     struct fuse_cmdline_opts co = {0};
@@ -378,6 +385,11 @@ int main(int argc, char **argv)
     bool mdcache = false;
     if (o.mdcache && !(mdcache = (rc = stria_start_mdcache(sf.fs)) == 0))
         log_warn("metadata cache off: %s", log_err(rc));
+    /* The kernel's copies of what another client changed go before the
+     * change is acknowledged; its kept listings (cache_dirs) need that. */
+    if (mdcache && (rc = stria_on_lease_revoked(sf.fs, sf_revoked, NULL)))
+        log_warn("the kernel's cache is not told of other clients' changes: %s", log_err(rc));
+    sf.cache_dirs = o.cache_dirs && mdcache && rc == 0;
     if (mdcache && o.wb && (rc = stria_start_unlink_behind(sf.fs, sf_wb_removed, NULL)))
         log_warn("write-behind unlink off: %s", log_err(rc));
     /* The objects of a file unlinked here go behind its reply, in batches. */

@@ -41,6 +41,7 @@ struct sfuse {
     bool writeback;
     bool write_behind;         /* acknowledge buffered writes before they land */
     bool direct_writes;        /* write-only handles bypass the page cache */
+    bool cache_dirs;           /* the kernel keeps listings (cache_dirs=1) */
     unsigned wb_test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold them back (tests) */
     bool kernel_checks;        /* mounted with default_permissions */
     char conf[4096];

@@ -156,7 +156,8 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
         sf_read_stats(&reads, &rbytes);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
-                     "unlinks_batched=%llu unlink_batches=%llu writes_gathered=%llu gathers_sent=%llu reads=%llu read_bytes=%llu "
+                     "unlinks_batched=%llu unlink_batches=%llu writes_gathered=%llu "
+                     "gathers_sent=%llu reads=%llu read_bytes=%llu "
                      "direct_writes=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,

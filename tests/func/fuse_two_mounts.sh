@@ -2,7 +2,8 @@
 # Two mounts of one cluster: data written and closed on one is what an open
 # on the other reads (close-to-open), after a rewrite of the same size and
 # after a truncate too; a rename on one is seen on the other once the entry
-# timeout has passed.
+# timeout has passed; a listing the kernel keeps is dropped when either
+# mount changes the directory.
 . "$(dirname "$0")/lib.sh"
 if ! fuse_usable; then
     echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
@@ -230,6 +231,47 @@ failed=$(sed -n 's/.*unlinks_failed=\([0-9]*\).*/\1/p' <<<"$stats")
 [ "$(t ls "$M2/wb")" = g7 ] || bad "mount 2 lists $(t ls "$M2/wb" | tr '\n' ' ')in wb/, want g7 only"
 t rm "$M2/wb/g7"
 t rmdir "$M1/wb" || bad "rmdir wb/ on mount 1 failed after mount 2 emptied it"
+
+step "the kernel keeps a listing until a change anywhere moves the directory's mtime"
+# READDIRs all MDTs served so far.
+readdirs() { "$STRIA" stats | awk '$1 == "READDIR" && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }'; }
+# Mount 4 trusts names and attributes for a minute: what it lists after
+# another mount's change can come only from the lease's revocation, which
+# drops the kernel's attributes of the directory before the change is
+# acknowledged (sf_revoked), so that the next listing checks the mtime.
+mount_stria "$T/m4" attr_timeout=60,entry_timeout=60
+M4=$(realpath "$T/m4")
+t mkdir "$M1/kept"
+(cd "$M1/kept" && t touch $(seq -f 'k%g' 1 20)) || bad "touch of 20 files in kept/ failed"
+[ "$(t ls "$M4/kept" | wc -l)" = 20 ] || bad "mount 4 does not list the 20 files of kept/"
+r0=$(readdirs)
+[ "$(t ls "$M4/kept" | wc -l)" = 20 ] || bad "mount 4 does not list the 20 files of kept/ again"
+r1=$(readdirs)
+echo "   listed again: $((r1 - r0)) READDIRs"
+[ "$r1" = "$r0" ] || bad "listing kept/ again sent $((r1 - r0)) READDIRs, want none (cache_dirs)"
+t touch "$M2/kept/new" || bad "touch kept/new on mount 2 failed"
+t ls "$M4/kept" | grep -qx new || bad "mount 4 does not list kept/new, created on mount 2"
+t mv "$M2/kept/k1" "$M2/kept/moved" || bad "mv on mount 2 failed"
+t rm "$M2/kept/k2" || bad "rm on mount 2 failed"
+t sync -f "$M2/kept" # the unlinks mount 2 wrote behind have reached the MDT
+t ls "$M4/kept" >"$T/kept4"
+grep -qx moved "$T/kept4" && ! grep -qx k1 "$T/kept4" && ! grep -qx k2 "$T/kept4" ||
+    bad "mount 4 lists $(tr '\n' ' ' <"$T/kept4")after mount 2 renamed k1 and removed k2"
+# This mount's own changes drop the kernel's copy at once.
+t rm "$M4/kept/k3" && t touch "$M4/kept/mine" || bad "rm and touch on mount 4 failed"
+t ls "$M4/kept" >"$T/kept4"
+grep -qx mine "$T/kept4" && ! grep -qx k3 "$T/kept4" ||
+    bad "mount 4 lists $(tr '\n' ' ' <"$T/kept4")after its own rm of k3 and touch of mine"
+t fusermount3 -u "$M4" || bad "fusermount3 -u $M4 failed"
+# With cache_dirs=0 every listing asks the MDT.
+mount_stria "$T/m3" cache_dirs=0
+M3=$(realpath "$T/m3")
+t ls "$M3/kept" >/dev/null
+r0=$(readdirs)
+t ls "$M3/kept" >/dev/null
+r1=$(readdirs)
+[ "$r1" -gt "$r0" ] || bad "with cache_dirs=0, listing kept/ again sent no READDIR"
+t fusermount3 -u "$M3" || bad "fusermount3 -u $M3 failed"
 
 step "a file removed while open keeps its objects out of fsck's orphans until its last close"
 head -c 300000 /dev/urandom >"$M1/held"

@@ -94,6 +94,22 @@ static void failed(struct wb *w, const struct wb_item *it, int rc)
              (unsigned long long)it->parent, log_err(rc));
 }
 
+/* The end of a request or batch whose replies were read up to items[from]
+ * of items[0..n): the rest, unanswered, go again as resends (perhaps
+ * made: the MDT knows by their slots); the lease goes back, closed if the
+ * connection broke, and the batch's objects are removed. */
+static void batch_end(struct wb *w, struct wb_item **items, uint32_t from, uint32_t n,
+                      bool unanswered, struct lease *l, bool broken,
+                      struct cl_destroyed_batch *gone)
+{
+    for (uint32_t i = from; unanswered && i < n; i++)
+        items[i]->resend = true;
+    cl_put(l, broken);
+    cl_destroyed_end(gone);
+    if (broken && w->fs->mdc)
+        mdc_forget_all(w->fs->mdc); /* what happened to the rest is unknown */
+}
+
 /* Send n items (one MDT) pipelined; returns how many were answered (the
  * rest met a broken connection). */
 static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
@@ -159,12 +175,7 @@ static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
         else
             answered(w, items[done], sent, &r);
     }
-    for (uint32_t i = done; broken && i < n; i++)
-        items[i]->resend = true; /* perhaps made: the MDT knows by its slot */
-    cl_put(&l, broken);
-    cl_destroyed_end(&gone);
-    if (broken && fs->mdc)
-        mdc_forget_all(fs->mdc); /* what happened to the rest is unknown */
+    batch_end(w, items, done, n, broken, &l, broken, &gone);
     return broken ? done : n;
 }
 
@@ -255,12 +266,7 @@ static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, b
         else
             answered(w, items[i], sent, &ur);
     }
-    for (uint32_t j = i; rc && j < k; j++)
-        items[j]->resend = true; /* perhaps made: the MDT knows by its slot */
-    cl_put(&l, transport);
-    cl_destroyed_end(&gone);
-    if (transport && fs->mdc)
-        mdc_forget_all(fs->mdc); /* what happened to the rest is unknown */
+    batch_end(w, items, i, k, rc != 0, &l, transport, &gone);
     *broken = transport;
     if (i) {
         pthread_mutex_lock(&w->lock);

@@ -416,7 +416,8 @@ STRIA_API int stria_start_mdcache(stria_fs_t *fs);
  * revokes (a change by another client), from the cache's thread, after
  * the cache dropped what it held of it and before the MDT hears that it
  * did, so before the change is acknowledged; fn must not call into fs.
- * NULL: none. -EINVAL without the cache. */
+ * NULL: none; once this returns, the fn it replaced is no longer being
+ * called. -EINVAL without the cache. */
 STRIA_API int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg),
                                      void *arg);
 /* What to do with a removal that a queued unlink's reply brings (the

@@ -668,14 +668,14 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
         else
             heard_revoke(m, mdt, ino, gen);
     }
-    mdc_changed_fn changed = m->changed;
-    void *changed_arg = m->changed_arg;
     pthread_mutex_unlock(&m->lock);
-    for (uint32_t i = 0; changed && i < n; i++) {
+    pthread_mutex_lock(&m->change_lock);
+    for (uint32_t i = 0; m->changed && i < n; i++) {
         uint64_t ino = proto_le64(revokes + i * 16);
         if (ino)
-            changed(ino, changed_arg);
+            m->changed(ino, m->changed_arg);
     }
+    pthread_mutex_unlock(&m->change_lock);
     /* Acknowledged (by the next poll) only once the queue is sent. */
     mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
     if (wb_revoke && fn)
@@ -694,6 +694,7 @@ struct mdc *mdc_create(stria_fs_t *fs, uint32_t nmdt)
         m->chan[i].mdt = i;
     }
     pthread_mutex_init(&m->lock, NULL);
+    pthread_mutex_init(&m->change_lock, NULL);
     return m;
 }
 
@@ -702,6 +703,7 @@ void mdc_destroy(struct mdc *m)
     if (!m)
         return;
     mdc_drop_all(m);
+    pthread_mutex_destroy(&m->change_lock);
     pthread_mutex_destroy(&m->lock);
     free(m);
 }
@@ -713,8 +715,8 @@ void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn)
 
 void mdc_on_change(struct mdc *m, mdc_changed_fn fn, void *arg)
 {
-    pthread_mutex_lock(&m->lock);
+    pthread_mutex_lock(&m->change_lock);
     m->changed = fn;
     m->changed_arg = arg;
-    pthread_mutex_unlock(&m->lock);
+    pthread_mutex_unlock(&m->change_lock);
 }

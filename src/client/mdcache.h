@@ -45,7 +45,8 @@ typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn);
 /* What the cache's owner hears of every inode whose lease an MDT revoked
  * (stria_on_lease_revoked): called by the channel's thread, after the
- * cache dropped what it held of ino and before it acknowledges. */
+ * cache dropped what it held of ino and before it acknowledges. Once
+ * mdc_on_change has returned, no call of the fn it replaced is under way. */
 typedef void (*mdc_changed_fn)(uint64_t ino, void *arg);
 void mdc_on_change(struct mdc *m, mdc_changed_fn fn, void *arg);
 

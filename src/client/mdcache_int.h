@@ -55,7 +55,11 @@ struct mdc {
         uint8_t absent;
     } listed[MDC_LISTED];
     mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
-    mdc_changed_fn changed; /* the owner's (mdc_on_change), or NULL */
+    /* The owner's (mdc_on_change), or NULL; change_lock is held while it
+     * is called and while it is set, so that once it is unset no call of
+     * it is under way. */
+    pthread_mutex_t change_lock;
+    mdc_changed_fn changed;
     void *changed_arg;
     bool stop; /* the channels end */
 };

@@ -414,6 +414,10 @@ int main(int argc, char **argv)
         rc = 0;
     fuse_loop_cfg_destroy(lc);
     daemon_notify("STOPPING=1");
+    /* The session goes before libstria: the cache's thread must stop
+     * telling it of revocations first. */
+    if (mdcache)
+        stria_on_lease_revoked(sf.fs, NULL, NULL);
     /* Files still open (stopped by a signal, no release came): what
      * libstria gathered for them goes at stria_disconnect. */
     fuse_session_unmount(sf.se);

@@ -514,9 +514,47 @@ static void test_rename_keeps_directories_complete(void **state)
     assert_int_equal(mdc_lookup(m, DIR, 0, "h", &root, &out), -EAGAIN);
 }
 
+/* The owner hears of every inode whose lease was revoked (not of the
+ * write-behind grant, inode 0), and of none once it unsets its fn. */
+static uint64_t changed_inos[8];
+static int nchanged;
+
+static void on_changed(uint64_t ino, void *arg)
+{
+    assert_ptr_equal(arg, &nchanged);
+    if (nchanged < 8)
+        changed_inos[nchanged++] = ino;
+}
+
+static void test_change_hook(void **state)
+{
+    (void)state;
+    grant_name("h", 50, 51, LONG_MS);
+    nchanged = 0;
+    mdc_on_change(m, on_changed, &nchanged);
+    uint8_t r[48];
+    const uint64_t inos[3] = {FILE_INO, 0, DIR};
+    for (int i = 0; i < 3; i++) {
+        proto_put_le64(r + i * 16, inos[i]);
+        proto_put_le64(r + i * 16 + 8, 60);
+    }
+    mdc_heard(m, 0, INSTANCE, r, 3);
+    assert_int_equal(nchanged, 2);
+    assert_int_equal(changed_inos[0], FILE_INO);
+    assert_int_equal(changed_inos[1], DIR);
+    /* An inode the cache never held is told too (the kernel may hold it). */
+    hear_revoke(INSTANCE, 0x77, 61);
+    assert_int_equal(nchanged, 3);
+    assert_int_equal(changed_inos[2], 0x77);
+    mdc_on_change(m, NULL, NULL);
+    hear_revoke(INSTANCE, DIR, 62);
+    assert_int_equal(nchanged, 3);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        cmocka_unit_test_setup_teardown(test_change_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answered_while_valid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_after_expiry, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_after_revoke, setup, teardown),

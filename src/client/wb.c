@@ -110,18 +110,25 @@ static void batch_end(struct wb *w, struct wb_item **items, uint32_t from, uint3
         mdc_forget_all(w->fs->mdc); /* what happened to the rest is unknown */
 }
 
+/* A connection to the MDT of items[0..n) in *l: 0, or the error with
+ * which each of them then failed. */
+static int get_or_fail(struct wb *w, struct wb_item **items, uint32_t n, struct lease *l)
+{
+    int rc = cl_get(w->fs, PROTO_NODE_META, items[0]->mdt, l);
+    for (uint32_t i = 0; rc && i < n; i++)
+        failed(w, items[i], rc);
+    return rc;
+}
+
 /* Send n items (one MDT) pipelined; returns how many were answered (the
  * rest met a broken connection). */
 static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
 {
     stria_fs_t *fs = w->fs;
     struct lease l;
-    int rc = cl_get(fs, PROTO_NODE_META, items[0]->mdt, &l);
-    if (rc) {
-        for (uint32_t i = 0; i < n; i++)
-            failed(w, items[i], rc);
+    int rc = get_or_fail(w, items, n, &l);
+    if (rc)
         return n;
-    }
     uint64_t reqid[WB_BATCH];
     bool on_wire[WB_BATCH];
     int64_t sent = mdc_clock_ms();
@@ -216,12 +223,9 @@ static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, b
     if (k == 0)
         return 0;
     struct lease l;
-    int rc = cl_get(fs, PROTO_NODE_META, items[0]->mdt, &l);
-    if (rc) {
-        for (uint32_t i = 0; i < k; i++)
-            failed(w, items[i], rc);
+    int rc = get_or_fail(w, items, k, &l);
+    if (rc)
         return k;
-    }
     struct proto_unlinks_req q = {
         .cred = items[0]->cred, .want_wb = 1, .items = {w->list, (uint32_t)e.len}};
     uint8_t buf[PROTO_MAX_REQ_PAYLOAD];

@@ -351,9 +351,9 @@ static __attribute__((noinline)) int req_serve(struct srv_worker *w, struct srv_
         rcache_end(s->replies, h.client_id, h.seq, status, other ? rep.kept : w->reply,
                    other ? rep.kept_len : (uint32_t)rep.enc.len);
     }
-    /* The test hooks lose the reply of a change, or of UNLINKS, whose
-     * items are changes with slots of their own. */
-    if (cached || (s->o.cached[PROTO_OP_UNLINK] && h.opcode == PROTO_OP_UNLINKS)) {
+    /* The test hooks lose the reply of a change, or of a message whose
+     * items are changes (on a server that keeps replies). */
+    if (cached || (s->replies && (proto_op_flags(h.opcode) & PROTO_F_ITEMS))) {
         if (s->drop_every && (!s->drop_op || s->drop_op == h.opcode) &&
             atomic_fetch_add(&s->cached_served, 1) % s->drop_every == s->drop_every - 1) {
             log_warn("test: dropping the connection instead of the reply peer=%s op=%s", sc->peer,

@@ -422,31 +422,7 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
 #define MSG_MKDIR_REQ(F)                                                                           \
     F(CRED, cred) F(U64, parent) F(STR, path) F(U32, mode) F(I32, dir_count) F(I32, dir_start)
 #define MSG_MKDIR_REP(F) F(ATTR, attr) F(LEASES, leases)
-/* UNLINK: gone != 0 when the last link went (layout and size then hold a
- * regular file's layout and size); destroy != 0 when objects may exist: the client then
- * removes them, at once or after the file's last close. want_wb asks for the
- * write-behind grant (docs/architecture.md, "Write-behind unlink"): wb_ms is
- * its term (0: refused) and wb_id its number, which its revocation names. */
-#define MSG_UNLINK_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, want_wb)
-#define MSG_UNLINK_REP(F)                                                                          \
-    F(U64, ino)                                                                                    \
-    F(U8, destroy)                                                                                 \
-    F(LAYOUT, layout) F(U8, gone) F(U64, size) F(LEASES, leases) F(U32, wb_ms) F(U64, wb_id)
-/* UNLINKS: several unlinks of one client in one request, which the MDT
- * commits together (as far as its batch allows): items holds 1 to
- * PROTO_MAX_UNLINKS entries {U64 parent, U64 seq, U16 tag, STR path}
- * (proto_unlinks_item_put/get), each an UNLINK of path from parent with
- * the request's cred and its own slot (tag, seq: 0 for none). results
- * holds, for each item in order, {I32 status, BLOB reply}: the UNLINK's
- * encoded reply when status is 0, empty otherwise. Each item's reply is
- * kept under its slot as an UNLINK's, so an item whose answer was lost
- * is sent again as an UNLINK RESEND; an UNLINKS is never resent. A list
- * that does not parse, or is empty or too long: -EINVAL, nothing done. */
-#define PROTO_MAX_UNLINKS  64
-#define MSG_UNLINKS_REQ(F) F(CRED, cred) F(U8, want_wb) F(BLOB, items)
-#define MSG_UNLINKS_REP(F) F(BLOB, results)
-#define MSG_RMDIR_REQ(F)   F(CRED, cred) F(U64, parent) F(STR, path)
-#define MSG_RMDIR_REP(F)   F(LEASES, leases)
+#include "msg_remove.h"
 /* RENAME flags: Linux RENAME_NOREPLACE / RENAME_EXCHANGE. It goes to the
  * MDT of the source name; dmdt is the MDT the client found the destination
  * name on (the two may differ: a cross-MDT rename, which that MDT runs). */
@@ -582,15 +558,6 @@ enum {
     F(U8, type) F(U32, uid) F(U8, gone) F(U8, destroy) F(LAYOUT, layout) F(U64, size) F(ATTR, attr)
 #define MSG_SHARD_REP(F) F(U64, ino) F(U32, uid) F(U64, dstripe)
 
-/* DESTROYED: a client removed the objects of inode ino, whose last link
- * went (UNLINK or RENAME said destroy), and of each inode in more (u64s,
- * little-endian, fewer than PROTO_MAX_DESTROYED; -EINVAL otherwise): the
- * MDT forgets that they were pending (stria fsck then no longer keeps
- * them from being orphans), all in one commit. */
-#define PROTO_MAX_DESTROYED  64
-#define MSG_DESTROYED_REQ(F) F(CRED, cred) F(U64, ino) F(BLOB, more)
-#define MSG_DESTROYED_REP(F)
-
 /* MKNOD: a special file (FIFO, character or block device, Unix socket)
  * or, as mknod(2) allows, a plain regular file: mode's type bits S_IFIFO,
  * S_IFCHR, S_IFBLK, S_IFSOCK or S_IFREG (0 is S_IFREG); rdev the device
@@ -659,6 +626,10 @@ enum {
  * made twice, and is simply sent again.
  */
 #define PROTO_F_CHANGE 1u
+/* PROTO_F_ITEMS: a message that carries changes with slots of their own
+ * (UNLINKS): never resent as a whole, its items are sent again one by one
+ * as resends, and the MDT keeps each one's reply under its slot. */
+#define PROTO_F_ITEMS 2u
 
 /* X(A, NAME, opcode, lower-case name, flags): every message, once. Adding
  * a message is adding a row here (and its MSG_*_REQ/REP fields above). */
@@ -708,7 +679,7 @@ enum {
     X(A, DOM_WRITE, 56, dom_write, 0)         /* made twice, made once */                          \
     X(A, DOM_READ, 57, dom_read, 0)                                                                \
     X(A, MIGRATE, 58, migrate, PROTO_F_CHANGE)                                                     \
-    X(A, UNLINKS, 59, unlinks, 0) /* its items have slots of their own */                          \
+    X(A, UNLINKS, 59, unlinks, PROTO_F_ITEMS)                                                      \
     X(A, WRITE, 60, write, 0)                                                                      \
     X(A, READ, 61, read, 0)                                                                        \
     X(A, TRUNCATE, 62, truncate, 0)                                                                \
@@ -800,19 +771,6 @@ union proto_any_rep {
 };
 #undef PROTO_X_ANY_REQ
 #undef PROTO_X_ANY_REP
-
-/* One item of an UNLINKS request's list. */
-struct proto_unlinks_item {
-    uint64_t parent, seq;
-    uint16_t tag;
-    struct proto_str path;
-};
-void proto_unlinks_item_put(struct proto_enc *e, const struct proto_unlinks_item *it);
-/* The next item of d (an UNLINKS list): 0, or -EBADMSG. */
-int proto_unlinks_item_get(struct proto_dec *d, struct proto_unlinks_item *it);
-/* One result of an UNLINKS reply's list. */
-void proto_unlinks_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep);
-int proto_unlinks_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep);
 
 static inline struct proto_str proto_str_c(const char *s)
 {

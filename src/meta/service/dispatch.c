@@ -146,6 +146,9 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
         leasing_begin(p, &u->ls[i]);
     if (rc == 0)
         rc = meta_op_unlink_n(n, u->rqp, u->q, u->r, u->rc);
+    /* What was made revokes other clients' leases, whatever the reply. */
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        leasing_end(p, &u->ls[i], client, u->rc[i], NULL, 0, &u->r[i].leases);
     uint64_t wb_id = 0;
     uint32_t wb_ms = rc == 0 && q.want_wb ? lease_wb_grant(m->leases, client, &wb_id) : 0;
     struct proto_enc res;
@@ -153,11 +156,10 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
     if (rc == 0) {
         uint8_t *buf = net_scratch(req, PROTO_MAX_REP_PAYLOAD - 64);
         if (!buf)
-            rc = -ENOMEM;
+            rc = -ENOMEM; /* made: the client's resends find the kept replies */
         proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
     }
     for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        leasing_end(p, &u->ls[i], client, u->rc[i], NULL, 0, &u->r[i].leases);
         /* {status, BLOB reply}, the reply encoded in place. */
         proto_unlinks_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
         size_t at = res.len;

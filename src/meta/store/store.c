@@ -305,10 +305,11 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
 
 /* Queue ws[0..n) together, so that no other write comes between them,
  * and wait until the last is done: batches are taken from the head of the
- * queue, so the others are done before it. */
+ * queue, so the others are done before it. Their waits are counted when
+ * the first's request counts one (they are one request's). */
 static void store_write_many(struct meta_store *s, struct wreq *ws, uint32_t n)
 {
-    uint64_t queued_ns = util_now_mono_ns();
+    uint64_t queued_ns = ws[0].req->wait_ns ? util_now_mono_ns() : 0;
     pthread_mutex_lock(&s->lock);
     for (uint32_t i = 0; i < n; i++) {
         if (s->tail)

@@ -151,3 +151,15 @@ void rcache_end(struct rcache *c, uint64_t client, uint64_t seq, int status, con
     pthread_cond_broadcast(&c->served);
     pthread_mutex_unlock(&c->lock);
 }
+
+void rcache_forget(struct rcache *c, uint64_t client, uint64_t seq)
+{
+    pthread_mutex_lock(&c->lock);
+    struct entry **p = slot(c, client, seq), *e = *p;
+    if (e && !e->done) {
+        *p = e->hnext;
+        free(e);
+    }
+    pthread_cond_broadcast(&c->served);
+    pthread_mutex_unlock(&c->lock);
+}

@@ -31,5 +31,9 @@ int rcache_begin(struct rcache *c, uint64_t client, uint64_t seq, int *status, v
 /* The request rcache_begin gave as new was served: keep its reply. */
 void rcache_end(struct rcache *c, uint64_t client, uint64_t seq, int status, const void *payload,
                 uint32_t len);
+/* The request rcache_begin gave as new will keep no reply here (it was
+ * made, but its reply could not be had): forget it, so that a copy
+ * waiting for it, or sent later, is served as if it came first. */
+void rcache_forget(struct rcache *c, uint64_t client, uint64_t seq);
 
 #endif

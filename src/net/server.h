@@ -153,4 +153,23 @@ int net_server_figures(struct net_server *s, struct net_server_figures *out, boo
  * connection, valid until the handler's reply is sent; NULL if no memory. */
 void *net_scratch(struct net_req *req, uint32_t len);
 
+/* The slots of a message's items (PROTO_F_ITEMS: each item a change with
+ * a slot of its own, docs/protocol.md "Resending"). A handler claims an
+ * item's slot in the server's reply cache before it makes the item, as
+ * the server does for a request's own slot, so that the item sent again
+ * alone meanwhile waits for it instead of being made anew.
+ * net_item_begin: NET_ITEM_NEW, make the item, then net_item_end (its
+ * reply kept) or net_item_forget (no reply to keep here); or
+ * NET_ITEM_DONE, it was made: its status and encoded reply (up to cap
+ * bytes, *len of them) are copied out. It may wait for a copy being
+ * served: a handler claims its items' slots in increasing seq order, and
+ * never the same one twice, so that two requests cannot wait on each
+ * other. On a server that keeps no replies: NET_ITEM_NEW, and the rest
+ * do nothing. */
+enum { NET_ITEM_NEW, NET_ITEM_DONE };
+int net_item_begin(struct net_req *req, uint64_t seq, int *status, void *payload, uint32_t cap,
+                   uint32_t *len);
+void net_item_end(struct net_req *req, uint64_t seq, int status, const void *payload, uint32_t len);
+void net_item_forget(struct net_req *req, uint64_t seq);
+
 #endif

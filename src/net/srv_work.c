@@ -123,6 +123,32 @@ void *net_scratch(struct net_req *req, uint32_t len)
     return w->scratch;
 }
 
+int net_item_begin(struct net_req *req, uint64_t seq, int *status, void *payload, uint32_t cap,
+                   uint32_t *len)
+{
+    struct net_server *s = ((struct srv_worker *)req->worker)->srv;
+    if (!s->replies)
+        return NET_ITEM_NEW;
+    return rcache_begin(s->replies, req->hdr.client_id, seq, status, payload, cap, len) ==
+                   RCACHE_DONE
+               ? NET_ITEM_DONE
+               : NET_ITEM_NEW;
+}
+
+void net_item_end(struct net_req *req, uint64_t seq, int status, const void *payload, uint32_t len)
+{
+    struct net_server *s = ((struct srv_worker *)req->worker)->srv;
+    if (s->replies)
+        rcache_end(s->replies, req->hdr.client_id, seq, status, payload, len);
+}
+
+void net_item_forget(struct net_req *req, uint64_t seq)
+{
+    struct net_server *s = ((struct srv_worker *)req->worker)->srv;
+    if (s->replies)
+        rcache_forget(s->replies, req->hdr.client_id, seq);
+}
+
 /* ---- the fair queue (qlock) ---- */
 
 static struct srv_qclient **qslot(struct net_server *s, uint64_t id)

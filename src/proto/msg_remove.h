@@ -27,7 +27,8 @@
  * encoded reply when status is 0, empty otherwise. Each item's reply is
  * kept under its slot as an UNLINK's, so an item whose answer was lost
  * is sent again as an UNLINK RESEND; an UNLINKS is never resent. A list
- * that does not parse, or is empty or too long: -EINVAL, nothing done. */
+ * that does not parse, is empty or too long, or names one seq twice:
+ * -EINVAL, nothing done. */
 #define PROTO_MAX_UNLINKS  64
 #define MSG_UNLINKS_REQ(F) F(CRED, cred) F(U8, want_wb) F(BLOB, items)
 #define MSG_UNLINKS_REP(F) F(BLOB, results)

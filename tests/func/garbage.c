@@ -262,6 +262,90 @@ static void wire_checksums(uint16_t port)
     net_close(c);
 }
 
+/* Send the UNLINKS of items it[0..n) on c: its status, and each item's
+ * status and reply in st[] and ur[]. */
+static int unlinks_call(struct net_conn *c, const struct proto_unlinks_item *it, int n, int *st,
+                        struct proto_unlink_rep *ur)
+{
+    static uint8_t list[4096];
+    struct proto_enc e;
+    proto_enc_init(&e, list, sizeof(list));
+    for (int i = 0; i < n; i++)
+        proto_unlinks_item_put(&e, &it[i]);
+    struct proto_unlinks_req q = {.cred = {0}, .items = {list, (uint32_t)e.len}};
+    struct proto_unlinks_rep r;
+    bool tr = false;
+    int rc = net_call_unlinks(c, &q, &r, NULL, 0, NULL, 0, NULL, &tr);
+    struct proto_dec d;
+    proto_dec_init(&d, r.results.p, rc ? 0 : r.results.len);
+    for (int i = 0; rc == 0 && i < n; i++) {
+        struct proto_blob one;
+        struct proto_dec od;
+        memset(&ur[i], 0, sizeof(ur[i]));
+        if (proto_unlinks_result_get(&d, &st[i], &one))
+            return -EBADMSG;
+        proto_dec_init(&od, one.p, one.len);
+        if (st[i] == 0 && proto_dec_unlink_rep(&od, &ur[i]))
+            return -EBADMSG;
+    }
+    return rc;
+}
+
+/* UNLINKS items and the reply cache: an item whose slot already holds a
+ * reply (the unlink sent alone first) is answered from it, not made again
+ * (which would say ENOENT); an item sent again alone after its UNLINKS is
+ * answered from the reply the UNLINKS kept; two items of one slot are
+ * refused. */
+static void unlinks_slots(stria_fs_t *fs, struct net_conn *c)
+{
+    stria_file_t *f;
+    for (int i = 2; i < 5; i++) {
+        char name[8];
+        snprintf(name, sizeof(name), "/u%d", i);
+        int rc = stria_open(fs, name, O_RDWR | O_CREAT, 0644, &f);
+        CHECK(rc == 0, "create %s: %d", name, rc);
+        if (rc == 0)
+            stria_close(f);
+    }
+    uint64_t s2 = net_next_seq(), s3 = net_next_seq(), s4 = net_next_seq();
+    struct proto_unlink_req uq = {.cred = {0}, .parent = PROTO_ROOT_INO, .path = proto_str_c("u2")};
+    struct proto_unlink_rep one;
+    bool tr = false;
+    c->seq = s2;
+    c->tag = 1;
+    int rc = net_call_unlink(c, &uq, &one, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == 0 && one.gone, "metad: an UNLINK of /u2 gave %d", rc);
+    struct proto_unlinks_item it[2] = {{PROTO_ROOT_INO, s2, 1, proto_str_c("u2")},
+                                       {PROTO_ROOT_INO, s3, 2, proto_str_c("u3")}};
+    int st[2] = {1, 1};
+    struct proto_unlink_rep ur[2];
+    rc = unlinks_call(c, it, 2, st, ur);
+    CHECK(rc == 0 && st[0] == 0 && ur[0].gone && ur[0].ino == one.ino,
+          "metad: an UNLINKS item whose UNLINK was made: rc %d, status %d, ino %" PRIu64
+          " (want 0, 0, %" PRIu64 ")",
+          rc, st[0], ur[0].ino, one.ino);
+    CHECK(rc == 0 && st[1] == 0 && ur[1].gone, "metad: UNLINKS of /u3: rc %d, status %d", rc,
+          st[1]);
+    uq.path = proto_str_c("u3");
+    c->seq = s3;
+    c->tag = 2;
+    c->resend = true;
+    rc = net_call_unlink(c, &uq, &one, NULL, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == 0 && one.gone && one.ino == ur[1].ino,
+          "metad: the UNLINK of an UNLINKS item sent again gave %d", rc);
+    it[0] = (struct proto_unlinks_item){PROTO_ROOT_INO, s4, 3, proto_str_c("u4")};
+    it[1] = it[0];
+    rc = unlinks_call(c, it, 2, st, ur);
+    struct stat sb;
+    CHECK(rc == -EINVAL && stria_stat(fs, "/u4", &sb) == 0,
+          "metad: an UNLINKS naming one slot twice gave %d", rc);
+    it[1].seq = net_next_seq();
+    it[1].tag = 4;
+    rc = unlinks_call(c, it, 2, st, ur);
+    CHECK(rc == 0 && st[0] == 0 && st[1] == -ENOENT && stria_stat(fs, "/u4", &sb) == -ENOENT,
+          "metad: an UNLINKS of /u4 twice gave %d, %d, %d", rc, st[0], st[1]);
+}
+
 /* UNLINKS (metad): a list that does not parse, an empty one and one of
  * PROTO_MAX_UNLINKS + 1 items are refused with nothing removed; a good
  * one answers each item on its own, the names that exist removed. */
@@ -332,6 +416,7 @@ static void bad_unlinks(uint16_t port, const char *conf)
     CHECK(rc || d.off == d.len, "metad: UNLINKS: %zu bytes after the results", d.len - d.off);
     CHECK(stria_stat(fs, "/u0", &st) == -ENOENT && stria_stat(fs, "/u1", &st) == -ENOENT,
           "metad: /u0 or /u1 is still there after its UNLINKS");
+    unlinks_slots(fs, c);
     net_close(c);
     stria_disconnect(fs);
 }

@@ -1,7 +1,9 @@
 /*
  * Unit tests of the server's reply cache (net/rcache.h): a served change's
- * reply comes back byte for byte, small and large alike, and the oldest go
- * first when the cache is full.
+ * reply comes back byte for byte, small and large alike, the oldest go
+ * first when the cache is full, and a copy that comes while the first is
+ * served waits for its reply, or is served itself when the first's is
+ * forgotten.
  */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -11,7 +13,9 @@
 
 #include "net/rcache.h"
 
+#include <pthread.h>
 #include <string.h>
+#include <unistd.h>
 
 static void serve(struct rcache *c, uint64_t client, uint64_t seq, int status, const void *p,
                   uint32_t len)
@@ -74,11 +78,71 @@ static void test_oldest_go_first(void **state)
     rcache_destroy(c);
 }
 
+struct copy {
+    struct rcache *c;
+    int found, st;
+    uint32_t len;
+    uint8_t out[16];
+    int done; /* atomic */
+};
+
+static void *second_copy(void *arg)
+{
+    struct copy *k = arg;
+    k->found = rcache_begin(k->c, 5, 50, &k->st, k->out, sizeof(k->out), &k->len);
+    __atomic_store_n(&k->done, 1, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+static void test_copy_waits(void **state)
+{
+    (void)state;
+    struct rcache *c;
+    assert_int_equal(rcache_create(16, 1 << 20, &c), 0);
+    int st;
+    uint32_t len;
+    uint8_t out[16];
+    for (int forget = 0; forget < 2; forget++) {
+        assert_int_equal(rcache_begin(c, 5, 50, &st, out, sizeof(out), &len), RCACHE_NEW);
+        struct copy k = {.c = c};
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, second_copy, &k), 0);
+        usleep(50 * 1000);
+        /* Still waiting (a slow machine could only hide a failure). */
+        assert_int_equal(__atomic_load_n(&k.done, __ATOMIC_ACQUIRE), 0);
+        if (forget)
+            rcache_forget(c, 5, 50);
+        else
+            rcache_end(c, 5, 50, -3, "abc", 3);
+        pthread_join(t, NULL);
+        if (forget) {
+            /* The copy is served as if first: its reply is the one kept. */
+            assert_int_equal(k.found, RCACHE_NEW);
+            rcache_end(c, 5, 50, 0, "xy", 2);
+            assert_int_equal(rcache_begin(c, 5, 50, &st, out, sizeof(out), &len), RCACHE_DONE);
+            assert_int_equal(st, 0);
+            assert_int_equal(len, 2);
+        } else {
+            assert_int_equal(k.found, RCACHE_DONE);
+            assert_int_equal(k.st, -3);
+            assert_int_equal(k.len, 3);
+            assert_memory_equal(k.out, "abc", 3);
+            rcache_destroy(c);
+            assert_int_equal(rcache_create(16, 1 << 20, &c), 0);
+        }
+    }
+    /* Forgetting a reply already kept does nothing. */
+    rcache_forget(c, 5, 50);
+    assert_int_equal(rcache_begin(c, 5, 50, &st, out, sizeof(out), &len), RCACHE_DONE);
+    rcache_destroy(c);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_replies_kept),
         cmocka_unit_test(test_oldest_go_first),
+        cmocka_unit_test(test_copy_waits),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

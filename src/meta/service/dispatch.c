@@ -103,7 +103,93 @@ struct unlinks {
     struct leasing ls[PROTO_MAX_UNLINKS];
     struct meta_reply kept[PROTO_MAX_UNLINKS];
     int rc[PROTO_MAX_UNLINKS];
+    uint64_t seq[PROTO_MAX_UNLINKS];
+    bool slot[PROTO_MAX_UNLINKS];     /* its slot is claimed in the reply cache */
+    bool made[PROTO_MAX_UNLINKS];     /* to be made here, not answered from the cache */
+    uint8_t order[PROTO_MAX_UNLINKS]; /* the items with slots, by seq */
 };
+
+/* The items of q into u: their count, or -EINVAL for a list that does not
+ * parse, is empty or too long, or names a slot twice. */
+static int unlinks_parse(struct unlinks *u, void *p, struct net_req *req,
+                         const struct proto_unlinks_req *q)
+{
+    const struct proto_codec *codec = proto_codec(PROTO_OP_UNLINK);
+    struct proto_dec d;
+    proto_dec_init(&d, q->items.p, q->items.len);
+    uint32_t n = 0, nslots = 0;
+    while (d.off < d.len) {
+        struct proto_unlinks_item it;
+        if (n == PROTO_MAX_UNLINKS || proto_unlinks_item_get(&d, &it))
+            return -EINVAL;
+        u->q[n] = (struct proto_unlink_req){.cred = q->cred, .parent = it.parent, .path = it.path};
+        u->kept[n] = (struct meta_reply){.client = req->hdr.client_id,
+                                         .seq = it.seq,
+                                         .tag = it.tag,
+                                         .op = PROTO_OP_UNLINK,
+                                         .encode = codec->enc_rep,
+                                         .rep = &u->r[n]};
+        u->rq[n] = (struct meta_req){.ctx = MDT_CTX(p),
+                                     .touched = &u->ls[n].touched,
+                                     .reply = it.tag ? &u->kept[n] : NULL,
+                                     .wait_ns = &req->wait_ns};
+        u->rqp[n] = &u->rq[n];
+        u->seq[n] = it.seq;
+        u->made[n] = true;
+        if (it.tag) { /* in by seq, and no seq twice */
+            uint32_t at = nslots++;
+            for (; at > 0 && u->seq[u->order[at - 1]] >= it.seq; at--) {
+                if (u->seq[u->order[at - 1]] == it.seq)
+                    return -EINVAL;
+                u->order[at] = u->order[at - 1];
+            }
+            u->order[at] = (uint8_t)n;
+            u->slot[n] = true;
+        }
+        n++;
+    }
+    return n ? (int)n : -EINVAL;
+}
+
+/* Claim the items' slots (net_item_begin), in the order that keeps two
+ * requests from waiting on each other. An item already made, sent again
+ * alone before this request came, is answered from its reply and not made
+ * again. */
+static void unlinks_claim(struct unlinks *u, uint32_t n, struct net_req *req)
+{
+    uint8_t *buf = NULL;
+    for (uint32_t k = 0; k < n && u->slot[u->order[k]]; k++) {
+        uint32_t i = u->order[k], len = 0;
+        if (!buf && !(buf = net_scratch(req, PROTO_MAX_REP_PAYLOAD - 64))) {
+            u->slot[i] = false; /* without memory: made unclaimed, as before a cache */
+            continue;
+        }
+        int st = 0;
+        if (net_item_begin(req, u->seq[i], &st, buf, PROTO_MAX_REP_PAYLOAD - 64, &len) ==
+            NET_ITEM_NEW)
+            continue;
+        u->slot[i] = u->made[i] = false;
+        struct proto_dec d;
+        proto_dec_init(&d, buf, len);
+        u->rc[i] = st ? st : proto_dec_unlink_rep(&d, &u->r[i]) ? -EIO : 0;
+    }
+}
+
+/* Keep item i's reply in the reply cache (its encoded bytes at enc, none
+ * for a failure), or forget its slot when its reply could not be had
+ * (enc NULL: the request failed, or the reply could not be built): a
+ * resend then finds the reply its transaction kept, or is made anew. */
+static void unlinks_settle(struct unlinks *u, uint32_t i, struct net_req *req, const uint8_t *enc,
+                           uint32_t len)
+{
+    if (!u->slot[i])
+        return;
+    u->slot[i] = false;
+    if (!enc)
+        net_item_forget(req, u->seq[i]);
+    else
+        net_item_end(req, u->seq[i], u->rc[i], u->rc[i] ? NULL : enc, u->rc[i] ? 0 : len);
+}
 
 static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
 {
@@ -116,39 +202,29 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
         return -ENOMEM;
     const struct proto_codec *codec = proto_codec(PROTO_OP_UNLINK);
     uint64_t client = req->hdr.client_id;
-    struct proto_dec d;
-    proto_dec_init(&d, q.items.p, q.items.len);
-    uint32_t n = 0;
-    int rc = 0;
-    while (rc == 0 && d.off < d.len) {
-        struct proto_unlinks_item it;
-        if (n == PROTO_MAX_UNLINKS || proto_unlinks_item_get(&d, &it)) {
-            rc = -EINVAL;
-            break;
-        }
-        u->q[n] = (struct proto_unlink_req){.cred = q.cred, .parent = it.parent, .path = it.path};
-        u->kept[n] = (struct meta_reply){.client = client,
-                                         .seq = it.seq,
-                                         .tag = it.tag,
-                                         .op = PROTO_OP_UNLINK,
-                                         .encode = codec->enc_rep,
-                                         .rep = &u->r[n]};
-        u->rq[n] = (struct meta_req){.ctx = MDT_CTX(p),
-                                     .touched = &u->ls[n].touched,
-                                     .reply = it.tag ? &u->kept[n] : NULL,
-                                     .wait_ns = &req->wait_ns};
-        u->rqp[n] = &u->rq[n];
-        n++;
+    int rc = unlinks_parse(u, p, req, &q);
+    uint32_t n = rc > 0 ? (uint32_t)rc : 0;
+    if (rc < 0) {
+        free(u);
+        return rc;
     }
-    if (rc == 0 && n == 0)
-        rc = -EINVAL;
-    for (uint32_t i = 0; rc == 0 && i < n; i++)
-        leasing_begin(p, &u->ls[i]);
-    if (rc == 0)
-        rc = meta_op_unlink_n(n, u->rqp, u->q, u->r, u->rc);
+    rc = 0;
+    unlinks_claim(u, n, req);
+    for (uint32_t i = 0; i < n; i++)
+        if (u->made[i])
+            leasing_begin(p, &u->ls[i]);
+    /* The items to make, a run at a time (all of them, unless some were
+     * answered from the cache). */
+    for (uint32_t i = 0, j; rc == 0 && i < n; i = j) {
+        for (j = i; j < n && u->made[j] == u->made[i]; j++)
+            ;
+        if (u->made[i])
+            rc = meta_op_unlink_n(j - i, &u->rqp[i], &u->q[i], &u->r[i], &u->rc[i]);
+    }
     /* What was made revokes other clients' leases, whatever the reply. */
-    for (uint32_t i = 0; rc == 0 && i < n; i++)
-        leasing_end(p, &u->ls[i], client, u->rc[i], NULL, 0, &u->r[i].leases);
+    for (uint32_t i = 0; i < n; i++)
+        if (u->made[i])
+            leasing_end(p, &u->ls[i], client, rc ? rc : u->rc[i], NULL, 0, &u->r[i].leases);
     uint64_t wb_id = 0;
     uint32_t wb_ms = rc == 0 && q.want_wb ? lease_wb_grant(m->leases, client, &wb_id) : 0;
     struct proto_enc res;
@@ -159,17 +235,21 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
             rc = -ENOMEM; /* made: the client's resends find the kept replies */
         proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
     }
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+    for (uint32_t i = 0; i < n; i++) {
         /* {status, BLOB reply}, the reply encoded in place. */
-        proto_unlinks_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
+        if (rc == 0)
+            proto_unlinks_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
         size_t at = res.len;
-        if (u->rc[i] == 0 && res.err == 0) {
+        if (rc == 0 && u->rc[i] == 0 && res.err == 0) {
             u->r[i].wb_ms = wb_ms;
             u->r[i].wb_id = wb_id;
             codec->enc_rep(&res, &u->r[i]);
             if (res.err == 0)
                 proto_put_le32(res.buf + at - 4, (uint32_t)(res.len - at));
         }
+        bool whole = rc == 0 && res.err == 0;
+        unlinks_settle(u, i, req, whole ? res.buf + at : NULL,
+                       whole ? (uint32_t)(res.len - at) : 0);
     }
     free(u);
     if (rc)

@@ -117,8 +117,10 @@ int stria_stat_ino(stria_fs_t *fs, uint64_t ino, struct stat *st)
 {
     struct proto_attr a;
     int rc = cl_getattr(fs, ino, &a);
-    if (rc == 0)
+    if (rc == 0) {
+        cl_merge_times(fs, &a);
         cl_to_stat(&a, st);
+    }
     return rc;
 }
 

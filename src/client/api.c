@@ -36,8 +36,10 @@ int stria_stat(stria_fs_t *fs, const char *path, struct stat *st)
 {
     struct proto_attr a;
     int rc = lookup(fs, path, true, &a);
-    if (rc == 0)
+    if (rc == 0) {
+        cl_merge_times(fs, &a);
         cl_to_stat(&a, st);
+    }
     return rc;
 }
 
@@ -45,8 +47,10 @@ int stria_lstat(stria_fs_t *fs, const char *path, struct stat *st)
 {
     struct proto_attr a;
     int rc = lookup(fs, path, false, &a);
-    if (rc == 0)
+    if (rc == 0) {
+        cl_merge_times(fs, &a);
         cl_to_stat(&a, st);
+    }
     return rc;
 }
 
@@ -443,8 +447,10 @@ int stria_lookup_at(stria_fs_t *fs, uint64_t parent, const char *name, struct st
 {
     struct proto_attr a;
     int rc = cl_lookup(fs, parent, name, false, &a);
-    if (rc == 0)
+    if (rc == 0) {
+        cl_merge_times(fs, &a);
         cl_attr_out(&a, out);
+    }
     return rc;
 }
 
@@ -452,8 +458,10 @@ int stria_getattr_ino(stria_fs_t *fs, uint64_t ino, struct stria_attr *out)
 {
     struct proto_attr a;
     int rc = cl_getattr(fs, ino, &a);
-    if (rc == 0)
+    if (rc == 0) {
+        cl_merge_times(fs, &a);
         cl_attr_out(&a, out);
+    }
     return rc;
 }
 
@@ -495,8 +503,10 @@ int stria_setattr_ino(stria_fs_t *fs, uint64_t ino, const struct stria_setattr *
     if (!r)
         return -ENOMEM;
     int rc = cl_setattr(fs, ino, &q, r);
-    if (rc == 0)
+    if (rc == 0) {
+        cl_merge_times(fs, &r->attr);
         cl_attr_out(&r->attr, out);
+    }
     free(r);
     return rc;
 }
@@ -701,8 +711,10 @@ int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_dir
     memcpy(e->d.name, de.name.p, de.name.len);
     e->d.name[de.name.len] = '\0';
     e->next_cookie = de.next_cookie;
-    if (plus)
+    if (plus) {
+        cl_merge_times(d->fs, &a);
         cl_attr_out(&a, &e->attr);
+    }
     d->given = true;
     d->given_next = de.next_cookie;
     d->given_len = (uint32_t)dec.off;

@@ -101,6 +101,39 @@ int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
                     cl_learn(fs, &r.attr));
 }
 
+/* The times of shard of directory ino on MDT mdt, leased. */
+static int shard_attr(stria_fs_t *fs, uint64_t ino, uint32_t mdt, struct proto_attr *out)
+{
+    if (fs->mdc && mdc_getattr_at(fs->mdc, ino, mdt, out))
+        return 0;
+    struct proto_getattr_req q = {.ino = ino};
+    struct proto_getattr_rep r;
+    cl_cred(&q.cred);
+    int64_t sent = mdc_clock_ms();
+    return MDT_CALL(fs, mdt, getattr, &q, &r, *out = r.attr;
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+}
+
+void cl_merge_times(stria_fs_t *fs, struct proto_attr *a)
+{
+    if (!S_ISDIR(a->mode) || a->nlink == 0 || !proto_ds_valid(a->dstripe) ||
+        proto_ds_count(a->dstripe) < 2)
+        return;
+    uint32_t home = proto_ino_mdt(a->ino);
+    for (uint32_t k = 0; k < proto_ds_count(a->dstripe); k++) {
+        uint32_t mdt = proto_ds_shard_mdt(a->dstripe, k);
+        struct proto_attr s;
+        if (mdt == home || shard_attr(fs, a->ino, mdt, &s) || s.ino != a->ino)
+            continue; /* a shard that cannot be asked leaves its times out */
+        if (s.mtime_ns > a->mtime_ns)
+            a->mtime_ns = s.mtime_ns;
+        if (s.ctime_ns > a->ctime_ns)
+            a->ctime_ns = s.ctime_ns;
+        if (s.atime_ns > a->atime_ns)
+            a->atime_ns = s.atime_ns;
+    }
+}
+
 int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start)
 {
     struct proto_setdirstripe_req q = {.ino = ino, .count = count, .start = start};

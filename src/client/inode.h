@@ -35,6 +35,15 @@ void cl_attr_out(const struct proto_attr *a, struct stria_attr *o);
 bool cl_one_name(const char *path);
 
 int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out);
+/* The attributes a of a directory striped over MDTs, as a user sees them
+ * (ext4's): its times are the latest of its inode's and its shards', since
+ * a name made, removed or renamed in a shard moves only that shard's
+ * (docs/architecture.md, "Striped directories"; Lustre's lmv_merge_attr).
+ * Each shard's come from the metadata cache under that MDT's lease, or a
+ * GETATTR there, which leases them. Anything else is left as it is, and
+ * so are the times of a shard that cannot be asked. Called where
+ * attributes leave libstria, not on its walks. */
+void cl_merge_times(stria_fs_t *fs, struct proto_attr *a);
 int cl_setdirstripe(stria_fs_t *fs, uint64_t ino, int32_t count, int32_t start);
 ssize_t cl_readlink(stria_fs_t *fs, uint64_t ino, char *buf, size_t len);
 int cl_setxattr(stria_fs_t *fs, uint64_t ino, const char *name, const void *value, size_t size,

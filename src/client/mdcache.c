@@ -335,10 +335,15 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch)
 
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
 {
+    return mdc_getattr_at(m, ino, proto_ino_mdt(ino), out);
+}
+
+bool mdc_getattr_at(struct mdc *m, uint64_t ino, uint32_t mdt, struct proto_attr *out)
+{
     bool hit = false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *r = home_find(m, ino);
+    struct crec *r = rec_find(m, ino, mdt);
     if (rec_valid(m, r, now) && r->have_attr) {
         *out = r->attr;
         hit = true;
@@ -500,14 +505,14 @@ static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_l
     return r;
 }
 
-/* Attributes a reply gave for r's inode: all of them in the record of the
- * inode's own MDT; only mode and owner in a shard's (its times and link
- * count are the shard's, not the directory's). */
+/* Attributes a reply gave for r's inode: the inode's in the record of its
+ * own MDT; in a shard's, the shard's (mode and owner are the directory's,
+ * times and link count the shard's own: mdc_getattr_at). */
 static void set_attr(struct crec *r, const struct proto_attr *a)
 {
     r->attr = *a;
     r->have_perm = true;
-    r->have_attr = r->mdt == proto_ino_mdt(r->ino);
+    r->have_attr = true;
 }
 
 /* A reply from an MDT no channel hears: whatever any MDT leased about

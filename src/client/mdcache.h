@@ -81,6 +81,10 @@ int mdc_lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
 bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
+/* What MDT mdt leases of ino: mdc_getattr's for ino's own MDT; for another
+ * (a striped directory's shard) the shard's record, whose times and link
+ * count are the shard's own. */
+bool mdc_getattr_at(struct mdc *m, uint64_t ino, uint32_t mdt, struct proto_attr *out);
 /* An xattr the MDT said ino does not have, answered here while ino's
  * lease holds the state it was asked under. Only well-known names that
  * tools ask of every file (security.selinux by `ls -l`, the POSIX ACLs,

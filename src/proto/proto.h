@@ -511,10 +511,12 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * made, never sealed); SEAL a directory's record for txid against new
  * entries if it holds none (else ENOTEMPTY; EBUSY while another txid holds
  * the seal), UNSEAL it if txid holds the seal (else nothing); ATTR: copy a
- * striped directory's attributes (owner, mode, times, defaults) from rec
- * onto its shard there. The reply says the record's owner (uid) and stripe
- * (dstripe). Every step but ALLOC may be repeated and changes nothing the
- * second time. Root only. */
+ * striped directory's attributes (owner, mode, defaults) from rec onto its
+ * shard there, its ctime where later than the shard's, and its atime and
+ * mtime only with arg PROTO_SHARD_ATTR_TIMES (they were set: otherwise a
+ * shard's times are its own names', which a client merges). The reply says the record's owner (uid)
+ * and stripe (dstripe). Every step but ALLOC may be repeated and changes nothing the second time.
+ * Root only. */
 enum {
     PROTO_SHARD_ALLOC = 1,
     PROTO_SHARD_PUT,
@@ -527,6 +529,7 @@ enum {
     PROTO_SHARD_LOCK,
     PROTO_SHARD_UNLOCK
 };
+#define PROTO_SHARD_ATTR_TIMES 1u
 /* PARENT: a directory's parent (reply ino) and stripe; SETPARENT: make arg
  * its parent; LOCK, UNLOCK: the file system's rename lock on MDT 0 for
  * txid (LOCK answers EBUSY while another holds it; a lock lapses after 30 s),

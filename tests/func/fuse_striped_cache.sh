@@ -8,6 +8,8 @@
 # counts them. Then
 # the same mount stays right while a second mount creates, grows, renames
 # and removes names there: every shard's MDT revokes what the first cached.
+# And the directory's mtime and ctime move with a change in any shard, and
+# stay where chmod and touch -d leave them, as ext4's do.
 . "$(dirname "$0")/lib.sh"
 if ! fuse_usable; then
     echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
@@ -180,4 +182,35 @@ for n in "${names[@]}"; do : >"$A/s/d/$n"; done # a's creates, after b's
 for n in "${names[@]}"; do
     [ -f "$B/s/d/$n" ] || fail "mount b does not see $n made on a"
 done
+
+step "the directory's mtime and ctime follow a change in any shard, as ext4's do"
+mtime() { stat -c %y "$1"; }
+ctime() { stat -c %z "$1"; }
+# Each name lands on the shard its hash picks: twelve reach all four.
+for n in "${names[@]}"; do
+    m0=$(mtime "$A/s/d")
+    : >"$A/s/d/m$n"
+    [ "$(mtime "$A/s/d")" != "$m0" ] || fail "creating m$n left the mtime at $m0"
+    [ "$(ctime "$A/s/d")" = "$(mtime "$A/s/d")" ] || fail "creating m$n: ctime $(ctime "$A/s/d")"
+done
+for n in "${names[@]}"; do # another client's changes, seen by mount a and by libstria
+    m0=$(mtime "$A/s/d")
+    rm "$B/s/d/m$n"
+    t sync -f "$B/s/d" # the unlink written behind is made
+    [ "$(mtime "$A/s/d")" != "$m0" ] || fail "removing m$n on b left a's mtime at $m0"
+    [ "$("$STRIA" stat /s/d | sed -n 's/^Modify: //p')" = "$(mtime "$A/s/d")" ] ||
+        fail "libstria's mtime $("$STRIA" stat /s/d | sed -n 's/^Modify: //p') is not the mount's"
+done
+m0=$(mtime "$A/s/d")
+c0=$(ctime "$A/s/d")
+t chmod 0700 "$A/s/d"
+[ "$(mtime "$B/s/d")" = "$m0" ] || fail "chmod moved the mtime from $m0 to $(mtime "$B/s/d")"
+[ "$(ctime "$B/s/d")" != "$c0" ] || fail "chmod left the ctime at $c0"
+t touch -m -d "2020-02-02 02:02:02" "$A/s/d"
+[ "$(stat -c %Y "$B/s/d")" = "$(date -d "2020-02-02 02:02:02" +%s)" ] ||
+    fail "the mtime set in the past reads $(mtime "$B/s/d") on b"
+t chmod 0755 "$A/s/d"
+: >"$A/s/d/after"
+[ "$(stat -c %Y "$B/s/d")" -ge "$(date -d "1 minute ago" +%s)" ] ||
+    fail "a create after the mtime was set left it at $(mtime "$B/s/d")"
 step "done"

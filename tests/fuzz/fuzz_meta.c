@@ -34,7 +34,7 @@ static void intent(const uint8_t *p, size_t n)
         return;
     int len = meta_intent_encode(&a, buf, sizeof(buf));
     if (len < 0 || meta_intent_decode(buf, (size_t)len, &b) || a.kind != b.kind || a.n != b.n ||
-        a.ino != b.ino || strcmp(a.name, b.name))
+        a.ino != b.ino || a.flags != b.flags || strcmp(a.name, b.name))
         abort();
 }
 

@@ -257,12 +257,13 @@ static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct me
     int rc = meta_store_read(c->store, rq, master_txn, &a);
     for (uint16_t i = 0; i < x->n && rc == 0; i++)
         if (x->mdt[i] != c->mdt)
-            rc = meta_step_rec(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in, 0, NULL);
+            rc = meta_step_rec(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in,
+                               x->flags & XF_SYNC_TIMES ? PROTO_SHARD_ATTR_TIMES : 0, NULL);
     free(in);
     return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
 }
 
-int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in)
+int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in, bool times)
 {
     if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
         return 0;
@@ -271,6 +272,7 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
         return -ENOMEM;
     x->kind = XK_SYNC;
     x->phase = 1;
+    x->flags = times ? XF_SYNC_TIMES : 0;
     x->ino = in->ino;
     x->dir = in->parent;
     meta_intent_members(in->dstripe, c->mdt, x);
@@ -375,13 +377,19 @@ static int shard_txn(struct meta_txn *t, void *arg)
     if (q->op == PROTO_SHARD_ATTR) {
         if ((rc = meta_inode_get(t, a->rec.ino, &in)))
             return rc == -ENOENT ? 0 : rc;
-        /* The shard keeps its own link count, flags, parent and stripe. */
+        /* The shard keeps its own link count, flags, parent and stripe,
+         * and its own times, which its names moved and a client merges
+         * with the directory's (docs/architecture.md, "Striped
+         * directories"), unless they were set. */
         in.mode = a->rec.mode;
         in.uid = a->rec.uid;
         in.gid = a->rec.gid;
-        in.atime_ns = a->rec.atime_ns;
-        in.mtime_ns = a->rec.mtime_ns;
-        in.ctime_ns = a->rec.ctime_ns;
+        if (q->arg & PROTO_SHARD_ATTR_TIMES) {
+            in.atime_ns = a->rec.atime_ns;
+            in.mtime_ns = a->rec.mtime_ns;
+        }
+        if (a->rec.ctime_ns > in.ctime_ns)
+            in.ctime_ns = a->rec.ctime_ns;
         in.dcount = a->rec.dcount;
         in.dsize = a->rec.dsize;
         in.doffset = a->rec.doffset;

@@ -26,6 +26,8 @@ int meta_intent_encode(const struct meta_intent *x, uint8_t *buf, size_t cap)
         proto_put_STR(&e, &nm);
         proto_put_U8(&e, &x->flags);
         proto_put_U16(&e, &x->vfirst);
+    } else if (x->kind == XK_SYNC && x->flags) {
+        proto_put_U8(&e, &x->flags);
     }
     return e.err ? e.err : (int)e.len;
 }
@@ -46,6 +48,10 @@ int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
     x->ino2 = 0;
     x->type = 0;
     x->name[0] = '\0';
+    x->flags = 0;
+    x->vfirst = 0;
+    if (x->kind == XK_SYNC && !d.err && d.off < d.len)
+        proto_get_U8(&d, &x->flags);
     if (x->kind >= XK_RENAME) {
         struct proto_str nm;
         proto_get_U64(&d, &x->ino2);

@@ -459,6 +459,19 @@ static int report(stria_file_t *f)
     return rc;
 }
 
+/* The MDT's SYNC sent, its reply not read yet: *l holds its connection. */
+static bool mdt_sync_send(stria_fs_t *fs, uint32_t mdt, struct lease *l, uint64_t *reqid)
+{
+    if (fs->before_mdt_call)
+        fs->before_mdt_call(fs);
+    if (cl_get(fs, PROTO_NODE_META, mdt, l))
+        return false;
+    if (net_send(l->c, PROTO_OP_SYNC, NULL, 0, NULL, 0, reqid) == 0)
+        return true;
+    cl_put(l, true);
+    return false;
+}
+
 int stria_fsync(stria_file_t *f)
 {
     int rc = report(f);
@@ -469,12 +482,28 @@ int stria_fsync(stria_file_t *f)
      * components they instantiated that this handle has not seen. */
     if ((rc = file_learn(f, 0, UINT64_MAX, false)))
         return rc;
-    if (f->layout.ncomp && (rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0)))
-        return rc;
-    struct proto_sync_req q = {0};
-    struct proto_sync_rep r;
-    rc = MDT_CALL(f->fs, proto_ino_mdt(f->ino), sync, &q, &r, (void)0);
-    return rc;
+    /* The MDT's SYNC goes out beside the OSTs' OSYNCs: the size reported
+     * above and the data must both be durable before fsync returns, in no
+     * order, so the two flushes run at once. A SYNC whose connection
+     * fails goes again the usual way, with its retries. */
+    uint32_t mdt = proto_ino_mdt(f->ino);
+    struct lease l;
+    uint64_t reqid = 0;
+    bool sent = mdt_sync_send(f->fs, mdt, &l, &reqid);
+    if (f->layout.ncomp)
+        rc = io_objects(f->fs, f->ino, &f->layout, IO_SYNC, 0);
+    int mrc = -EIO;
+    bool transport = !sent;
+    if (sent) {
+        mrc = net_recv(l.c, reqid, NULL, 0, NULL, &transport);
+        cl_put(&l, transport);
+    }
+    if (transport) {
+        struct proto_sync_req q = {0};
+        struct proto_sync_rep r;
+        mrc = MDT_CALL(f->fs, mdt, sync, &q, &r, (void)0);
+    }
+    return rc ? rc : mrc;
 }
 
 /* q on f's inode, once f's writes are reported. The reply (about 5 KiB,

@@ -42,6 +42,8 @@ struct crec {
     uint64_t ino, gen, revoked, epoch;
     uint32_t mdt;            /* whose lease: the inode's own MDT, or a shard's */
     uint64_t complete_epoch; /* = epoch: every name of this directory is cached */
+    uint64_t changes;        /* this client's changes to its names seen (mdc_fill_end) */
+    int64_t fill_next_ms;    /* no mdc_fill_begin before */
     int64_t expiry_ms;
     bool have_attr; /* attr is current */
     bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
@@ -181,10 +183,22 @@ static struct cname **name_slot(struct mdc *m, uint64_t parent, const char *name
     return p;
 }
 
+/* This client changed a name of dir (whatever it knew of it): a listing
+ * taken before may miss that change (mdc_fill_end). */
+static void names_changed(struct mdc *m, uint64_t dir)
+{
+    for (uint32_t k = 0; dir && k < m->nchan; k++) {
+        struct crec *r = rec_find(m, dir, k);
+        if (r)
+            r->changes++;
+    }
+}
+
 static void name_forget(struct mdc *m, uint64_t parent, const char *name)
 {
     if (!parent || !name)
         return;
+    names_changed(m, parent);
     struct cname **p = name_slot(m, parent, name, strlen(name));
     struct cname *c = *p;
     if (c) {
@@ -194,15 +208,16 @@ static void name_forget(struct mdc *m, uint64_t parent, const char *name)
     }
 }
 
-static void name_set(struct mdc *m, struct crec *parent, const char *name, uint64_t child)
+/* Store name in parent (false: no room, and parent is incomplete now). */
+static bool name_put(struct mdc *m, struct crec *parent, const char *name, size_t len,
+                     uint64_t child)
 {
-    size_t len = strlen(name);
     struct cname **p = name_slot(m, parent->ino, name, len);
     struct cname *c = *p;
     if (!c) {
         if (m->nnames >= MAX_ITEMS || !(c = malloc(sizeof(*c) + len))) {
             parent->complete_epoch = 0; /* a name is missing now */
-            return;
+            return false;
         }
         c->parent = parent->ino;
         c->mdt = parent->mdt;
@@ -215,6 +230,13 @@ static void name_set(struct mdc *m, struct crec *parent, const char *name, uint6
     c->mdt = parent->mdt;
     c->epoch = parent->epoch;
     c->child = child;
+    return true;
+}
+
+static void name_set(struct mdc *m, struct crec *parent, const char *name, uint64_t child)
+{
+    names_changed(m, parent->ino);
+    (void)name_put(m, parent, name, strlen(name), child);
 }
 
 /* ---- answers ---- */
@@ -331,6 +353,57 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch)
         r->complete_epoch = r->epoch;
     pthread_mutex_unlock(&m->lock);
     return same;
+}
+
+bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, ino, mdt);
+    bool go = rec_valid(m, r, now) && r->complete_epoch != r->epoch && now >= r->fill_next_ms;
+    if (go) {
+        r->fill_next_ms = now + MDC_FILL_MS;
+        *f = (struct mdc_fill){ino, r->epoch, r->changes, mdt};
+    }
+    pthread_mutex_unlock(&m->lock);
+    return go;
+}
+
+bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, const uint8_t *entries, uint32_t len,
+                  uint32_t count)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, f->ino, f->mdt);
+    bool same = rec_valid(m, r, now) && r->epoch == f->epoch && r->changes == f->changes;
+    struct proto_dec d;
+    proto_dec_init(&d, entries, len);
+    for (uint32_t i = 0; same && i < count; i++) {
+        struct proto_dirent de;
+        proto_get_dirent(&d, &de);
+        if (d.err || de.name.len == 0 || de.name.len > NAME_MAX) {
+            same = false;
+            break;
+        }
+        if ((de.name.len == 1 && de.name.p[0] == '.') ||
+            (de.name.len == 2 && de.name.p[0] == '.' && de.name.p[1] == '.'))
+            continue;
+        if (!name_put(m, r, de.name.p, de.name.len, de.ino))
+            same = false;
+    }
+    if (same)
+        r->complete_epoch = r->epoch;
+    pthread_mutex_unlock(&m->lock);
+    return same;
+}
+
+void mdc_fill_big(struct mdc *m, const struct mdc_fill *f)
+{
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = rec_find(m, f->ino, f->mdt);
+    if (r)
+        r->fill_next_ms = mdc_clock_ms() + MDC_FILL_BIG_MS;
+    pthread_mutex_unlock(&m->lock);
 }
 
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
@@ -530,6 +603,7 @@ static void drop_unheard(struct mdc *m, const struct mdc_update *u)
 /* Every name of dir on any MDT may be missing from the cache now. */
 static void incomplete(struct mdc *m, uint64_t dir)
 {
+    names_changed(m, dir);
     for (uint32_t k = 0; dir && k < m->nchan; k++) {
         struct crec *r = rec_find(m, dir, k);
         if (r)

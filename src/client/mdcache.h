@@ -128,6 +128,30 @@ bool mdc_new_shard(struct mdc *m, uint64_t ino, uint32_t mdt);
 uint64_t mdc_shard_epoch(struct mdc *m, uint64_t ino, uint32_t mdt);
 bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
 
+/* Completing from a listing a directory's part on MDT mdt that this client
+ * did not make, when a lookup there finds a name not cached (cl_lookup):
+ * one READDIR that lists the whole part, and the names made in it later
+ * need no LOOKUP while the lease holds. mdc_fill_begin says whether to
+ * try: only while the lease on that part is valid and the part is not
+ * complete, and not again within MDC_FILL_MS of the last try (nor within
+ * MDC_FILL_BIG_MS of one whose listing did not fit one READDIR), so a
+ * directory that other clients keep changing, or a big one, costs at most
+ * a listing a second. It fills *f. mdc_fill_end takes the entries of that
+ * READDIR (plain, count of them, eof set) and marks the part complete
+ * with them if the lease and this client's changes to the part's names are
+ * still as they were at mdc_fill_begin; mdc_fill_big notes a listing that
+ * did not fit. */
+#define MDC_FILL_MS     1000
+#define MDC_FILL_BIG_MS 10000
+struct mdc_fill {
+    uint64_t ino, epoch, changes;
+    uint32_t mdt;
+};
+bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f);
+bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, const uint8_t *entries, uint32_t len,
+                  uint32_t count);
+void mdc_fill_big(struct mdc *m, const struct mdc_fill *f);
+
 /* What a reply said, for the cache to follow. */
 struct mdc_update {
     int64_t sent_ms;                   /* mdc_clock_ms() before sending */

@@ -65,6 +65,31 @@ static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
            mdc_shard_empty(fs->mdc, ino, mdt, epoch);
 }
 
+/* The most of a directory's part one READDIR lists to complete it
+ * (fill_part): about 2,000 names. */
+#define FILL_BYTES 65536
+
+/* Complete the part of a directory this client did not make, that f
+ * (mdc_fill_begin) names, from one READDIR: whether it is complete now. */
+static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f)
+{
+    struct proto_readdir_req q = {.ino = f->ino, .max_bytes = FILL_BYTES};
+    struct proto_readdir_rep *r = malloc(sizeof(*r));
+    if (!r)
+        return false;
+    cl_cred(&q.cred);
+    bool done = false;
+    int rc = MDT_CALL(fs, f->mdt, readdir, &q, r, ({
+                          if (r->eof)
+                              done =
+                                  mdc_fill_end(fs->mdc, f, r->entries.p, r->entries.len, r->count);
+                          else
+                              mdc_fill_big(fs->mdc, f);
+                      }));
+    free(r);
+    return rc == 0 && done;
+}
+
 /* This client made directory a: every part of it is empty. */
 static void new_dir(stria_fs_t *fs, const struct proto_attr *a)
 {
@@ -91,6 +116,13 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
          * MKDIR's reply did not lease: complete that part, and the names
          * created there after this one need no LOOKUP. */
         if (mdc_new_shard(fs->mdc, parent, mdt) && complete_shard(fs, parent, mdt) &&
+            (rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
+            return rc;
+        /* A part this client did not make, whose lease it holds: list it
+         * once, and the names made there later need no LOOKUP (at most a
+         * try a second, mdcache.h). */
+        struct mdc_fill fl;
+        if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl) &&
             (rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
             return rc;
     }

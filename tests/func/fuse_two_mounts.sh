@@ -202,6 +202,45 @@ t rm "$M2/lease/y"
 t rmdir "$M2/lease"
 if t stat "$M1/lease" >/dev/null 2>&1; then bad "lease/ removed on mount 2, still there on mount 1"; fi
 
+step "a directory another mount made is listed once; then new names there need no LOOKUP"
+# Mount 1 did not make fill/, so it cannot know a name is absent there
+# from its own creates: its first lookup of a name there lists the
+# directory (one READDIR), and the names it makes after need no LOOKUP
+# while its lease holds, as in own/, which it made. (With entry_timeout=0
+# the kernel also looks up the directory's own name at each create: those
+# LOOKUPs are the same in both.) Every answer must stay right.
+mdt_sent() { "$STRIA" stats | awk -v k="$1" '$1 == k && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }'; }
+t mkdir "$M2/fill" "$M1/own"
+for i in 1 2 3 4 5 6; do echo "$i" >"$M2/fill/old$i"; done
+r0=$(mdt_sent READDIR)
+t stat "$M1/fill/old1" >/dev/null || bad "fill/old1 made on mount 2, absent on mount 1"
+creates_lookups() { # DIR: LOOKUPs 40 creates in DIR sent
+    local l0
+    l0=$(mdt_sent LOOKUP)
+    for i in $(seq 1 40); do : >"$1/new$i" || bad "create $1/new$i"; done
+    echo $(($(mdt_sent LOOKUP) - l0))
+}
+in_fill=$(creates_lookups "$M1/fill")
+r1=$(mdt_sent READDIR)
+in_own=$(creates_lookups "$M1/own")
+echo "   40 creates: $in_fill LOOKUPs in fill/ (mount 2's), $in_own in own/; $((r1 - r0)) READDIRs"
+[ "$in_fill" -le $((in_own + 3)) ] ||
+    bad "40 creates in fill/ sent $in_fill LOOKUPs, in own/ $in_own: fill/ was not completed"
+[ $((r1 - r0)) -ge 1 ] || bad "mount 1 never listed fill/"
+t rm -r "$M1/own"
+[ "$(t cat "$M1/fill/old3")" = 3 ] || bad "fill/old3, known from the listing, reads wrong on mount 1"
+if t stat "$M1/fill/none" >/dev/null 2>&1; then bad "fill/none exists on mount 1"; fi
+echo late >"$M2/fill/late"
+[ "$(t cat "$M1/fill/late" 2>/dev/null)" = late ] || bad "fill/late made on mount 2, not on mount 1"
+t rm "$M2/fill/old2"
+t sync -f "$M2/fill"
+if t stat "$M1/fill/old2" >/dev/null 2>&1; then bad "fill/old2 removed on mount 2, still on mount 1"; fi
+t rm "$M1/fill/old4"
+if t stat "$M1/fill/old4" >/dev/null 2>&1; then bad "fill/old4 removed on mount 1, still there"; fi
+[ "$(ls "$M1/fill" | sort | tr '\n' ' ')" = "$(ls "$M2/fill" | sort | tr '\n' ' ')" ] ||
+    bad "the mounts list fill/ differently"
+t rm -r "$M1/fill"
+
 step "unlinks mount 1 sends behind are seen by mount 2 at once"
 # A burst of unlinks on mount 1: the first asks the MDT for the write-behind
 # grant, the rest are acknowledged before they are sent. Any request of

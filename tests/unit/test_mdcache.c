@@ -20,6 +20,7 @@
 
 #include "client/mdcache.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -519,6 +520,72 @@ static void test_rename_keeps_directories_complete(void **state)
 static uint64_t changed_inos[8];
 static int nchanged;
 
+/* Entries of a READDIR reply: names[i] holding inos[i]. */
+static uint32_t listing(uint8_t *buf, size_t cap, const char **names, const uint64_t *inos, int n)
+{
+    struct proto_enc e;
+    proto_enc_init(&e, buf, cap);
+    for (int i = 0; i < n; i++) {
+        struct proto_dirent de = {.ino = inos[i],
+                                  .next_cookie = (uint64_t)i + 1,
+                                  .type = DT_REG,
+                                  .name = proto_str_c(names[i])};
+        proto_put_dirent(&e, &de);
+    }
+    assert_int_equal(e.err, 0);
+    return (uint32_t)e.len;
+}
+
+/* A directory this client did not make is completed from a listing, and
+ * then answers a name it lacks as absent; but not when the lease changed,
+ * or this client changed its names, between the listing's start and its
+ * end, and not tried twice within MDC_FILL_MS. */
+static void test_fill_from_a_listing(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    uint8_t buf[512];
+    const char *names[2] = {"a", "b"};
+    const uint64_t inos[2] = {FILE_INO, 0x12};
+    uint32_t len = listing(buf, sizeof(buf), names, inos, 2);
+    grant_name("a", 5, 6, LONG_MS);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -EAGAIN);
+    struct mdc_fill f, f2;
+    assert_true(mdc_fill_begin(m, DIR, 0, &f));
+    assert_false(mdc_fill_begin(m, DIR, 0, &f2)); /* not again so soon */
+    assert_true(mdc_fill_end(m, &f, buf, len, 2));
+    assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -ENOENT);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
+    assert_int_equal(out.ino, FILE_INO);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "b", &root, &out), -EAGAIN); /* not leased */
+    assert_false(mdc_fill_begin(m, DIR, 0, &f2));                       /* complete */
+
+    /* This client removes a name while the listing is under way. */
+    const uint64_t dir2 = 0x20, dir3 = 0x30;
+    struct proto_attr da = attr_of(dir2, S_IFDIR | 0755, 0);
+    grant(INSTANCE, dir2, 0, 3, LONG_MS, mdc_clock_ms(), &da);
+    assert_true(mdc_fill_begin(m, dir2, 0, &f));
+    mdc_unlinked(m, dir2, 0, "a", FILE_INO);
+    assert_false(mdc_fill_end(m, &f, buf, len, 2));
+    assert_int_equal(mdc_lookup(m, dir2, 0, "zz", &root, &out), -EAGAIN);
+
+    /* Another client changes it: its lease is revoked meanwhile. */
+    da.ino = dir3;
+    grant(INSTANCE, dir3, 0, 3, LONG_MS, mdc_clock_ms(), &da);
+    assert_true(mdc_fill_begin(m, dir3, 0, &f));
+    hear_revoke(INSTANCE, dir3, 3);
+    grant(INSTANCE, dir3, 0, 4, LONG_MS, mdc_clock_ms(), &da);
+    assert_false(mdc_fill_end(m, &f, buf, len, 2));
+    assert_int_equal(mdc_lookup(m, dir3, 0, "zz", &root, &out), -EAGAIN);
+    /* A listing that does not parse completes nothing. */
+    da.ino = 0x40;
+    grant(INSTANCE, 0x40, 0, 3, LONG_MS, mdc_clock_ms(), &da);
+    assert_true(mdc_fill_begin(m, 0x40, 0, &f));
+    assert_false(mdc_fill_end(m, &f, buf, len - 1, 2));
+    assert_int_equal(mdc_lookup(m, 0x40, 0, "zz", &root, &out), -EAGAIN);
+}
+
 static void on_changed(uint64_t ino, void *arg)
 {
     assert_ptr_equal(arg, &nchanged);
@@ -566,6 +633,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_keeps_directories_complete, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fill_from_a_listing, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -101,7 +101,10 @@ int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
                     cl_learn(fs, &r.attr));
 }
 
-/* The times of shard of directory ino on MDT mdt, leased. */
+/* The times of the shard of directory ino on MDT mdt, leased. One try, not
+ * MDT_CALL's retries: a shard's MDT that cannot be reached leaves its
+ * times out rather than hold every stat of the directory until the I/O
+ * timeout (the directory's own MDT answered already). */
 static int shard_attr(stria_fs_t *fs, uint64_t ino, uint32_t mdt, struct proto_attr *out)
 {
     if (fs->mdc && mdc_getattr_at(fs->mdc, ino, mdt, out))
@@ -109,9 +112,19 @@ static int shard_attr(stria_fs_t *fs, uint64_t ino, uint32_t mdt, struct proto_a
     struct proto_getattr_req q = {.ino = ino};
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
+    struct lease l;
+    int rc = cl_get(fs, PROTO_NODE_META, mdt, &l);
+    if (rc)
+        return rc;
     int64_t sent = mdc_clock_ms();
-    return MDT_CALL(fs, mdt, getattr, &q, &r, *out = r.attr;
-                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+    bool transport = false;
+    rc = net_call_getattr(l.c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+    if (rc == 0) {
+        *out = r.attr;
+        cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
+    }
+    cl_put(&l, transport);
+    return rc;
 }
 
 void cl_merge_times(stria_fs_t *fs, struct proto_attr *a)

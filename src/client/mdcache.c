@@ -615,6 +615,11 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
+    /* Room for every record the reply may add, made before any is taken:
+     * rec_get's dropping everything when full would free the records
+     * this loop holds. */
+    if (m->nrec + PROTO_MAX_LEASES >= MAX_ITEMS)
+        mdc_drop_all(m);
     int mdt = instance_mdt(m, u->leases->instance);
     struct crec *parent = NULL, *parent2 = NULL, *attr_rec = NULL;
     bool own = false, own2 = false; /* the parents' names followed the change */

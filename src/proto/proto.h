@@ -512,9 +512,10 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * entries if it holds none (else ENOTEMPTY; EBUSY while another txid holds
  * the seal), UNSEAL it if txid holds the seal (else nothing); ATTR: copy a
  * striped directory's attributes (owner, mode, defaults) from rec onto its
- * shard there, its ctime where later than the shard's, and its atime and
- * mtime only with arg PROTO_SHARD_ATTR_TIMES (they were set: otherwise a
- * shard's times are its own names', which a client merges). The reply says the record's owner (uid)
+ * shard there, its ctime where later than the shard's, and its atime with
+ * arg bit PROTO_SHARD_ATTR_ATIME, its mtime with PROTO_SHARD_ATTR_MTIME
+ * (they were set: otherwise a shard's times are its own names', which a
+ * client merges). The reply says the record's owner (uid)
  * and stripe (dstripe). Every step but ALLOC may be repeated and changes nothing the second time.
  * Root only. */
 enum {
@@ -529,7 +530,8 @@ enum {
     PROTO_SHARD_LOCK,
     PROTO_SHARD_UNLOCK
 };
-#define PROTO_SHARD_ATTR_TIMES 1u
+#define PROTO_SHARD_ATTR_ATIME 1u
+#define PROTO_SHARD_ATTR_MTIME 2u
 /* PARENT: a directory's parent (reply ino) and stripe; SETPARENT: make arg
  * its parent; LOCK, UNLOCK: the file system's rename lock on MDT 0 for
  * txid (LOCK answers EBUSY while another holds it; a lock lapses after 30 s),

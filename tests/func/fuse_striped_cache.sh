@@ -206,6 +206,8 @@ c0=$(ctime "$A/s/d")
 t chmod 0700 "$A/s/d"
 [ "$(mtime "$B/s/d")" = "$m0" ] || fail "chmod moved the mtime from $m0 to $(mtime "$B/s/d")"
 [ "$(ctime "$B/s/d")" != "$c0" ] || fail "chmod left the ctime at $c0"
+t touch -a "$A/s/d"
+[ "$(mtime "$B/s/d")" = "$m0" ] || fail "touch -a moved the mtime from $m0 to $(mtime "$B/s/d")"
 t touch -m -d "2020-02-02 02:02:02" "$A/s/d"
 [ "$(stat -c %Y "$B/s/d")" = "$(date -d "2020-02-02 02:02:02" +%s)" ] ||
     fail "the mtime set in the past reads $(mtime "$B/s/d") on b"

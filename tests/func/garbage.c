@@ -299,7 +299,7 @@ static int unlinks_call(struct net_conn *c, const struct proto_unlinks_item *it,
 static void unlinks_slots(stria_fs_t *fs, struct net_conn *c)
 {
     stria_file_t *f;
-    for (int i = 2; i < 5; i++) {
+    for (int i = 2; i < 7; i++) {
         char name[8];
         snprintf(name, sizeof(name), "/u%d", i);
         int rc = stria_open(fs, name, O_RDWR | O_CREAT, 0644, &f);
@@ -344,6 +344,14 @@ static void unlinks_slots(stria_fs_t *fs, struct net_conn *c)
     rc = unlinks_call(c, it, 2, st, ur);
     CHECK(rc == 0 && st[0] == 0 && st[1] == -ENOENT && stria_stat(fs, "/u4", &sb) == -ENOENT,
           "metad: an UNLINKS of /u4 twice gave %d, %d, %d", rc, st[0], st[1]);
+    /* An item with a slot beside one without (tag 0). */
+    it[0] = (struct proto_unlinks_item){PROTO_ROOT_INO, net_next_seq(), 5, proto_str_c("u5")};
+    it[1] = (struct proto_unlinks_item){PROTO_ROOT_INO, 0, 0, proto_str_c("u6")};
+    rc = unlinks_call(c, it, 2, st, ur);
+    CHECK(rc == 0 && st[0] == 0 && st[1] == 0 && stria_stat(fs, "/u5", &sb) == -ENOENT &&
+              stria_stat(fs, "/u6", &sb) == -ENOENT,
+          "metad: an UNLINKS of an item with a slot and one without gave %d, %d, %d", rc, st[0],
+          st[1]);
 }
 
 /* UNLINKS (metad): a list that does not parse, an empty one and one of

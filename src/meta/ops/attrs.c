@@ -193,7 +193,8 @@ static int setattr_txn(struct meta_txn *t, void *arg)
             in.mtime_ns = q->mtime_ns;
     }
     in.ctime_ns = now;
-    bool times = q->valid & (SETATTR_ATIME | SETATTR_MTIME | SETATTR_ATIME_NOW | SETATTR_MTIME_NOW);
+    unsigned times = (q->valid & (SETATTR_ATIME | SETATTR_ATIME_NOW) ? XF_SYNC_ATIME : 0) |
+                     (q->valid & (SETATTR_MTIME | SETATTR_MTIME_NOW) ? XF_SYNC_MTIME : 0);
     if ((rc = meta_inode_put(t, &in)) || (rc = meta_xsync_note(a->c, t, &in, times)))
         return rc;
     meta_inode_attr(&in, &r->attr);

@@ -246,6 +246,9 @@ static int master_txn(struct meta_txn *t, void *arg)
     return meta_inode_get(t, a->ino, a->in);
 }
 
+_Static_assert(XF_SYNC_ATIME == PROTO_SHARD_ATTR_ATIME && XF_SYNC_MTIME == PROTO_SHARD_ATTR_MTIME,
+               "a sync's flags are the SHARD ATTR step's bits");
+
 /* Copy a striped directory's attributes onto its shards. */
 static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x)
 {
@@ -258,12 +261,13 @@ static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct me
     for (uint16_t i = 0; i < x->n && rc == 0; i++)
         if (x->mdt[i] != c->mdt)
             rc = meta_step_rec(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in,
-                               x->flags & XF_SYNC_TIMES ? PROTO_SHARD_ATTR_TIMES : 0, NULL);
+                               x->flags & (PROTO_SHARD_ATTR_ATIME | PROTO_SHARD_ATTR_MTIME), NULL);
     free(in);
     return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
 }
 
-int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in, bool times)
+int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
+                    unsigned times)
 {
     if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
         return 0;
@@ -272,7 +276,7 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
         return -ENOMEM;
     x->kind = XK_SYNC;
     x->phase = 1;
-    x->flags = times ? XF_SYNC_TIMES : 0;
+    x->flags = (uint8_t)(times & (XF_SYNC_ATIME | XF_SYNC_MTIME));
     x->ino = in->ino;
     x->dir = in->parent;
     meta_intent_members(in->dstripe, c->mdt, x);
@@ -384,10 +388,10 @@ static int shard_txn(struct meta_txn *t, void *arg)
         in.mode = a->rec.mode;
         in.uid = a->rec.uid;
         in.gid = a->rec.gid;
-        if (q->arg & PROTO_SHARD_ATTR_TIMES) {
+        if (q->arg & PROTO_SHARD_ATTR_ATIME)
             in.atime_ns = a->rec.atime_ns;
+        if (q->arg & PROTO_SHARD_ATTR_MTIME)
             in.mtime_ns = a->rec.mtime_ns;
-        }
         if (a->rec.ctime_ns > in.ctime_ns)
             in.ctime_ns = a->rec.ctime_ns;
         in.dcount = a->rec.dcount;

@@ -56,10 +56,11 @@ bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid);
 void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
 /* A transaction changed in, the inode of a striped directory: note that
  * its shards need the new attributes (the operation then calls
- * meta_xmdt_recover when c->xpending says so); times: its atime or mtime
- * was set, and goes onto the shards too. */
+ * meta_xmdt_recover when c->xpending says so); times: XF_SYNC_ATIME and
+ * XF_SYNC_MTIME when its atime or its mtime was set, which then goes onto
+ * the shards too. */
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
-                    bool times);
+                    unsigned times);
 /* Run an intent of a directory operation (mkdir, rmdir, sync) to its end,
  * then remove it; 0 when it is gone. quiet: a failure is logged at debug. */
 int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet);

@@ -74,7 +74,7 @@ static int setdirstripe_txn(struct meta_txn *t, void *arg)
     in.ddefault = q->count == 0 ? 0 : proto_ds_pack(d);
     in.ctime_ns = meta_now_ns();
     int rc2 = meta_inode_put(t, &in);
-    return rc2 ? rc2 : meta_xsync_note(a->c, t, &in, false);
+    return rc2 ? rc2 : meta_xsync_note(a->c, t, &in, 0);
 }
 
 int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
@@ -120,7 +120,7 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
         in.ctime_ns = meta_now_ns();
         if ((rc = meta_inode_put(t, &in)))
             return rc;
-        return meta_xsync_note(a->c, t, &in, false);
+        return meta_xsync_note(a->c, t, &in, 0);
     }
     if (!S_ISREG(in.mode))
         return -EINVAL;

@@ -107,6 +107,7 @@ struct unlinks {
     bool slot[PROTO_MAX_UNLINKS];     /* its slot is claimed in the reply cache */
     bool made[PROTO_MAX_UNLINKS];     /* to be made here, not answered from the cache */
     uint8_t order[PROTO_MAX_UNLINKS]; /* the items with slots, by seq */
+    uint32_t nslots;                  /* how many */
 };
 
 /* The items of q into u: their count, or -EINVAL for a list that does not
@@ -148,6 +149,7 @@ static int unlinks_parse(struct unlinks *u, void *p, struct net_req *req,
         }
         n++;
     }
+    u->nslots = nslots;
     return n ? (int)n : -EINVAL;
 }
 
@@ -155,10 +157,10 @@ static int unlinks_parse(struct unlinks *u, void *p, struct net_req *req,
  * requests from waiting on each other. An item already made, sent again
  * alone before this request came, is answered from its reply and not made
  * again. */
-static void unlinks_claim(struct unlinks *u, uint32_t n, struct net_req *req)
+static void unlinks_claim(struct unlinks *u, struct net_req *req)
 {
     uint8_t *buf = NULL;
-    for (uint32_t k = 0; k < n && u->slot[u->order[k]]; k++) {
+    for (uint32_t k = 0; k < u->nslots; k++) {
         uint32_t i = u->order[k], len = 0;
         if (!buf && !(buf = net_scratch(req, PROTO_MAX_REP_PAYLOAD - 64))) {
             u->slot[i] = false; /* without memory: made unclaimed, as before a cache */
@@ -209,7 +211,7 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
         return rc;
     }
     rc = 0;
-    unlinks_claim(u, n, req);
+    unlinks_claim(u, req);
     for (uint32_t i = 0; i < n; i++)
         if (u->made[i])
             leasing_begin(p, &u->ls[i]);

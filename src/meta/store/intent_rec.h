@@ -45,8 +45,10 @@ struct meta_intent {
 #define XF_LOCKED   1u
 #define XF_REPARENT 2u
 #define XF_VDIR     4u /* ino2 is a directory being replaced (records from vfirst) */
-/* A sync: the directory's atime or mtime was set (copied onto the shards). */
-#define XF_SYNC_TIMES 1u
+/* A sync: the directory's atime, or its mtime, was set (each is copied
+ * onto the shards only then; the same bits as PROTO_SHARD_ATTR_*). */
+#define XF_SYNC_ATIME 1u
+#define XF_SYNC_MTIME 2u
 /* An intent in the store's encoding: encode returns its length or a
  * negative errno; decode -EUCLEAN for anything it cannot read. */
 int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x);

@@ -21,7 +21,8 @@
  * learnt; a reply from an instance no channel knows grants nothing.
  *
  * The channels that bring the revocations, and mdc_start and mdc_stop,
- * are in mdc_chan.c. Write-behind, above, hears of its grants'
+ * are in mdc_chan.c; directories whose every name is cached in
+ * mdc_complete.c. Write-behind, above, hears of its grants'
  * revocations through the callback it registers (mdc_on_revoke).
  */
 #include "mdcache_int.h"
@@ -35,36 +36,7 @@
 #include <string.h>
 #include <time.h>
 
-#define MAX_ITEMS          (1u << 18) /* of each kind; past it everything is dropped */
-#define MDC_LAYOUT_STRIPES 8
-
-struct crec {
-    uint64_t ino, gen, revoked, epoch;
-    uint32_t mdt;            /* whose lease: the inode's own MDT, or a shard's */
-    uint64_t complete_epoch; /* = epoch: every name of this directory is cached */
-    uint64_t changes;        /* this client's changes to its names seen (mdc_fill_end) */
-    int64_t fill_next_ms;    /* no mdc_fill_begin before */
-    int64_t expiry_ms;
-    bool have_attr; /* attr is current */
-    bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
-    struct proto_attr attr;
-    /* A regular file's layout, when it is one component of at most
-     * MDC_LAYOUT_STRIPES stripes (a dataset's files): an open for reading
-     * then needs no round trip. Good for as long as the lease. */
-    bool have_layout;
-    /* Well-known xattrs (proto_xattr_known) the MDT said the inode does not
-     * have, while its state was xattr_gen: `ls -l` asks for
-     * security.selinux of every entry, and nearly no file has one. */
-    uint8_t xattr_absent;
-    uint64_t xattr_gen;
-    struct {
-        uint64_t start, end;
-        uint32_t stripe_size;
-        uint16_t stripe_count, type;
-        uint32_t groups[MDC_LAYOUT_STRIPES];
-    } lay;
-    struct crec *next;
-};
+#define MAX_ITEMS (1u << 18) /* of each kind; past it everything is dropped */
 
 struct cname {
     uint64_t parent, epoch, child;
@@ -79,19 +51,19 @@ int64_t mdc_clock_ms(void)
     return (int64_t)(util_now_mono_ns() / 1000000);
 }
 
-static uint32_t hash_ino(uint64_t ino)
+uint32_t mdc_hash_ino(uint64_t ino)
 {
     return (uint32_t)(util_mix64(ino) % BUCKETS);
 }
 
 static uint32_t hash_rec(uint64_t ino, uint32_t mdt)
 {
-    return hash_ino(ino ^ (uint64_t)mdt << 48);
+    return mdc_hash_ino(ino ^ (uint64_t)mdt << 48);
 }
 
 static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
 {
-    return hash_ino(util_hash64(name, len) ^ parent);
+    return mdc_hash_ino(util_hash64(name, len) ^ parent);
 }
 
 /* ---- tables (under lock) ---- */
@@ -113,7 +85,7 @@ void mdc_drop_all(struct mdc *m)
     m->nrec = m->nnames = 0;
 }
 
-static struct crec *rec_find(struct mdc *m, uint64_t ino, uint32_t mdt)
+struct crec *mdc_rec_find(struct mdc *m, uint64_t ino, uint32_t mdt)
 {
     for (struct crec *r = m->rec[hash_rec(ino, mdt)]; r; r = r->next)
         if (r->ino == ino && r->mdt == mdt)
@@ -124,12 +96,12 @@ static struct crec *rec_find(struct mdc *m, uint64_t ino, uint32_t mdt)
 /* The record holding ino's attributes: its own MDT's. */
 static struct crec *home_find(struct mdc *m, uint64_t ino)
 {
-    return rec_find(m, ino, proto_ino_mdt(ino));
+    return mdc_rec_find(m, ino, proto_ino_mdt(ino));
 }
 
 static struct crec *rec_get(struct mdc *m, uint64_t ino, uint32_t mdt)
 {
-    struct crec *r = rec_find(m, ino, mdt);
+    struct crec *r = mdc_rec_find(m, ino, mdt);
     if (r)
         return r;
     if (m->nrec >= MAX_ITEMS)
@@ -146,7 +118,7 @@ static struct crec *rec_get(struct mdc *m, uint64_t ino, uint32_t mdt)
     return r;
 }
 
-static bool rec_valid(const struct mdc *m, const struct crec *r, int64_t now)
+bool mdc_rec_valid(const struct mdc *m, const struct crec *r, int64_t now)
 {
     return r && r->mdt < m->nchan && m->chan[r->mdt].instance && r->expiry_ms > now &&
            r->gen > r->revoked;
@@ -188,7 +160,7 @@ static struct cname **name_slot(struct mdc *m, uint64_t parent, const char *name
 static void names_changed(struct mdc *m, uint64_t dir)
 {
     for (uint32_t k = 0; dir && k < m->nchan; k++) {
-        struct crec *r = rec_find(m, dir, k);
+        struct crec *r = mdc_rec_find(m, dir, k);
         if (r)
             r->changes++;
     }
@@ -209,8 +181,7 @@ static void name_forget(struct mdc *m, uint64_t parent, const char *name)
 }
 
 /* Store name in parent (false: no room, and parent is incomplete now). */
-static bool name_put(struct mdc *m, struct crec *parent, const char *name, size_t len,
-                     uint64_t child)
+bool mdc_name_put(struct mdc *m, struct crec *parent, const char *name, size_t len, uint64_t child)
 {
     struct cname **p = name_slot(m, parent->ino, name, len);
     struct cname *c = *p;
@@ -236,17 +207,15 @@ static bool name_put(struct mdc *m, struct crec *parent, const char *name, size_
 static void name_set(struct mdc *m, struct crec *parent, const char *name, uint64_t child)
 {
     names_changed(m, parent->ino);
-    (void)name_put(m, parent, name, strlen(name), child);
+    (void)mdc_name_put(m, parent, name, strlen(name), child);
 }
 
 /* ---- answers ---- */
 
-/* Whether the MDT would answer a lookup of name by its entries alone: not
- * "." or "..", and short enough (else it says ENAMETOOLONG). */
-static bool ordinary_name(const char *name)
+bool mdc_ordinary_name(const char *name, size_t len)
 {
-    size_t len = strlen(name);
-    return len <= NAME_MAX && strcmp(name, ".") != 0 && strcmp(name, "..") != 0;
+    return len <= NAME_MAX && !(len == 1 && name[0] == '.') &&
+           !(len == 2 && name[0] == '.' && name[1] == '.');
 }
 
 /* The record whose mode and owner say who may use directory dir, seen
@@ -259,7 +228,7 @@ static const struct crec *perm_of(struct mdc *m, const struct crec *p, int64_t n
     if (p->have_perm)
         return p;
     const struct crec *h = home_find(m, p->ino);
-    return rec_valid(m, h, now) && h->have_perm ? h : NULL;
+    return mdc_rec_valid(m, h, now) && h->have_perm ? h : NULL;
 }
 
 /* The child of name in parent (0), or -ENOENT if parent's shard on mdt is
@@ -272,19 +241,20 @@ static int lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     int rc = -EAGAIN;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *p = rec_find(m, parent, mdt);
-    const struct crec *pp = rec_valid(m, p, now) ? perm_of(m, p, now) : NULL;
+    struct crec *p = mdc_rec_find(m, parent, mdt);
+    const struct crec *pp = mdc_rec_valid(m, p, now) ? perm_of(m, p, now) : NULL;
     if (pp && proto_cred_may(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid, 1)) {
         struct cname *c = *name_slot(m, parent, name, strlen(name));
         if (c && c->mdt == mdt && c->epoch == p->epoch && c->child) {
             struct crec *r = home_find(m, c->child);
-            if (rec_valid(m, r, now) && r->have_attr &&
+            if (mdc_rec_valid(m, r, now) && r->have_attr &&
                 (!victim || proto_cred_may_delete(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid,
                                                   r->attr.uid))) {
                 *out = r->attr;
                 rc = 0;
             }
-        } else if (p->complete_epoch == p->epoch && !victim && ordinary_name(name)) {
+        } else if (p->complete_epoch == p->epoch && !victim &&
+                   mdc_ordinary_name(name, strlen(name))) {
             rc = -ENOENT;
         }
     }
@@ -304,108 +274,6 @@ bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char 
     return lookup(m, parent, mdt, name, cred, true, out) == 0;
 }
 
-void mdc_new_dir(struct mdc *m, uint64_t ino, uint32_t mdt)
-{
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino, mdt);
-    if (rec_valid(m, r, now)) {
-        r->complete_epoch = r->epoch;
-    } else if (mdt < 64) {
-        struct new_dir *d = &m->new_dirs[hash_ino(ino) % NEW_DIRS];
-        if (d->ino != ino)
-            *d = (struct new_dir){ino, 0};
-        d->mdts |= 1ull << mdt;
-    }
-    pthread_mutex_unlock(&m->lock);
-}
-
-bool mdc_new_shard(struct mdc *m, uint64_t ino, uint32_t mdt)
-{
-    bool pending = false;
-    pthread_mutex_lock(&m->lock);
-    struct new_dir *d = &m->new_dirs[hash_ino(ino) % NEW_DIRS];
-    if (mdt < 64 && d->ino == ino && (d->mdts & 1ull << mdt)) {
-        d->mdts &= ~(1ull << mdt);
-        pending = true;
-    }
-    pthread_mutex_unlock(&m->lock);
-    return pending;
-}
-
-uint64_t mdc_shard_epoch(struct mdc *m, uint64_t ino, uint32_t mdt)
-{
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino, mdt);
-    uint64_t epoch = rec_valid(m, r, now) ? r->epoch : 0;
-    pthread_mutex_unlock(&m->lock);
-    return epoch;
-}
-
-bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch)
-{
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino, mdt);
-    bool same = epoch && rec_valid(m, r, now) && r->epoch == epoch;
-    if (same)
-        r->complete_epoch = r->epoch;
-    pthread_mutex_unlock(&m->lock);
-    return same;
-}
-
-bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f)
-{
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino, mdt);
-    bool go = rec_valid(m, r, now) && r->complete_epoch != r->epoch && now >= r->fill_next_ms;
-    if (go) {
-        r->fill_next_ms = now + MDC_FILL_MS;
-        *f = (struct mdc_fill){ino, r->epoch, r->changes, mdt};
-    }
-    pthread_mutex_unlock(&m->lock);
-    return go;
-}
-
-bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, const uint8_t *entries, uint32_t len,
-                  uint32_t count)
-{
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, f->ino, f->mdt);
-    bool same = rec_valid(m, r, now) && r->epoch == f->epoch && r->changes == f->changes;
-    struct proto_dec d;
-    proto_dec_init(&d, entries, len);
-    for (uint32_t i = 0; same && i < count; i++) {
-        struct proto_dirent de;
-        proto_get_dirent(&d, &de);
-        if (d.err || de.name.len == 0 || de.name.len > NAME_MAX) {
-            same = false;
-            break;
-        }
-        if ((de.name.len == 1 && de.name.p[0] == '.') ||
-            (de.name.len == 2 && de.name.p[0] == '.' && de.name.p[1] == '.'))
-            continue;
-        if (!name_put(m, r, de.name.p, de.name.len, de.ino))
-            same = false;
-    }
-    if (same)
-        r->complete_epoch = r->epoch;
-    pthread_mutex_unlock(&m->lock);
-    return same;
-}
-
-void mdc_fill_big(struct mdc *m, const struct mdc_fill *f)
-{
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, f->ino, f->mdt);
-    if (r)
-        r->fill_next_ms = mdc_clock_ms() + MDC_FILL_BIG_MS;
-    pthread_mutex_unlock(&m->lock);
-}
-
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
 {
     return mdc_getattr_at(m, ino, proto_ino_mdt(ino), out);
@@ -416,8 +284,8 @@ bool mdc_getattr_at(struct mdc *m, uint64_t ino, uint32_t mdt, struct proto_attr
     bool hit = false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *r = rec_find(m, ino, mdt);
-    if (rec_valid(m, r, now) && r->have_attr) {
+    struct crec *r = mdc_rec_find(m, ino, mdt);
+    if (mdc_rec_valid(m, r, now) && r->have_attr) {
         *out = r->attr;
         hit = true;
     }
@@ -479,7 +347,7 @@ bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *g
     pthread_mutex_lock(&m->lock);
     struct crec *r = home_find(m, ino);
     bool absent = false;
-    if (rec_valid(m, r, now) && r->have_attr) {
+    if (mdc_rec_valid(m, r, now) && r->have_attr) {
         *gen = r->gen;
         absent = r->xattr_gen == r->gen && (r->xattr_absent & (1u << slot));
     }
@@ -511,7 +379,7 @@ void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64
     pthread_mutex_lock(&m->lock);
     struct crec *r = home_find(m, ino);
     /* Only the state the request was sent under: a change since moved it. */
-    if (rec_valid(m, r, now) && r->have_attr && r->gen == gen) {
+    if (mdc_rec_valid(m, r, now) && r->have_attr && r->gen == gen) {
         if (r->xattr_gen != gen)
             r->xattr_absent = 0;
         r->xattr_gen = gen;
@@ -526,7 +394,7 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *r = home_find(m, ino);
-    if (rec_valid(m, r, now) && r->have_attr && r->have_layout) {
+    if (mdc_rec_valid(m, r, now) && r->have_attr && r->have_layout) {
         *attr = r->attr;
         out->ncomp = 1;
         struct layout_comp *c = &out->comp[0];
@@ -551,7 +419,7 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
 static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_lease *l, bool delta,
                                int64_t sent, int64_t now, bool *own)
 {
-    struct crec *r = l->ms ? rec_get(m, l->ino, mdt) : rec_find(m, l->ino, mdt);
+    struct crec *r = l->ms ? rec_get(m, l->ino, mdt) : mdc_rec_find(m, l->ino, mdt);
     if (!r)
         return NULL;
     if (!l->ms || l->gen <= r->revoked) {
@@ -559,7 +427,7 @@ static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_l
         return NULL;
     }
     int64_t expiry = sent + l->ms - l->ms / 8;
-    bool valid = rec_valid(m, r, now);
+    bool valid = mdc_rec_valid(m, r, now);
     if (valid && r->gen == l->gen) {
         /* The same state again: a renewal. */
     } else if (valid && delta && l->gen_before == r->gen) {
@@ -594,7 +462,7 @@ static void drop_unheard(struct mdc *m, const struct mdc_update *u)
 {
     for (uint32_t i = 0; i < u->leases->n && i < PROTO_MAX_LEASES; i++)
         for (uint32_t k = 0; k < m->nchan; k++) {
-            struct crec *r = rec_find(m, u->leases->l[i].ino, k);
+            struct crec *r = mdc_rec_find(m, u->leases->l[i].ino, k);
             if (r)
                 rec_drop(m, r);
         }
@@ -605,7 +473,7 @@ static void incomplete(struct mdc *m, uint64_t dir)
 {
     names_changed(m, dir);
     for (uint32_t k = 0; dir && k < m->nchan; k++) {
-        struct crec *r = rec_find(m, dir, k);
+        struct crec *r = mdc_rec_find(m, dir, k);
         if (r)
             r->complete_epoch = 0;
     }
@@ -709,7 +577,7 @@ void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     /* The directory's times move as the MDT holding the name will move
      * them (a shard's are not the directory's); its reply brings the
      * MDT's own. */
-    if ((r = rec_find(m, parent, mdt)) && r->have_attr)
+    if ((r = mdc_rec_find(m, parent, mdt)) && r->have_attr)
         r->attr.mtime_ns = r->attr.ctime_ns = now_ns;
     pthread_mutex_unlock(&m->lock);
 }

@@ -136,11 +136,11 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
  * complete, and not again within MDC_FILL_MS of the last try (nor within
  * MDC_FILL_BIG_MS of one whose listing did not fit one READDIR), so a
  * directory that other clients keep changing, or a big one, costs at most
- * a listing a second. It fills *f. mdc_fill_end takes the entries of that
- * READDIR (plain, count of them, eof set) and marks the part complete
- * with them if the lease and this client's changes to the part's names are
- * still as they were at mdc_fill_begin; mdc_fill_big notes a listing that
- * did not fit. */
+ * a listing a second. It fills *f. mdc_fill_end takes that READDIR's reply
+ * (plain: its eof, its entries, count of them) and, when it listed the
+ * whole part (eof), marks the part complete with them if the lease and
+ * this client's changes to the part's names are still as they were at
+ * mdc_fill_begin; a listing that did not fit defers the next try. */
 #define MDC_FILL_MS     1000
 #define MDC_FILL_BIG_MS 10000
 struct mdc_fill {
@@ -148,9 +148,8 @@ struct mdc_fill {
     uint32_t mdt;
 };
 bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f);
-bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, const uint8_t *entries, uint32_t len,
-                  uint32_t count);
-void mdc_fill_big(struct mdc *m, const struct mdc_fill *f);
+bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
+                  uint32_t len, uint32_t count);
 
 /* What a reply said, for the cache to follow. */
 struct mdc_update {

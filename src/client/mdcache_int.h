@@ -1,7 +1,8 @@
 /*
  * The metadata cache, inside: what mdcache.c (the records and names, and
- * what replies and revocations do to them) and mdc_chan.c (the
- * revocation channels) share. Nothing else includes this file.
+ * what replies and revocations do to them), mdc_complete.c (directories
+ * whose every name is cached) and mdc_chan.c (the revocation channels)
+ * share. Nothing else includes this file.
  */
 #ifndef STRIA_CLIENT_MDCACHE_INT_H
 #define STRIA_CLIENT_MDCACHE_INT_H
@@ -17,8 +18,38 @@
 #define MDC_LISTED      65536
 #define MDC_LISTED_WAYS 4
 
-struct crec;  /* a record (mdcache.c) */
 struct cname; /* a name (mdcache.c) */
+
+#define MDC_LAYOUT_STRIPES 8
+
+/* A record: what one MDT leased this client of one inode. */
+struct crec {
+    uint64_t ino, gen, revoked, epoch;
+    uint32_t mdt;            /* whose lease: the inode's own MDT, or a shard's */
+    uint64_t complete_epoch; /* = epoch: every name of this directory is cached */
+    uint64_t changes;        /* this client's changes to its names seen (mdc_fill_end) */
+    int64_t fill_next_ms;    /* no mdc_fill_begin before */
+    int64_t expiry_ms;
+    bool have_attr; /* attr is current */
+    bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
+    struct proto_attr attr;
+    /* A regular file's layout, when it is one component of at most
+     * MDC_LAYOUT_STRIPES stripes (a dataset's files): an open for reading
+     * then needs no round trip. Good for as long as the lease. */
+    bool have_layout;
+    /* Well-known xattrs (proto_xattr_known) the MDT said the inode does not
+     * have, while its state was xattr_gen: `ls -l` asks for
+     * security.selinux of every entry, and nearly no file has one. */
+    uint8_t xattr_absent;
+    uint64_t xattr_gen;
+    struct {
+        uint64_t start, end;
+        uint32_t stripe_size;
+        uint16_t stripe_count, type;
+        uint32_t groups[MDC_LAYOUT_STRIPES];
+    } lay;
+    struct crec *next;
+};
 
 /* The revocation channel to one MDT. */
 struct mdc_chan {
@@ -67,5 +98,16 @@ struct mdc {
 /* Forget every record and name (under m->lock, or with the cache to
  * oneself: mdc_destroy). */
 void mdc_drop_all(struct mdc *m);
+
+/* Under m->lock: ino's record of MDT mdt, or NULL; whether a record's
+ * lease holds at now; store name (len bytes) in directory parent as
+ * holding child (false: no room, and parent is incomplete now). */
+struct crec *mdc_rec_find(struct mdc *m, uint64_t ino, uint32_t mdt);
+bool mdc_rec_valid(const struct mdc *m, const struct crec *r, int64_t now);
+bool mdc_name_put(struct mdc *m, struct crec *parent, const char *name, size_t len, uint64_t child);
+uint32_t mdc_hash_ino(uint64_t ino);
+/* Whether the MDT would answer a lookup of name by its entries alone: not
+ * "." or "..", and short enough (else it says ENAMETOOLONG). */
+bool mdc_ordinary_name(const char *name, size_t len);
 
 #endif

@@ -79,13 +79,9 @@ static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f)
         return false;
     cl_cred(&q.cred);
     bool done = false;
-    int rc = MDT_CALL(fs, f->mdt, readdir, &q, r, ({
-                          if (r->eof)
-                              done =
-                                  mdc_fill_end(fs->mdc, f, r->entries.p, r->entries.len, r->count);
-                          else
-                              mdc_fill_big(fs->mdc, f);
-                      }));
+    int rc =
+        MDT_CALL(fs, f->mdt, readdir, &q, r,
+                 done = mdc_fill_end(fs->mdc, f, r->eof, r->entries.p, r->entries.len, r->count));
     free(r);
     return rc == 0 && done;
 }

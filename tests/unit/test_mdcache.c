@@ -554,7 +554,7 @@ static void test_fill_from_a_listing(void **state)
     struct mdc_fill f, f2;
     assert_true(mdc_fill_begin(m, DIR, 0, &f));
     assert_false(mdc_fill_begin(m, DIR, 0, &f2)); /* not again so soon */
-    assert_true(mdc_fill_end(m, &f, buf, len, 2));
+    assert_true(mdc_fill_end(m, &f, true, buf, len, 2));
     assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -ENOENT);
     assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     assert_int_equal(out.ino, FILE_INO);
@@ -567,7 +567,7 @@ static void test_fill_from_a_listing(void **state)
     grant(INSTANCE, dir2, 0, 3, LONG_MS, mdc_clock_ms(), &da);
     assert_true(mdc_fill_begin(m, dir2, 0, &f));
     mdc_unlinked(m, dir2, 0, "a", FILE_INO);
-    assert_false(mdc_fill_end(m, &f, buf, len, 2));
+    assert_false(mdc_fill_end(m, &f, true, buf, len, 2));
     assert_int_equal(mdc_lookup(m, dir2, 0, "zz", &root, &out), -EAGAIN);
 
     /* Another client changes it: its lease is revoked meanwhile. */
@@ -576,13 +576,13 @@ static void test_fill_from_a_listing(void **state)
     assert_true(mdc_fill_begin(m, dir3, 0, &f));
     hear_revoke(INSTANCE, dir3, 3);
     grant(INSTANCE, dir3, 0, 4, LONG_MS, mdc_clock_ms(), &da);
-    assert_false(mdc_fill_end(m, &f, buf, len, 2));
+    assert_false(mdc_fill_end(m, &f, true, buf, len, 2));
     assert_int_equal(mdc_lookup(m, dir3, 0, "zz", &root, &out), -EAGAIN);
     /* A listing that does not parse completes nothing. */
     da.ino = 0x40;
     grant(INSTANCE, 0x40, 0, 3, LONG_MS, mdc_clock_ms(), &da);
     assert_true(mdc_fill_begin(m, 0x40, 0, &f));
-    assert_false(mdc_fill_end(m, &f, buf, len - 1, 2));
+    assert_false(mdc_fill_end(m, &f, true, buf, len - 1, 2));
     assert_int_equal(mdc_lookup(m, 0x40, 0, "zz", &root, &out), -EAGAIN);
 }
 

@@ -103,7 +103,6 @@ struct unlinks {
     struct leasing ls[PROTO_MAX_UNLINKS];
     struct meta_reply kept[PROTO_MAX_UNLINKS];
     int rc[PROTO_MAX_UNLINKS];
-    uint64_t seq[PROTO_MAX_UNLINKS];
     bool slot[PROTO_MAX_UNLINKS];     /* its slot is claimed in the reply cache */
     bool made[PROTO_MAX_UNLINKS];     /* to be made here, not answered from the cache */
     uint8_t order[PROTO_MAX_UNLINKS]; /* the items with slots, by seq */
@@ -135,12 +134,11 @@ static int unlinks_parse(struct unlinks *u, void *p, struct net_req *req,
                                      .reply = it.tag ? &u->kept[n] : NULL,
                                      .wait_ns = &req->wait_ns};
         u->rqp[n] = &u->rq[n];
-        u->seq[n] = it.seq;
         u->made[n] = true;
         if (it.tag) { /* in by seq, and no seq twice */
             uint32_t at = nslots++;
-            for (; at > 0 && u->seq[u->order[at - 1]] >= it.seq; at--) {
-                if (u->seq[u->order[at - 1]] == it.seq)
+            for (; at > 0 && u->kept[u->order[at - 1]].seq >= it.seq; at--) {
+                if (u->kept[u->order[at - 1]].seq == it.seq)
                     return -EINVAL;
                 u->order[at] = u->order[at - 1];
             }
@@ -167,7 +165,7 @@ static void unlinks_claim(struct unlinks *u, struct net_req *req)
             continue;
         }
         int st = 0;
-        if (net_item_begin(req, u->seq[i], &st, buf, PROTO_MAX_REP_PAYLOAD - 64, &len) ==
+        if (net_item_begin(req, u->kept[i].seq, &st, buf, PROTO_MAX_REP_PAYLOAD - 64, &len) ==
             NET_ITEM_NEW)
             continue;
         u->slot[i] = u->made[i] = false;
@@ -188,9 +186,9 @@ static void unlinks_settle(struct unlinks *u, uint32_t i, struct net_req *req, c
         return;
     u->slot[i] = false;
     if (!enc)
-        net_item_forget(req, u->seq[i]);
+        net_item_forget(req, u->kept[i].seq);
     else
-        net_item_end(req, u->seq[i], u->rc[i], u->rc[i] ? NULL : enc, u->rc[i] ? 0 : len);
+        net_item_end(req, u->kept[i].seq, u->rc[i], u->rc[i] ? NULL : enc, u->rc[i] ? 0 : len);
 }
 
 static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)

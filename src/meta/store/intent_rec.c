@@ -59,8 +59,6 @@ int meta_intent_decode(const void *buf, size_t len, struct meta_intent *x)
         proto_get_STR(&d, &nm);
         if (!d.err && proto_str_copy(&nm, x->name, sizeof(x->name)))
             return -EUCLEAN;
-        x->flags = 0;
-        x->vfirst = 0;
         if (!d.err && d.off < d.len)
             proto_get_U8(&d, &x->flags);
         if (!d.err && d.off < d.len)

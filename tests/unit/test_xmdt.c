@@ -35,6 +35,7 @@
 #include <linux/fs.h>
 #include <pthread.h>
 #include <sys/stat.h>
+#include <time.h>
 
 /* A request that keeps nothing, for calling an operation of context c. */
 #define RQ(c) (&(struct meta_req){.ctx = (c)})
@@ -63,10 +64,14 @@ struct fx {
     /* Once a SHARD step of this kind has been answered, call after (0: none). */
     uint8_t after_shard;
     void (*after)(struct fx *f);
+    /* At the next SHARD step of this kind, stop at the gate until the test
+     * opens it (0: none). */
+    uint8_t gate_shard;
     int seals; /* SEAL steps sent to peers */
 };
 
 static void recovery_paused(struct fx *f);
+static void gate_wait(void);
 
 static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct proto_shard_rep *r)
 {
@@ -83,6 +88,10 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
     if (f->pause_shard && q->op == f->pause_shard) {
         f->pause_shard = 0;
         recovery_paused(f);
+    }
+    if (f->gate_shard && q->op == f->gate_shard) {
+        f->gate_shard = 0;
+        gate_wait();
     }
     int rc = meta_op_shard(RQ(&f->ctx[mdt]), q, r);
     if (f->after_shard && q->op == f->after_shard) {
@@ -1172,6 +1181,174 @@ static void test_two_recoveries(void **state)
     assert_clean(f);
 }
 
+/* What the request's xsync_hook saw, between the commit of its attribute
+ * copy's intent and its own run of it. */
+static struct {
+    struct fx *f;
+    bool marked;
+    int steps;
+} beside;
+
+/* The daemon's tick, come in that moment. */
+static void recovery_at_commit(struct meta_ctx *c, uint64_t txid)
+{
+    beside.marked = meta_xbusy_has(c, txid);
+    int before = beside.f->steps;
+    meta_xmdt_recover(c);
+    beside.steps = beside.f->steps - before;
+}
+
+static void assert_shards_mode(struct fx *f, uint64_t ino, uint32_t mode)
+{
+    for (uint32_t i = 0; i < NMDT; i++) {
+        struct proto_attr a;
+        assert_int_equal(getattr_at(f, i, ino, &a), 0);
+        assert_int_equal(a.mode & 07777, mode);
+    }
+}
+
+/* A chmod of a striped directory copies the mode onto the shards itself,
+ * before its reply: a recovery that comes between its commit and its copy
+ * leaves the copy alone. Taken by a recovery, the copy could still be on
+ * its way when the reply left, and a create on another MDT was then
+ * checked against the old mode (an EACCES in the Slurm test's job root,
+ * chmod 0700'd to its user). */
+static void test_recovery_beside_chmod(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr d;
+    uint32_t e = where(root_ds(), ROOT, "cm");
+    assert_int_equal(mkdir_at(f, e, ROOT, "cm", NMDT, 0, &d), 0);
+    beside.f = f;
+    beside.marked = false;
+    beside.steps = -1;
+    struct meta_ctx *owner = &f->ctx[proto_ino_mdt(d.ino)];
+    owner->xsync_hook = recovery_at_commit;
+    chmod_as_root(f, d.ino, 0700);
+    owner->xsync_hook = NULL;
+    assert_true(beside.marked);
+    assert_int_equal(beside.steps, 0);
+    assert_shards_mode(f, d.ino, 0700);
+    assert_clean(f);
+    assert_int_equal(rmdir_at(f, e, ROOT, "cm"), 0);
+}
+
+/* A SHARD step held at a gate, from a thread of the test's. */
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    int stage; /* 0: armed; 1: a step waits at it; 2: open */
+} gate = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0};
+
+static void gate_wait(void)
+{
+    pthread_mutex_lock(&gate.lock);
+    gate.stage = 1;
+    pthread_cond_broadcast(&gate.cond);
+    while (gate.stage != 2)
+        pthread_cond_wait(&gate.cond, &gate.lock);
+    pthread_mutex_unlock(&gate.lock);
+}
+
+/* Wait until cond holds of stage, or ms have passed; whether it held. */
+static bool gate_until(int stage, int ms)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_sec += ms / 1000;
+    ts.tv_nsec += (long)(ms % 1000) * 1000000;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    pthread_mutex_lock(&gate.lock);
+    while (gate.stage != stage && pthread_cond_timedwait(&gate.cond, &gate.lock, &ts) == 0)
+        ;
+    bool held = gate.stage == stage;
+    pthread_mutex_unlock(&gate.lock);
+    return held;
+}
+
+static void gate_open(void)
+{
+    pthread_mutex_lock(&gate.lock);
+    gate.stage = 2;
+    pthread_cond_broadcast(&gate.cond);
+    pthread_mutex_unlock(&gate.lock);
+}
+
+static struct chmod_job {
+    struct fx *f;
+    uint64_t ino;
+    uint32_t mode;
+    int rc;
+} cj;
+
+static void *recover_main(void *arg)
+{
+    struct chmod_job *j = arg;
+    meta_xmdt_recover(&j->f->ctx[proto_ino_mdt(j->ino)]);
+    return NULL;
+}
+
+static void *chmod_main(void *arg)
+{
+    struct chmod_job *j = arg;
+    struct proto_setattr_req q;
+    struct proto_setattr_rep *r = calloc(1, sizeof(*r));
+    memset(&q, 0, sizeof(q));
+    q.ino = j->ino;
+    q.valid = SETATTR_MODE;
+    q.mode = j->mode;
+    j->rc = r ? meta_op_setattr(RQ(&j->f->ctx[proto_ino_mdt(j->ino)]), &q, r) : -ENOMEM;
+    free(r);
+    pthread_mutex_lock(&gate.lock);
+    gate.stage = 3; /* done */
+    pthread_cond_broadcast(&gate.cond);
+    pthread_mutex_unlock(&gate.lock);
+    return NULL;
+}
+
+/* Two copies of one directory's attributes at once: recovery's, of a chmod
+ * whose copy found its peers away, read the inode and is on its way; a
+ * second chmod commits and copies. The second's copy must land last, or
+ * the shards keep the first mode while the inode has the second. */
+static void test_copies_in_order(void **state)
+{
+    struct fx *f = *state;
+    struct proto_attr d;
+    uint32_t e = where(root_ds(), ROOT, "co");
+    assert_int_equal(mkdir_at(f, e, ROOT, "co", NMDT, 0, &d), 0);
+    f->fail_after = 0; /* the first chmod's copy is left to recovery */
+    chmod_as_root(f, d.ino, 0700);
+    f->fail_after = -1;
+    struct proto_attr a;
+    assert_int_equal(getattr_at(f, (e + 1) % NMDT, d.ino, &a), 0);
+    assert_int_not_equal(a.mode & 07777, 0700);
+
+    gate.stage = 0;
+    f->gate_shard = PROTO_SHARD_ATTR;
+    cj = (struct chmod_job){f, d.ino, 0750, 1};
+    pthread_t rt, ct;
+    assert_int_equal(pthread_create(&rt, NULL, recover_main, &cj), 0);
+    bool held = gate_until(1, 10000); /* recovery read 0700 and stopped */
+    bool started = held && pthread_create(&ct, NULL, chmod_main, &cj) == 0;
+    /* The second chmod, unordered, would be done at once; ordered, it
+     * waits for the first copy, whatever time it is given here. */
+    if (started)
+        gate_until(3, 300);
+    gate_open();
+    pthread_join(rt, NULL);
+    if (started)
+        pthread_join(ct, NULL);
+    assert_true(held);
+    assert_true(started);
+    assert_int_equal(cj.rc, 0);
+    assert_shards_mode(f, d.ino, 0750);
+    assert_clean(f);
+    assert_int_equal(rmdir_at(f, e, ROOT, "co"), 0);
+}
+
 /* The marks of operations in progress: as many as there are requests at
  * once (a metadata storm), one owner per intent. */
 static void test_busy_marks(void **state)
@@ -1577,6 +1754,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_recovery_beside_mkdir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_beside_rename, setup, teardown),
         cmocka_unit_test_setup_teardown(test_two_recoveries, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_beside_chmod, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_copies_in_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_unseal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seal_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_refused_before_seal, setup, teardown),

@@ -74,7 +74,7 @@ int meta_op_getattr(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_getattr_req *q = qv;
     struct proto_getattr_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
     return meta_store_read(c->store, rq, getattr_txn, &a);
 }
 
@@ -195,7 +195,7 @@ static int setattr_txn(struct meta_txn *t, void *arg)
     in.ctime_ns = now;
     unsigned times = (q->valid & (SETATTR_ATIME | SETATTR_ATIME_NOW) ? XF_SYNC_ATIME : 0) |
                      (q->valid & (SETATTR_MTIME | SETATTR_MTIME_NOW) ? XF_SYNC_MTIME : 0);
-    if ((rc = meta_inode_put(t, &in)) || (rc = meta_xsync_note(a->c, t, &in, times)))
+    if ((rc = meta_inode_put(t, &in)) || (rc = meta_xsync_note(a->c, t, &in, times, &a->xsync)))
         return rc;
     meta_inode_attr(&in, &r->attr);
     return 0;
@@ -206,8 +206,9 @@ int meta_op_setattr(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_setattr_req *q = qv;
     struct proto_setattr_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
-    return meta_xmdt_after(c, meta_store_write(c->store, rq, setattr_txn, &a));
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
+    int rc = meta_store_write(c->store, rq, setattr_txn, &a);
+    return meta_xsync_after(c, rc, a.xsync);
 }
 
 static int readlink_txn(struct meta_txn *t, void *arg)
@@ -239,7 +240,7 @@ int meta_op_readlink(const struct meta_req *rq, const void *qv, void *rv)
     struct proto_readlink_rep *r = rv;
     char *buf = rq->buf;
     size_t buflen = rq->buf_len;
-    struct meta_ino_arg a = {c, q, r, (uint8_t *)buf, buflen};
+    struct meta_ino_arg a = {c, q, r, (uint8_t *)buf, buflen, 0};
     return meta_store_read(c->store, rq, readlink_txn, &a);
 }
 
@@ -302,6 +303,6 @@ int meta_op_setsize(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_setsize_req *q = qv;
     struct proto_setsize_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
     return meta_store_write(c->store, rq, setsize_txn, &a);
 }

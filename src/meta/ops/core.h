@@ -49,11 +49,15 @@ struct meta_ctx {
     struct meta_hold holds[META_MAX_HOLDS];
     uint32_t nholds;
     /* Cross-MDT operations in progress here (xmdt.c), under xlock: as
-     * many as there are requests at once, so it grows. */
+     * many as there are requests at once, so it grows. It also holds the
+     * striped directories whose attributes are being copied onto their
+     * shards (sync_shards): both are inode numbers of this MDT, so an
+     * intent's number never meets a directory's. xdone is signalled when
+     * one goes. */
     pthread_mutex_t xlock;
+    pthread_cond_t xdone;
     uint64_t *xbusy;
     uint32_t nxbusy, xbusy_cap;
-    int xpending; /* an intent waits to be run (atomic) */
     /* MDT 0: the rename lock (txid, when it lapses), under xlock */
     uint64_t rlock_txid;
     int64_t rlock_until_ns;
@@ -64,6 +68,9 @@ struct meta_ctx {
     /* Tests only (NULL in the daemon): called by recovery once it has its
      * snapshot of the intents, before it reads one. */
     void (*recover_hook)(struct meta_ctx *c);
+    /* Tests only: called by a request between the commit of its attribute
+     * copy's intent and its run of it (meta_xsync_after). */
+    void (*xsync_hook)(struct meta_ctx *c, uint64_t txid);
     /* File system defaults for new files (DESIGN §3). */
     int32_t default_count;
     uint32_t default_size;
@@ -147,6 +154,7 @@ struct meta_ino_arg {
     void *r;
     uint8_t *buf;
     size_t buflen;
+    uint64_t xsync; /* the attribute copy the change noted (meta_xsync_note), or 0 */
 };
 
 int64_t meta_now_ns(void);

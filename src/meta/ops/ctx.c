@@ -67,6 +67,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
     ctx->mig_stale_ms = META_MIG_STALE_MS_DEFAULT;
     pthread_mutex_init(&ctx->alloc_lock, NULL);
     pthread_mutex_init(&ctx->xlock, NULL);
+    pthread_cond_init(&ctx->xdone, NULL);
     meta_store_set_owner(store, ctx);
     ctx->rng = util_now_real_ns();
     ctx->rr_next = (uint32_t)meta_rng_next(&ctx->rng);
@@ -82,6 +83,7 @@ int meta_ctx_init(struct meta_ctx *ctx, struct meta_store *store, int32_t defaul
 void meta_ctx_destroy(struct meta_ctx *ctx)
 {
     pthread_mutex_destroy(&ctx->alloc_lock);
+    pthread_cond_destroy(&ctx->xdone);
     meta_ctx_free_pools(ctx);
     free(ctx->xbusy);
     ctx->xbusy = NULL;

@@ -115,6 +115,6 @@ int meta_op_readdir(const struct meta_req *rq, const void *qv, void *rv)
     struct proto_readdir_rep *r = rv;
     uint8_t *buf = rq->buf;
     size_t buflen = rq->buf_len;
-    struct meta_ino_arg a = {c, q, r, buf, buflen};
+    struct meta_ino_arg a = {c, q, r, buf, buflen, 0};
     return meta_store_read(c->store, rq, readdir_txn, &a);
 }

@@ -71,7 +71,7 @@ static int hsm_get_txn(struct meta_txn *t, void *arg)
 
 int meta_op_hsm_get(const struct meta_req *rq, const void *qv, void *rv)
 {
-    struct meta_ino_arg a = {rq->ctx, qv, rv, rq->buf, rq->buf_len};
+    struct meta_ino_arg a = {rq->ctx, qv, rv, rq->buf, rq->buf_len, 0};
     return meta_store_read(rq->ctx->store, rq, hsm_get_txn, &a);
 }
 
@@ -185,7 +185,7 @@ static int hsm_set_txn(struct meta_txn *t, void *arg)
 
 int meta_op_hsm_set(const struct meta_req *rq, const void *qv, void *rv)
 {
-    struct meta_ino_arg a = {rq->ctx, qv, rv, NULL, 0};
+    struct meta_ino_arg a = {rq->ctx, qv, rv, NULL, 0, 0};
     return meta_store_write(rq->ctx->store, rq, hsm_set_txn, &a);
 }
 

@@ -44,25 +44,47 @@ void meta_intent_members(uint64_t dstripe, uint32_t owner, struct meta_intent *x
         x->mdt[x->n++] = (uint16_t)proto_ds_shard_mdt(dstripe, k);
 }
 
+static bool xbusy_has_locked(const struct meta_ctx *c, uint64_t key)
+{
+    for (uint32_t i = 0; i < c->nxbusy; i++)
+        if (c->xbusy[i] == key)
+            return true;
+    return false;
+}
+
+/* Under xlock: mark key, which is not marked. false: no memory. */
+static bool xbusy_put_locked(struct meta_ctx *c, uint64_t key)
+{
+    if (c->nxbusy == c->xbusy_cap) {
+        uint32_t cap = c->xbusy_cap ? 2 * c->xbusy_cap : 64;
+        uint64_t *v = realloc(c->xbusy, cap * sizeof(*v));
+        if (!v)
+            return false;
+        c->xbusy = v;
+        c->xbusy_cap = cap;
+    }
+    c->xbusy[c->nxbusy++] = key;
+    return true;
+}
+
 /* One owner at a time: a request that writes the intent, or a recovery.
  * false: marked already, or no memory to mark it. */
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
-    bool ok = true;
-    for (uint32_t i = 0; i < c->nxbusy && ok; i++)
-        ok = c->xbusy[i] != txid;
-    if (ok && c->nxbusy == c->xbusy_cap) {
-        uint32_t cap = c->xbusy_cap ? 2 * c->xbusy_cap : 64;
-        uint64_t *v = realloc(c->xbusy, cap * sizeof(*v));
-        if (v) {
-            c->xbusy = v;
-            c->xbusy_cap = cap;
-        }
-        ok = v != NULL;
-    }
-    if (ok)
-        c->xbusy[c->nxbusy++] = txid;
+    bool ok = !xbusy_has_locked(c, txid) && xbusy_put_locked(c, txid);
+    pthread_mutex_unlock(&c->xlock);
+    return ok;
+}
+
+/* Mark key once nobody else has it marked, waiting for that (the other
+ * owner's work is bounded by its steps' timeouts). false: no memory. */
+static bool xbusy_wait_add(struct meta_ctx *c, uint64_t key)
+{
+    pthread_mutex_lock(&c->xlock);
+    while (xbusy_has_locked(c, key))
+        pthread_cond_wait(&c->xdone, &c->xlock);
+    bool ok = xbusy_put_locked(c, key);
     pthread_mutex_unlock(&c->xlock);
     return ok;
 }
@@ -73,6 +95,7 @@ void meta_xbusy_del(struct meta_ctx *c, uint64_t txid)
     for (uint32_t i = 0; i < c->nxbusy; i++)
         if (c->xbusy[i] == txid) {
             c->xbusy[i] = c->xbusy[--c->nxbusy];
+            pthread_cond_broadcast(&c->xdone);
             break;
         }
     pthread_mutex_unlock(&c->xlock);
@@ -81,9 +104,7 @@ void meta_xbusy_del(struct meta_ctx *c, uint64_t txid)
 bool meta_xbusy_has(struct meta_ctx *c, uint64_t txid)
 {
     pthread_mutex_lock(&c->xlock);
-    bool b = false;
-    for (uint32_t i = 0; i < c->nxbusy && !b; i++)
-        b = c->xbusy[i] == txid;
+    bool b = xbusy_has_locked(c, txid);
     pthread_mutex_unlock(&c->xlock);
     return b;
 }
@@ -249,28 +270,39 @@ static int master_txn(struct meta_txn *t, void *arg)
 _Static_assert(XF_SYNC_ATIME == PROTO_SHARD_ATTR_ATIME && XF_SYNC_MTIME == PROTO_SHARD_ATTR_MTIME,
                "a sync's flags are the SHARD ATTR step's bits");
 
-/* Copy a striped directory's attributes onto its shards. */
+/* Copy a striped directory's attributes onto its shards. One copy of a
+ * directory at a time: two that overlapped (two clients' chmods, or a
+ * request's and recovery's) could land in the other order, the later
+ * attributes under the earlier. The copy that waited reads the inode after
+ * the first is done. */
 static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x)
 {
     struct meta_ctx *c = rq->ctx;
     struct meta_inode *in = malloc(sizeof(*in));
-    if (!in)
+    if (!in || !xbusy_wait_add(c, x->ino)) {
+        free(in);
         return -ENOMEM;
+    }
     struct master_arg a = {x->ino, in};
     int rc = meta_store_read(c->store, rq, master_txn, &a);
     for (uint16_t i = 0; i < x->n && rc == 0; i++)
         if (x->mdt[i] != c->mdt)
             rc = meta_step_rec(rq, x->mdt[i], PROTO_SHARD_ATTR, txid, x->ino, in,
                                x->flags & (PROTO_SHARD_ATTR_ATIME | PROTO_SHARD_ATTR_MTIME), NULL);
+    meta_xbusy_del(c, x->ino);
     free(in);
     return rc == -ENOENT ? 0 : rc; /* gone meanwhile: nothing to copy */
 }
 
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
-                    unsigned times)
+                    unsigned times, uint64_t *noted)
 {
     if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
         return 0;
+    if (*noted) {
+        meta_xbusy_del(c, *noted); /* a run of the change that did not commit */
+        *noted = 0;
+    }
     struct meta_intent *x = calloc(1, sizeof(*x));
     if (!x)
         return -ENOMEM;
@@ -280,13 +312,18 @@ int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_in
     x->ino = in->ino;
     x->dir = in->parent;
     meta_intent_members(in->dstripe, c->mdt, x);
+    /* Marked before it can be seen, as meta_intent_begin's: a recovery
+     * beside the request leaves it to the request, which runs it before
+     * its reply (meta_xsync_after). */
     uint64_t txid;
     int rc = meta_alloc_ino(t, &txid);
-    if (rc == 0)
-        rc = meta_intent_record(t, txid, x);
+    if (rc == 0 && !meta_xbusy_add(c, txid))
+        rc = -ENOMEM; /* a new txid: only memory can fail */
+    else if (rc == 0 && (rc = meta_intent_record(t, txid, x)))
+        meta_xbusy_del(c, txid);
+    else if (rc == 0)
+        *noted = txid;
     free(x);
-    if (rc == 0)
-        __atomic_store_n(&c->xpending, 1, __ATOMIC_RELAXED);
     return rc;
 }
 

@@ -55,12 +55,13 @@ const char *meta_intent_kind(uint8_t kind);
 bool meta_xbusy_add(struct meta_ctx *c, uint64_t txid);
 void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
 /* A transaction changed in, the inode of a striped directory: note that
- * its shards need the new attributes (the operation then calls
- * meta_xmdt_recover when c->xpending says so); times: XF_SYNC_ATIME and
+ * its shards need the new attributes; times: XF_SYNC_ATIME and
  * XF_SYNC_MTIME when its atime or its mtime was set, which then goes onto
- * the shards too. */
+ * the shards too. The intent's number goes to *noted (0 before, and left
+ * 0 when in is not a striped directory), marked worked on; the operation
+ * passes it to meta_xsync_after whether its transaction committed or not. */
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
-                    unsigned times);
+                    unsigned times, uint64_t *noted);
 /* Run an intent of a directory operation (mkdir, rmdir, sync) to its end,
  * then remove it; 0 when it is gone. quiet: a failure is logged at debug. */
 int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet);

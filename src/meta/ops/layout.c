@@ -50,7 +50,7 @@ int meta_op_getstripe(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_getstripe_req *q = qv;
     struct proto_getstripe_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
     return meta_store_read(c->store, rq, getstripe_txn, &a);
 }
 
@@ -74,7 +74,7 @@ static int setdirstripe_txn(struct meta_txn *t, void *arg)
     in.ddefault = q->count == 0 ? 0 : proto_ds_pack(d);
     in.ctime_ns = meta_now_ns();
     int rc2 = meta_inode_put(t, &in);
-    return rc2 ? rc2 : meta_xsync_note(a->c, t, &in, 0);
+    return rc2 ? rc2 : meta_xsync_note(a->c, t, &in, 0, &a->xsync);
 }
 
 int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
@@ -82,8 +82,9 @@ int meta_op_setdirstripe(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_setdirstripe_req *q = qv;
     struct proto_setdirstripe_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
-    return meta_xmdt_after(c, meta_store_write(c->store, rq, setdirstripe_txn, &a));
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
+    int rc = meta_store_write(c->store, rq, setdirstripe_txn, &a);
+    return meta_xsync_after(c, rc, a.xsync);
 }
 
 /* A template is a valid layout of pending components, each of a known
@@ -120,7 +121,7 @@ static int setstripe_txn(struct meta_txn *t, void *arg)
         in.ctime_ns = meta_now_ns();
         if ((rc = meta_inode_put(t, &in)))
             return rc;
-        return meta_xsync_note(a->c, t, &in, 0);
+        return meta_xsync_note(a->c, t, &in, 0, &a->xsync);
     }
     if (!S_ISREG(in.mode))
         return -EINVAL;
@@ -148,9 +149,10 @@ int meta_op_setstripe(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_setstripe_req *q = qv;
     struct proto_setstripe_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
     /* run_waiting: a pool this MDT does not know yet is waited for. */
-    return meta_xmdt_after(c, meta_run_waiting(rq, META_RUN_WRITE, setstripe_txn, &a));
+    int rc = meta_run_waiting(rq, META_RUN_WRITE, setstripe_txn, &a);
+    return meta_xsync_after(c, rc, a.xsync);
 }
 
 static int intent_txn(struct meta_txn *t, void *arg)
@@ -184,6 +186,6 @@ static int intent_txn(struct meta_txn *t, void *arg)
 int meta_op_layout_intent(const struct meta_req *rq, const void *qv, void *rv)
 {
     struct meta_ctx *c = rq->ctx;
-    struct meta_ino_arg a = {c, qv, rv, NULL, 0};
+    struct meta_ino_arg a = {c, qv, rv, NULL, 0, 0};
     return meta_run_waiting(rq, META_RUN_WRITE, intent_txn, &a);
 }

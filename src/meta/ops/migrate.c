@@ -177,7 +177,7 @@ static int migrate_txn(struct meta_txn *t, void *arg)
 int meta_op_migrate(const struct meta_req *rq, const void *qv, void *rv)
 {
     const struct proto_migrate_req *q = qv;
-    struct meta_ino_arg a = {rq->ctx, qv, rv, NULL, 0};
+    struct meta_ino_arg a = {rq->ctx, qv, rv, NULL, 0, 0};
     if (q->op < MIGRATE_BEGIN || q->op > MIGRATE_STATE)
         return -EINVAL;
     if (q->op == MIGRATE_BEGIN && layout_validate(&q->layout))

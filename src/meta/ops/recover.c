@@ -74,7 +74,6 @@ int meta_xmdt_recover(struct meta_ctx *c)
 {
     /* Recovery runs for no request: nothing it writes is noted or kept. */
     const struct meta_req *rq = &(struct meta_req){.ctx = c};
-    __atomic_store_n(&c->xpending, 0, __ATOMIC_RELAXED);
     struct scan_arg s = {c, malloc(sizeof(*s.x)), NULL, 0, 64};
     s.v = calloc(s.cap, sizeof(*s.v));
     if (!s.x || !s.v) {
@@ -86,11 +85,10 @@ int meta_xmdt_recover(struct meta_ctx *c)
     int open = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
         uint64_t txid = s.v[i];
-        /* Claimed so that two recoveries never run one intent at once. */
-        if (!meta_xbusy_add(c, txid)) {
-            open++;
+        /* Claimed so that two recoveries never run one intent at once;
+         * one a request works on is the request's, and not open. */
+        if (!meta_xbusy_add(c, txid))
             continue;
-        }
         struct reread_arg a = {txid, s.x};
         int rrc = meta_store_read(c->store, NULL, reread_txn, &a);
         if (rrc) {
@@ -132,10 +130,24 @@ int meta_xmdt_recover(struct meta_ctx *c)
     return rc ? rc : open;
 }
 
-/* A striped directory changed: its shards get the news before the reply. */
-int meta_xmdt_after(struct meta_ctx *c, int rc)
+/* A striped directory changed: its shards get the news before the reply.
+ * The intent is the request's own until it has tried (marked worked on
+ * since its transaction), so a recovery beside it cannot take it and
+ * leave the reply to go before the copy. A copy that fails (a peer away)
+ * is left to recovery's next tick. */
+int meta_xsync_after(struct meta_ctx *c, int rc, uint64_t txid)
 {
-    if (rc == 0 && __atomic_load_n(&c->xpending, __ATOMIC_RELAXED))
-        meta_xmdt_recover(c);
+    if (!txid)
+        return rc;
+    if (rc == 0) {
+        if (c->xsync_hook)
+            c->xsync_hook(c, txid);
+        struct meta_intent *x = malloc(sizeof(*x));
+        struct reread_arg a = {txid, x};
+        if (x && meta_store_read(c->store, NULL, reread_txn, &a) == 0)
+            meta_intent_finish(&(struct meta_req){.ctx = c}, txid, x, true);
+        free(x);
+    }
+    meta_xbusy_del(c, txid);
     return rc;
 }

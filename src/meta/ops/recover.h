@@ -12,8 +12,9 @@
  * end (after a restart, or when a peer was away). Returns how many remain
  * open, or a negative errno. */
 int meta_xmdt_recover(struct meta_ctx *c);
-/* After a change that may have noted an attribute copy (meta_xsync_note):
- * run it before the reply when one waits. Returns rc. */
-int meta_xmdt_after(struct meta_ctx *c, int rc);
+/* After a change that may have noted an attribute copy (meta_xsync_note
+ * gave txid, 0 when it noted none): run it before the reply when the
+ * change committed (rc 0), and unmark it either way. Returns rc. */
+int meta_xsync_after(struct meta_ctx *c, int rc, uint64_t txid);
 
 #endif

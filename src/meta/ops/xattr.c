@@ -88,7 +88,7 @@ int meta_op_setxattr(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_setxattr_req *q = qv;
     struct proto_setxattr_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
     return meta_store_write(c->store, rq, setxattr_txn, &a);
 }
 
@@ -122,7 +122,7 @@ int meta_op_getxattr(const struct meta_req *rq, const void *qv, void *rv)
     struct proto_getxattr_rep *r = rv;
     uint8_t *buf = rq->buf;
     size_t buflen = rq->buf_len;
-    struct meta_ino_arg a = {c, q, r, buf, buflen};
+    struct meta_ino_arg a = {c, q, r, buf, buflen, 0};
     return meta_store_read(c->store, rq, getxattr_txn, &a);
 }
 
@@ -177,7 +177,7 @@ int meta_op_listxattr(const struct meta_req *rq, const void *qv, void *rv)
     struct proto_listxattr_rep *r = rv;
     uint8_t *buf = rq->buf;
     size_t buflen = rq->buf_len;
-    struct meta_ino_arg a = {c, q, r, buf, buflen};
+    struct meta_ino_arg a = {c, q, r, buf, buflen, 0};
     return meta_store_read(c->store, rq, listxattr_txn, &a);
 }
 
@@ -203,6 +203,6 @@ int meta_op_removexattr(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_removexattr_req *q = qv;
     struct proto_removexattr_rep *r = rv;
-    struct meta_ino_arg a = {c, q, r, NULL, 0};
+    struct meta_ino_arg a = {c, q, r, NULL, 0, 0};
     return meta_store_write(c->store, rq, removexattr_txn, &a);
 }

@@ -145,7 +145,7 @@ int meta_xsync_after(struct meta_ctx *c, int rc, uint64_t txid)
         struct meta_intent *x = malloc(sizeof(*x));
         struct reread_arg a = {txid, x};
         if (x && meta_store_read(c->store, NULL, reread_txn, &a) == 0)
-            meta_intent_finish(&(struct meta_req){.ctx = c}, txid, x, true);
+            meta_intent_finish(&(struct meta_req){.ctx = c}, txid, x, false);
         free(x);
     }
     meta_xbusy_del(c, txid);

@@ -79,7 +79,12 @@ pcp_hint="run stria pcp in the job script instead (contrib/slurm/README.md, Stag
 
 nodes=$(wc -l <"$NODEFILE")
 say "start nodes=$nodes name=$NAME port=$PORT data=$DATA_DIR mount=$MOUNT mdts=$MDTS"
-args=(--data-dir "$DATA_DIR" --mount "$MOUNT" --mdts "$MDTS" --port "$PORT" --timeout "$TIMEOUT")
+# The root of the file system is the job user's (and nobody else's: jobs
+# of other users may share the nodes), from before any node mounts it: a
+# chown once every node has mounted could meet a node's kernel still
+# holding the root as it was (docs/operations.md, "On-demand file systems").
+args=(--data-dir "$DATA_DIR" --mount "$MOUNT" --mdts "$MDTS" --port "$PORT" --timeout "$TIMEOUT"
+    --owner "$SLURM_JOB_UID:$SLURM_JOB_GID" --mode 0700)
 [ "$STRIPE_ALL" = yes ] && args+=(--stripe-all)
 STARTING=1
 # The reason: the first node named as failed, and the first thing it said.
@@ -88,11 +93,5 @@ ondemand start "${args[@]}" || fail "stria ondemand start failed: $(awk '/ faile
     if (said && (getline l) > 0) { sub(/^ +/, "", l); r = r ": " l }
     print r; exit }' <<<"$OD_OUT")"
 STARTED=1
-
-# The root of the file system is the job user's (and nobody else's: jobs
-# of other users may share the nodes).
-if ! chown "$SLURM_JOB_UID:$SLURM_JOB_GID" "$MOUNT" || ! chmod 0700 "$MOUNT"; then
-    fail "cannot give $MOUNT to uid $SLURM_JOB_UID"
-fi
 say "started user=${SLURM_JOB_USER:-$SLURM_JOB_UID}"
 exit 0

@@ -59,6 +59,10 @@ struct od {
     const char *ssh_opts, *remote, *name, *data, *mnt;
     const char *nodefile, *stage_in, *stage_out, *endpoint;
     int mdts, port, timeout_s;
+    /* --owner and --mode: the root's, as "UID:GID:MODE" (octal; "-" for
+     * one not given) for the setup phase; empty: left as made, root's and
+     * 0755. */
+    char root_owner[64];
     bool stripe_all, keep_going, cleanup, verbose;
     bool *lost; /* with --keep-going: nodes left out after they failed */
     char key[65];
@@ -395,13 +399,19 @@ static int od_start(struct od *o)
     if (all_nodes(o, &idx))
         return CLI_FAIL;
     uint64_t t0 = util_now_mono_ns();
-    const char *phases[] = {"mgmt", "daemons", "wait", "mount", "setup"};
+    /* Setup before mount: a mount's first look at the root is then at its
+     * final owner and mode (see mnt_mount). A change of them once every
+     * node mounts would have to reach every node's kernel, and a create on
+     * one node while another's changes the root can meet the kernel's
+     * attributes of the root from before the change (docs/operations.md,
+     * "On-demand file systems"). */
+    const char *phases[] = {"mgmt", "daemons", "wait", "setup", "mount"};
     int failed = 0, left = o->n;
     char want[32] = "";
     bool *lost = o->keep_going ? calloc((size_t)o->n, sizeof(*lost)) : NULL;
     o->lost = lost;
     for (size_t p = 0; p < sizeof(phases) / sizeof(phases[0]) && !failed; p++) {
-        bool first_only = p == 0 || p == 2 || p == 4;
+        bool first_only = p == 0 || p == 2 || p == 3;
         /* With --keep-going, the nodes that failed are left out. */
         int k = 0;
         for (int i = 0; i < o->n; i++)
@@ -410,10 +420,15 @@ static int od_start(struct od *o)
         if (p == 2)
             snprintf(want, sizeof(want), "--want-osts=%d", k);
         /* Only a node that fails to serve or to mount is left out. */
-        o->lost = p == 1 || p == 3 ? lost : NULL;
+        o->lost = p == 1 || p == 4 ? lost : NULL;
+        char owner[80];
+        snprintf(owner, sizeof(owner), "--root-owner=%s", o->root_owner);
         failed = run_phase(o, phases[p], idx, first_only ? 1 : k,
-                           p == 4 && o->stripe_all ? "--stripe-all" : NULL, p == 2 ? want : NULL);
-        if (failed && lost && p != 0 && p != 2) {
+                           p == 3 && o->stripe_all ? "--stripe-all" : NULL,
+                           p == 2                       ? want
+                           : p == 3 && o->root_owner[0] ? owner
+                                                        : NULL);
+        if (failed && lost && (p == 1 || p == 4)) {
             /* Go on without those nodes, unless one serves an MDT. */
             failed = 0;
             for (int i = 0; i < o->n; i++)
@@ -470,6 +485,8 @@ static const struct option od_opts[] = {{"nodefile", required_argument, NULL, 'f
                                         {"stage-in", required_argument, NULL, 'I'},
                                         {"stage-out", required_argument, NULL, 'O'},
                                         {"endpoint", required_argument, NULL, 'E'},
+                                        {"owner", required_argument, NULL, 'o'},
+                                        {"mode", required_argument, NULL, 'D'},
                                         {NULL, 0, NULL, 0}};
 
 int cmd_ondemand(int argc, char **argv)
@@ -489,6 +506,7 @@ int cmd_ondemand(int argc, char **argv)
     o.remote = remote;
     int c;
     int64_t v;
+    long long uid = -1, gid = -1, mode = -1;
     optind = 1;
     opterr = 1;
     while ((c = getopt_long(argc - 1, argv + 1, "", od_opts, NULL)) != -1) {
@@ -496,6 +514,30 @@ int cmd_ondemand(int argc, char **argv)
         case 'f':
             nodefile = optarg;
             break;
+        case 'o': {
+            char *end;
+            errno = 0;
+            uid = strtoll(optarg, &end, 10);
+            if (end != optarg && *end == ':' && uid >= 0 && uid < 0xffffffffll && !errno) {
+                const char *g = end + 1;
+                gid = strtoll(g, &end, 10);
+                if (end == g || *end || gid < 0 || gid >= 0xffffffffll || errno)
+                    gid = -1;
+            } else {
+                uid = -1;
+            }
+            if (uid < 0 || gid < 0)
+                return cli_usage_error("ondemand", "--owner is UID:GID, two numbers");
+            break;
+        }
+        case 'D': {
+            char *end;
+            errno = 0;
+            mode = strtoll(optarg, &end, 8);
+            if (end == optarg || *end || errno || mode < 0 || mode > 07777)
+                return cli_usage_error("ondemand", "--mode is an octal mode, 0 to 7777");
+            break;
+        }
         case 'I':
             o.stage_in = optarg;
             break;
@@ -558,6 +600,17 @@ int cmd_ondemand(int argc, char **argv)
     if (strlen(o.name) >= OD_NAME_MAX ||
         strspn(o.name, "abcdefghijklmnopqrstuvwxyz0123456789-_") != strlen(o.name) || !o.name[0])
         return cli_usage_error("ondemand", "--name is up to 31 of a-z, 0-9, - and _");
+    if ((uid >= 0 || mode >= 0) && strcmp(sub, "start"))
+        return cli_usage_error("ondemand", "--owner and --mode are for start");
+    if (uid >= 0 || mode >= 0) {
+        char m[24] = "-";
+        if (mode >= 0)
+            snprintf(m, sizeof(m), "%llo", mode);
+        if (uid >= 0)
+            snprintf(o.root_owner, sizeof(o.root_owner), "%lld:%lld:%s", uid, gid, m);
+        else
+            snprintf(o.root_owner, sizeof(o.root_owner), "-:-:%s", m);
+    }
     if (!strcmp(sub, "start")) {
         if (!o.data || !o.mnt || o.data[0] != '/' || o.mnt[0] != '/')
             return cli_usage_error("ondemand", "start needs --data-dir DIR and --mount DIR, "

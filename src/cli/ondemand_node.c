@@ -84,6 +84,7 @@ struct node_args {
     const char *name, *data, *mnt, *mgmt, *self;
     int index, nodes, mdts, port, timeout_s, want_osts;
     bool stripe_all, cleanup;
+    const char *root_owner; /* setup: "UID:GID:MODE", "-" for what stays */
 };
 
 static int write_file(const char *dir, const char *rel, const char *text)
@@ -290,14 +291,74 @@ static int node_status(const struct node_args *a)
     return down ? 4 : 0;
 }
 
-static const struct option node_opts[] = {
-    {"name", required_argument, NULL, 'n'},      {"data-dir", required_argument, NULL, 'd'},
-    {"mount", required_argument, NULL, 'm'},     {"mgmt", required_argument, NULL, 'g'},
-    {"self", required_argument, NULL, 's'},      {"index", required_argument, NULL, 'i'},
-    {"nodes", required_argument, NULL, 'N'},     {"mdts", required_argument, NULL, 'M'},
-    {"port", required_argument, NULL, 'p'},      {"stripe-all", no_argument, NULL, 'S'},
-    {"cleanup", no_argument, NULL, 'c'},         {"timeout", required_argument, NULL, 't'},
-    {"want-osts", required_argument, NULL, 'W'}, {NULL, 0, NULL, 0}};
+/* One field of --root-owner: a number in base, or "-" (*v -1), then sep. */
+static const char *owner_field(const char *s, int base, char sep, long long max, long long *v)
+{
+    char *end = (char *)s;
+    if (*s == '-') {
+        *v = -1;
+        end++;
+    } else {
+        errno = 0;
+        *v = strtoll(s, &end, base);
+        if (end == s || errno || *v < 0 || *v > max)
+            return NULL;
+    }
+    return *end == sep ? end + (sep != 0) : NULL;
+}
+
+static int root_owner_parse(const char *s, long long *uid, long long *gid, long long *mode)
+{
+    if (!(s = owner_field(s, 10, ':', 0xfffffffell, uid)) ||
+        !(s = owner_field(s, 10, ':', 0xfffffffell, gid)) || !owner_field(s, 8, 0, 07777, mode))
+        return -EINVAL;
+    return (*uid < 0) != (*gid < 0) ? -EINVAL : 0;
+}
+
+/* On the first node, before any node mounts: the root's default layout
+ * (--stripe-all) and its owner and mode (--owner, --mode). */
+static int node_setup(const char *dir, const struct node_args *a)
+{
+    long long uid = -1, gid = -1, mode = -1;
+    if (a->root_owner && root_owner_parse(a->root_owner, &uid, &gid, &mode)) {
+        fprintf(stderr, "setup: --root-owner '%s' is not UID:GID:MODE\n", a->root_owner);
+        return -EINVAL;
+    }
+    if (!a->stripe_all && uid < 0 && mode < 0)
+        return 0;
+    char conf[PATH_MAX + 32];
+    snprintf(conf, sizeof(conf), "%s/client.conf", dir);
+    stria_fs_t *fs;
+    int rc = stria_connect(conf, &fs);
+    if (rc) {
+        fprintf(stderr, "setup: cannot reach the file system: %s\n", strerror(-rc));
+        return rc;
+    }
+    if (a->stripe_all && (rc = stria_setstripe(fs, "/", -1, 0, -1)))
+        fprintf(stderr, "cannot stripe the root over every OST: %s\n", strerror(-rc));
+    if (rc == 0 && uid >= 0 && (rc = stria_chown(fs, "/", (uid_t)uid, (gid_t)gid)))
+        fprintf(stderr, "cannot give the root to %lld:%lld: %s\n", uid, gid, strerror(-rc));
+    if (rc == 0 && mode >= 0 && (rc = stria_chmod(fs, "/", (mode_t)mode)))
+        fprintf(stderr, "cannot set the root's mode to %llo: %s\n", mode, strerror(-rc));
+    stria_disconnect(fs);
+    return rc;
+}
+
+static const struct option node_opts[] = {{"name", required_argument, NULL, 'n'},
+                                          {"data-dir", required_argument, NULL, 'd'},
+                                          {"mount", required_argument, NULL, 'm'},
+                                          {"mgmt", required_argument, NULL, 'g'},
+                                          {"self", required_argument, NULL, 's'},
+                                          {"index", required_argument, NULL, 'i'},
+                                          {"nodes", required_argument, NULL, 'N'},
+                                          {"mdts", required_argument, NULL, 'M'},
+                                          {"port", required_argument, NULL, 'p'},
+                                          {"stripe-all", no_argument, NULL, 'S'},
+                                          {"cleanup", no_argument, NULL, 'c'},
+                                          {"timeout", required_argument, NULL, 't'},
+                                          {"want-osts", required_argument, NULL, 'W'},
+                                          {"root-owner", required_argument, NULL, 'R'},
+                                          {NULL, 0, NULL, 0}};
 
 /* stria ondemand node PHASE ...: what a node does, run over ssh. PHASE:
  * mgmt (prepare, start the management service), daemons (prepare, start
@@ -349,6 +410,9 @@ int ondemand_node(int argc, char **argv)
         case 'W':
             a.want_osts = atoi(optarg);
             break;
+        case 'R':
+            a.root_owner = optarg;
+            break;
         case 't':
             a.timeout_s = atoi(optarg);
             if (a.timeout_s < 1 || a.timeout_s > 3600)
@@ -384,20 +448,7 @@ int ondemand_node(int argc, char **argv)
         return node_wait(dir, a.mdts, a.want_osts > 0 ? a.want_osts : a.nodes) ? CLI_FAIL : CLI_OK;
     if (!strcmp(phase, "mount"))
         return mnt_mount(dir, mnt) ? CLI_FAIL : CLI_OK;
-    if (!strcmp(phase, "setup")) {
-        if (!a.stripe_all)
-            return CLI_OK;
-        char conf[PATH_MAX + 32];
-        snprintf(conf, sizeof(conf), "%s/client.conf", dir);
-        stria_fs_t *fs;
-        int rc = stria_connect(conf, &fs);
-        if (rc == 0) {
-            rc = stria_setstripe(fs, "/", -1, 0, -1);
-            stria_disconnect(fs);
-        }
-        if (rc)
-            fprintf(stderr, "cannot stripe the root over every OST: %s\n", strerror(-rc));
-        return rc ? CLI_FAIL : CLI_OK;
-    }
+    if (!strcmp(phase, "setup"))
+        return node_setup(dir, &a) ? CLI_FAIL : CLI_OK;
     return cli_usage_error("ondemand", "unknown node phase '%s'", phase);
 }

@@ -97,7 +97,10 @@ grep -q "pcp: 41 files" <<<"$out" || fail "stage-in did not copy 41 files: $out"
 [ "$(grep -cE '^  10\.202\.[0-9]+\.1[1-4] +[1-9][0-9]* chunks' <<<"$out")" = 4 ] ||
     fail "not every node took a share of the stage-in: $out"
 node od3 diff -r "$G/set" "$MNT" || fail "the staged-in data set differs on od3"
-out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --stripe-all --timeout 5) || fail "start again: $out"
+out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --stripe-all --timeout 5 \
+    --owner 65534:65534 --mode 0750) || fail "start again: $out"
+[ "$(node od3 stat -c %u:%a "$MNT")" = 65534:750 ] ||
+    fail "--owner 65534:65534 --mode 0750: od3 sees the root as $(node od3 stat -c %u:%a "$MNT")"
 
 
 step "every node writes its shard; every node reads every shard"

@@ -83,6 +83,8 @@ say "start nodes=$nodes name=$NAME port=$PORT data=$DATA_DIR mount=$MOUNT mdts=$
 # of other users may share the nodes), from before any node mounts it: a
 # chown once every node has mounted could meet a node's kernel still
 # holding the root as it was (docs/operations.md, "On-demand file systems").
+[[ ${SLURM_JOB_UID:-} =~ ^[0-9]+$ && ${SLURM_JOB_GID:-} =~ ^[0-9]+$ ]] ||
+    fail "slurmd gave no numeric SLURM_JOB_UID/SLURM_JOB_GID ('${SLURM_JOB_UID:-}:${SLURM_JOB_GID:-}')"
 args=(--data-dir "$DATA_DIR" --mount "$MOUNT" --mdts "$MDTS" --port "$PORT" --timeout "$TIMEOUT"
     --owner "$SLURM_JOB_UID:$SLURM_JOB_GID" --mode 0700)
 [ "$STRIPE_ALL" = yes ] && args+=(--stripe-all)

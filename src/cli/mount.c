@@ -441,18 +441,19 @@ int mnt_mount(const char *dir, const char *given)
         show_log(log, from);
         return -EIO;
     }
+    record_mount(dir, mnt);
     /* The kernel's first look at the root, now, while nothing else uses
      * the mount. Until one of its GETATTRs is taken, the kernel holds the
      * root as mode 0 owned by root, and it throws a GETATTR's reply away
      * when a revocation dropped the root's attributes on the way (another
      * client's create there): a first create by another user at such a
      * moment was refused (EACCES). Once taken, such a loss leaves the
-     * attributes of this look, not none. */
+     * attributes of this look, not none. After the record: a mount that
+     * hangs here is still one `stria down` knows. */
     struct stat root_st;
     if (stat(mnt, &root_st) != 0)
         fprintf(stderr, "stria up: %s mounted, but a stat of it failed: %s\n", mnt,
                 strerror(errno));
-    record_mount(dir, mnt);
     pid_t pid;
     if (fuse_pids(mnt, &pid, 1) > 0)
         printf("mounted   %s with %s pid %d  log %s\n", mnt, MNT_FUSE_BIN, (int)pid, log);

@@ -518,10 +518,10 @@ int cmd_ondemand(int argc, char **argv)
             char *end;
             errno = 0;
             uid = strtoll(optarg, &end, 10);
-            if (end != optarg && *end == ':' && uid >= 0 && uid < 0xffffffffll && !errno) {
+            if (end != optarg && *end == ':' && uid >= 0 && uid <= UINT32_MAX - 1 && !errno) {
                 const char *g = end + 1;
                 gid = strtoll(g, &end, 10);
-                if (end == g || *end || gid < 0 || gid >= 0xffffffffll || errno)
+                if (end == g || *end || gid < 0 || gid > UINT32_MAX - 1 || errno)
                     gid = -1;
             } else {
                 uid = -1;

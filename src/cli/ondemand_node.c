@@ -309,8 +309,9 @@ static const char *owner_field(const char *s, int base, char sep, long long max,
 
 static int root_owner_parse(const char *s, long long *uid, long long *gid, long long *mode)
 {
-    if (!(s = owner_field(s, 10, ':', 0xfffffffell, uid)) ||
-        !(s = owner_field(s, 10, ':', 0xfffffffell, gid)) || !owner_field(s, 8, 0, 07777, mode))
+    /* (uid_t)-1 is chown's "leave it": not an owner. */
+    if (!(s = owner_field(s, 10, ':', UINT32_MAX - 1, uid)) ||
+        !(s = owner_field(s, 10, ':', UINT32_MAX - 1, gid)) || !owner_field(s, 8, 0, 07777, mode))
         return -EINVAL;
     return (*uid < 0) != (*gid < 0) ? -EINVAL : 0;
 }
@@ -362,7 +363,7 @@ static const struct option node_opts[] = {{"name", required_argument, NULL, 'n'}
 
 /* stria ondemand node PHASE ...: what a node does, run over ssh. PHASE:
  * mgmt (prepare, start the management service), daemons (prepare, start
- * the others), wait (every target online), mount, setup, status, stop. */
+ * the others), wait (every target online), setup, mount, status, stop. */
 int ondemand_node(int argc, char **argv)
 {
     if (argc < 2)

@@ -99,8 +99,8 @@ grep -q "pcp: 41 files" <<<"$out" || fail "stage-in did not copy 41 files: $out"
 node od3 diff -r "$G/set" "$MNT" || fail "the staged-in data set differs on od3"
 out=$(od od1 start --data-dir "$DATA" --mount "$MNT" --mdts 2 --stripe-all --timeout 5 \
     --owner 65534:65534 --mode 0750) || fail "start again: $out"
-[ "$(node od3 stat -c %u:%a "$MNT")" = 65534:750 ] ||
-    fail "--owner 65534:65534 --mode 0750: od3 sees the root as $(node od3 stat -c %u:%a "$MNT")"
+[ "$(node od3 stat -c %u:%g:%a "$MNT")" = 65534:65534:750 ] ||
+    fail "--owner 65534:65534 --mode 0750: od3 sees the root as $(node od3 stat -c %u:%g:%a "$MNT")"
 
 
 step "every node writes its shard; every node reads every shard"

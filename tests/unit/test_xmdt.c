@@ -311,6 +311,8 @@ static void fsck_all(struct fx *f, bool clean, struct proto_blob lists[NMDT])
 
 static void assert_clean(struct fx *f)
 {
+    for (uint32_t i = 0; i < NMDT; i++)
+        assert_int_equal(f->ctx[i].nxbusy, 0); /* no mark left behind */
     struct proto_blob lists[NMDT];
     fsck_all(f, true, lists);
     struct xrefs_found x;
@@ -1309,6 +1311,22 @@ static void *chmod_main(void *arg)
     return NULL;
 }
 
+/* A directory name striped over every MDT (on MDT *e), chmod 0700'd with
+ * its copy onto the shards left to recovery (its peers away). */
+static uint64_t dir_copy_left(struct fx *f, const char *name, uint32_t *e)
+{
+    struct proto_attr d;
+    *e = where(root_ds(), ROOT, name);
+    assert_int_equal(mkdir_at(f, *e, ROOT, name, NMDT, 0, &d), 0);
+    f->fail_after = 0;
+    chmod_as_root(f, d.ino, 0700);
+    f->fail_after = -1;
+    struct proto_attr a;
+    assert_int_equal(getattr_at(f, (proto_ino_mdt(d.ino) + 1) % NMDT, d.ino, &a), 0);
+    assert_int_not_equal(a.mode & 07777, 0700);
+    return d.ino;
+}
+
 /* Two copies of one directory's attributes at once: recovery's, of a chmod
  * whose copy found its peers away, read the inode and is on its way; a
  * second chmod commits and copies. The second's copy must land last, or
@@ -1316,15 +1334,8 @@ static void *chmod_main(void *arg)
 static void test_copies_in_order(void **state)
 {
     struct fx *f = *state;
-    struct proto_attr d;
-    uint32_t e = where(root_ds(), ROOT, "co");
-    assert_int_equal(mkdir_at(f, e, ROOT, "co", NMDT, 0, &d), 0);
-    f->fail_after = 0; /* the first chmod's copy is left to recovery */
-    chmod_as_root(f, d.ino, 0700);
-    f->fail_after = -1;
-    struct proto_attr a;
-    assert_int_equal(getattr_at(f, (e + 1) % NMDT, d.ino, &a), 0);
-    assert_int_not_equal(a.mode & 07777, 0700);
+    uint32_t e;
+    struct proto_attr d = {.ino = dir_copy_left(f, "co", &e)};
 
     gate.stage = 0;
     f->gate_shard = PROTO_SHARD_ATTR;
@@ -1347,6 +1358,65 @@ static void test_copies_in_order(void **state)
     assert_shards_mode(f, d.ino, 0750);
     assert_clean(f);
     assert_int_equal(rmdir_at(f, e, ROOT, "co"), 0);
+}
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    bool done;
+    int open;
+} rec = {PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, false, 0};
+
+static void *recover_done_main(void *arg)
+{
+    struct chmod_job *j = arg;
+    int open = meta_xmdt_recover(&j->f->ctx[proto_ino_mdt(j->ino)]);
+    pthread_mutex_lock(&rec.lock);
+    rec.open = open;
+    rec.done = true;
+    pthread_cond_broadcast(&rec.cond);
+    pthread_mutex_unlock(&rec.lock);
+    return NULL;
+}
+
+/* The other way round: a request's copy is on its way when recovery
+ * meets an older copy of the same directory. Recovery runs on the
+ * daemon's tick, which also makes commits durable: it leaves that copy for
+ * its next tick instead of waiting behind the request. */
+static void test_recovery_leaves_busy_dir(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e;
+    struct proto_attr d = {.ino = dir_copy_left(f, "cb", &e)};
+
+    gate.stage = 0;
+    f->gate_shard = PROTO_SHARD_ATTR;
+    cj = (struct chmod_job){f, d.ino, 0750, 1};
+    rec.done = false;
+    pthread_t ct, rt;
+    assert_int_equal(pthread_create(&ct, NULL, chmod_main, &cj), 0);
+    bool held = gate_until(1, 10000); /* the second chmod's copy holds the directory */
+    bool started = held && pthread_create(&rt, NULL, recover_done_main, &cj) == 0;
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    until.tv_sec += 10;
+    pthread_mutex_lock(&rec.lock);
+    while (started && !rec.done && pthread_cond_timedwait(&rec.cond, &rec.lock, &until) == 0)
+        ;
+    bool done = rec.done;
+    pthread_mutex_unlock(&rec.lock);
+    gate_open();
+    pthread_join(ct, NULL);
+    if (started)
+        pthread_join(rt, NULL);
+    assert_true(held);
+    assert_true(done); /* it did not wait for the gate */
+    assert_int_equal(rec.open, 1);
+    assert_int_equal(cj.rc, 0);
+    assert_int_equal(meta_xmdt_recover(&f->ctx[proto_ino_mdt(d.ino)]), 0);
+    assert_shards_mode(f, d.ino, 0750);
+    assert_clean(f);
+    assert_int_equal(rmdir_at(f, e, ROOT, "cb"), 0);
 }
 
 /* The marks of operations in progress: as many as there are requests at
@@ -1756,6 +1826,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_two_recoveries, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_beside_chmod, setup, teardown),
         cmocka_unit_test_setup_teardown(test_copies_in_order, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_leaves_busy_dir, setup, teardown),
         cmocka_unit_test_setup_teardown(test_late_unseal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_seal_owned, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rmdir_refused_before_seal, setup, teardown),

@@ -273,15 +273,20 @@ _Static_assert(XF_SYNC_ATIME == PROTO_SHARD_ATTR_ATIME && XF_SYNC_MTIME == PROTO
 /* Copy a striped directory's attributes onto its shards. One copy of a
  * directory at a time: two that overlapped (two clients' chmods, or a
  * request's and recovery's) could land in the other order, the later
- * attributes under the earlier. The copy that waited reads the inode after
- * the first is done. */
-static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x)
+ * attributes under the earlier. A request's copy waits for the one under
+ * way and reads the inode after it; recovery's (wait false: the tick,
+ * which also makes commits durable, must not queue behind requests)
+ * leaves the directory for its next tick. */
+static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct meta_intent *x,
+                       bool wait)
 {
     struct meta_ctx *c = rq->ctx;
+    if (!wait && meta_xbusy_has(c, x->ino))
+        return -EBUSY;
     struct meta_inode *in = malloc(sizeof(*in));
-    if (!in || !xbusy_wait_add(c, x->ino)) {
+    if (!in || !(wait ? xbusy_wait_add(c, x->ino) : meta_xbusy_add(c, x->ino))) {
         free(in);
-        return -ENOMEM;
+        return in ? -EBUSY : -ENOMEM; /* not waiting: another copy began meanwhile */
     }
     struct master_arg a = {x->ino, in};
     int rc = meta_store_read(c->store, rq, master_txn, &a);
@@ -297,12 +302,12 @@ static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct me
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
                     unsigned times, uint64_t *noted)
 {
-    if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
-        return 0;
     if (*noted) {
         meta_xbusy_del(c, *noted); /* a run of the change that did not commit */
         *noted = 0;
     }
+    if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
+        return 0;
     struct meta_intent *x = calloc(1, sizeof(*x));
     if (!x)
         return -ENOMEM;
@@ -332,7 +337,7 @@ int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_int
     struct meta_ctx *c = rq->ctx;
     int rc;
     if (x->kind == XK_SYNC)
-        rc = sync_shards(rq, txid, x);
+        rc = sync_shards(rq, txid, x, !quiet); /* quiet: recovery's */
     else if (x->kind == XK_MKDIR)
         rc = step_all(rq, x, PROTO_SHARD_DEL, txid, META_SHARD_DEL_UNNAMED);
     else if (x->phase == 1)

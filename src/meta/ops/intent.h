@@ -63,7 +63,9 @@ void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
                     unsigned times, uint64_t *noted);
 /* Run an intent of a directory operation (mkdir, rmdir, sync) to its end,
- * then remove it; 0 when it is gone. quiet: a failure is logged at debug. */
+ * then remove it; 0 when it is gone. quiet (recovery's runs): a failure is
+ * logged at debug, and a sync whose directory another copy holds is left
+ * for the next try rather than waited for. */
 int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_intent *x, bool quiet);
 /* Whether txid is marked worked on (meta_xbusy_add). */
 bool meta_xbusy_has(struct meta_ctx *c, uint64_t txid);

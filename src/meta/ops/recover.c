@@ -87,8 +87,10 @@ int meta_xmdt_recover(struct meta_ctx *c)
         uint64_t txid = s.v[i];
         /* Claimed so that two recoveries never run one intent at once;
          * one a request works on is the request's, and not open. */
-        if (!meta_xbusy_add(c, txid))
+        if (!meta_xbusy_add(c, txid)) {
+            open += !meta_xbusy_has(c, txid); /* no memory to claim it */
             continue;
+        }
         struct reread_arg a = {txid, s.x};
         int rrc = meta_store_read(c->store, NULL, reread_txn, &a);
         if (rrc) {

@@ -515,29 +515,15 @@ int cmd_ondemand(int argc, char **argv)
             nodefile = optarg;
             break;
         case 'o': {
-            char *end;
-            errno = 0;
-            uid = strtoll(optarg, &end, 10);
-            if (end != optarg && *end == ':' && uid >= 0 && uid <= UINT32_MAX - 1 && !errno) {
-                const char *g = end + 1;
-                gid = strtoll(g, &end, 10);
-                if (end == g || *end || gid < 0 || gid > UINT32_MAX - 1 || errno)
-                    gid = -1;
-            } else {
-                uid = -1;
-            }
-            if (uid < 0 || gid < 0)
+            const char *g = ondemand_owner_field(optarg, 10, ':', ONDEMAND_ID_MAX, &uid);
+            if (!g || !ondemand_owner_field(g, 10, 0, ONDEMAND_ID_MAX, &gid) || uid < 0 || gid < 0)
                 return cli_usage_error("ondemand", "--owner is UID:GID, two numbers");
             break;
         }
-        case 'D': {
-            char *end;
-            errno = 0;
-            mode = strtoll(optarg, &end, 8);
-            if (end == optarg || *end || errno || mode < 0 || mode > 07777)
+        case 'D':
+            if (!ondemand_owner_field(optarg, 8, 0, 07777, &mode) || mode < 0)
                 return cli_usage_error("ondemand", "--mode is an octal mode, 0 to 7777");
             break;
-        }
         case 'I':
             o.stage_in = optarg;
             break;

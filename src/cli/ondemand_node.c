@@ -291,8 +291,7 @@ static int node_status(const struct node_args *a)
     return down ? 4 : 0;
 }
 
-/* One field of --root-owner: a number in base, or "-" (*v -1), then sep. */
-static const char *owner_field(const char *s, int base, char sep, long long max, long long *v)
+const char *ondemand_owner_field(const char *s, int base, char sep, long long max, long long *v)
 {
     char *end = (char *)s;
     if (*s == '-') {
@@ -309,9 +308,9 @@ static const char *owner_field(const char *s, int base, char sep, long long max,
 
 static int root_owner_parse(const char *s, long long *uid, long long *gid, long long *mode)
 {
-    /* (uid_t)-1 is chown's "leave it": not an owner. */
-    if (!(s = owner_field(s, 10, ':', UINT32_MAX - 1, uid)) ||
-        !(s = owner_field(s, 10, ':', UINT32_MAX - 1, gid)) || !owner_field(s, 8, 0, 07777, mode))
+    if (!(s = ondemand_owner_field(s, 10, ':', ONDEMAND_ID_MAX, uid)) ||
+        !(s = ondemand_owner_field(s, 10, ':', ONDEMAND_ID_MAX, gid)) ||
+        !ondemand_owner_field(s, 8, 0, 07777, mode))
         return -EINVAL;
     return (*uid < 0) != (*gid < 0) ? -EINVAL : 0;
 }

@@ -281,12 +281,12 @@ static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct me
                        bool wait)
 {
     struct meta_ctx *c = rq->ctx;
-    if (!wait && meta_xbusy_has(c, x->ino))
-        return -EBUSY;
     struct meta_inode *in = malloc(sizeof(*in));
-    if (!in || !(wait ? xbusy_wait_add(c, x->ino) : meta_xbusy_add(c, x->ino))) {
+    if (!in)
+        return -ENOMEM;
+    if (!(wait ? xbusy_wait_add(c, x->ino) : meta_xbusy_add(c, x->ino))) {
         free(in);
-        return in ? -EBUSY : -ENOMEM; /* not waiting: another copy began meanwhile */
+        return wait ? -ENOMEM : -EBUSY; /* not waiting: another copy holds it */
     }
     struct master_arg a = {x->ino, in};
     int rc = meta_store_read(c->store, rq, master_txn, &a);
@@ -302,10 +302,6 @@ static int sync_shards(const struct meta_req *rq, uint64_t txid, const struct me
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
                     unsigned times, uint64_t *noted)
 {
-    if (*noted) {
-        meta_xbusy_del(c, *noted); /* a run of the change that did not commit */
-        *noted = 0;
-    }
     if (!S_ISDIR(in->mode) || !in->dstripe || (in->flags & META_F_SHARD))
         return 0;
     struct meta_intent *x = calloc(1, sizeof(*x));

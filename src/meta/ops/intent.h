@@ -59,7 +59,9 @@ void meta_xbusy_del(struct meta_ctx *c, uint64_t txid);
  * XF_SYNC_MTIME when its atime or its mtime was set, which then goes onto
  * the shards too. The intent's number goes to *noted (0 before, and left
  * 0 when in is not a striped directory), marked worked on; the operation
- * passes it to meta_xsync_after whether its transaction committed or not. */
+ * passes it to meta_xsync_after whether its transaction committed or not.
+ * The note is its transaction's last step: a store never runs a
+ * transaction again once it wrote (meta_run_waiting only after -EAGAIN). */
 int meta_xsync_note(struct meta_ctx *c, struct meta_txn *t, const struct meta_inode *in,
                     unsigned times, uint64_t *noted);
 /* Run an intent of a directory operation (mkdir, rmdir, sync) to its end,

@@ -416,10 +416,14 @@ STRIA_API int stria_start_mdcache(stria_fs_t *fs);
  * revokes (a change by another client), from the cache's thread, after
  * the cache dropped what it held of it and before the MDT hears that it
  * did, so before the change is acknowledged; fn must not call into fs.
- * NULL: none; once this returns, the fn it replaced is no longer being
- * called. -EINVAL without the cache. */
-STRIA_API int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg),
-                                     void *arg);
+ * what is STRIA_REVOKED_NAMES when ino is a directory whose names changed
+ * (a create, link, unlink or rename in it; its times and link count
+ * changed with them, its mode, owner and xattrs did not), 0 for any other
+ * change. NULL: none; once this returns, the fn it replaced is no longer
+ * being called. -EINVAL without the cache. */
+#define STRIA_REVOKED_NAMES 1u
+STRIA_API int stria_on_lease_revoked(stria_fs_t *fs,
+                                     void (*fn)(uint64_t ino, unsigned what, void *arg), void *arg);
 /* What to do with a removal that a queued unlink's reply brings (the
  * callback owns rm: end it with stria_removed_finish, now or later). */
 typedef void (*stria_removed_fn)(stria_fs_t *fs, stria_removed_t *rm, void *arg);

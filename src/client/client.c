@@ -62,7 +62,8 @@ int stria_start_mdcache(stria_fs_t *fs)
     return fs->mdc ? 0 : mdc_start(fs);
 }
 
-int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg), void *arg)
+int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, unsigned what, void *arg),
+                           void *arg)
 {
     if (!fs->mdc)
         return -EINVAL;

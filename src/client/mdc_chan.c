@@ -100,7 +100,7 @@ static void *channel_main(void *arg)
         }
         failures = 0;
         uint32_t n = r.revokes.len / 16;
-        mdc_heard(m, ch->mdt, r.instance, r.revokes.p, n);
+        mdc_heard(m, ch->mdt, r.instance, r.revokes.p, n, r.kinds.p, r.kinds.len);
         if (n)
             acked = r.first + n - 1;
     }

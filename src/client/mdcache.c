@@ -602,7 +602,8 @@ static void heard_revoke(struct mdc *m, uint32_t mdt, uint64_t ino, uint64_t gen
         rec_drop(m, r);
 }
 
-void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n)
+void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n,
+               const uint8_t *kinds, uint32_t nkinds)
 {
     if (mdt >= m->nchan)
         return;
@@ -624,8 +625,9 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
     pthread_mutex_lock(&m->change_lock);
     for (uint32_t i = 0; m->changed && i < n; i++) {
         uint64_t ino = proto_le64(revokes + i * 16);
+        unsigned what = i < nkinds && kinds[i] == PROTO_REVOKE_NAMES ? STRIA_REVOKED_NAMES : 0;
         if (ino)
-            m->changed(ino, m->changed_arg);
+            m->changed(ino, what, m->changed_arg);
     }
     pthread_mutex_unlock(&m->change_lock);
     /* Acknowledged (by the next poll) only once the queue is sent. */

@@ -44,10 +44,11 @@ typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 /* Register fn (write-behind, when it starts; NULL: none). */
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn);
 /* What the cache's owner hears of every inode whose lease an MDT revoked
- * (stria_on_lease_revoked): called by the channel's thread, after the
- * cache dropped what it held of ino and before it acknowledges. Once
- * mdc_on_change has returned, no call of the fn it replaced is under way. */
-typedef void (*mdc_changed_fn)(uint64_t ino, void *arg);
+ * (stria_on_lease_revoked; what: STRIA_REVOKED_NAMES or 0): called by the
+ * channel's thread, after the cache dropped what it held of ino and before
+ * it acknowledges. Once mdc_on_change has returned, no call of the fn it
+ * replaced is under way. */
+typedef void (*mdc_changed_fn)(uint64_t ino, unsigned what, void *arg);
 void mdc_on_change(struct mdc *m, mdc_changed_fn fn, void *arg);
 
 /* The cache without its revocation channel (mdc_start and mdc_stop are
@@ -60,8 +61,10 @@ void mdc_destroy(struct mdc *m);
 /* Take in a LEASE_POLL reply from MDT mdt: its instance (a new one drops
  * everything cached) and n revocations (revokes: n pairs of little-endian
  * inode and generation; inode 0 is write-behind's grant, passed on to the
- * mdc_on_revoke callback). */
-void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n);
+ * mdc_on_revoke callback), kinds their first nkinds kinds (proto.h's
+ * LEASE_POLL; one missing is 0). */
+void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n,
+               const uint8_t *kinds, uint32_t nkinds);
 /* The MDT a reply came from, by the instance its leases name; -1 when no
  * channel hears that instance (the reply's leases are then not used). */
 int mdc_reply_mdt(struct mdc *m, uint64_t instance);

@@ -14,6 +14,8 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -23,15 +25,86 @@ static stria_dir_t *dh(struct fuse_file_info *fi)
     return (stria_dir_t *)(uintptr_t)fi->fh;
 }
 
-/* Another client changed ino: the kernel drops the attributes it holds,
- * so that the next stat, and the next opendir of a directory whose
- * listing it keeps (cache_dirs), asks this mount again; the mount answers
- * from the MDT, the lease gone, and a listing whose directory's mtime
- * moved is read again. Only the attributes: the page cache of a file
- * follows close-to-open, at its next open. */
-void sf_revoked(uint64_t ino, void *arg)
+/*
+ * The listings the kernel keeps that are still current. The kernel keeps
+ * a directory's listing in its page cache (cache_dirs) and asks this mount
+ * at each opendir whether to go on using it (keep_cache). Another mount's
+ * create, link, unlink or rename in the directory revokes this mount's
+ * lease on it with a revocation that says only its names changed
+ * (STRIA_REVOKED_NAMES): the directory leaves the table, and the next
+ * opendir drops the kernel's copy. An opendir of a directory not in the
+ * table drops it too and puts the directory in, so a directory pushed out
+ * of a full window is listed again, never listed old.
+ *
+ * A revocation of that kind leaves the kernel's attributes of the
+ * directory alone: dropping them (fuse_lowlevel_notify_inval_inode) makes
+ * the kernel throw away a GETATTR reply on its way, and check permissions
+ * against what it held before (architecture.md, "A dropped reply"). The
+ * directory's times and link count then follow attr_timeout on this
+ * mount, as its names follow entry_timeout.
+ */
+#define KEPT_SLOTS  16384u /* a power of 2 */
+#define KEPT_WINDOW 8u     /* slots a directory may take, from its hash on */
+
+static struct {
+    pthread_mutex_t lock;
+    uint64_t ino[KEPT_SLOTS]; /* 0: empty */
+    uint32_t evict;           /* which slot of a full window goes next */
+} kept = {.lock = PTHREAD_MUTEX_INITIALIZER};
+
+static uint32_t kept_home(uint64_t ino)
+{
+    return (uint32_t)((ino * 0x9e3779b97f4a7c15ull) >> 40) & (KEPT_SLOTS - 1);
+}
+
+/* The slot of ino in its window, or -1 (lock held). */
+static int kept_find(uint64_t ino)
+{
+    uint32_t h = kept_home(ino);
+    for (uint32_t i = 0; i < KEPT_WINDOW; i++)
+        if (kept.ino[(h + i) & (KEPT_SLOTS - 1)] == ino)
+            return (int)((h + i) & (KEPT_SLOTS - 1));
+    return -1;
+}
+
+/* At opendir: true when the kernel may go on using its listing of ino;
+ * otherwise ino is put in the table (the kernel's copy, if any, goes). */
+static bool kept_current(uint64_t ino)
+{
+    pthread_mutex_lock(&kept.lock);
+    bool current = kept_find(ino) >= 0;
+    if (!current) {
+        uint32_t h = kept_home(ino), slot = (h + kept.evict++ % KEPT_WINDOW) & (KEPT_SLOTS - 1);
+        for (uint32_t i = 0; i < KEPT_WINDOW; i++)
+            if (kept.ino[(h + i) & (KEPT_SLOTS - 1)] == 0) {
+                slot = (h + i) & (KEPT_SLOTS - 1);
+                break;
+            }
+        kept.ino[slot] = ino; /* what was there is listed afresh next time */
+    }
+    pthread_mutex_unlock(&kept.lock);
+    return current;
+}
+
+/* Another client changed ino (stria_on_lease_revoked), before the change
+ * is acknowledged. Only its names: the kernel's listing of it is no longer
+ * current. Anything else: the kernel drops the attributes it holds, so
+ * that the next stat, and the next opendir of a directory whose listing it
+ * keeps, asks this mount again, which answers from the MDT, the lease
+ * gone; a listing whose directory's mtime moved is read again. Only the
+ * attributes: the page cache of a file follows close-to-open, at its next
+ * open. */
+void sf_revoked(uint64_t ino, unsigned what, void *arg)
 {
     (void)arg;
+    if (what & STRIA_REVOKED_NAMES) {
+        pthread_mutex_lock(&kept.lock);
+        int slot = kept_find(ino);
+        if (slot >= 0)
+            kept.ino[slot] = 0;
+        pthread_mutex_unlock(&kept.lock);
+        return;
+    }
     fuse_lowlevel_notify_inval_inode(sf.se, ino, -1, 0);
 }
 
@@ -47,14 +120,16 @@ static void sf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
     fi->fh = (uintptr_t)d;
     /* The kernel keeps a listing of a directory on one MDT in its page
      * cache, and lists it again from there. It drops the copy when this
-     * mount changes the directory, or at an opendir when the directory's
-     * mtime has moved: it asks for the mtime again once attr_timeout has
-     * passed, or at once when another client's change revoked this
-     * mount's lease on it (sf_revoked, before the change is
-     * acknowledged). A striped directory's mtime follows its first shard
-     * only, so its listings are not kept. */
+     * mount changes the directory; when another client did since the
+     * listing was read (the table above); and at an opendir when the
+     * directory's mtime has moved, which it asks for again once
+     * attr_timeout has passed, or at once when another client changed
+     * more than its names (sf_revoked, before the change is acknowledged).
+     * A striped directory's mtime follows its first shard only, and this
+     * mount holds no lease on the other shards a listing reads, so its
+     * listings are not kept. */
     fi->cache_readdir = sf.cache_dirs && stria_dir_on_one_mdt(d);
-    fi->keep_cache = fi->cache_readdir;
+    fi->keep_cache = fi->cache_readdir && kept_current(ino);
     if (fuse_reply_open(req, fi) == -ENOENT)
         stria_closedir(d);
 }

@@ -235,7 +235,7 @@ static void usage(const char *prog)
            "                      (default 1); one still queued is lost if this mount dies\n"
            "  cache_dirs=0|1      with mdcache, let the kernel keep listings of\n"
            "                      directories on one MDT and list them again from\n"
-           "                      memory until a change anywhere moves their mtime\n"
+           "                      memory until a change anywhere changes their names\n"
            "                      (default 1)\n"
            "  killpriv_v2=0|1     let the mount, not the kernel, drop setuid and setgid on\n"
            "                      write (default 1): spares a GETXATTR per write\n"

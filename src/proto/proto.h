@@ -465,10 +465,15 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * acked: the sequence number of the last revocation the client has
  * applied (its cache no longer uses those leases). The MDT answers when it
  * has revocations for the client, or after about a second with none:
- * revokes holds (U64 ino, U64 gen) pairs numbered from first. bye: the
- * client drops every lease it holds and leaves. */
+ * revokes holds (U64 ino, U64 gen) pairs numbered from first; kinds
+ * (appended: an older MDT sends none) one byte each, PROTO_REVOKE_NAMES
+ * when only the names of directory ino changed (and with them its times
+ * and link count: never its mode, owner or xattrs), 0 for any other
+ * change; a revocation without a byte is 0. bye: the client drops every
+ * lease it holds and leaves. */
+#define PROTO_REVOKE_NAMES    1u
 #define MSG_LEASE_POLL_REQ(F) F(U64, acked) F(U8, bye)
-#define MSG_LEASE_POLL_REP(F) F(U64, instance) F(U64, first) F(BLOB, revokes)
+#define MSG_LEASE_POLL_REP(F) F(U64, instance) F(U64, first) F(BLOB, revokes) F(TBLOB, kinds)
 /* STATS: what a server's requests cost since it started (every server
  * answers it). uptime_ns, then ops: per kind of request served at least
  * once, PROTO_STAT_LEN bytes {u16 opcode, u64 count, u64 errors,

@@ -271,13 +271,13 @@ failed=$(sed -n 's/.*unlinks_failed=\([0-9]*\).*/\1/p' <<<"$stats")
 t rm "$M2/wb/g7"
 t rmdir "$M1/wb" || bad "rmdir wb/ on mount 1 failed after mount 2 emptied it"
 
-step "the kernel keeps a listing until a change anywhere moves the directory's mtime"
+step "the kernel keeps a listing until a change anywhere makes it old"
 # READDIRs all MDTs served so far.
 readdirs() { "$STRIA" stats | awk '$1 == "READDIR" && $2 ~ /^[0-9]+$/ { s += $2 } END { print s + 0 }'; }
 # Mount 4 trusts names and attributes for a minute: what it lists after
 # another mount's change can come only from the lease's revocation, which
-# drops the kernel's attributes of the directory before the change is
-# acknowledged (sf_revoked), so that the next listing checks the mtime.
+# says the directory's names changed before the change is acknowledged
+# (sf_revoked), so that the next opendir drops the kernel's listing.
 mount_stria "$T/m4" attr_timeout=60,entry_timeout=60
 M4=$(realpath "$T/m4")
 t mkdir "$M1/kept"
@@ -288,7 +288,17 @@ r0=$(readdirs)
 r1=$(readdirs)
 echo "   listed again: $((r1 - r0)) READDIRs"
 [ "$r1" = "$r0" ] || bad "listing kept/ again sent $((r1 - r0)) READDIRs, want none (cache_dirs)"
+t stat "$M4/kept" >/dev/null || bad "stat kept/ on mount 4 failed"
 t touch "$M2/kept/new" || bad "touch kept/new on mount 2 failed"
+# A create elsewhere changes only the directory's names: mount 4's kernel
+# keeps its attributes (dropping them would let it throw away a GETATTR
+# reply on its way: architecture.md, "A dropped reply"), so a stat there
+# sends nothing, while the listing is still fresh.
+g0=$(mdt_sent GETATTR)
+t stat "$M4/kept" >/dev/null || bad "stat kept/ on mount 4 failed"
+g1=$(mdt_sent GETATTR)
+[ "$g1" = "$g0" ] ||
+    bad "a stat of kept/ on mount 4 after a create on mount 2 sent $((g1 - g0)) GETATTRs, want none"
 t ls "$M4/kept" | grep -qx new || bad "mount 4 does not list kept/new, created on mount 2"
 t mv "$M2/kept/k1" "$M2/kept/moved" || bad "mv on mount 2 failed"
 t rm "$M2/kept/k2" || bad "rm on mount 2 failed"

@@ -7,7 +7,8 @@
  * alone, renewed for its holder, and revoked by any other client's request,
  * which waits until the holder acknowledges (or its channel closes, or the
  * grant runs out). A poll with nothing to say parks and is woken when
- * there is (a revocation, its channel replaced, the table stopping).
+ * there is (a revocation, its channel replaced, the table stopping). A
+ * revocation says when only a directory's names changed.
  * Clients are numbers and channels are addresses, as metad passes them; a
  * change by another client runs on its own thread, since it blocks until
  * the holder answers.
@@ -23,13 +24,14 @@
 
 #include <pthread.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #define A 0xaaull /* a client with a revocation channel */
 #define B 0xbbull /* another client */
 
-static int chan_a, chan_b; /* their channels' identities */
-static uint8_t buf[PROTO_MAX_REVOKES * 16];
+static int chan_a, chan_b;                  /* their channels' identities */
+static uint8_t buf[PROTO_MAX_REVOKES * 17]; /* 16 bytes and a kind each */
 
 static uint64_t get64(const uint8_t *p)
 {
@@ -162,6 +164,52 @@ static void test_revoked_before_change_is_acknowledged(void **state)
     assert_true(c.out.l[0].gen > l.gen);
     assert_int_equal(c.out.l[0].ms, 0);
     assert_int_equal(c.out.instance, lease_instance(t));
+    lease_tab_destroy(t);
+}
+
+/* B changes what A holds; A acknowledges. The kind of A's revocation. */
+static uint8_t kind_heard(struct lease_tab *t, const struct change *proto)
+{
+    uint64_t first;
+    grant(t, A, proto->touched.ino[0], lease_read_begin(t));
+    struct change c = *proto;
+    c.t = t;
+    c.client = B;
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, change_main, &c), 0);
+    uint32_t n = poll_wait(t, A, &chan_a, 0, 60000, &first);
+    assert_int_equal(n, 1);
+    assert_int_equal(get64(buf), proto->touched.ino[0]);
+    uint8_t kind = buf[16]; /* after the one entry */
+    assert_int_equal(poll_a(t, first, &first), 0);
+    pthread_join(th, NULL);
+    return kind;
+}
+
+static void test_revocation_says_names_only(void **state)
+{
+    (void)state;
+    struct lease_tab *t = table_with_a(600000);
+    struct change c;
+    /* A create in a directory: only its names (and times) changed. */
+    change_one(&c, t, B, 10);
+    c.touched.names = true;
+    c.touched.has_attr[0] = true;
+    c.touched.attr[0].mode = S_IFDIR | 0755;
+    assert_int_equal(kind_heard(t, &c), PROTO_REVOKE_NAMES);
+    /* A chmod of the directory: anything may have. */
+    c.touched.names = false;
+    assert_int_equal(kind_heard(t, &c), 0);
+    /* A namespace operation's file (an unlink's link count). */
+    change_one(&c, t, B, 11);
+    c.touched.names = true;
+    c.touched.has_attr[0] = true;
+    c.touched.attr[0].mode = S_IFREG | 0644;
+    assert_int_equal(kind_heard(t, &c), 0);
+    /* A directory whose attributes the change did not say (removed). */
+    change_one(&c, t, B, 12);
+    c.touched.names = true;
+    assert_int_equal(kind_heard(t, &c), 0);
     lease_tab_destroy(t);
 }
 
@@ -510,6 +558,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_revoked_before_change_is_acknowledged),
+        cmocka_unit_test(test_revocation_says_names_only),
         cmocka_unit_test(test_changer_keeps_its_lease),
         cmocka_unit_test(test_crossed_changes_get_no_lease),
         cmocka_unit_test(test_grant_refused_for_state_read_before_a_change),

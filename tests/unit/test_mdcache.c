@@ -42,7 +42,7 @@ static int setup(void **state)
     m = fs ? mdc_create(fs, 4) : NULL;
     if (!m)
         return -1;
-    mdc_heard(m, 0, INSTANCE, NULL, 0); /* the channel is up */
+    mdc_heard(m, 0, INSTANCE, NULL, 0, NULL, 0); /* the channel is up */
     return 0;
 }
 
@@ -102,7 +102,7 @@ static void hear_revoke(uint64_t instance, uint64_t ino, uint64_t gen)
     uint8_t r[16];
     proto_put_le64(r, ino);
     proto_put_le64(r + 8, gen);
-    mdc_heard(m, 0, instance, r, 1);
+    mdc_heard(m, 0, instance, r, 1, NULL, 0);
 }
 
 static void test_answered_while_valid(void **state)
@@ -211,7 +211,7 @@ static void test_instance_change_drops_all(void **state)
     grant(INSTANCE, FILE_INO, 0, 1, LONG_MS, mdc_clock_ms(), &a);
     grant_name("a", 1, 1, LONG_MS);
     assert_true(cached_size(FILE_INO, &size));
-    mdc_heard(m, 0, INSTANCE + 1, NULL, 0); /* the MDT restarted */
+    mdc_heard(m, 0, INSTANCE + 1, NULL, 0, NULL, 0); /* the MDT restarted */
     assert_false(cached_size(FILE_INO, &size));
     struct proto_cred root = {0};
     struct proto_attr out;
@@ -244,7 +244,7 @@ static void test_write_behind_revoke_reaches_callback(void **state)
     uint8_t r[16];
     proto_put_le64(r, 0);
     proto_put_le64(r + 8, 11);
-    mdc_heard(m, 2, INSTANCE + 2, r, 1); /* another MDT's grant */
+    mdc_heard(m, 2, INSTANCE + 2, r, 1, NULL, 0); /* another MDT's grant */
     assert_int_equal(revoked_mdt, 2);
     assert_int_equal(revoked_id, 11);
 }
@@ -274,7 +274,7 @@ static void hear_revoke_from(uint32_t mdt, uint64_t instance, uint64_t ino, uint
     uint8_t r[16];
     proto_put_le64(r, ino);
     proto_put_le64(r + 8, gen);
-    mdc_heard(m, mdt, instance, r, 1);
+    mdc_heard(m, mdt, instance, r, 1, NULL, 0);
 }
 
 static void test_shards_lease_their_own_names(void **state)
@@ -283,7 +283,7 @@ static void test_shards_lease_their_own_names(void **state)
     struct proto_cred root = {0};
     struct proto_attr out;
     uint64_t size;
-    mdc_heard(m, 1, INSTANCE + 1, NULL, 0); /* MDT 1's channel is up */
+    mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0); /* MDT 1's channel is up */
     struct proto_attr da = attr_of(DIR, S_IFDIR | 0755, 0);
     grant(INSTANCE, DIR, 0, 1, LONG_MS, mdc_clock_ms(), &da);
     grant_shard_name(5, 6);
@@ -330,7 +330,7 @@ static void test_shard_empty_needs_the_same_lease(void **state)
     (void)state;
     struct proto_cred root = {0};
     struct proto_attr out;
-    mdc_heard(m, 1, INSTANCE + 1, NULL, 0);
+    mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0);
     struct proto_attr sa = attr_of(DIR, S_IFDIR | 0755, 0);
     struct proto_leases ls = {.instance = INSTANCE + 1, .n = 1};
     ls.l[0] = (struct proto_lease){.ino = DIR, .gen = 3, .ms = LONG_MS};
@@ -518,6 +518,7 @@ static void test_rename_keeps_directories_complete(void **state)
 /* The owner hears of every inode whose lease was revoked (not of the
  * write-behind grant, inode 0), and of none once it unsets its fn. */
 static uint64_t changed_inos[8];
+static unsigned changed_what[8];
 static int nchanged;
 
 /* Entries of a READDIR reply: names[i] holding inos[i]. */
@@ -586,11 +587,13 @@ static void test_fill_from_a_listing(void **state)
     assert_int_equal(mdc_lookup(m, 0x40, 0, "zz", &root, &out), -EAGAIN);
 }
 
-static void on_changed(uint64_t ino, void *arg)
+static void on_changed(uint64_t ino, unsigned what, void *arg)
 {
     assert_ptr_equal(arg, &nchanged);
-    if (nchanged < 8)
+    if (nchanged < 8) {
+        changed_what[nchanged] = what;
         changed_inos[nchanged++] = ino;
+    }
 }
 
 static void test_change_hook(void **state)
@@ -605,17 +608,31 @@ static void test_change_hook(void **state)
         proto_put_le64(r + i * 16, inos[i]);
         proto_put_le64(r + i * 16 + 8, 60);
     }
-    mdc_heard(m, 0, INSTANCE, r, 3);
+    /* The kinds the MDT sent: the file's attributes, only the directory's
+     * names (the grant's byte is not looked at). */
+    const uint8_t kinds[3] = {0, 0, PROTO_REVOKE_NAMES};
+    mdc_heard(m, 0, INSTANCE, r, 3, kinds, 3);
     assert_int_equal(nchanged, 2);
     assert_int_equal(changed_inos[0], FILE_INO);
+    assert_int_equal(changed_what[0], 0);
     assert_int_equal(changed_inos[1], DIR);
+    assert_int_equal(changed_what[1], STRIA_REVOKED_NAMES);
+    /* An older MDT sends no kinds, and a short list leaves the rest 0:
+     * anything may have changed. */
+    proto_put_le64(r + 8, 63);
+    proto_put_le64(r + 40, 63);
+    mdc_heard(m, 0, INSTANCE, r, 3, kinds, 0);
+    assert_int_equal(nchanged, 4);
+    assert_int_equal(changed_inos[3], DIR);
+    assert_int_equal(changed_what[3], 0);
+    nchanged = 0;
     /* An inode the cache never held is told too (the kernel may hold it). */
-    hear_revoke(INSTANCE, 0x77, 61);
-    assert_int_equal(nchanged, 3);
-    assert_int_equal(changed_inos[2], 0x77);
+    hear_revoke(INSTANCE, 0x77, 64);
+    assert_int_equal(nchanged, 1);
+    assert_int_equal(changed_inos[0], 0x77);
     mdc_on_change(m, NULL, NULL);
-    hear_revoke(INSTANCE, DIR, 62);
-    assert_int_equal(nchanged, 3);
+    hear_revoke(INSTANCE, DIR, 65);
+    assert_int_equal(nchanged, 1);
 }
 
 int main(void)

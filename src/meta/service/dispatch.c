@@ -211,8 +211,10 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
     rc = 0;
     unlinks_claim(u, req);
     for (uint32_t i = 0; i < n; i++)
-        if (u->made[i])
+        if (u->made[i]) {
             leasing_begin(p, &u->ls[i]);
+            u->ls[i].touched.names = true; /* each an UNLINK */
+        }
     /* The items to make, a run at a time (all of them, unless some were
      * answered from the cache). */
     for (uint32_t i = 0, j; rc == 0 && i < n; i = j) {
@@ -350,7 +352,7 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
     memset(&r, 0, sizeof(r));
     if (proto_dec_lease_poll_req(&req->dec, &q))
         return -EBADMSG;
-    uint32_t cap = PROTO_MAX_REVOKES * 16;
+    uint32_t cap = PROTO_MAX_REVOKES * 17; /* 16 bytes and a kind each */
     uint8_t *buf = net_scratch(req, cap);
     if (!buf)
         return -ENOMEM;
@@ -362,6 +364,7 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
         return NET_PARKED;
     r.instance = lease_instance(MDT_LEASES(p));
     r.revokes = (struct proto_blob){buf, (uint32_t)n * 16};
+    r.kinds = (struct proto_tblob){buf + (uint32_t)n * 16, (uint32_t)n, false};
     return proto_enc_lease_poll_rep(&rep->enc, &r);
 }
 
@@ -423,6 +426,10 @@ struct serve {
     void (*unbulk)(void *r);
     /* SERVE_OWN: the handler. */
     net_handler_fn own;
+    /* A namespace operation (meta_touched's names): the directories it
+     * changes change only in their names, so other mounts keep the
+     * kernel's attributes of them (architecture.md, "A dropped reply"). */
+    bool names;
 };
 
 #define LEASES_OF(lname) offsetof(struct proto_##lname##_rep, leases)
@@ -432,14 +439,16 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_LOOKUP] = {SERVE_READ, meta_op_lookup, LEASES_OF(lookup), grants_lookup},
     [PROTO_OP_GETATTR] = {SERVE_READ, meta_op_getattr, LEASES_OF(getattr), grants_getattr},
     [PROTO_OP_SETATTR] = {SERVE_CHANGE, meta_op_setattr, LEASES_OF(setattr)},
-    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open), .unbulk = unbulk_open},
-    [PROTO_OP_MKDIR] = {SERVE_CHANGE, meta_op_mkdir, LEASES_OF(mkdir)},
-    [PROTO_OP_UNLINK] = {SERVE_CHANGE, meta_op_unlink, LEASES_OF(unlink), .after = after_unlink},
-    [PROTO_OP_RMDIR] = {SERVE_CHANGE, meta_op_rmdir, LEASES_OF(rmdir)},
-    [PROTO_OP_RENAME] = {SERVE_CHANGE, meta_op_rename, LEASES_OF(rename)},
-    [PROTO_OP_LINK] = {SERVE_CHANGE, meta_op_link, LEASES_OF(link)},
-    [PROTO_OP_SYMLINK] = {SERVE_CHANGE, meta_op_symlink, LEASES_OF(symlink)},
-    [PROTO_OP_MKNOD] = {SERVE_CHANGE, meta_op_mknod, LEASES_OF(mknod)},
+    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open), .unbulk = unbulk_open,
+                       .names = true},
+    [PROTO_OP_MKDIR] = {SERVE_CHANGE, meta_op_mkdir, LEASES_OF(mkdir), .names = true},
+    [PROTO_OP_UNLINK] = {SERVE_CHANGE, meta_op_unlink, LEASES_OF(unlink), .after = after_unlink,
+                         .names = true},
+    [PROTO_OP_RMDIR] = {SERVE_CHANGE, meta_op_rmdir, LEASES_OF(rmdir), .names = true},
+    [PROTO_OP_RENAME] = {SERVE_CHANGE, meta_op_rename, LEASES_OF(rename), .names = true},
+    [PROTO_OP_LINK] = {SERVE_CHANGE, meta_op_link, LEASES_OF(link), .names = true},
+    [PROTO_OP_SYMLINK] = {SERVE_CHANGE, meta_op_symlink, LEASES_OF(symlink), .names = true},
+    [PROTO_OP_MKNOD] = {SERVE_CHANGE, meta_op_mknod, LEASES_OF(mknod), .names = true},
     [PROTO_OP_SETSTRIPE] = {SERVE_CHANGE, meta_op_setstripe, LEASES_OF(setstripe)},
     [PROTO_OP_SETDIRSTRIPE] = {SERVE_CHANGE, meta_op_setdirstripe, LEASES_OF(setdirstripe)},
     [PROTO_OP_SETXATTR] = {SERVE_CHANGE, meta_op_setxattr, LEASES_OF(setxattr)},
@@ -462,7 +471,7 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_DOM_READ] = {SERVE_PLAIN, meta_op_dom_read, .buf = META_DOM_BUF},
     [PROTO_OP_LAYOUT_INTENT] = {SERVE_CHANGE, meta_op_layout_intent, LEASES_OF(layout_intent)},
     [PROTO_OP_SHARD] = {SERVE_STEP, meta_op_shard},
-    [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname},
+    [PROTO_OP_XNAME] = {SERVE_STEP, meta_op_xname, .names = true},
     [PROTO_OP_PING] = {SERVE_OWN, .own = h_ping},
     [PROTO_OP_STATFS] = {SERVE_OWN, .own = h_statfs},
     [PROTO_OP_SYNC] = {SERVE_OWN, .own = h_sync},
@@ -519,6 +528,7 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
     }
     struct leasing ls;
     leasing_begin(p, &ls);
+    ls.touched.names = sv->names;
     rq.touched = &ls.touched;
     struct meta_reply kept = {.client = req->hdr.client_id,
                               .seq = req->hdr.seq,

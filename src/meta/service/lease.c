@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <time.h>
 
 #define REC_BUCKETS (1u << 16)
@@ -30,6 +31,7 @@
 
 struct revoke {
     uint64_t ino, gen, seq;
+    uint8_t kind; /* PROTO_REVOKE_NAMES or 0 */
 };
 
 struct lclient {
@@ -328,8 +330,10 @@ static void wait_on(struct waits *ws, struct lclient *c, uint64_t seq, int64_t e
     ws->w[ws->n++] = (struct wait){c, seq, expiry};
 }
 
-/* Queue a revocation of (ino, gen) for c; its number, or 0 without memory. */
-static uint64_t tell(struct lease_tab *t, struct lclient *c, uint64_t ino, uint64_t gen)
+/* Queue a revocation of (ino, gen) of kind (proto.h, LEASE_POLL) for c;
+ * its number, or 0 without memory. */
+static uint64_t tell(struct lease_tab *t, struct lclient *c, uint64_t ino, uint64_t gen,
+                     uint8_t kind)
 {
     if (c->qn == c->qcap) {
         uint32_t cap = c->qcap ? c->qcap * 2 : 16;
@@ -339,14 +343,14 @@ static uint64_t tell(struct lease_tab *t, struct lclient *c, uint64_t ino, uint6
         c->q = q;
         c->qcap = cap;
     }
-    c->q[c->qn++] = (struct revoke){ino, gen, c->next_seq++};
+    c->q[c->qn++] = (struct revoke){ino, gen, c->next_seq++, kind};
     wake_poll(t, c);
     return c->next_seq - 1;
 }
 
-/* Queue a revocation for every live holder of r but keep (the changer) and
- * note what to wait for; those holders are removed. */
-static void revoke_holders(struct lease_tab *t, struct lrec *r, uint64_t gen_before,
+/* Queue a revocation of kind for every live holder of r but keep (the
+ * changer) and note what to wait for; those holders are removed. */
+static void revoke_holders(struct lease_tab *t, struct lrec *r, uint64_t gen_before, uint8_t kind,
                            struct lclient *keep, int64_t now, struct waits *ws)
 {
     uint32_t kept = 0;
@@ -359,7 +363,7 @@ static void revoke_holders(struct lease_tab *t, struct lrec *r, uint64_t gen_bef
         }
         if (c->gone || h.expiry_ms <= now)
             continue;
-        uint64_t seq = tell(t, c, r->ino, gen_before);
+        uint64_t seq = tell(t, c, r->ino, gen_before, kind);
         if (seq)
             wait_on(ws, c, seq, h.expiry_ms);
         else if (h.expiry_ms > ws->until_ms)
@@ -427,7 +431,7 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
             for (struct lrec *r = t->rec[b]; r; r = r->next) {
                 uint64_t before = r->gen;
                 r->gen = ++t->gen;
-                revoke_holders(t, r, before, NULL, now, &ws);
+                revoke_holders(t, r, before, 0, NULL, now, &ws);
             }
         ring_add(t, RING_ALL);
     }
@@ -441,7 +445,10 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
             continue;
         l->gen_before = r->gen;
         l->gen = r->gen = ++t->gen;
-        revoke_holders(t, r, l->gen_before, c, now, &ws);
+        /* A namespace operation changed a directory's names: its holders
+         * may keep what they know of its mode and owner. */
+        bool names = touched->names && touched->has_attr[i] && S_ISDIR(touched->attr[i].mode);
+        revoke_holders(t, r, l->gen_before, names ? PROTO_REVOKE_NAMES : 0, c, now, &ws);
         /* A change that wrote before one numbered already: its attributes
          * are older than its generation says, so the changer may not keep
          * them (two writes of one client's threads whose replies crossed
@@ -487,7 +494,7 @@ void lease_enter(struct lease_tab *t, uint64_t client)
         }
         /* Without memory for the revocation, the grant is outwaited. */
         if (!t->wb_seq)
-            t->wb_seq = tell(t, h, 0, t->wb_id);
+            t->wb_seq = tell(t, h, 0, t->wb_id, 0);
         struct timespec ts;
         deadline(&ts, left);
         t->waiting++;
@@ -572,13 +579,14 @@ int lease_poll(struct lease_tab *t, uint64_t client, void *conn, uint64_t acked,
         return LEASE_PARKED;
     }
     uint32_t n = c->qn;
-    if (n > cap / 16)
-        n = cap / 16;
+    if (n > cap / 17)
+        n = cap / 17;
     for (uint32_t i = 0; i < n; i++) {
         uint64_t v[2] = {c->q[i].ino, c->q[i].gen};
         for (int k = 0; k < 2; k++)
             for (int b = 0; b < 8; b++)
                 buf[i * 16 + (uint32_t)k * 8 + (uint32_t)b] = (uint8_t)(v[k] >> (8 * b));
+        buf[n * 16 + i] = c->q[i].kind;
     }
     if (n)
         *first = c->q[0].seq;

@@ -71,7 +71,8 @@ void lease_set_wake(struct lease_tab *t, void (*wake)(void *ctx, uint64_t park),
 /* LEASE_POLL from client's channel conn (which lease_conn_closed names):
  * record acked. With nothing to say (no revocation queued, the channel not
  * new), park not 0 and again false, keep park and return LEASE_PARKED.
- * Otherwise encode the queued revocations into buf (cap bytes, 16 each)
+ * Otherwise encode the queued revocations into buf (cap bytes: n entries
+ * of 16, then their n kind bytes, proto.h's LEASE_POLL)
  * and return their count, *first the number of the first. again: the
  * poll is served again after it parked, and answers now; if its channel
  * was replaced or closed meanwhile it answers nothing. */

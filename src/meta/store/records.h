@@ -38,6 +38,11 @@ struct meta_touched {
      * writes: requests are numbered (leases) after they wrote, in any
      * order, and this says which wrote last. */
     uint64_t wseq[META_TOUCHED_MAX];
+    /* Set by the service, not the store: the request is a namespace
+     * operation (a create, link, unlink or rename, or a step of one), so
+     * the directories it touched changed only in their names and in the
+     * times and link count that follow (lease.c tells other clients so). */
+    bool names;
 };
 
 /* The request a store call serves, built by the service's dispatcher for

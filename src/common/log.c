@@ -56,6 +56,22 @@ void log_msg(enum log_level level, const char *fmt, ...)
     (void)w;
 }
 
+bool log_limit_pass(struct log_limit *l, int64_t period_ms, uint64_t *held)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    int64_t now = (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+    int64_t next = __atomic_load_n(&l->next_ms, __ATOMIC_ACQUIRE);
+    /* One thread wins the period; the others count themselves held. */
+    if (now < next || !__atomic_compare_exchange_n(&l->next_ms, &next, now + period_ms, false,
+                                                   __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+        __atomic_fetch_add(&l->held, 1, __ATOMIC_RELAXED);
+        return false;
+    }
+    *held = __atomic_exchange_n(&l->held, 0, __ATOMIC_RELAXED);
+    return true;
+}
+
 const char *log_err(int rc)
 {
     static __thread char buf[96];

@@ -7,6 +7,8 @@
 #define STRIA_LOG_H
 
 #include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
 #include <string.h>
 
 enum log_level { LOG_ERROR = 0, LOG_WARN = 1, LOG_INFO = 2, LOG_DEBUG = 3 };
@@ -18,6 +20,18 @@ int log_level_parse(const char *s, enum log_level *out);
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 /* "-ENOSPC (No space left on device)" for rc < 0; a static or thread-local string. */
 const char *log_err(int rc);
+
+/* A line that a storm of requests could repeat thousands of times a
+ * second (a peer down under every chmod) is printed at most once a period:
+ * one log_limit per kind of line, zero-initialised, shared by threads. */
+struct log_limit {
+    int64_t next_ms; /* on the monotonic clock: the next line may go then */
+    uint64_t held;   /* lines held back since the last one printed */
+};
+/* Whether a line limited by l may be printed now (at most one a period_ms);
+ * if so, *held is how many were held back since the one before, which the
+ * line should say. */
+bool log_limit_pass(struct log_limit *l, int64_t period_ms, uint64_t *held);
 
 #define log_error(...) log_msg(LOG_ERROR, __VA_ARGS__)
 #define log_warn(...)  log_msg(LOG_WARN, __VA_ARGS__)

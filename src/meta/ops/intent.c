@@ -341,10 +341,14 @@ int meta_intent_finish(const struct meta_req *rq, uint64_t txid, struct meta_int
     else
         rc = step_all(rq, x, PROTO_SHARD_DEL, txid, 0);
     if (rc) {
-        log_msg(quiet ? LOG_DEBUG : LOG_WARN,
-                "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s", c->mdt,
-                meta_intent_kind(x->kind), (unsigned long long)txid, (unsigned long long)x->ino,
-                log_err(rc));
+        /* A request's failure is a warning, but at most one a second: a
+         * shard's MDT down under a storm of chmods would fill the log. */
+        static struct log_limit limit;
+        uint64_t held = 0;
+        enum log_level level = quiet || !log_limit_pass(&limit, 1000, &held) ? LOG_DEBUG : LOG_WARN;
+        log_msg(level, "MDT%04x: cross-MDT %s %llx of inode %llx left open: %s (%llu more since)",
+                c->mdt, meta_intent_kind(x->kind), (unsigned long long)txid,
+                (unsigned long long)x->ino, log_err(rc), (unsigned long long)held);
         return rc;
     }
     struct intent_arg a = {c, txid, x, false};

@@ -59,6 +59,24 @@ od() { # od NODE ARGS...: stria ondemand on NODE with the bed's ssh options
     node "$n" "$BUILD/stria" ondemand "$@" --nodefile "$NF" --ssh "$SSHOPT"
 }
 
+step "a wrong --owner or --mode is refused before any node is touched"
+for bad in "--owner x" "--owner 5:" "--owner 4294967295:1" "--owner -:1" "--owner 1:2:3" \
+    "--mode 9" "--mode -" "--mode 17777"; do
+    # shellcheck disable=SC2086 # $bad is an option and its value
+    if out=$("$BUILD/stria" ondemand start --data-dir "$DATA" --mount "$MNT" $bad 2>&1); then
+        fail "start $bad was accepted: $out"
+    fi
+    grep -qE -- "--owner is UID:GID|--mode is an octal mode" <<<"$out" || fail "start $bad: $out"
+done
+echo node >"$TB/nodefile"
+for bad in "--owner 1:1" "--mode 0700"; do
+    # shellcheck disable=SC2086
+    if out=$("$BUILD/stria" ondemand status --nodefile "$TB/nodefile" --mount "$MNT" $bad 2>&1); then
+        fail "status $bad was accepted: $out"
+    fi
+    grep -q -- "--owner and --mode are for start" <<<"$out" || fail "status $bad: $out"
+done
+
 step "four nodes with an sshd each"
 "$HERE/sshnodes.sh" up "$TB/bed" 4 "$DATA" >/dev/null
 NF="$TB/bed/nodefile"

@@ -379,6 +379,14 @@ STRIA_API int stria_opendir_ino(stria_fs_t *fs, uint64_t ino, stria_dir_t **out)
  * change of its entries moves the directory's mtime (a striped
  * directory's mtime follows its first shard only): 1 or 0. */
 STRIA_API int stria_dir_on_one_mdt(const stria_dir_t *d);
+/* With the metadata cache on: a number that stays the same while no name
+ * of d's directory changes, on any of its MDTs, and moves when one does
+ * (it may also move without: a lease given anew). It holds a lease on
+ * every part of the directory, taking those it lacks (a GETATTR to each
+ * such MDT), so a change is also heard (stria_on_lease_revoked). Returns
+ * 0, -EOPNOTSUPP without the cache, -EAGAIN when a part could not be
+ * leased (out of reach, or changing as it was asked). */
+STRIA_API int stria_dir_version(stria_dir_t *d, uint64_t *version);
 /* Returns 1 with *e filled, 0 past the last entry, or a negative errno.
  * plus: the entries' attributes too (in the same round trip). */
 STRIA_API int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus,

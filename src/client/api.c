@@ -195,6 +195,7 @@ struct stria_dir {
     uint32_t given_len;
     struct cl_shards *shards; /* a striped directory's batches per shard */
     bool striped;             /* over more than one MDT */
+    uint64_t dstripe;         /* its stripe over MDTs (0: plain) */
 };
 
 /* A handle on directory a (rc: the lookup's result) with batches of cap. */
@@ -214,6 +215,7 @@ static int dir_open(stria_fs_t *fs, int rc, const struct proto_attr *a, uint32_t
     d->ino = a->ino;
     d->cap = cap;
     d->striped = a->dstripe && proto_ds_count(a->dstripe) > 1;
+    d->dstripe = a->dstripe;
     *out = d;
     return 0;
 }
@@ -221,6 +223,31 @@ static int dir_open(stria_fs_t *fs, int rc, const struct proto_attr *a, uint32_t
 int stria_dir_on_one_mdt(const stria_dir_t *d)
 {
     return !d->striped;
+}
+
+int stria_dir_version(stria_dir_t *d, uint64_t *version)
+{
+    stria_fs_t *fs = d->fs;
+    if (!fs->mdc)
+        return -EOPNOTSUPP;
+    uint32_t n = d->dstripe ? proto_ds_count(d->dstripe) : 1;
+    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over each part's lease */
+    for (uint32_t k = 0; k < n; k++) {
+        uint32_t mdt = d->dstripe ? proto_ds_shard_mdt(d->dstripe, k) : proto_ino_mdt(d->ino);
+        uint64_t v[3] = {mdt};
+        if (!mdc_lease_gen(fs->mdc, d->ino, mdt, &v[1], &v[2])) {
+            if (cl_lease_part(fs, d->ino, mdt) ||
+                !mdc_lease_gen(fs->mdc, d->ino, mdt, &v[1], &v[2]))
+                return -EAGAIN; /* unreachable, or refused: a change raced */
+        }
+        for (int i = 0; i < 3; i++)
+            for (int b = 0; b < 64; b += 8) {
+                h ^= (v[i] >> b) & 0xff;
+                h *= 0x100000001b3ull;
+            }
+    }
+    *version = h ? h : 1;
+    return 0;
 }
 
 int stria_opendir(stria_fs_t *fs, const char *path, stria_dir_t **out)

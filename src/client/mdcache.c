@@ -293,6 +293,20 @@ bool mdc_getattr_at(struct mdc *m, uint64_t ino, uint32_t mdt, struct proto_attr
     return hit;
 }
 
+bool mdc_lease_gen(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t *instance, uint64_t *gen)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = mdc_rec_find(m, ino, mdt);
+    bool valid = mdc_rec_valid(m, r, now);
+    if (valid) {
+        *instance = m->chan[mdt].instance;
+        *gen = r->gen;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return valid;
+}
+
 /* The set of MDC_LISTED_WAYS slots ino may be in. */
 static struct listed *listed_set(struct mdc *m, uint64_t ino)
 {

@@ -88,6 +88,11 @@ bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
  * (a striped directory's shard) the shard's record, whose times and link
  * count are the shard's own. */
 bool mdc_getattr_at(struct mdc *m, uint64_t ino, uint32_t mdt, struct proto_attr *out);
+/* The lease MDT mdt holds for this client on ino, if valid: that MDT's
+ * instance and the lease's generation. A generation moves with every
+ * change of ino there, and is never given again by that instance, so an
+ * equal pair later says nothing changed in between. */
+bool mdc_lease_gen(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t *instance, uint64_t *gen);
 /* An xattr the MDT said ino does not have, answered here while ino's
  * lease holds the state it was asked under. Only well-known names that
  * tools ask of every file (security.selinux by `ls -l`, the POSIX ACLs,

@@ -43,14 +43,19 @@ static int check_path(const char *path)
  * lasts (mdcache.h, mdc_shard_epoch). Two requests per shard, once per
  * directory, against one LOOKUP per name created in it. Whether it is
  * complete now. */
-static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
+int cl_lease_part(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
 {
     struct proto_getattr_req q = {.ino = ino};
     struct proto_getattr_rep r;
     cl_cred(&q.cred);
     int64_t sent = mdc_clock_ms();
-    if (MDT_CALL(fs, mdt, getattr, &q, &r,
-                 cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)))
+    return MDT_CALL(fs, mdt, getattr, &q, &r,
+                    cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr));
+}
+
+static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
+{
+    if (cl_lease_part(fs, ino, mdt))
         return false;
     uint64_t epoch = mdc_shard_epoch(fs->mdc, ino, mdt);
     if (!epoch)

@@ -39,6 +39,10 @@ int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev
  * batches, for a striped one (cl_readdir_striped), or NULL. */
 int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
                struct cl_dirbatch *out, struct cl_shards **keep);
+/* Lease the part of directory ino that MDT mdt holds (a striped
+ * directory's shard, or its inode's own MDT): a GETATTR there, whose
+ * reply the cache takes in. 0 or the request's error. */
+int cl_lease_part(stria_fs_t *fs, uint64_t ino, uint32_t mdt);
 /* SETATTR on an inode; a shrinking size also cuts the objects. */
 int cl_setattr(stria_fs_t *fs, uint64_t ino, struct proto_setattr_req *q,
                struct proto_setattr_rep *r);

@@ -36,6 +36,14 @@ static stria_dir_t *dh(struct fuse_file_info *fi)
  * table drops it too and puts the directory in, so a directory pushed out
  * of a full window is listed again, never listed old.
  *
+ * A striped directory's entry also holds its version (stria_dir_version:
+ * the generations of this mount's leases on every shard), taken at the
+ * opendir before the listing is read; the next opendir keeps the listing
+ * only if the version is the same. A change in a shard while this mount's
+ * lease there had run out sends no revocation, but moves the version.
+ * (A directory on one MDT needs none: a change moves its mtime, which the
+ * kernel compares at opendir once attr_timeout has passed.)
+ *
  * A revocation of that kind leaves the kernel's attributes of the
  * directory alone: dropping them (fuse_lowlevel_notify_inval_inode) makes
  * the kernel throw away a GETATTR reply on its way, and check permissions
@@ -48,8 +56,11 @@ static stria_dir_t *dh(struct fuse_file_info *fi)
 
 static struct {
     pthread_mutex_t lock;
-    uint64_t ino[KEPT_SLOTS]; /* 0: empty */
-    uint32_t evict;           /* which slot of a full window goes next */
+    struct kept_dir {
+        uint64_t ino; /* 0: empty */
+        uint64_t version;
+    } d[KEPT_SLOTS];
+    uint32_t evict; /* which slot of a full window goes next */
 } kept = {.lock = PTHREAD_MUTEX_INITIALIZER};
 
 static uint32_t kept_home(uint64_t ino)
@@ -57,31 +68,36 @@ static uint32_t kept_home(uint64_t ino)
     return (uint32_t)((ino * 0x9e3779b97f4a7c15ull) >> 40) & (KEPT_SLOTS - 1);
 }
 
-/* The slot of ino in its window, or -1 (lock held). */
-static int kept_find(uint64_t ino)
+/* ino's entry in its window, or NULL (lock held). */
+static struct kept_dir *kept_find(uint64_t ino)
 {
     uint32_t h = kept_home(ino);
-    for (uint32_t i = 0; i < KEPT_WINDOW; i++)
-        if (kept.ino[(h + i) & (KEPT_SLOTS - 1)] == ino)
-            return (int)((h + i) & (KEPT_SLOTS - 1));
-    return -1;
+    for (uint32_t i = 0; i < KEPT_WINDOW; i++) {
+        struct kept_dir *k = &kept.d[(h + i) & (KEPT_SLOTS - 1)];
+        if (k->ino == ino)
+            return k;
+    }
+    return NULL;
 }
 
-/* At opendir: true when the kernel may go on using its listing of ino;
- * otherwise ino is put in the table (the kernel's copy, if any, goes). */
-static bool kept_current(uint64_t ino)
+/* At opendir: true when the kernel may go on using its listing of ino, of
+ * version (0 for a directory on one MDT); otherwise ino is put in the
+ * table with it (the kernel's copy, if any, goes). */
+static bool kept_current(uint64_t ino, uint64_t version)
 {
     pthread_mutex_lock(&kept.lock);
-    bool current = kept_find(ino) >= 0;
-    if (!current) {
-        uint32_t h = kept_home(ino), slot = (h + kept.evict++ % KEPT_WINDOW) & (KEPT_SLOTS - 1);
+    struct kept_dir *k = kept_find(ino);
+    bool current = k && k->version == version;
+    if (!k) {
+        uint32_t h = kept_home(ino);
+        k = &kept.d[(h + kept.evict++ % KEPT_WINDOW) & (KEPT_SLOTS - 1)];
         for (uint32_t i = 0; i < KEPT_WINDOW; i++)
-            if (kept.ino[(h + i) & (KEPT_SLOTS - 1)] == 0) {
-                slot = (h + i) & (KEPT_SLOTS - 1);
+            if (kept.d[(h + i) & (KEPT_SLOTS - 1)].ino == 0) {
+                k = &kept.d[(h + i) & (KEPT_SLOTS - 1)];
                 break;
             }
-        kept.ino[slot] = ino; /* what was there is listed afresh next time */
     }
+    *k = (struct kept_dir){ino, version}; /* what was there is listed afresh next time */
     pthread_mutex_unlock(&kept.lock);
     return current;
 }
@@ -99,9 +115,9 @@ void sf_revoked(uint64_t ino, unsigned what, void *arg)
     (void)arg;
     if (what & STRIA_REVOKED_NAMES) {
         pthread_mutex_lock(&kept.lock);
-        int slot = kept_find(ino);
-        if (slot >= 0)
-            kept.ino[slot] = 0;
+        struct kept_dir *k = kept_find(ino);
+        if (k)
+            k->ino = 0;
         pthread_mutex_unlock(&kept.lock);
         return;
     }
@@ -118,18 +134,18 @@ static void sf_opendir(fuse_req_t req, fuse_ino_t ino, struct fuse_file_info *fi
         return;
     }
     fi->fh = (uintptr_t)d;
-    /* The kernel keeps a listing of a directory on one MDT in its page
-     * cache, and lists it again from there. It drops the copy when this
-     * mount changes the directory; when another client did since the
-     * listing was read (the table above); and at an opendir when the
-     * directory's mtime has moved, which it asks for again once
-     * attr_timeout has passed, or at once when another client changed
-     * more than its names (sf_revoked, before the change is acknowledged).
-     * A striped directory's mtime follows its first shard only, and this
-     * mount holds no lease on the other shards a listing reads, so its
-     * listings are not kept. */
-    fi->cache_readdir = sf.cache_dirs && stria_dir_on_one_mdt(d);
-    fi->keep_cache = fi->cache_readdir && kept_current(ino);
+    /* The kernel keeps a listing in its page cache, and lists it again
+     * from there. It drops the copy when this mount changes the directory;
+     * when another client did since the listing was read (the table
+     * above); and at an opendir when the directory's mtime has moved,
+     * which it asks for again once attr_timeout has passed, or at once
+     * when another client changed more than its names (sf_revoked, before
+     * the change is acknowledged). A striped directory's listing is kept
+     * only while this mount can lease every shard (its version). */
+    uint64_t version = 0;
+    fi->cache_readdir =
+        sf.cache_dirs && (stria_dir_on_one_mdt(d) || stria_dir_version(d, &version) == 0);
+    fi->keep_cache = fi->cache_readdir && kept_current(ino, version);
     if (fuse_reply_open(req, fi) == -ENOENT)
         stria_closedir(d);
 }

@@ -183,6 +183,36 @@ for n in "${names[@]}"; do
     [ -f "$B/s/d/$n" ] || fail "mount b does not see $n made on a"
 done
 
+step "the kernel keeps the striped directory's listing until a name changes on any shard"
+# Mount k trusts names and attributes for a minute, so what it lists after
+# another mount's change comes only from stria-fuse's answer at opendir:
+# keep the kernel's copy while every shard's lease is the one it was when
+# the copy was read (stria_dir_version), and drop it when a shard revoked
+# its lease for a name's change.
+mount_stria "$T/k" attr_timeout=60,entry_timeout=60
+K=$(realpath "$T/k")
+t ls "$K/s/d" >/dev/null || fail "ls of /s/d through mount k"
+counts >"$T/k0"
+t ls "$K/s/d" >/dev/null || fail "ls of /s/d through mount k, again"
+counts >"$T/k1"
+echo "   listed again: READDIR=$(sent "$T/k0" "$T/k1" READDIR) GETATTR=$(sent "$T/k0" "$T/k1" GETATTR)"
+[ "$(sent "$T/k0" "$T/k1" READDIR)" -eq 0 ] ||
+    fail "listing /s/d again through mount k sent $(sent "$T/k0" "$T/k1" READDIR) READDIRs, want none"
+for n in "${names[@]}"; do # twelve names reach every shard
+    : >"$B/s/d/k$n"
+    t ls "$K/s/d" | grep -qx "k$n" || fail "mount k does not list k$n, made on b"
+done
+# Once mount k's leases have run out (lease_ms, 10 s), a change in a shard
+# sends it no revocation: the version it takes again at the next opendir
+# must tell.
+t ls "$K/s/d" >/dev/null
+sleep 11
+for n in "${names[@]}"; do rm "$B/s/d/k$n"; done
+t sync -f "$B/s/d" # the unlinks written behind are made
+left=$(t ls "$K/s/d" | grep -c '^kn' || true)
+[ "$left" = 0 ] || fail "mount k still lists $left of the names removed on b after its leases ran out"
+t fusermount3 -u "$K" || fail "fusermount3 -u $K failed"
+
 step "the directory's mtime and ctime follow a change in any shard, as ext4's do"
 mtime() { stat -c %y "$1"; }
 ctime() { stat -c %z "$1"; }

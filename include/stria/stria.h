@@ -424,13 +424,17 @@ STRIA_API int stria_start_mdcache(stria_fs_t *fs);
  * revokes (a change by another client), from the cache's thread, after
  * the cache dropped what it held of it and before the MDT hears that it
  * did, so before the change is acknowledged; fn must not call into fs.
- * what is STRIA_REVOKED_NAMES when ino is a directory whose names changed
- * (a create, link, unlink or rename in it; its times and link count
- * changed with them, its mode, owner and xattrs did not), 0 for any other
- * change. NULL: none; once this returns, the fn it replaced is no longer
- * being called. -EINVAL without the cache. */
+ * NULL: none; once this returns, the fn it replaced is no longer being
+ * called. -EINVAL without the cache. One callback at a time: this call and
+ * stria_on_lease_changed replace each other's. */
+STRIA_API int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg),
+                                     void *arg);
+/* The same, and fn also hears what changed: STRIA_REVOKED_NAMES when ino
+ * is a directory whose names changed (a create, link, unlink or rename in
+ * it; its times and link count changed with them, its mode, owner and
+ * xattrs did not), 0 for any other change. */
 #define STRIA_REVOKED_NAMES 1u
-STRIA_API int stria_on_lease_revoked(stria_fs_t *fs,
+STRIA_API int stria_on_lease_changed(stria_fs_t *fs,
                                      void (*fn)(uint64_t ino, unsigned what, void *arg), void *arg);
 /* What to do with a removal that a queued unlink's reply brings (the
  * callback owns rm: end it with stria_removed_finish, now or later). */

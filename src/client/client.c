@@ -62,12 +62,32 @@ int stria_start_mdcache(stria_fs_t *fs)
     return fs->mdc ? 0 : mdc_start(fs);
 }
 
-int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, unsigned what, void *arg),
+int stria_on_lease_changed(stria_fs_t *fs, void (*fn)(uint64_t ino, unsigned what, void *arg),
                            void *arg)
 {
     if (!fs->mdc)
         return -EINVAL;
     mdc_on_change(fs->mdc, fn, arg);
+    return 0;
+}
+
+static void revoked_adapter(uint64_t ino, unsigned what, void *arg)
+{
+    (void)what;
+    stria_fs_t *fs = arg;
+    fs->revoked_fn(ino, fs->revoked_arg);
+}
+
+int stria_on_lease_revoked(stria_fs_t *fs, void (*fn)(uint64_t ino, void *arg), void *arg)
+{
+    if (!fs->mdc)
+        return -EINVAL;
+    /* No call of the adapter is under way once this returns. */
+    mdc_on_change(fs->mdc, NULL, NULL);
+    fs->revoked_fn = fn;
+    fs->revoked_arg = arg;
+    if (fn)
+        mdc_on_change(fs->mdc, revoked_adapter, fs);
     return 0;
 }
 

@@ -90,6 +90,10 @@ struct stria_fs {
     _Atomic uint64_t ra_fills, ra_hits;
     void (*removed_fn)(stria_fs_t *fs, struct stria_removed *rm, void *arg);
     void *removed_arg; /* stria_start_unlink_behind's */
+    /* stria_on_lease_revoked's callback, which the cache calls through
+     * an adapter (stria_on_lease_changed's has the kind too). */
+    void (*revoked_fn)(uint64_t ino, void *arg);
+    void *revoked_arg;
     struct mdc *mdc;   /* metadata cache (mdcache.h); NULL unless the mount turned it on */
     struct wb *wb;     /* write-behind unlink (wb.h); NULL unless the mount turned it on */
     struct reap *reap; /* objects removed behind (reap.h); NULL unless the mount turned it on */

@@ -44,7 +44,7 @@ typedef void (*mdc_revoked_fn)(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 /* Register fn (write-behind, when it starts; NULL: none). */
 void mdc_on_revoke(struct mdc *m, mdc_revoked_fn fn);
 /* What the cache's owner hears of every inode whose lease an MDT revoked
- * (stria_on_lease_revoked; what: STRIA_REVOKED_NAMES or 0): called by the
+ * (stria_on_lease_changed; what: STRIA_REVOKED_NAMES or 0): called by the
  * channel's thread, after the cache dropped what it held of ino and before
  * it acknowledges. Once mdc_on_change has returned, no call of the fn it
  * replaced is under way. */

@@ -387,7 +387,7 @@ int main(int argc, char **argv)
         log_warn("metadata cache off: %s", log_err(rc));
     /* The kernel's copies of what another client changed go before the
      * change is acknowledged; its kept listings (cache_dirs) need that. */
-    if (mdcache && (rc = stria_on_lease_revoked(sf.fs, sf_revoked, NULL)))
+    if (mdcache && (rc = stria_on_lease_changed(sf.fs, sf_revoked, NULL)))
         log_warn("the kernel's cache is not told of other clients' changes: %s", log_err(rc));
     sf.cache_dirs = o.cache_dirs && mdcache && rc == 0;
     if (mdcache && o.wb && (rc = stria_start_unlink_behind(sf.fs, sf_wb_removed, NULL)))
@@ -417,7 +417,7 @@ int main(int argc, char **argv)
     /* The session goes before libstria: the cache's thread must stop
      * telling it of revocations first. */
     if (mdcache)
-        stria_on_lease_revoked(sf.fs, NULL, NULL);
+        stria_on_lease_changed(sf.fs, NULL, NULL);
     /* Files still open (stopped by a signal, no release came): what
      * libstria gathered for them goes at stria_disconnect. */
     fuse_session_unmount(sf.se);

@@ -16,7 +16,7 @@ void sf_ops_xattr(struct fuse_lowlevel_ops *ops);
 /* What follows the MDT's answer to a write-behind unlink
  * (stria_start_unlink_behind). */
 void sf_wb_removed(stria_fs_t *fs, stria_removed_t *rm, void *arg);
-/* Another client changed ino (stria_on_lease_revoked; what:
+/* Another client changed ino (stria_on_lease_changed; what:
  * STRIA_REVOKED_NAMES when only a directory's names changed). */
 void sf_revoked(uint64_t ino, unsigned what, void *arg);
 #endif

@@ -300,6 +300,20 @@ g1=$(mdt_sent GETATTR)
 [ "$g1" = "$g0" ] ||
     bad "a stat of kept/ on mount 4 after a create on mount 2 sent $((g1 - g0)) GETATTRs, want none"
 t ls "$M4/kept" | grep -qx new || bad "mount 4 does not list kept/new, created on mount 2"
+# With a handle on the directory open on mount 4, a READDIR read before a
+# change could land in the kernel's copy after it: then the attributes
+# go too, so the kernel compares the mtime at the next listing.
+exec 8<"$M4/kept"
+t stat "$M4/kept" >/dev/null # the listing just read left the atime stale
+t touch "$M2/kept/while-open" || bad "touch kept/while-open on mount 2 failed"
+g0=$(mdt_sent GETATTR)
+t stat "$M4/kept" >/dev/null || bad "stat kept/ on mount 4 failed"
+g1=$(mdt_sent GETATTR)
+exec 8<&-
+echo "   a stat on mount 4 with a handle open there, after a create on mount 2: $((g1 - g0)) GETATTRs"
+[ "$g1" -gt "$g0" ] ||
+    bad "a create on mount 2 while a handle on kept/ was open on mount 4 left its attributes there"
+t ls "$M4/kept" | grep -qx while-open || bad "mount 4 does not list kept/while-open"
 t mv "$M2/kept/k1" "$M2/kept/moved" || bad "mv on mount 2 failed"
 t rm "$M2/kept/k2" || bad "rm on mount 2 failed"
 t sync -f "$M2/kept" # the unlinks mount 2 wrote behind have reached the MDT

@@ -213,6 +213,46 @@ static void test_revocation_says_names_only(void **state)
     lease_tab_destroy(t);
 }
 
+/* Several revocations in one poll: every pair first, then a kind each, in
+ * the pairs' order. */
+static void test_kinds_follow_the_pairs(void **state)
+{
+    (void)state;
+    uint64_t first;
+    struct lease_tab *t = table_with_a(600000);
+    uint64_t mark = lease_read_begin(t);
+    for (uint64_t ino = 20; ino < 23; ino++)
+        grant(t, A, ino, mark);
+    /* One change of B's touches a directory (names), a file and another
+     * directory (names), as a rename between two directories does. */
+    struct change c;
+    change_one(&c, t, B, 20);
+    c.touched.n = 3;
+    c.touched.names = true;
+    for (int i = 0; i < 3; i++) {
+        c.touched.ino[i] = 20 + (uint64_t)i;
+        c.touched.has_attr[i] = true;
+        c.touched.attr[i].mode = i == 1 ? S_IFREG | 0644 : S_IFDIR | 0755;
+    }
+    pthread_t th;
+    assert_int_equal(pthread_create(&th, NULL, change_main, &c), 0);
+    uint32_t n = 0;
+    for (int tries = 0; tries < 100 && n < 3; tries++) {
+        n = poll_wait(t, A, &chan_a, 0, 600, &first);
+        if (n < 3)
+            usleep(10 * 1000); /* the three are queued under one lock hold */
+    }
+    assert_int_equal(n, 3);
+    for (uint32_t i = 0; i < 3; i++)
+        assert_int_equal(get64(buf + i * 16), 20 + i);
+    assert_int_equal(buf[48], PROTO_REVOKE_NAMES);
+    assert_int_equal(buf[49], 0);
+    assert_int_equal(buf[50], PROTO_REVOKE_NAMES);
+    assert_int_equal(poll_a(t, first + 2, &first), 0);
+    pthread_join(th, NULL);
+    lease_tab_destroy(t);
+}
+
 static void test_changer_keeps_its_lease(void **state)
 {
     (void)state;
@@ -559,6 +599,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_revoked_before_change_is_acknowledged),
         cmocka_unit_test(test_revocation_says_names_only),
+        cmocka_unit_test(test_kinds_follow_the_pairs),
         cmocka_unit_test(test_changer_keeps_its_lease),
         cmocka_unit_test(test_crossed_changes_get_no_lease),
         cmocka_unit_test(test_grant_refused_for_state_read_before_a_change),

@@ -21,9 +21,18 @@ teardown() {
     if [ -f "$DIR/stria.cluster" ]; then
         "$STRIA" down --dir "$DIR" >/dev/null 2>&1 || true
     fi
-    # Anything still alive from this cluster (after kill -9 games) goes too.
+    # Anything still alive from this cluster (after kill -9 games) goes too:
+    # a pid whose command line names this cluster's directory. A pid file of
+    # a daemon that stopped may name another test's process by now (pids
+    # come round again within minutes on a busy machine).
+    local f pid real
+    real=$(realpath "$DIR" 2>/dev/null || echo "$DIR")
     for f in "$DIR"/run/*.pid; do
-        [ -f "$f" ] && kill -9 "$(cat "$f")" 2>/dev/null || true
+        [ -f "$f" ] || continue
+        pid=$(cat "$f")
+        if tr '\0' ' ' <"/proc/$pid/cmdline" 2>/dev/null | grep -qF -e "$DIR/" -e "$real/"; then
+            kill -9 "$pid" 2>/dev/null || true
+        fi
     done
     # Sanitizer builds: a daemon's report goes to its log, and fails the test.
     if [ -d "$DIR/log" ] && grep -lE "ERROR: (Address|Leak)Sanitizer|runtime error:" "$DIR"/log/*.log 2>/dev/null; then

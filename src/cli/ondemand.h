@@ -14,14 +14,14 @@
 
 /* stria ondemand node PHASE ... (argv[0] "node"). */
 int ondemand_node(int argc, char **argv);
-/* This node's instance of name: its directory and mount point. 0, or
- * -ENOENT when it has none here. */
 /* The largest owner --owner takes: (uid_t)-1 is chown's "leave it". */
 #define ONDEMAND_ID_MAX (UINT32_MAX - 1)
 /* One field of an owner and mode: a number in base up to max, or "-"
  * (*v -1), followed by sep (0: the end). Returns what follows sep, or
  * NULL when s is not such a field. */
 const char *ondemand_owner_field(const char *s, int base, char sep, long long max, long long *v);
+/* This node's instance of name: its directory and mount point. 0, or
+ * -ENOENT when it has none here. */
 int ondemand_record_read(const char *name, char *dir, size_t dlen, char *mnt, size_t mlen);
 
 #endif

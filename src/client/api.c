@@ -194,7 +194,6 @@ struct stria_dir {
     uint64_t at_cookie, given_next;
     uint32_t given_len;
     struct cl_shards *shards; /* a striped directory's batches per shard */
-    bool striped;             /* over more than one MDT */
     uint64_t dstripe;         /* its stripe over MDTs (0: plain) */
 };
 
@@ -214,7 +213,6 @@ static int dir_open(stria_fs_t *fs, int rc, const struct proto_attr *a, uint32_t
     d->fs = fs;
     d->ino = a->ino;
     d->cap = cap;
-    d->striped = a->dstripe && proto_ds_count(a->dstripe) > 1;
     d->dstripe = a->dstripe;
     *out = d;
     return 0;
@@ -222,7 +220,7 @@ static int dir_open(stria_fs_t *fs, int rc, const struct proto_attr *a, uint32_t
 
 int stria_dir_on_one_mdt(const stria_dir_t *d)
 {
-    return !d->striped;
+    return proto_ds_count(d->dstripe) == 1;
 }
 
 int stria_dir_version(stria_dir_t *d, uint64_t *version)
@@ -230,21 +228,16 @@ int stria_dir_version(stria_dir_t *d, uint64_t *version)
     stria_fs_t *fs = d->fs;
     if (!fs->mdc)
         return -EOPNOTSUPP;
-    uint32_t n = d->dstripe ? proto_ds_count(d->dstripe) : 1;
-    uint64_t h = 0xcbf29ce484222325ull; /* FNV-1a over each part's lease */
-    for (uint32_t k = 0; k < n; k++) {
-        uint32_t mdt = d->dstripe ? proto_ds_shard_mdt(d->dstripe, k) : proto_ino_mdt(d->ino);
-        uint64_t v[3] = {mdt};
-        if (!mdc_lease_gen(fs->mdc, d->ino, mdt, &v[1], &v[2])) {
-            if (cl_lease_part(fs, d->ino, mdt) ||
-                !mdc_lease_gen(fs->mdc, d->ino, mdt, &v[1], &v[2]))
-                return -EAGAIN; /* unreachable, or refused: a change raced */
-        }
-        for (int i = 0; i < 3; i++)
-            for (int b = 0; b < 64; b += 8) {
-                h ^= (v[i] >> b) & 0xff;
-                h *= 0x100000001b3ull;
-            }
+    uint64_t h = 0;
+    for (uint32_t k = 0; k < proto_ds_count(d->dstripe); k++) {
+        /* Chained over the parts: the hash so far, the part's MDT, the
+         * instance and the lease's generation there. */
+        uint64_t v[4] = {h, cl_dir_part_mdt(d->ino, d->dstripe, k)};
+        if (!mdc_lease_gen(fs->mdc, d->ino, (uint32_t)v[1], &v[2], &v[3]) &&
+            (cl_lease_part(fs, d->ino, (uint32_t)v[1]) ||
+             !mdc_lease_gen(fs->mdc, d->ino, (uint32_t)v[1], &v[2], &v[3])))
+            return -EAGAIN; /* unreachable, or refused: a change raced */
+        h = util_hash64(v, sizeof(v));
     }
     *version = h ? h : 1;
     return 0;

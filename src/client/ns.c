@@ -96,8 +96,7 @@ static void new_dir(stria_fs_t *fs, const struct proto_attr *a)
 {
     uint32_t n = proto_ds_count(a->dstripe);
     for (uint32_t k = 0; k < n; k++)
-        mdc_new_dir(fs->mdc, a->ino,
-                    a->dstripe ? proto_ds_shard_mdt(a->dstripe, k) : proto_ino_mdt(a->ino));
+        mdc_new_dir(fs->mdc, a->ino, cl_dir_part_mdt(a->ino, a->dstripe, k));
 }
 
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,

@@ -39,6 +39,12 @@ int cl_mknod(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, dev
  * batches, for a striped one (cl_readdir_striped), or NULL. */
 int cl_readdir(stria_fs_t *fs, uint64_t ino, uint64_t cookie, bool plus, uint8_t *buf, uint32_t cap,
                struct cl_dirbatch *out, struct cl_shards **keep);
+/* The MDT holding part k of directory ino of stripe dstripe: shard k's,
+ * or for a plain directory (k 0) its inode's own. */
+static inline uint32_t cl_dir_part_mdt(uint64_t ino, uint64_t dstripe, uint32_t k)
+{
+    return dstripe ? proto_ds_shard_mdt(dstripe, k) : proto_ino_mdt(ino);
+}
 /* Lease the part of directory ino that MDT mdt holds (a striped
  * directory's shard, or its inode's own MDT): a GETATTR there, whose
  * reply the cache takes in. 0 or the request's error. */

@@ -88,9 +88,11 @@ static struct kept_dir *kept_slot(uint64_t ino, uint32_t i)
 /* ino's entry, or NULL (lock held). */
 static struct kept_dir *kept_find(uint64_t ino)
 {
-    for (uint32_t i = 0; i < KEPT_WINDOW; i++)
-        if (kept_slot(ino, i)->ino == ino)
-            return kept_slot(ino, i);
+    for (uint32_t i = 0; i < KEPT_WINDOW; i++) {
+        struct kept_dir *k = kept_slot(ino, i);
+        if (k->ino == ino)
+            return k;
+    }
     return NULL;
 }
 

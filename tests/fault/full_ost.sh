@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
-# A full OST (issue 5): OST 1 lives on a 96 MiB tmpfs. A file striped onto
+# A full OST (issue 5): OST 1 lives on a 96 MiB tmpfs (and OST 0 on a tmpfs
+# of its own, so that what other tests write to the disk does not move
+# the mount's df, which a step below counts). A file striped onto
 # it fills it: the write fails with ENOSPC (and says so), what was written
 # before is intact, the other OST still takes data, and once the MDT hears
 # that OST 1 is nearly full, new files are no longer placed on it, not even
@@ -14,19 +16,21 @@ fi
 . "$HERE/lib.sh"
 
 SMALL="$DIR/ost1"
-# The tmpfs goes before the daemons' teardown (lazily: stria-stord may
-# still hold files on it), keeping the test's exit status for teardown.
-trap 'rc=$?; set +e; umount -l "$SMALL" 2>/dev/null; (exit $rc); teardown' EXIT
+OTHER="$DIR/ost0"
+# The tmpfs go before the daemons' teardown (lazily: stria-stord may
+# still hold files on them), keeping the test's exit status for teardown.
+trap 'rc=$?; set +e; umount -l "$SMALL" "$OTHER" 2>/dev/null; (exit $rc); teardown' EXIT
 
 step "a cluster whose OST 1 has 96 MiB"
 cluster_up --osts 2 --no-mount
 S() { "$STRIA" --conf "$CONF" "$@"; }
-# stria-stord stops; OST 1 (empty yet) moves onto a tmpfs; stria up
+# stria-stord stops; OSTs 1 and 0 (empty yet) move onto tmpfs; stria up
 # starts stria-stord again.
 pid=$(daemon_pid stord)
 kill "$pid"
 wait_for 20 bash -c "! kill -0 $pid" || fail "stria-stord did not stop"
 mount -t tmpfs -o size=96m tmpfs "$SMALL" || fail "cannot mount a tmpfs on $SMALL"
+mount -t tmpfs -o size=256m tmpfs "$OTHER" || fail "cannot mount a tmpfs on $OTHER"
 "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up did not restart stria-stord"
 wait_for 30 S df || fail "the OSTs did not come back"
 

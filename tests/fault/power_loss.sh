@@ -90,15 +90,19 @@ touch -d "$old_mtime" "$OLD"
 # The made object: its first block changed after the write whose entry
 # reached the disk. (Each change here keeps the file's mtime, as the disk
 # would.)
-damage() { # FILE OFFSET BYTE
-    local m
+# The byte becomes its complement: a fixed byte would match the random
+# data at that offset once in 256 runs, and the damage would be none.
+damage() { # FILE OFFSET
+    local m b
     m=$(stat -c %y "$1")
-    printf "$3" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
+    b=$(od -An -tu1 -j "$2" -N1 "$1" | tr -d ' ')
+    [ -n "$b" ] || fail "$1 has no byte at $2"
+    printf "\\$(printf '%03o' $((255 - b)))" | dd of="$1" bs=1 seek="$2" conv=notrunc status=none
     touch -d "$m" "$1"
 }
-damage "$FRESH" 100 x
+damage "$FRESH" 100
 # The quiet object rots: no write touched it, so nothing may hide that.
-damage "$QUIET" 500000 '\x55'
+damage "$QUIET" 500000
 cmp -s "$T/old" "$QUIET" && fail "the quiet object did not change"
 
 step "the start after the unclean stop sums again what a write left, and only that"
@@ -112,7 +116,8 @@ grep -q "object objects/.*$(basename "$FRESH"): 1 block(s) from offset 0 held" "
 grep -q "$(basename "$QUIET")" "$DIR/log/stord.log" && fail "the untouched object was summed again"
 S cp "stria:/old$r" "$T/back" || fail "the rewritten file does not read"
 cmp "$T/new" "$T/back" || fail "the rewritten file reads wrong"
-{ head -c 100 "$T/fresh"; printf 'x'; tail -c +102 "$T/fresh"; } >"$T/fresh.want"
+cp "$T/fresh" "$T/fresh.want"
+damage "$T/fresh.want" 100
 S cp "stria:/fresh$r" "$T/fresh.back" || fail "the made file does not read"
 cmp "$T/fresh.want" "$T/fresh.back" || fail "the made file reads wrong"
 if S cp "stria:/quiet$r" "$T/quiet.back" 2>/dev/null; then
@@ -123,7 +128,7 @@ step "killed while the host ran on: a damaged block is not summed again"
 S cp "$T/fresh" stria:/late
 LATE=$(obj /late)
 stop_stord KILL
-damage "$LATE" 70000 '\x55'
+damage "$LATE" 70000
 : >"$DIR/log/stord.log"
 start_stord
 grep -q "OST0000: unclean stop without a restart of the host: nothing to check" \
@@ -136,7 +141,7 @@ fi
 step "after an orderly stop, nothing is summed again"
 stop_stord TERM
 [ -f "$DIR/ost0/clean" ] || fail "an orderly stop left no mark"
-damage "$FRESH" 150000 '\x55'
+damage "$FRESH" 150000
 : >"$DIR/log/stord.log"
 start_stord
 grep -q "unclean stop" "$DIR/log/stord.log" && fail "an orderly stop was taken for an unclean one"

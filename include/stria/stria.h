@@ -185,6 +185,11 @@ struct stria_io_stats {
 };
 /* What gathering and read-ahead did since stria_connect. */
 STRIA_API void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out);
+/* Writes of Data-on-MDT bytes taken behind since stria_connect (under the
+ * write-behind grant, see stria_start_unlink_behind: their flush and
+ * close do not wait for the MDT), and how many of those failed after
+ * their handle closed (each logged). */
+STRIA_API void stria_dom_behind_stats(stria_fs_t *fs, uint64_t *taken, uint64_t *lost);
 
 /* ---- handle-level calls (what a server such as the FUSE mount needs) ---- */
 
@@ -441,7 +446,10 @@ STRIA_API int stria_on_lease_changed(stria_fs_t *fs,
 typedef void (*stria_removed_fn)(stria_fs_t *fs, stria_removed_t *rm, void *arg);
 /* With the metadata cache on: let stria_unlink_behind queue unlinks while
  * this client holds its MDT's write-behind grant (architecture.md,
- * "Write-behind unlink"). Starts a thread. removed is called from it. */
+ * "Write-behind unlink"). Starts a thread. removed is called from it.
+ * Under the same grant, a write inside a file's Data-on-MDT component is
+ * then taken behind while gathering is on: its flush and close do not wait
+ * for the MDT ("Small files written behind"; stria_dom_behind_stats). */
 STRIA_API int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed, void *arg);
 /* Acknowledge the unlink of name in parent now and send it later, when
  * the cache can decide it alone: the caller may remove the name, which

@@ -148,6 +148,9 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
         return -EAGAIN;
     if (is_open && is_open(a.ino, arg))
         return -EAGAIN;
+    /* Bytes written behind that landed after the unlink would be kept
+     * for an inode that is gone. */
+    gather_drain_behind(fs, a.ino);
     mdc_unlinked(m, parent, mdt, name, a.ino);
     return wb_unlink(fs, parent, mdt, name, &cred) == 0 ? 0 : -EAGAIN;
 }
@@ -183,7 +186,14 @@ void stria_set_write_gather(stria_fs_t *fs, int on)
 void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out)
 {
     memset(out, 0, sizeof(*out));
-    gather_stats(fs, &out->writes_gathered, &out->gathers_sent);
+    uint64_t behind, lost;
+    gather_stats(fs, &out->writes_gathered, &out->gathers_sent, &behind, &lost);
     out->readahead_fills = atomic_load_explicit(&fs->ra_fills, memory_order_relaxed);
     out->readahead_hits = atomic_load_explicit(&fs->ra_hits, memory_order_relaxed);
+}
+
+void stria_dom_behind_stats(stria_fs_t *fs, uint64_t *taken, uint64_t *lost)
+{
+    uint64_t writes, sends;
+    gather_stats(fs, &writes, &sends, taken, lost);
 }

@@ -18,6 +18,7 @@
 #include "mdcache.h"
 #include "ns.h"
 #include "route.h"
+#include "wb.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -76,6 +77,7 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
 {
     if (!fs->mdc || path[0] || (flags & (O_CREAT | O_TRUNC)) || (flags & O_ACCMODE) != O_RDONLY)
         return false;
+    gather_drain_behind(fs, ino); /* the size the cache has then is the file's */
     struct proto_attr a;
     struct proto_cred cred;
     if (!mdc_open_layout(fs->mdc, ino, &a, &f->layout) || !S_ISREG(a.mode))
@@ -123,9 +125,30 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     if ((flags & O_ACCMODE) != O_WRONLY && !(flags & (O_TRUNC | O_DIRECTORY)) &&
         (flags & (O_CREAT | O_EXCL)) != (O_CREAT | O_EXCL) && (ra = file_ra_get(fs)))
         q.dom_len = RA_CAP;
+    /* A create asks for write-behind's grant, which lets this client write
+     * a small file's bytes behind its close (wb.h). It need not wait for
+     * the bytes written behind before it when the name is surely new:
+     * nothing written behind can be the file it opens. */
+    uint8_t want = PROTO_OPEN_WANT_WB;
+    bool pass = false;
+    if ((flags & O_CREAT) && fs->wb && cl_one_name(path)) {
+        uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
+        if (wb_want_open(fs, mdt))
+            q.wb = (struct proto_tblob){&want, 1, false};
+        struct proto_attr none;
+        pass =
+            (flags & O_EXCL) || mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, &none) == -ENOENT;
+    }
     int64_t sent = mdc_clock_ms();
+    wb_pass_behind(pass);
     rc = ROUTED_CALL_BULK(fs, parent, path, parent, path, open, &q, r, ra, q.dom_len, &got,
                           cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout));
+    wb_pass_behind(false);
+    uint32_t wb_ms;
+    uint64_t wb_id, room;
+    if (rc == 0 && fs->mdc && proto_open_wb_get(&r->wb, &wb_ms, &wb_id, &room) == 0 && wb_ms)
+        wb_granted(fs, (uint32_t)mdc_reply_mdt(fs->mdc, r->leases.instance), wb_id, wb_ms, sent,
+                   room);
     if (rc == -EREMOTE) {
         /* The name is here, its inode on another MDT: open that by number. */
         struct proto_attr a;
@@ -342,6 +365,33 @@ int cl_file_mark(stria_file_t *f)
     return rc;
 }
 
+/* A write all inside f's Data-on-MDT component, taken behind (gather.h)
+ * while the MDT's write-behind grant is held and its room covers it:
+ * whether it was. The size and mtime move there when it lands, as a
+ * DOM_WRITE's do. */
+static bool dom_behind(stria_file_t *f, const void *buf, size_t len, uint64_t off)
+{
+    struct layout_piece lp;
+    if (!f->fs->wb || (f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT)) ||
+        layout_map(&f->layout, off, len, &lp) != LAYOUT_ON_MDT || lp.len < len)
+        return false;
+    pthread_mutex_lock(&f->lock);
+    bool orphan = f->orphan;
+    pthread_mutex_unlock(&f->lock);
+    if (orphan || !wb_behind_begin(f->fs, lp.group, len))
+        return false;
+    ssize_t n = gather_behind(f->fs, f, f->ino, &f->layout, lp.group, buf, len, off);
+    wb_behind_end(f->fs);
+    if (n != (ssize_t)len)
+        return false;
+    pthread_mutex_lock(&f->lock);
+    f->wrote_end = MAX(f->wrote_end, off + len);
+    f->size = MAX(f->size, off + len);
+    f->mdt_end = MAX(f->mdt_end, off + len);
+    pthread_mutex_unlock(&f->lock);
+    return true;
+}
+
 ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
 {
     if (f->is_dir)
@@ -367,6 +417,8 @@ ssize_t stria_pwrite(stria_file_t *f, const void *buf, size_t len, off_t off)
     if ((rc = take_error(f)))
         return rc;
     written(f->fs);
+    if (dom_behind(f, buf, len, (uint64_t)off))
+        return (ssize_t)len;
     /* Small and sequential: into the inode's buffer (gather.c). */
     size_t took = 0;
     if (!(f->flags & (O_APPEND | O_SYNC | O_DSYNC | O_DIRECT))) {
@@ -418,6 +470,10 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
     rc = take_error(f);
     if (rc)
         return rc;
+    if (dom_behind(f, buf, len, (uint64_t)off)) {
+        written(f->fs);
+        return (ssize_t)len;
+    }
     ssize_t n = gather_write(f->fs, f, f->ino, &f->layout, buf, len, (uint64_t)off);
     if (n > 0) {
         written(f->fs);
@@ -434,11 +490,16 @@ ssize_t stria_pwrite_nowait(stria_file_t *f, const void *buf, size_t len, off_t 
 
 /* Report the size if this handle wrote since the last report, with the
  * time of its last write as the mtime: a close is no write, and a time
- * set since (futimens before close, as cp -p does) must stay. */
-static int report(stria_file_t *f)
+ * set since (futimens before close, as cp -p does) must stay. A flush or
+ * close leaves the bytes written behind to land on their own (behind);
+ * anything else waits for them too. */
+static int report_as(stria_file_t *f, bool behind)
 {
     /* A size must not come before its data. */
-    gather_drain(f->fs, f->ino);
+    if (behind)
+        gather_drain_own(f->fs, f->ino);
+    else
+        gather_drain(f->fs, f->ino);
     int rc = take_error(f);
     if (rc)
         return rc;
@@ -457,6 +518,11 @@ static int report(stria_file_t *f)
         f->dirty = false;
     pthread_mutex_unlock(&f->lock);
     return rc;
+}
+
+static int report(stria_file_t *f)
+{
+    return report_as(f, false);
 }
 
 /* The MDT's SYNC sent, its reply not read yet: *l holds its connection. */
@@ -609,7 +675,7 @@ void stria_file_truncated(stria_file_t *f, uint64_t size)
 
 int stria_flush(stria_file_t *f)
 {
-    return report(f);
+    return report_as(f, true);
 }
 
 int stria_fstat(stria_file_t *f, struct stat *st)
@@ -628,9 +694,11 @@ int stria_close(stria_file_t *f)
 {
     if (!f)
         return -EBADF;
-    int rc = report(f);
-    /* Nothing gathered may still name f. */
-    gather_drain(f->fs, f->ino);
+    int rc = report_as(f, true);
+    /* Nothing gathered may still name f: what it wrote behind goes on
+     * without it. */
+    gather_drain_own(f->fs, f->ino);
+    gather_detach(f->fs, f);
     int late = take_error(f);
     if (!rc)
         rc = late;

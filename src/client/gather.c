@@ -24,11 +24,20 @@
  * the handle's next write, flush, fsync or close. A send is never
  * abandoned by the interrupt of the call that caused it: its writes were
  * acknowledged. This must never hold a lock while sending.
+ *
+ * A behind buffer (gather_behind) holds one write of a Data-on-MDT
+ * component made under its MDT's write-behind grant (wb.h): READY at once,
+ * with a copy of the layout of its own, and left behind by the flush and
+ * close of its handle, which then no longer names it. Whatever may look at
+ * the MDT's copy of its bytes waits for it first: gather_drain of its
+ * inode, gather_drain_behind (the revocation of the grant, and every other
+ * MDT call of this client: wb_flush).
  */
 #include "gather.h"
 
 #include "io.h"
 
+#include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
@@ -44,14 +53,19 @@
 
 enum { G_FREE, G_FILLING, G_READY, G_SENDING };
 
+/* Which buffers a wait is for. */
+enum { W_ALL, W_OWN, W_BEHIND };
+
 struct gbuf {
     int state;
     uint64_t ino, off, len, cap;
-    stria_file_t *f;
-    const struct layout *l; /* f's */
-    uint64_t seq;           /* its number among buffers begun: older is lower */
-    int64_t born_ms;        /* its first write, monotonic */
-    char *buf;              /* GATHER_CAP bytes, kept once allocated */
+    stria_file_t *f;        /* NULL: a behind buffer whose handle closed */
+    const struct layout *l; /* f's, or a behind buffer's own copy */
+    bool behind;
+    uint32_t mdt;    /* a behind buffer's MDT */
+    uint64_t seq;    /* its number among buffers begun: older is lower */
+    int64_t born_ms; /* its first write, monotonic */
+    char *buf;       /* GATHER_CAP bytes, kept once allocated */
 };
 
 struct gather {
@@ -64,7 +78,8 @@ struct gather {
     atomic_int used; /* not FREE, read without the lock */
     atomic_bool on;
     uint64_t seq, writes, sends;
-    unsigned test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
+    uint64_t behind, behind_failed; /* behind buffers queued, and failed */
+    unsigned test_delay_ms;         /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
     pthread_t thread;
     bool thread_on, stop;
     pthread_cond_t wake; /* the sender has work: READY buffers, or stop */
@@ -148,20 +163,32 @@ static void send_locked(struct gather *g, struct gbuf *b)
     const volatile int *cancel = cl_set_cancel(NULL);
     if (g->test_delay_ms)
         usleep(g->test_delay_ms * 1000);
-    int rc = g->mark(b->f);
+    /* A behind buffer's handle was marked before its write was taken. */
+    int rc = b->behind ? 0 : g->mark(b->f);
     if (rc == 0)
         rc = io_rw(g->fs, b->ino, b->l, true, b->buf, b->len, b->off);
     /* A read-ahead buffer filled while these bytes were held here (an
      * open's bytes of the file) is stale now that they have landed. */
     atomic_fetch_add(&g->fs->write_epoch, 1);
     cl_set_cancel(cancel);
-    if (rc)
-        g->error(b->f, rc);
     pthread_mutex_lock(&g->lock);
+    if (rc && b->f) {
+        g->error(b->f, rc);
+    } else if (rc) {
+        /* Its handle closed: nobody is left to tell but the log. */
+        g->behind_failed++;
+        log_warn("inode %" PRIx64 ": %" PRIu64 " bytes at %" PRIu64 " written behind its close "
+                 "were lost: %s",
+                 b->ino, b->len, b->off, log_err(rc));
+    }
+    if (b->behind)
+        free((struct layout *)b->l);
+    else
+        g->sends++;
     b->state = G_FREE;
     b->f = NULL;
+    b->behind = false;
     atomic_fetch_sub(&g->used, 1);
-    g->sends++;
     pthread_cond_broadcast(&g->landed);
 }
 
@@ -178,29 +205,36 @@ static struct gbuf *free_buf(struct gather *g)
     return NULL;
 }
 
-/* Whether a buffer of ino begun up to seq upto and overlapping [off, end)
- * has yet to land. */
-static bool pending(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, uint64_t upto)
+/* Whether buffer b is one a wait of kind w is for. */
+static bool waits_for(const struct gbuf *b, int w)
+{
+    return w == W_ALL || (w == W_BEHIND) == b->behind;
+}
+
+/* Whether a buffer of ino (any when ino is 0) of kind w, begun up to seq
+ * upto and overlapping [off, end), has yet to land. */
+static bool pending(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, uint64_t upto,
+                    int w)
 {
     for (int i = 0; i < GATHER_BUFS; i++) {
         const struct gbuf *b = &g->b[i];
-        if (b->state != G_FREE && b->ino == ino && b->seq <= upto && b->off < end &&
-            off < b->off + b->len)
+        if (b->state != G_FREE && (!ino || b->ino == ino) && waits_for(b, w) && b->seq <= upto &&
+            b->off < end && off < b->off + b->len)
             return true;
     }
     return false;
 }
 
-/* Until the buffers of ino begun so far that overlap [off, end) have
- * landed: queue the filling one, send what may go from this thread, wait
- * for what the sender thread is sending (lock held). */
-static void settle(struct gather *g, uint64_t ino, uint64_t off, uint64_t end)
+/* Until the buffers of ino (any when 0) of kind w begun so far that overlap
+ * [off, end) have landed: queue the filling one, send what may go from
+ * this thread, wait for what the sender thread is sending (lock held). */
+static void settle(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, int w)
 {
     uint64_t upto = g->seq;
-    struct gbuf *b = filling(g, ino);
-    if (b && b->off < end && off < b->off + b->len)
+    struct gbuf *b = ino ? filling(g, ino) : NULL;
+    if (b && w != W_BEHIND && b->off < end && off < b->off + b->len)
         ready(g, b);
-    while (pending(g, ino, off, end, upto)) {
+    while (pending(g, ino, off, end, upto, w)) {
         if ((b = next_ready(g, ino)) && b->seq <= upto)
             send_locked(g, b);
         else
@@ -247,7 +281,15 @@ ssize_t gather_write(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct
             break; /* the caller writes the rest itself */
         if (b)
             ready(g, b); /* not continued: it goes before this write */
-        *fresh = (struct gbuf){G_FILLING, ino, at, 0, lp.len, f, l, ++g->seq, now_ms(), fresh->buf};
+        *fresh = (struct gbuf){.state = G_FILLING,
+                               .ino = ino,
+                               .off = at,
+                               .cap = lp.len,
+                               .f = f,
+                               .l = l,
+                               .seq = ++g->seq,
+                               .born_ms = now_ms(),
+                               .buf = fresh->buf};
         atomic_fetch_add(&g->used, 1);
     }
     if (took)
@@ -268,17 +310,107 @@ void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t en
     struct gbuf *b = filling(g, ino);
     if (b)
         ready(g, b);
-    settle(g, ino, off, end);
+    settle(g, ino, off, end, W_ALL);
     pthread_mutex_unlock(&g->lock);
 }
 
+ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
+                      uint32_t mdt, const void *buf, size_t len, uint64_t off)
+{
+    struct gather *g = fs->gather;
+    if (!g || len == 0 || len > GATHER_CAP || !atomic_load(&g->on))
+        return 0;
+    struct layout *own = malloc(sizeof(*own));
+    if (!own)
+        return 0;
+    layout_copy(own, l);
+    pthread_mutex_lock(&g->lock);
+    struct gbuf *b = start_thread(g) ? free_buf(g) : NULL;
+    if (!b) {
+        pthread_mutex_unlock(&g->lock);
+        free(own);
+        return 0;
+    }
+    /* A filling buffer of the file goes first, as before any write. */
+    struct gbuf *fb = filling(g, ino);
+    if (fb)
+        ready(g, fb);
+    memcpy(b->buf, buf, len);
+    *b = (struct gbuf){.state = G_FILLING,
+                       .ino = ino,
+                       .off = off,
+                       .len = len,
+                       .cap = len,
+                       .f = f,
+                       .l = own,
+                       .behind = true,
+                       .mdt = mdt,
+                       .seq = ++g->seq,
+                       .born_ms = now_ms(),
+                       .buf = b->buf};
+    atomic_fetch_add(&g->used, 1);
+    ready(g, b);
+    g->behind++;
+    pthread_mutex_unlock(&g->lock);
+    return (ssize_t)len;
+}
+
+uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt)
+{
+    struct gather *g = fs->gather;
+    uint64_t n = 0;
+    if (!g || atomic_load(&g->used) == 0)
+        return 0;
+    pthread_mutex_lock(&g->lock);
+    for (int i = 0; i < GATHER_BUFS; i++)
+        if (g->b[i].state != G_FREE && g->b[i].behind && g->b[i].mdt == mdt)
+            n += g->b[i].len;
+    pthread_mutex_unlock(&g->lock);
+    return n;
+}
+
+/* Wait (of kind w) for the buffers of ino, 0: of any inode. Whether
+ * there were any. */
+static bool drain(stria_fs_t *fs, uint64_t ino, int w)
+{
+    struct gather *g = fs->gather;
+    if (!g || atomic_load(&g->used) == 0)
+        return false;
+    /* The sender waiting for its own buffers would wait for ever. */
+    if (w == W_BEHIND && g->thread_on && pthread_equal(pthread_self(), g->thread))
+        return false;
+    pthread_mutex_lock(&g->lock);
+    bool any = pending(g, ino, 0, UINT64_MAX, g->seq, w);
+    if (any)
+        settle(g, ino, 0, UINT64_MAX, w);
+    pthread_mutex_unlock(&g->lock);
+    return any;
+}
+
 void gather_drain(stria_fs_t *fs, uint64_t ino)
+{
+    drain(fs, ino, W_ALL);
+}
+
+void gather_drain_own(stria_fs_t *fs, uint64_t ino)
+{
+    drain(fs, ino, W_OWN);
+}
+
+bool gather_drain_behind(stria_fs_t *fs, uint64_t ino)
+{
+    return drain(fs, ino, W_BEHIND);
+}
+
+void gather_detach(stria_fs_t *fs, stria_file_t *f)
 {
     struct gather *g = fs->gather;
     if (!g || atomic_load(&g->used) == 0)
         return;
     pthread_mutex_lock(&g->lock);
-    settle(g, ino, 0, UINT64_MAX);
+    for (int i = 0; i < GATHER_BUFS; i++)
+        if (g->b[i].state != G_FREE && g->b[i].f == f && g->b[i].behind)
+            g->b[i].f = NULL;
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -342,15 +474,18 @@ void gather_set(stria_fs_t *fs, bool on)
     }
 }
 
-void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends)
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends, uint64_t *behind,
+                  uint64_t *behind_failed)
 {
     struct gather *g = fs->gather;
-    *writes = *sends = 0;
+    *writes = *sends = *behind = *behind_failed = 0;
     if (!g)
         return;
     pthread_mutex_lock(&g->lock);
     *writes = g->writes;
     *sends = g->sends;
+    *behind = g->behind;
+    *behind_failed = g->behind_failed;
     pthread_mutex_unlock(&g->lock);
 }
 

@@ -34,8 +34,27 @@ void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t en
 /* Before anything else of ino (read, size report, truncate, close): send
  * what was gathered for it so far and wait until it has landed. */
 void gather_drain(stria_fs_t *fs, uint64_t ino);
+/* gather_drain, but not for what was written behind (a flush, a close). */
+void gather_drain_own(stria_fs_t *fs, uint64_t ino);
+/* Wait for what was written behind for ino (0: any inode) so far; at once
+ * when called by the sender thread (gather_mark_fn's MDT calls). Whether
+ * there was any. */
+bool gather_drain_behind(stria_fs_t *fs, uint64_t ino);
+/* Take len bytes at off of f's inode ino, all inside one piece of its
+ * Data-on-MDT component (on MDT mdt), behind: copied (with layout l) into
+ * a buffer that the sender thread sends, which the flush and close of f
+ * do not wait for (the caller holds mdt's write-behind grant: wb.h).
+ * Returns len, or 0 when no buffer is free (the caller writes them). */
+ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
+                      uint32_t mdt, const void *buf, size_t len, uint64_t off);
+/* Bytes written behind for mdt not landed yet. */
+uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt);
+/* f closes: its bytes written behind go on without it (a failure is
+ * logged and counted, nobody is left to tell). */
+void gather_detach(stria_fs_t *fs, stria_file_t *f);
 void gather_set(stria_fs_t *fs, bool on);
 bool gather_on(stria_fs_t *fs);
-void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends);
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends, uint64_t *behind,
+                  uint64_t *behind_failed);
 
 #endif

@@ -12,6 +12,7 @@
 #include "inode.h"
 
 #include "../common/util.h"
+#include "gather.h"
 #include "mdcache.h"
 
 #include <errno.h>
@@ -90,6 +91,8 @@ void cl_note_rename(stria_fs_t *fs, int64_t sent, const struct proto_leases *lea
 
 int cl_getattr(stria_fs_t *fs, uint64_t ino, struct proto_attr *out)
 {
+    /* The cache has the size and mtime once the bytes written behind landed. */
+    gather_drain_behind(fs, ino);
     if (fs->mdc && mdc_getattr(fs->mdc, ino, out))
         return 0;
     struct proto_getattr_req q = {.ino = ino};

@@ -13,6 +13,7 @@
 #include "inode.h"
 #include "mdcache.h"
 #include "migrate.h"
+#include "wb.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -225,6 +226,7 @@ static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp
         cl_cred(&q.cred);
         proto_csum_fill(lp->obj_off, buf, lp->len, crcs);
         q.crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(lp->obj_off, lp->len)};
+        wb_dom_used(fs, lp->group, lp->len); /* less room to write behind */
         return dom_stale(
             TARGET_CALL_BULK(fs, PROTO_NODE_META, lp->group, dom_write, &q, &r, buf, lp->len, NULL,
                              0, NULL, cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)));

@@ -99,6 +99,17 @@ static void new_dir(stria_fs_t *fs, const struct proto_attr *a)
         mdc_new_dir(fs->mdc, a->ino, cl_dir_part_mdt(a->ino, a->dstripe, k));
 }
 
+/* mdc_lookup, with the attributes of a file whose bytes written behind
+ * have landed (their replies bring its size and mtime). */
+static int cached_lookup(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
+                         const struct proto_cred *cred, struct proto_attr *out)
+{
+    int rc = mdc_lookup(fs->mdc, parent, mdt, name, cred, out);
+    if (rc == 0 && S_ISREG(out->mode) && gather_drain_behind(fs, out->ino))
+        rc = mdc_lookup(fs->mdc, parent, mdt, name, cred, out);
+    return rc;
+}
+
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out)
 {
@@ -110,20 +121,20 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     cl_cred(&q.cred);
     if (fs->mdc && !follow && cl_one_name(path)) {
         uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
-        if ((rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
+        if ((rc = cached_lookup(fs, parent, mdt, path, &q.cred, out)) != -EAGAIN)
             return rc;
         /* The first name looked up in a part of a new directory that its
          * MKDIR's reply did not lease: complete that part, and the names
          * created there after this one need no LOOKUP. */
         if (mdc_new_shard(fs->mdc, parent, mdt) && complete_shard(fs, parent, mdt) &&
-            (rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
+            (rc = cached_lookup(fs, parent, mdt, path, &q.cred, out)) != -EAGAIN)
             return rc;
         /* A part this client did not make, whose lease it holds: list it
          * once, and the names made there later need no LOOKUP (at most a
          * try a second, mdcache.h). */
         struct mdc_fill fl;
         if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl) &&
-            (rc = mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, out)) != -EAGAIN)
+            (rc = cached_lookup(fs, parent, mdt, path, &q.cred, out)) != -EAGAIN)
             return rc;
     }
     int64_t sent = mdc_clock_ms();
@@ -209,7 +220,7 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_re
                      cl_note(fs, sent, &r->leases, parent, path, 0, 0, NULL, NULL);
                      if (r->wb_ms && fs->mdc)
                          wb_granted(fs, (uint32_t)mdc_reply_mdt(fs->mdc, r->leases.instance),
-                                    r->wb_id, r->wb_ms, sent));
+                                    r->wb_id, r->wb_ms, sent, WB_ROOM_UNKNOWN));
     free(r);
     return rc;
 }

@@ -16,11 +16,22 @@
  * when what was queued before has been answered (for every MDT: simpler,
  * and the queue is short), so the MDT hears everything before it lets
  * another client in.
+ *
+ * Data-on-MDT bytes written behind (wb_behind_begin) are queued the same
+ * way, in gathering's behind buffers, with the mutex held: so wb_revoked,
+ * once it has marked the grant lost, waits for all of them too. Each
+ * grant keeps the room the MDT's records had left when an OPEN brought
+ * it, less what this client wrote there since (wb_dom_used); bytes are
+ * written behind only while that room, less WB_DOM_RESERVE, covers them
+ * and those still on their way: while the grant is held no other
+ * client's request runs on that MDT, so a write behind never meets
+ * ENOSPC there.
  */
 #include "wb.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
+#include "gather.h"
 #include "inode.h"
 #include "mdcache.h"
 #include "ns.h"
@@ -34,6 +45,11 @@
 #define WB_BATCH   64
 #define WB_MAX     4096 /* queued at most; past it, unlinks wait */
 #define WB_BACKOFF 1000 /* ms not to ask for the grant after losing it */
+/* Room kept back from what an OPEN said: the bytes written behind that
+ * were on their way when the MDT counted (gathering's buffers, 1 MiB
+ * each at most). */
+#define WB_DOM_RESERVE (16ull << 20)
+#define ROOM_UNKNOWN   UINT64_MAX
 
 struct wb_item {
     struct wb_item *next;
@@ -62,6 +78,7 @@ struct wb {
         uint64_t id, revoked;
         int64_t until_ms, backoff_until_ms;
         int64_t lost_ms; /* when its channel last broke: older grants are void */
+        uint64_t room;   /* bytes its Data-on-MDT records may still take (ROOM_UNKNOWN) */
     } g[MDC_MAX_MDTS];
     bool stop;
     pthread_t thread;
@@ -79,7 +96,7 @@ static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
     stria_fs_t *fs = w->fs;
     cl_note(fs, sent, &r->leases, it->parent, it->name, 0, 0, NULL, NULL);
     if (r->wb_ms)
-        wb_granted(fs, it->mdt, r->wb_id, r->wb_ms, sent);
+        wb_granted(fs, it->mdt, r->wb_id, r->wb_ms, sent, WB_ROOM_UNKNOWN);
     if (r->gone) {
         struct stria_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};
         w->removed(fs, &rm);
@@ -408,10 +425,22 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     return 0;
 }
 
+/* Set while this thread's call may pass the bytes written behind. */
+static _Thread_local bool passing;
+
+void wb_pass_behind(bool on)
+{
+    passing = on;
+}
+
 void wb_flush(stria_fs_t *fs)
 {
     struct wb *w = fs->wb;
-    if (!w || __atomic_load_n(&w->pending, __ATOMIC_ACQUIRE) == 0)
+    if (!w)
+        return;
+    if (!passing)
+        gather_drain_behind(fs, 0);
+    if (__atomic_load_n(&w->pending, __ATOMIC_ACQUIRE) == 0)
         return;
     /* The sender waiting for its own batch would wait for ever. */
     if (pthread_equal(pthread_self(), w->thread))
@@ -419,6 +448,50 @@ void wb_flush(stria_fs_t *fs)
     pthread_mutex_lock(&w->lock);
     while (w->pending)
         pthread_cond_wait(&w->done, &w->lock);
+    pthread_mutex_unlock(&w->lock);
+}
+
+bool wb_want_open(stria_fs_t *fs, uint32_t mdt)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return false;
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&w->lock);
+    bool want =
+        now >= w->g[mdt].backoff_until_ms && (!held(w, mdt, now) || w->g[mdt].room == ROOM_UNKNOWN);
+    pthread_mutex_unlock(&w->lock);
+    return want;
+}
+
+bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t len)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return false;
+    pthread_mutex_lock(&w->lock);
+    const struct wb_grant *g = &w->g[mdt];
+    if (!w->stop && held(w, mdt, mdc_clock_ms()) && g->room != ROOM_UNKNOWN &&
+        g->room >= WB_DOM_RESERVE + len + gather_behind_bytes(fs, mdt))
+        return true; /* locked until wb_behind_end */
+    pthread_mutex_unlock(&w->lock);
+    return false;
+}
+
+void wb_behind_end(stria_fs_t *fs)
+{
+    pthread_mutex_unlock(&fs->wb->lock);
+}
+
+void wb_dom_used(stria_fs_t *fs, uint32_t mdt, uint64_t len)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return;
+    pthread_mutex_lock(&w->lock);
+    struct wb_grant *g = &w->g[mdt];
+    if (g->room != ROOM_UNKNOWN)
+        g->room = g->room > len ? g->room - len : 0;
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -434,7 +507,8 @@ bool wb_want(stria_fs_t *fs, uint32_t mdt)
     return want;
 }
 
-void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms)
+void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms,
+                uint64_t room)
 {
     struct wb *w = fs->wb;
     if (!w || !ms || mdt >= MDC_MAX_MDTS)
@@ -443,10 +517,14 @@ void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t 
     struct wb_grant *g = &w->g[mdt];
     /* A grant whose revocation was heard first stays dead. */
     if (id > g->revoked && id >= g->id && sent_ms > g->lost_ms) {
-        if (id > g->id)
+        if (id > g->id) {
             w->stats.grants++;
+            g->room = ROOM_UNKNOWN; /* another grant: others may have written */
+        }
         g->id = id;
         g->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
+        if (room != WB_ROOM_UNKNOWN)
+            g->room = room;
     }
     pthread_mutex_unlock(&w->lock);
 }
@@ -468,9 +546,12 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
         g->revoked = id;
     }
     g->backoff_until_ms = now + WB_BACKOFF;
+    g->room = ROOM_UNKNOWN;
     while (w->pending)
         pthread_cond_wait(&w->done, &w->lock);
     pthread_mutex_unlock(&w->lock);
+    /* What was written behind before the mark was queued under the lock. */
+    gather_drain_behind(fs, 0);
 }
 
 void wb_get_stats(stria_fs_t *fs, struct wb_stats *out)
@@ -492,6 +573,8 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
         return -ENOMEM;
     w->fs = fs;
     w->removed = removed;
+    for (uint32_t i = 0; i < MDC_MAX_MDTS; i++)
+        w->g[i].room = ROOM_UNKNOWN;
     /* Tests hold the queue back to show that other clients wait for it. */
     const char *d = getenv("STRIA_TEST_WB_DELAY_MS");
     if (d)

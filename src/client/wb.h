@@ -24,6 +24,7 @@
 
 #include "conn.h"
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct stria_removed;
@@ -50,8 +51,30 @@ void wb_flush(stria_fs_t *fs);
 /* Whether an unlink sent to mdt should ask for its grant (not held, not
  * just lost). */
 bool wb_want(stria_fs_t *fs, uint32_t mdt);
-/* A reply of mdt granted (or renewed) grant id for ms, counted from sent_ms. */
-void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms);
+/* A reply of mdt granted (or renewed) grant id for ms, counted from
+ * sent_ms; room: what mdt's Data-on-MDT records could still take then
+ * (OPEN's reply says), or WB_ROOM_UNKNOWN. */
+#define WB_ROOM_UNKNOWN UINT64_MAX
+void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms,
+                uint64_t room);
+/* Whether an open that creates a file on mdt should ask for the grant
+ * (not held, or held without knowing the room). */
+bool wb_want_open(stria_fs_t *fs, uint32_t mdt);
+
+/* Data-on-MDT bytes written behind (docs/architecture.md, "Small files
+ * written behind"). wb_behind_begin: whether len bytes for mdt may be
+ * written behind now (its grant held, its room enough); when true, the
+ * caller queues them (gather_behind) and then calls wb_behind_end, and
+ * nothing may revoke the grant in between. */
+bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t len);
+void wb_behind_end(stria_fs_t *fs);
+/* This client is writing len bytes into mdt's Data-on-MDT records: less
+ * room for bytes written behind. */
+void wb_dom_used(stria_fs_t *fs, uint32_t mdt, uint64_t len);
+/* While on, this thread's MDT calls do not wait for the bytes written
+ * behind (an open that creates a name known to be new cannot see them);
+ * queued unlinks they still wait for. */
+void wb_pass_behind(bool on);
 /* MDT mdt revoked grant id (0: its channel broke, whatever it granted or
  * has on its way is void): stop queuing for it and return once the queue
  * is empty. */

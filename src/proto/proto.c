@@ -562,6 +562,29 @@ int proto_unlinks_result_get(struct proto_dec *d, int32_t *status, struct proto_
     return d->err ? -EBADMSG : 0;
 }
 
+void proto_open_wb_put(uint8_t out[PROTO_OPEN_WB_LEN], uint32_t wb_ms, uint64_t wb_id,
+                       uint64_t dom_room)
+{
+    proto_put_le32(out, wb_ms);
+    proto_put_le64(out + 4, wb_id);
+    proto_put_le64(out + 12, dom_room);
+}
+
+int proto_open_wb_get(const struct proto_tblob *b, uint32_t *wb_ms, uint64_t *wb_id,
+                      uint64_t *dom_room)
+{
+    *wb_ms = 0;
+    *wb_id = *dom_room = 0;
+    if (b->absent || b->len == 0)
+        return -ENODATA;
+    if (b->len != PROTO_OPEN_WB_LEN)
+        return -EBADMSG;
+    *wb_ms = proto_le32(b->p);
+    *wb_id = proto_le64(b->p + 4);
+    *dom_room = proto_le64(b->p + 12);
+    return 0;
+}
+
 /* ---- generated message codecs ---- */
 
 #define ENC_FIELD(kind, fname) proto_put_##kind(e, &m->fname);

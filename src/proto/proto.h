@@ -404,18 +404,29 @@ enum { PROTO_POOL_NEW = 1, PROTO_POOL_ADD, PROTO_POOL_REMOVE, PROTO_POOL_DESTROY
  * CRC32C per chunk in dom_crcs (as DOM_READ's, from offset 0), so that
  * open, read and close of a small file are one round trip. No bulk:
  * dom_crcs empty (none asked for, none to send, or a resent OPEN answered
- * from the reply kept for it, which never holds the bytes). */
+ * from the reply kept for it, which never holds the bytes).
+ * wb (appended: absent from an older peer): in the request, one byte,
+ * PROTO_OPEN_WANT_WB asking, for an open that creates the file, for the
+ * write-behind grant as UNLINK's want_wb does; in the reply to one that
+ * created it, PROTO_OPEN_WB_LEN bytes (proto_open_wb_put): the grant's
+ * term in ms (0: refused) and number, and how many bytes the MDT's
+ * Data-on-MDT records could still grow by when it was given (dom_max less
+ * what they hold). A resent OPEN answered from its kept reply has none. */
 #define PROTO_OPEN_DOM_MAX (1u << 20)
+#define PROTO_OPEN_WANT_WB 1u
+#define PROTO_OPEN_WB_LEN  20
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred)                                                                                  \
     F(U64, parent)                                                                                 \
     F(STR, path)                                                                                   \
     F(U32, flags)                                                                                  \
-    F(U32, mode) F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset) F(U32, dom_len)
+    F(U32, mode)                                                                                   \
+    F(I32, stripe_count) F(U32, stripe_size) F(I32, stripe_offset) F(U32, dom_len) F(TBLOB, wb)
 #define MSG_OPEN_REP(F)                                                                            \
     F(ATTR, attr)                                                                                  \
     F(LAYOUT, layout)                                                                              \
-    F(U8, created) F(U64, old_size) F(LEASES, leases) F(U8, marked) F(BLOB, dom_crcs)
+    F(U8, created)                                                                                 \
+    F(U64, old_size) F(LEASES, leases) F(U8, marked) F(BLOB, dom_crcs) F(TBLOB, wb)
 /* MKDIR: dir_count is how many MDTs to stripe the new directory over (0:
  * as the parent's default for new directories says, -1: all), dir_start
  * the MDT of its first shard and inode (-1: the MDT of its entry). */
@@ -781,6 +792,14 @@ union proto_any_rep {
 };
 #undef PROTO_X_ANY_REQ
 #undef PROTO_X_ANY_REP
+
+/* OPEN's reply wb (proto_open_rep): written into out, and read back from
+ * b: 0, or -ENODATA when b is absent or empty (no grant, room unknown),
+ * -EBADMSG when it has another length. */
+void proto_open_wb_put(uint8_t out[PROTO_OPEN_WB_LEN], uint32_t wb_ms, uint64_t wb_id,
+                       uint64_t dom_room);
+int proto_open_wb_get(const struct proto_tblob *b, uint32_t *wb_ms, uint64_t *wb_id,
+                      uint64_t *dom_room);
 
 static inline struct proto_str proto_str_c(const char *s)
 {

@@ -1,8 +1,9 @@
 /*
  * libFuzzer target: every message decoder (requests and replies, generated
  * from PROTO_MESSAGES), the header decoder, READDIR entries, UNLINKS's
- * lists of items and results, and the cluster map. The first input byte picks the decoder; the rest
- * is the payload. Anything a decoder accepts is re-encoded, which must succeed.
+ * lists of items and results, OPEN's write-behind blob, and the cluster map. The first input byte
+ * picks the decoder; the rest is the payload. Anything a decoder accepts is re-encoded, which must
+ * succeed.
  */
 #include "proto/map.h"
 #include "proto/proto.h"
@@ -49,7 +50,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     if (size < 1)
         return 0;
     size_t nfns = sizeof(fns) / sizeof(fns[0]);
-    unsigned pick = data[0] % (nfns + 4);
+    unsigned pick = data[0] % (nfns + 5);
     const uint8_t *p = data + 1;
     size_t n = size - 1;
     if (pick < nfns) {
@@ -93,6 +94,19 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
             else
                 proto_unlinks_item_put(&e, &it);
             if (e.err)
+                abort();
+        }
+    } else if (pick == nfns + 3) {
+        /* OPEN's wb: what it accepts reads back the same once written. */
+        struct proto_tblob b = {p, (uint32_t)n, n == 0};
+        uint32_t ms, ms2;
+        uint64_t id, room, id2, room2;
+        uint8_t out[PROTO_OPEN_WB_LEN];
+        if (proto_open_wb_get(&b, &ms, &id, &room) == 0) {
+            proto_open_wb_put(out, ms, id, room);
+            struct proto_tblob b2 = {out, sizeof(out), false};
+            if (proto_open_wb_get(&b2, &ms2, &id2, &room2) || ms2 != ms || id2 != id ||
+                room2 != room || memcmp(out, p, sizeof(out)))
                 abort();
         }
     } else {

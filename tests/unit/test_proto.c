@@ -178,6 +178,7 @@ static void make_open_req(struct proto_open_req *q, uint32_t ngroups)
     q->stripe_size = 1u << 20;
     q->stripe_offset = -1;
     q->dom_len = 1u << 20;
+    q->wb.absent = true; /* as an older client sends it */
 }
 
 static const uint8_t open_crcs[8] = {1, 2, 3, 4, 5, 6, 7, 8};
@@ -191,6 +192,7 @@ static void make_open_rep(struct proto_open_rep *r)
     r->old_size = 123456789;
     r->marked = 1;
     r->dom_crcs = (struct proto_blob){open_crcs, sizeof(open_crcs)};
+    r->wb.absent = true; /* as an older MDT sends it */
 }
 
 static size_t encode_open_req(const struct proto_open_req *q, uint8_t *buf, size_t cap)
@@ -476,6 +478,56 @@ static void test_open_req_roundtrip(void **state)
     roundtrip_open_req(0);
     roundtrip_open_req(5);
     roundtrip_open_req(PROTO_MAX_GROUPS);
+}
+
+/* OPEN's appended wb: asked for in a request, the grant and room in a
+ * reply; a message that ends before it reads it as absent, which says no
+ * grant; a wb of another length is refused. */
+static void test_open_wb(void **state)
+{
+    (void)state;
+    struct proto_open_req q, q2;
+    make_open_req(&q, 2);
+    size_t old = encode_open_req(&q, wire, sizeof(wire));
+    uint8_t want = PROTO_OPEN_WANT_WB;
+    q.wb = (struct proto_tblob){&want, 1, false};
+    size_t len = encode_open_req(&q, wire, sizeof(wire));
+    assert_int_equal(len, old + 4 + 1);
+    struct proto_dec d;
+    proto_dec_init(&d, wire, len);
+    assert_int_equal(proto_dec_open_req(&d, &q2), 0);
+    assert_false(q2.wb.absent);
+    assert_int_equal(q2.wb.len, 1);
+    assert_int_equal(q2.wb.p[0], PROTO_OPEN_WANT_WB);
+    proto_dec_init(&d, wire, old);
+    assert_int_equal(proto_dec_open_req(&d, &q2), 0);
+    assert_true(q2.wb.absent);
+
+    struct proto_open_rep r, r2;
+    make_open_rep(&r);
+    size_t rold = encode_open_rep(&r, wire, sizeof(wire));
+    uint8_t grant[PROTO_OPEN_WB_LEN];
+    proto_open_wb_put(grant, 10000, 0x0102030405060708ull, 17ull << 30);
+    r.wb = (struct proto_tblob){grant, sizeof(grant), false};
+    len = encode_open_rep(&r, wire, sizeof(wire));
+    assert_int_equal(len, rold + 4 + PROTO_OPEN_WB_LEN);
+    proto_dec_init(&d, wire, len);
+    assert_int_equal(proto_dec_open_rep(&d, &r2), 0);
+    uint32_t ms;
+    uint64_t id, room;
+    assert_int_equal(proto_open_wb_get(&r2.wb, &ms, &id, &room), 0);
+    assert_int_equal(ms, 10000);
+    assert_int_equal(id, 0x0102030405060708ull);
+    assert_int_equal(room, 17ull << 30);
+    /* Little-endian on the wire: the term first. */
+    assert_int_equal(proto_le32(wire + rold + 4), 10000);
+    proto_dec_init(&d, wire, rold);
+    assert_int_equal(proto_dec_open_rep(&d, &r2), 0);
+    assert_int_equal(proto_open_wb_get(&r2.wb, &ms, &id, &room), -ENODATA);
+    assert_int_equal(ms, 0);
+    struct proto_tblob odd = {grant, sizeof(grant) - 1, false};
+    assert_int_equal(proto_open_wb_get(&odd, &ms, &id, &room), -EBADMSG);
+    assert_int_equal(ms, 0);
 }
 
 static void test_open_rep_roundtrip(void **state)
@@ -1903,6 +1955,7 @@ int main(void)
         cmocka_unit_test(test_open_req_roundtrip),
         cmocka_unit_test(test_mknod_wire),
         cmocka_unit_test(test_open_rep_roundtrip),
+        cmocka_unit_test(test_open_wb),
         cmocka_unit_test(test_heartbeat_roundtrip),
         cmocka_unit_test(test_readdir_roundtrip),
         cmocka_unit_test(test_dirent_bad_names),

@@ -70,11 +70,13 @@ static uint32_t grants_getattr(const void *qv, const void *rv, uint64_t *inos)
     return 1;
 }
 
-/* What an OPEN's reply says of the bytes it sends: not kept for a resend. */
+/* What an OPEN's reply says of the bytes it sends: not kept for a resend,
+ * nor a grant (the kept reply never held one). */
 static void unbulk_open(void *rv)
 {
     struct proto_open_rep *r = rv;
     r->dom_crcs = (struct proto_blob){NULL, 0};
+    r->wb = (struct proto_tblob){NULL, 0, true};
 }
 
 /* Scratch for an operation that finds it needs some (meta_req.scratch). */
@@ -90,6 +92,28 @@ static void after_unlink(struct mdt_service *m, const struct net_req *req, const
     struct proto_unlink_rep *r = rv;
     if (q->want_wb)
         r->wb_ms = lease_wb_grant(m->leases, req->hdr.client_id, &r->wb_id);
+}
+
+/* An open that created its file and asks for it gets the write-behind
+ * grant, with the room left in the Data-on-MDT records (what the holder
+ * may write behind: while it holds the grant, only its own requests run
+ * here). */
+static void after_open(struct mdt_service *m, const struct net_req *req, const void *qv, void *rv)
+{
+    const struct proto_open_req *q = qv;
+    struct proto_open_rep *r = rv;
+    uint64_t id = 0, held = 0;
+    if (!r->created || q->wb.len != 1 || !(q->wb.p[0] & PROTO_OPEN_WANT_WB))
+        return;
+    uint8_t *out = net_scratch((struct net_req *)req, PROTO_OPEN_WB_LEN);
+    if (!out)
+        return;
+    uint32_t ms = meta_store_dom_total(m->store, &held)
+                      ? 0
+                      : lease_wb_grant(m->leases, req->hdr.client_id, &id);
+    uint64_t max = m->ctx.dom_max;
+    proto_open_wb_put(out, ms, ms ? id : 0, max > held ? max - held : 0);
+    r->wb = (struct proto_tblob){out, PROTO_OPEN_WB_LEN, false};
 }
 
 /* UNLINKS (proto.h): each item served as an UNLINK, with its own leases
@@ -439,8 +463,8 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_LOOKUP] = {SERVE_READ, meta_op_lookup, LEASES_OF(lookup), grants_lookup},
     [PROTO_OP_GETATTR] = {SERVE_READ, meta_op_getattr, LEASES_OF(getattr), grants_getattr},
     [PROTO_OP_SETATTR] = {SERVE_CHANGE, meta_op_setattr, LEASES_OF(setattr)},
-    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open), .unbulk = unbulk_open,
-                       .names = true},
+    [PROTO_OP_OPEN] = {SERVE_CHANGE, meta_op_open, LEASES_OF(open), .after = after_open,
+                       .unbulk = unbulk_open, .names = true},
     [PROTO_OP_MKDIR] = {SERVE_CHANGE, meta_op_mkdir, LEASES_OF(mkdir), .names = true},
     [PROTO_OP_UNLINK] = {SERVE_CHANGE, meta_op_unlink, LEASES_OF(unlink), .after = after_unlink,
                          .names = true},

@@ -187,9 +187,10 @@ struct stria_io_stats {
 STRIA_API void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out);
 /* Writes of Data-on-MDT bytes taken behind since stria_connect (under the
  * write-behind grant, see stria_start_unlink_behind: their flush and
- * close do not wait for the MDT), and how many of those failed after
- * their handle closed (each logged). */
-STRIA_API void stria_dom_behind_stats(stria_fs_t *fs, uint64_t *taken, uint64_t *lost);
+ * close do not wait for the MDT), how many of those have landed (or
+ * failed), and how many failed after their handle closed (each logged). */
+STRIA_API void stria_dom_behind_stats(stria_fs_t *fs, uint64_t *taken, uint64_t *landed,
+                                      uint64_t *lost);
 
 /* ---- handle-level calls (what a server such as the FUSE mount needs) ---- */
 

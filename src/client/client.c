@@ -186,14 +186,17 @@ void stria_set_write_gather(stria_fs_t *fs, int on)
 void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out)
 {
     memset(out, 0, sizeof(*out));
-    uint64_t behind, lost;
-    gather_stats(fs, &out->writes_gathered, &out->gathers_sent, &behind, &lost);
+    uint64_t behind[3];
+    gather_stats(fs, &out->writes_gathered, &out->gathers_sent, behind);
     out->readahead_fills = atomic_load_explicit(&fs->ra_fills, memory_order_relaxed);
     out->readahead_hits = atomic_load_explicit(&fs->ra_hits, memory_order_relaxed);
 }
 
-void stria_dom_behind_stats(stria_fs_t *fs, uint64_t *taken, uint64_t *lost)
+void stria_dom_behind_stats(stria_fs_t *fs, uint64_t *taken, uint64_t *landed, uint64_t *lost)
 {
-    uint64_t writes, sends;
-    gather_stats(fs, &writes, &sends, taken, lost);
+    uint64_t writes, sends, behind[3];
+    gather_stats(fs, &writes, &sends, behind);
+    *taken = behind[0];
+    *landed = behind[1];
+    *lost = behind[2];
 }

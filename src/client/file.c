@@ -140,15 +140,17 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
             (flags & O_EXCL) || mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, &none) == -ENOENT;
     }
     int64_t sent = mdc_clock_ms();
+    uint32_t wb_ms = 0;
+    uint64_t wb_id = 0, room = 0;
     wb_pass_behind(pass);
+    /* The grant is read while the reply is, before its connection goes back. */
     rc = ROUTED_CALL_BULK(fs, parent, path, parent, path, open, &q, r, ra, q.dom_len, &got,
-                          cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout));
+                          cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout);
+                          proto_open_wb_get(&r->wb, &wb_ms, &wb_id, &room));
     wb_pass_behind(false);
-    uint32_t wb_ms;
-    uint64_t wb_id, room;
-    if (rc == 0 && fs->mdc && proto_open_wb_get(&r->wb, &wb_ms, &wb_id, &room) == 0 && wb_ms)
-        wb_granted(fs, (uint32_t)mdc_reply_mdt(fs->mdc, r->leases.instance), wb_id, wb_ms, sent,
-                   room);
+    int wb_mdt = rc == 0 && wb_ms && fs->mdc ? mdc_reply_mdt(fs->mdc, r->leases.instance) : -1;
+    if (wb_mdt >= 0)
+        wb_granted(fs, (uint32_t)wb_mdt, wb_id, wb_ms, sent, room);
     if (rc == -EREMOTE) {
         /* The name is here, its inode on another MDT: open that by number. */
         struct proto_attr a;
@@ -170,6 +172,10 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     }
     file_init(f, fs, flags, &r->attr);
     f->layout = r->layout;
+    if (r->created && wb_mdt >= 0) {
+        f->wb_grant = wb_id;
+        f->wb_mdt = (uint32_t)wb_mdt;
+    }
     /* The MDT marked the file it made for us: no SETSIZE before a write. */
     if (r->created && r->marked)
         f->mark = MARK_DONE;
@@ -378,7 +384,8 @@ static bool dom_behind(stria_file_t *f, const void *buf, size_t len, uint64_t of
     pthread_mutex_lock(&f->lock);
     bool orphan = f->orphan;
     pthread_mutex_unlock(&f->lock);
-    if (orphan || !wb_behind_begin(f->fs, lp.group, len))
+    if (orphan || !f->wb_grant || lp.group != f->wb_mdt ||
+        !wb_behind_begin(f->fs, lp.group, f->wb_grant, off + len))
         return false;
     ssize_t n = gather_behind(f->fs, f, f->ino, &f->layout, lp.group, buf, len, off);
     wb_behind_end(f->fs);

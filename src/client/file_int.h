@@ -25,6 +25,11 @@ struct stria_file {
     uint64_t size;      /* as the MDT last said, or as we extended it */
     uint64_t wrote_end; /* end of the furthest byte this handle wrote */
     uint64_t mdt_end;   /* end of its furthest write that the MDT took with its size (DoM) */
+    /* The write-behind grant of MDT wb_mdt this handle's open created the
+     * file under (0: none): only such a file, which no other client can
+     * have seen since, has bytes written behind (file.c, dom_behind). */
+    uint64_t wb_grant;
+    uint32_t wb_mdt;
     enum { MARK_NONE, MARK_BUSY, MARK_DONE } mark; /* the MDT knows objects may exist */
     pthread_cond_t marked;                         /* a mark in flight ended */
     bool dirty;                                    /* written since the last size report */

@@ -78,12 +78,17 @@ struct gather {
     atomic_int used; /* not FREE, read without the lock */
     atomic_bool on;
     uint64_t seq, writes, sends;
-    uint64_t behind, behind_failed; /* behind buffers queued, and failed */
-    unsigned test_delay_ms;         /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
+    uint64_t behind, behind_sent, behind_failed; /* behind buffers queued, landed, failed */
+    unsigned test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
     pthread_t thread;
     bool thread_on, stop;
     pthread_cond_t wake; /* the sender has work: READY buffers, or stop */
 };
+
+/* Set while this thread sends a buffer: what the send calls (an MDT call
+ * after ENOSPC or a moved layout) must not wait for buffers written
+ * behind, the one it is sending among them. */
+static _Thread_local bool sending_here;
 
 static int64_t now_ms(void)
 {
@@ -164,9 +169,12 @@ static void send_locked(struct gather *g, struct gbuf *b)
     if (g->test_delay_ms)
         usleep(g->test_delay_ms * 1000);
     /* A behind buffer's handle was marked before its write was taken. */
+    bool nested = sending_here;
+    sending_here = true;
     int rc = b->behind ? 0 : g->mark(b->f);
     if (rc == 0)
         rc = io_rw(g->fs, b->ino, b->l, true, b->buf, b->len, b->off);
+    sending_here = nested;
     /* A read-ahead buffer filled while these bytes were held here (an
      * open's bytes of the file) is stale now that they have landed. */
     atomic_fetch_add(&g->fs->write_epoch, 1);
@@ -181,10 +189,12 @@ static void send_locked(struct gather *g, struct gbuf *b)
                  "were lost: %s",
                  b->ino, b->len, b->off, log_err(rc));
     }
-    if (b->behind)
+    if (b->behind) {
         free((struct layout *)b->l);
-    else
+        g->behind_sent++;
+    } else {
         g->sends++;
+    }
     b->state = G_FREE;
     b->f = NULL;
     b->behind = false;
@@ -364,7 +374,7 @@ uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt)
     pthread_mutex_lock(&g->lock);
     for (int i = 0; i < GATHER_BUFS; i++)
         if (g->b[i].state != G_FREE && g->b[i].behind && g->b[i].mdt == mdt)
-            n += g->b[i].len;
+            n += g->b[i].off + g->b[i].len; /* what its record may grow by, at most */
     pthread_mutex_unlock(&g->lock);
     return n;
 }
@@ -376,8 +386,8 @@ static bool drain(stria_fs_t *fs, uint64_t ino, int w)
     struct gather *g = fs->gather;
     if (!g || atomic_load(&g->used) == 0)
         return false;
-    /* The sender waiting for its own buffers would wait for ever. */
-    if (w == W_BEHIND && g->thread_on && pthread_equal(pthread_self(), g->thread))
+    /* A thread waiting for buffers it may be sending would wait for ever. */
+    if (w == W_BEHIND && sending_here)
         return false;
     pthread_mutex_lock(&g->lock);
     bool any = pending(g, ino, 0, UINT64_MAX, g->seq, w);
@@ -474,18 +484,18 @@ void gather_set(stria_fs_t *fs, bool on)
     }
 }
 
-void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends, uint64_t *behind,
-                  uint64_t *behind_failed)
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends, uint64_t behind[3])
 {
     struct gather *g = fs->gather;
-    *writes = *sends = *behind = *behind_failed = 0;
+    *writes = *sends = behind[0] = behind[1] = behind[2] = 0;
     if (!g)
         return;
     pthread_mutex_lock(&g->lock);
     *writes = g->writes;
     *sends = g->sends;
-    *behind = g->behind;
-    *behind_failed = g->behind_failed;
+    behind[0] = g->behind;
+    behind[1] = g->behind_sent;
+    behind[2] = g->behind_failed;
     pthread_mutex_unlock(&g->lock);
 }
 

@@ -37,8 +37,8 @@ void gather_drain(stria_fs_t *fs, uint64_t ino);
 /* gather_drain, but not for what was written behind (a flush, a close). */
 void gather_drain_own(stria_fs_t *fs, uint64_t ino);
 /* Wait for what was written behind for ino (0: any inode) so far; at once
- * when called by the sender thread (gather_mark_fn's MDT calls). Whether
- * there was any. */
+ * when called while this thread sends a buffer (the MDT calls a send
+ * makes). Whether there was any. */
 bool gather_drain_behind(stria_fs_t *fs, uint64_t ino);
 /* Take len bytes at off of f's inode ino, all inside one piece of its
  * Data-on-MDT component (on MDT mdt), behind: copied (with layout l) into
@@ -47,14 +47,16 @@ bool gather_drain_behind(stria_fs_t *fs, uint64_t ino);
  * Returns len, or 0 when no buffer is free (the caller writes them). */
 ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
                       uint32_t mdt, const void *buf, size_t len, uint64_t off);
-/* Bytes written behind for mdt not landed yet. */
+/* What the writes behind for mdt not landed yet may grow its records by,
+ * at most (the sum of their ends). */
 uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt);
 /* f closes: its bytes written behind go on without it (a failure is
  * logged and counted, nobody is left to tell). */
 void gather_detach(stria_fs_t *fs, stria_file_t *f);
 void gather_set(stria_fs_t *fs, bool on);
 bool gather_on(stria_fs_t *fs);
-void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends, uint64_t *behind,
-                  uint64_t *behind_failed);
+/* Writes gathered and buffers sent; behind: writes taken behind, those
+ * landed (failures included), those failed after their handle closed. */
+void gather_stats(stria_fs_t *fs, uint64_t *writes, uint64_t *sends, uint64_t behind[3]);
 
 #endif

@@ -226,7 +226,8 @@ static int dom_piece(stria_fs_t *fs, uint64_t ino, const struct layout_piece *lp
         cl_cred(&q.cred);
         proto_csum_fill(lp->obj_off, buf, lp->len, crcs);
         q.crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(lp->obj_off, lp->len)};
-        wb_dom_used(fs, lp->group, lp->len); /* less room to write behind */
+        /* Less room to write behind: a record grows to the write's end at most. */
+        wb_dom_used(fs, lp->group, lp->obj_off + lp->len);
         return dom_stale(
             TARGET_CALL_BULK(fs, PROTO_NODE_META, lp->group, dom_write, &q, &r, buf, lp->len, NULL,
                              0, NULL, cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)));

@@ -19,6 +19,7 @@
 #include "gather.h"
 #include "migrate.h"
 #include "ns.h"
+#include "wb.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -59,6 +60,10 @@ static int64_t now_ms(void)
 static void *reap_main(void *arg)
 {
     struct reap *r = arg;
+    /* Its MDT calls follow a gather_drain of the file they are about: they
+     * need not wait for every byte written behind, which a sender waiting
+     * for this queue (a write that met ENOSPC) could hold. */
+    wb_pass_behind(true);
     pthread_mutex_lock(&r->lock);
     for (;;) {
         bool due =

@@ -331,6 +331,7 @@ static void send_items(struct wb *w, struct wb_item **items, uint32_t n)
 static void *sender_main(void *arg)
 {
     struct wb *w = arg;
+    wb_pass_behind(true); /* wb_flush: its calls need no order with them */
     struct wb_item *items[WB_BATCH];
     pthread_mutex_lock(&w->lock);
     for (;;) {
@@ -436,14 +437,14 @@ void wb_pass_behind(bool on)
 void wb_flush(stria_fs_t *fs)
 {
     struct wb *w = fs->wb;
-    if (!w)
+    /* The sender waiting for its own batch would wait for ever; its calls
+     * (removals' DESTROYED) need no order with bytes written behind, and
+     * waiting for those could meet a sender of them waiting for its batch. */
+    if (!w || pthread_equal(pthread_self(), w->thread))
         return;
     if (!passing)
         gather_drain_behind(fs, 0);
     if (__atomic_load_n(&w->pending, __ATOMIC_ACQUIRE) == 0)
-        return;
-    /* The sender waiting for its own batch would wait for ever. */
-    if (pthread_equal(pthread_self(), w->thread))
         return;
     pthread_mutex_lock(&w->lock);
     while (w->pending)
@@ -458,21 +459,21 @@ bool wb_want_open(stria_fs_t *fs, uint32_t mdt)
         return false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&w->lock);
-    bool want =
-        now >= w->g[mdt].backoff_until_ms && (!held(w, mdt, now) || w->g[mdt].room == ROOM_UNKNOWN);
+    /* Held: a renewal, which says the grant the file is made under. */
+    bool want = held(w, mdt, now) || now >= w->g[mdt].backoff_until_ms;
     pthread_mutex_unlock(&w->lock);
     return want;
 }
 
-bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t len)
+bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint64_t end)
 {
     struct wb *w = fs->wb;
     if (!w || mdt >= MDC_MAX_MDTS)
         return false;
     pthread_mutex_lock(&w->lock);
     const struct wb_grant *g = &w->g[mdt];
-    if (!w->stop && held(w, mdt, mdc_clock_ms()) && g->room != ROOM_UNKNOWN &&
-        g->room >= WB_DOM_RESERVE + len + gather_behind_bytes(fs, mdt))
+    if (!w->stop && g->id == id && held(w, mdt, mdc_clock_ms()) && g->room != ROOM_UNKNOWN &&
+        g->room >= WB_DOM_RESERVE + end + gather_behind_bytes(fs, mdt))
         return true; /* locked until wb_behind_end */
     pthread_mutex_unlock(&w->lock);
     return false;
@@ -517,14 +518,14 @@ void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t 
     struct wb_grant *g = &w->g[mdt];
     /* A grant whose revocation was heard first stays dead. */
     if (id > g->revoked && id >= g->id && sent_ms > g->lost_ms) {
-        if (id > g->id) {
+        /* The room a new grant brings; a renewal's may be older than what
+         * this client counted since (wb_dom_used), so it is not taken. */
+        if (id > g->id || g->room == ROOM_UNKNOWN)
+            g->room = room == WB_ROOM_UNKNOWN ? ROOM_UNKNOWN : room;
+        if (id > g->id)
             w->stats.grants++;
-            g->room = ROOM_UNKNOWN; /* another grant: others may have written */
-        }
         g->id = id;
         g->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
-        if (room != WB_ROOM_UNKNOWN)
-            g->room = room;
     }
     pthread_mutex_unlock(&w->lock);
 }

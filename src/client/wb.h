@@ -58,18 +58,19 @@ bool wb_want(stria_fs_t *fs, uint32_t mdt);
 void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms,
                 uint64_t room);
 /* Whether an open that creates a file on mdt should ask for the grant
- * (not held, or held without knowing the room). */
+ * (held: to renew it, which says the grant the file is made under). */
 bool wb_want_open(stria_fs_t *fs, uint32_t mdt);
 
 /* Data-on-MDT bytes written behind (docs/architecture.md, "Small files
- * written behind"). wb_behind_begin: whether len bytes for mdt may be
- * written behind now (its grant held, its room enough); when true, the
- * caller queues them (gather_behind) and then calls wb_behind_end, and
- * nothing may revoke the grant in between. */
-bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t len);
+ * written behind"). wb_behind_begin: whether a write ending at end (what
+ * it may grow the file's record to: its bound of growth) into a file made
+ * under grant id of mdt may be written behind now (that grant still held,
+ * its room enough); when true, the caller queues it (gather_behind) and
+ * then calls wb_behind_end, and nothing may revoke the grant in between. */
+bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint64_t end);
 void wb_behind_end(stria_fs_t *fs);
-/* This client is writing len bytes into mdt's Data-on-MDT records: less
- * room for bytes written behind. */
+/* This client is writing into mdt's Data-on-MDT records, growing a record
+ * by at most len bytes: less room for bytes written behind. */
 void wb_dom_used(stria_fs_t *fs, uint32_t mdt, uint64_t len);
 /* While on, this thread's MDT calls do not wait for the bytes written
  * behind (an open that creates a name known to be new cannot see them);

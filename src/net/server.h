@@ -34,6 +34,9 @@ struct net_req {
     /* Why a parked request is served again (net_park): 0 the first time,
      * NET_WOKEN after net_wake, NET_EXPIRED once its time ran out. */
     uint8_t woken;
+    /* What the service's on_enter noted of the request (the MDT: the
+     * number its write-behind gate gave it, lease_enter). */
+    uint64_t entered;
 };
 enum { NET_WOKEN = 1, NET_EXPIRED = 2 };
 struct net_rep {
@@ -96,7 +99,7 @@ struct net_server_opts {
     /* Called (if set) when a connection ends, with net_req.conn's value. */
     void (*on_close)(void *ctx, void *conn);
     /* Called (if set) around every handler, before and after it runs. */
-    void (*on_enter)(void *ctx, const struct net_req *req);
+    void (*on_enter)(void *ctx, struct net_req *req);
     void (*on_leave)(void *ctx, const struct net_req *req);
     /* Requests whose replies the reply cache keeps (rcache.h) when they
      * come with a slot (PROTO_HDR_TAG): a change sent again with the same

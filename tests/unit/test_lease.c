@@ -453,6 +453,43 @@ static void test_wb_only_to_a_request_running_alone(void **state)
     lease_tab_destroy(t);
 }
 
+/* A new grant with an OPEN (lease_wb_grant_since) only to a request that
+ * ran alone from its entry on: one that ran beside it, or passed the gate
+ * after it, could have looked at what it made. A renewal is not hindered. */
+static void test_wb_since_a_request_ran_alone(void **state)
+{
+    (void)state;
+    uint64_t id, id2;
+    struct lease_tab *t = table_with_a(600000);
+    /* B was running when A's request entered: no grant, also once B is done. */
+    lease_enter(t, B);
+    uint64_t a = lease_enter(t, A);
+    assert_int_equal(a, 0);
+    lease_leave(t);
+    assert_int_equal(lease_wb_grant_since(t, A, a, &id), 0);
+    lease_leave(t);
+    /* B passed the gate after A's request and is done: no grant. */
+    a = lease_enter(t, A);
+    assert_true(a > 0);
+    lease_enter(t, B);
+    lease_leave(t);
+    assert_int_equal(lease_wb_grant_since(t, A, a, &id), 0);
+    assert_int_equal(id, 0);
+    lease_leave(t);
+    /* Alone all along: granted; then renewed, whatever ran before. */
+    a = lease_enter(t, A);
+    assert_int_equal(lease_wb_grant_since(t, A, a, &id), 600000);
+    assert_true(id > 0);
+    lease_leave(t);
+    lease_enter(t, A);
+    lease_enter(t, A);
+    lease_leave(t);
+    assert_int_equal(lease_wb_grant_since(t, A, 0, &id2), 600000);
+    assert_int_equal(id2, id);
+    lease_leave(t);
+    lease_tab_destroy(t);
+}
+
 static void test_wb_revoked_by_another_clients_request(void **state)
 {
     (void)state;
@@ -610,6 +647,7 @@ int main(void)
         cmocka_unit_test(test_wb_only_to_a_request_running_alone),
         cmocka_unit_test(test_wb_revoked_by_another_clients_request),
         cmocka_unit_test(test_wb_holder_gone_or_expired_is_not_waited_for),
+        cmocka_unit_test(test_wb_since_a_request_ran_alone),
         cmocka_unit_test(test_poll_parks_until_a_revocation),
         cmocka_unit_test(test_parked_poll_of_a_replaced_channel),
         cmocka_unit_test(test_stopping_wakes_parked_polls),

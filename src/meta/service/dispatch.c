@@ -70,13 +70,16 @@ static uint32_t grants_getattr(const void *qv, const void *rv, uint64_t *inos)
     return 1;
 }
 
-/* What an OPEN's reply says of the bytes it sends: not kept for a resend,
- * nor a grant (the kept reply never held one). */
-static void unbulk_open(void *rv)
+/* What an OPEN's reply says of the bytes it sends, and a grant: not kept
+ * for a resend (a grant is of its moment). Whether there was anything to
+ * leave out. */
+static bool unbulk_open(void *rv)
 {
     struct proto_open_rep *r = rv;
+    bool any = r->dom_crcs.len || (!r->wb.absent && r->wb.len);
     r->dom_crcs = (struct proto_blob){NULL, 0};
     r->wb = (struct proto_tblob){NULL, 0, true};
+    return any;
 }
 
 /* Scratch for an operation that finds it needs some (meta_req.scratch). */
@@ -97,7 +100,9 @@ static void after_unlink(struct mdt_service *m, const struct net_req *req, const
 /* An open that created its file and asks for it gets the write-behind
  * grant, with the room left in the Data-on-MDT records (what the holder
  * may write behind: while it holds the grant, only its own requests run
- * here). */
+ * here, so they are counted once it is held). A new grant covers the file
+ * only if no other request passed the gate since this one
+ * (lease_wb_grant_since): that one could have looked at the new file. */
 static void after_open(struct mdt_service *m, const struct net_req *req, const void *qv, void *rv)
 {
     const struct proto_open_req *q = qv;
@@ -108,9 +113,9 @@ static void after_open(struct mdt_service *m, const struct net_req *req, const v
     uint8_t *out = net_scratch((struct net_req *)req, PROTO_OPEN_WB_LEN);
     if (!out)
         return;
-    uint32_t ms = meta_store_dom_total(m->store, &held)
-                      ? 0
-                      : lease_wb_grant(m->leases, req->hdr.client_id, &id);
+    uint32_t ms = lease_wb_grant_since(m->leases, req->hdr.client_id, req->entered, &id);
+    if (ms && meta_store_dom_total(m->store, &held))
+        ms = 0; /* the room unknown: no grant said */
     uint64_t max = m->ctx.dom_max;
     proto_open_wb_put(out, ms, ms ? id : 0, max > held ? max - held : 0);
     r->wb = (struct proto_tblob){out, PROTO_OPEN_WB_LEN, false};
@@ -394,10 +399,10 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
 
 /* Every request but a revocation channel's long poll passes the
  * write-behind grant's gate (lease.h). */
-static void request_enter(void *p, const struct net_req *req)
+static void request_enter(void *p, struct net_req *req)
 {
     if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
-        lease_enter(MDT_LEASES(p), req->hdr.client_id);
+        req->entered = lease_enter(MDT_LEASES(p), req->hdr.client_id);
 }
 
 static void request_leave(void *p, const struct net_req *req)
@@ -444,10 +449,11 @@ struct serve {
     void (*after)(struct mdt_service *m, const struct net_req *req, const void *q, void *r);
     /* Bytes of scratch the reply may point into (meta_req.buf). */
     uint32_t buf;
-    /* A change whose reply may send bulk: clears the fields of the reply
-     * that describe it, for the copy the reply cache keeps (a resend is
-     * answered from that copy, without the bulk). */
-    void (*unbulk)(void *r);
+    /* A change whose reply may send bulk, or say what holds only for the
+     * request's moment (OPEN's grant): clears those fields of the reply,
+     * for the copy the reply cache keeps (a resend is answered from that
+     * copy, without the bulk); whether there were any. */
+    bool (*unbulk)(void *r);
     /* SERVE_OWN: the handler. */
     net_handler_fn own;
     /* A namespace operation (meta_touched's names): the directories it
@@ -575,18 +581,17 @@ static int dispatch(void *p, struct net_req *req, struct net_rep *rep)
         return rc;
     if (sv->after)
         sv->after(p, req, &q, &r);
-    if ((rc = codec->enc_rep(&rep->enc, &r)) || !rq.out_bulk_len)
+    if ((rc = codec->enc_rep(&rep->enc, &r)))
         return rc;
     rep->bulk = rq.out_bulk;
     rep->bulk_len = rq.out_bulk_len;
-    if (rq.reply && sv->unbulk) {
+    if (rq.reply && sv->unbulk && sv->unbulk(&r)) {
         /* The reply cache keeps the reply as the store does (the
          * operation describes its bulk only after the transaction that
          * kept it): encoded again without it, in the rest of the reply's
          * buffer. */
         struct proto_enc k;
         proto_enc_init(&k, rep->enc.buf + rep->enc.len, rep->enc.cap - rep->enc.len);
-        sv->unbulk(&r);
         if (codec->enc_rep(&k, &r)) {
             /* No room for both: the reply goes as it is kept, without. */
             rep->bulk_len = 0;

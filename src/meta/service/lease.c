@@ -93,6 +93,7 @@ struct lease_tab {
     uint64_t wb_id, wb_seq;
     int64_t wb_expiry_ms;
     uint32_t inflight, waiting;
+    uint64_t entered; /* requests that passed the gate, ever */
 };
 
 static int64_t now_ms(void)
@@ -482,7 +483,7 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
 
 /* ---- the write-behind grant ---- */
 
-void lease_enter(struct lease_tab *t, uint64_t client)
+uint64_t lease_enter(struct lease_tab *t, uint64_t client)
 {
     pthread_mutex_lock(&t->lock);
     while (t->wb && t->wb->id != client && !t->stopping) {
@@ -501,8 +502,12 @@ void lease_enter(struct lease_tab *t, uint64_t client)
         pthread_cond_timedwait(&t->acked, &t->lock, &ts);
         t->waiting--;
     }
-    t->inflight++;
+    /* 0: other requests were running as it entered. */
+    uint64_t n = ++t->entered;
+    if (t->inflight++)
+        n = 0;
     pthread_mutex_unlock(&t->lock);
+    return n;
 }
 
 void lease_leave(struct lease_tab *t)
@@ -512,7 +517,21 @@ void lease_leave(struct lease_tab *t)
     pthread_mutex_unlock(&t->lock);
 }
 
+static uint32_t grant(struct lease_tab *t, uint64_t client, bool alone_since, uint64_t entered,
+                      uint64_t *id);
+
 uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id)
+{
+    return grant(t, client, false, 0, id);
+}
+
+uint32_t lease_wb_grant_since(struct lease_tab *t, uint64_t client, uint64_t entered, uint64_t *id)
+{
+    return grant(t, client, true, entered, id);
+}
+
+static uint32_t grant(struct lease_tab *t, uint64_t client, bool alone_since, uint64_t entered,
+                      uint64_t *id)
 {
     uint32_t ms = 0;
     *id = 0;
@@ -521,7 +540,8 @@ uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id)
     if (c && !c->gone && t->waiting == 0) {
         if (t->wb == c && !t->wb_seq) {
             ms = t->term_ms; /* a renewal */
-        } else if (!t->wb && t->inflight == 1) {
+        } else if (!t->wb && t->inflight == 1 &&
+                   (!alone_since || (entered && entered == t->entered))) {
             t->wb = c;
             t->wb_id = ++t->gen;
             t->wb_seq = 0;

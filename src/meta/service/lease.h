@@ -56,12 +56,20 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
  * whose generation is the grant's number) and waits until the holder has
  * sent what it queued and acknowledged, its channel closed, or the grant
  * ran out. lease_leave() ends what lease_enter() began. */
-void lease_enter(struct lease_tab *t, uint64_t client);
+/* lease_enter returns the request's number among those that passed the
+ * gate, or 0 when others were running as it passed (for
+ * lease_wb_grant_since). */
+uint64_t lease_enter(struct lease_tab *t, uint64_t client);
 void lease_leave(struct lease_tab *t);
 /* Asked by a request of client between enter and leave: the grant's term in
  * ms and *id its number, or 0 when refused. It is given only to a request
  * running alone, and renewed for its holder until revoked. */
 uint32_t lease_wb_grant(struct lease_tab *t, uint64_t client, uint64_t *id);
+/* lease_wb_grant for the request lease_enter numbered entered: a new grant
+ * only if that request ran alone from its entry on (entered is not 0, and
+ * no request passed the gate after it), so that no other saw what it did
+ * before the grant; a renewal as lease_wb_grant. */
+uint32_t lease_wb_grant_since(struct lease_tab *t, uint64_t client, uint64_t entered, uint64_t *id);
 
 /* A poll with nothing to say parks (lease_poll) rather than wait in a
  * thread; wake(ctx, park) is then called, under the table's lock, when

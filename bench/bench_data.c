@@ -10,8 +10,10 @@
  *                                                 [--files 100000] [--threads 1] [--stats CONF]
  *
  * --stria goes through libstria (files made with --count and --stripe-size,
- * 4 and 4M unless told); --dir through system calls on a directory: the
- * local disk, a FUSE mount, a GlusterFS mount.
+ * 4 and 4M unless told; with --cache, the metadata cache and write-behind
+ * on, as a program keeping one client may have them and the mount has);
+ * --dir through system calls on a directory: the local disk, a FUSE
+ * mount, a GlusterFS mount.
  *
  * seq:     one file of --size; thread t of N writes the t-th of N contiguous
  *          ranges in --block calls, each thread fsyncs and closes its handle;
@@ -724,15 +726,24 @@ static uint64_t size_arg(const char *s, const char *name, uint64_t max)
     return v * mul;
 }
 
+/* A removal an unlink sent behind brings back: its objects go now. */
+static void removed_now(stria_fs_t *fs, stria_removed_t *rm, void *arg)
+{
+    (void)arg;
+    stria_removed_finish(fs, rm);
+}
+
 static void usage(FILE *to)
 {
-    fprintf(to, "usage: bench_data (--stria CONF | --dir DIR) MODE [options]\n"
-                "  seq     [--size 4G] [--block 4M] [--threads 1] [--warm SOURCE_DIR]\n"
-                "  dataset [--files 100000] [--file-size 64K] [--threads 2]\n"
-                "  burst   [--writers 8] [--shard 512M] [--block 4M]\n"
-                "  small   --phase write|read|clean --tag NAME [--files 100000] [--file-size 64K]\n"
-                "          [--threads 1] [--stats CONF: count the cluster's requests per file]\n"
-                "  through libstria: [--count 4] [--stripe-size 4M] for the files it makes\n");
+    fprintf(to,
+            "usage: bench_data (--stria CONF | --dir DIR) MODE [options]\n"
+            "  seq     [--size 4G] [--block 4M] [--threads 1] [--warm SOURCE_DIR]\n"
+            "  dataset [--files 100000] [--file-size 64K] [--threads 2]\n"
+            "  burst   [--writers 8] [--shard 512M] [--block 4M]\n"
+            "  small   --phase write|read|clean --tag NAME [--files 100000] [--file-size 64K]\n"
+            "          [--threads 1] [--stats CONF: count the cluster's requests per file]\n"
+            "  through libstria: [--count 4] [--stripe-size 4M] for the files it makes,\n"
+            "          [--cache] the metadata cache and write-behind on, as the mount has them\n");
 }
 
 int main(int argc, char **argv)
@@ -741,25 +752,16 @@ int main(int argc, char **argv)
     uint64_t size = 4ull << 30, block = 4u << 20, shard = 512u << 20, file_size = 64u << 10;
     uint64_t files = 100000, threads = 0, writers = 8;
     const char *phase = NULL, *tag = "0", *stats_conf = NULL;
+    bool cache = false;
     B.count = 4;
     B.stripe_size = 4u << 20;
-    static const struct option lo[] = {{"stria", 1, NULL, 'S'},
-                                       {"dir", 1, NULL, 'D'},
-                                       {"size", 1, NULL, 's'},
-                                       {"block", 1, NULL, 'b'},
-                                       {"threads", 1, NULL, 't'},
-                                       {"files", 1, NULL, 'f'},
-                                       {"file-size", 1, NULL, 'z'},
-                                       {"writers", 1, NULL, 'w'},
-                                       {"shard", 1, NULL, 'h'},
-                                       {"count", 1, NULL, 'c'},
-                                       {"stripe-size", 1, NULL, 'p'},
-                                       {"help", 0, NULL, 'H'},
-                                       {"warm", 1, NULL, 'W'},
-                                       {"phase", 1, NULL, 'P'},
-                                       {"tag", 1, NULL, 'T'},
-                                       {"stats", 1, NULL, 'C'},
-                                       {NULL, 0, NULL, 0}};
+    static const struct option lo[] = {
+        {"stria", 1, NULL, 'S'},     {"dir", 1, NULL, 'D'},         {"size", 1, NULL, 's'},
+        {"block", 1, NULL, 'b'},     {"threads", 1, NULL, 't'},     {"files", 1, NULL, 'f'},
+        {"file-size", 1, NULL, 'z'}, {"writers", 1, NULL, 'w'},     {"shard", 1, NULL, 'h'},
+        {"count", 1, NULL, 'c'},     {"stripe-size", 1, NULL, 'p'}, {"help", 0, NULL, 'H'},
+        {"cache", 0, NULL, 'K'},     {"warm", 1, NULL, 'W'},        {"phase", 1, NULL, 'P'},
+        {"tag", 1, NULL, 'T'},       {"stats", 1, NULL, 'C'},       {NULL, 0, NULL, 0}};
     int ch;
     while ((ch = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (ch) {
@@ -808,6 +810,9 @@ int main(int argc, char **argv)
         case 'C':
             stats_conf = optarg;
             break;
+        case 'K':
+            cache = true;
+            break;
         case 'H':
             usage(stdout);
             return 0;
@@ -831,6 +836,16 @@ int main(int argc, char **argv)
             fprintf(stderr, "bench_data: cannot connect with %s: %s\n", conf, strerror(-rc));
             return 1;
         }
+        /* What a program that keeps one client for its life may turn on,
+         * as the mount does: leases, unlinks and small files' bytes behind. */
+        if (cache && ((rc = stria_start_mdcache(B.fs)) ||
+                      (rc = stria_start_unlink_behind(B.fs, removed_now, NULL)))) {
+            fprintf(stderr, "bench_data: cannot start the cache: %s\n", strerror(-rc));
+            return 1;
+        }
+    } else if (cache) {
+        fprintf(stderr, "bench_data: --cache is for --stria\n");
+        return 2;
     }
     if (!strcmp(mode, "seq"))
         run_seq(size, block, threads ? (int)threads : 1);

@@ -21,7 +21,10 @@ STRIA_TEST_DROP_REPLY_EVERY=3 STRIA_TEST_DROP_REPLY_OP=UNLINKS cluster_up --osts
 S() { "$STRIA" --conf "$CONF" "$@"; }
 objects() { S fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p'; }
 objects0=$(objects)
-mount_stria "$T/m"
+# Each batch is held back 20 ms, so that the unlinks rm makes meanwhile
+# gather into UNLINKS requests whatever the machine's load (a sender that
+# keeps up sends them one by one, and the hook then has nothing to drop).
+STRIA_TEST_WB_DELAY_MS=20 mount_stria "$T/m"
 mkdir "$T/m/w"
 for i in $(seq 1 "$N"); do echo "$i" >"$T/m/w/f$i"; done
 ls "$T/m/w" >/dev/null

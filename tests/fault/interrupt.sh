@@ -20,7 +20,14 @@ thaw_all() {
     FROZEN=()
 }
 trap 'rc=$?; set +e; thaw_all; (exit $rc); teardown' EXIT
-freeze() { kill -STOP "$1"; FROZEN+=("$1"); }
+# Frozen once every thread has stopped: kill returns before, and a thread
+# busy in the kernel stops only when its call returns (bounded: 10 s).
+freeze() {
+    kill -STOP "$1"
+    FROZEN+=("$1")
+    stopped() { ! grep -h '^State:' /proc/"$1"/task/*/status | grep -qv 'T (stopped)'; }
+    wait_for 10 stopped "$1" || fail "pid $1 did not stop"
+}
 ms_since() { echo $((($(date +%s%N) - $1) / 1000000)); }
 # signal_ends PID WHAT: a second after it started, SIGTERM the background
 # job PID waiting on a frozen server; it must end within 20 s (the mount's

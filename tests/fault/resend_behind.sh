@@ -32,6 +32,12 @@ ls "$T/m/w" >/dev/null
 step "remove $N files through the mount, the unlinks written behind"
 timeout -k 5 60 rm -f "$T/m/w"/f* || fail "rm through the mount"
 timeout -k 5 60 sync -f "$T/m/w" || fail "sync -f (waits for the unlinks behind)"
+# Every queued unlink answered (sync -f does not reach the mount on every
+# kernel): bounded.
+mstat() { getfattr --absolute-names --only-values -n stria.mount.stats "$T/m" | tr ' ' '\n' |
+    awk -F= -v k="$1" '$1 == k { print $2 }'; }
+all_sent() { [ "$(mstat unlinks_sent)" = "$(mstat unlinks_behind)" ]; }
+wait_for 60 all_sent || fail "queued unlinks still unanswered after 60 s"
 stats=$(getfattr --absolute-names --only-values -n stria.mount.stats "$T/m")
 lost=$(grep -c "dropping the connection instead of the reply.*op=UNLINKS" "$DIR/log/metad.log" || true)
 kept=$(grep -c "answered a resent request from its \(kept reply\|reply cache\).*op=UNLINK " "$DIR/log/metad.log" || true)

@@ -133,7 +133,7 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     bool pass = false;
     if ((flags & O_CREAT) && fs->wb && cl_one_name(path)) {
         uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
-        if (wb_want_open(fs, mdt))
+        if (wb_want(fs, mdt, true))
             q.wb = (struct proto_tblob){&want, 1, false};
         struct proto_attr none;
         pass =

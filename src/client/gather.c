@@ -252,6 +252,18 @@ static void settle(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, i
     }
 }
 
+/* Free buffer b becomes a FILLING one as init says (its place in the
+ * order, its age and its memory are b's own; lock held). */
+static void begin(struct gather *g, struct gbuf *b, struct gbuf init)
+{
+    init.state = G_FILLING;
+    init.seq = ++g->seq;
+    init.born_ms = now_ms();
+    init.buf = b->buf;
+    *b = init;
+    atomic_fetch_add(&g->used, 1);
+}
+
 static void *sender_main(void *arg);
 
 /* Start the sender thread at the first gathered write (lock held): a
@@ -291,16 +303,7 @@ ssize_t gather_write(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct
             break; /* the caller writes the rest itself */
         if (b)
             ready(g, b); /* not continued: it goes before this write */
-        *fresh = (struct gbuf){.state = G_FILLING,
-                               .ino = ino,
-                               .off = at,
-                               .cap = lp.len,
-                               .f = f,
-                               .l = l,
-                               .seq = ++g->seq,
-                               .born_ms = now_ms(),
-                               .buf = fresh->buf};
-        atomic_fetch_add(&g->used, 1);
+        begin(g, fresh, (struct gbuf){.ino = ino, .off = at, .cap = lp.len, .f = f, .l = l});
     }
     if (took)
         g->writes++;
@@ -345,20 +348,16 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
     struct gbuf *fb = filling(g, ino);
     if (fb)
         ready(g, fb);
+    begin(g, b,
+          (struct gbuf){.ino = ino,
+                        .off = off,
+                        .len = len,
+                        .cap = len,
+                        .f = f,
+                        .l = own,
+                        .behind = true,
+                        .mdt = mdt});
     memcpy(b->buf, buf, len);
-    *b = (struct gbuf){.state = G_FILLING,
-                       .ino = ino,
-                       .off = off,
-                       .len = len,
-                       .cap = len,
-                       .f = f,
-                       .l = own,
-                       .behind = true,
-                       .mdt = mdt,
-                       .seq = ++g->seq,
-                       .born_ms = now_ms(),
-                       .buf = b->buf};
-    atomic_fetch_add(&g->used, 1);
     ready(g, b);
     g->behind++;
     pthread_mutex_unlock(&g->lock);

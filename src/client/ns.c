@@ -209,7 +209,8 @@ int cl_unlink(stria_fs_t *fs, uint64_t parent, const char *path, struct stria_re
     struct proto_unlink_req q = {
         .parent = parent,
         .path = proto_str_c(path),
-        .want_wb = cl_one_name(path) && wb_want(fs, cl_name_mdt(fs, parent, path, strlen(path)))};
+        .want_wb =
+            cl_one_name(path) && wb_want(fs, cl_name_mdt(fs, parent, path, strlen(path)), false)};
     struct proto_unlink_rep *r = malloc(sizeof(*r));
     if (!r)
         return -ENOMEM;

@@ -49,7 +49,6 @@
  * were on their way when the MDT counted (gathering's buffers, 1 MiB
  * each at most). */
 #define WB_DOM_RESERVE (16ull << 20)
-#define ROOM_UNKNOWN   UINT64_MAX
 
 struct wb_item {
     struct wb_item *next;
@@ -78,7 +77,7 @@ struct wb {
         uint64_t id, revoked;
         int64_t until_ms, backoff_until_ms;
         int64_t lost_ms; /* when its channel last broke: older grants are void */
-        uint64_t room;   /* bytes its Data-on-MDT records may still take (ROOM_UNKNOWN) */
+        uint64_t room;   /* bytes its Data-on-MDT records may still take (WB_ROOM_UNKNOWN) */
     } g[MDC_MAX_MDTS];
     bool stop;
     pthread_t thread;
@@ -452,19 +451,6 @@ void wb_flush(stria_fs_t *fs)
     pthread_mutex_unlock(&w->lock);
 }
 
-bool wb_want_open(stria_fs_t *fs, uint32_t mdt)
-{
-    struct wb *w = fs->wb;
-    if (!w || mdt >= MDC_MAX_MDTS)
-        return false;
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&w->lock);
-    /* Held: a renewal, which says the grant the file is made under. */
-    bool want = held(w, mdt, now) || now >= w->g[mdt].backoff_until_ms;
-    pthread_mutex_unlock(&w->lock);
-    return want;
-}
-
 bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint64_t end)
 {
     struct wb *w = fs->wb;
@@ -472,7 +458,7 @@ bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint64_t end)
         return false;
     pthread_mutex_lock(&w->lock);
     const struct wb_grant *g = &w->g[mdt];
-    if (!w->stop && g->id == id && held(w, mdt, mdc_clock_ms()) && g->room != ROOM_UNKNOWN &&
+    if (!w->stop && g->id == id && held(w, mdt, mdc_clock_ms()) && g->room != WB_ROOM_UNKNOWN &&
         g->room >= WB_DOM_RESERVE + end + gather_behind_bytes(fs, mdt))
         return true; /* locked until wb_behind_end */
     pthread_mutex_unlock(&w->lock);
@@ -491,19 +477,19 @@ void wb_dom_used(stria_fs_t *fs, uint32_t mdt, uint64_t len)
         return;
     pthread_mutex_lock(&w->lock);
     struct wb_grant *g = &w->g[mdt];
-    if (g->room != ROOM_UNKNOWN)
+    if (g->room != WB_ROOM_UNKNOWN)
         g->room = g->room > len ? g->room - len : 0;
     pthread_mutex_unlock(&w->lock);
 }
 
-bool wb_want(stria_fs_t *fs, uint32_t mdt)
+bool wb_want(stria_fs_t *fs, uint32_t mdt, bool renew)
 {
     struct wb *w = fs->wb;
     if (!w || mdt >= MDC_MAX_MDTS)
         return false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&w->lock);
-    bool want = !held(w, mdt, now) && now >= w->g[mdt].backoff_until_ms;
+    bool want = held(w, mdt, now) ? renew : now >= w->g[mdt].backoff_until_ms;
     pthread_mutex_unlock(&w->lock);
     return want;
 }
@@ -520,8 +506,8 @@ void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t 
     if (id > g->revoked && id >= g->id && sent_ms > g->lost_ms) {
         /* The room a new grant brings; a renewal's may be older than what
          * this client counted since (wb_dom_used), so it is not taken. */
-        if (id > g->id || g->room == ROOM_UNKNOWN)
-            g->room = room == WB_ROOM_UNKNOWN ? ROOM_UNKNOWN : room;
+        if (id > g->id || g->room == WB_ROOM_UNKNOWN)
+            g->room = room;
         if (id > g->id)
             w->stats.grants++;
         g->id = id;
@@ -547,7 +533,7 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
         g->revoked = id;
     }
     g->backoff_until_ms = now + WB_BACKOFF;
-    g->room = ROOM_UNKNOWN;
+    g->room = WB_ROOM_UNKNOWN;
     while (w->pending)
         pthread_cond_wait(&w->done, &w->lock);
     pthread_mutex_unlock(&w->lock);
@@ -575,7 +561,7 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
     w->fs = fs;
     w->removed = removed;
     for (uint32_t i = 0; i < MDC_MAX_MDTS; i++)
-        w->g[i].room = ROOM_UNKNOWN;
+        w->g[i].room = WB_ROOM_UNKNOWN;
     /* Tests hold the queue back to show that other clients wait for it. */
     const char *d = getenv("STRIA_TEST_WB_DELAY_MS");
     if (d)

@@ -48,18 +48,16 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
               const struct proto_cred *cred);
 /* Return once everything queued so far has been answered by the MDTs. */
 void wb_flush(stria_fs_t *fs);
-/* Whether an unlink sent to mdt should ask for its grant (not held, not
- * just lost). */
-bool wb_want(stria_fs_t *fs, uint32_t mdt);
+/* Whether a request sent to mdt should ask for its grant: when not held
+ * and not just lost, or, if renew, when held (an open that creates a file
+ * renews it, which says the grant the file is made under). */
+bool wb_want(stria_fs_t *fs, uint32_t mdt, bool renew);
 /* A reply of mdt granted (or renewed) grant id for ms, counted from
  * sent_ms; room: what mdt's Data-on-MDT records could still take then
  * (OPEN's reply says), or WB_ROOM_UNKNOWN. */
 #define WB_ROOM_UNKNOWN UINT64_MAX
 void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t sent_ms,
                 uint64_t room);
-/* Whether an open that creates a file on mdt should ask for the grant
- * (held: to renew it, which says the grant the file is made under). */
-bool wb_want_open(stria_fs_t *fs, uint32_t mdt);
 
 /* Data-on-MDT bytes written behind (docs/architecture.md, "Small files
  * written behind"). wb_behind_begin: whether a write ending at end (what

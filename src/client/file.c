@@ -104,6 +104,12 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         *out = f;
         return 0;
     }
+    /* A create by a whole path ("d/f", a library's): its directory found
+     * here, from the metadata cache once its names are leased, so that
+     * the OPEN names one entry of it and may ask for write-behind's grant
+     * below. */
+    if ((flags & O_CREAT) && fs->wb && !cl_one_name(path))
+        cl_walk_dir(fs, &parent, &path);
     struct proto_open_rep *r = malloc(sizeof(*r));
     char *ra = NULL;
     uint32_t got = 0;

@@ -152,6 +152,38 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     return rc;
 }
 
+bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path)
+{
+    const char *p = *path;
+    uint64_t dir = *parent;
+    if (!fs->mdc)
+        return false;
+    if (*p == '/')
+        dir = PROTO_ROOT_INO;
+    char name[PROTO_MAX_STR + 1];
+    for (;;) { /* each turn takes a name of the path */
+        while (*p == '/')
+            p++;
+        size_t len = strcspn(p, "/");
+        if (!len || !p[len])
+            break; /* the last name; none (a trailing '/') is the MDT's to judge */
+        if ((len == 1 && p[0] == '.') || (len == 2 && p[0] == '.' && p[1] == '.'))
+            return false;
+        memcpy(name, p, len);
+        name[len] = '\0';
+        struct proto_attr a;
+        if (cl_lookup(fs, dir, name, false, &a) || !S_ISDIR(a.mode))
+            return false; /* a symlink, an error: the MDT's walk says */
+        dir = a.ino;
+        p += len;
+    }
+    if (!cl_one_name(p))
+        return false;
+    *parent = dir;
+    *path = p;
+    return true;
+}
+
 int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode, struct proto_attr *out)
 {
     return cl_mkdir_striped(fs, parent, path, mode, 0, -1, out);

@@ -17,6 +17,13 @@
 
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out);
+/* Resolve all but the last name of *path (from *parent, or the root when
+ * it begins with '/') here, one lookup a name, each from the metadata
+ * cache while its lease holds: true, with *parent the directory holding
+ * the last name and *path that name, when every name on the way is a
+ * directory; false (nothing changed) when one is not, is "." or "..", or
+ * fails, or there is no cache: the MDT then walks the path itself. */
+bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path);
 int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode,
              struct proto_attr *out);
 /* count, start: the stripe over MDTs (stria_mkdir_striped). */

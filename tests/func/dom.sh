@@ -84,6 +84,13 @@ cmp "$T/m/dom/o2" "$T/o" || fail "o2 differs through the mount"
 [ "$(count DOM_READ)" = "$reads" ] || fail "the mount read the bytes its open brought again"
 "$BUILD/tests/dom_open" "$CONF" /dom/o "$T/o" stale || fail "a write or truncate through another handle was not seen"
 
+step "a library's creates by whole path are written behind their close"
+S mkdir /dom/behind
+"$BUILD/tests/dom_open" "$CONF" /dom/behind "$T/o" behind || fail "dom_open behind"
+for i in 1 7 20; do
+    cmp "$T/m2/dom/behind/b$i" "$T/o" || fail "b$i, written behind, differs through the mount"
+done
+
 step "a resent OPEN brings no bytes: the read asks for them"
 metad_restart STRIA_TEST_DROP_REPLY_EVERY=1
 head -c 40000 /dev/urandom >"$T/o"

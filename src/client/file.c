@@ -105,11 +105,15 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         return 0;
     }
     /* A create by a whole path ("d/f", a library's): its directory found
-     * here, from the metadata cache once its names are leased, so that
-     * the OPEN names one entry of it and may ask for write-behind's grant
-     * below. */
-    if ((flags & O_CREAT) && fs->wb && !cl_one_name(path))
-        cl_walk_dir(fs, &parent, &path);
+     * here, from the metadata cache, so that the OPEN names one entry of
+     * it and may ask for write-behind's grant below. What the cache lacks
+     * is asked for only when the grant could be had (held, or not lost
+     * within the last second): among other clients' changes, which take
+     * both away, a create costs one request still. */
+    if ((flags & O_CREAT) && fs->wb && !cl_one_name(path) &&
+        !cl_walk_dir(fs, &parent, &path, false) &&
+        wb_want(fs, proto_ino_mdt(path[0] == '/' ? PROTO_ROOT_INO : parent), true))
+        cl_walk_dir(fs, &parent, &path, true);
     struct proto_open_rep *r = malloc(sizeof(*r));
     char *ra = NULL;
     uint32_t got = 0;
@@ -142,8 +146,7 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         if (wb_want(fs, mdt, true))
             q.wb = (struct proto_tblob){&want, 1, false};
         struct proto_attr none;
-        pass =
-            (flags & O_EXCL) || mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, &none) == -ENOENT;
+        pass = (flags & O_EXCL) || cl_lookup_cached(fs, parent, path, &q.cred, &none) == -ENOENT;
     }
     int64_t sent = mdc_clock_ms();
     uint32_t wb_ms = 0;

@@ -50,6 +50,11 @@
 #define GATHER_CAP    (1u << 20) /* io.c's IO_PIECE_MAX */
 #define GATHER_MAX    (256u << 10)
 #define GATHER_AGE_MS 1000
+/* Behind buffers sent in one DOM_WRITES at most, and their bytes. */
+#define BEHIND_BATCH       PROTO_MAX_DOM_WRITES
+#define BEHIND_BATCH_BYTES (4u << 20)
+/* How long the sender holds a behind buffer for others to join it. */
+#define BEHIND_HOLD_MS 3
 
 enum { G_FREE, G_FILLING, G_READY, G_SENDING };
 
@@ -79,6 +84,7 @@ struct gather {
     atomic_bool on;
     uint64_t seq, writes, sends;
     uint64_t behind, behind_sent, behind_failed; /* behind buffers queued, landed, failed */
+    atomic_bool one_by_one;                      /* an MDT refused DOM_WRITES: none is sent */
     unsigned test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
     pthread_t thread;
     bool thread_on, stop;
@@ -159,27 +165,9 @@ static struct gbuf *next_ready(struct gather *g, uint64_t ino)
     return best;
 }
 
-/* Send READY buffer b; the lock is dropped meanwhile. Its writes were
- * acknowledged: no interrupt of the calling thread abandons it. */
-static void send_locked(struct gather *g, struct gbuf *b)
+/* SENDING buffer b was sent, with result rc: it is FREE again (lock held). */
+static void sent(struct gather *g, struct gbuf *b, int rc)
 {
-    b->state = G_SENDING;
-    pthread_mutex_unlock(&g->lock);
-    const volatile int *cancel = cl_set_cancel(NULL);
-    if (g->test_delay_ms)
-        usleep(g->test_delay_ms * 1000);
-    /* A behind buffer's handle was marked before its write was taken. */
-    bool nested = sending_here;
-    sending_here = true;
-    int rc = b->behind ? 0 : g->mark(b->f);
-    if (rc == 0)
-        rc = io_rw(g->fs, b->ino, b->l, true, b->buf, b->len, b->off);
-    sending_here = nested;
-    /* A read-ahead buffer filled while these bytes were held here (an
-     * open's bytes of the file) is stale now that they have landed. */
-    atomic_fetch_add(&g->fs->write_epoch, 1);
-    cl_set_cancel(cancel);
-    pthread_mutex_lock(&g->lock);
     if (rc && b->f) {
         g->error(b->f, rc);
     } else if (rc) {
@@ -200,6 +188,88 @@ static void send_locked(struct gather *g, struct gbuf *b)
     b->behind = false;
     atomic_fetch_sub(&g->used, 1);
     pthread_cond_broadcast(&g->landed);
+}
+
+/* Send READY buffers bs[0..n) (behind buffers of one MDT when n > 1); the
+ * lock is dropped meanwhile. Their writes were acknowledged: no interrupt
+ * of the calling thread abandons them. */
+static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        bs[i]->state = G_SENDING;
+    pthread_mutex_unlock(&g->lock);
+    const volatile int *cancel = cl_set_cancel(NULL);
+    if (g->test_delay_ms)
+        usleep(g->test_delay_ms * 1000);
+    bool nested = sending_here;
+    sending_here = true;
+    struct io_dom_item items[BEHIND_BATCH];
+    for (uint32_t i = 0; i < n; i++)
+        items[i] = (struct io_dom_item){bs[i]->ino,           bs[i]->l,   bs[i]->buf,
+                                        (uint32_t)bs[i]->len, bs[i]->off, -EAGAIN};
+    if (n > 1) {
+        /* In one request; what it did not write goes the ordinary way. */
+        int rc = io_dom_writes(g->fs, bs[0]->mdt, items, n);
+        if (rc == -EOPNOTSUPP)
+            atomic_store(&g->one_by_one, true); /* an MDT of before DOM_WRITES */
+        for (uint32_t i = 0; rc && i < n; i++)
+            items[i].rc = -EAGAIN;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        struct gbuf *b = bs[i];
+        if (items[i].rc == 0)
+            continue;
+        /* A behind buffer's handle was marked before its write was taken. */
+        items[i].rc = b->behind ? 0 : g->mark(b->f);
+        if (items[i].rc == 0)
+            items[i].rc = io_rw(g->fs, b->ino, b->l, true, b->buf, b->len, b->off);
+    }
+    sending_here = nested;
+    /* A read-ahead buffer filled while these bytes were held here (an
+     * open's bytes of the file) is stale now that they have landed. */
+    atomic_fetch_add(&g->fs->write_epoch, 1);
+    cl_set_cancel(cancel);
+    pthread_mutex_lock(&g->lock);
+    for (uint32_t i = 0; i < n; i++)
+        sent(g, bs[i], items[i].rc);
+}
+
+/* Behind buffers that may go with b (READY, behind, the oldest that may
+ * go) in one DOM_WRITES: READY behind buffers of its MDT that may go now,
+ * in the order they were begun, within BEHIND_BATCH and
+ * BEHIND_BATCH_BYTES; b first. How many into bs (lock held). */
+static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs)
+{
+    uint32_t n = 0;
+    uint64_t bytes = b->len;
+    bs[n++] = b;
+    if (atomic_load(&g->one_by_one))
+        return n;
+    for (uint64_t last = b->seq; n < BEHIND_BATCH;) {
+        struct gbuf *next = NULL;
+        for (int i = 0; i < GATHER_BUFS; i++) {
+            struct gbuf *o = &g->b[i];
+            if (o->state == G_READY && o->behind && o->mdt == b->mdt && o->seq > last &&
+                (!next || o->seq < next->seq))
+                next = o;
+        }
+        if (!next || bytes + next->len > BEHIND_BATCH_BYTES)
+            break;
+        last = next->seq;
+        if (!may_send(g, next))
+            continue; /* it waits for an older write of its file */
+        bytes += next->len;
+        bs[n++] = next;
+    }
+    return n;
+}
+
+/* Send READY buffer b, that may go now, and with a behind buffer the
+ * others that may go with it (behind_batch; lock held, dropped meanwhile). */
+static void send_locked(struct gather *g, struct gbuf *b)
+{
+    struct gbuf *bs[BEHIND_BATCH] = {b};
+    send_n_locked(g, bs, b->behind ? behind_batch(g, b, bs) : 1);
 }
 
 static struct gbuf *free_buf(struct gather *g)
@@ -445,7 +515,17 @@ static void *sender_main(void *arg)
     while (!g->stop) {
         struct gbuf *b = next_ready(g, 0);
         if (b) {
-            send_locked(g, b);
+            struct gbuf *bs[BEHIND_BATCH] = {b};
+            uint32_t n = b->behind ? behind_batch(g, b, bs) : 1;
+            int64_t wait = b->born_ms + BEHIND_HOLD_MS - now_ms();
+            if (b->behind && n < BEHIND_BATCH / 2 && wait > 0 && !atomic_load(&g->one_by_one)) {
+                /* A few more small files' bytes may come to go with these. */
+                struct timespec ts;
+                util_deadline(&ts, CLOCK_MONOTONIC, (int)wait);
+                pthread_cond_timedwait(&g->wake, &g->lock, &ts);
+                continue;
+            }
+            send_n_locked(g, bs, n);
             continue;
         }
         struct timespec ts;

@@ -265,6 +265,94 @@ static int dom_zero(stria_fs_t *fs, uint64_t ino, const struct layout_comp *c, u
                                  cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr)));
 }
 
+/* The results of a DOM_WRITES (results, in items' order) into items[i].rc,
+ * and each reply's leases and attributes into the cache; -EPROTO for a
+ * list that does not parse. */
+static int dom_writes_results(stria_fs_t *fs, int64_t sent, const struct proto_blob *results,
+                              struct io_dom_item *items, const bool *sent_it, uint32_t n)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, results->p, results->len);
+    for (uint32_t i = 0; i < n; i++) {
+        if (!sent_it[i])
+            continue;
+        int32_t st;
+        struct proto_blob one;
+        struct proto_dom_write_rep r;
+        struct proto_dec od;
+        if (proto_result_get(&d, &st, &one))
+            return -EPROTO;
+        proto_dec_init(&od, one.p, one.len);
+        if (st == 0 && proto_dec_dom_write_rep(&od, &r))
+            return -EPROTO;
+        items[i].rc = st;
+        if (st == 0)
+            cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
+    }
+    return 0;
+}
+
+int io_dom_writes(stria_fs_t *fs, uint32_t mdt, struct io_dom_item *items, uint32_t n)
+{
+    enum { CRCS = 4 * (IO_PIECE_MAX / PROTO_CSUM_BLOCK + 2) };
+    if (n == 0 || n > PROTO_MAX_DOM_WRITES)
+        return -EINVAL;
+    bool sent_it[PROTO_MAX_DOM_WRITES] = {false};
+    uint64_t total = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        struct layout_piece lp;
+        items[i].rc = -EAGAIN;
+        if (layout_map(items[i].l, items[i].off, items[i].len, &lp) == LAYOUT_ON_MDT &&
+            lp.group == mdt && lp.len == items[i].len && items[i].len) {
+            sent_it[i] = true;
+            total += items[i].len;
+        }
+    }
+    if (total == 0 || total > PROTO_MAX_BULK)
+        return total ? -EINVAL : 0;
+    uint8_t *bulk = malloc(total);
+    uint8_t *crcs = malloc((size_t)n * CRCS);
+    uint8_t *list = malloc(PROTO_MAX_REQ_PAYLOAD / 2);
+    int rc = bulk && crcs && list ? 0 : -ENOMEM;
+    struct proto_enc e;
+    proto_enc_init(&e, list, list ? PROTO_MAX_REQ_PAYLOAD / 2 : 0);
+    uint64_t at = 0;
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        if (!sent_it[i])
+            continue;
+        struct layout_piece lp;
+        layout_map(items[i].l, items[i].off, items[i].len, &lp);
+        uint8_t *c = crcs + (size_t)i * CRCS;
+        proto_csum_fill(lp.obj_off, items[i].buf, items[i].len, c);
+        struct proto_dom_writes_item it = {
+            .ino = items[i].ino,
+            .offset = lp.obj_off,
+            .len = items[i].len,
+            .gen = (uint8_t)layout_comp_gen(&items[i].l->comp[lp.comp]),
+            .crcs = {c, 4 * proto_csum_chunks(lp.obj_off, items[i].len)}};
+        proto_dom_writes_item_put(&e, &it);
+        memcpy(bulk + at, items[i].buf, items[i].len);
+        at += items[i].len;
+        /* Less room to write behind: a record grows to the write's end at most. */
+        wb_dom_used(fs, mdt, lp.obj_off + lp.len);
+    }
+    if (rc == 0 && e.err)
+        rc = -EINVAL;
+    if (rc == 0) {
+        struct proto_dom_writes_req q = {.items = {list, (uint32_t)e.len}};
+        struct proto_dom_writes_rep r;
+        cl_cred(&q.cred);
+        int64_t sent = mdc_clock_ms();
+        rc = TARGET_CALL_BULK(
+            fs, PROTO_NODE_META, mdt, dom_writes, &q, &r, bulk, (uint32_t)total, NULL, 0, NULL,
+            ({ rc_ = dom_writes_results(fs, sent, &r.results, items, sent_it, n); }));
+    }
+    free(list);
+    free(crcs);
+    free(bulk);
+    return rc;
+}
+
 /* One attempt of the call rt; *stale says a pooled connection failed
  * under us, *unreach that an OST was out of reach (cl_unreachable). */
 static int io_rw_once(stria_fs_t *fs, const struct cl_retry *rt, uint64_t ino,

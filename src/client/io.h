@@ -19,6 +19,23 @@
 /* write: buf -> objects; read: objects -> buf, holes zero-filled. */
 int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
           uint64_t off);
+/* A write that lies inside one piece of a Data-on-MDT component (of
+ * file ino, layout l), as io_dom_writes takes it, and its result. */
+struct io_dom_item {
+    uint64_t ino;
+    const struct layout *l;
+    const void *buf;
+    uint32_t len;
+    uint64_t off;
+    int rc;
+};
+/* The writes items[0..n) (n at most PROTO_MAX_DOM_WRITES, each inside
+ * one piece of its file's Data-on-MDT component on MDT mdt) in one
+ * DOM_WRITES request: 0, with each one's result in its rc (one that
+ * failed, or does not lie where it should, -EAGAIN, is the caller's to
+ * write again with io_rw, which knows what to do about a layout that
+ * moved); else the request's error, and no item is known written. */
+int io_dom_writes(stria_fs_t *fs, uint32_t mdt, struct io_dom_item *items, uint32_t n);
 /* Send one small storage request to each object of the layout: TRUNCATE to
  * the object size that file size `size` implies, DESTROY, or OSYNC. */
 enum io_obj_op { IO_TRUNCATE, IO_DESTROY, IO_SYNC };

@@ -110,6 +110,28 @@ static int cached_lookup(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const ch
     return rc;
 }
 
+int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
+                     const struct proto_cred *cred, struct proto_attr *out)
+{
+    int rc;
+    uint32_t mdt = cl_name_mdt(fs, parent, name, strlen(name));
+    if ((rc = cached_lookup(fs, parent, mdt, name, cred, out)) != -EAGAIN)
+        return rc;
+    /* The first name looked up in a part of a new directory that its
+     * MKDIR's reply did not lease: complete that part, and the names
+     * created there after this one need no LOOKUP. */
+    if (mdc_new_shard(fs->mdc, parent, mdt) && complete_shard(fs, parent, mdt) &&
+        (rc = cached_lookup(fs, parent, mdt, name, cred, out)) != -EAGAIN)
+        return rc;
+    /* A part this client did not make, whose lease it holds: list it
+     * once, and the names made there later need no LOOKUP (at most a
+     * try a second, mdcache.h). */
+    struct mdc_fill fl;
+    if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl))
+        return cached_lookup(fs, parent, mdt, name, cred, out);
+    return -EAGAIN;
+}
+
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out)
 {
@@ -119,24 +141,9 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     struct proto_lookup_req q = {.parent = parent, .path = proto_str_c(path), .follow = follow};
     struct proto_lookup_rep r;
     cl_cred(&q.cred);
-    if (fs->mdc && !follow && cl_one_name(path)) {
-        uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
-        if ((rc = cached_lookup(fs, parent, mdt, path, &q.cred, out)) != -EAGAIN)
-            return rc;
-        /* The first name looked up in a part of a new directory that its
-         * MKDIR's reply did not lease: complete that part, and the names
-         * created there after this one need no LOOKUP. */
-        if (mdc_new_shard(fs->mdc, parent, mdt) && complete_shard(fs, parent, mdt) &&
-            (rc = cached_lookup(fs, parent, mdt, path, &q.cred, out)) != -EAGAIN)
-            return rc;
-        /* A part this client did not make, whose lease it holds: list it
-         * once, and the names made there later need no LOOKUP (at most a
-         * try a second, mdcache.h). */
-        struct mdc_fill fl;
-        if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl) &&
-            (rc = cached_lookup(fs, parent, mdt, path, &q.cred, out)) != -EAGAIN)
-            return rc;
-    }
+    if (fs->mdc && !follow && cl_one_name(path) &&
+        (rc = cl_lookup_cached(fs, parent, path, &q.cred, out)) != -EAGAIN)
+        return rc;
     int64_t sent = mdc_clock_ms();
     bool remote = false;
     rc = ROUTED_CALL(
@@ -152,7 +159,7 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     return rc;
 }
 
-bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path)
+bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path, bool ask)
 {
     const char *p = *path;
     uint64_t dir = *parent;
@@ -160,6 +167,14 @@ bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path)
         return false;
     if (*p == '/')
         dir = PROTO_ROOT_INO;
+    /* A lookup answered here checks search permission on the directory:
+     * the first one's attributes must be here too (a program's first
+     * requests may have gone before the cache's channel was up). */
+    struct proto_attr a;
+    if (ask && (cl_getattr(fs, dir, &a) || !S_ISDIR(a.mode)))
+        return false;
+    struct proto_cred cred;
+    cl_cred(&cred);
     char name[PROTO_MAX_STR + 1];
     for (;;) { /* each turn takes a name of the path */
         while (*p == '/')
@@ -171,9 +186,10 @@ bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path)
             return false;
         memcpy(name, p, len);
         name[len] = '\0';
-        struct proto_attr a;
-        if (cl_lookup(fs, dir, name, false, &a) || !S_ISDIR(a.mode))
-            return false; /* a symlink, an error: the MDT's walk says */
+        int rc = ask ? cl_lookup(fs, dir, name, false, &a)
+                     : cached_lookup(fs, dir, cl_name_mdt(fs, dir, name, len), name, &cred, &a);
+        if (rc || !S_ISDIR(a.mode))
+            return false; /* a symlink, an error, not cached: the MDT's walk says */
         dir = a.ino;
         p += len;
     }

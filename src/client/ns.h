@@ -17,13 +17,20 @@
 
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out);
+/* Look name (one component) up in parent from the metadata cache, which
+ * may list the directory's part to know it whole (complete_shard,
+ * fill_part: a READDIR at most a second, mdcache.h): 0, -ENOENT, or
+ * -EAGAIN when only a LOOKUP could tell. fs->mdc must be on. */
+int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
+                     const struct proto_cred *cred, struct proto_attr *out);
 /* Resolve all but the last name of *path (from *parent, or the root when
- * it begins with '/') here, one lookup a name, each from the metadata
- * cache while its lease holds: true, with *parent the directory holding
- * the last name and *path that name, when every name on the way is a
- * directory; false (nothing changed) when one is not, is "." or "..", or
- * fails, or there is no cache: the MDT then walks the path itself. */
-bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path);
+ * it begins with '/') here, one lookup a name, from the metadata cache
+ * while its lease holds, else (when ask) from the MDT, which leases it:
+ * true, with *parent the directory holding the last name and *path that
+ * name, when every name on the way is a directory; false (nothing
+ * changed) when one is not, is "." or "..", or fails, or is not cached
+ * and ask is false, or there is no cache: the MDT then walks the path. */
+bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path, bool ask);
 int cl_mkdir(stria_fs_t *fs, uint64_t parent, const char *path, mode_t mode,
              struct proto_attr *out);
 /* count, start: the stripe over MDTs (stria_mkdir_striped). */

@@ -272,7 +272,7 @@ static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, b
         struct proto_blob one;
         struct proto_unlink_rep ur;
         struct proto_dec od;
-        if (proto_unlinks_result_get(&d, &st, &one)) {
+        if (proto_result_get(&d, &st, &one)) {
             rc = -EPROTO, transport = true;
             break;
         }

@@ -56,6 +56,34 @@
 #define MSG_DOM_WRITE_REQ(F)                                                                       \
     F(CRED, cred) F(U64, ino) F(U64, offset) F(I64, mtime_ns) F(BLOB, crcs) F(U32, zero) F(U8, gen)
 #define MSG_DOM_WRITE_REP(F) F(ATTR, attr) F(LEASES, leases)
+/* DOM_WRITES: several DOM_WRITEs of one client to this MDT in one request
+ * and one commit (a client's small files written behind their close:
+ * docs/architecture.md, "Small files written behind"). items holds 1 to
+ * PROTO_MAX_DOM_WRITES entries {U64 ino, U64 offset, I64 mtime_ns, U32
+ * len, U8 gen, BLOB crcs} (proto_dom_writes_item_put/get), each a
+ * DOM_WRITE of the next len bytes of the request's bulk, in order, with
+ * the request's cred; their lengths, each above 0, add up to the bulk's.
+ * results holds, for each item in order, {I32 status, BLOB reply}
+ * (proto_result_put/get): the DOM_WRITE's encoded reply when status is 0,
+ * empty otherwise. The items are made in order in one transaction; one
+ * that fails changes nothing and the others are made all the same (an
+ * item that needs to wait, -EAGAIN inside, is made alone after them).
+ * Made twice, made once, as DOM_WRITE: a client whose answer was lost
+ * sends the request again whole. A list that does not parse, is empty or
+ * too long, or does not match the bulk: -EINVAL, nothing done. */
+#define PROTO_MAX_DOM_WRITES  16
+#define MSG_DOM_WRITES_REQ(F) F(CRED, cred) F(BLOB, items)
+#define MSG_DOM_WRITES_REP(F) F(BLOB, results)
+struct proto_dom_writes_item {
+    uint64_t ino, offset;
+    int64_t mtime_ns;
+    uint32_t len;
+    uint8_t gen;
+    struct proto_blob crcs;
+};
+void proto_dom_writes_item_put(struct proto_enc *e, const struct proto_dom_writes_item *it);
+/* The next item of d (a DOM_WRITES list): 0, or -EBADMSG. */
+int proto_dom_writes_item_get(struct proto_dec *d, struct proto_dom_writes_item *it);
 /* DOM_READ: [offset, offset + len) of the component as the reply's bulk,
  * short at the component's end, zeros where nothing was written, with
  * CRCs as READ's; -EIO when the store's copy fails its checksum; gen and

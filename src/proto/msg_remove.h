@@ -44,9 +44,6 @@ struct proto_unlinks_item {
 void proto_unlinks_item_put(struct proto_enc *e, const struct proto_unlinks_item *it);
 /* The next item of d (an UNLINKS list): 0, or -EBADMSG. */
 int proto_unlinks_item_get(struct proto_dec *d, struct proto_unlinks_item *it);
-/* One result of an UNLINKS reply's list. */
-void proto_unlinks_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep);
-int proto_unlinks_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep);
 
 /* DESTROYED: a client removed the objects of inode ino, whose last link
  * went (UNLINK or RENAME said destroy), and of each inode in more (u64s,

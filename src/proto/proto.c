@@ -530,7 +530,7 @@ void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v)
     }
 }
 
-/* ---- the lists of UNLINKS ---- */
+/* ---- the lists of UNLINKS and DOM_WRITES ---- */
 
 void proto_unlinks_item_put(struct proto_enc *e, const struct proto_unlinks_item *it)
 {
@@ -549,13 +549,34 @@ int proto_unlinks_item_get(struct proto_dec *d, struct proto_unlinks_item *it)
     return d->err ? -EBADMSG : 0;
 }
 
-void proto_unlinks_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep)
+void proto_dom_writes_item_put(struct proto_enc *e, const struct proto_dom_writes_item *it)
+{
+    proto_put_U64(e, &it->ino);
+    proto_put_U64(e, &it->offset);
+    proto_put_I64(e, &it->mtime_ns);
+    proto_put_U32(e, &it->len);
+    proto_put_U8(e, &it->gen);
+    proto_put_BLOB(e, &it->crcs);
+}
+
+int proto_dom_writes_item_get(struct proto_dec *d, struct proto_dom_writes_item *it)
+{
+    proto_get_U64(d, &it->ino);
+    proto_get_U64(d, &it->offset);
+    proto_get_I64(d, &it->mtime_ns);
+    proto_get_U32(d, &it->len);
+    proto_get_U8(d, &it->gen);
+    proto_get_BLOB(d, &it->crcs);
+    return d->err ? -EBADMSG : 0;
+}
+
+void proto_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep)
 {
     proto_put_I32(e, &status);
     proto_put_BLOB(e, &rep);
 }
 
-int proto_unlinks_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep)
+int proto_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep)
 {
     proto_get_I32(d, status);
     proto_get_BLOB(d, rep);

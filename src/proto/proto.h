@@ -341,6 +341,10 @@ void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v);
 void proto_get_LAYOUT(struct proto_dec *d, struct layout *v);
 void proto_get_TSTATS(struct proto_dec *d, struct proto_tstats *v);
 void proto_get_LEASES(struct proto_dec *d, struct proto_leases *v);
+/* One result of a list reply (UNLINKS, DOM_WRITES): {I32 status, BLOB
+ * rep}, rep the item's reply encoded as its single request's. */
+void proto_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep);
+int proto_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *rep);
 
 /* ---- The message table ----------------------------------------------- */
 
@@ -640,7 +644,8 @@ enum {
     X(A, S3_LIST, 71, s3_list, 0)                                                                  \
     X(A, S3_HEAD, 72, s3_head, 0)                                                                  \
     X(A, S3_DELETE, 73, s3_delete, 0)                                                              \
-    X(A, FENCE, 74, fence, 0) /* each op made twice is made once */
+    X(A, FENCE, 74, fence, 0)           /* each op made twice is made once */                      \
+    X(A, DOM_WRITES, 75, dom_writes, 0) /* made twice, made once: DOM_WRITEs */
 
 /* The table without its flags, X(NAME, opcode, lower-case name), and with
  * them, X(NAME, opcode, lower-case name, flags). */

@@ -282,7 +282,7 @@ static int unlinks_call(struct net_conn *c, const struct proto_unlinks_item *it,
         struct proto_blob one;
         struct proto_dec od;
         memset(&ur[i], 0, sizeof(ur[i]));
-        if (proto_unlinks_result_get(&d, &st[i], &one))
+        if (proto_result_get(&d, &st[i], &one))
             return -EBADMSG;
         proto_dec_init(&od, one.p, one.len);
         if (st[i] == 0 && proto_dec_unlink_rep(&od, &ur[i]))
@@ -414,7 +414,7 @@ static void bad_unlinks(uint16_t port, const char *conf)
         struct proto_blob one;
         struct proto_unlink_rep ur = {0};
         struct proto_dec od;
-        CHECK(proto_unlinks_result_get(&d, &status, &one) == 0, "metad: UNLINKS result %d", i);
+        CHECK(proto_result_get(&d, &status, &one) == 0, "metad: UNLINKS result %d", i);
         proto_dec_init(&od, one.p, one.len);
         int want = i == 1 ? -ENOENT : 0;
         CHECK(status == want, "metad: UNLINKS of %s gave %d, want %d", names[i], status, want);
@@ -431,6 +431,84 @@ static void bad_unlinks(uint16_t port, const char *conf)
 
 /* A server of protocol version 3 (before READs sent unread): the client
  * refuses it at the handshake (EPROTONOSUPPORT), not at its first READ. */
+/* DOM_WRITES whose list does not parse, is empty or too long, or does not
+ * match the bulk: -EINVAL, and the connection goes on; a list that
+ * parses answers each item, here a file without a Data-on-MDT component
+ * (-ESTALE), which changes nothing. */
+static void bad_dom_writes(uint16_t port, const char *conf)
+{
+    stria_fs_t *fs;
+    int rc = stria_connect(conf, &fs);
+    CHECK(rc == 0, "connect: %d", rc);
+    if (rc)
+        return;
+    stria_file_t *f;
+    struct stat st;
+    rc = stria_open(fs, "/dw", O_RDWR | O_CREAT, 0644, &f);
+    CHECK(rc == 0, "create /dw: %d", rc);
+    if (rc == 0)
+        stria_close(f);
+    CHECK(stria_stat(fs, "/dw", &st) == 0, "stat /dw");
+    struct net_conn *c = NULL;
+    rc = net_connect(host, port, &key, 10, "tester", 3000, &c);
+    CHECK(rc == 0, "metad: connect: %d", rc);
+    if (rc) {
+        stria_disconnect(fs);
+        return;
+    }
+    static uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024], bulk[64];
+    struct proto_enc e;
+    proto_enc_init(&e, list, sizeof(list));
+    struct proto_dom_writes_item it = {.ino = (uint64_t)st.st_ino, .len = 4};
+    for (int i = 0; i <= PROTO_MAX_DOM_WRITES; i++)
+        proto_dom_writes_item_put(&e, &it);
+    struct proto_dom_writes_req q = {.cred = {0}, .items = {list, 5}};
+    struct proto_dom_writes_rep r;
+    bool tr = false;
+    const struct {
+        uint32_t items; /* bytes of the list */
+        uint32_t bulk;
+        const char *what;
+    } bad[] = {{5, 4, "a 5-byte list"},
+               {0, 0, "no items"},
+               {(uint32_t)e.len, 4 * (PROTO_MAX_DOM_WRITES + 1), "too many items"},
+               {(uint32_t)e.len / (PROTO_MAX_DOM_WRITES + 1), 8, "a bulk longer than its items"},
+               {(uint32_t)e.len / (PROTO_MAX_DOM_WRITES + 1) * 2, 7, "a bulk shorter"}};
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        q.items.len = bad[i].items;
+        rc = net_call_dom_writes(c, &q, &r, bulk, bad[i].bulk, NULL, 0, NULL, &tr);
+        CHECK(rc == -EINVAL && !tr, "metad: a DOM_WRITES of %s gave %d", bad[i].what, rc);
+    }
+    proto_enc_init(&e, list, sizeof(list));
+    it.len = 0;
+    proto_dom_writes_item_put(&e, &it);
+    q.items.len = (uint32_t)e.len;
+    rc = net_call_dom_writes(c, &q, &r, bulk, 0, NULL, 0, NULL, &tr);
+    CHECK(rc == -EINVAL && !tr, "metad: a DOM_WRITES of an empty write gave %d", rc);
+    proto_enc_init(&e, list, sizeof(list));
+    uint8_t crcs[8];
+    proto_csum_fill(0, bulk, 4, crcs);
+    it.len = 4;
+    it.crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(0, 4)};
+    proto_dom_writes_item_put(&e, &it);
+    proto_dom_writes_item_put(&e, &it);
+    q.items.len = (uint32_t)e.len;
+    rc = net_call_dom_writes(c, &q, &r, bulk, 8, NULL, 0, NULL, &tr);
+    CHECK(rc == 0, "metad: a DOM_WRITES of two writes gave %d", rc);
+    struct proto_dec d;
+    proto_dec_init(&d, r.results.p, rc ? 0 : r.results.len);
+    for (int i = 0; rc == 0 && i < 2; i++) {
+        int32_t status = 0;
+        struct proto_blob one;
+        CHECK(proto_result_get(&d, &status, &one) == 0 && status == -ESTALE,
+              "metad: DOM_WRITES to a file without the component: item %d gave %d", i, status);
+    }
+    CHECK(stria_stat(fs, "/dw", &st) == 0 && st.st_size == 0, "metad: /dw grew to %lld bytes",
+          (long long)st.st_size);
+    net_close(c);
+    stria_disconnect(fs);
+}
+
 static void *old_server(void *arg)
 {
     int lfd = *(int *)arg;
@@ -697,6 +775,7 @@ int main(int argc, char **argv)
     wire_checksums((uint16_t)atoi(argv[4]));
     printf("== UNLINKS lists (metad)\n");
     bad_unlinks((uint16_t)atoi(argv[3]), argv[5]);
+    bad_dom_writes((uint16_t)atoi(argv[3]), argv[5]);
     printf("== a server of an older protocol is refused at the handshake\n");
     old_server_refused();
     if (argc == 10) {

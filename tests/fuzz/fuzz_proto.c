@@ -74,25 +74,28 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                 proto_get_dirplus(&d, &a, &xabsent);
         }
     } else if (pick == nfns + 2) {
-        /* UNLINKS's items (first byte even) or results (odd), each
-         * accepted one encoded again. */
+        /* A list: by the first byte modulo 3, UNLINKS's items, a list
+         * reply's results (UNLINKS, DOM_WRITES) or DOM_WRITES's items;
+         * each accepted one encoded again. */
         static uint8_t out[PROTO_MAX_REP_PAYLOAD];
         struct proto_dec d;
         struct proto_enc e;
-        bool results = n && (p[0] & 1);
+        int kind = n ? p[0] % 3 : 0;
         proto_dec_init(&d, p, n);
         proto_enc_init(&e, out, sizeof(out));
         while (d.off < d.len) {
             struct proto_unlinks_item it;
+            struct proto_dom_writes_item dw;
             int32_t status;
             struct proto_blob rep;
-            if (results ? proto_unlinks_result_get(&d, &status, &rep)
-                        : proto_unlinks_item_get(&d, &it))
-                break;
-            if (results)
-                proto_unlinks_result_put(&e, status, rep);
-            else
+            if (kind == 0 && proto_unlinks_item_get(&d, &it) == 0)
                 proto_unlinks_item_put(&e, &it);
+            else if (kind == 1 && proto_result_get(&d, &status, &rep) == 0)
+                proto_result_put(&e, status, rep);
+            else if (kind == 2 && proto_dom_writes_item_get(&d, &dw) == 0)
+                proto_dom_writes_item_put(&e, &dw);
+            else
+                break;
             if (e.err)
                 abort();
         }

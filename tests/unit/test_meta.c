@@ -2172,6 +2172,79 @@ static void test_dom_max(void **state)
     assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), 0);
 }
 
+/* DOM_WRITES: several writes in one transaction, each with its own
+ * result; one that fails changes nothing and the others are made; the
+ * records' limit answers ENOSPC per write; made twice, made once. */
+static void test_dom_write_n(void **state)
+{
+    struct fx *f = *state;
+    enum { N = 5 };
+    static uint8_t data[N][20000], got[65536], crcs[N][4 * 8];
+    for (int i = 0; i < N; i++)
+        memset(data[i], 'a' + i, sizeof(data[i]));
+    uint64_t a = dom_file_of(f, "dom", "a", NULL, 0);
+    struct proto_open_rep o;
+    assert_int_equal(op_open(f, &root_cred, "dom/b", O_CREAT | O_WRONLY, 0644, &o), 0);
+    uint64_t b = o.attr.ino;
+    uint64_t plain = mk_file(f, &root_cred, "plain", 0644);
+    /* a at 0, the plain file (its layout has no such component), b at
+     * 1000 damaged on its way, b at 0, a again at 20000. */
+    const uint64_t ino[N] = {a, plain, b, b, a};
+    const uint64_t off[N] = {0, 0, 1000, 0, 20000};
+    const uint32_t len[N] = {20000, 10, 500, 10000, 20000};
+    struct proto_dom_write_req q[N];
+    static struct proto_dom_write_rep r[N];
+    struct meta_req rq[N];
+    const struct meta_req *rqp[N];
+    int rc[N];
+    for (int i = 0; i < N; i++) {
+        proto_csum_fill(off[i], data[i], len[i], crcs[i]);
+        q[i] = (struct proto_dom_write_req){.cred = root_cred, .ino = ino[i], .offset = off[i]};
+        q[i].crcs = (struct proto_blob){crcs[i], 4 * proto_csum_chunks(off[i], len[i])};
+        rq[i] = (struct meta_req){.ctx = &f->ctx, .bulk = data[i], .bulk_len = len[i]};
+        rqp[i] = &rq[i];
+    }
+    crcs[2][0] ^= 1;
+    for (int round = 0; round < 2; round++) {
+        assert_int_equal(meta_op_dom_write_n(N, rqp, q, r, rc), 0);
+        assert_int_equal(rc[0], 0);
+        assert_int_equal(rc[1], -ESTALE);
+        assert_int_equal(rc[2], -EIO);
+        assert_int_equal(rc[3], 0);
+        assert_int_equal(rc[4], 0);
+        assert_int_equal(r[4].attr.size, 40000);
+        assert_int_equal(r[3].attr.size, 10000);
+        assert_int_equal(attr_of(f, a).size, 40000);
+        assert_int_equal(attr_of(f, b).size, 10000);
+        assert_int_equal(dom_total(f), 50000);
+    }
+    uint32_t n;
+    assert_int_equal(op_dom_read(f, a, 0, 40000, got, &n), 0);
+    assert_int_equal(n, 40000);
+    assert_memory_equal(got, data[0], 20000);
+    assert_memory_equal(got + 20000, data[4], 20000);
+    assert_int_equal(op_dom_read(f, b, 0, 10001, got, &n), 0);
+    assert_memory_equal(got, data[3], 10000);
+    assert_int_equal(got[10000], 0);
+    /* Full: the write that would grow the records fails alone, with
+     * ENOSPC; a rewrite beside it needs no room. */
+    f->ctx.dom_max = 50000;
+    memset(data[1], 'z', sizeof(data[1]));
+    q[1] = (struct proto_dom_write_req){.cred = root_cred, .ino = b, .offset = 10000};
+    proto_csum_fill(10000, data[1], 5000, crcs[1]);
+    q[1].crcs = (struct proto_blob){crcs[1], 4 * proto_csum_chunks(10000, 5000)};
+    rq[1].bulk_len = 5000;
+    memset(data[0], 'y', sizeof(data[0]));
+    proto_csum_fill(0, data[0], 20000, crcs[0]);
+    assert_int_equal(meta_op_dom_write_n(2, rqp, q, r, rc), 0);
+    assert_int_equal(rc[0], 0);
+    assert_int_equal(rc[1], -ENOSPC);
+    assert_int_equal(attr_of(f, b).size, 10000);
+    assert_int_equal(op_dom_read(f, a, 0, 100, got, &n), 0);
+    assert_memory_equal(got, data[0], 100);
+    f->ctx.dom_max = META_DOM_MAX_DEFAULT;
+}
+
 /* ---- online migration's stale time (metad's migrate_stale_ms) ---- */
 
 static int op_migrate(struct fx *f, uint64_t ino, uint8_t op, uint64_t id,
@@ -4519,6 +4592,7 @@ int main(void)
         T(test_dom_open),
         T(test_dom_open_served),
         T(test_dom_max),
+        T(test_dom_write_n),
         T(test_migrate_stale_option),
         T(test_migrate_stale),
         T(test_dom_fsck),

@@ -129,21 +129,23 @@ static int write_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_op_dom_write(const struct meta_req *rq, const void *qv, void *rv)
+/* Whether write q (its bytes rq's bulk) may be tried: 0, or why not. */
+static int write_check(const struct meta_req *rq, const struct proto_dom_write_req *q)
 {
-    const struct proto_dom_write_req *q = qv;
     if (!rq->bulk_len && !q->zero)
         return -EINVAL;
     if (q->zero > LAYOUT_DOM_MAX)
         return -EFBIG;
     uint64_t bad;
-    int rc = rq->bulk_len
-                 ? proto_csum_check(q->offset, rq->bulk, rq->bulk_len, &q->crcs, NULL, &bad)
-                 : 0;
-    if (rc)
-        return rc; /* damaged on its way: the client sends it again */
-    struct dom_arg a = {rq, qv, rv};
-    rc = meta_run_waiting(rq, META_RUN_WRITE, write_txn, &a);
+    /* Damaged on its way: the client sends it again. */
+    return rq->bulk_len ? proto_csum_check(q->offset, rq->bulk, rq->bulk_len, &q->crcs, NULL, &bad)
+                        : 0;
+}
+
+/* What a write that met the records' limit answers (said once in the log
+ * until they have room again). */
+static int write_end(const struct meta_req *rq, const struct proto_dom_write_req *q, int rc)
+{
     if (rc != -EDQUOT)
         return rc;
     struct meta_ctx *c = rq->ctx;
@@ -153,6 +155,69 @@ int meta_op_dom_write(const struct meta_req *rq, const void *qv, void *rv)
                  "are freed (stria df shows them)",
                  c->mdt, q->ino, c->dom_max, log_err(-ENOSPC));
     return -ENOSPC;
+}
+
+int meta_op_dom_write(const struct meta_req *rq, const void *qv, void *rv)
+{
+    const struct proto_dom_write_req *q = qv;
+    int rc = write_check(rq, q);
+    if (rc)
+        return rc;
+    struct dom_arg a = {rq, qv, rv};
+    return write_end(rq, q, meta_run_waiting(rq, META_RUN_WRITE, write_txn, &a));
+}
+
+struct writes_arg {
+    uint32_t n;
+    const struct meta_req *const *rqs;
+    const struct proto_dom_write_req *qs;
+    struct proto_dom_write_rep *rs;
+    int *rcs;
+};
+
+/* The writes of a DOM_WRITES in one transaction, each as its own request
+ * (its leases are its own: t->req), those not already failed. One that
+ * fails before it wrote anything fails alone; one that fails after (the
+ * store's own error) fails the transaction. */
+static int writes_txn(struct meta_txn *t, void *arg)
+{
+    struct writes_arg *w = arg;
+    const struct meta_req *own = t->req;
+    bool any = false;
+    int rc = 0;
+    for (uint32_t i = 0; i < w->n && rc == 0; i++) {
+        if (w->rcs[i])
+            continue;
+        struct dom_arg a = {w->rqs[i], &w->qs[i], &w->rs[i]};
+        t->req = w->rqs[i];
+        t->wrote = false;
+        w->rcs[i] = write_txn(t, &a);
+        if (w->rcs[i] && t->wrote)
+            rc = w->rcs[i];
+        any = any || t->wrote;
+    }
+    t->req = own;
+    t->wrote = any || t->wrote;
+    return rc;
+}
+
+int meta_op_dom_write_n(uint32_t n, const struct meta_req *const *rqs,
+                        const struct proto_dom_write_req *qs, struct proto_dom_write_rep *rs,
+                        int *rcs)
+{
+    if (n == 0)
+        return -EINVAL;
+    for (uint32_t i = 0; i < n; i++)
+        rcs[i] = write_check(rqs[i], &qs[i]);
+    struct writes_arg w = {n, rqs, qs, rs, rcs};
+    int rc = meta_store_write(rqs[0]->ctx->store, rqs[0], writes_txn, &w);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        if (rcs[i] == -EAGAIN) /* one to wait for: alone, as a DOM_WRITE waits */
+            rcs[i] = meta_op_dom_write(rqs[i], &qs[i], &rs[i]);
+        else
+            rcs[i] = write_end(rqs[i], &qs[i], rcs[i]);
+    }
+    return rc;
 }
 
 static int read_txn(struct meta_txn *t, void *arg)

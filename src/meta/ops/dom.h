@@ -16,5 +16,11 @@
 #define META_DOM_BUF      (META_DOM_READ_MAX + (META_DOM_READ_MAX / (32u << 10) + 2) * 4)
 int meta_op_dom_write(const struct meta_req *rq, const void *q, void *r);
 int meta_op_dom_read(const struct meta_req *rq, const void *q, void *r);
+/* n DOM_WRITEs (DOM_WRITES), each with its own request context (its bulk,
+ * its leases), made in one transaction: each one's result in rcs[i];
+ * returns an error only when none could be made (the store failed). */
+int meta_op_dom_write_n(uint32_t n, const struct meta_req *const *rqs,
+                        const struct proto_dom_write_req *qs, struct proto_dom_write_rep *rs,
+                        int *rcs);
 
 #endif

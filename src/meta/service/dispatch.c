@@ -269,7 +269,7 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
     for (uint32_t i = 0; i < n; i++) {
         /* {status, BLOB reply}, the reply encoded in place. */
         if (rc == 0)
-            proto_unlinks_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
+            proto_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
         size_t at = res.len;
         if (rc == 0 && u->rc[i] == 0 && res.err == 0) {
             u->r[i].wb_ms = wb_ms;
@@ -289,6 +289,89 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
      * again, as a resend, and is answered from its kept reply). */
     struct proto_unlinks_rep r = {.results = {res.buf, (uint32_t)res.len}};
     return res.err ? res.err : proto_enc_unlinks_rep(&rep->enc, &r);
+}
+
+/* DOM_WRITES (msg_layout.h): each item served as a DOM_WRITE of its slice
+ * of the bulk, with its own leases, all of them in one transaction. */
+struct dom_writes {
+    struct proto_dom_write_req q[PROTO_MAX_DOM_WRITES];
+    struct proto_dom_write_rep r[PROTO_MAX_DOM_WRITES];
+    struct meta_req rq[PROTO_MAX_DOM_WRITES];
+    const struct meta_req *rqp[PROTO_MAX_DOM_WRITES];
+    struct leasing ls[PROTO_MAX_DOM_WRITES];
+    int rc[PROTO_MAX_DOM_WRITES];
+};
+
+/* The items of q into d, each with its slice of the request's bulk: their
+ * count, or -EINVAL for a list that does not parse, is empty or too long,
+ * or whose lengths are not the bulk's. */
+static int dom_writes_parse(struct dom_writes *w, void *p, struct net_req *req,
+                            const struct proto_dom_writes_req *q)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, q->items.p, q->items.len);
+    uint32_t n = 0;
+    uint64_t at = 0;
+    while (d.off < d.len) {
+        struct proto_dom_writes_item it;
+        if (n == PROTO_MAX_DOM_WRITES || proto_dom_writes_item_get(&d, &it) || it.len == 0 ||
+            it.len > req->bulk_len - at)
+            return -EINVAL;
+        w->q[n] = (struct proto_dom_write_req){.cred = q->cred,
+                                               .ino = it.ino,
+                                               .offset = it.offset,
+                                               .mtime_ns = it.mtime_ns,
+                                               .crcs = it.crcs,
+                                               .gen = it.gen};
+        w->rq[n] = (struct meta_req){.ctx = MDT_CTX(p),
+                                     .bulk = req->bulk + at,
+                                     .bulk_len = it.len,
+                                     .touched = &w->ls[n].touched,
+                                     .wait_ns = &req->wait_ns};
+        w->rqp[n] = &w->rq[n];
+        at += it.len;
+        n++;
+    }
+    return n && at == req->bulk_len ? (int)n : -EINVAL;
+}
+
+static int h_dom_writes(void *p, struct net_req *req, struct net_rep *rep)
+{
+    struct proto_dom_writes_req q;
+    if (proto_dec_dom_writes_req(&req->dec, &q))
+        return -EBADMSG;
+    struct dom_writes *w = calloc(1, sizeof(*w));
+    if (!w)
+        return -ENOMEM;
+    int rc = dom_writes_parse(w, p, req, &q);
+    uint32_t n = rc > 0 ? (uint32_t)rc : 0;
+    for (uint32_t i = 0; i < n; i++)
+        leasing_begin(p, &w->ls[i]);
+    rc = n ? meta_op_dom_write_n(n, w->rqp, w->q, w->r, w->rc) : rc;
+    /* What was made revokes other clients' leases, whatever the reply. */
+    for (uint32_t i = 0; i < n; i++)
+        leasing_end(p, &w->ls[i], req->hdr.client_id, rc ? rc : w->rc[i], NULL, 0, &w->r[i].leases);
+    uint8_t *buf = rc == 0 ? net_scratch(req, PROTO_MAX_REP_PAYLOAD - 64) : NULL;
+    if (rc == 0 && !buf)
+        rc = -ENOMEM; /* made: the client sends it again, and it is made once */
+    struct proto_enc res;
+    proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
+    const struct proto_codec *codec = proto_codec(PROTO_OP_DOM_WRITE);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        /* {status, BLOB reply}, the reply encoded in place. */
+        proto_result_put(&res, w->rc[i], (struct proto_blob){NULL, 0});
+        size_t at = res.len;
+        if (w->rc[i] == 0 && res.err == 0) {
+            codec->enc_rep(&res, &w->r[i]);
+            if (res.err == 0)
+                proto_put_le32(res.buf + at - 4, (uint32_t)(res.len - at));
+        }
+    }
+    free(w);
+    if (rc)
+        return rc;
+    struct proto_dom_writes_rep r = {.results = {res.buf, (uint32_t)res.len}};
+    return res.err ? res.err : proto_enc_dom_writes_rep(&rep->enc, &r);
 }
 
 static int h_fsck(void *p, struct net_req *req, struct net_rep *rep)
@@ -508,6 +591,7 @@ static const struct serve serves[PROTO_OP_MAX] = {
     [PROTO_OP_FSCK] = {SERVE_OWN, .own = h_fsck},
     [PROTO_OP_LEASE_POLL] = {SERVE_OWN, .own = h_lease_poll},
     [PROTO_OP_UNLINKS] = {SERVE_OWN, .own = h_unlinks},
+    [PROTO_OP_DOM_WRITES] = {SERVE_OWN, .own = h_dom_writes},
 };
 #undef LEASES_OF
 

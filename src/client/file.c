@@ -145,8 +145,15 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
         if (wb_want(fs, mdt, true))
             q.wb = (struct proto_tblob){&want, 1, false};
+        /* Whether the name is new, from the cache, which may list the
+         * directory once to know it whole when the grant is sought (a
+         * listing of names cannot meet bytes written behind). */
         struct proto_attr none;
-        pass = (flags & O_EXCL) || cl_lookup_cached(fs, parent, path, &q.cred, &none) == -ENOENT;
+        wb_pass_behind(true);
+        pass = (flags & O_EXCL) ||
+               (q.wb.len ? cl_lookup_cached(fs, parent, path, &q.cred, &none)
+                         : mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, &none)) == -ENOENT;
+        wb_pass_behind(false);
     }
     int64_t sent = mdc_clock_ms();
     uint32_t wb_ms = 0;

@@ -237,11 +237,13 @@ static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
 /* Behind buffers that may go with b (READY, behind, the oldest that may
  * go) in one DOM_WRITES: READY behind buffers of its MDT that may go now,
  * in the order they were begun, within BEHIND_BATCH and
- * BEHIND_BATCH_BYTES; b first. How many into bs (lock held). */
-static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs)
+ * BEHIND_BATCH_BYTES; b first. How many into bs, and whether the batch
+ * could take more (lock held). */
+static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs, bool *room)
 {
     uint32_t n = 0;
     uint64_t bytes = b->len;
+    *room = false;
     bs[n++] = b;
     if (atomic_load(&g->one_by_one))
         return n;
@@ -253,7 +255,11 @@ static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs)
                 (!next || o->seq < next->seq))
                 next = o;
         }
-        if (!next || bytes + next->len > BEHIND_BATCH_BYTES)
+        if (!next) {
+            *room = bytes < BEHIND_BATCH_BYTES / 2;
+            break;
+        }
+        if (bytes + next->len > BEHIND_BATCH_BYTES)
             break;
         last = next->seq;
         if (!may_send(g, next))
@@ -269,7 +275,8 @@ static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs)
 static void send_locked(struct gather *g, struct gbuf *b)
 {
     struct gbuf *bs[BEHIND_BATCH] = {b};
-    send_n_locked(g, bs, b->behind ? behind_batch(g, b, bs) : 1);
+    bool room;
+    send_n_locked(g, bs, b->behind ? behind_batch(g, b, bs, &room) : 1);
 }
 
 static struct gbuf *free_buf(struct gather *g)
@@ -315,7 +322,11 @@ static void settle(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, i
     if (b && w != W_BEHIND && b->off < end && off < b->off + b->len)
         ready(g, b);
     while (pending(g, ino, off, end, upto, w)) {
-        if ((b = next_ready(g, ino)) && b->seq <= upto)
+        /* A wait for one file sends that file's buffers alone: another's
+         * trouble (a layout moving, an MDT out of reach) is not its. */
+        if ((b = next_ready(g, ino)) && b->seq <= upto && ino)
+            send_n_locked(g, &b, 1);
+        else if (b && b->seq <= upto)
             send_locked(g, b);
         else
             pthread_cond_wait(&g->landed, &g->lock);
@@ -516,10 +527,13 @@ static void *sender_main(void *arg)
         struct gbuf *b = next_ready(g, 0);
         if (b) {
             struct gbuf *bs[BEHIND_BATCH] = {b};
-            uint32_t n = b->behind ? behind_batch(g, b, bs) : 1;
+            bool room = false;
+            uint32_t n = b->behind ? behind_batch(g, b, bs, &room) : 1;
             int64_t wait = b->born_ms + BEHIND_HOLD_MS - now_ms();
-            if (b->behind && n < BEHIND_BATCH / 2 && wait > 0 && !atomic_load(&g->one_by_one)) {
-                /* A few more small files' bytes may come to go with these. */
+            if (room && n < BEHIND_BATCH / 2 && wait > 0 &&
+                atomic_load(&g->used) < GATHER_BUFS / 2) {
+                /* A few more small files' bytes may come to go with these
+                 * (while half the buffers are left to take them). */
                 struct timespec ts;
                 util_deadline(&ts, CLOCK_MONOTONIC, (int)wait);
                 pthread_cond_timedwait(&g->wake, &g->lock, &ts);

@@ -286,8 +286,14 @@ static int dom_writes_results(stria_fs_t *fs, int64_t sent, const struct proto_b
         if (st == 0 && proto_dec_dom_write_rep(&od, &r))
             return -EPROTO;
         items[i].rc = st;
-        if (st == 0)
-            cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
+        if (st)
+            continue;
+        cl_note(fs, sent, &r.leases, 0, NULL, 0, 0, NULL, &r.attr);
+        /* Less room to write behind: a record grows to the write's end at
+         * most. (One that failed is counted when it goes again.) */
+        struct layout_piece lp;
+        layout_map(items[i].l, items[i].off, items[i].len, &lp);
+        wb_dom_used(fs, lp.group, lp.obj_off + lp.len);
     }
     return 0;
 }
@@ -333,8 +339,6 @@ int io_dom_writes(stria_fs_t *fs, uint32_t mdt, struct io_dom_item *items, uint3
         proto_dom_writes_item_put(&e, &it);
         memcpy(bulk + at, items[i].buf, items[i].len);
         at += items[i].len;
-        /* Less room to write behind: a record grows to the write's end at most. */
-        wb_dom_used(fs, mdt, lp.obj_off + lp.len);
     }
     if (rc == 0 && e.err)
         rc = -EINVAL;

@@ -163,8 +163,9 @@ bool cl_walk_dir(stria_fs_t *fs, uint64_t *parent, const char **path, bool ask)
 {
     const char *p = *path;
     uint64_t dir = *parent;
-    if (!fs->mdc)
-        return false;
+    const char *slash = strrchr(p, '/');
+    if (!fs->mdc || !slash || !slash[1])
+        return false; /* one name, or none last: nothing to walk here */
     if (*p == '/')
         dir = PROTO_ROOT_INO;
     /* A lookup answered here checks search permission on the directory:

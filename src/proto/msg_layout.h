@@ -66,8 +66,7 @@
  * results holds, for each item in order, {I32 status, BLOB reply}
  * (proto_result_put/get): the DOM_WRITE's encoded reply when status is 0,
  * empty otherwise. The items are made in order in one transaction; one
- * that fails changes nothing and the others are made all the same (an
- * item that needs to wait, -EAGAIN inside, is made alone after them).
+ * that fails changes nothing and the others are made all the same.
  * Made twice, made once, as DOM_WRITE: a client whose answer was lost
  * sends the request again whole. A list that does not parse, is empty or
  * too long, or does not match the bulk: -EINVAL, nothing done. */

@@ -262,6 +262,30 @@ static void wire_checksums(uint16_t port)
     net_close(c);
 }
 
+/* A client of conf that has created files[0..n), and a raw connection to
+ * metad's port: 0, or (each failure said) an error, with nothing left open. */
+static int client_and_conn(uint16_t port, const char *conf, const char *const *files, int n,
+                           stria_fs_t **fs, struct net_conn **c)
+{
+    int rc = stria_connect(conf, fs);
+    CHECK(rc == 0, "connect: %d", rc);
+    if (rc)
+        return rc;
+    stria_file_t *f;
+    for (int i = 0; i < n; i++) {
+        rc = stria_open(*fs, files[i], O_RDWR | O_CREAT, 0644, &f);
+        CHECK(rc == 0, "create %s: %d", files[i], rc);
+        if (rc == 0)
+            stria_close(f);
+    }
+    *c = NULL;
+    rc = net_connect(host, port, &key, 10, "tester", 3000, c);
+    CHECK(rc == 0, "metad: connect: %d", rc);
+    if (rc)
+        stria_disconnect(*fs);
+    return rc;
+}
+
 /* Send the UNLINKS of items it[0..n) on c: its status, and each item's
  * status and reply in st[] and ur[]. */
 static int unlinks_call(struct net_conn *c, const struct proto_unlinks_item *it, int n, int *st,
@@ -360,24 +384,11 @@ static void unlinks_slots(stria_fs_t *fs, struct net_conn *c)
 static void bad_unlinks(uint16_t port, const char *conf)
 {
     stria_fs_t *fs;
-    int rc = stria_connect(conf, &fs);
-    CHECK(rc == 0, "connect: %d", rc);
+    struct net_conn *c;
+    const char *files[] = {"/u0", "/u1"};
+    int rc = client_and_conn(port, conf, files, 2, &fs, &c);
     if (rc)
         return;
-    stria_file_t *f;
-    for (int i = 0; i < 2; i++) {
-        rc = stria_open(fs, i ? "/u1" : "/u0", O_RDWR | O_CREAT, 0644, &f);
-        CHECK(rc == 0, "create /u%d: %d", i, rc);
-        if (rc == 0)
-            stria_close(f);
-    }
-    struct net_conn *c = NULL;
-    rc = net_connect(host, port, &key, 10, "tester", 3000, &c);
-    CHECK(rc == 0, "metad: connect: %d", rc);
-    if (rc) {
-        stria_disconnect(fs);
-        return;
-    }
     static uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024];
     struct proto_enc e;
     proto_enc_init(&e, list, sizeof(list));
@@ -438,24 +449,13 @@ static void bad_unlinks(uint16_t port, const char *conf)
 static void bad_dom_writes(uint16_t port, const char *conf)
 {
     stria_fs_t *fs;
-    int rc = stria_connect(conf, &fs);
-    CHECK(rc == 0, "connect: %d", rc);
+    struct net_conn *c;
+    const char *files[] = {"/dw"};
+    int rc = client_and_conn(port, conf, files, 1, &fs, &c);
     if (rc)
         return;
-    stria_file_t *f;
     struct stat st;
-    rc = stria_open(fs, "/dw", O_RDWR | O_CREAT, 0644, &f);
-    CHECK(rc == 0, "create /dw: %d", rc);
-    if (rc == 0)
-        stria_close(f);
     CHECK(stria_stat(fs, "/dw", &st) == 0, "stat /dw");
-    struct net_conn *c = NULL;
-    rc = net_connect(host, port, &key, 10, "tester", 3000, &c);
-    CHECK(rc == 0, "metad: connect: %d", rc);
-    if (rc) {
-        stria_disconnect(fs);
-        return;
-    }
     static uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024], bulk[64];
     struct proto_enc e;
     proto_enc_init(&e, list, sizeof(list));

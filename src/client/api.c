@@ -195,6 +195,7 @@ struct stria_dir {
     uint32_t given_len;
     struct cl_shards *shards; /* a striped directory's batches per shard */
     uint64_t dstripe;         /* its stripe over MDTs (0: plain) */
+    uint64_t xseq;            /* the cache's mdc_listing_seq before the batch was asked */
 };
 
 /* A handle on directory a (rc: the lookup's result) with batches of cap. */
@@ -692,9 +693,11 @@ static int dir_seek(stria_dir_t *d, uint64_t cookie, bool plus)
         if (d->left || d->b.eof)
             return 0;
     }
+    uint64_t xseq = d->fs->mdc ? mdc_listing_seq(d->fs->mdc) : 0;
     int rc = cl_readdir(d->fs, d->ino, cookie, plus, d->buf, d->cap, &d->b, &d->shards);
     if (rc)
         return rc;
+    d->xseq = xseq;
     d->have = true;
     d->plus = plus;
     d->given = false;
@@ -724,7 +727,7 @@ int stria_readdir_at(stria_dir_t *d, uint64_t cookie, int plus, struct stria_dir
     if (dec.err)
         return -EPROTO;
     if (xabsent && d->fs->mdc) /* a plus batch, whatever the caller asked */
-        mdc_note_listed(d->fs->mdc, de.ino, xabsent);
+        mdc_note_listed(d->fs->mdc, de.ino, xabsent, d->xseq);
     memset(e, 0, sizeof(*e));
     e->d.ino = de.ino;
     e->d.type = de.type;

@@ -70,6 +70,7 @@ static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
 
 void mdc_drop_all(struct mdc *m)
 {
+    m->xseq++;
     for (uint32_t b = 0; b < BUCKETS; b++) {
         for (struct crec *r = m->rec[b], *n; r; r = n) {
             n = r->next;
@@ -332,12 +333,30 @@ static void listed_forget(struct mdc *m, uint64_t ino)
         l->until_ms = 0;
 }
 
-void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent)
+uint64_t mdc_listing_seq(struct mdc *m)
+{
+    pthread_mutex_lock(&m->lock);
+    uint64_t seq = m->xseq;
+    pthread_mutex_unlock(&m->lock);
+    return seq;
+}
+
+void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent, uint64_t seq)
 {
     if (!absent)
         return;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
+    /* Under ino's lease, when nothing that could have changed its xattrs
+     * was heard or made since the listing was asked for: kept while the
+     * lease holds this state, as an answer of the MDT's would be. */
+    struct crec *r = home_find(m, ino);
+    if (seq == m->xseq && mdc_rec_valid(m, r, now) && r->have_attr) {
+        if (r->xattr_gen != r->gen)
+            r->xattr_absent = 0;
+        r->xattr_gen = r->gen;
+        r->xattr_absent |= absent;
+    }
     /* ino's own slot, else the one that ends first. */
     struct listed *l = listed_find(m, ino);
     if (!l) {
@@ -377,6 +396,7 @@ bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *g
 void mdc_xattr_changed(struct mdc *m, uint64_t ino)
 {
     pthread_mutex_lock(&m->lock);
+    m->xseq++;
     struct crec *r = home_find(m, ino);
     if (r)
         rec_drop(m, r); /* an answer sent before the change is not kept either */
@@ -607,6 +627,7 @@ void mdc_forget_all(struct mdc *m)
 
 static void heard_revoke(struct mdc *m, uint32_t mdt, uint64_t ino, uint64_t gen)
 {
+    m->xseq++;
     struct crec *r = rec_get(m, ino, mdt);
     if (!r)
         return;

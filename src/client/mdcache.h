@@ -105,9 +105,13 @@ bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *g
 /* A listing (READDIR plus) said ino has none of the well-known xattrs of
  * bits absent (proto_xattr_known). Kept for MDC_LISTED_MS with no lease,
  * as the kernel keeps the attributes that came with it; this client's
- * own change to ino's xattrs, or a revocation of its lease, forgets it. */
+ * own change to ino's xattrs, or a revocation of its lease, forgets it.
+ * Kept as long as ino's lease holds its state when the cache's
+ * mdc_listing_seq, taken before the READDIR was sent, is seq still:
+ * nothing that could change an xattr was heard or made since. */
 #define MDC_LISTED_MS 1000
-void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent);
+uint64_t mdc_listing_seq(struct mdc *m);
+void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent, uint64_t seq);
 void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen);
 /* This client is changing ino's xattrs: forget what the cache holds of
  * ino (before the request is sent; the change's reply leases it again). */

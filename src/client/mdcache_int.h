@@ -85,6 +85,9 @@ struct mdc {
         int64_t until_ms;
         uint8_t absent;
     } listed[MDC_LISTED];
+    /* Moves with every revocation heard, xattr change of this client and
+     * drop of everything (mdc_listing_seq). */
+    uint64_t xseq;
     mdc_revoked_fn revoked; /* write-behind's (mdc_on_revoke), or NULL */
     /* The owner's (mdc_on_change), or NULL; change_lock is held while it
      * is called and while it is set, so that once it is unset no call of

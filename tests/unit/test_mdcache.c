@@ -405,12 +405,14 @@ static void test_xattr_absent_under_the_lease(void **state)
 }
 
 /* READDIR plus's word, with no lease: kept for MDC_LISTED_MS, forgotten
- * at this client's own change and at a revocation. */
+ * at this client's own change and at a revocation. Under a lease, and
+ * with nothing heard or changed since the listing was asked for, it is
+ * kept while the lease holds, past MDC_LISTED_MS. */
 static void test_xattr_absent_from_a_listing(void **state)
 {
     (void)state;
     const char *sel = "security.selinux";
-    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel));
+    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel), mdc_listing_seq(m));
     assert_true(xattr_absent(m, FILE_INO, sel));
     assert_int_equal(attr_gen(m, FILE_INO, sel), 0); /* no lease: no answer noted */
     assert_false(xattr_absent(m, FILE_INO, "system.posix_acl_access"));
@@ -423,15 +425,31 @@ static void test_xattr_absent_from_a_listing(void **state)
     /* Under a lease too; a revocation of the lease forgets it. */
     struct proto_attr a = attr_of(FILE_INO, S_IFREG | 0644, 100);
     grant(INSTANCE, FILE_INO, 0, 7, LONG_MS, mdc_clock_ms(), &a);
-    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel));
+    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel), mdc_listing_seq(m));
     assert_true(xattr_absent(m, FILE_INO, sel));
     hear_revoke(INSTANCE, FILE_INO, 7);
     assert_false(xattr_absent(m, FILE_INO, sel));
 
-    mdc_note_listed(m, FILE_INO + 2, 1u << proto_xattr_known(sel));
+    /* A listing asked for before a revocation (of anything) was heard is
+     * not taken under the lease: only for MDC_LISTED_MS. */
+    grant(INSTANCE, FILE_INO, 0, 8, LONG_MS, mdc_clock_ms(), &a);
+    uint64_t before = mdc_listing_seq(m);
+    hear_revoke(INSTANCE, FILE_INO + 5, 1);
+    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel), before);
+    uint64_t asked = mdc_listing_seq(m);
+    mdc_note_listed(m, FILE_INO + 2, 1u << proto_xattr_known(sel), asked);
+    assert_true(xattr_absent(m, FILE_INO, sel));
     assert_true(xattr_absent(m, FILE_INO + 2, sel));
     usleep((MDC_LISTED_MS + 100) * 1000);
-    assert_false(xattr_absent(m, FILE_INO + 2, sel));
+    assert_false(xattr_absent(m, FILE_INO, sel));
+    assert_false(xattr_absent(m, FILE_INO + 2, sel)); /* no lease on it */
+
+    /* Leased and asked for with nothing heard since: kept past it. */
+    mdc_note_listed(m, FILE_INO, 1u << proto_xattr_known(sel), mdc_listing_seq(m));
+    usleep((MDC_LISTED_MS + 100) * 1000);
+    assert_true(xattr_absent(m, FILE_INO, sel));
+    mdc_xattr_changed(m, FILE_INO);
+    assert_false(xattr_absent(m, FILE_INO, sel));
 }
 
 /* A rename's reply: name in DIR moved to name2 in DIR2, each directory's

@@ -137,6 +137,22 @@ echo "   remove: DESTROY=$destroys, DESTROYED=$destroyeds for $N files"
 [ "$(ost_objects)" = "$objects0" ] ||
     fail "the OSTs hold $(ost_objects) objects after the removal, $objects0 before the creates"
 
+step "a monitor's stria stats leaves the mount its grant: the next unlink still goes behind"
+# STATS sees no file, so it does not pass the MDT's write-behind gate:
+# before, it took the grant back, and the mount did not ask again for a
+# second (the next unlink went to the MDT and waited).
+t mkdir "$A/p" || fail "mkdir /p"
+for i in 0 1; do : >"$A/p/h$i" || fail "create h$i"; done
+# Mount b's listing above took mount a's grants, and a asks again only a
+# second later (WB_BACKOFF): then rm h0 takes MDT 0's grant.
+sleep 1.5
+t rm "$A/p/h0" || fail "rm h0"
+behind0=$(mount_stat "$A" unlinks_behind)
+counts >/dev/null
+t rm "$A/p/h1" || fail "rm h1"
+[ "$(mount_stat "$A" unlinks_behind)" -eq $((behind0 + 1)) ] ||
+    fail "the unlink after a stria stats was not written behind: the monitor took the grant"
+
 step "removed without write-behind: one UNLINK each, their objects removed behind in batches"
 # A mount without write-behind unlink waits for each UNLINK's reply, and
 # hands the objects to libstria's queue; a df through it waits for them.

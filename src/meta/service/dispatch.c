@@ -482,15 +482,26 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
 
 /* Every request but a revocation channel's long poll passes the
  * write-behind grant's gate (lease.h). */
+/* Whether a request of op passes write-behind's gate (lease_enter): every
+ * one that may look at the namespace or the files' bytes. The revocation
+ * channel's polls do not, nor STATS, STATFS and PING, which see only
+ * counters: a monitor scraping the MDTs (stria stats, stria top, df) must
+ * not take the grant from the clients writing behind. */
+static bool gated(uint16_t op)
+{
+    return op != PROTO_OP_LEASE_POLL && op != PROTO_OP_STATS && op != PROTO_OP_STATFS &&
+           op != PROTO_OP_PING;
+}
+
 static void request_enter(void *p, struct net_req *req)
 {
-    if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
+    if (gated(req->hdr.opcode))
         req->entered = lease_enter(MDT_LEASES(p), req->hdr.client_id);
 }
 
 static void request_leave(void *p, const struct net_req *req)
 {
-    if (req->hdr.opcode != PROTO_OP_LEASE_POLL)
+    if (gated(req->hdr.opcode))
         lease_leave(MDT_LEASES(p));
 }
 

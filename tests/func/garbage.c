@@ -456,7 +456,7 @@ static void bad_dom_writes(uint16_t port, const char *conf)
         return;
     struct stat st;
     CHECK(stria_stat(fs, "/dw", &st) == 0, "stat /dw");
-    static uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024], bulk[64];
+    static uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024], bulk[4 * (PROTO_MAX_DOM_WRITES + 1)];
     struct proto_enc e;
     proto_enc_init(&e, list, sizeof(list));
     struct proto_dom_writes_item it = {.ino = (uint64_t)st.st_ino, .len = 4};

@@ -121,6 +121,22 @@ static void after_open(struct mdt_service *m, const struct net_req *req, const v
     r->wb = (struct proto_tblob){out, PROTO_OPEN_WB_LEN, false};
 }
 
+/* One item's result of a list reply (UNLINKS, DOM_WRITES) into res:
+ * {status, BLOB reply}, rep encoded in place by codec when status is 0.
+ * Where the reply's bytes begin in res. */
+static size_t result_put(struct proto_enc *res, int status, const struct proto_codec *codec,
+                         const void *rep)
+{
+    proto_result_put(res, status, (struct proto_blob){NULL, 0});
+    size_t at = res->len;
+    if (status == 0 && res->err == 0) {
+        codec->enc_rep(res, rep);
+        if (res->err == 0)
+            proto_put_le32(res->buf + at - 4, (uint32_t)(res->len - at));
+    }
+    return at;
+}
+
 /* UNLINKS (proto.h): each item served as an UNLINK, with its own leases
  * and its own kept reply, all of them queued to the store at once so that
  * they share a commit. */
@@ -267,17 +283,9 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
         proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
     }
     for (uint32_t i = 0; i < n; i++) {
-        /* {status, BLOB reply}, the reply encoded in place. */
-        if (rc == 0)
-            proto_result_put(&res, u->rc[i], (struct proto_blob){NULL, 0});
-        size_t at = res.len;
-        if (rc == 0 && u->rc[i] == 0 && res.err == 0) {
-            u->r[i].wb_ms = wb_ms;
-            u->r[i].wb_id = wb_id;
-            codec->enc_rep(&res, &u->r[i]);
-            if (res.err == 0)
-                proto_put_le32(res.buf + at - 4, (uint32_t)(res.len - at));
-        }
+        u->r[i].wb_ms = wb_ms;
+        u->r[i].wb_id = wb_id;
+        size_t at = rc == 0 ? result_put(&res, u->rc[i], codec, &u->r[i]) : 0;
         bool whole = rc == 0 && res.err == 0;
         unlinks_settle(u, i, req, whole ? res.buf + at : NULL,
                        whole ? (uint32_t)(res.len - at) : 0);
@@ -357,16 +365,8 @@ static int h_dom_writes(void *p, struct net_req *req, struct net_rep *rep)
     struct proto_enc res;
     proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
     const struct proto_codec *codec = proto_codec(PROTO_OP_DOM_WRITE);
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        /* {status, BLOB reply}, the reply encoded in place. */
-        proto_result_put(&res, w->rc[i], (struct proto_blob){NULL, 0});
-        size_t at = res.len;
-        if (w->rc[i] == 0 && res.err == 0) {
-            codec->enc_rep(&res, &w->r[i]);
-            if (res.err == 0)
-                proto_put_le32(res.buf + at - 4, (uint32_t)(res.len - at));
-        }
-    }
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        result_put(&res, w->rc[i], codec, &w->r[i]);
     free(w);
     if (rc)
         return rc;

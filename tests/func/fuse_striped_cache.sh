@@ -109,7 +109,7 @@ batched0=$(mount_stat "$A" unlinks_batched)
 batches0=$(mount_stat "$A" unlink_batches)
 destroy0=$(ost_count DESTROY)
 (cd "$A/s/d" && t find . -name 'f*' -delete) || fail "remove"
-t sync -f "$A/s/d" # waits for the queued unlinks
+t sync "$A/s/d" # fsync of the directory waits for the queued unlinks (syncfs does not reach a FUSE mount)
 counts >"$T/c3"
 behind=$(($(mount_stat "$A" unlinks_behind) - behind0))
 batched=$(($(mount_stat "$A" unlinks_batched) - batched0))
@@ -234,7 +234,7 @@ done
 t ls "$K/s/d" >/dev/null
 sleep $((LEASE_S + 1))
 for n in "${names[@]}"; do rm "$B/s/d/k$n"; done
-t sync -f "$B/s/d" # the unlinks written behind are made
+t sync "$B/s/d" # fsync of the directory: the unlinks written behind are made
 left=$(t ls "$K/s/d" | grep -c '^kn' || true)
 [ "$left" = 0 ] || fail "mount k still lists $left of the names removed on b after its leases ran out"
 t fusermount3 -u "$K" || fail "fusermount3 -u $K failed"
@@ -252,7 +252,7 @@ done
 for n in "${names[@]}"; do # another client's changes, seen by mount a and by libstria
     m0=$(mtime "$A/s/d")
     rm "$B/s/d/m$n"
-    t sync -f "$B/s/d" # the unlink written behind is made
+    t sync "$B/s/d" # fsync of the directory: the unlink written behind is made
     [ "$(mtime "$A/s/d")" != "$m0" ] || fail "removing m$n on b left a's mtime at $m0"
     [ "$("$STRIA" stat /s/d | sed -n 's/^Modify: //p')" = "$(mtime "$A/s/d")" ] ||
         fail "libstria's mtime $("$STRIA" stat /s/d | sed -n 's/^Modify: //p') is not the mount's"

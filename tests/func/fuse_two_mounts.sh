@@ -233,7 +233,7 @@ if t stat "$M1/fill/none" >/dev/null 2>&1; then bad "fill/none exists on mount 1
 echo late >"$M2/fill/late"
 [ "$(t cat "$M1/fill/late" 2>/dev/null)" = late ] || bad "fill/late made on mount 2, not on mount 1"
 t rm "$M2/fill/old2"
-t sync -f "$M2/fill"
+t sync "$M2/fill"
 if t stat "$M1/fill/old2" >/dev/null 2>&1; then bad "fill/old2 removed on mount 2, still on mount 1"; fi
 t rm "$M1/fill/old4"
 if t stat "$M1/fill/old4" >/dev/null 2>&1; then bad "fill/old4 removed on mount 1, still there"; fi
@@ -316,7 +316,7 @@ echo "   a stat on mount 4 with a handle open there, after a create on mount 2: 
 t ls "$M4/kept" | grep -qx while-open || bad "mount 4 does not list kept/while-open"
 t mv "$M2/kept/k1" "$M2/kept/moved" || bad "mv on mount 2 failed"
 t rm "$M2/kept/k2" || bad "rm on mount 2 failed"
-t sync -f "$M2/kept" # the unlinks mount 2 wrote behind have reached the MDT
+t sync "$M2/kept" # fsync of the directory: the unlinks mount 2 wrote behind have reached the MDT
 t ls "$M4/kept" >"$T/kept4"
 grep -qx moved "$T/kept4" && ! grep -qx k1 "$T/kept4" && ! grep -qx k2 "$T/kept4" ||
     bad "mount 4 lists $(tr '\n' ' ' <"$T/kept4")after mount 2 renamed k1 and removed k2"

@@ -33,15 +33,119 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <stddef.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
-#define UP_WAIT_MS 20000
+#define UP_WAIT_MS     20000
+#define UP_MAX_STARTED (2 + LOCAL_MAX_MDTS) /* mgmtd, the metads, stord */
+
+/* The daemons this `stria up` started. Each is told to say READY=1 on a
+ * datagram socket of ours ($NOTIFY_SOCKET, the protocol of systemd's
+ * Type=notify units, which the daemons speak once they serve): the map
+ * may still call online the targets of a daemon that was just stopped,
+ * before its heartbeats are missed, so targets online is not enough. A
+ * child that exits instead is reported at once, with the end of its log,
+ * rather than as targets not online after UP_WAIT_MS. */
+struct started {
+    int n;
+    struct {
+        pid_t pid;
+        int fd; /* our end of its $NOTIFY_SOCKET; -1 once it said READY=1 */
+        char name[32];
+        char log[CLI_PATH_MAX + 64];
+    } d[UP_MAX_STARTED];
+};
+
+/* A datagram socket for daemon i's readiness, bound to an abstract name
+ * put in *name ("@..." as $NOTIFY_SOCKET writes it); -errno if none. */
+static int ready_socket(int i, char *name, size_t len)
+{
+    int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+    if (fd < 0)
+        return -errno;
+    struct sockaddr_un a = {.sun_family = AF_UNIX};
+    int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "stria-up-%d-%d", (int)getpid(), i);
+    if (bind(fd, (struct sockaddr *)&a,
+             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
+        int rc = -errno;
+        close(fd);
+        return rc;
+    }
+    snprintf(name, len, "@%s", a.sun_path + 1);
+    return fd;
+}
+
+/* Whether every daemon this command started has said READY=1. */
+static bool all_ready(struct started *st)
+{
+    bool all = true;
+    for (int i = 0; i < st->n; i++) {
+        char msg[256];
+        ssize_t got;
+        while (st->d[i].fd >= 0 && (got = recv(st->d[i].fd, msg, sizeof(msg) - 1, 0)) > 0) {
+            msg[got] = '\0';
+            if (strncmp(msg, "READY=1", 7) == 0 || strstr(msg, "\nREADY=1")) {
+                close(st->d[i].fd);
+                st->d[i].fd = -1;
+            }
+        }
+        all = all && st->d[i].fd < 0;
+    }
+    return all;
+}
+
+static void started_free(struct started *st)
+{
+    for (int i = 0; i < st->n; i++)
+        if (st->d[i].fd >= 0)
+            close(st->d[i].fd);
+    st->n = 0;
+}
+
+/* The last line of the file at path that has text, into buf ("" if none). */
+static void last_line(const char *path, char *buf, size_t len)
+{
+    buf[0] = '\0';
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return;
+    char line[512];
+    while (fgets(line, sizeof(line), f)) {
+        line[strcspn(line, "\n")] = '\0';
+        if (line[0])
+            snprintf(buf, len, "%s", line);
+    }
+    fclose(f);
+}
+
+/* Whether a daemon this command started has exited; reported if so. */
+static bool one_exited(const struct started *st)
+{
+    for (int i = 0; i < st->n; i++) {
+        int status;
+        if (waitpid(st->d[i].pid, &status, WNOHANG) != st->d[i].pid)
+            continue;
+        char why[32], tail[512];
+        if (WIFEXITED(status))
+            snprintf(why, sizeof(why), "exit status %d", WEXITSTATUS(status));
+        else
+            snprintf(why, sizeof(why), "signal %d", WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+        last_line(st->d[i].log, tail, sizeof(tail));
+        fprintf(stderr, "stria up: %s (pid %d) exited at start (%s); the end of %s:\n  %s\n",
+                st->d[i].name, (int)st->d[i].pid, why, st->d[i].log, tail[0] ? tail : "(empty)");
+        return true;
+    }
+    return false;
+}
 
 /* Wait until every target of the cluster is online in the map; settle:
  * then give the MDTs a heartbeat round to learn of OSTs that have just
  * come online (an MDT that alone restarted fetches the whole map when it
  * starts). */
-static int wait_online(const struct local_cluster *c, bool settle)
+static int wait_online(const struct local_cluster *c, bool settle, struct started *st)
 {
     char conf[CLI_PATH_MAX + 32];
     snprintf(conf, sizeof(conf), "%s/client.conf", c->dir);
@@ -64,13 +168,15 @@ static int wait_online(const struct local_cluster *c, bool settle)
                 free(t);
             }
             stria_disconnect(fs);
-            if (mdt == c->mdts && ost == c->osts) {
+            if (mdt == c->mdts && ost == c->osts && all_ready(st)) {
                 if (settle)
                     usleep(1200 * 1000);
                 return 0;
             }
         }
         last = rc;
+        if (one_exited(st))
+            return -ESRCH;
         usleep(100 * 1000);
     }
     fprintf(stderr, "stria up: targets not online after %d s (%s); see the logs in %s/log\n",
@@ -102,7 +208,8 @@ static pid_t running_pid(const struct local_cluster *c, enum local_svc s, int j)
     return proc_running(pidf, local_svc_bin[s]);
 }
 
-static int start_service(const struct local_cluster *c, enum local_svc s, int j, const char *bindir)
+static int start_service(const struct local_cluster *c, enum local_svc s, int j, const char *bindir,
+                         struct started *st)
 {
     char bin[CLI_PATH_MAX + 64], conf[CLI_PATH_MAX + 64], log[CLI_PATH_MAX + 64],
         pidf[CLI_PATH_MAX + 64], name[32];
@@ -112,9 +219,24 @@ static int start_service(const struct local_cluster *c, enum local_svc s, int j,
     snprintf(log, sizeof(log), "%s/log/%s.log", c->dir, name);
     local_pid_path(c, s, j, pidf, sizeof(pidf));
     pid_t pid = 0;
+    char sock[64];
+    int fd = st->n < UP_MAX_STARTED ? ready_socket(st->n, sock, sizeof(sock)) : -1;
+    if (fd >= 0)
+        setenv("NOTIFY_SOCKET", sock, 1);
     int rc = proc_start(bin, conf, log, pidf, &pid);
+    if (fd >= 0)
+        unsetenv("NOTIFY_SOCKET");
     if (pid > 0)
         printf("started %-12s pid %d  log %s\n", local_svc_bin[s], (int)pid, log);
+    if (pid > 0 && fd >= 0) {
+        st->d[st->n].pid = pid;
+        st->d[st->n].fd = fd;
+        snprintf(st->d[st->n].name, sizeof(st->d[st->n].name), "%s", local_svc_bin[s]);
+        snprintf(st->d[st->n].log, sizeof(st->d[st->n].log), "%s", log);
+        st->n++;
+    } else if (fd >= 0) {
+        close(fd);
+    }
     return rc;
 }
 
@@ -265,6 +387,7 @@ int cmd_up(int argc, char **argv)
     char bindir[CLI_PATH_MAX];
     proc_bin_dir(bindir, sizeof(bindir));
     bool settle = false; /* a storage or management service started */
+    struct started st = {0};
     for (int s = 0; s < LOCAL_NSVC; s++)
         for (int j = 0; j < local_instances(&cl, (enum local_svc)s); j++) {
             pid_t pid = running_pid(&cl, (enum local_svc)s, j);
@@ -272,13 +395,17 @@ int cmd_up(int argc, char **argv)
                 printf("running %-12s pid %d\n", local_svc_bin[s], (int)pid);
                 continue;
             }
-            if ((rc = start_service(&cl, (enum local_svc)s, j, bindir)))
+            if ((rc = start_service(&cl, (enum local_svc)s, j, bindir, &st))) {
+                started_free(&st);
                 return CLI_FAIL;
+            }
             settle = settle || s != LOCAL_META;
             if (s == LOCAL_MGMT)
                 usleep(100 * 1000);
         }
-    if ((rc = wait_online(&cl, settle)))
+    rc = wait_online(&cl, settle, &st);
+    started_free(&st);
+    if (rc)
         return CLI_FAIL;
     local_link_conf(&cl);
     if (!no_mount && (rc = mnt_mount(cl.dir, mount_at)) < 0) {

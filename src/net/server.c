@@ -526,6 +526,8 @@ static void *loop_main(void *arg)
 
 /* ---- start and stop ---- */
 
+#define LISTEN_BUSY_MS 5000
+
 static int listen_on(struct net_server *s, const struct net_server_opts *o)
 {
     struct addrinfo hints = {.ai_family = AF_UNSPEC,
@@ -543,8 +545,22 @@ static int listen_on(struct net_server *s, const struct net_server_opts *o)
     int one = 1;
     if (s->lfd >= 0)
         setsockopt(s->lfd, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one));
+    /* A port held for a moment (a daemon restarted while the one it
+     * replaces is still going, another program probing ports to pick
+     * one) is waited for, up to LISTEN_BUSY_MS; one held for good fails
+     * after that. */
+    int r = -1;
+    for (int waited = 0; s->lfd >= 0; waited += 100) {
+        if ((r = bind(s->lfd, res->ai_addr, res->ai_addrlen)) == 0 || errno != EADDRINUSE ||
+            waited >= LISTEN_BUSY_MS)
+            break;
+        if (waited == 0)
+            log_info("%s:%u is in use; trying again for %d s", o->host, o->port,
+                     LISTEN_BUSY_MS / 1000);
+        usleep(100 * 1000);
+    }
     /* The kernel caps the backlog at net.core.somaxconn. */
-    if (s->lfd < 0 || bind(s->lfd, res->ai_addr, res->ai_addrlen) < 0 || listen(s->lfd, 4096) < 0) {
+    if (s->lfd < 0 || r < 0 || listen(s->lfd, 4096) < 0) {
         rc = -errno;
         log_error("cannot listen on %s:%u: %s", o->host, o->port, strerror(errno));
         freeaddrinfo(res);

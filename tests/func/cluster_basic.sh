@@ -96,6 +96,45 @@ wait_for 20 sh -c "'$STRIA' status | grep -q 'OST0000.*OFFLINE'" || fail "OST000
 "$STRIA" up --dir "$DIR" >/dev/null
 wait_for 20 sh -c "'$STRIA' status | grep -q 'OST0000.*online'" || fail "OST0000 never came back"
 
+step "a daemon that cannot listen is named at once; a port held a moment is waited for"
+port=$(sed -n 's/^listen = 127\.0\.0\.1://p' "$DIR/conf/stord.conf")
+[ -n "$port" ] || fail "no listen port in stord.conf"
+pid=$(daemon_pid stord)
+kill "$pid"
+wait_for 10 sh -c "! kill -0 $pid 2>/dev/null" || fail "stria-stord did not stop"
+# hold_port SECONDS: listen on stord's port that long (its pid file lets
+# teardown's sweep kill it should the test fail meanwhile).
+cat >"$DIR/hold_port.py" <<'PY'
+import socket, sys, time
+s = socket.socket()
+s.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+s.bind(("127.0.0.1", int(sys.argv[1])))
+s.listen(1)
+print("listening", flush=True)
+time.sleep(float(sys.argv[2]))
+PY
+hold_port() {
+    python3 "$DIR/hold_port.py" "$port" "$1" >"$T/holder.out" &
+    echo $! >"$DIR/run/holder.pid"
+    wait_for 10 grep -q listening "$T/holder.out" || fail "the port holder did not start"
+}
+hold_port 60
+if "$STRIA" up --dir "$DIR" --no-mount >"$T/up.out" 2>&1; then
+    fail "stria up succeeded with stria-stord's port $port held"
+fi
+cat "$T/up.out"
+grep -q "stria-stord (pid [0-9]*) exited at start" "$T/up.out" ||
+    fail "stria up did not name the daemon that exited"
+grep -q "cannot listen on 127.0.0.1:$port: Address already in use" "$T/up.out" ||
+    fail "stria up did not show why stria-stord exited"
+kill "$(cat "$DIR/run/holder.pid")"
+wait
+hold_port 1 # gone while the new stria-stord waits for it
+"$STRIA" up --dir "$DIR" --no-mount >"$T/up.out" 2>&1 || fail "stria up with the port held for 1 s: $(cat "$T/up.out")"
+wait
+grep -q "127.0.0.1:$port is in use; trying again" "$DIR/log/stord.log" ||
+    fail "the port was free before stria-stord started: the wait went untested"
+
 step "stria stats counts the MDT's requests"
 # The metadata daemon restarted above, so its counters start from zero.
 "$STRIA" mkdir stria:/stats-a

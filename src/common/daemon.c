@@ -62,7 +62,12 @@ int daemon_notify(const char *state)
     if (sendto(fd, state, strlen(state), MSG_NOSIGNAL, (struct sockaddr *)&notify.addr,
                notify.len) < 0) {
         rc = -errno;
-        log_warn("cannot tell the service manager %s: %s", state, log_err(rc));
+        /* `stria up` listens only until READY=1; a manager that is gone
+         * since has nothing to be told. */
+        if (rc == -ECONNREFUSED || rc == -ENOENT)
+            log_debug("the service manager no longer listens for %s", state);
+        else
+            log_warn("cannot tell the service manager %s: %s", state, log_err(rc));
     }
     close(fd);
     return rc;

@@ -37,6 +37,7 @@ struct net_req {
     /* What the service's on_enter noted of the request (the MDT: the
      * number its write-behind gate gave it, lease_enter). */
     uint64_t entered;
+    bool gated; /* whether on_enter passed it through a gate on_leave leaves */
 };
 enum { NET_WOKEN = 1, NET_EXPIRED = 2 };
 struct net_rep {

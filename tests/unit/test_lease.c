@@ -548,6 +548,27 @@ static void test_wb_holder_gone_or_expired_is_not_waited_for(void **state)
     lease_tab_destroy(t);
 }
 
+/* A grant that ran out while nobody else came is renewed under its
+ * number, also after a sweep; once another client came, a new grant has a
+ * new one. */
+static void test_wb_ran_out_keeps_its_number_until_another_comes(void **state)
+{
+    (void)state;
+    uint64_t id, id2;
+    struct lease_tab *t = table_with_a(50);
+    assert_int_equal(wb_ask(t, A, &id), 50);
+    usleep(80 * 1000);
+    lease_sweep(t);
+    assert_int_equal(wb_ask(t, A, &id2), 50);
+    assert_int_equal(id2, id);
+    usleep(80 * 1000);
+    lease_enter(t, B); /* the grant ran out: dropped, not waited for */
+    lease_leave(t);
+    assert_int_equal(wb_ask(t, A, &id2), 50);
+    assert_true(id2 > id);
+    lease_tab_destroy(t);
+}
+
 /* ---- parked polls ---- */
 
 static void test_poll_parks_until_a_revocation(void **state)
@@ -647,6 +668,7 @@ int main(void)
         cmocka_unit_test(test_wb_only_to_a_request_running_alone),
         cmocka_unit_test(test_wb_revoked_by_another_clients_request),
         cmocka_unit_test(test_wb_holder_gone_or_expired_is_not_waited_for),
+        cmocka_unit_test(test_wb_ran_out_keeps_its_number_until_another_comes),
         cmocka_unit_test(test_wb_since_a_request_ran_alone),
         cmocka_unit_test(test_poll_parks_until_a_revocation),
         cmocka_unit_test(test_parked_poll_of_a_replaced_channel),

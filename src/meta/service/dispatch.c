@@ -480,28 +480,49 @@ static int h_lease_poll(void *p, struct net_req *req, struct net_rep *rep)
     return proto_enc_lease_poll_rep(&rep->enc, &r);
 }
 
-/* Every request but a revocation channel's long poll passes the
- * write-behind grant's gate (lease.h). */
-/* Whether a request of op passes write-behind's gate (lease_enter): every
- * one that may look at the namespace or the files' bytes. The revocation
+/* Whether req passes write-behind's gate (lease_enter): every request
+ * that may look at the namespace or the files' bytes. The revocation
  * channel's polls do not, nor STATS, STATFS and PING, which see only
  * counters: a monitor scraping the MDTs (stria stats, stria top, df) must
- * not take the grant from the clients writing behind. */
-static bool gated(uint16_t op)
+ * not take the grant from the clients writing behind. Nor do the reads of
+ * the management daemon's policy engine, every policy_interval on every
+ * MDT whether or not a repository exists: REPO's LIST and GET read the
+ * repositories' settings, which nothing written behind changes, and
+ * HSM_GONE's LIST reads tombstones, of which those of unlinks still queued
+ * behind a grant come in the next round. A request that does not decode
+ * passes the gate, and its handler refuses it. */
+static bool gated(const struct net_req *req)
 {
-    return op != PROTO_OP_LEASE_POLL && op != PROTO_OP_STATS && op != PROTO_OP_STATFS &&
-           op != PROTO_OP_PING;
+    struct proto_dec d = req->dec;
+    switch (req->hdr.opcode) {
+    case PROTO_OP_LEASE_POLL:
+    case PROTO_OP_STATS:
+    case PROTO_OP_STATFS:
+    case PROTO_OP_PING:
+        return false;
+    case PROTO_OP_REPO: {
+        struct proto_repo_req q;
+        return proto_dec_repo_req(&d, &q) || (q.op != REPO_OP_LIST && q.op != REPO_OP_GET);
+    }
+    case PROTO_OP_HSM_GONE: {
+        struct proto_hsm_gone_req q;
+        return proto_dec_hsm_gone_req(&d, &q) || q.op != HSM_GONE_LIST;
+    }
+    default:
+        return true;
+    }
 }
 
 static void request_enter(void *p, struct net_req *req)
 {
-    if (gated(req->hdr.opcode))
+    req->gated = gated(req);
+    if (req->gated)
         req->entered = lease_enter(MDT_LEASES(p), req->hdr.client_id);
 }
 
 static void request_leave(void *p, const struct net_req *req)
 {
-    if (gated(req->hdr.opcode))
+    if (req->gated)
         lease_leave(MDT_LEASES(p));
 }
 

@@ -655,10 +655,8 @@ static void sweep_buckets(struct lease_tab *t, uint32_t from, uint32_t to, int64
 
 void lease_sweep(struct lease_tab *t)
 {
-    pthread_mutex_lock(&t->lock);
-    if (t->wb && t->wb_expiry_ms <= now_ms())
-        wb_clear(t);
-    pthread_mutex_unlock(&t->lock);
+    /* A grant that ran out is not dropped here: lease_enter drops it when
+     * another client comes (lease.h). */
     for (uint32_t from = 0; from < REC_BUCKETS; from += SWEEP_CHUNK) {
         pthread_mutex_lock(&t->lock);
         sweep_buckets(t, from, from + SWEEP_CHUNK, now_ms());

@@ -55,7 +55,13 @@ void lease_changed(struct lease_tab *t, uint64_t client, const struct meta_touch
  * from any other client revokes the grant there (a revocation of inode 0
  * whose generation is the grant's number) and waits until the holder has
  * sent what it queued and acknowledged, its channel closed, or the grant
- * ran out. lease_leave() ends what lease_enter() began. */
+ * ran out. lease_leave() ends what lease_enter() began. A grant that ran
+ * out stays its holder's until another client enters (which drops it
+ * without a revocation) or the holder's channel closes: its holder's next
+ * request renews it under the same number, which tells the holder that no
+ * other client's request ran here since it was first given (the client's
+ * cache relies on that: mdcache.h's mdc_exclusive). A new grant always
+ * has a new number. */
 /* lease_enter returns the request's number among those that passed the
  * gate, or 0 when others were running as it passed (for
  * lease_wb_grant_since). */

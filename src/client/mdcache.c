@@ -125,6 +125,32 @@ bool mdc_rec_valid(const struct mdc *m, const struct crec *r, int64_t now)
            r->gen > r->revoked;
 }
 
+void mdc_exclusive(struct mdc *m, uint32_t mdt, int64_t since_ms, int64_t until_ms)
+{
+    if (!m || mdt >= MDC_MAX_MDTS)
+        return;
+    /* Ended first, begun last: a reader never pairs a new start with an
+     * old end. */
+    atomic_store(&m->chan[mdt].excl_until_ms, 0);
+    atomic_store(&m->chan[mdt].excl_since_ms, since_ms);
+    atomic_store(&m->chan[mdt].excl_until_ms, until_ms);
+}
+
+/* r valid, or valid when this client's exclusive hold on its MDT began
+ * and not dropped since: while the hold lasts no other client changed it,
+ * and this client's own changes update it either way (a reply's leases
+ * fill a record whether or not its lease ran out). */
+static bool rec_held(const struct mdc *m, const struct crec *r, int64_t now)
+{
+    if (mdc_rec_valid(m, r, now))
+        return true;
+    if (!r || r->mdt >= m->nchan || !m->chan[r->mdt].instance || !r->expiry_ms ||
+        r->gen <= r->revoked)
+        return false;
+    const struct mdc_chan *c = &m->chan[r->mdt];
+    return now < atomic_load(&c->excl_until_ms) && atomic_load(&c->excl_since_ms) <= r->expiry_ms;
+}
+
 /* The MDT whose lease table is instance, or -1 when no channel hears it. */
 static int instance_mdt(const struct mdc *m, uint64_t instance)
 {
@@ -224,12 +250,13 @@ bool mdc_ordinary_name(const char *name, size_t len)
  * leased names) the directory's own MDT's. Every shard has the same: a
  * change of them is made on every shard before it is acknowledged, and
  * revokes each shard's lease. NULL when neither is known. */
-static const struct crec *perm_of(struct mdc *m, const struct crec *p, int64_t now)
+static const struct crec *perm_of(struct mdc *m, const struct crec *p, int64_t now, bool victim)
 {
     if (p->have_perm)
         return p;
     const struct crec *h = home_find(m, p->ino);
-    return mdc_rec_valid(m, h, now) && h->have_perm ? h : NULL;
+    bool valid = victim ? rec_held(m, h, now) : mdc_rec_valid(m, h, now);
+    return valid && h->have_perm ? h : NULL;
 }
 
 /* The child of name in parent (0), or -ENOENT if parent's shard on mdt is
@@ -243,12 +270,13 @@ static int lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *p = mdc_rec_find(m, parent, mdt);
-    const struct crec *pp = mdc_rec_valid(m, p, now) ? perm_of(m, p, now) : NULL;
+    bool valid = victim ? rec_held(m, p, now) : mdc_rec_valid(m, p, now);
+    const struct crec *pp = valid ? perm_of(m, p, now, victim) : NULL;
     if (pp && proto_cred_may(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid, 1)) {
         struct cname *c = *name_slot(m, parent, name, strlen(name));
         if (c && c->mdt == mdt && c->epoch == p->epoch && c->child) {
             struct crec *r = home_find(m, c->child);
-            if (mdc_rec_valid(m, r, now) && r->have_attr &&
+            if ((victim ? rec_held(m, r, now) : mdc_rec_valid(m, r, now)) && r->have_attr &&
                 (!victim || proto_cred_may_delete(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid,
                                                   r->attr.uid))) {
                 *out = r->attr;
@@ -451,7 +479,7 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
  * apply the change to the directory's names itself, so they may stay;
  * *own says they did: the change was this client's, with nothing between. */
 static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_lease *l, bool delta,
-                               int64_t sent, int64_t now, bool *own)
+                               int64_t sent, bool *own)
 {
     struct crec *r = l->ms ? rec_get(m, l->ino, mdt) : mdc_rec_find(m, l->ino, mdt);
     if (!r)
@@ -461,15 +489,20 @@ static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_l
         return NULL;
     }
     int64_t expiry = sent + l->ms - l->ms / 8;
-    bool valid = mdc_rec_valid(m, r, now);
-    if (valid && r->gen == l->gen) {
+    /* Generations compare states, whether or not r's lease ran out since:
+     * an MDT numbers every change of an inode anew, and a record it forgot
+     * and made again gets a new number too, so the same number is the
+     * same state. So a directory's names survive the first reply after a
+     * quiet spell (an rm -rf of files made long ago) unless it changed. */
+    bool known = r->expiry_ms && r->gen > r->revoked;
+    if (known && r->gen == l->gen) {
         /* The same state again: a renewal. */
-    } else if (valid && delta && l->gen_before == r->gen) {
+    } else if (known && delta && l->gen_before == r->gen) {
         /* Our own change, with nothing between: the names follow it. */
         r->gen = l->gen;
         *own = true;
         r->have_attr = false; /* times changed; mode and owner did not */
-    } else if (!valid || l->gen > r->gen) {
+    } else if (!known || l->gen > r->gen) {
         rec_drop(m, r);
         r->gen = l->gen;
     } else {
@@ -515,7 +548,6 @@ static void incomplete(struct mdc *m, uint64_t dir)
 
 void mdc_update(struct mdc *m, const struct mdc_update *u)
 {
-    int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     /* Room for every record the reply may add, made before any is taken:
      * rec_get's dropping everything when full would free the records
@@ -533,7 +565,7 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
         bool is_parent2 = u->parent2 && l->ino == u->parent2;
         bool followed = false;
         struct crec *r =
-            take_lease(m, (uint32_t)mdt, l, is_parent || is_parent2, u->sent_ms, now, &followed);
+            take_lease(m, (uint32_t)mdt, l, is_parent || is_parent2, u->sent_ms, &followed);
         if (is_parent) {
             parent = r;
             own = followed;

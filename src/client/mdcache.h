@@ -80,9 +80,18 @@ int64_t mdc_clock_ms(void);
  * MDT). name is one component. */
 int mdc_lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                const struct proto_cred *cred, struct proto_attr *out);
-/* mdc_lookup, and cred may also remove the name (proto_cred_may_delete). */
+/* mdc_lookup, and cred may also remove the name (proto_cred_may_delete).
+ * Records whose leases ran out still count here if they were valid when
+ * the exclusive hold on their MDT began (mdc_exclusive): no other client
+ * changed them since. */
 bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                        const struct proto_cred *cred, struct proto_attr *out);
+/* This client holds MDT mdt's write-behind grant without a break since
+ * since_ms, until until_ms at least: no other client's request ran there
+ * meanwhile (every one passes the MDT's gate, which takes the grant back
+ * first). until_ms 0: the hold ended, or may have. wb.c says so when a
+ * grant comes, and before it acknowledges a revocation. */
+void mdc_exclusive(struct mdc *m, uint32_t mdt, int64_t since_ms, int64_t until_ms);
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out);
 /* What MDT mdt leases of ino: mdc_getattr's for ino's own MDT; for another
  * (a striped directory's shard) the shard's record, whose times and link

@@ -10,6 +10,7 @@
 #include "mdcache.h"
 
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -56,6 +57,8 @@ struct mdc_chan {
     struct mdc *m;
     uint32_t mdt;
     uint64_t instance; /* the MDT's lease table the channel talks to; 0: none */
+    /* mdc_exclusive's hold: read without the lock (victim lookups) */
+    _Atomic int64_t excl_since_ms, excl_until_ms;
     pthread_t thread;
     bool started;
     struct net_conn *conn;

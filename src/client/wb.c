@@ -77,7 +77,11 @@ struct wb {
         uint64_t id, revoked;
         int64_t until_ms, backoff_until_ms;
         int64_t lost_ms; /* when its channel last broke: older grants are void */
-        uint64_t room;   /* bytes its Data-on-MDT records may still take (WB_ROOM_UNKNOWN) */
+        /* When this client first heard of grant id: a renewal keeps its id
+         * (the MDT gives a new one once another client entered), so the
+         * hold is unbroken since then (mdc_exclusive). */
+        int64_t since_ms;
+        uint64_t room; /* bytes its Data-on-MDT records may still take (WB_ROOM_UNKNOWN) */
     } g[MDC_MAX_MDTS];
     bool stop;
     pthread_t thread;
@@ -508,10 +512,13 @@ void wb_granted(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint32_t ms, int64_t 
          * this client counted since (wb_dom_used), so it is not taken. */
         if (id > g->id || g->room == WB_ROOM_UNKNOWN)
             g->room = room;
-        if (id > g->id)
+        if (id > g->id) {
             w->stats.grants++;
+            g->since_ms = mdc_clock_ms();
+        }
         g->id = id;
         g->until_ms = sent_ms + ms / 2; /* the rest is margin for the queue */
+        mdc_exclusive(fs->mdc, mdt, g->since_ms, g->until_ms);
     }
     pthread_mutex_unlock(&w->lock);
 }
@@ -532,6 +539,10 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
     } else if (id > g->revoked) {
         g->revoked = id;
     }
+    /* Before the revocation is acknowledged: then other clients change
+     * what this one cached. */
+    if (g->id <= g->revoked)
+        mdc_exclusive(fs->mdc, mdt, 0, 0);
     g->backoff_until_ms = now + WB_BACKOFF;
     g->room = WB_ROOM_UNKNOWN;
     while (w->pending)

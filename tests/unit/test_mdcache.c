@@ -140,6 +140,63 @@ static void test_not_after_expiry(void **state)
     assert_false(cached_size(FILE_INO, &size));
 }
 
+/* A file to remove is decided from records whose leases ran out if this
+ * client's exclusive hold on their MDT began before they did
+ * (mdc_exclusive): nobody else changed them since. Ordinary lookups and
+ * stats do not use that. */
+static void test_victim_under_exclusive_hold(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    uint64_t size;
+    int64_t t0 = mdc_clock_ms();
+    grant_name("v", 100, 101, 160); /* valid for 140 ms */
+    mdc_exclusive(m, 0, t0, t0 + LONG_MS);
+    usleep(200 * 1000);
+    assert_true(mdc_lookup_victim(m, DIR, 0, "v", &root, &out));
+    assert_int_equal(out.ino, FILE_INO);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "v", &root, &out), -EAGAIN);
+    assert_false(cached_size(FILE_INO, &size));
+    /* The hold ended (a revocation of the grant): no more. */
+    mdc_exclusive(m, 0, 0, 0);
+    assert_false(mdc_lookup_victim(m, DIR, 0, "v", &root, &out));
+    /* A hold that began after the leases ran out proves nothing. */
+    int64_t now = mdc_clock_ms();
+    mdc_exclusive(m, 0, now, now + LONG_MS);
+    assert_false(mdc_lookup_victim(m, DIR, 0, "v", &root, &out));
+    /* Nor one that ran out. */
+    mdc_exclusive(m, 0, t0, now - 1);
+    assert_false(mdc_lookup_victim(m, DIR, 0, "v", &root, &out));
+    /* A revoked record stays revoked under the hold. */
+    grant_name("w", 102, 103, 160);
+    mdc_exclusive(m, 0, t0, now + LONG_MS);
+    hear_revoke(INSTANCE, FILE_INO, 104);
+    usleep(200 * 1000);
+    assert_false(mdc_lookup_victim(m, DIR, 0, "w", &root, &out));
+    mdc_exclusive(m, 0, 0, 0);
+}
+
+/* A reply that carries the generation cached, after the lease ran out,
+ * renews the record as it was: a directory keeps its names. A later
+ * generation drops them. */
+static void test_same_generation_after_expiry_keeps_names(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out, da = attr_of(DIR, S_IFDIR | 0755, 0);
+    struct proto_attr fa = attr_of(FILE_INO, S_IFREG | 0644, 42);
+    grant_name("k", 200, 201, 160);
+    usleep(200 * 1000);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "k", &root, &out), -EAGAIN);
+    grant(INSTANCE, DIR, 0, 200, LONG_MS, mdc_clock_ms(), &da);
+    grant(INSTANCE, FILE_INO, 0, 201, LONG_MS, mdc_clock_ms(), &fa);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "k", &root, &out), 0);
+    assert_int_equal(out.ino, FILE_INO);
+    grant(INSTANCE, DIR, 0, 205, LONG_MS, mdc_clock_ms(), &da);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "k", &root, &out), -EAGAIN);
+}
+
 static void test_not_after_revoke(void **state)
 {
     (void)state;
@@ -659,6 +716,9 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_change_hook, setup, teardown),
         cmocka_unit_test_setup_teardown(test_answered_while_valid, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_after_expiry, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_victim_under_exclusive_hold, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_same_generation_after_expiry_keeps_names, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_not_after_revoke, setup, teardown),
         cmocka_unit_test_setup_teardown(test_generation_order, setup, teardown),
         cmocka_unit_test_setup_teardown(test_instance_change_drops_all, setup, teardown),

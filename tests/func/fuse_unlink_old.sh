@@ -1,0 +1,79 @@
+#!/usr/bin/env bash
+# Files older than their leases are removed behind too (architecture.md,
+# "Write-behind unlink", "Files older than their leases"), as a training
+# job does when it writes a new checkpoint and removes the oldest. A mount
+# decides an unlink alone from what its cache holds of the name, the file
+# and the directory. The file's lease runs out lease_ms after it was given
+# (5 s here), but while the mount holds its MDT's write-behind grant
+# without a break since before that, no other client's request ran there,
+# so what it cached still holds. This test makes files, keeps writing new
+# ones in the same directory until the first ones' leases and the grant's
+# term have run out, while the management daemon's policy engine asks the
+# MDT for repositories and tombstones every second, and removes the old
+# ones:
+# - every unlink is written behind (but perhaps the first, which renews
+#   the grant under the same number): the policy engine's reads did not
+#   take the grant;
+# - another client then finds none of them, and no object is left.
+# Before, every unlink of a file older than lease_ms went to the MDT and
+# waited, and the policy engine took the grant every policy_interval.
+. "$(dirname "$0")/lib.sh"
+if ! fuse_usable; then
+    echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
+    exit 77
+fi
+
+N=300
+LEASE_MS=5000
+t() { timeout -k 5 60 "$@"; }
+S() { "$STRIA" --conf "$CONF" "$@"; }
+stat1() {
+    getfattr --only-values -n stria.mount.stats "$1" 2>/dev/null | tr ' ' '\n' |
+        awk -F= -v k="$2" '$1 == k { print $2 }'
+}
+# The objects the OSTs hold (stria fsck counts them).
+ost_objects() { S fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p'; }
+objects_back() { [ "$(ost_objects)" = "$objects0" ]; }
+
+cluster_up --no-mount
+metad_set lease_ms "$LEASE_MS"
+mgmtd_set policy_interval 1
+mount_stria "$T/m"
+M="$T/m"
+
+step "make $N files, then new ones until the first ones' leases and the grant's term ran out"
+t mkdir "$M/d" || fail "mkdir"
+objects0=$(ost_objects)
+for i in $(seq "$N"); do echo "$i" >"$M/d/f$i" || fail "create f$i"; done
+grants0=$(stat1 "$M" wb_grants)
+[ "$grants0" -ge 1 ] || fail "the creates brought no write-behind grant"
+# A new file every 0.2 s keeps the directory's lease; after twice the
+# lease the old files' leases and the grant's term have run out, and the
+# policy engine has asked the MDT several times meanwhile.
+end=$((SECONDS + 2 * LEASE_MS / 1000 + 1))
+k=0
+while [ "$SECONDS" -lt "$end" ]; do
+    k=$((k + 1))
+    echo new >"$M/d/new$k" || fail "create new$k"
+    sleep 0.2
+done
+echo "   $k new files meanwhile"
+grep -q "policy: every 1 s" "$DIR/log/mgmtd.log" || fail "the policy engine does not run every second"
+
+step "remove them: all but the first unlink are written behind"
+behind0=$(stat1 "$M" unlinks_behind)
+t find "$M/d" -name 'f*' -delete || fail "remove"
+t sync "$M/d" # fsync of the directory: the queued unlinks are made
+behind=$(($(stat1 "$M" unlinks_behind) - behind0))
+grants=$(stat1 "$M" wb_grants)
+echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
+[ "$behind" -ge $((N - 1)) ] || fail "only $behind of $N unlinks of files older than their leases were written behind"
+[ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
+[ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
+
+step "another client finds none of them, and their objects are gone"
+[ -z "$(S ls /d | grep '^f')" ] || fail "stria ls /d still lists: $(S ls /d | grep '^f' | head -3)"
+t rm -r "$M/d" || fail "rm -r of the new files"
+wait_for 20 objects_back ||
+    fail "the OSTs hold $(ost_objects) objects, $objects0 before the creates"
+echo "PASS"

@@ -29,6 +29,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -59,22 +60,32 @@ struct started {
     } d[UP_MAX_STARTED];
 };
 
-/* A datagram socket for daemon i's readiness, bound to an abstract name
- * put in *name ("@..." as $NOTIFY_SOCKET writes it); -errno if none. */
-static int ready_socket(int i, char *name, size_t len)
+/* A datagram socket for a daemon's readiness, bound to an abstract name
+ * the kernel picks (autobind: unique, not guessable in advance), put in
+ * *name as $NOTIFY_SOCKET writes it ("@..."); -errno if none. */
+static int ready_socket(char *name, size_t len)
 {
     int fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
     if (fd < 0)
         return -errno;
     struct sockaddr_un a = {.sun_family = AF_UNIX};
-    int n = snprintf(a.sun_path + 1, sizeof(a.sun_path) - 1, "stria-up-%d-%d", (int)getpid(), i);
-    if (bind(fd, (struct sockaddr *)&a,
-             (socklen_t)(offsetof(struct sockaddr_un, sun_path) + 1 + n)) < 0) {
-        int rc = -errno;
+    socklen_t al = sizeof(a);
+    int rc = 0;
+    if (bind(fd, (struct sockaddr *)&a, sizeof(sa_family_t)) < 0 ||
+        getsockname(fd, (struct sockaddr *)&a, &al) < 0)
+        rc = -errno;
+    else if (al <= offsetof(struct sockaddr_un, sun_path) + 1 || a.sun_path[0] != '\0')
+        rc = -EINVAL;
+    size_t n = al - offsetof(struct sockaddr_un, sun_path) - 1;
+    if (rc == 0 && (n + 2 > len || memchr(a.sun_path + 1, '\0', n)))
+        rc = -ENAMETOOLONG;
+    if (rc) {
         close(fd);
         return rc;
     }
-    snprintf(name, len, "@%s", a.sun_path + 1);
+    name[0] = '@';
+    memcpy(name + 1, a.sun_path + 1, n);
+    name[n + 1] = '\0';
     return fd;
 }
 
@@ -179,8 +190,12 @@ static int wait_online(const struct local_cluster *c, bool settle, struct starte
             return -ESRCH;
         usleep(100 * 1000);
     }
-    fprintf(stderr, "stria up: targets not online after %d s (%s); see the logs in %s/log\n",
-            UP_WAIT_MS / 1000, last ? strerror(-last) : "some offline", c->dir);
+    for (int i = 0; i < st->n; i++)
+        if (st->d[i].fd >= 0)
+            fprintf(stderr, "stria up: %s (pid %d) has not said it serves (READY=1)\n",
+                    st->d[i].name, (int)st->d[i].pid);
+    fprintf(stderr, "stria up: not up after %d s (%s); see the logs in %s/log\n", UP_WAIT_MS / 1000,
+            last ? strerror(-last) : "targets offline or daemons not ready", c->dir);
     return -ETIMEDOUT;
 }
 
@@ -220,12 +235,21 @@ static int start_service(const struct local_cluster *c, enum local_svc s, int j,
     local_pid_path(c, s, j, pidf, sizeof(pidf));
     pid_t pid = 0;
     char sock[64];
-    int fd = st->n < UP_MAX_STARTED ? ready_socket(st->n, sock, sizeof(sock)) : -1;
+    int fd = st->n < UP_MAX_STARTED ? ready_socket(sock, sizeof(sock)) : -1;
+    /* The child gets our socket or none: never a service manager's that
+     * started this command. */
+    const char *outer = getenv("NOTIFY_SOCKET");
+    char *saved = outer ? strdup(outer) : NULL;
     if (fd >= 0)
         setenv("NOTIFY_SOCKET", sock, 1);
-    int rc = proc_start(bin, conf, log, pidf, &pid);
-    if (fd >= 0)
+    else
         unsetenv("NOTIFY_SOCKET");
+    int rc = proc_start(bin, conf, log, pidf, &pid);
+    if (saved)
+        setenv("NOTIFY_SOCKET", saved, 1);
+    else
+        unsetenv("NOTIFY_SOCKET");
+    free(saved);
     if (pid > 0)
         printf("started %-12s pid %d  log %s\n", local_svc_bin[s], (int)pid, log);
     if (pid > 0 && fd >= 0) {
@@ -386,6 +410,9 @@ int cmd_up(int argc, char **argv)
     }
     char bindir[CLI_PATH_MAX];
     proc_bin_dir(bindir, sizeof(bindir));
+    /* One exited daemon is waited for and reported (one_exited), which an
+     * inherited SIG_IGN for SIGCHLD would prevent. */
+    signal(SIGCHLD, SIG_DFL);
     bool settle = false; /* a storage or management service started */
     struct started st = {0};
     for (int s = 0; s < LOCAL_NSVC; s++)

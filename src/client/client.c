@@ -143,7 +143,9 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
         return -EAGAIN;
     cl_cred(&cred);
     uint32_t mdt = cl_name_mdt(fs, parent, name, strlen(name));
-    if (!mdc_lookup_victim(m, parent, mdt, name, &cred, &a) || a.nlink != 1 ||
+    /* The decision holds under this grant only (wb_unlink checks). */
+    uint64_t grant = wb_grant_id(fs, mdt);
+    if (!grant || !mdc_lookup_victim(m, parent, mdt, name, &cred, &a) || a.nlink != 1 ||
         !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
         return -EAGAIN;
     if (is_open && is_open(a.ino, arg))
@@ -152,7 +154,7 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
      * for an inode that is gone. */
     gather_drain_behind(fs, a.ino);
     mdc_unlinked(m, parent, mdt, name, a.ino);
-    return wb_unlink(fs, parent, mdt, name, &cred) == 0 ? 0 : -EAGAIN;
+    return wb_unlink(fs, parent, mdt, name, &cred, grant) == 0 ? 0 : -EAGAIN;
 }
 
 int stria_start_destroy_behind(stria_fs_t *fs)

@@ -129,10 +129,10 @@ void mdc_exclusive(struct mdc *m, uint32_t mdt, int64_t since_ms, int64_t until_
 {
     if (!m || mdt >= MDC_MAX_MDTS)
         return;
-    /* Ended first, begun last: a reader never pairs a new start with an
-     * old end. */
+    /* Ended first, begun last; an ended hold begins never (INT64_MAX), so
+     * a reader that paired an old end with it would still refuse. */
     atomic_store(&m->chan[mdt].excl_until_ms, 0);
-    atomic_store(&m->chan[mdt].excl_since_ms, since_ms);
+    atomic_store(&m->chan[mdt].excl_since_ms, until_ms ? since_ms : INT64_MAX);
     atomic_store(&m->chan[mdt].excl_until_ms, until_ms);
 }
 

@@ -393,8 +393,19 @@ static bool held(const struct wb *w, uint32_t mdt, int64_t now)
     return g->id > g->revoked && now < g->until_ms;
 }
 
+uint64_t wb_grant_id(stria_fs_t *fs, uint32_t mdt)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    uint64_t id = held(w, mdt, mdc_clock_ms()) ? w->g[mdt].id : 0;
+    pthread_mutex_unlock(&w->lock);
+    return id;
+}
+
 int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
-              const struct proto_cred *cred)
+              const struct proto_cred *cred, uint64_t id)
 {
     struct wb *w = fs->wb;
     size_t len = strlen(name);
@@ -411,7 +422,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     pthread_mutex_lock(&w->lock);
     while (w->queued >= WB_MAX && held(w, mdt, mdc_clock_ms()) && !w->stop)
         pthread_cond_wait(&w->done, &w->lock);
-    if (w->stop || !held(w, mdt, mdc_clock_ms())) {
+    if (w->stop || !held(w, mdt, mdc_clock_ms()) || w->g[mdt].id != id) {
         pthread_mutex_unlock(&w->lock);
         free(it);
         return -EAGAIN;

@@ -41,11 +41,15 @@ void wb_stop(stria_fs_t *fs);
  * fs->wb becomes NULL. */
 void wb_destroy(stria_fs_t *fs);
 
+/* The number of mdt's grant while this client holds it, else 0. */
+uint64_t wb_grant_id(stria_fs_t *fs, uint32_t mdt);
 /* Queue the unlink of name in parent, held by MDT mdt, on behalf of cred:
- * 0, or -EAGAIN when mdt's grant is not held (then unlink the ordinary
- * way). Waits while the queue is full. */
+ * 0, or -EAGAIN when mdt's grant is not held or is no longer grant id,
+ * under which the caller decided (then unlink the ordinary way): another
+ * client may have changed the name between two grants. Waits while the
+ * queue is full. */
 int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
-              const struct proto_cred *cred);
+              const struct proto_cred *cred, uint64_t id);
 /* Return once everything queued so far has been answered by the MDTs. */
 void wb_flush(stria_fs_t *fs);
 /* Whether a request sent to mdt should ask for its grant: when not held

@@ -550,17 +550,23 @@ static int listen_on(struct net_server *s, const struct net_server_opts *o)
      * one) is waited for, up to LISTEN_BUSY_MS; one held for good fails
      * after that. */
     int r = -1;
+    bool bound = false;
     for (int waited = 0; s->lfd >= 0; waited += 100) {
-        if ((r = bind(s->lfd, res->ai_addr, res->ai_addrlen)) == 0 || errno != EADDRINUSE ||
-            waited >= LISTEN_BUSY_MS)
+        if (!bound)
+            bound = (r = bind(s->lfd, res->ai_addr, res->ai_addrlen)) == 0;
+        /* Two sockets with SO_REUSEADDR may bind one port while neither
+         * listens; the second listen() then finds it in use. The kernel
+         * caps the backlog at net.core.somaxconn. */
+        if (bound)
+            r = listen(s->lfd, 4096);
+        if (r == 0 || errno != EADDRINUSE || waited >= LISTEN_BUSY_MS)
             break;
         if (waited == 0)
             log_info("%s:%u is in use; trying again for %d s", o->host, o->port,
                      LISTEN_BUSY_MS / 1000);
         usleep(100 * 1000);
     }
-    /* The kernel caps the backlog at net.core.somaxconn. */
-    if (s->lfd < 0 || r < 0 || listen(s->lfd, 4096) < 0) {
+    if (s->lfd < 0 || r < 0) {
         rc = -errno;
         log_error("cannot listen on %s:%u: %s", o->host, o->port, strerror(errno));
         freeaddrinfo(res);

@@ -65,6 +65,17 @@ struct meta_ctx {
      * how many it finished (atomic). */
     uint32_t xopen_said;
     uint64_t xrecovered;
+    /* Around the intents one round of recovery runs (NULL: nothing). What
+     * recovery writes passes no request's write-behind gate and revokes no
+     * lease, so the daemon takes the grant back before it runs the first
+     * (recover_begin) and every lease after the last (recover_end), even
+     * for one that is left open (a peer away: it may have taken a step):
+     * a client holding the grant assumes that nobody else changed the MDT
+     * while it kept the grant's number, and a lease that nothing else
+     * changed what it covers. */
+    void (*recover_begin)(void *arg);
+    void (*recover_end)(void *arg);
+    void *recover_arg;
     /* Tests only (NULL in the daemon): called by recovery once it has its
      * snapshot of the intents, before it reads one. */
     void (*recover_hook)(struct meta_ctx *c);

@@ -128,6 +128,25 @@ static void wake_poll(void *srv, uint64_t park)
     net_wake(srv, park);
 }
 
+/* Around a round of cross-MDT recovery (meta_ctx.recover_begin): it
+ * passes the write-behind gate as a client no other has (0), so the
+ * grant's holder sends its queue and a later grant has a new number; and
+ * after, every lease goes, as after an fsck's repairs. */
+static void recover_begin(void *arg)
+{
+    struct mdt_service *m = arg;
+    lease_enter(m->leases, 0);
+}
+
+static void recover_end(void *arg)
+{
+    struct mdt_service *m = arg;
+    struct meta_touched all = {.overflow = true};
+    struct proto_leases none;
+    lease_changed(m->leases, 0, &all, true, &none);
+    lease_leave(m->leases);
+}
+
 static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
                      const struct auth_key *key, const char *path, uint16_t port, const char *node,
                      const char *adv)
@@ -152,6 +171,9 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
                  "may leave no room for metadata",
                  m->index, (unsigned long long)conf->dom_max,
                  (unsigned long long)conf->lmdb_map_size);
+    m->ctx.recover_begin = recover_begin;
+    m->ctx.recover_end = recover_end;
+    m->ctx.recover_arg = m;
     m->ctx.peer = meta_peer_call;
     m->ctx.xpeer = meta_peer_xcall;
     m->ctx.peer_arg = m->peers;

@@ -675,9 +675,13 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
     if (mdt >= m->nchan)
         return;
     pthread_mutex_lock(&m->lock);
+    /* Another lease table (a restarted MDT): its grant numbers start
+     * again, so the write-behind grant of the old one goes too. */
+    bool replaced = false;
     if (instance != m->chan[mdt].instance) {
         /* Simpler than finding that MDT's records, and as rare as restarts. */
         mdc_drop_all(m);
+        replaced = m->chan[mdt].instance != 0;
         m->chan[mdt].instance = instance;
     }
     uint64_t wb_revoke = 0;
@@ -699,6 +703,8 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
     pthread_mutex_unlock(&m->change_lock);
     /* Acknowledged (by the next poll) only once the queue is sent. */
     mdc_revoked_fn fn = __atomic_load_n(&m->revoked, __ATOMIC_ACQUIRE);
+    if (replaced && fn)
+        fn(m->fs, mdt, 0);
     if (wb_revoke && fn)
         fn(m->fs, mdt, wb_revoke);
 }

@@ -98,7 +98,9 @@ static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
 {
     stria_fs_t *fs = w->fs;
     cl_note(fs, sent, &r->leases, it->parent, it->name, 0, 0, NULL, NULL);
-    if (r->wb_ms)
+    /* A grant of the lease table the channel hears only: numbers start
+     * again in another (a restarted MDT). */
+    if (r->wb_ms && fs->mdc && mdc_reply_mdt(fs->mdc, r->leases.instance) == (int)it->mdt)
         wb_granted(fs, it->mdt, r->wb_id, r->wb_ms, sent, WB_ROOM_UNKNOWN);
     if (r->gone) {
         struct stria_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};

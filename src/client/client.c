@@ -145,8 +145,16 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
     uint32_t mdt = cl_name_mdt(fs, parent, name, strlen(name));
     /* The decision holds under this grant only (wb_unlink checks). */
     uint64_t grant = wb_grant_id(fs, mdt);
-    if (!grant || !mdc_lookup_victim(m, parent, mdt, name, &cred, &a) || a.nlink != 1 ||
-        !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
+    if (!grant)
+        return -EAGAIN;
+    bool known = mdc_lookup_victim(m, parent, mdt, name, &cred, &a);
+    /* The directory's names go when a reply brings it a new generation,
+     * as one does after a quiet spell longer than the lease, when the MDT
+     * forgot its lease record (architecture.md, "Files older than their
+     * leases"): one listing under the grant brings them back. */
+    if (!known && cl_fill_dir(fs, parent, mdt))
+        known = mdc_lookup_victim(m, parent, mdt, name, &cred, &a);
+    if (!known || a.nlink != 1 || !(S_ISREG(a.mode) || S_ISLNK(a.mode)))
         return -EAGAIN;
     if (is_open && is_open(a.ino, arg))
         return -EAGAIN;

@@ -132,6 +132,19 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
     return -EAGAIN;
 }
 
+bool cl_fill_dir(stria_fs_t *fs, uint64_t dir, uint32_t mdt)
+{
+    struct mdc_fill fl;
+    if (!fs->mdc || !mdc_fill_begin(fs->mdc, dir, mdt, &fl))
+        return false;
+    /* Unlinks queued before go first (every MDT call waits for them); a
+     * listing of names cannot meet bytes written behind. */
+    wb_pass_behind(true);
+    bool done = fill_part(fs, &fl);
+    wb_pass_behind(false);
+    return done;
+}
+
 int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
               struct proto_attr *out)
 {

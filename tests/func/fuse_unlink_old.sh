@@ -14,6 +14,9 @@
 # - every unlink is written behind (but perhaps the first, which renews
 #   the grant under the same number): the policy engine's reads did not
 #   take the grant;
+# - so is every unlink of an rm -rf after a quiet spell, when the MDT
+#   forgot the directory's lease record: one listing under the grant
+#   brings its names back;
 # - another client then finds none of them, and no object is left.
 # Before, every unlink of a file older than lease_ms went to the MDT and
 # waited, and the policy engine took the grant every policy_interval.
@@ -71,8 +74,30 @@ echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
 [ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
 [ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
 
+step "make $N more in another directory, and leave it alone longer than the lease"
+# Nothing touches the directory meanwhile: the MDT forgets its lease
+# record, and the next reply brings the mount's cache a new generation of
+# it, which drops its names. The first unlink (sent the ordinary way: the
+# grant's term ran out) renews the grant; the next lists the directory
+# once under it, and the rest are decided from the cache.
+t mkdir "$M/q" || fail "mkdir /q"
+for i in $(seq "$N"); do echo "$i" >"$M/q/f$i" || fail "create q/f$i"; done
+grants0=$(stat1 "$M" wb_grants)
+sleep $((2 * LEASE_MS / 1000 + 1))
+
+step "rm -rf of that directory: all but the first unlink are written behind"
+behind0=$(stat1 "$M" unlinks_behind)
+t rm -rf "$M/q" || fail "rm -rf /q"
+behind=$(($(stat1 "$M" unlinks_behind) - behind0))
+grants=$(stat1 "$M" wb_grants)
+echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
+[ "$behind" -ge $((N - 1)) ] || fail "only $behind of $N unlinks after a quiet spell were written behind"
+[ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
+[ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
+
 step "another client finds none of them, and their objects are gone"
 [ -z "$(S ls /d | grep '^f')" ] || fail "stria ls /d still lists: $(S ls /d | grep '^f' | head -3)"
+if S stat /q >/dev/null 2>&1; then fail "/q is still there for another client"; fi
 t rm -r "$M/d" || fail "rm -r of the new files"
 wait_for 20 objects_back ||
     fail "the OSTs hold $(ost_objects) objects, $objects0 before the creates"

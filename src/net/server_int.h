@@ -128,6 +128,7 @@ struct net_server {
     uint32_t nqueued;
     int nworkers, idle; /* qlock */
     int nlong;          /* in a long poll or a gate; atomic, read under qlock */
+    int nfirst;         /* serving a request that goes first (under qlock) */
     bool qstop;
     int max_workers;
 

@@ -89,6 +89,12 @@ forced_elsewhere() {
     S setstripe -c 1 -i 1 /full/forced >/dev/null && ! on_1 /full/forced
 }
 wait_for 30 forced_elsewhere || { S df; fail "the MDT still places files on the full OST 1"; }
+# It may have held on a map from before the rm above freed space on OST 1
+# (0 MiB free), which the next heartbeats replace with the space after the
+# rm and then after the ballast. Once those have passed (heartbeats every
+# 500 ms), the MDT must still refuse OST 1.
+sleep 2
+wait_for 30 forced_elsewhere || { S df; fail "the MDT places files on the full OST 1 again"; }
 for i in 1 2 3 4 5 6 7 8; do
     S setstripe -c 1 "/full/new$i" >/dev/null || fail "cannot create /full/new$i"
     if on_1 "/full/new$i"; then fail "/full/new$i was placed on the full OST 1"; fi

@@ -250,13 +250,18 @@ bool mdc_ordinary_name(const char *name, size_t len)
  * leased names) the directory's own MDT's. Every shard has the same: a
  * change of them is made on every shard before it is acknowledged, and
  * revokes each shard's lease. NULL when neither is known. */
+/* Whether r may be used: valid, or for a victim's decision held. */
+static bool usable(const struct mdc *m, const struct crec *r, int64_t now, bool victim)
+{
+    return victim ? rec_held(m, r, now) : mdc_rec_valid(m, r, now);
+}
+
 static const struct crec *perm_of(struct mdc *m, const struct crec *p, int64_t now, bool victim)
 {
     if (p->have_perm)
         return p;
     const struct crec *h = home_find(m, p->ino);
-    bool valid = victim ? rec_held(m, h, now) : mdc_rec_valid(m, h, now);
-    return valid && h->have_perm ? h : NULL;
+    return usable(m, h, now, victim) && h->have_perm ? h : NULL;
 }
 
 /* The child of name in parent (0), or -ENOENT if parent's shard on mdt is
@@ -270,13 +275,12 @@ static int lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *p = mdc_rec_find(m, parent, mdt);
-    bool valid = victim ? rec_held(m, p, now) : mdc_rec_valid(m, p, now);
-    const struct crec *pp = valid ? perm_of(m, p, now, victim) : NULL;
+    const struct crec *pp = usable(m, p, now, victim) ? perm_of(m, p, now, victim) : NULL;
     if (pp && proto_cred_may(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid, 1)) {
         struct cname *c = *name_slot(m, parent, name, strlen(name));
         if (c && c->mdt == mdt && c->epoch == p->epoch && c->child) {
             struct crec *r = home_find(m, c->child);
-            if ((victim ? rec_held(m, r, now) : mdc_rec_valid(m, r, now)) && r->have_attr &&
+            if (usable(m, r, now, victim) && r->have_attr &&
                 (!victim || proto_cred_may_delete(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid,
                                                   r->attr.uid))) {
                 *out = r->attr;

@@ -37,6 +37,17 @@ stat1() {
 # The objects the OSTs hold (stria fsck counts them).
 ost_objects() { S fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p'; }
 objects_back() { [ "$(ost_objects)" = "$objects0" ]; }
+# all_behind WHICH: since behind0 and grants0, all of the N unlinks but
+# the first were written behind, under the same grant, and none failed.
+all_behind() {
+    local behind grants
+    behind=$(($(stat1 "$M" unlinks_behind) - behind0))
+    grants=$(stat1 "$M" wb_grants)
+    echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
+    [ "$behind" -ge $((N - 1)) ] || fail "only $behind of $N unlinks $1 were written behind"
+    [ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
+    [ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
+}
 
 cluster_up --no-mount
 metad_set lease_ms "$LEASE_MS"
@@ -67,12 +78,7 @@ step "remove them: all but the first unlink are written behind"
 behind0=$(stat1 "$M" unlinks_behind)
 t find "$M/d" -name 'f*' -delete || fail "remove"
 t sync "$M/d" # fsync of the directory: the queued unlinks are made
-behind=$(($(stat1 "$M" unlinks_behind) - behind0))
-grants=$(stat1 "$M" wb_grants)
-echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
-[ "$behind" -ge $((N - 1)) ] || fail "only $behind of $N unlinks of files older than their leases were written behind"
-[ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
-[ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
+all_behind "of files older than their leases"
 
 step "make $N more in another directory, and leave it alone longer than the lease"
 # Nothing touches the directory meanwhile: the MDT forgets its lease
@@ -88,12 +94,7 @@ sleep $((2 * LEASE_MS / 1000 + 1))
 step "rm -rf of that directory: all but the first unlink are written behind"
 behind0=$(stat1 "$M" unlinks_behind)
 t rm -rf "$M/q" || fail "rm -rf /q"
-behind=$(($(stat1 "$M" unlinks_behind) - behind0))
-grants=$(stat1 "$M" wb_grants)
-echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
-[ "$behind" -ge $((N - 1)) ] || fail "only $behind of $N unlinks after a quiet spell were written behind"
-[ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
-[ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
+all_behind "after a quiet spell"
 
 step "another client finds none of them, and their objects are gone"
 [ -z "$(S ls /d | grep '^f')" ] || fail "stria ls /d still lists: $(S ls /d | grep '^f' | head -3)"

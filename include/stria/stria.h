@@ -468,6 +468,20 @@ struct stria_unlink_stats {
     uint64_t batches; /* the requests that carried them */
 };
 STRIA_API void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out);
+/* With write-behind started (stria_start_unlink_behind) and gathering on,
+ * a create of a name the metadata cache knows is new, in a directory
+ * where a create under the same grant showed that new files keep their
+ * first bytes on the MDT (Data-on-MDT) and nothing else yet, is made here:
+ * its number from a range the MDT handed this client, its attributes as
+ * the MDT makes them, and its create sent with its first bytes behind its
+ * close (architecture.md, "Files created behind"). On by default;
+ * stria_set_create_behind(fs, 0) turns it off. */
+STRIA_API void stria_set_create_behind(stria_fs_t *fs, int on);
+/* Files created behind since stria_connect, how many of those the MDT
+ * refused or were lost (each logged), and how many it made with other
+ * attributes or layout than this client said (each logged). */
+STRIA_API void stria_create_behind_stats(stria_fs_t *fs, uint64_t *made, uint64_t *failed,
+                                         uint64_t *differed);
 
 /* ---- extended attributes (names as in setxattr(2), e.g. "user.x") ---- */
 STRIA_API int stria_setxattr(stria_fs_t *fs, const char *path, const char *name, const void *value,

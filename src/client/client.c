@@ -188,6 +188,20 @@ void stria_unlink_behind_stats(stria_fs_t *fs, struct stria_unlink_stats *out)
     *out = (struct stria_unlink_stats){w.queued, w.sent, w.failed, w.grants, w.batched, w.batches};
 }
 
+void stria_set_create_behind(stria_fs_t *fs, int on)
+{
+    wb_set_create(fs, on != 0);
+}
+
+void stria_create_behind_stats(stria_fs_t *fs, uint64_t *made, uint64_t *failed, uint64_t *differed)
+{
+    struct wb_stats w;
+    wb_get_stats(fs, &w);
+    *made = w.created;
+    *failed = w.create_failed;
+    *differed = w.create_differed;
+}
+
 void stria_set_write_gather(stria_fs_t *fs, int on)
 {
     gather_set(fs, on != 0);

@@ -104,6 +104,10 @@ struct stria_fs {
      * how many files there were. */
     unsigned (*flush_removals)(stria_fs_t *fs);
     _Atomic uint64_t freed_gen; /* bumped when objects of removed files went (ns.c) */
+    /* Bumped before and after every change this client asks an MDT for
+     * but an OPEN: what a create learnt of its directory (a new file's
+     * layout, wb.h's templates) holds only while it stays. */
+    _Atomic uint64_t ns_epoch;
     /* stria_statfs's last answer (admin.c), kept conf.statfs_max_age_ms;
      * one thread at a time asks the servers, the others wait for it. */
     pthread_mutex_t statfs_lock;
@@ -270,7 +274,15 @@ extern __thread bool cl_long_call;
     ({                                                                                             \
         if ((fs)->before_mdt_call)                                                                 \
             (fs)->before_mdt_call(fs);                                                             \
-        TARGET_CALL_BULK(fs, PROTO_NODE_META, mdt, lname, q, r, NULL, 0, dst, cap, got, use);      \
+        bool nsch_ =                                                                               \
+            CL_OP_##lname != CL_OP_open && !cl_op_resendable(CL_OP_##lname) && CL_REQ_CHANGES(q);  \
+        if (nsch_)                                                                                 \
+            atomic_fetch_add(&(fs)->ns_epoch, 1);                                                  \
+        int mrc_ =                                                                                 \
+            TARGET_CALL_BULK(fs, PROTO_NODE_META, mdt, lname, q, r, NULL, 0, dst, cap, got, use);  \
+        if (nsch_)                                                                                 \
+            atomic_fetch_add(&(fs)->ns_epoch, 1);                                                  \
+        mrc_;                                                                                      \
     })
 
 /* The calling thread's credentials (stria_set_thread_cred, else the

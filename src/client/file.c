@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -91,6 +92,77 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     return true;
 }
 
+/* Whether l, a new file's, has no component on an OST yet: its first on
+ * its MDT, the rest pending. Only such a layout is the same for every new
+ * file of a directory, which a file created behind takes (wb_template). */
+static bool layout_mdt_only(const struct layout *l)
+{
+    if (!layout_dom_size(l))
+        return false;
+    for (uint32_t k = 1; k < l->ncomp; k++)
+        if (!layout_comp_pending(&l->comp[k]))
+            return false;
+    return true;
+}
+
+/* Flags a create behind leaves to the ordinary way: writes that must not
+ * be behind, and what is no regular new file. */
+#define NOT_BEHIND (O_SYNC | O_DSYNC | O_DIRECT | O_APPEND | O_DIRECTORY | O_PATH | __O_TMPFILE)
+
+/* Create name in parent (on MDT mdt) here, and send the create later with
+ * the file's first bytes (docs/architecture.md, "Files created behind"):
+ * when the cache knows the name is new and cred may add it, and the grant
+ * a create in parent was made under, which showed the layout a new file
+ * gets there, is held still (wb_create_begin). The file's attributes are
+ * those the MDT gives (meta_init_inode); its number is from this client's
+ * range. Whether it was made. */
+static bool create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
+                          int flags, mode_t mode, const struct proto_cred *cred, stria_file_t *f,
+                          struct proto_attr *attr)
+{
+    struct proto_attr dir;
+    uint64_t ino, grant;
+    if ((flags & NOT_BEHIND) || !fs->mdc ||
+        !mdc_create_new(fs->mdc, parent, mdt, name, cred, &dir) ||
+        !wb_create_begin(fs, mdt, parent, &ino, &f->layout, &grant))
+        return false;
+    struct io_mk mk = {.parent = parent,
+                       .mode = mode & 07777,
+                       .flags = (uint32_t)(flags & O_ACCMODE),
+                       .cred = *cred};
+    snprintf(mk.name, sizeof(mk.name), "%s", name);
+    int64_t now = (int64_t)util_now_real_ns();
+    mk.said = (struct proto_attr){.ino = ino,
+                                  .mode = S_IFREG | (mode & 07777),
+                                  .nlink = 1,
+                                  .uid = cred->uid,
+                                  /* BSD groups under a setgid directory, as the MDT */
+                                  .gid = (dir.mode & S_ISGID) ? dir.gid : cred->gid,
+                                  .atime_ns = now,
+                                  .mtime_ns = now,
+                                  .ctime_ns = now};
+    file_init(f, fs, flags, &mk.said);
+    int rc = gather_create(fs, f, ino, &f->layout, mdt, &mk);
+    wb_behind_end(fs);
+    if (rc) {
+        /* Its number goes unused; the ordinary way makes it. */
+        pthread_cond_destroy(&f->marked);
+        pthread_mutex_destroy(&f->hsm_lock);
+        pthread_mutex_destroy(&f->ra_lock);
+        pthread_mutex_destroy(&f->lock);
+        return false;
+    }
+    f->wb_grant = grant;
+    f->wb_mdt = mdt;
+    /* The MDT marks a file a writer creates (create_or_get). */
+    if ((flags & O_ACCMODE) != O_RDONLY)
+        f->mark = MARK_DONE;
+    mdc_created(fs->mdc, parent, mdt, name, ino);
+    if (attr)
+        *attr = mk.said;
+    return true;
+}
+
 int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr)
@@ -140,9 +212,10 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
      * the bytes written behind before it when the name is surely new:
      * nothing written behind can be the file it opens. */
     uint8_t want = PROTO_OPEN_WANT_WB;
-    bool pass = false;
+    bool pass = false, plain = count == 0 && size == 0 && offset == -1;
+    uint32_t mdt = UINT32_MAX;
     if ((flags & O_CREAT) && fs->wb && cl_one_name(path)) {
-        uint32_t mdt = cl_name_mdt(fs, parent, path, strlen(path));
+        mdt = cl_name_mdt(fs, parent, path, strlen(path));
         if (wb_want(fs, mdt, true))
             q.wb = (struct proto_tblob){&want, 1, false};
         /* Whether the name is new, from the cache, which may list the
@@ -154,19 +227,37 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
                (q.wb.len ? cl_lookup_cached(fs, parent, path, &q.cred, &none)
                          : mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, &none)) == -ENOENT;
         wb_pass_behind(false);
+        if (pass && q.wb.len && plain &&
+            create_behind(fs, parent, mdt, path, flags, mode, &q.cred, f, attr)) {
+            file_ra_put(fs, ra);
+            free(r);
+            *out = f;
+            return 0;
+        }
+        if (q.wb.len)
+            want |= wb_want_inos(fs, mdt);
     }
     int64_t sent = mdc_clock_ms();
-    uint32_t wb_ms = 0;
-    uint64_t wb_id = 0, room = 0;
+    uint64_t ns_ep = atomic_load(&fs->ns_epoch);
+    struct proto_open_wb wb = {0};
     wb_pass_behind(pass);
     /* The grant is read while the reply is, before its connection goes back. */
     rc = ROUTED_CALL_BULK(fs, parent, path, parent, path, open, &q, r, ra, q.dom_len, &got,
                           cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout);
-                          proto_open_wb_get(&r->wb, &wb_ms, &wb_id, &room));
+                          proto_open_wb_get(&r->wb, &wb));
     wb_pass_behind(false);
-    int wb_mdt = rc == 0 && wb_ms && fs->mdc ? mdc_reply_mdt(fs->mdc, r->leases.instance) : -1;
+    if (want & PROTO_OPEN_WANT_INOS)
+        wb_inos(fs, mdt, rc == 0 ? wb.ino_lo : 0, rc == 0 ? wb.ino_n : 0);
+    uint32_t wb_ms = rc == 0 ? wb.ms : 0;
+    uint64_t wb_id = wb.id;
+    int wb_mdt = wb_ms && fs->mdc ? mdc_reply_mdt(fs->mdc, r->leases.instance) : -1;
     if (wb_mdt >= 0)
-        wb_granted(fs, (uint32_t)wb_mdt, wb_id, wb_ms, sent, room);
+        wb_granted(fs, (uint32_t)wb_mdt, wb_id, wb_ms, sent, wb.dom_room);
+    /* What a new file gets in parent, while nothing of this client changed
+     * since it was asked: the next ones may be created behind. */
+    if (wb_mdt >= 0 && r->created && plain && (uint32_t)wb_mdt == mdt &&
+        layout_mdt_only(&r->layout) && atomic_load(&fs->ns_epoch) == ns_ep)
+        wb_template(fs, mdt, parent, wb_id, ns_ep, &r->layout);
     if (rc == -EREMOTE) {
         /* The name is here, its inode on another MDT: open that by number. */
         struct proto_attr a;

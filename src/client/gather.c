@@ -36,11 +36,14 @@
 #include "gather.h"
 
 #include "io.h"
+#include "mdcache.h"
+#include "wb.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -51,7 +54,7 @@
 #define GATHER_MAX    (256u << 10)
 #define GATHER_AGE_MS 1000
 /* Behind buffers sent in one DOM_WRITES at most, and their bytes. */
-#define BEHIND_BATCH       PROTO_MAX_DOM_WRITES
+#define BEHIND_BATCH       (PROTO_MAX_DOM_WRITES / 2) /* a create takes an entry more */
 #define BEHIND_BATCH_BYTES (4u << 20)
 /* How long the sender holds a behind buffer for others to join it. */
 #define BEHIND_HOLD_MS 3
@@ -67,10 +70,12 @@ struct gbuf {
     stria_file_t *f;        /* NULL: a behind buffer whose handle closed */
     const struct layout *l; /* f's, or a behind buffer's own copy */
     bool behind;
-    uint32_t mdt;    /* a behind buffer's MDT */
-    uint64_t seq;    /* its number among buffers begun: older is lower */
-    int64_t born_ms; /* its first write, monotonic */
-    char *buf;       /* GATHER_CAP bytes, kept once allocated */
+    uint32_t mdt;     /* a behind buffer's MDT */
+    struct io_mk *mk; /* a behind buffer that creates its file first (its own) */
+    uint32_t writes;  /* the behind writes it carries (stats) */
+    uint64_t seq;     /* its number among buffers begun: older is lower */
+    int64_t born_ms;  /* its first write, monotonic */
+    char *buf;        /* GATHER_CAP bytes, kept once allocated */
 };
 
 struct gather {
@@ -138,14 +143,25 @@ static void ready(struct gather *g, struct gbuf *b)
     pthread_cond_signal(&g->wake);
 }
 
-/* May READY buffer b go now: no older buffer of its inode that overlaps it
- * is READY or SENDING? (lock held) */
-static bool may_send(struct gather *g, const struct gbuf *b)
+/* Whether buffer b, of [off, end), is one to wait for there: it overlaps
+ * the range, or it creates its file (which all its writes follow). */
+static bool covers(const struct gbuf *b, uint64_t off, uint64_t end)
+{
+    return b->mk || (b->off < end && off < b->off + b->len);
+}
+
+/* May READY buffer b go now, after bs[0..n) in the same request: no other
+ * older buffer of its inode that it must follow is READY or SENDING?
+ * (lock held) */
+static bool may_send(struct gather *g, const struct gbuf *b, struct gbuf *const *bs, uint32_t n)
 {
     for (int i = 0; i < GATHER_BUFS; i++) {
         const struct gbuf *o = &g->b[i];
+        bool before = false;
+        for (uint32_t k = 0; k < n && !before; k++)
+            before = bs[k] == o;
         if ((o->state == G_READY || o->state == G_SENDING) && o != b && o->ino == b->ino &&
-            o->seq < b->seq && o->off < b->off + b->len && b->off < o->off + o->len)
+            o->seq < b->seq && !before && covers(o, b->off, b->off + b->len))
             return false;
     }
     return true;
@@ -159,7 +175,7 @@ static struct gbuf *next_ready(struct gather *g, uint64_t ino)
     for (int i = 0; i < GATHER_BUFS; i++) {
         struct gbuf *b = &g->b[i];
         if (b->state == G_READY && (!ino || b->ino == ino) && (!best || b->seq < best->seq) &&
-            may_send(g, b))
+            may_send(g, b, NULL, 0))
             best = b;
     }
     return best;
@@ -179,7 +195,9 @@ static void sent(struct gather *g, struct gbuf *b, int rc)
     }
     if (b->behind) {
         free((struct layout *)b->l);
-        g->behind_sent++;
+        free(b->mk);
+        b->mk = NULL;
+        g->behind_sent += b->writes;
     } else {
         g->sends++;
     }
@@ -204,19 +222,44 @@ static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
     bool nested = sending_here;
     sending_here = true;
     struct io_dom_item items[BEHIND_BATCH];
-    for (uint32_t i = 0; i < n; i++)
-        items[i] = (struct io_dom_item){bs[i]->ino,           bs[i]->l,   bs[i]->buf,
-                                        (uint32_t)bs[i]->len, bs[i]->off, -EAGAIN};
-    if (n > 1) {
+    bool any_mk = false;
+    for (uint32_t i = 0; i < n; i++) {
+        items[i] = (struct io_dom_item){bs[i]->ino, bs[i]->l, bs[i]->buf, (uint32_t)bs[i]->len,
+                                        bs[i]->off, -EAGAIN,  bs[i]->mk,  bs[i]->mk ? -EAGAIN : 0};
+        any_mk = any_mk || bs[i]->mk;
+    }
+    if (n > 1 || any_mk) {
         /* In one request; what it did not write goes the ordinary way. */
         int rc = io_dom_writes(g->fs, bs[0]->mdt, items, n);
         if (rc == -EOPNOTSUPP)
             atomic_store(&g->one_by_one, true); /* an MDT of before DOM_WRITES */
-        for (uint32_t i = 0; rc && i < n; i++)
+        for (uint32_t i = 0; rc && i < n; i++) {
             items[i].rc = -EAGAIN;
+            items[i].mk_rc = items[i].mk ? -EAGAIN : 0;
+        }
+        /* A file to make has no other way: its request goes again alone,
+         * once, unless it was alone already. */
+        for (uint32_t i = 0; rc && i < n; i++) {
+            int one = items[i].mk && n > 1 ? io_dom_writes(g->fs, bs[0]->mdt, &items[i], 1) : rc;
+            if (one && items[i].mk)
+                items[i].rc = items[i].mk_rc = one;
+        }
     }
     for (uint32_t i = 0; i < n; i++) {
         struct gbuf *b = bs[i];
+        if (b->mk && items[i].mk_rc) {
+            /* Not made: nothing to write to, and the name this client gave
+             * it is not there. */
+            if (items[i].rc == 0 || items[i].rc == -EAGAIN)
+                items[i].rc = items[i].mk_rc;
+            log_warn("the create of '%s' in directory %" PRIx64 " (inode %" PRIx64 "), made "
+                     "behind, failed: %s",
+                     b->mk->name, b->mk->parent, b->ino, log_err(items[i].mk_rc));
+            if (g->fs->mdc)
+                mdc_forget_all(g->fs->mdc);
+            wb_create_done(g->fs, items[i].mk_rc, false);
+            continue;
+        }
         if (items[i].rc == 0)
             continue;
         /* A behind buffer's handle was marked before its write was taken. */
@@ -262,7 +305,7 @@ static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs,
         if (bytes + next->len > BEHIND_BATCH_BYTES)
             break;
         last = next->seq;
-        if (!may_send(g, next))
+        if (!may_send(g, next, bs, n))
             continue; /* it waits for an older write of its file */
         bytes += next->len;
         bs[n++] = next;
@@ -306,7 +349,7 @@ static bool pending(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, 
     for (int i = 0; i < GATHER_BUFS; i++) {
         const struct gbuf *b = &g->b[i];
         if (b->state != G_FREE && (!ino || b->ino == ino) && waits_for(b, w) && b->seq <= upto &&
-            b->off < end && off < b->off + b->len)
+            covers(b, off, end))
             return true;
     }
     return false;
@@ -408,6 +451,55 @@ void gather_before_write(stria_fs_t *fs, uint64_t ino, uint64_t off, uint64_t en
     pthread_mutex_unlock(&g->lock);
 }
 
+/* A READY behind buffer of f that creates ino, not sent yet, whose bytes
+ * [off, off + len) continue within one piece of layout l, or NULL (lock
+ * held). */
+static struct gbuf *joins(struct gather *g, stria_file_t *f, uint64_t ino, const struct layout *l,
+                          uint64_t off, size_t len)
+{
+    for (int i = 0; i < GATHER_BUFS; i++) {
+        struct gbuf *b = &g->b[i];
+        struct layout_piece lp;
+        if (b->state == G_READY && b->mk && b->ino == ino && b->f == f && b->off + b->len == off &&
+            b->len + len <= GATHER_CAP &&
+            layout_map(l, b->off, b->len + len, &lp) == LAYOUT_ON_MDT && lp.len == b->len + len)
+            return b;
+    }
+    return NULL;
+}
+
+int gather_create(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
+                  uint32_t mdt, const struct io_mk *mk)
+{
+    struct gather *g = fs->gather;
+    if (!g || !atomic_load(&g->on) || atomic_load(&g->one_by_one))
+        return -EAGAIN;
+    struct layout *own = malloc(sizeof(*own));
+    struct io_mk *m = malloc(sizeof(*m));
+    if (!own || !m) {
+        free(own);
+        free(m);
+        return -ENOMEM;
+    }
+    layout_copy(own, l);
+    *m = *mk;
+    pthread_mutex_lock(&g->lock);
+    struct gbuf *b = start_thread(g) ? free_buf(g) : NULL;
+    if (!b) {
+        pthread_mutex_unlock(&g->lock);
+        free(own);
+        free(m);
+        return -EAGAIN;
+    }
+    begin(
+        g, b,
+        (struct gbuf){
+            .ino = ino, .cap = GATHER_CAP, .f = f, .l = own, .behind = true, .mdt = mdt, .mk = m});
+    ready(g, b);
+    pthread_mutex_unlock(&g->lock);
+    return 0;
+}
+
 ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
                       uint32_t mdt, const void *buf, size_t len, uint64_t off)
 {
@@ -429,6 +521,17 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
     struct gbuf *fb = filling(g, ino);
     if (fb)
         ready(g, fb);
+    /* Bytes that continue a create not yet sent go with it. */
+    struct gbuf *mb = joins(g, f, ino, l, off, len);
+    if (mb) {
+        memcpy(mb->buf + mb->len, buf, len);
+        mb->len += len;
+        mb->writes++;
+        g->behind++;
+        pthread_mutex_unlock(&g->lock);
+        free(own);
+        return (ssize_t)len;
+    }
     begin(g, b,
           (struct gbuf){.ino = ino,
                         .off = off,
@@ -437,7 +540,8 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
                         .f = f,
                         .l = own,
                         .behind = true,
-                        .mdt = mdt});
+                        .mdt = mdt,
+                        .writes = 1});
     memcpy(b->buf, buf, len);
     ready(g, b);
     g->behind++;

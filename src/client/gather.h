@@ -11,6 +11,8 @@
 
 #include "conn.h"
 
+struct io_mk;
+
 /* Before a gathered buffer of f lands: tell the MDT, once per handle, that
  * f's file may have objects. 0 or a negative errno (the buffer then fails). */
 typedef int (*gather_mark_fn)(stria_file_t *f);
@@ -50,6 +52,13 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
 /* What the writes behind for mdt not landed yet may grow its records by,
  * at most (the sum of their ends). */
 uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt);
+/* File ino (f's, layout l, on MDT mdt) created behind as mk says: its
+ * create queued as a behind buffer, which the file's first bytes join
+ * while it waits (gather_behind), and which every wait for the file's
+ * buffers waits for. 0, or -EAGAIN (no buffer: create it the ordinary
+ * way). */
+int gather_create(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
+                  uint32_t mdt, const struct io_mk *mk);
 /* f closes: its bytes written behind go on without it (a failure is
  * logged and counted, nobody is left to tell). */
 void gather_detach(stria_fs_t *fs, stria_file_t *f);

@@ -19,8 +19,20 @@
 /* write: buf -> objects; read: objects -> buf, holes zero-filled. */
 int io_rw(stria_fs_t *fs, uint64_t ino, const struct layout *l, bool write, void *buf, size_t len,
           uint64_t off);
+/* A file created behind (docs/architecture.md, "Files created behind"):
+ * what its create asks the MDT, and the attributes this client said it
+ * has. */
+struct io_mk {
+    uint64_t parent;
+    uint32_t mode, flags;
+    struct proto_cred cred;
+    struct proto_attr said;
+    char name[PROTO_MAX_NAME + 1];
+};
 /* A write that lies inside one piece of a Data-on-MDT component (of
- * file ino, layout l), as io_dom_writes takes it, and its result. */
+ * file ino, layout l), as io_dom_writes takes it, and its result; with mk,
+ * the create of the file first (len may then be 0), and its result in
+ * mk_rc. */
 struct io_dom_item {
     uint64_t ino;
     const struct layout *l;
@@ -28,13 +40,16 @@ struct io_dom_item {
     uint32_t len;
     uint64_t off;
     int rc;
+    const struct io_mk *mk;
+    int mk_rc;
 };
-/* The writes items[0..n) (n at most PROTO_MAX_DOM_WRITES, each inside
+/* The writes items[0..n) (n at most PROTO_MAX_DOM_WRITES / 2, each inside
  * one piece of its file's Data-on-MDT component on MDT mdt) in one
  * DOM_WRITES request: 0, with each one's result in its rc (one that
  * failed, or does not lie where it should, -EAGAIN, is the caller's to
  * write again with io_rw, which knows what to do about a layout that
- * moved); else the request's error, and no item is known written. */
+ * moved, once its file is made: mk_rc 0); else the request's error, and
+ * no item is known written nor file made. */
 int io_dom_writes(stria_fs_t *fs, uint32_t mdt, struct io_dom_item *items, uint32_t n);
 /* Send one small storage request to each object of the layout: TRUNCATE to
  * the object size that file size `size` implies, DESTROY, or OSYNC. */

@@ -652,6 +652,39 @@ void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     pthread_mutex_unlock(&m->lock);
 }
 
+bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
+                    const struct proto_cred *cred, struct proto_attr *dir)
+{
+    bool yes = false;
+    int64_t now = mdc_clock_ms();
+    size_t len = strlen(name);
+    pthread_mutex_lock(&m->lock);
+    struct crec *p = mdc_rec_find(m, parent, mdt);
+    const struct crec *pp = mdc_rec_valid(m, p, now) ? perm_of(m, p, now, false) : NULL;
+    if (pp && p->complete_epoch == p->epoch && mdc_ordinary_name(name, len) &&
+        proto_cred_may(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid, 3)) {
+        const struct cname *c = *name_slot(m, parent, name, len);
+        yes = !(c && c->mdt == mdt && c->epoch == p->epoch && c->child);
+        *dir = pp->attr;
+    }
+    pthread_mutex_unlock(&m->lock);
+    return yes;
+}
+
+void mdc_created(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name, uint64_t child)
+{
+    int64_t now_ns = (int64_t)util_now_real_ns();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = mdc_rec_find(m, parent, mdt);
+    if (r) {
+        name_set(m, r, name, child);
+        /* The directory's times move as the MDT's will (unlinked, above). */
+        if (r->have_attr)
+            r->attr.mtime_ns = r->attr.ctime_ns = now_ns;
+    }
+    pthread_mutex_unlock(&m->lock);
+}
+
 void mdc_forget_all(struct mdc *m)
 {
     pthread_mutex_lock(&m->lock);

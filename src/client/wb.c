@@ -38,6 +38,7 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -49,6 +50,10 @@
  * were on their way when the MDT counted (gathering's buffers, 1 MiB
  * each at most). */
 #define WB_DOM_RESERVE (16ull << 20)
+/* Directories whose last create under a grant is kept (wb_template). */
+#define WB_TMPLS 8
+/* Numbers left in the range in use when the next is asked for. */
+#define WB_INOS_LOW 256
 
 struct wb_item {
     struct wb_item *next;
@@ -82,7 +87,21 @@ struct wb {
          * hold is unbroken since then (mdc_exclusive). */
         int64_t since_ms;
         uint64_t room; /* bytes its Data-on-MDT records may still take (WB_ROOM_UNKNOWN) */
+        /* Inode numbers of this MDT to create files behind with: the range
+         * in use ([0]) and the next ([1]), as the MDT keeps this client's
+         * last two (lo 0: none); how many of each were taken. */
+        uint64_t ino_lo[2];
+        uint32_t ino_n[2], ino_used[2];
+        bool asking; /* an OPEN asking for a range is on its way */
     } g[MDC_MAX_MDTS];
+    /* What a create in a directory under a grant made (wb_template). */
+    struct wb_tmpl {
+        uint64_t parent, grant, epoch;
+        uint32_t mdt;
+        struct layout layout;
+    } tmpl[WB_TMPLS];
+    uint32_t tmpl_next;
+    bool no_create; /* stria_set_create_behind(fs, 0) */
     bool stop;
     pthread_t thread;
     struct wb_stats stats;
@@ -565,6 +584,117 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
     gather_drain_behind(fs, 0);
 }
 
+/* ---- files created behind ---- */
+
+uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return 0;
+    pthread_mutex_lock(&w->lock);
+    struct wb_grant *g = &w->g[mdt];
+    bool want =
+        !w->no_create && !g->asking && !g->ino_lo[1] && g->ino_n[0] - g->ino_used[0] < WB_INOS_LOW;
+    g->asking = g->asking || want;
+    pthread_mutex_unlock(&w->lock);
+    return want ? PROTO_OPEN_WANT_INOS : 0;
+}
+
+void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return;
+    pthread_mutex_lock(&w->lock);
+    struct wb_grant *g = &w->g[mdt];
+    g->asking = false;
+    if (lo && n && proto_ino_mdt(lo) == mdt) {
+        /* The MDT now keeps this one and the last before it. */
+        if (g->ino_lo[1] || g->ino_used[0] >= g->ino_n[0]) {
+            g->ino_lo[0] = g->ino_lo[1];
+            g->ino_n[0] = g->ino_n[1];
+            g->ino_used[0] = g->ino_used[1];
+        }
+        int k = g->ino_used[0] < g->ino_n[0] ? 1 : 0;
+        g->ino_lo[k] = lo;
+        g->ino_n[k] = n;
+        g->ino_used[k] = 0;
+        if (k == 0)
+            g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
+    }
+    pthread_mutex_unlock(&w->lock);
+}
+
+void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,
+                 const struct layout *l)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS || !grant)
+        return;
+    pthread_mutex_lock(&w->lock);
+    struct wb_tmpl *t = NULL;
+    for (int i = 0; i < WB_TMPLS && !t; i++)
+        if (w->tmpl[i].parent == parent && w->tmpl[i].mdt == mdt)
+            t = &w->tmpl[i];
+    if (!t)
+        t = &w->tmpl[w->tmpl_next++ % WB_TMPLS];
+    *t = (struct wb_tmpl){.parent = parent, .grant = grant, .epoch = epoch, .mdt = mdt};
+    layout_copy(&t->layout, l);
+    pthread_mutex_unlock(&w->lock);
+}
+
+bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
+                     uint64_t *grant)
+{
+    struct wb *w = fs->wb;
+    if (!w || mdt >= MDC_MAX_MDTS)
+        return false;
+    uint64_t epoch = atomic_load(&fs->ns_epoch);
+    pthread_mutex_lock(&w->lock);
+    struct wb_grant *g = &w->g[mdt];
+    const struct wb_tmpl *t = NULL;
+    for (int i = 0; i < WB_TMPLS && !t; i++)
+        if (w->tmpl[i].parent == parent && w->tmpl[i].mdt == mdt)
+            t = &w->tmpl[i];
+    if (g->ino_used[0] >= g->ino_n[0] && g->ino_lo[1]) {
+        g->ino_lo[0] = g->ino_lo[1];
+        g->ino_n[0] = g->ino_n[1];
+        g->ino_used[0] = g->ino_used[1];
+        g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
+    }
+    if (w->stop || w->no_create || !t || !held(w, mdt, mdc_clock_ms()) || t->grant != g->id ||
+        t->epoch != epoch || g->ino_used[0] >= g->ino_n[0]) {
+        pthread_mutex_unlock(&w->lock);
+        return false;
+    }
+    *ino = g->ino_lo[0] + g->ino_used[0]++;
+    layout_copy(l, &t->layout);
+    *grant = g->id;
+    w->stats.created++;
+    return true; /* locked until wb_behind_end */
+}
+
+void wb_create_done(stria_fs_t *fs, int rc, bool differed)
+{
+    struct wb *w = fs->wb;
+    if (!w)
+        return;
+    if (rc)
+        __atomic_add_fetch(&w->stats.create_failed, 1, __ATOMIC_RELAXED);
+    if (differed)
+        __atomic_add_fetch(&w->stats.create_differed, 1, __ATOMIC_RELAXED);
+}
+
+void wb_set_create(stria_fs_t *fs, bool on)
+{
+    struct wb *w = fs->wb;
+    if (!w)
+        return;
+    pthread_mutex_lock(&w->lock);
+    w->no_create = !on;
+    pthread_mutex_unlock(&w->lock);
+}
+
 void wb_get_stats(stria_fs_t *fs, struct wb_stats *out)
 {
     struct wb *w = fs->wb;
@@ -574,6 +704,8 @@ void wb_get_stats(stria_fs_t *fs, struct wb_stats *out)
     pthread_mutex_lock(&w->lock);
     *out = w->stats;
     out->failed = __atomic_load_n(&w->stats.failed, __ATOMIC_RELAXED);
+    out->create_failed = __atomic_load_n(&w->stats.create_failed, __ATOMIC_RELAXED);
+    out->create_differed = __atomic_load_n(&w->stats.create_differed, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&w->lock);
 }
 

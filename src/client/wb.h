@@ -83,14 +83,42 @@ void wb_pass_behind(bool on);
  * is empty. */
 void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 
+/* Files created behind (docs/architecture.md, "Files created behind").
+ * wb_want_inos: PROTO_OPEN_WANT_INOS when a create's OPEN to mdt should
+ * ask for a range of inode numbers (this client has fewer than
+ * WB_INOS_LOW left and none on its way), else 0; once it said so, the
+ * caller must call wb_inos with what the reply brought (0, 0: none, or no
+ * reply). wb_template: a create in parent on mdt made under grant, sent at
+ * fs->ns_epoch epoch, gave the new file layout l (with no component on an
+ * OST yet). wb_create_begin: whether a new file in parent may be created
+ * behind now (the grant that template was made under is still held,
+ * nothing of this client changed any name or attribute since, a number is
+ * left): when true, its number, layout and grant are set, and the caller
+ * queues its create (gather_create) and then calls wb_behind_end, nothing
+ * revoking the grant in between. wb_create_done: one create sent behind
+ * failed (rc), or the MDT gave the file other attributes than this client
+ * said it had (differed). */
+uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt);
+void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n);
+void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,
+                 const struct layout *l);
+bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
+                     uint64_t *grant);
+void wb_create_done(stria_fs_t *fs, int rc, bool differed);
+/* Turn creating behind on or off (on by default with write-behind). */
+void wb_set_create(stria_fs_t *fs, bool on);
+
 /* What this client's write-behind did since it started. */
 struct wb_stats {
-    uint64_t queued;  /* unlinks acknowledged before they were sent */
-    uint64_t sent;    /* of those, answered by the MDT (failures included) */
-    uint64_t failed;  /* of those, refused by the MDT or lost with a connection */
-    uint64_t grants;  /* grants received (renewals not counted) */
-    uint64_t batched; /* sent several to a request (UNLINKS) */
-    uint64_t batches; /* the UNLINKS requests that carried them */
+    uint64_t created;         /* files created behind */
+    uint64_t create_failed;   /* of those, refused by the MDT or lost */
+    uint64_t create_differed; /* of those, made with other attributes than said */
+    uint64_t queued;          /* unlinks acknowledged before they were sent */
+    uint64_t sent;            /* of those, answered by the MDT (failures included) */
+    uint64_t failed;          /* of those, refused by the MDT or lost with a connection */
+    uint64_t grants;          /* grants received (renewals not counted) */
+    uint64_t batched;         /* sent several to a request (UNLINKS) */
+    uint64_t batches;         /* the UNLINKS requests that carried them */
 };
 void wb_get_stats(stria_fs_t *fs, struct wb_stats *out);
 

@@ -179,6 +179,7 @@ struct sf_opts {
     int direct_writes;
     int mdcache;
     int wb;
+    int create_behind;
     int cache_dirs;
     int killpriv;
     int read_ahead_kb;
@@ -200,6 +201,7 @@ static const struct fuse_opt sf_opt_spec[] = {
     SF_OPT("direct_writes=%d", direct_writes),
     SF_OPT("mdcache=%d", mdcache),
     SF_OPT("wb_unlink=%d", wb),
+    SF_OPT("create_behind=%d", create_behind),
     SF_OPT("cache_dirs=%d", cache_dirs),
     SF_OPT("killpriv_v2=%d", killpriv),
     SF_OPT("read_ahead_kb=%d", read_ahead_kb),
@@ -233,6 +235,10 @@ static void usage(const char *prog)
            "  wb_unlink=0|1       with mdcache, acknowledge unlinks of files at once and\n"
            "                      send them behind, while no other client uses the MDT\n"
            "                      (default 1); one still queued is lost if this mount dies\n"
+           "  create_behind=0|1   with wb_unlink and write_behind, make small files here\n"
+           "                      and send each create with its bytes, while no other\n"
+           "                      client uses the MDT (default 1); one not yet sent is\n"
+           "                      lost if this mount dies\n"
            "  cache_dirs=0|1      with mdcache, let the kernel keep listings of\n"
            "                      directories and list them again from memory\n"
            "                      until a change anywhere changes their names\n"
@@ -265,6 +271,7 @@ int main(int argc, char **argv)
                         .entry_timeout = 1.0,
                         .writeback = 0,
                         .write_behind = 1,
+                        .create_behind = 1,
                         .direct_writes = 1,
                         .mdcache = 1,
                         .wb = 1,
@@ -400,6 +407,8 @@ int main(int argc, char **argv)
      * ones too: libstria gathers none. */
     if (!sf.write_behind)
         stria_set_write_gather(sf.fs, 0);
+    if (!o.create_behind || !sf.write_behind)
+        stria_set_create_behind(sf.fs, 0);
     lc = fuse_loop_cfg_create();
     fuse_loop_cfg_set_max_threads(lc, 16);
     fuse_loop_cfg_set_idle_threads(lc, 8);

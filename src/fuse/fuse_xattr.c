@@ -19,6 +19,7 @@
  *     unlinks_batched=N unlink_batches=N
  *     writes_gathered=N gathers_sent=N reads=N read_bytes=N direct_writes=N
  *     dom_behind=N dom_behind_landed=N dom_behind_lost=N
+ *     creates_behind=N creates_failed=N creates_differed=N
  */
 #include "fuse_ops.h"
 
@@ -151,24 +152,27 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     } else if (!strcmp(name, STATS_XATTR)) {
         struct stria_unlink_stats w;
         struct stria_io_stats io;
-        uint64_t reads, rbytes, behind, landed, lost;
+        uint64_t reads, rbytes, behind, landed, lost, made, mk_failed, mk_differed;
         stria_unlink_behind_stats(sf.fs, &w);
         stria_io_stats(sf.fs, &io);
         stria_dom_behind_stats(sf.fs, &behind, &landed, &lost);
+        stria_create_behind_stats(sf.fs, &made, &mk_failed, &mk_differed);
         sf_read_stats(&reads, &rbytes);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
                      "unlinks_batched=%llu unlink_batches=%llu writes_gathered=%llu "
                      "gathers_sent=%llu reads=%llu read_bytes=%llu "
                      "direct_writes=%llu dom_behind=%llu dom_behind_landed=%llu "
-                     "dom_behind_lost=%llu",
+                     "dom_behind_lost=%llu creates_behind=%llu creates_failed=%llu "
+                     "creates_differed=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,
                      (unsigned long long)w.batched, (unsigned long long)w.batches,
                      (unsigned long long)io.writes_gathered, (unsigned long long)io.gathers_sent,
                      (unsigned long long)reads, (unsigned long long)rbytes,
                      (unsigned long long)sf_direct_writes(), (unsigned long long)behind,
-                     (unsigned long long)landed, (unsigned long long)lost);
+                     (unsigned long long)landed, (unsigned long long)lost, (unsigned long long)made,
+                     (unsigned long long)mk_failed, (unsigned long long)mk_differed);
     } else {
         if (size > sizeof(small) && !(buf = malloc(size))) {
             fuse_reply_err(req, ENOMEM);

@@ -69,9 +69,33 @@
  * that fails changes nothing and the others are made all the same.
  * Made twice, made once, as DOM_WRITE: a client whose answer was lost
  * sends the request again whole. A list that does not parse, is empty or
- * too long, or does not match the bulk: -EINVAL, nothing done. */
-#define PROTO_MAX_DOM_WRITES  16
-#define MSG_DOM_WRITES_REQ(F) F(CRED, cred) F(BLOB, items)
+ * too long, or does not match the bulk: -EINVAL, nothing done.
+ * creates (appended: absent from an older peer) makes files written
+ * behind their create (docs/architecture.md, "Files created behind"):
+ * entries {U16 item, U64 parent, STR name, U32 mode, U32 flags, CRED cred}
+ * (proto_dom_create_put/get), in the order of their items, each making
+ * name in directory parent a new regular file numbered as item's ino, as
+ * an OPEN with O_CREAT | O_EXCL, flags (O_ACCMODE) and mode by cred
+ * would, before the item's bytes are written; such an item may have no
+ * bytes (len 0). The number must be one of the client's ranges
+ * (PROTO_OPEN_WANT_INOS) not used before, else -ESTALE; a name that holds
+ * that number already is a create made before (a resend), and is not made
+ * again. A create item's reply in results is an OPEN's (its attr, layout,
+ * leases, created and marked), not a DOM_WRITE's; an item after it that
+ * writes the file it failed to make fails as it did. A list that does not parse or names an item
+ * twice or out of order: -EINVAL, nothing done. */
+#define PROTO_MAX_DOM_WRITES  32
+#define MSG_DOM_WRITES_REQ(F) F(CRED, cred) F(BLOB, items) F(TBLOB, creates)
+struct proto_dom_create {
+    uint16_t item;
+    uint64_t parent;
+    struct proto_str name;
+    uint32_t mode, flags;
+    struct proto_cred cred;
+};
+void proto_dom_create_put(struct proto_enc *e, const struct proto_dom_create *c);
+/* The next entry of d (a DOM_WRITES creates list): 0, or -EBADMSG. */
+int proto_dom_create_get(struct proto_dec *d, struct proto_dom_create *c);
 #define MSG_DOM_WRITES_REP(F) F(BLOB, results)
 struct proto_dom_writes_item {
     uint64_t ino, offset;

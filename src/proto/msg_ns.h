@@ -46,10 +46,16 @@
  * created it, PROTO_OPEN_WB_LEN bytes (proto_open_wb_put): the grant's
  * term in ms (0: refused) and number, and how many bytes the MDT's
  * Data-on-MDT records could still grow by when it was given (dom_max less
- * what they hold). A resent OPEN answered from its kept reply has none. */
-#define PROTO_OPEN_DOM_MAX (1u << 20)
-#define PROTO_OPEN_WANT_WB 1u
-#define PROTO_OPEN_WB_LEN  20
+ * what they hold). With PROTO_OPEN_WANT_INOS too, the reply also hands
+ * the client a range of inode numbers of this MDT to make files with
+ * (DOM_WRITES' creates; the MDT keeps the client's last two ranges),
+ * given with or without the grant; none when the MDT cannot spare one.
+ * A resent OPEN answered from its kept reply has none. */
+#define PROTO_OPEN_DOM_MAX   (1u << 20)
+#define PROTO_OPEN_WANT_WB   1u
+#define PROTO_OPEN_WANT_INOS 2u
+#define PROTO_OPEN_WB_LEN    32
+#define PROTO_OPEN_WB_LEN_V1 20
 #define MSG_OPEN_REQ(F)                                                                            \
     F(CRED, cred)                                                                                  \
     F(U64, parent)                                                                                 \
@@ -86,10 +92,16 @@
 
 /* OPEN's reply wb (proto_open_rep): written into out, and read back from
  * b: 0, or -ENODATA when b is absent or empty (no grant, room unknown),
- * -EBADMSG when it has another length. */
-void proto_open_wb_put(uint8_t out[PROTO_OPEN_WB_LEN], uint32_t wb_ms, uint64_t wb_id,
-                       uint64_t dom_room);
-int proto_open_wb_get(const struct proto_tblob *b, uint32_t *wb_ms, uint64_t *wb_id,
-                      uint64_t *dom_room);
+ * -EBADMSG when it has another length than PROTO_OPEN_WB_LEN or (from a
+ * peer of before ranges: no range) PROTO_OPEN_WB_LEN_V1. */
+struct proto_open_wb {
+    uint32_t ms;       /* the grant's term (0: refused) */
+    uint64_t id;       /* its number */
+    uint64_t dom_room; /* what the Data-on-MDT records may still grow by */
+    uint64_t ino_lo;   /* a range of inode numbers for this client (0: none) */
+    uint32_t ino_n;    /* its length */
+};
+void proto_open_wb_put(uint8_t out[PROTO_OPEN_WB_LEN], const struct proto_open_wb *w);
+int proto_open_wb_get(const struct proto_tblob *b, struct proto_open_wb *w);
 
 #endif

@@ -570,6 +570,27 @@ int proto_dom_writes_item_get(struct proto_dec *d, struct proto_dom_writes_item 
     return d->err ? -EBADMSG : 0;
 }
 
+void proto_dom_create_put(struct proto_enc *e, const struct proto_dom_create *c)
+{
+    proto_put_U16(e, &c->item);
+    proto_put_U64(e, &c->parent);
+    proto_put_STR(e, &c->name);
+    proto_put_U32(e, &c->mode);
+    proto_put_U32(e, &c->flags);
+    proto_put_CRED(e, &c->cred);
+}
+
+int proto_dom_create_get(struct proto_dec *d, struct proto_dom_create *c)
+{
+    proto_get_U16(d, &c->item);
+    proto_get_U64(d, &c->parent);
+    proto_get_STR(d, &c->name);
+    proto_get_U32(d, &c->mode);
+    proto_get_U32(d, &c->flags);
+    proto_get_CRED(d, &c->cred);
+    return d->err ? -EBADMSG : 0;
+}
+
 void proto_result_put(struct proto_enc *e, int32_t status, struct proto_blob rep)
 {
     proto_put_I32(e, &status);
@@ -583,26 +604,29 @@ int proto_result_get(struct proto_dec *d, int32_t *status, struct proto_blob *re
     return d->err ? -EBADMSG : 0;
 }
 
-void proto_open_wb_put(uint8_t out[PROTO_OPEN_WB_LEN], uint32_t wb_ms, uint64_t wb_id,
-                       uint64_t dom_room)
+void proto_open_wb_put(uint8_t out[PROTO_OPEN_WB_LEN], const struct proto_open_wb *w)
 {
-    proto_put_le32(out, wb_ms);
-    proto_put_le64(out + 4, wb_id);
-    proto_put_le64(out + 12, dom_room);
+    proto_put_le32(out, w->ms);
+    proto_put_le64(out + 4, w->id);
+    proto_put_le64(out + 12, w->dom_room);
+    proto_put_le64(out + 20, w->ino_lo);
+    proto_put_le32(out + 28, w->ino_n);
 }
 
-int proto_open_wb_get(const struct proto_tblob *b, uint32_t *wb_ms, uint64_t *wb_id,
-                      uint64_t *dom_room)
+int proto_open_wb_get(const struct proto_tblob *b, struct proto_open_wb *w)
 {
-    *wb_ms = 0;
-    *wb_id = *dom_room = 0;
+    memset(w, 0, sizeof(*w));
     if (b->absent || b->len == 0)
         return -ENODATA;
-    if (b->len != PROTO_OPEN_WB_LEN)
+    if (b->len != PROTO_OPEN_WB_LEN && b->len != PROTO_OPEN_WB_LEN_V1)
         return -EBADMSG;
-    *wb_ms = proto_le32(b->p);
-    *wb_id = proto_le64(b->p + 4);
-    *dom_room = proto_le64(b->p + 12);
+    w->ms = proto_le32(b->p);
+    w->id = proto_le64(b->p + 4);
+    w->dom_room = proto_le64(b->p + 12);
+    if (b->len == PROTO_OPEN_WB_LEN) {
+        w->ino_lo = proto_le64(b->p + 20);
+        w->ino_n = proto_le32(b->p + 28);
+    }
     return 0;
 }
 

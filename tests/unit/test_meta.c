@@ -2206,7 +2206,7 @@ static void test_dom_write_n(void **state)
     }
     crcs[2][0] ^= 1;
     for (int round = 0; round < 2; round++) {
-        assert_int_equal(meta_op_dom_write_n(N, rqp, q, r, rc), 0);
+        assert_int_equal(meta_op_dom_write_n(N, rqp, q, NULL, r, rc), 0);
         assert_int_equal(rc[0], 0);
         assert_int_equal(rc[1], -ESTALE);
         assert_int_equal(rc[2], -EIO);
@@ -2236,7 +2236,7 @@ static void test_dom_write_n(void **state)
     rq[1].bulk_len = 5000;
     memset(data[0], 'y', sizeof(data[0]));
     proto_csum_fill(0, data[0], 20000, crcs[0]);
-    assert_int_equal(meta_op_dom_write_n(2, rqp, q, r, rc), 0);
+    assert_int_equal(meta_op_dom_write_n(2, rqp, q, NULL, r, rc), 0);
     assert_int_equal(rc[0], 0);
     assert_int_equal(rc[1], -ENOSPC);
     assert_int_equal(attr_of(f, b).size, 10000);

@@ -542,27 +542,39 @@ static void test_open_wb(void **state)
     make_open_rep(&r);
     size_t rold = encode_open_rep(&r, wire, sizeof(wire));
     uint8_t grant[PROTO_OPEN_WB_LEN];
-    proto_open_wb_put(grant, 10000, 0x0102030405060708ull, 17ull << 30);
+    struct proto_open_wb w = {.ms = 10000,
+                              .id = 0x0102030405060708ull,
+                              .dom_room = 17ull << 30,
+                              .ino_lo = (3ull << 48) | 4096,
+                              .ino_n = 1024};
+    proto_open_wb_put(grant, &w);
     r.wb = (struct proto_tblob){grant, sizeof(grant), false};
     len = encode_open_rep(&r, wire, sizeof(wire));
     assert_int_equal(len, rold + 4 + PROTO_OPEN_WB_LEN);
     proto_dec_init(&d, wire, len);
     assert_int_equal(proto_dec_open_rep(&d, &r2), 0);
-    uint32_t ms;
-    uint64_t id, room;
-    assert_int_equal(proto_open_wb_get(&r2.wb, &ms, &id, &room), 0);
-    assert_int_equal(ms, 10000);
-    assert_int_equal(id, 0x0102030405060708ull);
-    assert_int_equal(room, 17ull << 30);
+    struct proto_open_wb w2;
+    assert_int_equal(proto_open_wb_get(&r2.wb, &w2), 0);
+    assert_int_equal(w2.ms, 10000);
+    assert_int_equal(w2.id, 0x0102030405060708ull);
+    assert_int_equal(w2.dom_room, 17ull << 30);
+    assert_int_equal(w2.ino_lo, (3ull << 48) | 4096);
+    assert_int_equal(w2.ino_n, 1024);
     /* Little-endian on the wire: the term first. */
     assert_int_equal(proto_le32(wire + rold + 4), 10000);
+    /* A peer of before ranges sends the first 20 bytes: no range. */
+    struct proto_tblob v1 = {grant, PROTO_OPEN_WB_LEN_V1, false};
+    assert_int_equal(proto_open_wb_get(&v1, &w2), 0);
+    assert_int_equal(w2.dom_room, 17ull << 30);
+    assert_int_equal(w2.ino_lo, 0);
+    assert_int_equal(w2.ino_n, 0);
     proto_dec_init(&d, wire, rold);
     assert_int_equal(proto_dec_open_rep(&d, &r2), 0);
-    assert_int_equal(proto_open_wb_get(&r2.wb, &ms, &id, &room), -ENODATA);
-    assert_int_equal(ms, 0);
+    assert_int_equal(proto_open_wb_get(&r2.wb, &w2), -ENODATA);
+    assert_int_equal(w2.ms, 0);
     struct proto_tblob odd = {grant, sizeof(grant) - 1, false};
-    assert_int_equal(proto_open_wb_get(&odd, &ms, &id, &room), -EBADMSG);
-    assert_int_equal(ms, 0);
+    assert_int_equal(proto_open_wb_get(&odd, &w2), -EBADMSG);
+    assert_int_equal(w2.ms, 0);
 }
 
 static void test_open_rep_roundtrip(void **state)

@@ -19,6 +19,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <linux/fs.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -226,6 +227,113 @@ int meta_op_open(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_req *out = (struct meta_req *)rq;
     out->out_bulk = a.dom;
     out->out_bulk_len = a.dom_n;
+    return 0;
+}
+
+struct range_arg {
+    uint64_t client, lo;
+};
+
+/* The client's last range becomes its previous one, a new one its last. */
+static int range_txn(struct meta_txn *t, void *arg)
+{
+    struct range_arg *a = arg;
+    struct meta_dlg d;
+    int rc = meta_dlg_get(t, a->client, &d);
+    if (rc == -EUCLEAN) {
+        log_warn("MDT%04x: the inode ranges of client %016" PRIx64 " were damaged; they start "
+                 "again",
+                 meta_store_mdt(t->store), a->client);
+        memset(&d, 0, sizeof(d));
+    } else if (rc) {
+        return rc;
+    }
+    if ((rc = meta_alloc_ino_range(t, META_DLG_INOS, &a->lo)))
+        return rc;
+    d.lo[0] = d.lo[1];
+    memcpy(d.used[0], d.used[1], sizeof(d.used[0]));
+    d.lo[1] = a->lo;
+    memset(d.used[1], 0, sizeof(d.used[1]));
+    return meta_dlg_put(t, a->client, &d);
+}
+
+int meta_op_ino_range(const struct meta_req *rq, uint64_t client, uint64_t *lo)
+{
+    struct range_arg a = {client, 0};
+    int rc = meta_store_write(rq->ctx->store, rq, range_txn, &a);
+    *lo = rc ? 0 : a.lo;
+    return rc;
+}
+
+/* Mark ino used in client's ranges: 0, or -ESTALE when it is in none of
+ * them or was used before. */
+static int take_number(struct meta_txn *t, uint64_t client, uint64_t ino)
+{
+    struct meta_dlg d;
+    int rc = meta_dlg_get(t, client, &d);
+    if (rc)
+        return rc == -EUCLEAN ? -ESTALE : rc;
+    for (int k = 1; k >= 0; k--) {
+        if (!d.lo[k] || ino < d.lo[k] || ino - d.lo[k] >= META_DLG_INOS)
+            continue;
+        uint64_t bit = ino - d.lo[k];
+        uint8_t *byte = &d.used[k][bit / 8];
+        if (*byte & (1u << (bit % 8)))
+            return -ESTALE;
+        *byte |= (uint8_t)(1u << (bit % 8));
+        return meta_dlg_put(t, client, &d);
+    }
+    return -ESTALE;
+}
+
+int meta_create_numbered(struct meta_txn *t, struct meta_ctx *c, uint64_t client,
+                         const struct proto_dom_create *mk, uint64_t ino, struct proto_open_rep *r)
+{
+    char name[PROTO_MAX_STR + 1];
+    int rc = proto_str_copy(&mk->name, name, sizeof(name));
+    if (rc)
+        return rc;
+    if (!name[0] || strchr(name, '/'))
+        return -EINVAL; /* one name, as the client's cache decided it */
+    struct walk w = {.links_left = META_MAX_SYMLINKS};
+    if ((rc = meta_walk_parent(t, &mk->cred, mk->parent, name, &w)))
+        return rc;
+    if (w.self || w.must_dir)
+        return -EEXIST;
+    uint64_t had;
+    struct meta_inode in;
+    rc = meta_dentry_get(t, w.dir, w.name, &had, NULL);
+    if (rc == 0 && had == ino) {
+        /* Made before: this is the request sent again. */
+        if ((rc = meta_inode_get_here(t, ino, &in)))
+            return rc;
+        meta_inode_attr(&in, &r->attr);
+        layout_copy(&r->layout, &in.layout);
+        r->created = 1;
+        r->marked = (in.flags & META_F_OBJECTS) != 0;
+        return 0;
+    }
+    if (rc != -ENOENT)
+        return rc ? rc : -EEXIST;
+    if ((rc = meta_valid_name(w.name)) || (rc = meta_may_add(&w, &mk->cred)))
+        return rc;
+    /* The number is free: numbers of a range are never handed out again. */
+    if (proto_ino_mdt(ino) != meta_store_mdt(t->store))
+        return -ESTALE;
+    if ((rc = meta_inode_get_here(t, ino, &in)) != -ENOENT)
+        return rc ? rc : -ESTALE;
+    meta_init_inode(&in, ino, S_IFREG | (mk->mode & 07777), &mk->cred, &w.din);
+    if ((mk->flags & O_ACCMODE) != O_RDONLY)
+        in.flags |= META_F_OBJECTS; /* as create_or_get */
+    if ((rc = meta_new_file_layout(c, &w.din, 0, 0, -1, &in.layout)) ||
+        (rc = take_number(t, client, ino)) ||
+        (rc = meta_dentry_add(t, w.dir, w.name, ino, DT_REG)) || (rc = meta_inode_put(t, &in)) ||
+        (rc = meta_touch_dir(t, &w.din, 0)))
+        return rc;
+    meta_inode_attr(&in, &r->attr);
+    layout_copy(&r->layout, &in.layout);
+    r->created = 1;
+    r->marked = (in.flags & META_F_OBJECTS) != 0;
     return 0;
 }
 

@@ -15,6 +15,7 @@
  * migration copies again before it swaps.
  */
 #include "dom.h"
+#include "create.h"
 
 #include "../../common/log.h"
 #include "../../proto/csum.h"
@@ -171,14 +172,27 @@ struct writes_arg {
     uint32_t n;
     const struct meta_req *const *rqs;
     const struct proto_dom_write_req *qs;
+    const struct meta_dom_mk *mk;
     struct proto_dom_write_rep *rs;
     int *rcs;
 };
 
+/* Why item i may not be written: a create of its file earlier in the list
+ * failed (its number then names no file, and a write would go to a
+ * record without one). */
+static int create_failed(const struct writes_arg *w, uint32_t i)
+{
+    for (uint32_t k = 0; w->mk && k < i; k++)
+        if (w->mk->items[k] && w->qs[k].ino == w->qs[i].ino && w->rcs[k])
+            return w->rcs[k];
+    return 0;
+}
+
 /* The writes of a DOM_WRITES in one transaction, each as its own request
- * (its leases are its own: t->req), those not already failed. One that
- * fails before it wrote anything fails alone; one that fails after (the
- * store's own error) fails the transaction. */
+ * (its leases are its own: t->req), those not already failed, and the
+ * files its creates make. One that fails before it wrote anything fails
+ * alone; one that fails after (the store's own error) fails the
+ * transaction. */
 static int writes_txn(struct meta_txn *t, void *arg)
 {
     struct writes_arg *w = arg;
@@ -186,12 +200,15 @@ static int writes_txn(struct meta_txn *t, void *arg)
     bool any = false;
     int rc = 0;
     for (uint32_t i = 0; i < w->n && rc == 0; i++) {
-        if (w->rcs[i])
+        const struct proto_dom_create *mk = w->mk ? w->mk->items[i] : NULL;
+        if (w->rcs[i] || (!mk && (w->rcs[i] = create_failed(w, i))))
             continue;
         struct dom_arg a = {w->rqs[i], &w->qs[i], &w->rs[i]};
         t->req = w->rqs[i];
         t->wrote = false;
-        w->rcs[i] = write_txn(t, &a);
+        w->rcs[i] = mk ? meta_create_numbered(t, w->rqs[i]->ctx, w->mk->client, mk, w->qs[i].ino,
+                                              &w->mk->reps[i])
+                       : write_txn(t, &a);
         if (w->rcs[i] && t->wrote)
             rc = w->rcs[i];
         any = any || t->wrote;
@@ -202,21 +219,18 @@ static int writes_txn(struct meta_txn *t, void *arg)
 }
 
 int meta_op_dom_write_n(uint32_t n, const struct meta_req *const *rqs,
-                        const struct proto_dom_write_req *qs, struct proto_dom_write_rep *rs,
-                        int *rcs)
+                        const struct proto_dom_write_req *qs, const struct meta_dom_mk *mk,
+                        struct proto_dom_write_rep *rs, int *rcs)
 {
     if (n == 0)
         return -EINVAL;
     for (uint32_t i = 0; i < n; i++)
-        rcs[i] = write_check(rqs[i], &qs[i]);
-    struct writes_arg w = {n, rqs, qs, rs, rcs};
+        rcs[i] = mk && mk->items[i] ? 0 : write_check(rqs[i], &qs[i]);
+    struct writes_arg w = {n, rqs, qs, mk, rs, rcs};
     int rc = meta_store_write(rqs[0]->ctx->store, rqs[0], writes_txn, &w);
-    for (uint32_t i = 0; rc == 0 && i < n; i++) {
-        if (rcs[i] == -EAGAIN) /* one to wait for: alone, as a DOM_WRITE waits */
-            rcs[i] = meta_op_dom_write(rqs[i], &qs[i], &rs[i]);
-        else
+    for (uint32_t i = 0; rc == 0 && i < n; i++)
+        if (!mk || !mk->items[i])
             rcs[i] = write_end(rqs[i], &qs[i], rcs[i]);
-    }
     return rc;
 }
 

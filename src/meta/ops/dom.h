@@ -16,11 +16,20 @@
 #define META_DOM_BUF      (META_DOM_READ_MAX + (META_DOM_READ_MAX / (32u << 10) + 2) * 4)
 int meta_op_dom_write(const struct meta_req *rq, const void *q, void *r);
 int meta_op_dom_read(const struct meta_req *rq, const void *q, void *r);
+/* The files a DOM_WRITES makes (its creates): items[i] the one item i
+ * makes (NULL: item i is a write), in ranges handed to client. */
+struct meta_dom_mk {
+    uint64_t client;
+    const struct proto_dom_create *items[PROTO_MAX_DOM_WRITES];
+    struct proto_open_rep *reps; /* reps[i]: what item i's create made, as an OPEN says it */
+};
 /* n DOM_WRITEs (DOM_WRITES), each with its own request context (its bulk,
- * its leases), made in one transaction: each one's result in rcs[i];
- * returns an error only when none could be made (the store failed). */
+ * its leases), made in one transaction, and the files mk (NULL: none)
+ * makes, each before the items after it: each one's result in rcs[i] (a
+ * write of a file whose create failed fails as it did); returns an error
+ * only when none could be made (the store failed). */
 int meta_op_dom_write_n(uint32_t n, const struct meta_req *const *rqs,
-                        const struct proto_dom_write_req *qs, struct proto_dom_write_rep *rs,
-                        int *rcs);
+                        const struct proto_dom_write_req *qs, const struct meta_dom_mk *mk,
+                        struct proto_dom_write_rep *rs, int *rcs);
 
 #endif

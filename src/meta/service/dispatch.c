@@ -107,17 +107,28 @@ static void after_open(struct mdt_service *m, const struct net_req *req, const v
 {
     const struct proto_open_req *q = qv;
     struct proto_open_rep *r = rv;
-    uint64_t id = 0, held = 0;
+    uint64_t held = 0;
     if (!r->created || q->wb.len != 1 || !(q->wb.p[0] & PROTO_OPEN_WANT_WB))
         return;
     uint8_t *out = net_scratch((struct net_req *)req, PROTO_OPEN_WB_LEN);
     if (!out)
         return;
-    uint32_t ms = lease_wb_grant_since(m->leases, req->hdr.client_id, req->entered, &id);
-    if (ms && meta_store_dom_total(m->store, &held))
-        ms = 0; /* the room unknown: no grant said */
+    struct proto_open_wb w = {0};
+    w.ms = lease_wb_grant_since(m->leases, req->hdr.client_id, req->entered, &w.id);
+    if (w.ms && meta_store_dom_total(m->store, &held))
+        w.ms = 0; /* the room unknown: no grant said */
+    if (!w.ms)
+        w.id = 0;
     uint64_t max = m->ctx.dom_max;
-    proto_open_wb_put(out, ms, ms ? id : 0, max > held ? max - held : 0);
+    w.dom_room = max > held ? max - held : 0;
+    /* Numbers to create files behind with (create.h); none is no harm:
+     * the client makes its files the ordinary way. */
+    if (q->wb.p[0] & PROTO_OPEN_WANT_INOS) {
+        struct meta_req rq = {.ctx = &m->ctx, .wait_ns = &((struct net_req *)req)->wait_ns};
+        if (meta_op_ino_range(&rq, req->hdr.client_id, &w.ino_lo) == 0)
+            w.ino_n = META_DLG_INOS;
+    }
+    proto_open_wb_put(out, &w);
     r->wb = (struct proto_tblob){out, PROTO_OPEN_WB_LEN, false};
 }
 
@@ -302,6 +313,9 @@ static int h_unlinks(void *p, struct net_req *req, struct net_rep *rep)
 /* DOM_WRITES (msg_layout.h): each item served as a DOM_WRITE of its slice
  * of the bulk, with its own leases, all of them in one transaction. */
 struct dom_writes {
+    struct proto_dom_create c[PROTO_MAX_DOM_WRITES];
+    struct meta_dom_mk mk;
+    struct proto_open_rep mkr[PROTO_MAX_DOM_WRITES];
     struct proto_dom_write_req q[PROTO_MAX_DOM_WRITES];
     struct proto_dom_write_rep r[PROTO_MAX_DOM_WRITES];
     struct meta_req rq[PROTO_MAX_DOM_WRITES];
@@ -310,20 +324,43 @@ struct dom_writes {
     int rc[PROTO_MAX_DOM_WRITES];
 };
 
+/* The creates of q into w->mk: how many, or -EINVAL for a list that does
+ * not parse or whose items are not in rising order. */
+static int dom_creates_parse(struct dom_writes *w, const struct proto_dom_writes_req *q,
+                             uint64_t client)
+{
+    struct proto_dec d;
+    proto_dec_init(&d, q->creates.p, q->creates.absent ? 0 : q->creates.len);
+    w->mk.client = client;
+    w->mk.reps = w->mkr;
+    int n = 0;
+    for (int last = -1; d.off < d.len; last = w->c[n++].item)
+        if (n == PROTO_MAX_DOM_WRITES || proto_dom_create_get(&d, &w->c[n]) ||
+            w->c[n].item >= PROTO_MAX_DOM_WRITES || (int)w->c[n].item <= last)
+            return -EINVAL;
+    for (int i = 0; i < n; i++)
+        w->mk.items[w->c[i].item] = &w->c[i];
+    return n;
+}
+
 /* The items of q into d, each with its slice of the request's bulk: their
  * count, or -EINVAL for a list that does not parse, is empty or too long,
- * or whose lengths are not the bulk's. */
+ * whose lengths are not the bulk's, or whose creates do not fit it (one
+ * past its end, or bytes with a create). */
 static int dom_writes_parse(struct dom_writes *w, void *p, struct net_req *req,
                             const struct proto_dom_writes_req *q)
 {
+    int nmk = dom_creates_parse(w, q, req->hdr.client_id);
+    if (nmk < 0)
+        return nmk;
     struct proto_dec d;
     proto_dec_init(&d, q->items.p, q->items.len);
     uint32_t n = 0;
     uint64_t at = 0;
     while (d.off < d.len) {
         struct proto_dom_writes_item it;
-        if (n == PROTO_MAX_DOM_WRITES || proto_dom_writes_item_get(&d, &it) || it.len == 0 ||
-            it.len > req->bulk_len - at)
+        if (n == PROTO_MAX_DOM_WRITES || proto_dom_writes_item_get(&d, &it) ||
+            (it.len == 0) != (w->mk.items[n] != NULL) || it.len > req->bulk_len - at)
             return -EINVAL;
         w->q[n] = (struct proto_dom_write_req){.cred = q->cred,
                                                .ino = it.ino,
@@ -340,6 +377,9 @@ static int dom_writes_parse(struct dom_writes *w, void *p, struct net_req *req,
         at += it.len;
         n++;
     }
+    for (uint32_t i = n; nmk && i < PROTO_MAX_DOM_WRITES; i++)
+        if (w->mk.items[i])
+            return -EINVAL; /* a create of no item */
     return n && at == req->bulk_len ? (int)n : -EINVAL;
 }
 
@@ -355,18 +395,27 @@ static int h_dom_writes(void *p, struct net_req *req, struct net_rep *rep)
     uint32_t n = rc > 0 ? (uint32_t)rc : 0;
     for (uint32_t i = 0; i < n; i++)
         leasing_begin(p, &w->ls[i]);
-    rc = n ? meta_op_dom_write_n(n, w->rqp, w->q, w->r, w->rc) : rc;
+    rc = n ? meta_op_dom_write_n(n, w->rqp, w->q, &w->mk, w->r, w->rc) : rc;
     /* What was made revokes other clients' leases, whatever the reply. */
     for (uint32_t i = 0; i < n; i++)
-        leasing_end(p, &w->ls[i], req->hdr.client_id, rc ? rc : w->rc[i], NULL, 0, &w->r[i].leases);
+        leasing_end(p, &w->ls[i], req->hdr.client_id, rc ? rc : w->rc[i], NULL, 0,
+                    w->mk.items[i] ? &w->mkr[i].leases : &w->r[i].leases);
     uint8_t *buf = rc == 0 ? net_scratch(req, PROTO_MAX_REP_PAYLOAD - 64) : NULL;
     if (rc == 0 && !buf)
         rc = -ENOMEM; /* made: the client sends it again, and it is made once */
     struct proto_enc res;
     proto_enc_init(&res, buf, buf ? PROTO_MAX_REP_PAYLOAD - 64 : 0);
     const struct proto_codec *codec = proto_codec(PROTO_OP_DOM_WRITE);
-    for (uint32_t i = 0; rc == 0 && i < n; i++)
-        result_put(&res, w->rc[i], codec, &w->r[i]);
+    const struct proto_codec *mk_codec = proto_codec(PROTO_OP_OPEN);
+    for (uint32_t i = 0; rc == 0 && i < n; i++) {
+        if (w->mk.items[i]) {
+            /* A create's reply is an OPEN's, without bytes or a grant. */
+            w->mkr[i].wb = (struct proto_tblob){NULL, 0, true};
+            result_put(&res, w->rc[i], mk_codec, &w->mkr[i]);
+        } else {
+            result_put(&res, w->rc[i], codec, &w->r[i]);
+        }
+    }
     free(w);
     if (rc)
         return rc;

@@ -7,6 +7,7 @@
  *   xattrs   key ino + name                          value: the xattr value
  *   links    key ino                                 value: symlink target
  *   info     "next_ino", "mdt"                       counters and identity
+ *            "dlg" + client id (8, BE)               numbers handed to a client (meta_dlg)
  *   intents  key transaction id (8, BE)              value: an open cross-MDT operation
  *   pending  key ino (8, BE)                         value: none; its objects wait to go
  *   gone     key tombstone id (8, BE)                value: an archived file's object, its
@@ -33,6 +34,7 @@
 #include <sys/statvfs.h>
 
 #define BATCH_MAX 512
+_Static_assert(META_BATCH_INOS >= BATCH_MAX, "a batch's creates have numbers");
 
 #define WCACHE_SLOTS 8192
 
@@ -156,13 +158,14 @@ void *meta_store_owner(const struct meta_store *s)
 
 #define INO_RESERVE 65536
 
-/* Make sure the batch can hand out BATCH_MAX inode numbers without touching
- * the counter record: reserve a range in the parent transaction. Creates
+/* Make sure the batch can hand out BATCH_MAX inode numbers, and two ranges
+ * to clients (meta_alloc_ino_range), without touching the counter record:
+ * reserve a range in the parent transaction. Creates
  * then cost no write to the info database, and a child that aborts merely
  * skips a number. */
 static int reserve_inos(struct meta_store *s, MDB_txn *txn)
 {
-    if (s->ino_limit && s->ino_limit - s->ino_next >= BATCH_MAX)
+    if (s->ino_limit && s->ino_limit - s->ino_next >= META_BATCH_INOS + 2 * META_DLG_INOS)
         return 0;
     MDB_val k = {8, "next_ino"}, v;
     uint64_t next = 2; /* 1 is the root of MDT 0 */

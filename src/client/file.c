@@ -123,9 +123,14 @@ static bool create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const c
     struct proto_attr dir;
     uint64_t ino, grant;
     if ((flags & NOT_BEHIND) || !fs->mdc ||
-        !mdc_create_new(fs->mdc, parent, mdt, name, cred, &dir) ||
         !wb_create_begin(fs, mdt, parent, &ino, &f->layout, &grant))
         return false;
+    /* The name is taken in the cache with the check: another thread's
+     * create of it then goes the ordinary way, which waits for this one. */
+    if (!mdc_create_new(fs->mdc, parent, mdt, name, cred, ino, &dir)) {
+        wb_behind_end(fs); /* the number goes unused */
+        return false;
+    }
     struct io_mk mk = {.parent = parent,
                        .mode = mode & 07777,
                        .flags = (uint32_t)(flags & O_ACCMODE),
@@ -146,6 +151,7 @@ static bool create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const c
     wb_behind_end(fs);
     if (rc) {
         /* Its number goes unused; the ordinary way makes it. */
+        mdc_forget_all(fs->mdc);
         pthread_cond_destroy(&f->marked);
         pthread_mutex_destroy(&f->hsm_lock);
         pthread_mutex_destroy(&f->ra_lock);
@@ -157,7 +163,7 @@ static bool create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const c
     /* The MDT marks a file a writer creates (create_or_get). */
     if ((flags & O_ACCMODE) != O_RDONLY)
         f->mark = MARK_DONE;
-    mdc_created(fs->mdc, parent, mdt, name, ino);
+    wb_create_done(fs, 1, false);
     if (attr)
         *attr = mk.said;
     return true;
@@ -234,8 +240,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
             *out = f;
             return 0;
         }
-        if (q.wb.len)
-            want |= wb_want_inos(fs, mdt);
+        if (q.wb.len && (want |= wb_want_inos(fs, mdt)) & PROTO_OPEN_WANT_INOS)
+            pass = false; /* the creates of the ranges the MDT will forget go first */
     }
     int64_t sent = mdc_clock_ms();
     uint64_t ns_ep = atomic_load(&fs->ns_epoch);

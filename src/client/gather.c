@@ -61,8 +61,8 @@
 
 enum { G_FREE, G_FILLING, G_READY, G_SENDING };
 
-/* Which buffers a wait is for. */
-enum { W_ALL, W_OWN, W_BEHIND };
+/* Which buffers a wait is for (W_CREATE: behind buffers that create). */
+enum { W_ALL, W_OWN, W_BEHIND, W_CREATE };
 
 struct gbuf {
     int state;
@@ -238,10 +238,10 @@ static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
             items[i].mk_rc = items[i].mk ? -EAGAIN : 0;
         }
         /* A file to make has no other way: its request goes again alone,
-         * once, unless it was alone already. */
+         * once (the MDT knows a create it made by its name and number). */
         for (uint32_t i = 0; rc && i < n; i++) {
-            int one = items[i].mk && n > 1 ? io_dom_writes(g->fs, bs[0]->mdt, &items[i], 1) : rc;
-            if (one && items[i].mk)
+            int one = items[i].mk ? io_dom_writes(g->fs, bs[0]->mdt, &items[i], 1) : 0;
+            if (one)
                 items[i].rc = items[i].mk_rc = one;
         }
     }
@@ -338,6 +338,8 @@ static struct gbuf *free_buf(struct gather *g)
 /* Whether buffer b is one a wait of kind w is for. */
 static bool waits_for(const struct gbuf *b, int w)
 {
+    if (w == W_CREATE)
+        return b->mk != NULL;
     return w == W_ALL || (w == W_BEHIND) == b->behind;
 }
 
@@ -462,8 +464,17 @@ static struct gbuf *joins(struct gather *g, stria_file_t *f, uint64_t ino, const
         struct layout_piece lp;
         if (b->state == G_READY && b->mk && b->ino == ino && b->f == f && b->off + b->len == off &&
             b->len + len <= GATHER_CAP &&
-            layout_map(l, b->off, b->len + len, &lp) == LAYOUT_ON_MDT && lp.len == b->len + len)
+            layout_map(l, b->off, b->len + len, &lp) == LAYOUT_ON_MDT && lp.len == b->len + len) {
+            /* Not past a later write of the file that these bytes overlap:
+             * they would land before it. */
+            for (int k = 0; k < GATHER_BUFS; k++) {
+                const struct gbuf *o = &g->b[k];
+                if (o->state != G_FREE && o->ino == ino && o->seq > b->seq && o->off < off + len &&
+                    off < o->off + o->len)
+                    return NULL;
+            }
             return b;
+        }
     }
     return NULL;
 }
@@ -571,7 +582,7 @@ static bool drain(stria_fs_t *fs, uint64_t ino, int w)
     if (!g || atomic_load(&g->used) == 0)
         return false;
     /* A thread waiting for buffers it may be sending would wait for ever. */
-    if (w == W_BEHIND && sending_here)
+    if ((w == W_BEHIND || w == W_CREATE) && sending_here)
         return false;
     pthread_mutex_lock(&g->lock);
     bool any = pending(g, ino, 0, UINT64_MAX, g->seq, w);
@@ -594,6 +605,11 @@ void gather_drain_own(stria_fs_t *fs, uint64_t ino)
 bool gather_drain_behind(stria_fs_t *fs, uint64_t ino)
 {
     return drain(fs, ino, W_BEHIND);
+}
+
+bool gather_drain_creates(stria_fs_t *fs)
+{
+    return drain(fs, 0, W_CREATE);
 }
 
 void gather_detach(stria_fs_t *fs, stria_file_t *f)

@@ -57,6 +57,8 @@ uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt);
  * while it waits (gather_behind), and which every wait for the file's
  * buffers waits for. 0, or -EAGAIN (no buffer: create it the ordinary
  * way). */
+/* Wait for every create queued so far (gather_create) to be sent. */
+bool gather_drain_creates(stria_fs_t *fs);
 int gather_create(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
                   uint32_t mdt, const struct io_mk *mk);
 /* f closes: its bytes written behind go on without it (a failure is

@@ -82,13 +82,7 @@ static void created(stria_fs_t *fs, int64_t sent, struct io_dom_item *it, int32_
 {
     it->mk_rc = st;
     if (st) {
-        it->rc = st; /* its bytes had no file to go to */
-        log_warn("the create of '%s' in directory %" PRIx64 " (inode %" PRIx64 "), made "
-                 "behind, failed: %s",
-                 it->mk->name, it->mk->parent, it->ino, log_err(st));
-        if (fs->mdc)
-            mdc_forget_all(fs->mdc); /* the name it holds is not there */
-        wb_create_done(fs, st, false);
+        it->rc = st; /* its bytes had no file to go to (the sender says so) */
         return;
     }
     const struct proto_attr *a = &r->attr, *said = &it->mk->said;

@@ -653,8 +653,9 @@ void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
 }
 
 bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
-                    const struct proto_cred *cred, struct proto_attr *dir)
+                    const struct proto_cred *cred, uint64_t child, struct proto_attr *dir)
 {
+    int64_t now_ns = (int64_t)util_now_real_ns();
     bool yes = false;
     int64_t now = mdc_clock_ms();
     size_t len = strlen(name);
@@ -667,22 +668,14 @@ bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *na
         yes = !(c && c->mdt == mdt && c->epoch == p->epoch && c->child);
         *dir = pp->attr;
     }
-    pthread_mutex_unlock(&m->lock);
-    return yes;
-}
-
-void mdc_created(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name, uint64_t child)
-{
-    int64_t now_ns = (int64_t)util_now_real_ns();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = mdc_rec_find(m, parent, mdt);
-    if (r) {
-        name_set(m, r, name, child);
-        /* The directory's times move as the MDT's will (unlinked, above). */
-        if (r->have_attr)
-            r->attr.mtime_ns = r->attr.ctime_ns = now_ns;
+    if (yes) {
+        name_set(m, p, name, child);
+        /* The directory's times move as the MDT's will (mdc_unlinked). */
+        if (p->have_attr)
+            p->attr.mtime_ns = p->attr.ctime_ns = now_ns;
     }
     pthread_mutex_unlock(&m->lock);
+    return yes;
 }
 
 void mdc_forget_all(struct mdc *m)

@@ -195,15 +195,14 @@ void mdc_update(struct mdc *m, const struct mdc_update *u);
  * times move. */
 void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name, uint64_t child);
 /* Whether name is surely not in parent's part on mdt (complete, leased)
- * and cred may add names there (write and search); *dir then holds the
- * attributes that say who may (the directory's mode, owner, group). */
+ * and cred may add names there (write and search); if so, this client
+ * creates it behind (wb.h) as child, not told to the MDT yet: the name
+ * holds child from now, and the directory's times move, and *dir holds
+ * the attributes that say who may add names (mode, owner, group). child's
+ * own record comes with the MDT's reply; until then a lookup of it asks
+ * the MDT, which waits for the create. */
 bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
-                    const struct proto_cred *cred, struct proto_attr *dir);
-/* This client created name (child) in parent and has not told the MDT
- * yet (wb.h, files created behind): the name holds child, and the
- * directory's times move. child's own record comes with the MDT's reply;
- * until then a lookup of it asks the MDT, which waits for the create. */
-void mdc_created(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name, uint64_t child);
+                    const struct proto_cred *cred, uint64_t child, struct proto_attr *dir);
 /* A change's outcome is unknown (its connection broke): forget everything. */
 void mdc_forget_all(struct mdc *m);
 

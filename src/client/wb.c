@@ -93,6 +93,10 @@ struct wb {
         uint64_t ino_lo[2];
         uint32_t ino_n[2], ino_used[2];
         bool asking; /* an OPEN asking for a range is on its way */
+        /* An ask had no answer: the MDT may have handed a range this
+         * client never heard of, and then keeps only that and the one
+         * before it. The next range to come is then the only one used. */
+        bool unsure;
     } g[MDC_MAX_MDTS];
     /* What a create in a directory under a grant made (wb_template). */
     struct wb_tmpl {
@@ -477,8 +481,11 @@ void wb_flush(stria_fs_t *fs)
      * waiting for those could meet a sender of them waiting for its batch. */
     if (!w || pthread_equal(pthread_self(), w->thread))
         return;
+    /* A name known new may be one created behind: those go first always. */
     if (!passing)
         gather_drain_behind(fs, 0);
+    else
+        gather_drain_creates(fs);
     if (__atomic_load_n(&w->pending, __ATOMIC_ACQUIRE) == 0)
         return;
     pthread_mutex_lock(&w->lock);
@@ -608,7 +615,17 @@ void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)
     pthread_mutex_lock(&w->lock);
     struct wb_grant *g = &w->g[mdt];
     g->asking = false;
-    if (lo && n && proto_ino_mdt(lo) == mdt) {
+    if (!lo || !n || proto_ino_mdt(lo) != mdt) {
+        g->unsure = true;
+    } else if (g->unsure) {
+        /* Nothing of the older ranges is on its way (an ask waits for
+         * every create first), and the MDT may no longer know them. */
+        g->ino_lo[0] = lo;
+        g->ino_n[0] = n;
+        g->ino_used[0] = 0;
+        g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
+        g->unsure = false;
+    } else {
         /* The MDT now keeps this one and the last before it. */
         if (g->ino_lo[1] || g->ino_used[0] >= g->ino_n[0]) {
             g->ino_lo[0] = g->ino_lo[1];
@@ -662,15 +679,16 @@ bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *in
         g->ino_used[0] = g->ino_used[1];
         g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
     }
-    if (w->stop || w->no_create || !t || !held(w, mdt, mdc_clock_ms()) || t->grant != g->id ||
-        t->epoch != epoch || g->ino_used[0] >= g->ino_n[0]) {
+    /* Unlinks queued go by another queue: a create of the same name
+     * behind them could reach the MDT first. */
+    if (w->stop || w->no_create || w->pending || g->unsure || !t || !held(w, mdt, mdc_clock_ms()) ||
+        t->grant != g->id || t->epoch != epoch || g->ino_used[0] >= g->ino_n[0]) {
         pthread_mutex_unlock(&w->lock);
         return false;
     }
     *ino = g->ino_lo[0] + g->ino_used[0]++;
     layout_copy(l, &t->layout);
     *grant = g->id;
-    w->stats.created++;
     return true; /* locked until wb_behind_end */
 }
 
@@ -679,6 +697,10 @@ void wb_create_done(stria_fs_t *fs, int rc, bool differed)
     struct wb *w = fs->wb;
     if (!w)
         return;
+    if (rc == 1) {
+        __atomic_add_fetch(&w->stats.created, 1, __ATOMIC_RELAXED);
+        return;
+    }
     if (rc)
         __atomic_add_fetch(&w->stats.create_failed, 1, __ATOMIC_RELAXED);
     if (differed)
@@ -704,6 +726,7 @@ void wb_get_stats(stria_fs_t *fs, struct wb_stats *out)
     pthread_mutex_lock(&w->lock);
     *out = w->stats;
     out->failed = __atomic_load_n(&w->stats.failed, __ATOMIC_RELAXED);
+    out->created = __atomic_load_n(&w->stats.created, __ATOMIC_RELAXED);
     out->create_failed = __atomic_load_n(&w->stats.create_failed, __ATOMIC_RELAXED);
     out->create_differed = __atomic_load_n(&w->stats.create_differed, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&w->lock);

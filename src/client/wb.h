@@ -96,8 +96,10 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
  * left): when true, its number, layout and grant are set, and the caller
  * queues its create (gather_create) and then calls wb_behind_end, nothing
  * revoking the grant in between. wb_create_done: one create sent behind
- * failed (rc), or the MDT gave the file other attributes than this client
- * said it had (differed). */
+ * failed (rc < 0), one was made (rc 1), or the MDT gave the file other
+ * attributes than this client said it had (differed). An OPEN that asks
+ * for a range waits for every create queued before it (the MDT then
+ * forgets the oldest range it kept). */
 uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt);
 void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n);
 void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,

@@ -228,6 +228,21 @@ int meta_op_dom_write_n(uint32_t n, const struct meta_req *const *rqs,
         rcs[i] = mk && mk->items[i] ? 0 : write_check(rqs[i], &qs[i]);
     struct writes_arg w = {n, rqs, qs, mk, rs, rcs};
     int rc = meta_store_write(rqs[0]->ctx->store, rqs[0], writes_txn, &w);
+    /* A create to wait for (a name another operation holds): alone, as a
+     * DOM_WRITE waits, and then the writes of its file. */
+    for (uint32_t i = 0; rc == 0 && mk && i < n; i++) {
+        if (!mk->items[i] || rcs[i] != -EAGAIN)
+            continue;
+        struct meta_dom_mk one = {mk->client, {mk->items[i]}, &mk->reps[i]};
+        struct writes_arg a = {1, &rqs[i], &qs[i], &one, &rs[i], &rcs[i]};
+        rcs[i] = 0;
+        int orc = meta_run_waiting(rqs[i], META_RUN_WRITE, writes_txn, &a);
+        if (orc)
+            rcs[i] = orc;
+        for (uint32_t k = i + 1; k < n; k++)
+            if (!mk->items[k] && qs[k].ino == qs[i].ino && rcs[k] == -EAGAIN)
+                rcs[k] = rcs[i] ? rcs[i] : meta_op_dom_write(rqs[k], &qs[k], &rs[k]);
+    }
     for (uint32_t i = 0; rc == 0 && i < n; i++)
         if (!mk || !mk->items[i])
             rcs[i] = write_end(rqs[i], &qs[i], rcs[i]);

@@ -129,7 +129,10 @@ static void after_open(struct mdt_service *m, const struct net_req *req, const v
             w.ino_n = META_DLG_INOS;
     }
     proto_open_wb_put(out, &w);
-    r->wb = (struct proto_tblob){out, PROTO_OPEN_WB_LEN, false};
+    /* A client that asked for no range may be of before ranges: it reads
+     * the first PROTO_OPEN_WB_LEN_V1 bytes only. */
+    bool ranges = q->wb.p[0] & PROTO_OPEN_WANT_INOS;
+    r->wb = (struct proto_tblob){out, ranges ? PROTO_OPEN_WB_LEN : PROTO_OPEN_WB_LEN_V1, false};
 }
 
 /* One item's result of a list reply (UNLINKS, DOM_WRITES) into res:

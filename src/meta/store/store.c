@@ -165,7 +165,8 @@ void *meta_store_owner(const struct meta_store *s)
  * skips a number. */
 static int reserve_inos(struct meta_store *s, MDB_txn *txn)
 {
-    if (s->ino_limit && s->ino_limit - s->ino_next >= META_BATCH_INOS + 2 * META_DLG_INOS)
+    if (s->ino_limit && s->ino_limit > s->ino_next &&
+        s->ino_limit - s->ino_next >= META_BATCH_INOS + 2 * META_DLG_INOS)
         return 0;
     MDB_val k = {8, "next_ino"}, v;
     uint64_t next = 2; /* 1 is the root of MDT 0 */

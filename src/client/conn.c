@@ -15,6 +15,7 @@
 
 #include "../common/log.h"
 #include "../common/util.h"
+#include "mdcache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -23,6 +24,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -359,6 +361,39 @@ bool cl_op_resendable(enum cl_op op)
 bool cl_open_changes(const struct proto_open_req *q)
 {
     return (q->flags & (O_CREAT | O_TRUNC)) != 0;
+}
+
+bool cl_ns_change(stria_fs_t *fs, enum cl_op op, const void *q)
+{
+    struct proto_attr a;
+    switch (op) {
+    case CL_OP_open:
+    case CL_OP_mkdir:
+    case CL_OP_symlink:
+    case CL_OP_mknod:
+    case CL_OP_link:
+    case CL_OP_unlink:
+    case CL_OP_unlinks:
+    case CL_OP_setsize:
+    case CL_OP_layout_intent:
+    case CL_OP_destroyed:
+        return false;
+    case CL_OP_setattr:
+    case CL_OP_setxattr:
+    case CL_OP_removexattr: {
+        /* Only a directory's attributes say what a create in it gets:
+         * chmod, chown, utimens and xattrs of the files a program writes
+         * (tar, cp -p) leave the templates alone. A directory a template
+         * is of, or one the cache knows, is one. */
+        uint64_t ino = op == CL_OP_setattr    ? ((const struct proto_setattr_req *)q)->ino
+                       : op == CL_OP_setxattr ? ((const struct proto_setxattr_req *)q)->ino
+                                              : ((const struct proto_removexattr_req *)q)->ino;
+        return (fs->tmpl_dir && fs->tmpl_dir(fs, ino)) ||
+               (fs->mdc && mdc_getattr(fs->mdc, ino, &a) && S_ISDIR(a.mode));
+    }
+    default:
+        return !cl_op_resendable(op);
+    }
 }
 
 /* Slots for changes in flight, one bit each (slot 0 is "none" on the

@@ -100,6 +100,7 @@ struct stria_fs {
     /* Hooks of the layers above, set while they run (NULL: not running). */
     void (*before_mdt_call)(stria_fs_t *fs); /* MDT_CALL waits for it (wb.c: queued unlinks) */
     void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdc_chan.c) */
+    bool (*tmpl_dir)(stria_fs_t *fs, uint64_t ino); /* a create template is of ino (wb.c) */
     /* Removals still on their way from here (client.c): wait for them;
      * how many files there were. */
     unsigned (*flush_removals)(stria_fs_t *fs);
@@ -191,6 +192,12 @@ static inline bool cl_req_changes(const void *q)
 #define CL_REQ_CHANGES(q)                                                                          \
     _Generic((q), struct proto_open_req *: cl_open_changes,                                       \
              const struct proto_open_req *: cl_open_changes, default: cl_req_changes)(q)
+/* Whether change op (its request q) may change what a create in some
+ * directory gets (the directory's mode, group or default layout): bumps
+ * fs->ns_epoch. Not an OPEN, a new name, an unlink, nor a SETATTR or
+ * xattr change of an inode that is neither a directory the cache knows
+ * nor one a template is of (fs->tmpl_dir); any other change, yes. */
+bool cl_ns_change(stria_fs_t *fs, enum cl_op op, const void *q);
 /* A slot for a change in flight to an MDT (PROTO_HDR_TAG), unique in this
  * process until given back; waits while every slot is in use. */
 uint16_t cl_tag_get(void);
@@ -274,8 +281,7 @@ extern __thread bool cl_long_call;
     ({                                                                                             \
         if ((fs)->before_mdt_call)                                                                 \
             (fs)->before_mdt_call(fs);                                                             \
-        bool nsch_ =                                                                               \
-            CL_OP_##lname != CL_OP_open && !cl_op_resendable(CL_OP_##lname) && CL_REQ_CHANGES(q);  \
+        bool nsch_ = cl_ns_change(fs, CL_OP_##lname, q);                                           \
         if (nsch_)                                                                                 \
             atomic_fetch_add(&(fs)->ns_epoch, 1);                                                  \
         int mrc_ =                                                                                 \

@@ -186,9 +186,10 @@ static void sent(struct gather *g, struct gbuf *b, int rc)
 {
     if (rc && b->f) {
         g->error(b->f, rc);
-    } else if (rc) {
-        /* Its handle closed: nobody is left to tell but the log. */
-        g->behind_failed++;
+    } else if (rc && b->writes) {
+        /* Its handle closed: nobody is left to tell but the log (a create
+         * that failed said so already). */
+        g->behind_failed += b->writes;
         log_warn("inode %" PRIx64 ": %" PRIu64 " bytes at %" PRIu64 " written behind its close "
                  "were lost: %s",
                  b->ino, b->len, b->off, log_err(rc));

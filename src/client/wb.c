@@ -660,6 +660,18 @@ void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, 
     pthread_mutex_unlock(&w->lock);
 }
 
+/* Whether a template is of directory ino (fs->tmpl_dir). */
+static bool tmpl_dir(stria_fs_t *fs, uint64_t ino)
+{
+    struct wb *w = fs->wb;
+    bool yes = false;
+    pthread_mutex_lock(&w->lock);
+    for (int i = 0; i < WB_TMPLS && !yes; i++)
+        yes = w->tmpl[i].parent == ino;
+    pthread_mutex_unlock(&w->lock);
+    return yes;
+}
+
 bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
                      uint64_t *grant)
 {
@@ -758,6 +770,7 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
     }
     fs->wb = w;
     fs->before_mdt_call = wb_flush;
+    fs->tmpl_dir = tmpl_dir;
     if (fs->mdc)
         mdc_on_revoke(fs->mdc, wb_revoked);
     return 0;
@@ -781,6 +794,7 @@ void wb_destroy(stria_fs_t *fs)
     if (!w)
         return;
     fs->before_mdt_call = NULL;
+    fs->tmpl_dir = NULL;
     fs->wb = NULL;
     pthread_cond_destroy(&w->done);
     pthread_cond_destroy(&w->work);

@@ -6,7 +6,8 @@
 # DOM_WRITES.
 # - On mount D, after one ordinary create (which shows the directory's
 #   layout), the next N files cost no OPEN: the MDT served none while they
-#   were made.
+#   were made; files copied with cp -p (chown, chmod, utimens of each) are
+#   created behind too.
 # Mount A holds every behind send back 1 s (STRIA_TEST_WRITE_DELAY_MS) and
 # keeps no attributes in the kernel, so the checks below run while creates
 # are still on their way:
@@ -60,6 +61,15 @@ echo "   OPENs served meanwhile: $((open1 - open0)); creates behind: $((made1 - 
 for i in $(seq 1 $N); do
     t cmp "$T/src$i" "$B/n/f$i" || fail "mount B read other bytes of n/f$i than mount D wrote"
 done
+
+step "cp -p's chown, chmod and utimens of each file leave the next creates behind"
+sleep 1.5 # B's reads took D's grant: D asks again
+t cp "$T/src1" "$D/n/again"
+made0=$(stat1 "$D" creates_behind)
+for i in $(seq 1 10); do t cp -p "$T/src$i" "$D/n/p$i"; done
+[ $(($(stat1 "$D" creates_behind) - made0)) -eq 10 ] ||
+    fail "$(($(stat1 "$D" creates_behind) - made0)) of 10 files copied with cp -p were created behind"
+[ "$(t stat -c %Y "$D/n/p4")" = "$(stat -c %Y "$T/src4")" ] || fail "cp -p's times were not kept"
 
 step "a close does not wait for its create, and a stat waits for it"
 t mkdir "$A/d"

@@ -2245,6 +2245,108 @@ static void test_dom_write_n(void **state)
     f->ctx.dom_max = META_DOM_MAX_DEFAULT;
 }
 
+/* One create behind (DOM_WRITES' creates) of name in dir by client,
+ * numbered ino, with len bytes of data after it: the create's result in
+ * rcs[0], the write's in rcs[1]; *r what the create made. */
+static void create_numbered(struct fx *f, uint64_t client, uint64_t dir, const char *name,
+                            uint64_t ino, const uint8_t *data, uint32_t len, int rcs[2],
+                            struct proto_open_rep *r)
+{
+    static uint8_t crcs[4 * 8];
+    struct proto_dom_create c = {.item = 0,
+                                 .parent = dir,
+                                 .name = proto_str_c(name),
+                                 .mode = 0640,
+                                 .flags = O_WRONLY,
+                                 .cred = user(1000, 1000)};
+    static struct proto_open_rep reps[2];
+    struct meta_dom_mk mk = {client, {&c, NULL}, reps};
+    struct proto_dom_write_req q[2] = {{.cred = root_cred, .ino = ino},
+                                       {.cred = root_cred, .ino = ino}};
+    static struct proto_dom_write_rep wr[2];
+    struct meta_req rq[2] = {{.ctx = &f->ctx}, {.ctx = &f->ctx, .bulk = data, .bulk_len = len}};
+    const struct meta_req *rqp[2] = {&rq[0], &rq[1]};
+    proto_csum_fill(0, data, len, crcs);
+    q[1].crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(0, len)};
+    memset(reps, 0, sizeof(reps));
+    rcs[1] = 0;
+    assert_int_equal(meta_op_dom_write_n(len ? 2 : 1, rqp, q, &mk, wr, rcs), 0);
+    *r = reps[0];
+}
+
+/* Files created behind: a number of the client's ranges makes the file
+ * once, with its bytes in the same transaction; the same create again
+ * (a resend) succeeds; a number used before, another client's, or one of
+ * a range the MDT forgot is refused, and the bytes after a refused create
+ * are not written (nor by a later write of that number alone). */
+static void test_dom_create_numbered(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[5000], got[5000];
+    memset(data, 'q', sizeof(data));
+    dom_file_of(f, "cb", "seed", NULL, 0);
+    uint64_t dir = ino_of(f, "cb");
+    uint64_t lo1, lo2, lo3, other;
+    struct meta_req rq = {.ctx = &f->ctx};
+    assert_int_equal(meta_op_ino_range(&rq, 7, &lo1), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 9, &other), 0);
+    assert_true(other >= lo1 + META_DLG_INOS || other + META_DLG_INOS <= lo1);
+    int rcs[2];
+    struct proto_open_rep r;
+    create_numbered(f, 7, dir, "x", lo1 + 3, data, sizeof(data), rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    assert_int_equal(rcs[1], 0);
+    assert_int_equal(r.created, 1);
+    assert_int_equal(r.marked, 1);
+    assert_int_equal(r.attr.ino, lo1 + 3);
+    assert_int_equal(r.attr.mode, S_IFREG | 0640);
+    assert_int_equal(r.attr.uid, 1000);
+    assert_int_equal(layout_dom_size(&r.layout), 64 << 10);
+    assert_int_equal(ino_of(f, "cb/x"), lo1 + 3);
+    assert_int_equal(attr_of(f, lo1 + 3).size, sizeof(data));
+    uint32_t n;
+    assert_int_equal(op_dom_read(f, lo1 + 3, 0, sizeof(got), got, &n), 0);
+    assert_memory_equal(got, data, sizeof(data));
+    /* Sent again: the same file, not another. */
+    create_numbered(f, 7, dir, "x", lo1 + 3, data, sizeof(data), rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    assert_int_equal(r.attr.ino, lo1 + 3);
+    /* The number under another name, another client's number, a number
+     * of no range: refused, and their bytes go nowhere. */
+    uint64_t total = dom_total(f);
+    create_numbered(f, 7, dir, "y", lo1 + 3, data, sizeof(data), rcs, &r);
+    assert_int_equal(rcs[0], -ESTALE);
+    assert_int_equal(rcs[1], -ESTALE);
+    create_numbered(f, 7, dir, "y", other, data, sizeof(data), rcs, &r);
+    assert_int_equal(rcs[0], -ESTALE);
+    create_numbered(f, 7, dir, "y", lo1 + META_DLG_INOS + 5000, data, sizeof(data), rcs, &r);
+    assert_int_equal(rcs[0], -ESTALE);
+    /* A name taken: EEXIST, and a write of the number alone later finds
+     * no file (no record is made for it). */
+    create_numbered(f, 7, dir, "seed", lo1 + 4, data, sizeof(data), rcs, &r);
+    assert_int_equal(rcs[0], -EEXIST);
+    assert_int_equal(rcs[1], -EEXIST);
+    assert_int_not_equal(op_dom_write(f, lo1 + 4, 0, data, 100, false, NULL), 0);
+    assert_int_equal(dom_total(f), total);
+    assert_int_equal(op_lookup(f, &root_cred, "cb/y", false, NULL), -ENOENT);
+    /* A number once used stays used when its file is gone. */
+    assert_int_equal(op_unlink(f, &root_cred, "cb/x", NULL), 0);
+    create_numbered(f, 7, dir, "x", lo1 + 3, data, 0, rcs, &r);
+    assert_int_equal(rcs[0], -ESTALE);
+    /* The MDT keeps a client's last two ranges. */
+    assert_int_equal(meta_op_ino_range(&rq, 7, &lo2), 0);
+    create_numbered(f, 7, dir, "z1", lo1 + 10, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    assert_int_equal(meta_op_ino_range(&rq, 7, &lo3), 0);
+    create_numbered(f, 7, dir, "z2", lo1 + 11, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], -ESTALE);
+    create_numbered(f, 7, dir, "z2", lo2, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    create_numbered(f, 7, dir, "z3", lo3 + META_DLG_INOS - 1, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    assert_int_equal(attr_of(f, lo3 + META_DLG_INOS - 1).size, 0);
+}
+
 /* ---- online migration's stale time (metad's migrate_stale_ms) ---- */
 
 static int op_migrate(struct fx *f, uint64_t ino, uint8_t op, uint64_t id,
@@ -4593,6 +4695,7 @@ int main(void)
         T(test_dom_open_served),
         T(test_dom_max),
         T(test_dom_write_n),
+        T(test_dom_create_numbered),
         T(test_migrate_stale_option),
         T(test_migrate_stale),
         T(test_dom_fsck),

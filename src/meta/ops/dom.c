@@ -85,9 +85,15 @@ static int write_txn(struct meta_txn *t, void *arg)
     bool copy;
     int rc = dom_file(t, q->ino, q->gen, &in, &limit, &copy);
     bool orphan = rc == -ENOENT;
-    if (orphan)
-        limit = LAYOUT_DOM_MAX; /* removed, kept open: its record is all */
-    else if (rc)
+    if (orphan) {
+        /* Removed while a client keeps it open: its record is all, kept
+         * until that client's DESTROYED (pending). A number with neither
+         * names no file (one whose create behind failed): no record may
+         * be made for it. */
+        if ((rc = meta_pending_has(t, q->ino)) <= 0)
+            return rc ? rc : -ENOENT;
+        limit = LAYOUT_DOM_MAX;
+    } else if (rc)
         return rc;
     else if (meta_hsm_is_released(&in))
         return -EBUSY;

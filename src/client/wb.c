@@ -50,8 +50,12 @@
  * were on their way when the MDT counted (gathering's buffers, 1 MiB
  * each at most). */
 #define WB_DOM_RESERVE (16ull << 20)
-/* Directories whose last create under a grant is kept (wb_template). */
-#define WB_TMPLS 8
+/* Directories whose last create under a grant is kept (wb_template), by a
+ * hash of the directory and MDT, and the distinct layouts they point to
+ * (a program writing round the directories of a dataset, which inherit
+ * one default, needs one). */
+#define WB_TMPLS   512
+#define WB_LAYOUTS 8
 /* Numbers left in the range in use when the next is asked for. */
 #define WB_INOS_LOW 256
 
@@ -98,13 +102,18 @@ struct wb {
          * before it. The next range to come is then the only one used. */
         bool unsure;
     } g[MDC_MAX_MDTS];
-    /* What a create in a directory under a grant made (wb_template). */
+    /* What a create in a directory under a grant made (wb_template): the
+     * layout is layouts[slot] while that slot's gen is still gen. */
     struct wb_tmpl {
-        uint64_t parent, grant, epoch;
-        uint32_t mdt;
-        struct layout layout;
+        uint64_t parent, grant, epoch, gen;
+        uint32_t mdt, slot;
     } tmpl[WB_TMPLS];
-    uint32_t tmpl_next;
+    struct wb_layout {
+        uint64_t gen; /* 0: empty */
+        struct layout l;
+    } layouts[WB_LAYOUTS];
+    uint64_t layout_gen;
+    uint32_t layout_next;
     bool no_create; /* stria_set_create_behind(fs, 0) */
     bool stop;
     pthread_t thread;
@@ -642,6 +651,12 @@ void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)
     pthread_mutex_unlock(&w->lock);
 }
 
+static uint32_t tmpl_hash(uint64_t parent, uint32_t mdt)
+{
+    uint64_t key[2] = {parent, mdt};
+    return (uint32_t)(util_hash64(key, sizeof(key)) % WB_TMPLS);
+}
+
 void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,
                  const struct layout *l)
 {
@@ -649,14 +664,23 @@ void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, 
     if (!w || mdt >= MDC_MAX_MDTS || !grant)
         return;
     pthread_mutex_lock(&w->lock);
-    struct wb_tmpl *t = NULL;
-    for (int i = 0; i < WB_TMPLS && !t; i++)
-        if (w->tmpl[i].parent == parent && w->tmpl[i].mdt == mdt)
-            t = &w->tmpl[i];
-    if (!t)
-        t = &w->tmpl[w->tmpl_next++ % WB_TMPLS];
-    *t = (struct wb_tmpl){.parent = parent, .grant = grant, .epoch = epoch, .mdt = mdt};
-    layout_copy(&t->layout, l);
+    uint32_t slot = WB_LAYOUTS;
+    for (uint32_t k = 0; k < WB_LAYOUTS && slot == WB_LAYOUTS; k++)
+        if (w->layouts[k].gen && layout_equal(&w->layouts[k].l, l))
+            slot = k;
+    if (slot == WB_LAYOUTS) {
+        /* A new one takes the place of the oldest: its directories' next
+         * creates go the ordinary way. */
+        slot = w->layout_next++ % WB_LAYOUTS;
+        w->layouts[slot].gen = ++w->layout_gen;
+        layout_copy(&w->layouts[slot].l, l);
+    }
+    w->tmpl[tmpl_hash(parent, mdt)] = (struct wb_tmpl){.parent = parent,
+                                                       .grant = grant,
+                                                       .epoch = epoch,
+                                                       .gen = w->layouts[slot].gen,
+                                                       .mdt = mdt,
+                                                       .slot = slot};
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -681,10 +705,9 @@ bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *in
     uint64_t epoch = atomic_load(&fs->ns_epoch);
     pthread_mutex_lock(&w->lock);
     struct wb_grant *g = &w->g[mdt];
-    const struct wb_tmpl *t = NULL;
-    for (int i = 0; i < WB_TMPLS && !t; i++)
-        if (w->tmpl[i].parent == parent && w->tmpl[i].mdt == mdt)
-            t = &w->tmpl[i];
+    const struct wb_tmpl *t = &w->tmpl[tmpl_hash(parent, mdt)];
+    if (t->parent != parent || t->mdt != mdt || !t->gen || w->layouts[t->slot].gen != t->gen)
+        t = NULL;
     if (g->ino_used[0] >= g->ino_n[0] && g->ino_lo[1]) {
         g->ino_lo[0] = g->ino_lo[1];
         g->ino_n[0] = g->ino_n[1];
@@ -699,7 +722,7 @@ bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *in
         return false;
     }
     *ino = g->ino_lo[0] + g->ino_used[0]++;
-    layout_copy(l, &t->layout);
+    layout_copy(l, &w->layouts[t->slot].l);
     *grant = g->id;
     return true; /* locked until wb_behind_end */
 }

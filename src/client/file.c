@@ -122,8 +122,10 @@ static bool create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const c
 {
     struct proto_attr dir;
     uint64_t ino, grant;
-    if ((flags & NOT_BEHIND) || !fs->mdc ||
-        !wb_create_begin(fs, mdt, parent, &ino, &f->layout, &grant))
+    if ((flags & NOT_BEHIND) || !fs->mdc)
+        return false;
+    gather_wait_free(fs);
+    if (!wb_create_begin(fs, mdt, parent, &ino, &f->layout, &grant))
         return false;
     /* The name is taken in the cache with the check: another thread's
      * create of it then goes the ordinary way, which waits for this one. */
@@ -497,8 +499,10 @@ static bool dom_behind(stria_file_t *f, const void *buf, size_t len, uint64_t of
     pthread_mutex_lock(&f->lock);
     bool orphan = f->orphan;
     pthread_mutex_unlock(&f->lock);
-    if (orphan || !f->wb_grant || lp.group != f->wb_mdt ||
-        !wb_behind_begin(f->fs, lp.group, f->wb_grant, off + len))
+    if (orphan || !f->wb_grant || lp.group != f->wb_mdt)
+        return false;
+    gather_wait_free(f->fs);
+    if (!wb_behind_begin(f->fs, lp.group, f->wb_grant, off + len))
         return false;
     ssize_t n = gather_behind(f->fs, f, f->ino, &f->layout, lp.group, buf, len, off);
     wb_behind_end(f->fs);

@@ -58,6 +58,10 @@
 #define BEHIND_BATCH_BYTES (4u << 20)
 /* How long the sender holds a behind buffer for others to join it. */
 #define BEHIND_HOLD_MS 3
+/* How long the sender leaves a create whose handle is still open, for the
+ * file's first bytes to join it (it goes at the handle's close, or at
+ * once for whoever waits for it). */
+#define BEHIND_OPEN_MS 20
 
 enum { G_FREE, G_FILLING, G_READY, G_SENDING };
 
@@ -167,15 +171,22 @@ static bool may_send(struct gather *g, const struct gbuf *b, struct gbuf *const 
     return true;
 }
 
+/* A create whose handle is open and that is younger than BEHIND_OPEN_MS at
+ * now (0: none is): the sender leaves it for its file's bytes to join. */
+static bool open_create(const struct gbuf *b, int64_t now)
+{
+    return now && b->mk && b->f && now - b->born_ms < BEHIND_OPEN_MS;
+}
+
 /* The oldest READY buffer (of ino, or of any inode when ino is 0) that may
- * go now, or NULL. */
-static struct gbuf *next_ready(struct gather *g, uint64_t ino)
+ * go now, but creates left open at now (open_create), or NULL. */
+static struct gbuf *next_ready(struct gather *g, uint64_t ino, int64_t now)
 {
     struct gbuf *best = NULL;
     for (int i = 0; i < GATHER_BUFS; i++) {
         struct gbuf *b = &g->b[i];
         if (b->state == G_READY && (!ino || b->ino == ino) && (!best || b->seq < best->seq) &&
-            may_send(g, b, NULL, 0))
+            !open_create(b, now) && may_send(g, b, NULL, 0))
             best = b;
     }
     return best;
@@ -283,7 +294,8 @@ static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
  * in the order they were begun, within BEHIND_BATCH and
  * BEHIND_BATCH_BYTES; b first. How many into bs, and whether the batch
  * could take more (lock held). */
-static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs, bool *room)
+static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs, bool *room,
+                             int64_t now)
 {
     uint32_t n = 0;
     uint64_t bytes = b->len;
@@ -306,8 +318,8 @@ static uint32_t behind_batch(struct gather *g, struct gbuf *b, struct gbuf **bs,
         if (bytes + next->len > BEHIND_BATCH_BYTES)
             break;
         last = next->seq;
-        if (!may_send(g, next, bs, n))
-            continue; /* it waits for an older write of its file */
+        if (open_create(next, now) || !may_send(g, next, bs, n))
+            continue; /* its file's bytes may join it, or it waits for an older write */
         bytes += next->len;
         bs[n++] = next;
     }
@@ -320,7 +332,7 @@ static void send_locked(struct gather *g, struct gbuf *b)
 {
     struct gbuf *bs[BEHIND_BATCH] = {b};
     bool room;
-    send_n_locked(g, bs, b->behind ? behind_batch(g, b, bs, &room) : 1);
+    send_n_locked(g, bs, b->behind ? behind_batch(g, b, bs, &room, 0) : 1);
 }
 
 static struct gbuf *free_buf(struct gather *g)
@@ -370,7 +382,7 @@ static void settle(struct gather *g, uint64_t ino, uint64_t off, uint64_t end, i
     while (pending(g, ino, off, end, upto, w)) {
         /* A wait for one file sends that file's buffers alone: another's
          * trouble (a layout moving, an MDT out of reach) is not its. */
-        if ((b = next_ready(g, ino)) && b->seq <= upto && ino)
+        if ((b = next_ready(g, ino, 0)) && b->seq <= upto && ino)
             send_n_locked(g, &b, 1);
         else if (b && b->seq <= upto)
             send_locked(g, b);
@@ -608,6 +620,23 @@ bool gather_drain_behind(stria_fs_t *fs, uint64_t ino)
     return drain(fs, ino, W_BEHIND);
 }
 
+void gather_wait_free(stria_fs_t *fs)
+{
+    struct gather *g = fs->gather;
+    if (!g || atomic_load(&g->used) < GATHER_BUFS || sending_here)
+        return;
+    pthread_mutex_lock(&g->lock);
+    for (;;) {
+        bool moving = false;
+        for (int i = 0; i < GATHER_BUFS && !moving; i++)
+            moving = g->b[i].state == G_READY || g->b[i].state == G_SENDING;
+        if (atomic_load(&g->used) < GATHER_BUFS || !moving || g->stop)
+            break;
+        pthread_cond_wait(&g->landed, &g->lock);
+    }
+    pthread_mutex_unlock(&g->lock);
+}
+
 bool gather_drain_creates(stria_fs_t *fs)
 {
     return drain(fs, 0, W_CREATE);
@@ -622,6 +651,7 @@ void gather_detach(stria_fs_t *fs, stria_file_t *f)
     for (int i = 0; i < GATHER_BUFS; i++)
         if (g->b[i].state != G_FREE && g->b[i].f == f && g->b[i].behind)
             g->b[i].f = NULL;
+    pthread_cond_signal(&g->wake); /* a create left open may go now */
     pthread_mutex_unlock(&g->lock);
 }
 
@@ -645,12 +675,13 @@ static void *sender_main(void *arg)
     struct gather *g = arg;
     pthread_mutex_lock(&g->lock);
     while (!g->stop) {
-        struct gbuf *b = next_ready(g, 0);
+        int64_t now = now_ms();
+        struct gbuf *b = next_ready(g, 0, now);
         if (b) {
             struct gbuf *bs[BEHIND_BATCH] = {b};
             bool room = false;
-            uint32_t n = b->behind ? behind_batch(g, b, bs, &room) : 1;
-            int64_t wait = b->born_ms + BEHIND_HOLD_MS - now_ms();
+            uint32_t n = b->behind ? behind_batch(g, b, bs, &room, now) : 1;
+            int64_t wait = b->born_ms + BEHIND_HOLD_MS - now;
             if (room && n < BEHIND_BATCH / 2 && wait > 0 &&
                 atomic_load(&g->used) < GATHER_BUFS / 2) {
                 /* A few more small files' bytes may come to go with these
@@ -663,8 +694,13 @@ static void *sender_main(void *arg)
             send_n_locked(g, bs, n);
             continue;
         }
+        /* Until the next open create may go, at the latest. */
+        int64_t wait = GATHER_AGE_MS / 4;
+        for (int i = 0; i < GATHER_BUFS; i++)
+            if (g->b[i].state == G_READY && open_create(&g->b[i], now))
+                wait = MIN(wait, g->b[i].born_ms + BEHIND_OPEN_MS - now);
         struct timespec ts;
-        util_deadline(&ts, CLOCK_MONOTONIC, GATHER_AGE_MS / 4);
+        util_deadline(&ts, CLOCK_MONOTONIC, (int)MAX(wait, 1));
         pthread_cond_timedwait(&g->wake, &g->lock, &ts);
         queue_aged(g, GATHER_AGE_MS);
     }
@@ -677,7 +713,7 @@ static void send_all(struct gather *g)
 {
     queue_aged(g, 0);
     while (atomic_load(&g->used)) {
-        struct gbuf *b = next_ready(g, 0);
+        struct gbuf *b = next_ready(g, 0, 0);
         if (b)
             send_locked(g, b);
         else

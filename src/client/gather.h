@@ -57,6 +57,10 @@ uint64_t gather_behind_bytes(stria_fs_t *fs, uint32_t mdt);
  * while it waits (gather_behind), and which every wait for the file's
  * buffers waits for. 0, or -EAGAIN (no buffer: create it the ordinary
  * way). */
+/* While every buffer is taken and some are on their way: wait until one
+ * is free (a writer behind would otherwise write the ordinary way, and
+ * wait longer). Call holding no lock of wb.c. */
+void gather_wait_free(stria_fs_t *fs);
 /* Wait for every create queued so far (gather_create) to be sent. */
 bool gather_drain_creates(stria_fs_t *fs);
 int gather_create(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,

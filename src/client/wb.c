@@ -55,6 +55,7 @@
  * (a program writing round the directories of a dataset, which inherit
  * one default, needs one). */
 #define WB_TMPLS   512
+#define WB_WAYS    4 /* a directory's template is in one set of 4 */
 #define WB_LAYOUTS 8
 /* Numbers left in the range in use when the next is asked for. */
 #define WB_INOS_LOW 256
@@ -106,8 +107,10 @@ struct wb {
      * layout is layouts[slot] while that slot's gen is still gen. */
     struct wb_tmpl {
         uint64_t parent, grant, epoch, gen;
+        uint64_t used; /* when last made or used (tmpl_clock): the oldest of a set goes */
         uint32_t mdt, slot;
     } tmpl[WB_TMPLS];
+    uint64_t tmpl_clock;
     struct wb_layout {
         uint64_t gen; /* 0: empty */
         struct layout l;
@@ -651,10 +654,22 @@ void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)
     pthread_mutex_unlock(&w->lock);
 }
 
-static uint32_t tmpl_hash(uint64_t parent, uint32_t mdt)
+/* The template of parent on mdt (NULL: none), or with make the place for
+ * it: its own, else an empty or the oldest of its set (lock held). */
+static struct wb_tmpl *tmpl_find(struct wb *w, uint64_t parent, uint32_t mdt, bool make)
 {
     uint64_t key[2] = {parent, mdt};
-    return (uint32_t)(util_hash64(key, sizeof(key)) % WB_TMPLS);
+    struct wb_tmpl *set = &w->tmpl[util_hash64(key, sizeof(key)) % (WB_TMPLS / WB_WAYS) * WB_WAYS];
+    struct wb_tmpl *old = &set[0];
+    for (int i = 0; i < WB_WAYS; i++) {
+        if (set[i].gen && set[i].parent == parent && set[i].mdt == mdt) {
+            set[i].used = ++w->tmpl_clock;
+            return &set[i];
+        }
+        if (set[i].used < old->used)
+            old = &set[i];
+    }
+    return make ? old : NULL;
 }
 
 void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,
@@ -675,12 +690,13 @@ void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, 
         w->layouts[slot].gen = ++w->layout_gen;
         layout_copy(&w->layouts[slot].l, l);
     }
-    w->tmpl[tmpl_hash(parent, mdt)] = (struct wb_tmpl){.parent = parent,
-                                                       .grant = grant,
-                                                       .epoch = epoch,
-                                                       .gen = w->layouts[slot].gen,
-                                                       .mdt = mdt,
-                                                       .slot = slot};
+    *tmpl_find(w, parent, mdt, true) = (struct wb_tmpl){.parent = parent,
+                                                        .grant = grant,
+                                                        .epoch = epoch,
+                                                        .gen = w->layouts[slot].gen,
+                                                        .used = ++w->tmpl_clock,
+                                                        .mdt = mdt,
+                                                        .slot = slot};
     pthread_mutex_unlock(&w->lock);
 }
 
@@ -705,8 +721,8 @@ bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *in
     uint64_t epoch = atomic_load(&fs->ns_epoch);
     pthread_mutex_lock(&w->lock);
     struct wb_grant *g = &w->g[mdt];
-    const struct wb_tmpl *t = &w->tmpl[tmpl_hash(parent, mdt)];
-    if (t->parent != parent || t->mdt != mdt || !t->gen || w->layouts[t->slot].gen != t->gen)
+    const struct wb_tmpl *t = tmpl_find(w, parent, mdt, false);
+    if (t && w->layouts[t->slot].gen != t->gen)
         t = NULL;
     if (g->ino_used[0] >= g->ino_n[0] && g->ino_lo[1]) {
         g->ino_lo[0] = g->ino_lo[1];

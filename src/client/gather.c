@@ -519,7 +519,9 @@ int gather_create(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct la
         g, b,
         (struct gbuf){
             .ino = ino, .cap = GATHER_CAP, .f = f, .l = own, .behind = true, .mdt = mdt, .mk = m});
-    ready(g, b);
+    /* READY without waking the sender: it leaves an open create alone
+     * (open_create); the handle's close wakes it (gather_detach). */
+    b->state = G_READY;
     pthread_mutex_unlock(&g->lock);
     return 0;
 }
@@ -648,10 +650,14 @@ void gather_detach(stria_fs_t *fs, stria_file_t *f)
     if (!g || atomic_load(&g->used) == 0)
         return;
     pthread_mutex_lock(&g->lock);
+    bool any = false;
     for (int i = 0; i < GATHER_BUFS; i++)
-        if (g->b[i].state != G_FREE && g->b[i].f == f && g->b[i].behind)
+        if (g->b[i].state != G_FREE && g->b[i].f == f && g->b[i].behind) {
             g->b[i].f = NULL;
-    pthread_cond_signal(&g->wake); /* a create left open may go now */
+            any = true;
+        }
+    if (any)
+        pthread_cond_signal(&g->wake); /* a create left open may go now */
     pthread_mutex_unlock(&g->lock);
 }
 

@@ -492,29 +492,36 @@ static struct gbuf *joins(struct gather *g, stria_file_t *f, uint64_t ino, const
     return NULL;
 }
 
+/* A free buffer for a behind write, with the lock held and *own a copy of
+ * layout l for it; NULL (no lock held) when there is none or no memory. */
+static struct gbuf *take_behind(struct gather *g, const struct layout *l, struct layout **own)
+{
+    if (!(*own = malloc(sizeof(**own))))
+        return NULL;
+    layout_copy(*own, l);
+    pthread_mutex_lock(&g->lock);
+    struct gbuf *b = start_thread(g) ? free_buf(g) : NULL;
+    if (!b) {
+        pthread_mutex_unlock(&g->lock);
+        free(*own);
+    }
+    return b;
+}
+
 int gather_create(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
                   uint32_t mdt, const struct io_mk *mk)
 {
     struct gather *g = fs->gather;
     if (!g || !atomic_load(&g->on) || atomic_load(&g->one_by_one))
         return -EAGAIN;
-    struct layout *own = malloc(sizeof(*own));
     struct io_mk *m = malloc(sizeof(*m));
-    if (!own || !m) {
-        free(own);
-        free(m);
-        return -ENOMEM;
-    }
-    layout_copy(own, l);
-    *m = *mk;
-    pthread_mutex_lock(&g->lock);
-    struct gbuf *b = start_thread(g) ? free_buf(g) : NULL;
+    struct layout *own;
+    struct gbuf *b = m ? take_behind(g, l, &own) : NULL;
     if (!b) {
-        pthread_mutex_unlock(&g->lock);
-        free(own);
         free(m);
         return -EAGAIN;
     }
+    *m = *mk;
     begin(
         g, b,
         (struct gbuf){
@@ -532,17 +539,7 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
     struct gather *g = fs->gather;
     if (!g || len == 0 || len > GATHER_CAP || !atomic_load(&g->on))
         return 0;
-    struct layout *own = malloc(sizeof(*own));
-    if (!own)
-        return 0;
-    layout_copy(own, l);
     pthread_mutex_lock(&g->lock);
-    struct gbuf *b = start_thread(g) ? free_buf(g) : NULL;
-    if (!b) {
-        pthread_mutex_unlock(&g->lock);
-        free(own);
-        return 0;
-    }
     /* A filling buffer of the file goes first, as before any write. */
     struct gbuf *fb = filling(g, ino);
     if (fb)
@@ -554,10 +551,14 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
         mb->len += len;
         mb->writes++;
         g->behind++;
-        pthread_mutex_unlock(&g->lock);
-        free(own);
-        return (ssize_t)len;
     }
+    pthread_mutex_unlock(&g->lock);
+    if (mb)
+        return (ssize_t)len;
+    struct layout *own;
+    struct gbuf *b = take_behind(g, l, &own);
+    if (!b)
+        return 0;
     begin(g, b,
           (struct gbuf){.ino = ino,
                         .off = off,

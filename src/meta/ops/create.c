@@ -286,6 +286,15 @@ static int take_number(struct meta_txn *t, uint64_t client, uint64_t ino)
     return -ESTALE;
 }
 
+/* What a create behind made (or made before), as an OPEN's reply says it. */
+static void numbered_reply(const struct meta_inode *in, struct proto_open_rep *r)
+{
+    meta_inode_attr(in, &r->attr);
+    layout_copy(&r->layout, &in->layout);
+    r->created = 1;
+    r->marked = (in->flags & META_F_OBJECTS) != 0;
+}
+
 int meta_create_numbered(struct meta_txn *t, struct meta_ctx *c, uint64_t client,
                          const struct proto_dom_create *mk, uint64_t ino, struct proto_open_rep *r)
 {
@@ -305,13 +314,9 @@ int meta_create_numbered(struct meta_txn *t, struct meta_ctx *c, uint64_t client
     rc = meta_dentry_get(t, w.dir, w.name, &had, NULL);
     if (rc == 0 && had == ino) {
         /* Made before: this is the request sent again. */
-        if ((rc = meta_inode_get_here(t, ino, &in)))
-            return rc;
-        meta_inode_attr(&in, &r->attr);
-        layout_copy(&r->layout, &in.layout);
-        r->created = 1;
-        r->marked = (in.flags & META_F_OBJECTS) != 0;
-        return 0;
+        if ((rc = meta_inode_get_here(t, ino, &in)) == 0)
+            numbered_reply(&in, r);
+        return rc;
     }
     if (rc != -ENOENT)
         return rc ? rc : -EEXIST;
@@ -330,10 +335,7 @@ int meta_create_numbered(struct meta_txn *t, struct meta_ctx *c, uint64_t client
         (rc = meta_dentry_add(t, w.dir, w.name, ino, DT_REG)) || (rc = meta_inode_put(t, &in)) ||
         (rc = meta_touch_dir(t, &w.din, 0)))
         return rc;
-    meta_inode_attr(&in, &r->attr);
-    layout_copy(&r->layout, &in.layout);
-    r->created = 1;
-    r->marked = (in.flags & META_F_OBJECTS) != 0;
+    numbered_reply(&in, r);
     return 0;
 }
 

@@ -22,7 +22,6 @@
 
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
 #include <limits.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -56,8 +55,7 @@ static void written(stria_fs_t *fs)
     atomic_fetch_add_explicit(&fs->write_epoch, 1, memory_order_release);
 }
 
-/* A handle of the inode a describes, opened with flags (layout set apart). */
-static void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct proto_attr *a)
+void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct proto_attr *a)
 {
     f->fs = fs;
     f->ino = a->ino;
@@ -89,85 +87,6 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     file_init(f, fs, flags, &a);
     if (attr)
         *attr = a;
-    return true;
-}
-
-/* Whether l, a new file's, has no component on an OST yet: its first on
- * its MDT, the rest pending. Only such a layout is the same for every new
- * file of a directory, which a file created behind takes (wb_template). */
-static bool layout_mdt_only(const struct layout *l)
-{
-    if (!layout_dom_size(l))
-        return false;
-    for (uint32_t k = 1; k < l->ncomp; k++)
-        if (!layout_comp_pending(&l->comp[k]))
-            return false;
-    return true;
-}
-
-/* Flags a create behind leaves to the ordinary way: writes that must not
- * be behind, and what is no regular new file. */
-#define NOT_BEHIND (O_SYNC | O_DSYNC | O_DIRECT | O_APPEND | O_DIRECTORY | O_PATH | __O_TMPFILE)
-
-/* Create name in parent (on MDT mdt) here, and send the create later with
- * the file's first bytes (docs/architecture.md, "Files created behind"):
- * when the cache knows the name is new and cred may add it, and the grant
- * a create in parent was made under, which showed the layout a new file
- * gets there, is held still (wb_create_begin). The file's attributes are
- * those the MDT gives (meta_init_inode); its number is from this client's
- * range. Whether it was made. */
-static bool create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
-                          int flags, mode_t mode, const struct proto_cred *cred, stria_file_t *f,
-                          struct proto_attr *attr)
-{
-    struct proto_attr dir;
-    uint64_t ino, grant;
-    if ((flags & NOT_BEHIND) || !fs->mdc)
-        return false;
-    gather_wait_free(fs);
-    if (!wb_create_begin(fs, mdt, parent, &ino, &f->layout, &grant))
-        return false;
-    /* The name is taken in the cache with the check: another thread's
-     * create of it then goes the ordinary way, which waits for this one. */
-    if (!mdc_create_new(fs->mdc, parent, mdt, name, cred, ino, &dir)) {
-        wb_behind_end(fs); /* the number goes unused */
-        return false;
-    }
-    struct io_mk mk = {.parent = parent,
-                       .mode = mode & 07777,
-                       .flags = (uint32_t)(flags & O_ACCMODE),
-                       .cred = *cred};
-    snprintf(mk.name, sizeof(mk.name), "%s", name);
-    int64_t now = (int64_t)util_now_real_ns();
-    mk.said = (struct proto_attr){.ino = ino,
-                                  .mode = S_IFREG | (mode & 07777),
-                                  .nlink = 1,
-                                  .uid = cred->uid,
-                                  /* BSD groups under a setgid directory, as the MDT */
-                                  .gid = (dir.mode & S_ISGID) ? dir.gid : cred->gid,
-                                  .atime_ns = now,
-                                  .mtime_ns = now,
-                                  .ctime_ns = now};
-    file_init(f, fs, flags, &mk.said);
-    int rc = gather_create(fs, f, ino, &f->layout, mdt, &mk);
-    wb_behind_end(fs);
-    if (rc) {
-        /* Its number goes unused; the ordinary way makes it. */
-        mdc_forget_all(fs->mdc);
-        pthread_cond_destroy(&f->marked);
-        pthread_mutex_destroy(&f->hsm_lock);
-        pthread_mutex_destroy(&f->ra_lock);
-        pthread_mutex_destroy(&f->lock);
-        return false;
-    }
-    f->wb_grant = grant;
-    f->wb_mdt = mdt;
-    /* The MDT marks a file a writer creates (create_or_get). */
-    if ((flags & O_ACCMODE) != O_RDONLY)
-        f->mark = MARK_DONE;
-    wb_create_done(fs, 1, false);
-    if (attr)
-        *attr = mk.said;
     return true;
 }
 
@@ -236,7 +155,7 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
                          : mdc_lookup(fs->mdc, parent, mdt, path, &q.cred, &none)) == -ENOENT;
         wb_pass_behind(false);
         if (pass && q.wb.len && plain &&
-            create_behind(fs, parent, mdt, path, flags, mode, &q.cred, f, attr)) {
+            file_create_behind(fs, parent, mdt, path, flags, mode, &q.cred, f, attr)) {
             file_ra_put(fs, ra);
             free(r);
             *out = f;
@@ -263,9 +182,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
         wb_granted(fs, (uint32_t)wb_mdt, wb_id, wb_ms, sent, wb.dom_room);
     /* What a new file gets in parent, while nothing of this client changed
      * since it was asked: the next ones may be created behind. */
-    if (wb_mdt >= 0 && r->created && plain && (uint32_t)wb_mdt == mdt &&
-        layout_mdt_only(&r->layout) && atomic_load(&fs->ns_epoch) == ns_ep)
-        wb_template(fs, mdt, parent, wb_id, ns_ep, &r->layout);
+    if (wb_mdt >= 0 && r->created && plain && (uint32_t)wb_mdt == mdt)
+        file_create_learnt(fs, mdt, parent, wb_id, ns_ep, &r->layout);
     if (rc == -EREMOTE) {
         /* The name is here, its inode on another MDT: open that by number. */
         struct proto_attr a;

@@ -56,6 +56,20 @@ struct stria_file {
 /* file.c: make f's layout hold what the MDT has of [off, end) (write:
  * instantiating it); 0 or a negative errno. */
 int file_learn(stria_file_t *f, uint64_t off, uint64_t end, bool write);
+/* file.c: a handle of the inode a describes, opened with flags (layout
+ * set apart). */
+void file_init(stria_file_t *f, stria_fs_t *fs, int flags, const struct proto_attr *a);
+/* file_create.c: cl_open's create of name in parent (on MDT mdt) made
+ * here, f its handle, when the cache, the grant and a template allow
+ * (wb_create_begin): whether it was. */
+bool file_create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name, int flags,
+                        mode_t mode, const struct proto_cred *cred, stria_file_t *f,
+                        struct proto_attr *attr);
+/* An ordinary create in parent on mdt under grant, sent at ns_epoch
+ * ns_ep, made a file of layout l: the template of the next ones, if l
+ * has nothing on an OST and no change of this client came since. */
+void file_create_learnt(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant,
+                        uint64_t ns_ep, const struct layout *l);
 /* file.c: bring a released file's [off, off + len) (all: everything) back
  * from S3 first; 0 or a negative errno. */
 int file_fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all);

@@ -269,7 +269,7 @@ static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
                      b->mk->name, b->mk->parent, b->ino, log_err(items[i].mk_rc));
             if (g->fs->mdc)
                 mdc_forget_all(g->fs->mdc);
-            wb_create_done(g->fs, items[i].mk_rc, false);
+            wb_create_count(g->fs, WB_CREATE_FAILED);
             continue;
         }
         if (items[i].rc == 0)

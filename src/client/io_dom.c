@@ -93,7 +93,7 @@ static void created(stria_fs_t *fs, int64_t sent, struct io_dom_item *it, int32_
                  "not mode %o uid %u gid %u as said",
                  it->ino, it->mk->name, a->mode, a->uid, a->gid, said->mode, said->uid, said->gid);
     if (differed || !layout_equal(&r->layout, it->l))
-        wb_create_done(fs, 0, true);
+        wb_create_count(fs, WB_CREATE_DIFFERED);
     cl_note_layout(fs, sent, &r->leases, it->mk->parent, it->mk->name, a, &r->layout);
     if (!it->len)
         it->rc = 0;

@@ -26,8 +26,10 @@
  * and those still on their way: while the grant is held no other
  * client's request runs on that MDT, so a write behind never meets
  * ENOSPC there.
+ *
+ * Files created behind under the same grant are wb_create.c's.
  */
-#include "wb.h"
+#include "wb_int.h"
 
 #include "../common/log.h"
 #include "../common/util.h"
@@ -50,15 +52,6 @@
  * were on their way when the MDT counted (gathering's buffers, 1 MiB
  * each at most). */
 #define WB_DOM_RESERVE (16ull << 20)
-/* Directories whose last create under a grant is kept (wb_template), by a
- * hash of the directory and MDT, and the distinct layouts they point to
- * (a program writing round the directories of a dataset, which inherit
- * one default, needs one). */
-#define WB_TMPLS   512
-#define WB_WAYS    4 /* a directory's template is in one set of 4 */
-#define WB_LAYOUTS 8
-/* Numbers left in the range in use when the next is asked for. */
-#define WB_INOS_LOW 256
 
 struct wb_item {
     struct wb_item *next;
@@ -71,58 +64,6 @@ struct wb_item {
     bool resend;
     struct proto_cred cred;
     char name[PROTO_MAX_STR + 1];
-};
-
-struct wb {
-    stria_fs_t *fs;
-    wb_removed_fn removed;
-    pthread_mutex_t lock;
-    pthread_cond_t work; /* the thread waits for items or stop */
-    pthread_cond_t done; /* pending fell or room was made */
-    struct wb_item *head, *tail;
-    uint32_t queued;  /* in the list */
-    uint32_t pending; /* in the list or in flight */
-    /* Each MDT's grant: held while id > revoked and now < until_ms. */
-    struct wb_grant {
-        uint64_t id, revoked;
-        int64_t until_ms, backoff_until_ms;
-        int64_t lost_ms; /* when its channel last broke: older grants are void */
-        /* When this client first heard of grant id: a renewal keeps its id
-         * (the MDT gives a new one once another client entered), so the
-         * hold is unbroken since then (mdc_exclusive). */
-        int64_t since_ms;
-        uint64_t room; /* bytes its Data-on-MDT records may still take (WB_ROOM_UNKNOWN) */
-        /* Inode numbers of this MDT to create files behind with: the range
-         * in use ([0]) and the next ([1]), as the MDT keeps this client's
-         * last two (lo 0: none); how many of each were taken. */
-        uint64_t ino_lo[2];
-        uint32_t ino_n[2], ino_used[2];
-        bool asking; /* an OPEN asking for a range is on its way */
-        /* An ask had no answer: the MDT may have handed a range this
-         * client never heard of, and then keeps only that and the one
-         * before it. The next range to come is then the only one used. */
-        bool unsure;
-    } g[MDC_MAX_MDTS];
-    /* What a create in a directory under a grant made (wb_template): the
-     * layout is layouts[slot] while that slot's gen is still gen. */
-    struct wb_tmpl {
-        uint64_t parent, grant, epoch, gen;
-        uint64_t used; /* when last made or used (tmpl_clock): the oldest of a set goes */
-        uint32_t mdt, slot;
-    } tmpl[WB_TMPLS];
-    uint64_t tmpl_clock;
-    struct wb_layout {
-        uint64_t gen; /* 0: empty */
-        struct layout l;
-    } layouts[WB_LAYOUTS];
-    uint64_t layout_gen;
-    uint32_t layout_next;
-    bool no_create; /* stria_set_create_behind(fs, 0) */
-    bool stop;
-    pthread_t thread;
-    struct wb_stats stats;
-    unsigned delay_ms; /* STRIA_TEST_WB_DELAY_MS: hold each batch back (tests) */
-    uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024]; /* the sender's UNLINKS list */
 };
 
 /* ---- the sender ---- */
@@ -424,7 +365,7 @@ static void *sender_main(void *arg)
 
 /* ---- the interface ---- */
 
-static bool held(const struct wb *w, uint32_t mdt, int64_t now)
+bool wb_held(const struct wb *w, uint32_t mdt, int64_t now)
 {
     const struct wb_grant *g = &w->g[mdt];
     return g->id > g->revoked && now < g->until_ms;
@@ -436,7 +377,7 @@ uint64_t wb_grant_id(stria_fs_t *fs, uint32_t mdt)
     if (!w || mdt >= MDC_MAX_MDTS)
         return 0;
     pthread_mutex_lock(&w->lock);
-    uint64_t id = held(w, mdt, mdc_clock_ms()) ? w->g[mdt].id : 0;
+    uint64_t id = wb_held(w, mdt, mdc_clock_ms()) ? w->g[mdt].id : 0;
     pthread_mutex_unlock(&w->lock);
     return id;
 }
@@ -457,9 +398,9 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     it->cred = *cred;
     memcpy(it->name, name, len + 1);
     pthread_mutex_lock(&w->lock);
-    while (w->queued >= WB_MAX && held(w, mdt, mdc_clock_ms()) && !w->stop)
+    while (w->queued >= WB_MAX && wb_held(w, mdt, mdc_clock_ms()) && !w->stop)
         pthread_cond_wait(&w->done, &w->lock);
-    if (w->stop || !held(w, mdt, mdc_clock_ms()) || w->g[mdt].id != id) {
+    if (w->stop || !wb_held(w, mdt, mdc_clock_ms()) || w->g[mdt].id != id) {
         pthread_mutex_unlock(&w->lock);
         free(it);
         return -EAGAIN;
@@ -513,7 +454,7 @@ bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint64_t end)
         return false;
     pthread_mutex_lock(&w->lock);
     const struct wb_grant *g = &w->g[mdt];
-    if (!w->stop && g->id == id && held(w, mdt, mdc_clock_ms()) && g->room != WB_ROOM_UNKNOWN &&
+    if (!w->stop && g->id == id && wb_held(w, mdt, mdc_clock_ms()) && g->room != WB_ROOM_UNKNOWN &&
         g->room >= WB_DOM_RESERVE + end + gather_behind_bytes(fs, mdt))
         return true; /* locked until wb_behind_end */
     pthread_mutex_unlock(&w->lock);
@@ -544,7 +485,7 @@ bool wb_want(stria_fs_t *fs, uint32_t mdt, bool renew)
         return false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&w->lock);
-    bool want = held(w, mdt, now) ? renew : now >= w->g[mdt].backoff_until_ms;
+    bool want = wb_held(w, mdt, now) ? renew : now >= w->g[mdt].backoff_until_ms;
     pthread_mutex_unlock(&w->lock);
     return want;
 }
@@ -603,171 +544,6 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
     gather_drain_behind(fs, 0);
 }
 
-/* ---- files created behind ---- */
-
-uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt)
-{
-    struct wb *w = fs->wb;
-    if (!w || mdt >= MDC_MAX_MDTS)
-        return 0;
-    pthread_mutex_lock(&w->lock);
-    struct wb_grant *g = &w->g[mdt];
-    bool want =
-        !w->no_create && !g->asking && !g->ino_lo[1] && g->ino_n[0] - g->ino_used[0] < WB_INOS_LOW;
-    g->asking = g->asking || want;
-    pthread_mutex_unlock(&w->lock);
-    return want ? PROTO_OPEN_WANT_INOS : 0;
-}
-
-void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)
-{
-    struct wb *w = fs->wb;
-    if (!w || mdt >= MDC_MAX_MDTS)
-        return;
-    pthread_mutex_lock(&w->lock);
-    struct wb_grant *g = &w->g[mdt];
-    g->asking = false;
-    if (!lo || !n || proto_ino_mdt(lo) != mdt) {
-        g->unsure = true;
-    } else if (g->unsure) {
-        /* Nothing of the older ranges is on its way (an ask waits for
-         * every create first), and the MDT may no longer know them. */
-        g->ino_lo[0] = lo;
-        g->ino_n[0] = n;
-        g->ino_used[0] = 0;
-        g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
-        g->unsure = false;
-    } else {
-        /* The MDT now keeps this one and the last before it. */
-        if (g->ino_lo[1] || g->ino_used[0] >= g->ino_n[0]) {
-            g->ino_lo[0] = g->ino_lo[1];
-            g->ino_n[0] = g->ino_n[1];
-            g->ino_used[0] = g->ino_used[1];
-        }
-        int k = g->ino_used[0] < g->ino_n[0] ? 1 : 0;
-        g->ino_lo[k] = lo;
-        g->ino_n[k] = n;
-        g->ino_used[k] = 0;
-        if (k == 0)
-            g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
-    }
-    pthread_mutex_unlock(&w->lock);
-}
-
-/* The template of parent on mdt (NULL: none), or with make the place for
- * it: its own, else an empty or the oldest of its set (lock held). */
-static struct wb_tmpl *tmpl_find(struct wb *w, uint64_t parent, uint32_t mdt, bool make)
-{
-    uint64_t key[2] = {parent, mdt};
-    struct wb_tmpl *set = &w->tmpl[util_hash64(key, sizeof(key)) % (WB_TMPLS / WB_WAYS) * WB_WAYS];
-    struct wb_tmpl *old = &set[0];
-    for (int i = 0; i < WB_WAYS; i++) {
-        if (set[i].gen && set[i].parent == parent && set[i].mdt == mdt) {
-            set[i].used = ++w->tmpl_clock;
-            return &set[i];
-        }
-        if (set[i].used < old->used)
-            old = &set[i];
-    }
-    return make ? old : NULL;
-}
-
-void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,
-                 const struct layout *l)
-{
-    struct wb *w = fs->wb;
-    if (!w || mdt >= MDC_MAX_MDTS || !grant)
-        return;
-    pthread_mutex_lock(&w->lock);
-    uint32_t slot = WB_LAYOUTS;
-    for (uint32_t k = 0; k < WB_LAYOUTS && slot == WB_LAYOUTS; k++)
-        if (w->layouts[k].gen && layout_equal(&w->layouts[k].l, l))
-            slot = k;
-    if (slot == WB_LAYOUTS) {
-        /* A new one takes the place of the oldest: its directories' next
-         * creates go the ordinary way. */
-        slot = w->layout_next++ % WB_LAYOUTS;
-        w->layouts[slot].gen = ++w->layout_gen;
-        layout_copy(&w->layouts[slot].l, l);
-    }
-    *tmpl_find(w, parent, mdt, true) = (struct wb_tmpl){.parent = parent,
-                                                        .grant = grant,
-                                                        .epoch = epoch,
-                                                        .gen = w->layouts[slot].gen,
-                                                        .used = ++w->tmpl_clock,
-                                                        .mdt = mdt,
-                                                        .slot = slot};
-    pthread_mutex_unlock(&w->lock);
-}
-
-/* Whether a template is of directory ino (fs->tmpl_dir). */
-static bool tmpl_dir(stria_fs_t *fs, uint64_t ino)
-{
-    struct wb *w = fs->wb;
-    bool yes = false;
-    pthread_mutex_lock(&w->lock);
-    for (int i = 0; i < WB_TMPLS && !yes; i++)
-        yes = w->tmpl[i].parent == ino;
-    pthread_mutex_unlock(&w->lock);
-    return yes;
-}
-
-bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
-                     uint64_t *grant)
-{
-    struct wb *w = fs->wb;
-    if (!w || mdt >= MDC_MAX_MDTS)
-        return false;
-    uint64_t epoch = atomic_load(&fs->ns_epoch);
-    pthread_mutex_lock(&w->lock);
-    struct wb_grant *g = &w->g[mdt];
-    const struct wb_tmpl *t = tmpl_find(w, parent, mdt, false);
-    if (t && w->layouts[t->slot].gen != t->gen)
-        t = NULL;
-    if (g->ino_used[0] >= g->ino_n[0] && g->ino_lo[1]) {
-        g->ino_lo[0] = g->ino_lo[1];
-        g->ino_n[0] = g->ino_n[1];
-        g->ino_used[0] = g->ino_used[1];
-        g->ino_lo[1] = g->ino_n[1] = g->ino_used[1] = 0;
-    }
-    /* Unlinks queued go by another queue: a create of the same name
-     * behind them could reach the MDT first. */
-    if (w->stop || w->no_create || w->pending || g->unsure || !t || !held(w, mdt, mdc_clock_ms()) ||
-        t->grant != g->id || t->epoch != epoch || g->ino_used[0] >= g->ino_n[0]) {
-        pthread_mutex_unlock(&w->lock);
-        return false;
-    }
-    *ino = g->ino_lo[0] + g->ino_used[0]++;
-    layout_copy(l, &w->layouts[t->slot].l);
-    *grant = g->id;
-    return true; /* locked until wb_behind_end */
-}
-
-void wb_create_done(stria_fs_t *fs, int rc, bool differed)
-{
-    struct wb *w = fs->wb;
-    if (!w)
-        return;
-    if (rc == 1) {
-        __atomic_add_fetch(&w->stats.created, 1, __ATOMIC_RELAXED);
-        return;
-    }
-    if (rc)
-        __atomic_add_fetch(&w->stats.create_failed, 1, __ATOMIC_RELAXED);
-    if (differed)
-        __atomic_add_fetch(&w->stats.create_differed, 1, __ATOMIC_RELAXED);
-}
-
-void wb_set_create(stria_fs_t *fs, bool on)
-{
-    struct wb *w = fs->wb;
-    if (!w)
-        return;
-    pthread_mutex_lock(&w->lock);
-    w->no_create = !on;
-    pthread_mutex_unlock(&w->lock);
-}
-
 void wb_get_stats(stria_fs_t *fs, struct wb_stats *out)
 {
     struct wb *w = fs->wb;
@@ -809,7 +585,7 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
     }
     fs->wb = w;
     fs->before_mdt_call = wb_flush;
-    fs->tmpl_dir = tmpl_dir;
+    fs->tmpl_dir = wb_tmpl_dir;
     if (fs->mdc)
         mdc_on_revoke(fs->mdc, wb_revoked);
     return 0;

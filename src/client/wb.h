@@ -95,9 +95,9 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
  * nothing of this client changed any name or attribute since, a number is
  * left): when true, its number, layout and grant are set, and the caller
  * queues its create (gather_create) and then calls wb_behind_end, nothing
- * revoking the grant in between. wb_create_done: one create sent behind
- * failed (rc < 0), one was made (rc 1), or the MDT gave the file other
- * attributes than this client said it had (differed). An OPEN that asks
+ * revoking the grant in between. wb_create_count: a file was created
+ * behind (MADE), one's create failed after it was sent (FAILED), or the
+ * MDT made one otherwise than this client said (DIFFERED). An OPEN that asks
  * for a range waits for every create queued before it (the MDT then
  * forgets the oldest range it kept). */
 uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt);
@@ -106,7 +106,8 @@ void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, 
                  const struct layout *l);
 bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
                      uint64_t *grant);
-void wb_create_done(stria_fs_t *fs, int rc, bool differed);
+enum wb_create_what { WB_CREATE_MADE, WB_CREATE_FAILED, WB_CREATE_DIFFERED };
+void wb_create_count(stria_fs_t *fs, enum wb_create_what what);
 /* Turn creating behind on or off (on by default with write-behind). */
 void wb_set_create(stria_fs_t *fs, bool on);
 

@@ -30,10 +30,6 @@ fi
 
 t() { timeout -k 5 60 "$@"; }
 S() { "$STRIA" --conf "$CONF" "$@"; }
-stat1() {
-    getfattr --only-values -n stria.mount.stats "$1" 2>/dev/null | tr ' ' '\n' |
-        awk -F= -v k="$2" '$1 == k { print $2 }'
-}
 # OPENs MDT0000 served since it started (STATS passes no gate: it leaves
 # A its grant).
 opens() { S stats | awk '/^MDT[0-9]+/ { m = $1 } m == "MDT0000" && $1 == "OPEN" { print $2; exit }'; }
@@ -52,11 +48,11 @@ for i in $(seq 1 $N); do head -c $((1000 * i)) /dev/urandom >"$T/src$i"; done
 step "after one create, $N more cost no OPEN"
 t mkdir "$D/n"
 t cp "$T/src1" "$D/n/first" # an OPEN: the grant, a range, the layout
-made0=$(stat1 "$D" creates_behind)
+made0=$(mount_counter "$D" creates_behind)
 open0=$(opens)
 for i in $(seq 1 $N); do t cp "$T/src$i" "$D/n/f$i"; done
 open1=$(opens)
-made1=$(stat1 "$D" creates_behind)
+made1=$(mount_counter "$D" creates_behind)
 echo "   OPENs served meanwhile: $((open1 - open0)); creates behind: $((made1 - made0))"
 [ $((made1 - made0)) -eq $N ] || fail "$((made1 - made0)) of $N creates were made behind"
 [ $((open1 - open0)) -eq 0 ] || fail "the MDT served $((open1 - open0)) OPENs while $N files were created behind"
@@ -67,25 +63,25 @@ done
 step "cp -p's chown, chmod and utimens of each file leave the next creates behind"
 sleep 1.5 # B's reads took D's grant: D asks again
 t cp "$T/src1" "$D/n/again"
-made0=$(stat1 "$D" creates_behind)
+made0=$(mount_counter "$D" creates_behind)
 for i in $(seq 1 10); do t cp -p "$T/src$i" "$D/n/p$i"; done
-[ $(($(stat1 "$D" creates_behind) - made0)) -eq 10 ] ||
-    fail "$(($(stat1 "$D" creates_behind) - made0)) of 10 files copied with cp -p were created behind"
+[ $(($(mount_counter "$D" creates_behind) - made0)) -eq 10 ] ||
+    fail "$(($(mount_counter "$D" creates_behind) - made0)) of 10 files copied with cp -p were created behind"
 [ "$(t stat -c %Y "$D/n/p4")" = "$(stat -c %Y "$T/src4")" ] || fail "cp -p's times were not kept"
 
 step "a close does not wait for its create, and a stat waits for it"
 t mkdir "$A/d"
 sleep 1.5 # B's reads took D's grant; A asks for its own
 t cp "$T/src1" "$A/d/first"
-made0=$(stat1 "$A" creates_behind)
+made0=$(mount_counter "$A" creates_behind)
 # printf, a builtin: open, write, close, no stat (which would wait for the
 # file). Six files: their creates and bytes fit in the 16 buffers held-back
 # sends wait in (past them a create goes the ordinary way).
 for i in $(seq 1 6); do printf "%0${i}00d" 0 >"$T/txt$i"; done
 for i in $(seq 1 6); do printf "%0${i}00d" 0 >"$A/d/f$i"; done
-[ $(($(stat1 "$A" creates_behind) - made0)) -eq 6 ] || fail "$(($(stat1 "$A" creates_behind) - made0)) of 6 creates on mount A were made behind"
+[ $(($(mount_counter "$A" creates_behind) - made0)) -eq 6 ] || fail "$(($(mount_counter "$A" creates_behind) - made0)) of 6 creates on mount A were made behind"
 # Held back 1 s: had a close waited, every write would have landed.
-[ "$(stat1 "$A" dom_behind_landed)" -lt "$(stat1 "$A" dom_behind)" ] ||
+[ "$(mount_counter "$A" dom_behind_landed)" -lt "$(mount_counter "$A" dom_behind)" ] ||
     fail "every write behind had landed: the closes waited for their creates"
 [ "$(t stat -c %s "$A/d/f6")" = 600 ] || fail "mount A's stat of a file created behind is $(stat -c %s "$A/d/f6") bytes"
 
@@ -96,7 +92,7 @@ for i in $(seq 1 6); do
 done
 [ "$(t stat -c "%a %u %g %s" "$B/d/f3")" = "$(stat -c "%a %u %g %s" "$T/txt3")" ] ||
     fail "f3 is '$(stat -c '%a %u %g %s' "$B/d/f3")' on mount B"
-[ "$(stat1 "$A" creates_failed)" = 0 ] || fail "creates failed: $(stat1 "$A" creates_failed)"
+[ "$(mount_counter "$A" creates_failed)" = 0 ] || fail "creates failed: $(mount_counter "$A" creates_failed)"
 
 step "under a setgid directory the files get its group"
 t mkdir "$A/sg"
@@ -104,21 +100,21 @@ t chgrp daemon "$A/sg"
 t chmod 2775 "$A/sg"
 sleep 1.5 # B's listing took the grant: A asks again after a second
 t cp "$T/src1" "$A/sg/first"
-made0=$(stat1 "$A" creates_behind)
+made0=$(mount_counter "$A" creates_behind)
 for i in 1 2 3; do t cp "$T/src$i" "$A/sg/g$i"; done
-[ $(($(stat1 "$A" creates_behind) - made0)) -eq 3 ] || fail "the files under the setgid directory were not created behind"
+[ $(($(mount_counter "$A" creates_behind) - made0)) -eq 3 ] || fail "the files under the setgid directory were not created behind"
 [ "$(t stat -c %G "$B/sg/g2")" = daemon ] || fail "g2 has group $(stat -c %G "$B/sg/g2"), not the directory's"
 [ "$(t stat -c %G "$A/sg/g3")" = daemon ] || fail "mount A said g3 has group $(stat -c %G "$A/sg/g3")"
-[ "$(stat1 "$A" creates_differed)" = 0 ] || fail "the MDT made $(stat1 "$A" creates_differed) files otherwise than mount A said"
+[ "$(mount_counter "$A" creates_differed)" = 0 ] || fail "the MDT made $(mount_counter "$A" creates_differed) files otherwise than mount A said"
 
 step "a file removed at once, and an empty one, leave fsck clean"
 sleep 1.5
 t cp "$T/src1" "$A/d/again"
-made0=$(stat1 "$A" creates_behind)
+made0=$(mount_counter "$A" creates_behind)
 t cp "$T/src2" "$A/d/gone"
 t rm "$A/d/gone"
 t touch "$A/d/empty"
-[ $(($(stat1 "$A" creates_behind) - made0)) -ge 2 ] || fail "gone and empty were not created behind"
+[ $(($(mount_counter "$A" creates_behind) - made0)) -ge 2 ] || fail "gone and empty were not created behind"
 t sync "$A/d"
 [ ! -e "$B/d/gone" ] || fail "a file removed at once is there on mount B"
 [ "$(t stat -c %s "$B/d/empty")" = 0 ] || fail "the empty file is not there on mount B"
@@ -129,12 +125,12 @@ step "creates on their way when stria-metad is killed are made by the next one"
 sleep 1.5 # fsck took A's grant: A asks again
 t mkdir "$A/r"
 t cp "$T/src1" "$A/r/first"
-made0=$(stat1 "$A" creates_behind)
+made0=$(mount_counter "$A" creates_behind)
 for i in 1 2 3; do printf "%0${i}00d" 0 >"$A/r/k$i"; done
-[ $(($(stat1 "$A" creates_behind) - made0)) -eq 3 ] || fail "the files before the kill were not created behind"
+[ $(($(mount_counter "$A" creates_behind) - made0)) -eq 3 ] || fail "the files before the kill were not created behind"
 # Mount A holds its sends back 1 s: the creates are still on the mount.
-landed=$(stat1 "$A" dom_behind_landed)
-behind=$(stat1 "$A" dom_behind)
+landed=$(mount_counter "$A" dom_behind_landed)
+behind=$(mount_counter "$A" dom_behind)
 kill -9 "$(daemon_pid metad)"
 [ "$landed" -lt "$behind" ] || fail "every create had landed before the kill ($landed of $behind)"
 "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after the kill"
@@ -142,7 +138,7 @@ t sync "$A/r" # sends them, to the new process
 for i in 1 2 3; do
     t cmp "$T/txt$i" "$B/r/k$i" || fail "k$i, created behind before the kill, reads wrong on mount B"
 done
-[ "$(stat1 "$A" creates_failed)" = 0 ] || fail "$(stat1 "$A" creates_failed) creates failed across the restart"
+[ "$(mount_counter "$A" creates_failed)" = 0 ] || fail "$(mount_counter "$A" creates_failed) creates failed across the restart"
 out=$(S fsck) || fail "fsck failed: $out"
 grep -q "0 dangling entries, 0 orphan inodes, 0 wrong link counts" <<<"$out" || fail "fsck: $out"
 
@@ -154,5 +150,5 @@ t cp "$T/src1" "$C/e/first"
 open0=$(opens)
 for i in $(seq 1 10); do t cp "$T/src$i" "$C/e/f$i"; done
 [ $(($(opens) - open0)) -eq 10 ] || fail "mount C sent $(($(opens) - open0)) OPENs for 10 creates"
-[ "$(stat1 "$C" creates_behind)" = 0 ] || fail "mount C created $(stat1 "$C" creates_behind) files behind"
+[ "$(mount_counter "$C" creates_behind)" = 0 ] || fail "mount C created $(mount_counter "$C" creates_behind) files behind"
 echo "PASS"

@@ -28,11 +28,6 @@ fi
 
 t() { timeout -k 5 60 "$@"; }
 S() { "$STRIA" --conf "$CONF" "$@"; }
-# stat1 MNT KEY: one counter of stria.mount.stats.
-stat1() {
-    getfattr --only-values -n stria.mount.stats "$1" 2>/dev/null | tr ' ' '\n' |
-        awk -F= -v k="$2" '$1 == k { print $2 }'
-}
 # The KiB the MDT's Data-on-MDT records hold (stria df).
 dom_used() { S df | awk '$1 == "stria-MDT0000" && NF == 4 { print $2 }'; }
 
@@ -47,10 +42,10 @@ for i in 1 2 3 4; do head -c 65536 /dev/urandom >"$T/src$i"; done
 step "a close does not wait for the bytes of a small file"
 t mkdir "$A/d"
 t cp "$T/src1" "$A/d/warm" # its open asks for the grant
-before=$(stat1 "$A" dom_behind)
+before=$(mount_counter "$A" dom_behind)
 t cp "$T/src1" "$A/d/f1"
-after=$(stat1 "$A" dom_behind)
-landed=$(stat1 "$A" dom_behind_landed)
+after=$(mount_counter "$A" dom_behind)
+landed=$(mount_counter "$A" dom_behind_landed)
 [ "$after" -gt "$before" ] || fail "the write was not taken behind (dom_behind $before, then $after)"
 # Held back 3 s: had the close waited, every write would have landed.
 [ "$landed" -lt "$after" ] || fail "the close waited for its bytes ($landed of $after landed)"
@@ -79,7 +74,7 @@ t cp "$T/src2" "$A/d/gone"
 t unlink "$A/d/gone" # unlink(2) alone: no stat before it
 dom_back() { [ "$(dom_used)" = "$used" ]; }
 wait_for 20 dom_back || fail "the MDT holds $(dom_used) KiB after a write and rm, $used before"
-[ "$(stat1 "$A" dom_behind_lost)" = 0 ] || fail "a write behind was lost: $(stat1 "$A" dom_behind_lost)"
+[ "$(mount_counter "$A" dom_behind_lost)" = 0 ] || fail "a write behind was lost: $(mount_counter "$A" dom_behind_lost)"
 
 step "a file another mount keeps in its cache, rewritten in place"
 t cp "$T/src1" "$A/d/kept"
@@ -108,10 +103,10 @@ for i in $(seq 1 500); do
     fi
 done
 [ "$refused" -gt 0 ] || fail "500 files of 64 KiB fit in dom_max = 20M"
-[ "$(stat1 "$C" dom_behind)" -gt 0 ] || fail "mount C wrote nothing behind"
-[ "$(stat1 "$C" dom_behind_lost)" = 0 ] || fail "a write behind was lost: $(stat1 "$C" dom_behind_lost)"
+[ "$(mount_counter "$C" dom_behind)" -gt 0 ] || fail "mount C wrote nothing behind"
+[ "$(mount_counter "$C" dom_behind_lost)" = 0 ] || fail "a write behind was lost: $(mount_counter "$C" dom_behind_lost)"
 for i in $(seq 1 "$made"); do
     t cmp -s "$T/src2" "$A/d/room$i" || fail "room$i, whose close succeeded, reads back wrong"
 done
-echo "made $made files, the next refused; $(stat1 "$C" dom_behind) writes behind on mount C"
+echo "made $made files, the next refused; $(mount_counter "$C" dom_behind) writes behind on mount C"
 echo "PASS"

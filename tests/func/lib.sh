@@ -166,6 +166,13 @@ fuse_usable() {
 # with stria-fuse -o conf=$CONF[,EXTRA_OPTS]. stria-fuse returns once the
 # mount is ready; what it says, before and after, goes to
 # $DIR/log/stria-fuse-N.log.
+# mount_counter MNT KEY: one counter of the mount's stria.mount.stats
+# (empty when it cannot be read).
+mount_counter() {
+    getfattr --only-values -n stria.mount.stats "$1" 2>/dev/null | tr ' ' '\n' |
+        awk -F= -v k="$2" '$1 == k { print $2 }'
+}
+
 mount_stria() {
     local mnt=$1 extra=${2:-} log
     mkdir -p "$mnt" "$DIR/log"

@@ -12,6 +12,7 @@
 #include "../../common/util.h"
 #include "../../proto/csum.h"
 #include "../../proto/layout.h"
+#include "../store/dlg_rec.h"
 #include "../store/dom_rec.h"
 #include "../store/hsm_rec.h"
 #include "../store/mig_rec.h"

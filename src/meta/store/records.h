@@ -172,28 +172,11 @@ int meta_dir_touched(struct meta_txn *t, const struct meta_inode *dir);
 int meta_inode_del(struct meta_txn *t, uint64_t ino);
 int meta_alloc_ino(struct meta_txn *t, uint64_t *ino);
 
-/*
- * Inode numbers handed to a client to make files with behind its grant
- * (docs/architecture.md, "Files created behind"). A client holds at most
- * two ranges of META_DLG_INOS numbers of an MDT, the one it was given last
- * (lo[1]) and the one before (lo[0]); each number is used once, marked in
- * the range's bitmap. The record ("dlg" and the client's id in the info
- * database) outlives a restart of the MDT, so a create sent again after
- * one is still known for the client's.
- */
+/* Inode numbers handed to clients to create files behind their grant
+ * (dlg_rec.h): META_DLG_INOS a range, two of which a batch keeps room for. */
 #define META_DLG_INOS 1024u
 /* Numbers a batch of the store may hand out to its creates (store.c). */
 #define META_BATCH_INOS 512u
-struct meta_dlg {
-    uint64_t lo[2]; /* each range's first number (0: none) */
-    uint8_t used[2][META_DLG_INOS / 8];
-};
-/* n numbers in a row, from *lo; -ENOSPC when the batch's reservation
- * cannot spare them (the caller gives none this time). */
-int meta_alloc_ino_range(struct meta_txn *t, uint32_t n, uint64_t *lo);
-/* Client's ranges (all zero when it has none). */
-int meta_dlg_get(struct meta_txn *t, uint64_t client, struct meta_dlg *d);
-int meta_dlg_put(struct meta_txn *t, uint64_t client, const struct meta_dlg *d);
 
 int meta_dentry_get(struct meta_txn *t, uint64_t parent, const char *name, uint64_t *ino,
                     uint8_t *type);

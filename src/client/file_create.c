@@ -48,7 +48,7 @@ bool file_create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const cha
     if ((flags & NOT_BEHIND) || !fs->mdc)
         return false;
     gather_wait_free(fs);
-    if (!wb_create_begin(fs, mdt, parent, &ino, &f->layout, &grant))
+    if (!wb_create_begin(fs, mdt, parent, name, &ino, &f->layout, &grant))
         return false;
     /* The name is taken in the cache with the check: another thread's
      * create of it then goes the ordinary way, which waits for this one. */

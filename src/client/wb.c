@@ -350,11 +350,15 @@ static void *sender_main(void *arg)
             items[i]->resend = false;
         }
         send_items(w, items, n);
+        uint32_t slots[WB_BATCH];
         for (uint32_t i = 0; i < n; i++) {
+            slots[i] = wb_name_slot(items[i]->parent, items[i]->name);
             cl_tag_put(items[i]->tag);
             free(items[i]);
         }
         pthread_mutex_lock(&w->lock);
+        for (uint32_t i = 0; i < n; i++)
+            w->unlinking[slots[i]]--;
         w->stats.sent += n;
         w->pending -= n;
         pthread_cond_broadcast(&w->done);
@@ -364,6 +368,12 @@ static void *sender_main(void *arg)
 }
 
 /* ---- the interface ---- */
+
+uint32_t wb_name_slot(uint64_t parent, const char *name)
+{
+    uint64_t h = util_hash64(name, strlen(name)) ^ (parent * 0x9e3779b97f4a7c15ull);
+    return (uint32_t)((h ^ (h >> 32)) % WB_NAME_SLOTS);
+}
 
 bool wb_held(const struct wb *w, uint32_t mdt, int64_t now)
 {
@@ -412,6 +422,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     w->tail = it;
     w->queued++;
     w->pending++;
+    w->unlinking[wb_name_slot(parent, name)]++;
     w->stats.queued++;
     pthread_cond_signal(&w->work);
     pthread_mutex_unlock(&w->lock);

@@ -92,20 +92,19 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
  * fs->ns_epoch epoch, gave the new file layout l (with no component on an
  * OST yet). wb_create_begin: whether a new file in parent may be created
  * behind now (the grant that template was made under is still held,
- * nothing of this client changed any name or attribute since, a number is
- * left): when true, its number, layout and grant are set, and the caller
- * queues its create (gather_create) and then calls wb_behind_end, nothing
- * revoking the grant in between. wb_create_count: a file was created
- * behind (MADE), one's create failed after it was sent (FAILED), or the
- * MDT made one otherwise than this client said (DIFFERED). An OPEN that asks
+ * nothing of this client changed any name or attribute since, no unlink of
+ * name is on its way, a number is left): when true, its number, layout and grant are set, and the
+ * caller queues its create (gather_create) and then calls wb_behind_end, nothing revoking the grant
+ * in between. wb_create_count: a file was created behind (MADE), one's create failed after it was
+ * sent (FAILED), or the MDT made one otherwise than this client said (DIFFERED). An OPEN that asks
  * for a range waits for every create queued before it (the MDT then
  * forgets the oldest range it kept). */
 uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt);
 void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n);
 void wb_template(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t grant, uint64_t epoch,
                  const struct layout *l);
-bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
-                     uint64_t *grant);
+bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, const char *name, uint64_t *ino,
+                     struct layout *l, uint64_t *grant);
 enum wb_create_what { WB_CREATE_MADE, WB_CREATE_FAILED, WB_CREATE_DIFFERED };
 void wb_create_count(stria_fs_t *fs, enum wb_create_what what);
 /* Turn creating behind on or off (on by default with write-behind). */

@@ -115,8 +115,8 @@ bool wb_tmpl_dir(stria_fs_t *fs, uint64_t ino)
     return yes;
 }
 
-bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *ino, struct layout *l,
-                     uint64_t *grant)
+bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, const char *name, uint64_t *ino,
+                     struct layout *l, uint64_t *grant)
 {
     struct wb *w = fs->wb;
     if (!w || mdt >= MDC_MAX_MDTS)
@@ -133,7 +133,7 @@ bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, uint64_t *in
     }
     /* Unlinks queued go by another queue: a create of the same name
      * behind them could reach the MDT first. */
-    if (w->stop || w->no_create || w->pending || g->unsure || !t ||
+    if (w->stop || w->no_create || w->unlinking[wb_name_slot(parent, name)] || g->unsure || !t ||
         !wb_held(w, mdt, mdc_clock_ms()) || t->grant != g->id || t->epoch != epoch ||
         g->rng[0].used >= g->rng[0].n) {
         pthread_mutex_unlock(&w->lock);

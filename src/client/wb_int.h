@@ -21,7 +21,14 @@
 /* Numbers left in the range in use when the next is asked for. */
 #define WB_INOS_LOW 256
 
+/* Slots counting pending unlinks by name (a false match only sends a
+ * create the ordinary way). */
+#define WB_NAME_SLOTS 256
+
 struct wb_item;
+
+/* The slot of parent's name in wb.unlinking. */
+uint32_t wb_name_slot(uint64_t parent, const char *name);
 
 struct wb {
     stria_fs_t *fs;
@@ -32,6 +39,10 @@ struct wb {
     struct wb_item *head, *tail;
     uint32_t queued;  /* in the list */
     uint32_t pending; /* in the list or in flight */
+    /* Unlinks pending by their name's hash (wb_name_slot): a create
+     * behind of a name whose unlink is on its way could reach the MDT
+     * first; other names' creates need not wait. */
+    uint16_t unlinking[WB_NAME_SLOTS];
     /* Each MDT's grant: held while id > revoked and now < until_ms. */
     struct wb_grant {
         uint64_t id, revoked;

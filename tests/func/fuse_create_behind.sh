@@ -21,7 +21,10 @@
 # - a file removed at once, and an empty one, leave fsck clean;
 # - creates still on the mount when stria-metad is killed are made by the
 #   next process (the ranges they use are on disk), none failing;
-# - with create_behind=0 (mount C) every create is an OPEN again.
+# - with create_behind=0 (mount C) every create is an OPEN again;
+# - while an unlink is on its way (mount E holds its unlinks back 1 s), a
+#   create of another name is made behind, and one of the name being
+#   unlinked goes the ordinary way, after the unlink.
 . "$(dirname "$0")/lib.sh"
 if ! fuse_usable; then
     echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
@@ -112,9 +115,9 @@ sleep 1.5
 t cp "$T/src1" "$A/d/again"
 made0=$(mount_counter "$A" creates_behind)
 t cp "$T/src2" "$A/d/gone"
-t rm "$A/d/gone"
 t touch "$A/d/empty"
-[ $(($(mount_counter "$A" creates_behind) - made0)) -ge 2 ] || fail "gone and empty were not created behind"
+[ $(($(mount_counter "$A" creates_behind) - made0)) -eq 2 ] || fail "gone and empty were not created behind"
+t rm "$A/d/gone"
 t sync "$A/d"
 [ ! -e "$B/d/gone" ] || fail "a file removed at once is there on mount B"
 [ "$(t stat -c %s "$B/d/empty")" = 0 ] || fail "the empty file is not there on mount B"
@@ -151,4 +154,26 @@ open0=$(opens)
 for i in $(seq 1 10); do t cp "$T/src$i" "$C/e/f$i"; done
 [ $(($(opens) - open0)) -eq 10 ] || fail "mount C sent $(($(opens) - open0)) OPENs for 10 creates"
 [ "$(mount_counter "$C" creates_behind)" = 0 ] || fail "mount C created $(mount_counter "$C" creates_behind) files behind"
+step "an unlink on its way holds back a create of its own name only"
+# Mount E holds its unlinks back 1 s (STRIA_TEST_WB_DELAY_MS).
+STRIA_TEST_WB_DELAY_MS=1000 mount_stria "$T/e"
+E=$(realpath "$T/e")
+sleep 1.5 # C's OPENs took the grant: E asks for its own
+t mkdir "$E/u"
+t cp "$T/src1" "$E/u/first"
+t cp "$T/src2" "$E/u/old"
+sleep 0.5 # old's handle released
+unl0=$(mount_counter "$E" unlinks_behind)
+t rm "$E/u/old"
+[ $(($(mount_counter "$E" unlinks_behind) - unl0)) -eq 1 ] || fail "mount E did not unlink old behind"
+made0=$(mount_counter "$E" creates_behind)
+t cp "$T/src3" "$E/u/new"
+[ $(($(mount_counter "$E" creates_behind) - made0)) -eq 1 ] || fail "new was not created behind while old's unlink was on its way"
+t cp "$T/src4" "$E/u/old"
+[ $(($(mount_counter "$E" creates_behind) - made0)) -eq 1 ] || fail "old was created behind while its unlink was on its way"
+t sync "$E/u"
+t cmp "$T/src4" "$B/u/old" || fail "mount B reads another old than mount E wrote after its unlink"
+t cmp "$T/src3" "$B/u/new" || fail "mount B reads another new than mount E wrote"
+out=$(S fsck) || fail "fsck failed: $out"
+grep -q "0 dangling entries, 0 orphan inodes, 0 wrong link counts" <<<"$out" || fail "fsck: $out"
 echo "PASS"

@@ -152,15 +152,42 @@ static int add_total(struct meta_txn *t, int64_t delta)
     return mdb_err(mdb_put(t->txn, t->store->info, &k, &v, 0));
 }
 
-/* Chunk idx of ino holds n bytes of buf (buf[-4..-1] is room for the CRC). */
-static int put_chunk(struct meta_txn *t, uint64_t ino, uint32_t idx, uint8_t *buf, uint32_t n)
+/* Chunk idx of ino, n bytes: room for them in the page it goes to
+ * (MDB_RESERVE), the CRC to be sealed over them (seal_chunk). One copy of
+ * the bytes, straight into the page. */
+static int reserve_chunk(struct meta_txn *t, uint64_t ino, uint32_t idx, uint32_t n, uint8_t **buf)
 {
     uint8_t kb[DOM_KEY];
     chunk_key(kb, ino, idx);
-    wr32(buf - 4, crc32c(0, buf, n));
-    MDB_val k = {DOM_KEY, kb}, v = {4 + (size_t)n, buf - 4};
+    MDB_val k = {DOM_KEY, kb}, v = {4 + (size_t)n, NULL};
     t->wrote = true;
-    return mdb_err(mdb_put(t->txn, t->store->dom, &k, &v, 0));
+    int rc = mdb_err(mdb_put(t->txn, t->store->dom, &k, &v, MDB_RESERVE));
+    *buf = rc ? NULL : (uint8_t *)v.mv_data + 4;
+    return rc;
+}
+
+/* The CRC of a chunk's n bytes at buf, before them. */
+static void seal_chunk(uint8_t *buf, uint32_t n)
+{
+    wr32(buf - 4, crc32c(0, buf, n));
+}
+
+/* Bytes [base, n) of the chunk at file offset at: the write's (data, at
+ * [off, end)) where it covers them, zeros elsewhere. */
+static void fill_chunk(uint8_t *buf, uint32_t base, uint32_t n, uint64_t at, const uint8_t *data,
+                       uint64_t off, uint64_t end)
+{
+    uint64_t lo = off > at ? off : at, hi = end < at + n ? end : at + n;
+    if (hi <= lo) {
+        memset(buf + base, 0, n - base);
+        return;
+    }
+    uint32_t l = (uint32_t)(lo - at), h = (uint32_t)(hi - at), z = h > base ? h : base;
+    if (l > base)
+        memset(buf + base, 0, l - base);
+    memcpy(buf + l, data + (lo - off), h - l);
+    if (n > z)
+        memset(buf + z, 0, n - z);
 }
 
 /* The bytes chunk idx keeps of its old n: copied into buf, after its CRC
@@ -201,22 +228,22 @@ int meta_dom_write(struct meta_txn *t, uint64_t ino, uint64_t off, const void *d
     }
     /* From the old end (zeros up to off) or off, to the write's end. */
     uint64_t from = off < old ? off : old;
-    uint8_t room[4 + DOM_CHUNK], *buf = room + 4;
+    uint8_t room[DOM_CHUNK];
     for (uint32_t idx = (uint32_t)(from / DOM_CHUNK); (uint64_t)idx * DOM_CHUNK < end; idx++) {
         uint64_t at = (uint64_t)idx * DOM_CHUNK;
         uint32_t n = (uint32_t)(newlen - at < DOM_CHUNK ? newlen - at : DOM_CHUNK);
         uint32_t had = at < old ? (uint32_t)(old - at < DOM_CHUNK ? old - at : DOM_CHUNK) : 0;
-        /* The old bytes stay unless the write covers all of them. */
-        bool covered = off <= at && end >= at + had;
-        if (had && !covered && (rc = keep_old(t, ino, idx, buf, had)))
+        /* The old bytes stay unless the write covers all of them: read
+         * before the chunk's room is reserved over them. */
+        uint32_t base = had && !(off <= at && end >= at + had) ? had : 0;
+        uint8_t *buf;
+        if ((base && (rc = keep_old(t, ino, idx, room, had))) ||
+            (rc = reserve_chunk(t, ino, idx, n, &buf)))
             return rc;
-        uint32_t base = had && !covered ? had : 0;
-        memset(buf + base, 0, n - base);
-        uint64_t lo = off > at ? off : at, hi = end < at + n ? end : at + n;
-        if (hi > lo)
-            memcpy(buf + (lo - at), (const uint8_t *)data + (lo - off), hi - lo);
-        if ((rc = put_chunk(t, ino, idx, buf, n)))
-            return rc;
+        if (base)
+            memcpy(buf, room, base);
+        fill_chunk(buf, base, n, at, data, off, end);
+        seal_chunk(buf, n);
     }
     return add_total(t, (int64_t)newlen - (int64_t)old);
 }
@@ -294,10 +321,13 @@ int meta_dom_truncate(struct meta_txn *t, uint64_t ino, uint64_t size)
     uint32_t idx = (uint32_t)((size - 1) / DOM_CHUNK);
     uint64_t at = (uint64_t)idx * DOM_CHUNK;
     uint32_t had = (uint32_t)(len - at < DOM_CHUNK ? len - at : DOM_CHUNK);
-    uint8_t room[4 + DOM_CHUNK], *buf = room + 4;
-    if ((rc = keep_old(t, ino, idx, buf, had)) || (rc = drop_from(t, ino, idx + 1, &gone)) ||
-        (rc = put_chunk(t, ino, idx, buf, (uint32_t)(size - at))))
+    uint32_t n = (uint32_t)(size - at);
+    uint8_t room[DOM_CHUNK], *buf;
+    if ((rc = keep_old(t, ino, idx, room, had)) || (rc = drop_from(t, ino, idx + 1, &gone)) ||
+        (rc = reserve_chunk(t, ino, idx, n, &buf)))
         return rc;
+    memcpy(buf, room, n);
+    seal_chunk(buf, n);
     return add_total(t, (int64_t)size - (int64_t)len);
 }
 

@@ -99,7 +99,7 @@ static size_t ra_take(stria_file_t *f, void *buf, size_t len, uint64_t off, bool
     if (f->ra_len && f->ra_epoch == epoch && off >= f->ra_off && off < end) {
         n = (size_t)MIN((uint64_t)len, end - off);
         size_t held = off < data ? (size_t)MIN((uint64_t)n, data - off) : 0;
-        memcpy(buf, f->ra_buf + (off - f->ra_off), held);
+        util_copy(buf, f->ra_buf + (off - f->ra_off), held);
         memset((char *)buf + held, 0, n - held);
         f->read_end = off + n;
     }
@@ -135,7 +135,7 @@ static ssize_t read_ahead(stria_file_t *f, void *buf, size_t len, uint64_t off, 
             f->ra_len = want;
             f->ra_zeros = off + want;
             f->ra_epoch = epoch;
-            memcpy(buf, f->ra_buf, len);
+            util_copy(buf, f->ra_buf, len);
             atomic_fetch_add_explicit(&fs->ra_fills, 1, memory_order_relaxed);
         }
         pthread_mutex_unlock(&f->ra_lock);

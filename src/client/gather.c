@@ -429,7 +429,7 @@ ssize_t gather_write(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct
         struct gbuf *b = filling(g, ino);
         if (b && b->f == f && at == b->off + b->len && b->len < b->cap) {
             size_t n = MIN(len - took, (size_t)(b->cap - b->len));
-            memcpy(b->buf + b->len, (const char *)buf + took, n);
+            util_copy(b->buf + b->len, (const char *)buf + took, n);
             b->len += n;
             took += n;
             if (b->len == b->cap)
@@ -547,7 +547,7 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
     /* Bytes that continue a create not yet sent go with it. */
     struct gbuf *mb = joins(g, f, ino, l, off, len);
     if (mb) {
-        memcpy(mb->buf + mb->len, buf, len);
+        util_copy(mb->buf + mb->len, buf, len);
         mb->len += len;
         mb->writes++;
         g->behind++;
@@ -569,7 +569,7 @@ ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struc
                         .behind = true,
                         .mdt = mdt,
                         .writes = 1});
-    memcpy(b->buf, buf, len);
+    util_copy(b->buf, buf, len);
     ready(g, b);
     g->behind++;
     pthread_mutex_unlock(&g->lock);

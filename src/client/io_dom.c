@@ -11,6 +11,7 @@
 #include "wb.h"
 
 #include "../common/log.h"
+#include "../common/util.h"
 #include "../proto/csum.h"
 
 #include <errno.h>
@@ -208,7 +209,7 @@ int io_dom_writes(stria_fs_t *fs, uint32_t mdt, struct io_dom_item *items, uint3
         proto_dom_writes_item_put(&e, &it);
         wire[nwire] = (uint8_t)i;
         mk[nwire++] = false;
-        memcpy(bulk + at, items[i].buf, items[i].len);
+        util_copy(bulk + at, items[i].buf, items[i].len);
         at += items[i].len;
     }
     if (rc == 0 && (e.err || me.err))

@@ -63,6 +63,21 @@ uint64_t util_hash64(const void *data, size_t len)
     return util_mix64(h);
 }
 
+void util_copy(void *dst, const void *src, size_t n)
+{
+    enum { PIECE = 2048 }; /* below glibc's rep movsb threshold for AVX2 */
+    size_t dist = ((uintptr_t)dst - (uintptr_t)src) & 4095;
+    if (n < 2 * PIECE || dist == 0 || dist >= 64) {
+        memcpy(dst, src, n);
+        return;
+    }
+    uint8_t *d = dst;
+    const uint8_t *s = src;
+    for (; n > PIECE; n -= PIECE, d += PIECE, s += PIECE)
+        memcpy(d, s, PIECE);
+    memcpy(d, s, n);
+}
+
 uint64_t util_mix64(uint64_t h)
 {
     /* The splitmix64 finaliser. */

@@ -1,6 +1,6 @@
 /*
  * Unit tests of declarative configuration (config.h) and the parsers it is
- * built on (util_parse_size, util_parse_hostport).
+ * built on (util_parse_size, util_parse_hostport), and util_copy.
  *
  * A mistyped config line must stop a daemon with a message that says which
  * file and line to fix, never turn silently into a default. The tests use
@@ -492,6 +492,36 @@ static void test_parse_hostport(void **state)
 
 /* util.h promises decimal: a leading zero must not silently switch to
  * octal ("07000" is port 3584) nor "0x" to hex. Rejecting is fine too. */
+/* util_copy copies exactly [dst, dst + n) for every distance between
+ * the two buffers modulo a page (the ones it splits, 1 to 63, and
+ * others) and lengths around its piece size. */
+static void test_util_copy(void **state)
+{
+    (void)state;
+    enum { CAP = 3 * 65536 };
+    uint8_t *src = malloc(CAP), *dst = malloc(CAP + 8192);
+    assert_non_null(src);
+    assert_non_null(dst);
+    for (size_t i = 0; i < CAP; i++)
+        src[i] = (uint8_t)(i * 131 + 7);
+    static const size_t lens[] = {0, 1, 2047, 4095, 4096, 4097, 65536, 65536 + 3, 2 * 65536 + 11};
+    static const size_t dists[] = {0, 1, 16, 31, 32, 63, 64, 65, 4095};
+    for (size_t d = 0; d < sizeof(dists) / sizeof(dists[0]); d++) {
+        /* dst - src is dists[d] modulo 4,096 */
+        size_t at = (((uintptr_t)src + dists[d]) - (uintptr_t)dst) & 4095;
+        for (size_t l = 0; l < sizeof(lens) / sizeof(lens[0]); l++) {
+            memset(dst, 0xee, CAP + 8192);
+            util_copy(dst + at, src, lens[l]);
+            assert_memory_equal(dst + at, src, lens[l]);
+            for (size_t i = 0; i < at; i++)
+                assert_int_equal(dst[i], 0xee);
+            assert_int_equal(dst[at + lens[l]], 0xee);
+        }
+    }
+    free(src);
+    free(dst);
+}
+
 static void test_numbers_are_decimal(void **state)
 {
     (void)state;
@@ -537,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_parse_size),
         cmocka_unit_test(test_parse_hostport),
         cmocka_unit_test(test_numbers_are_decimal),
+        cmocka_unit_test(test_util_copy),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
 }

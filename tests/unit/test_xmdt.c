@@ -1108,6 +1108,52 @@ static void test_recovery_beside_mkdir(void **state)
     assert_int_equal(inodes(f), base);
 }
 
+/* What recovery told the daemon around its rounds (meta_ctx.recover_*). */
+static int rounds_begun, rounds_changed, rounds_ended;
+
+static void on_begin(void *arg)
+{
+    (void)arg;
+    rounds_begun++;
+}
+
+static void on_end(void *arg, bool changed)
+{
+    (void)arg;
+    rounds_ended++;
+    rounds_changed += changed;
+}
+
+/* A cross-MDT mkdir left open while its peers stay away is retried every
+ * tick: such a round says it changed nothing (the daemon then keeps every
+ * lease; revoking them each tick would send every client back to the MDT
+ * every second). The round that finishes it says it changed something. */
+static void test_recovery_changes_nothing_while_peers_away(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "c");
+    uint64_t base = inodes(f);
+    f->ctx[e].recover_begin = on_begin;
+    f->ctx[e].recover_end = on_end;
+    rounds_begun = rounds_changed = rounds_ended = 0;
+    f->fail_after = 1; /* one step, then every peer is away */
+    struct proto_attr d;
+    assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)((e + 1) % NMDT), &d), -EIO);
+    for (int tick = 0; tick < 3; tick++)
+        assert_true(meta_xmdt_recover(&f->ctx[e]) > 0); /* still open */
+    assert_int_equal(rounds_begun, 3);
+    assert_int_equal(rounds_ended, 3);
+    assert_int_equal(rounds_changed, 0);
+    f->fail_after = -1; /* the peers are back */
+    assert_int_equal(meta_xmdt_recover(&f->ctx[e]), 0);
+    assert_int_equal(rounds_ended, 4);
+    assert_int_equal(rounds_changed, 1);
+    assert_int_equal(inodes(f), base);
+    assert_clean(f);
+    f->ctx[e].recover_begin = NULL;
+    f->ctx[e].recover_end = NULL;
+}
+
 /* A rename between MDTs acknowledged while its target's MDT could not be
  * reached ("finishing later", phase 2), whose intent a recovery saw in
  * phase 1: the recovery finishes it, it does not roll it back (which
@@ -1833,6 +1879,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_rename_refused_before_seal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hsm_import_striped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hsm_gone_across, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_changes_nothing_while_peers_away, setup,
+                                        teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

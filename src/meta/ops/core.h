@@ -68,13 +68,16 @@ struct meta_ctx {
     /* Around the intents one round of recovery runs (NULL: nothing). What
      * recovery writes passes no request's write-behind gate and revokes no
      * lease, so the daemon takes the grant back before it runs the first
-     * (recover_begin) and every lease after the last (recover_end), even
-     * for one that is left open (a peer away: it may have taken a step):
-     * a client holding the grant assumes that nobody else changed the MDT
-     * while it kept the grant's number, and a lease that nothing else
-     * changed what it covers. */
+     * (recover_begin) and every lease after the last (recover_end) when
+     * this MDT committed anything meanwhile (changed), also for an intent
+     * left open (a peer away: it may have taken a local step): a client
+     * holding the grant assumes that nobody else changed the MDT while it
+     * kept the grant's number, and a lease that nothing else changed what
+     * it covers. A round that changed nothing here (a peer still away)
+     * leaves the leases: it runs every tick, and revoking each time would
+     * send every client back to the MDT every second. */
     void (*recover_begin)(void *arg);
-    void (*recover_end)(void *arg);
+    void (*recover_end)(void *arg, bool changed);
     void *recover_arg;
     /* Tests only (NULL in the daemon): called by recovery once it has its
      * snapshot of the intents, before it reads one. */

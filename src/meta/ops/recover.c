@@ -84,6 +84,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
     int rc = meta_store_read(c->store, NULL, scan_txn, &s);
     int open = 0;
     bool begun = false;
+    uint64_t commits = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
         uint64_t txid = s.v[i];
         /* Claimed so that two recoveries never run one intent at once;
@@ -108,8 +109,10 @@ int meta_xmdt_recover(struct meta_ctx *c)
                 meta_intent_kind(s.x->kind), (unsigned long long)txid, s.x->phase,
                 (unsigned long long)s.x->ino);
         uint8_t kind = s.x->kind;
-        if (!begun && c->recover_begin)
+        if (!begun && c->recover_begin) {
             c->recover_begin(c->recover_arg);
+            commits = meta_store_commits(c->store);
+        }
         begun = true;
         if (kind >= XK_RENAME ? meta_xname_finish(rq, txid, s.x, true)
                               : meta_intent_finish(rq, txid, s.x, true))
@@ -119,7 +122,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
         meta_xbusy_del(c, txid);
     }
     if (begun && c->recover_end)
-        c->recover_end(c->recover_arg);
+        c->recover_end(c->recover_arg, meta_store_commits(c->store) != commits);
     free(s.x);
     free(s.v);
     /* One line when the count of open operations changes, not one per try. */

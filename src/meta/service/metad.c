@@ -131,19 +131,21 @@ static void wake_poll(void *srv, uint64_t park)
 /* Around a round of cross-MDT recovery (meta_ctx.recover_begin): it
  * passes the write-behind gate as a client no other has (0), so the
  * grant's holder sends its queue and a later grant has a new number; and
- * after, every lease goes, as after an fsck's repairs. */
+ * after, when the round committed anything here, every lease goes, as
+ * after an fsck's repairs. */
 static void recover_begin(void *arg)
 {
     struct mdt_service *m = arg;
     lease_enter(m->leases, 0);
 }
 
-static void recover_end(void *arg)
+static void recover_end(void *arg, bool changed)
 {
     struct mdt_service *m = arg;
     struct meta_touched all = {.overflow = true};
     struct proto_leases none;
-    lease_changed(m->leases, 0, &all, true, &none);
+    if (changed)
+        lease_changed(m->leases, 0, &all, true, &none);
     lease_leave(m->leases);
 }
 

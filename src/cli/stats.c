@@ -203,6 +203,8 @@ static void print_table(const char *who, const struct snap *s, double secs, bool
     print_clients(s, secs, STATS_CLIENTS, "");
 }
 
+#define STATS_TIMEOUT_MS 10000
+
 /* Connect; every MDT (*nm of them) and, with servers, one OST of each
  * storage server (its server answers for all of them). *src is malloc'd. */
 static int sources(stria_fs_t **fs, bool servers, struct source **src, size_t *n, size_t *nm)
@@ -212,6 +214,10 @@ static int sources(stria_fs_t **fs, bool servers, struct source **src, size_t *n
     struct stria_target *t = NULL;
     if (cli_connect_mdts(fs, &idx, nm) < 0)
         return -1;
+    /* A daemon that is down is what an operator looks for here: it is
+     * named (no answer) after STATS_TIMEOUT_MS, not after the mounts'
+     * timeout (100 s) of waiting for it to come back. */
+    stria_set_io_timeout(*fs, STATS_TIMEOUT_MS);
     if (servers && stria_targets(*fs, &t, &nt))
         nt = 0;
     struct source *v = calloc(*nm + nt + 1, sizeof(*v));

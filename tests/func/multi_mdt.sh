@@ -4,7 +4,8 @@
 # stripe of new subdirectories, 100,000 files spread within 10% over four
 # MDTs, and striped mkdir/rmdir while a stria-metad is killed with SIGKILL
 # and restarted: afterwards nothing is half made, no record is left behind
-# on any MDT, and fsck is clean.
+# on any MDT, and fsck is clean; with a stria-metad down, `stria stats`
+# names its MDTs and shows the others'.
 . "$(dirname "$0")/lib.sh"
 cluster_up --mdts 4 --metads 2 --osts 2 --no-mount
 
@@ -91,4 +92,13 @@ grep -q "^across MDTs: 0 dangling entries, 0 orphan inodes, 0 wrong link counts"
     fail "fsck did not check across MDTs: $(cat "$T/fsck")"
 "$STRIA" fsck --repair >"$T/fsck" || fail "fsck --repair on a clean file system: $(cat "$T/fsck")"
 grep -q "open cross-MDT operation finished" "$DIR"/log/metad*.log && echo "(recovery ran, as the logs show)"
+
+step "stria stats names the MDTs of a stria-metad that is down, and shows the others"
+kill -9 "$(daemon_pid metad1)"
+# Bounded below the mounts' timeout (100 s), which stats used to wait out.
+timeout 60 "$STRIA" stats >"$T/stats" 2>/dev/null && fail "stats succeeded with stria-metad#1 down"
+grep -q "^MDT0001: no answer" "$T/stats" || fail "stats did not name MDT0001: $(cat "$T/stats")"
+grep -q "^MDT0000 (up" "$T/stats" || fail "stats did not show MDT0000: $(cat "$T/stats")"
+"$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "restart after the kill"
+wait_for 20 "$STRIA" stats || fail "MDTs do not answer after the restart"
 echo PASS

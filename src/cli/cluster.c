@@ -71,7 +71,9 @@ static int ready_socket(char *name, size_t len)
     struct sockaddr_un a = {.sun_family = AF_UNIX};
     socklen_t al = sizeof(a);
     int rc = 0;
-    if (bind(fd, (struct sockaddr *)&a, sizeof(sa_family_t)) < 0 ||
+    int on = 1;
+    if (setsockopt(fd, SOL_SOCKET, SO_PASSCRED, &on, sizeof(on)) < 0 ||
+        bind(fd, (struct sockaddr *)&a, sizeof(sa_family_t)) < 0 ||
         getsockname(fd, (struct sockaddr *)&a, &al) < 0)
         rc = -errno;
     else if (al <= offsetof(struct sockaddr_un, sun_path) + 1 || a.sun_path[0] != '\0')
@@ -89,15 +91,45 @@ static int ready_socket(char *name, size_t len)
     return fd;
 }
 
-/* Whether every daemon this command started has said READY=1. */
+/* The next datagram on fd into msg (NUL-terminated), with the pid the
+ * kernel vouches for as its sender (SO_PASSCRED; 0 if none came): the
+ * length, or -1 when none is waiting. */
+static ssize_t recv_from_pid(int fd, char *msg, size_t cap, pid_t *pid)
+{
+    union {
+        struct cmsghdr h;
+        char b[CMSG_SPACE(sizeof(struct ucred))];
+    } ctl;
+    struct iovec iov = {msg, cap - 1};
+    struct msghdr mh = {
+        .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &ctl, .msg_controllen = sizeof(ctl)};
+    ssize_t got = recvmsg(fd, &mh, MSG_CMSG_CLOEXEC);
+    if (got < 0)
+        return -1;
+    msg[got] = '\0';
+    *pid = 0;
+    for (struct cmsghdr *c = CMSG_FIRSTHDR(&mh); c; c = CMSG_NXTHDR(&mh, c))
+        if (c->cmsg_level == SOL_SOCKET && c->cmsg_type == SCM_CREDENTIALS &&
+            c->cmsg_len >= CMSG_LEN(sizeof(struct ucred))) {
+            struct ucred u;
+            memcpy(&u, CMSG_DATA(c), sizeof(u));
+            *pid = u.pid;
+        }
+    return got;
+}
+
+/* Whether every daemon this command started has said READY=1. Only the
+ * daemon's own word counts: the socket's abstract name can be read from
+ * /proc/net/unix by anyone on the node, who could otherwise say it. */
 static bool all_ready(struct started *st)
 {
     bool all = true;
     for (int i = 0; i < st->n; i++) {
         char msg[256];
-        ssize_t got;
-        while (st->d[i].fd >= 0 && (got = recv(st->d[i].fd, msg, sizeof(msg) - 1, 0)) > 0) {
-            msg[got] = '\0';
+        pid_t from;
+        while (st->d[i].fd >= 0 && recv_from_pid(st->d[i].fd, msg, sizeof(msg), &from) >= 0) {
+            if (from != st->d[i].pid)
+                continue;
             if (strncmp(msg, "READY=1", 7) == 0 || strstr(msg, "\nREADY=1")) {
                 close(st->d[i].fd);
                 st->d[i].fd = -1;

@@ -3,7 +3,9 @@
 # quarter on each OST, reads back identical, and survives SIGKILL of every
 # daemon followed by `stria up`. Also: the CLI's namespace commands, config
 # discovery, idempotent `stria up`, refusing a different cluster, and the
-# management service marking a dead storage daemon offline.
+# management service marking a dead storage daemon offline; `stria up`
+# names a daemon that cannot start, even while another process forges its
+# READY=1.
 . "$(dirname "$0")/lib.sh"
 
 step "stria up"
@@ -118,10 +120,37 @@ hold_port() {
     echo $! >"$DIR/run/holder.pid"
     wait_for 10 grep -q listening "$T/holder.out" || fail "the port holder did not start"
 }
+# forge_ready PID: say READY=1 on every readiness socket of process PID
+# (their abstract names are in /proc/net/unix for anyone to read) until it
+# exits, at most 30 s: only the daemon's own word may count.
+cat >"$DIR/forge_ready.py" <<'PY'
+import os, socket, sys, time
+pid, sent, end = sys.argv[1], 0, time.time() + 30
+while time.time() < end and os.path.exists("/proc/" + pid):
+    try:
+        inodes = {os.readlink("/proc/%s/fd/%s" % (pid, fd))[8:-1] for fd in os.listdir("/proc/%s/fd" % pid)}
+        with open("/proc/net/unix") as f:
+            names = [l.split()[7] for l in f if len(l.split()) > 7 and l.split()[6] in inodes]
+    except OSError:
+        break
+    for n in names:
+        if n.startswith("@"):
+            try:
+                socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM).sendto(b"READY=1", "\0" + n[1:])
+                sent += 1
+            except OSError:
+                pass
+    time.sleep(0.05)
+print("forged", sent)
+PY
 hold_port 60
-if "$STRIA" up --dir "$DIR" --no-mount >"$T/up.out" 2>&1; then
-    fail "stria up succeeded with stria-stord's port $port held"
+"$STRIA" up --dir "$DIR" --no-mount >"$T/up.out" 2>&1 &
+up=$!
+python3 "$DIR/forge_ready.py" "$up" >"$T/forged.out"
+if wait "$up"; then
+    fail "stria up succeeded with stria-stord's port $port held (forged: $(cat "$T/forged.out"))"
 fi
+grep -q "^forged [1-9]" "$T/forged.out" || fail "no READY=1 was forged: $(cat "$T/forged.out")"
 cat "$T/up.out"
 grep -q "stria-stord (pid [0-9]*) exited at start" "$T/up.out" ||
     fail "stria up did not name the daemon that exited"

@@ -270,18 +270,7 @@ static int start_service(const struct local_cluster *c, enum local_svc s, int j,
     int fd = st->n < UP_MAX_STARTED ? ready_socket(sock, sizeof(sock)) : -1;
     /* The child gets our socket or none: never a service manager's that
      * started this command. */
-    const char *outer = getenv("NOTIFY_SOCKET");
-    char *saved = outer ? strdup(outer) : NULL;
-    if (fd >= 0)
-        setenv("NOTIFY_SOCKET", sock, 1);
-    else
-        unsetenv("NOTIFY_SOCKET");
-    int rc = proc_start(bin, conf, log, pidf, &pid);
-    if (saved)
-        setenv("NOTIFY_SOCKET", saved, 1);
-    else
-        unsetenv("NOTIFY_SOCKET");
-    free(saved);
+    int rc = proc_start(bin, conf, log, pidf, fd >= 0 ? sock : NULL, &pid);
     if (pid > 0)
         printf("started %-12s pid %d  log %s\n", local_svc_bin[s], (int)pid, log);
     if (pid > 0 && fd >= 0) {

@@ -52,7 +52,7 @@
 static int start_fuse(char *const argv[], int out_fd, const char *mnt)
 {
     fflush(NULL); /* what we printed comes before what it prints to out_fd */
-    pid_t pid = proc_spawn(argv, out_fd, "/");
+    pid_t pid = proc_spawn(argv, out_fd, "/", NULL);
     if (pid < 0)
         return pid;
     uint64_t deadline = util_now_mono_ns() + (uint64_t)MOUNT_WAIT_MS * 1000000ull;

@@ -187,7 +187,7 @@ static int node_start_one(const char *dir, int k)
     proc_bin_dir(bindir, sizeof(bindir));
     snprintf(bin, sizeof(bin), "%s/%s", bindir, local_svc_bin[k]);
     pid_t pid = 0;
-    int rc = proc_start(bin, conf, log, pidf, &pid);
+    int rc = proc_start(bin, conf, log, pidf, NULL, &pid);
     if (rc == 0)
         printf("started %s pid %d\n", local_svc_bin[k], (int)pid);
     return rc;

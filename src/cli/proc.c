@@ -23,25 +23,62 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-pid_t proc_spawn(char *const argv[], int out_fd, const char *wd)
+/* Our environment without $NOTIFY_SOCKET, then notify's (malloc'd; the
+ * strings are environ's but the one built into *own). Made before fork:
+ * the child of a process with threads may only exec. */
+static char **child_env(const char *notify, char **own)
 {
+    size_t n = 0;
+    while (environ[n])
+        n++;
+    char **env = malloc((n + 2) * sizeof(*env));
+    *own = NULL;
+    if (!env)
+        return NULL;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (strncmp(environ[i], "NOTIFY_SOCKET=", 14))
+            env[k++] = environ[i];
+    if (notify) {
+        size_t len = strlen("NOTIFY_SOCKET=") + strlen(notify) + 1;
+        if (!(*own = malloc(len))) {
+            free(env);
+            return NULL;
+        }
+        snprintf(*own, len, "NOTIFY_SOCKET=%s", notify);
+        env[k++] = *own;
+    }
+    env[k] = NULL;
+    return env;
+}
+
+pid_t proc_spawn(char *const argv[], int out_fd, const char *wd, const char *notify)
+{
+    char *own;
+    char **env = child_env(notify, &own);
+    if (!env)
+        return -ENOMEM;
     pid_t pid = fork();
-    if (pid != 0)
-        return pid < 0 ? -errno : pid;
+    if (pid != 0) {
+        int err = errno;
+        free(own);
+        free(env);
+        return pid < 0 ? -err : pid;
+    }
     setsid();
     int in = open("/dev/null", O_RDONLY);
     if (in < 0 || dup2(in, 0) < 0 || dup2(out_fd, 1) < 0 || dup2(out_fd, 2) < 0 ||
         (wd && chdir(wd) < 0))
         _exit(127);
     close_range(3, ~0u, 0);
-    execv(argv[0], argv);
+    execve(argv[0], argv, env);
     _exit(127);
 }
 
 int proc_run_bounded(char *const argv[], int out_fd, int ms)
 {
     fflush(NULL); /* what we printed comes before what it prints to out_fd */
-    pid_t pid = proc_spawn(argv, out_fd, NULL);
+    pid_t pid = proc_spawn(argv, out_fd, NULL, NULL);
     if (pid < 0)
         return pid;
     int st;
@@ -132,7 +169,8 @@ pid_t proc_running(const char *pidfile, const char *bin)
     return pid;
 }
 
-int proc_start(const char *bin, const char *conf, const char *log, const char *pidfile, pid_t *pid)
+int proc_start(const char *bin, const char *conf, const char *log, const char *pidfile,
+               const char *notify, pid_t *pid)
 {
     int rc;
     if (access(bin, X_OK) < 0) {
@@ -148,7 +186,7 @@ int proc_start(const char *bin, const char *conf, const char *log, const char *p
     }
     char config_flag[] = "--config";
     char *const argv[] = {(char *)bin, config_flag, (char *)conf, NULL};
-    pid_t child = proc_spawn(argv, out, NULL);
+    pid_t child = proc_spawn(argv, out, NULL, notify);
     close(out);
     if (child < 0)
         return child;

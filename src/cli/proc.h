@@ -21,9 +21,12 @@
  * /dev/null, stdout and stderr to out_fd and no other descriptor (a daemon
  * must not hold our caller's pipes open), in directory wd (NULL: ours).
  * Returns its pid or a negative errno; 127 is its exit status if it could
- * not be run. The caller reaps it, or lets it outlive us.
+ * not be run. The caller reaps it, or lets it outlive us. Its
+ * environment is ours but for $NOTIFY_SOCKET, which is notify (NULL:
+ * unset): a daemon says READY=1 to whoever started it, never to a service
+ * manager that started us.
  */
-pid_t proc_spawn(char *const argv[], int out_fd, const char *wd);
+pid_t proc_spawn(char *const argv[], int out_fd, const char *wd, const char *notify);
 
 /*
  * Run argv[0] (a path) with stdin from /dev/null and stdout and stderr to
@@ -52,11 +55,12 @@ pid_t proc_running(const char *pidfile, const char *bin);
 
 /*
  * Start the daemon bin (a path) as `bin --config conf`, detached
- * (proc_spawn), its output appended to log, and write its pid to pidfile.
- * *pid gets the pid once it runs. Returns 0, or a negative errno after
- * saying why on stderr ("stria up: ...").
+ * (proc_spawn, with $NOTIFY_SOCKET notify), its output appended to log,
+ * and write its pid to pidfile. *pid gets the pid once it runs. Returns
+ * 0, or a negative errno after saying why on stderr ("stria up: ...").
  */
-int proc_start(const char *bin, const char *conf, const char *log, const char *pidfile, pid_t *pid);
+int proc_start(const char *bin, const char *conf, const char *log, const char *pidfile,
+               const char *notify, pid_t *pid);
 
 /*
  * Stop the daemon bin (a name) that pidfile names: SIGTERM, and after 10 s

@@ -86,7 +86,13 @@ rm -f "$T/back"
 step "kill -9 every daemon, stria up again, read again"
 for d in stord metad mgmtd; do kill -9 "$(daemon_pid $d)"; done
 sleep 0.5
-"$STRIA" up --dir "$DIR" | grep -q "started stria-metad" || fail "restart"
+# Run as a service manager would: each daemon must say READY=1 to stria
+# up's own socket, never to the manager's.
+NOTIFY_SOCKET=@outer-manager "$STRIA" up --dir "$DIR" | grep -q "started stria-metad" || fail "restart"
+for d in stord metad mgmtd; do
+    tr '\0' '\n' <"/proc/$(daemon_pid $d)/environ" | grep -q "^NOTIFY_SOCKET=@outer-manager$" &&
+        fail "stria-$d was given the outer manager's NOTIFY_SOCKET"
+done
 "$STRIA" cp stria:/ckpt/shard0 "$T/back"
 cmp "$T/big" "$T/back" || fail "data differs after kill -9"
 rm -f "$T/back"

@@ -74,6 +74,21 @@ void stria_clear_thread_cred(void)
     cred_set = false;
 }
 
+bool cl_cred_hold(void)
+{
+    if (cred_set)
+        return false;
+    cl_cred(&thread_cred);
+    cred_set = true;
+    return true;
+}
+
+void cl_cred_release(bool held)
+{
+    if (held)
+        cred_set = false;
+}
+
 void cl_cred(struct proto_cred *c)
 {
     if (cred_set) {

@@ -294,5 +294,12 @@ extern __thread bool cl_long_call;
 /* The calling thread's credentials (stria_set_thread_cred, else the
  * process's). */
 void cl_cred(struct proto_cred *c);
+/* Within one library call, the process's credentials read once (three
+ * syscalls) rather than at each request and check the call makes:
+ * cl_cred_hold at its start (whether it held them: a thread's own, set
+ * with stria_set_thread_cred, stay as they are), cl_cred_release(held)
+ * before it returns. */
+bool cl_cred_hold(void);
+void cl_cred_release(bool held);
 
 #endif

@@ -234,7 +234,10 @@ fail:
 
 int stria_open(stria_fs_t *fs, const char *path, int flags, mode_t mode, stria_file_t **out)
 {
-    return cl_open(fs, 1, path, flags, mode, 0, 0, -1, out, NULL);
+    bool held = cl_cred_hold();
+    int rc = cl_open(fs, 1, path, flags, mode, 0, 0, -1, out, NULL);
+    cl_cred_release(held);
+    return rc;
 }
 
 void stria_file_allow_read(stria_file_t *f)

@@ -68,16 +68,39 @@ struct fx {
      * opens it (0: none). */
     uint8_t gate_shard;
     int seals; /* SEAL steps sent to peers */
+    /* At each SHARD step, another thread creates a file on MDT busy_mdt
+     * and the step waits for it (busy_n of them; 0: none): a client's
+     * request committed during a recovery round. */
+    int busy_n;
+    uint32_t busy_mdt;
+    uint64_t busy_dir;
 };
 
 static void recovery_paused(struct fx *f);
 static void gate_wait(void);
+
+static int create_at(struct fx *f, uint32_t mdt, uint64_t parent, const char *name);
+
+static void *busy_create(void *arg)
+{
+    struct fx *f = arg;
+    char name[32];
+    snprintf(name, sizeof(name), "busy%d", f->busy_n);
+    assert_int_equal(create_at(f, f->busy_mdt, f->busy_dir, name), 0);
+    return NULL;
+}
 
 static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct proto_shard_rep *r)
 {
     struct fx *f = arg;
     if (mdt >= NMDT)
         return -EHOSTUNREACH;
+    if (f->busy_n > 0) {
+        pthread_t t;
+        assert_int_equal(pthread_create(&t, NULL, busy_create, f), 0);
+        pthread_join(t, NULL);
+        f->busy_n--;
+    }
     f->steps++;
     if (q->op == PROTO_SHARD_SEAL)
         f->seals++;
@@ -1136,11 +1159,20 @@ static void test_recovery_changes_nothing_while_peers_away(void **state)
     f->ctx[e].recover_begin = on_begin;
     f->ctx[e].recover_end = on_end;
     rounds_begun = rounds_changed = rounds_ended = 0;
+    struct proto_attr d, bd;
+    assert_int_equal(mkdir_at(f, where(root_ds(), ROOT, "busy"), ROOT, "busy", 1, (int32_t)e, &bd),
+                     0);
+    assert_int_equal(proto_ino_mdt(bd.ino), e);
     f->fail_after = 1; /* one step, then every peer is away */
-    struct proto_attr d;
     assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)((e + 1) % NMDT), &d), -EIO);
+    /* Another client's creates on the same MDT commit during the rounds:
+     * they are not the round's changes. */
+    f->busy_mdt = e;
+    f->busy_dir = bd.ino;
+    f->busy_n = 3;
     for (int tick = 0; tick < 3; tick++)
         assert_true(meta_xmdt_recover(&f->ctx[e]) > 0); /* still open */
+    assert_int_equal(f->busy_n, 0);
     assert_int_equal(rounds_begun, 3);
     assert_int_equal(rounds_ended, 3);
     assert_int_equal(rounds_changed, 0);
@@ -1148,7 +1180,7 @@ static void test_recovery_changes_nothing_while_peers_away(void **state)
     assert_int_equal(meta_xmdt_recover(&f->ctx[e]), 0);
     assert_int_equal(rounds_ended, 4);
     assert_int_equal(rounds_changed, 1);
-    assert_int_equal(inodes(f), base);
+    assert_int_equal(inodes(f), base + 4); /* busy and its files */
     assert_clean(f);
     f->ctx[e].recover_begin = NULL;
     f->ctx[e].recover_end = NULL;

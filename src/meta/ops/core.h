@@ -69,7 +69,9 @@ struct meta_ctx {
      * recovery writes passes no request's write-behind gate and revokes no
      * lease, so the daemon takes the grant back before it runs the first
      * (recover_begin) and every lease after the last (recover_end) when
-     * this MDT committed anything meanwhile (changed), also for an intent
+     * the round itself wrote anything here (changed: its own writes, not
+     * the requests committed meanwhile, which revoke what they change),
+     * also for an intent
      * left open (a peer away: it may have taken a local step): a client
      * holding the grant assumes that nobody else changed the MDT while it
      * kept the grant's number, and a lease that nothing else changed what

@@ -84,7 +84,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
     int rc = meta_store_read(c->store, NULL, scan_txn, &s);
     int open = 0;
     bool begun = false;
-    uint64_t commits = 0;
+    uint64_t writes = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
         uint64_t txid = s.v[i];
         /* Claimed so that two recoveries never run one intent at once;
@@ -111,7 +111,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
         uint8_t kind = s.x->kind;
         if (!begun && c->recover_begin) {
             c->recover_begin(c->recover_arg);
-            commits = meta_store_commits(c->store);
+            writes = meta_store_thread_writes();
         }
         begun = true;
         if (kind >= XK_RENAME ? meta_xname_finish(rq, txid, s.x, true)
@@ -122,7 +122,7 @@ int meta_xmdt_recover(struct meta_ctx *c)
         meta_xbusy_del(c, txid);
     }
     if (begun && c->recover_end)
-        c->recover_end(c->recover_arg, meta_store_commits(c->store) != commits);
+        c->recover_end(c->recover_arg, meta_store_thread_writes() != writes);
     free(s.x);
     free(s.v);
     /* One line when the count of open operations changes, not one per try. */

@@ -368,12 +368,21 @@ static void store_write_many(struct meta_store *s, struct wreq *ws, uint32_t n)
             *ws[i].req->wait_ns += ws[i].started_ns - queued_ns;
 }
 
+/* Writes the calling thread made that succeeded (meta_store_thread_writes). */
+static _Thread_local uint64_t thread_writes;
+
 static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg,
                        bool flat)
 {
     struct wreq w = {.fn = fn, .arg = arg, .req = rq ? rq : &no_req, .flat = flat};
     store_write_many(s, &w, 1);
+    thread_writes += w.rc >= 0;
     return w.rc;
+}
+
+uint64_t meta_store_thread_writes(void)
+{
+    return thread_writes;
 }
 
 uint64_t meta_store_commits(struct meta_store *s)
@@ -417,8 +426,10 @@ int meta_store_write_flat_n(struct meta_store *s, uint32_t n, const struct meta_
         ws[i] =
             (struct wreq){.fn = fn, .arg = args[i], .req = rqs[i] ? rqs[i] : &no_req, .flat = true};
     store_write_many(s, ws, n);
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         rcs[i] = ws[i].rc;
+        thread_writes += ws[i].rc >= 0;
+    }
     free(ws);
     return 0;
 }

@@ -55,6 +55,10 @@ int meta_store_write_flat(struct meta_store *s, const struct meta_req *rq, meta_
  * -ENOMEM with nothing run. */
 int meta_store_write_flat_n(struct meta_store *s, uint32_t n, const struct meta_req *const *rqs,
                             meta_txn_fn fn, void *const *args, int *rcs);
+/* Writes (meta_store_write, _flat) the calling thread made that
+ * succeeded, in any store: what a thread changed itself, whatever other
+ * threads commit meanwhile. */
+uint64_t meta_store_thread_writes(void);
 /* Transactions committed with a change in them since the store opened. */
 uint64_t meta_store_commits(struct meta_store *s);
 /* How many writes wait for a batch (tests use it to shape batches). */

@@ -127,7 +127,11 @@ static bool all_ready(struct started *st)
     for (int i = 0; i < st->n; i++) {
         char msg[256];
         pid_t from;
-        while (st->d[i].fd >= 0 && recv_from_pid(st->d[i].fd, msg, sizeof(msg), &from) >= 0) {
+        /* A bounded number a call: a process flooding the socket must not
+         * keep us here past UP_WAIT_MS. */
+        for (int k = 0;
+             k < 64 && st->d[i].fd >= 0 && recv_from_pid(st->d[i].fd, msg, sizeof(msg), &from) >= 0;
+             k++) {
             if (from != st->d[i].pid)
                 continue;
             if (strncmp(msg, "READY=1", 7) == 0 || strstr(msg, "\nREADY=1")) {

@@ -490,8 +490,6 @@ static void test_parse_hostport(void **state)
     assert_int_equal(util_parse_hostport("12345678:9", small, sizeof(small), &port), -EINVAL);
 }
 
-/* util.h promises decimal: a leading zero must not silently switch to
- * octal ("07000" is port 3584) nor "0x" to hex. Rejecting is fine too. */
 /* util_copy copies exactly [dst, dst + n) for every distance between
  * the two buffers modulo a page (the ones it splits, 1 to 63, and
  * others) and lengths around its piece size. */
@@ -522,6 +520,8 @@ static void test_util_copy(void **state)
     free(dst);
 }
 
+/* util.h promises decimal: a leading zero must not silently switch to
+ * octal ("07000" is port 3584) nor "0x" to hex. Rejecting is fine too. */
 static void test_numbers_are_decimal(void **state)
 {
     (void)state;

@@ -22,6 +22,7 @@
 #include "dom_rec.h"
 
 #include "../../common/crc.h"
+#include "../../common/util.h"
 #include "env.h"
 
 #include <errno.h>
@@ -185,7 +186,7 @@ static void fill_chunk(uint8_t *buf, uint32_t base, uint32_t n, uint64_t at, con
     uint32_t l = (uint32_t)(lo - at), h = (uint32_t)(hi - at), z = h > base ? h : base;
     if (l > base)
         memset(buf + base, 0, l - base);
-    memcpy(buf + l, data + (lo - off), h - l);
+    util_copy(buf + l, data + (lo - off), h - l);
     if (n > z)
         memset(buf + z, 0, n - z);
 }
@@ -205,7 +206,7 @@ static int keep_old(struct meta_txn *t, uint64_t ino, uint32_t idx, uint8_t *buf
         return rc;
     if (c.n != n)
         return -EUCLEAN;
-    memcpy(buf, c.data, n);
+    util_copy(buf, c.data, n);
     return 0;
 }
 
@@ -241,7 +242,7 @@ int meta_dom_write(struct meta_txn *t, uint64_t ino, uint64_t off, const void *d
             (rc = reserve_chunk(t, ino, idx, n, &buf)))
             return rc;
         if (base)
-            memcpy(buf, room, base);
+            util_copy(buf, room, base);
         fill_chunk(buf, base, n, at, data, off, end);
         seal_chunk(buf, n);
     }
@@ -276,7 +277,7 @@ int meta_dom_read(struct meta_txn *t, uint64_t ino, uint64_t off, void *buf, uin
             break;
         uint64_t lo = off > at ? off : at, hi = end < at + c.n ? end : at + c.n;
         if (hi > lo)
-            memcpy((uint8_t *)buf + (lo - off), c.data + (lo - at), hi - lo);
+            util_copy((uint8_t *)buf + (lo - off), c.data + (lo - at), hi - lo);
     }
     if (rc == -ENOENT)
         rc = -EUCLEAN;
@@ -326,7 +327,7 @@ int meta_dom_truncate(struct meta_txn *t, uint64_t ino, uint64_t size)
     if ((rc = keep_old(t, ino, idx, room, had)) || (rc = drop_from(t, ino, idx + 1, &gone)) ||
         (rc = reserve_chunk(t, ino, idx, n, &buf)))
         return rc;
-    memcpy(buf, room, n);
+    util_copy(buf, room, n);
     seal_chunk(buf, n);
     return add_total(t, (int64_t)size - (int64_t)len);
 }

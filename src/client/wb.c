@@ -61,6 +61,7 @@ struct wb_item {
      * kept when it goes again on a new connection (resend). */
     uint64_t seq;
     uint16_t tag;
+    uint16_t slot; /* wb_name_slot, counted in wb.unlinking while pending */
     bool resend;
     struct proto_cred cred;
     char name[PROTO_MAX_STR + 1];
@@ -350,9 +351,9 @@ static void *sender_main(void *arg)
             items[i]->resend = false;
         }
         send_items(w, items, n);
-        uint32_t slots[WB_BATCH];
+        uint16_t slots[WB_BATCH];
         for (uint32_t i = 0; i < n; i++) {
-            slots[i] = wb_name_slot(items[i]->parent, items[i]->name);
+            slots[i] = items[i]->slot;
             cl_tag_put(items[i]->tag);
             free(items[i]);
         }
@@ -371,8 +372,7 @@ static void *sender_main(void *arg)
 
 uint32_t wb_name_slot(uint64_t parent, const char *name)
 {
-    uint64_t h = util_hash64(name, strlen(name)) ^ (parent * 0x9e3779b97f4a7c15ull);
-    return (uint32_t)((h ^ (h >> 32)) % WB_NAME_SLOTS);
+    return (uint32_t)((util_hash64(name, strlen(name)) ^ util_mix64(parent)) % WB_NAME_SLOTS);
 }
 
 bool wb_held(const struct wb *w, uint32_t mdt, int64_t now)
@@ -422,7 +422,8 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     w->tail = it;
     w->queued++;
     w->pending++;
-    w->unlinking[wb_name_slot(parent, name)]++;
+    it->slot = (uint16_t)wb_name_slot(parent, name);
+    w->unlinking[it->slot]++;
     w->stats.queued++;
     pthread_cond_signal(&w->work);
     pthread_mutex_unlock(&w->lock);

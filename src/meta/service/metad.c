@@ -131,8 +131,8 @@ static void wake_poll(void *srv, uint64_t park)
 /* Around a round of cross-MDT recovery (meta_ctx.recover_begin): it
  * passes the write-behind gate as a client no other has (0), so the
  * grant's holder sends its queue and a later grant has a new number; and
- * after, when the round committed anything here, every lease goes, as
- * after an fsck's repairs. */
+ * after, when the round itself wrote anything here, every lease goes,
+ * as after an fsck's repairs. */
 static void recover_begin(void *arg)
 {
     struct mdt_service *m = arg;

@@ -154,9 +154,12 @@ static int add_total(struct meta_txn *t, int64_t delta)
 }
 
 /* Chunk idx of ino, n bytes: room for them in the page it goes to
- * (MDB_RESERVE), the CRC to be sealed over them (seal_chunk). One copy of
- * the bytes, straight into the page. */
-static int reserve_chunk(struct meta_txn *t, uint64_t ino, uint32_t idx, uint32_t n, uint8_t **buf)
+ * (MDB_RESERVE), its first nkeep bytes those at keep (the old bytes it
+ * keeps, read before: the reserve may reuse their place), the CRC to be
+ * sealed over them (seal_chunk). One copy of the bytes, straight into the
+ * page. */
+static int reserve_chunk(struct meta_txn *t, uint64_t ino, uint32_t idx, uint32_t n,
+                         const uint8_t *keep, uint32_t nkeep, uint8_t **buf)
 {
     uint8_t kb[DOM_KEY];
     chunk_key(kb, ino, idx);
@@ -164,6 +167,8 @@ static int reserve_chunk(struct meta_txn *t, uint64_t ino, uint32_t idx, uint32_
     t->wrote = true;
     int rc = mdb_err(mdb_put(t->txn, t->store->dom, &k, &v, MDB_RESERVE));
     *buf = rc ? NULL : (uint8_t *)v.mv_data + 4;
+    if (rc == 0 && nkeep)
+        util_copy(*buf, keep, nkeep);
     return rc;
 }
 
@@ -239,10 +244,8 @@ int meta_dom_write(struct meta_txn *t, uint64_t ino, uint64_t off, const void *d
         uint32_t base = had && !(off <= at && end >= at + had) ? had : 0;
         uint8_t *buf;
         if ((base && (rc = keep_old(t, ino, idx, room, had))) ||
-            (rc = reserve_chunk(t, ino, idx, n, &buf)))
+            (rc = reserve_chunk(t, ino, idx, n, room, base, &buf)))
             return rc;
-        if (base)
-            util_copy(buf, room, base);
         fill_chunk(buf, base, n, at, data, off, end);
         seal_chunk(buf, n);
     }
@@ -325,9 +328,8 @@ int meta_dom_truncate(struct meta_txn *t, uint64_t ino, uint64_t size)
     uint32_t n = (uint32_t)(size - at);
     uint8_t room[DOM_CHUNK], *buf;
     if ((rc = keep_old(t, ino, idx, room, had)) || (rc = drop_from(t, ino, idx + 1, &gone)) ||
-        (rc = reserve_chunk(t, ino, idx, n, &buf)))
+        (rc = reserve_chunk(t, ino, idx, n, room, n, &buf)))
         return rc;
-    util_copy(buf, room, n);
     seal_chunk(buf, n);
     return add_total(t, (int64_t)size - (int64_t)len);
 }

@@ -311,6 +311,9 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
  * and wait until the last is done: batches are taken from the head of the
  * queue, so the others are done before it. Their waits are counted when
  * the first's request counts one (they are one request's). */
+/* Writes the calling thread made that succeeded (meta_store_thread_writes). */
+static _Thread_local uint64_t thread_writes;
+
 static void store_write_many(struct meta_store *s, struct wreq *ws, uint32_t n)
 {
     uint64_t queued_ns = ws[0].req->wait_ns ? util_now_mono_ns() : 0;
@@ -363,20 +366,18 @@ static void store_write_many(struct meta_store *s, struct wreq *ws, uint32_t n)
     /* Its wait: until its fn began, the batches before its own and its
      * batch's earlier requests; what follows (its fn and the commit) is
      * its service. */
-    for (uint32_t i = 0; i < n; i++)
+    for (uint32_t i = 0; i < n; i++) {
         if (ws[i].req->wait_ns && ws[i].started_ns > queued_ns)
             *ws[i].req->wait_ns += ws[i].started_ns - queued_ns;
+        thread_writes += ws[i].rc >= 0;
+    }
 }
-
-/* Writes the calling thread made that succeeded (meta_store_thread_writes). */
-static _Thread_local uint64_t thread_writes;
 
 static int store_write(struct meta_store *s, const struct meta_req *rq, meta_txn_fn fn, void *arg,
                        bool flat)
 {
     struct wreq w = {.fn = fn, .arg = arg, .req = rq ? rq : &no_req, .flat = flat};
     store_write_many(s, &w, 1);
-    thread_writes += w.rc >= 0;
     return w.rc;
 }
 
@@ -426,10 +427,8 @@ int meta_store_write_flat_n(struct meta_store *s, uint32_t n, const struct meta_
         ws[i] =
             (struct wreq){.fn = fn, .arg = args[i], .req = rqs[i] ? rqs[i] : &no_req, .flat = true};
     store_write_many(s, ws, n);
-    for (uint32_t i = 0; i < n; i++) {
+    for (uint32_t i = 0; i < n; i++)
         rcs[i] = ws[i].rc;
-        thread_writes += ws[i].rc >= 0;
-    }
     free(ws);
     return 0;
 }

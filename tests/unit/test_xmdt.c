@@ -1186,6 +1186,55 @@ static void test_recovery_changes_nothing_while_peers_away(void **state)
     f->ctx[e].recover_end = NULL;
 }
 
+/* Whether a peer answers, as recovery asks it (meta_ctx.peer_up): every
+ * peer answers when the steps do. */
+static int peers_asked;
+
+static bool peer_up(void *arg, uint32_t mdt)
+{
+    struct fx *f = arg;
+    (void)mdt;
+    peers_asked++;
+    return f->fail_after != 0;
+}
+
+/* While the peer that left an operation open still does not answer, a
+ * tick runs no round for it: it does not pass the write-behind gate (the
+ * grant's holder would lose its grant every tick) and sends no step. Once
+ * the peer answers, the next tick finishes the operation. */
+static void test_recovery_waits_for_peer_without_a_round(void **state)
+{
+    struct fx *f = *state;
+    uint32_t e = where(root_ds(), ROOT, "c");
+    f->ctx[e].recover_begin = on_begin;
+    f->ctx[e].recover_end = on_end;
+    f->ctx[e].peer_up = peer_up;
+    rounds_begun = rounds_changed = rounds_ended = peers_asked = 0;
+    struct proto_attr d;
+    f->fail_after = 1; /* one step, then every peer is away */
+    assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)((e + 1) % NMDT), &d), -EIO);
+    /* The first round learns which peer holds it. */
+    assert_true(meta_xmdt_recover(&f->ctx[e]) > 0);
+    assert_int_equal(rounds_begun, 1);
+    assert_int_equal(peers_asked, 0);
+    int steps = f->steps;
+    for (int tick = 0; tick < 3; tick++)
+        assert_true(meta_xmdt_recover(&f->ctx[e]) > 0); /* still open */
+    assert_int_equal(rounds_begun, 1);
+    assert_int_equal(rounds_ended, 1);
+    assert_int_equal(peers_asked, 3); /* once a tick */
+    assert_int_equal(f->steps, steps);
+    f->fail_after = -1; /* the peers are back */
+    assert_int_equal(meta_xmdt_recover(&f->ctx[e]), 0);
+    assert_int_equal(rounds_begun, 2);
+    assert_int_equal(rounds_changed, 1);
+    assert_int_equal(peers_asked, 4);
+    assert_clean(f);
+    f->ctx[e].recover_begin = NULL;
+    f->ctx[e].recover_end = NULL;
+    f->ctx[e].peer_up = NULL;
+}
+
 /* A rename between MDTs acknowledged while its target's MDT could not be
  * reached ("finishing later", phase 2), whose intent a recovery saw in
  * phase 1: the recovery finishes it, it does not roll it back (which
@@ -1912,6 +1961,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_hsm_import_striped, setup, teardown),
         cmocka_unit_test_setup_teardown(test_hsm_gone_across, setup, teardown),
         cmocka_unit_test_setup_teardown(test_recovery_changes_nothing_while_peers_away, setup,
+                                        teardown),
+        cmocka_unit_test_setup_teardown(test_recovery_waits_for_peer_without_a_round, setup,
                                         teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -81,6 +81,21 @@ struct meta_ctx {
     void (*recover_begin)(void *arg);
     void (*recover_end)(void *arg, bool changed);
     void *recover_arg;
+    /* Whether MDT mdt answers now (metad: a PING; NULL: every peer is
+     * taken as answering). Recovery asks it, before it passes the
+     * write-behind gate, of the peer that left an intent open in its last
+     * round; one that still does not answer leaves the intent for the
+     * next tick without a round, so the grant's holder keeps its grant
+     * while a peer is away. */
+    bool (*peer_up)(void *arg, uint32_t mdt);
+    /* Intents the last round left open because a peer failed, and which
+     * peer (under xlock; recover.c). */
+#define META_XAWAY 64
+    struct meta_xaway {
+        uint64_t txid;
+        uint32_t mdt;
+    } xaway[META_XAWAY];
+    uint32_t nxaway;
     /* Tests only (NULL in the daemon): called by recovery once it has its
      * snapshot of the intents, before it reads one. */
     void (*recover_hook)(struct meta_ctx *c);

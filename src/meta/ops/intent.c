@@ -109,6 +109,8 @@ bool meta_xbusy_has(struct meta_ctx *c, uint64_t txid)
     return b;
 }
 
+__thread int32_t meta_peer_failed = -1;
+
 /* One SHARD step on MDT mdt: this one's own handler, or a peer's. */
 int meta_step_rec(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid, uint64_t ino,
                   const struct meta_inode *rec, uint64_t arg, struct proto_shard_rep *r)
@@ -133,9 +135,10 @@ int meta_step_rec(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t 
     memset(r, 0, sizeof(*r));
     if (mdt == c->mdt)
         return meta_op_shard(rq, &q, r);
-    if (!c->peer)
-        return -EHOSTUNREACH;
-    return c->peer(c->peer_arg, mdt, &q, r);
+    int rc = c->peer ? c->peer(c->peer_arg, mdt, &q, r) : -EHOSTUNREACH;
+    if (rc)
+        meta_peer_failed = (int32_t)mdt;
+    return rc;
 }
 
 int meta_shard_step(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t txid,

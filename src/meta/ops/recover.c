@@ -70,6 +70,38 @@ static int reread_txn(struct meta_txn *t, void *arg)
     return rc;
 }
 
+/* The peer that left txid open in the last round, if it still does not
+ * answer (asked once a round per peer: up and down, PEERS_ASKED of them). */
+#define PEERS_ASKED 16
+struct asked {
+    uint32_t mdt[PEERS_ASKED];
+    bool up[PEERS_ASKED];
+    uint32_t n;
+};
+
+static int32_t still_away(struct meta_ctx *c, uint64_t txid, struct asked *k)
+{
+    if (!c->peer_up)
+        return -1;
+    int32_t mdt = -1;
+    pthread_mutex_lock(&c->xlock);
+    for (uint32_t i = 0; i < c->nxaway && mdt < 0; i++)
+        if (c->xaway[i].txid == txid)
+            mdt = (int32_t)c->xaway[i].mdt;
+    pthread_mutex_unlock(&c->xlock);
+    if (mdt < 0)
+        return -1;
+    for (uint32_t i = 0; i < k->n; i++)
+        if (k->mdt[i] == (uint32_t)mdt)
+            return k->up[i] ? -1 : mdt;
+    bool up = c->peer_up(c->peer_arg, (uint32_t)mdt);
+    if (k->n < PEERS_ASKED) {
+        k->mdt[k->n] = (uint32_t)mdt;
+        k->up[k->n++] = up;
+    }
+    return up ? -1 : mdt;
+}
+
 int meta_xmdt_recover(struct meta_ctx *c)
 {
     /* Recovery runs for no request: nothing it writes is noted or kept. */
@@ -85,6 +117,9 @@ int meta_xmdt_recover(struct meta_ctx *c)
     int open = 0;
     bool begun = false;
     uint64_t writes = 0;
+    struct asked asked = {0};
+    struct meta_xaway away[META_XAWAY];
+    uint32_t naway = 0;
     for (uint32_t i = 0; rc == 0 && i < s.n; i++) {
         uint64_t txid = s.v[i];
         /* Claimed so that two recoveries never run one intent at once;
@@ -101,6 +136,17 @@ int meta_xmdt_recover(struct meta_ctx *c)
                 rc = rrc;
             continue;
         }
+        /* The peer that held it last round still away: no round for it.
+         * Every step can be repeated, so one not taken now is taken when
+         * the peer answers. */
+        int32_t away_mdt = still_away(c, txid, &asked);
+        if (away_mdt >= 0) {
+            open++;
+            if (naway < META_XAWAY)
+                away[naway++] = (struct meta_xaway){txid, (uint32_t)away_mdt};
+            meta_xbusy_del(c, txid);
+            continue;
+        }
         /* Said at info but for attribute copies (every setattr of a
          * striped directory has one): what recovery ran is what explains
          * a namespace after a crash. */
@@ -114,10 +160,13 @@ int meta_xmdt_recover(struct meta_ctx *c)
             writes = meta_store_thread_writes();
         }
         begun = true;
+        meta_peer_failed = -1;
         if (kind >= XK_RENAME ? meta_xname_finish(rq, txid, s.x, true)
-                              : meta_intent_finish(rq, txid, s.x, true))
+                              : meta_intent_finish(rq, txid, s.x, true)) {
             open++;
-        else if (kind != XK_SYNC)
+            if (meta_peer_failed >= 0 && naway < META_XAWAY)
+                away[naway++] = (struct meta_xaway){txid, (uint32_t)meta_peer_failed};
+        } else if (kind != XK_SYNC)
             __atomic_add_fetch(&c->xrecovered, 1, __ATOMIC_RELAXED);
         meta_xbusy_del(c, txid);
     }
@@ -127,6 +176,8 @@ int meta_xmdt_recover(struct meta_ctx *c)
     free(s.v);
     /* One line when the count of open operations changes, not one per try. */
     pthread_mutex_lock(&c->xlock);
+    memcpy(c->xaway, away, naway * sizeof(*away));
+    c->nxaway = naway;
     if (rc == 0 && (uint32_t)open != c->xopen_said) {
         if (open)
             log_warn("MDT%04x: %d cross-MDT operation(s) open, waiting for a peer MDT; "

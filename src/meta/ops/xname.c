@@ -65,10 +65,8 @@ static int xstep(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t t
     int rc;
     if (mdt == c->mdt)
         rc = meta_op_xname(rq, &q, r);
-    else if (!c->xpeer)
-        rc = -EHOSTUNREACH;
-    else
-        rc = c->xpeer(c->peer_arg, mdt, &q, r);
+    else if ((rc = c->xpeer ? c->xpeer(c->peer_arg, mdt, &q, r) : -EHOSTUNREACH))
+        meta_peer_failed = (int32_t)mdt;
     free(dummy);
     return rc;
 }

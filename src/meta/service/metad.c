@@ -178,6 +178,7 @@ static int start_mdt(struct mdt_service *m, const struct mdt_service_conf *conf,
     m->ctx.recover_arg = m;
     m->ctx.peer = meta_peer_call;
     m->ctx.xpeer = meta_peer_xcall;
+    m->ctx.peer_up = meta_peer_up;
     m->ctx.peer_arg = m->peers;
     if ((rc = lease_tab_create((uint32_t)conf->lease_ms, &m->leases))) {
         log_error("cannot set up leases: %s", log_err(rc));

@@ -98,6 +98,13 @@ int meta_peer_xcall(void *arg, uint32_t mdt, const struct proto_xname_req *q,
     return PEER_CALL((struct meta_peers *)arg, mdt, xname, q, r);
 }
 
+bool meta_peer_up(void *arg, uint32_t mdt)
+{
+    struct proto_ping_req q = {0};
+    struct proto_ping_rep r;
+    return PEER_CALL((struct meta_peers *)arg, mdt, ping, &q, &r) == 0;
+}
+
 void meta_peers_update(struct meta_peers *ps, const struct cluster_map *map)
 {
     pthread_mutex_lock(&ps->lock);

@@ -46,5 +46,7 @@ int meta_peer_call(void *arg, uint32_t mdt, const struct proto_shard_req *q,
                    struct proto_shard_rep *r);
 int meta_peer_xcall(void *arg, uint32_t mdt, const struct proto_xname_req *q,
                     struct proto_xname_rep *r);
+/* Whether MDT mdt answers a PING now (meta_ctx.peer_up). */
+bool meta_peer_up(void *arg, uint32_t mdt);
 
 #endif

@@ -307,6 +307,18 @@ bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char 
     return lookup(m, parent, mdt, name, cred, true, out) == 0;
 }
 
+bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt)
+{
+    int64_t now = mdc_clock_ms();
+    uint32_t home = proto_ino_mdt(dir);
+    pthread_mutex_lock(&m->lock);
+    struct crec *p = mdc_rec_find(m, dir, mdt);
+    bool missing = mdc_rec_valid(m, p, now) && !perm_of(m, p, now, false) && home < m->nchan &&
+                   m->chan[home].instance;
+    pthread_mutex_unlock(&m->lock);
+    return missing;
+}
+
 bool mdc_getattr(struct mdc *m, uint64_t ino, struct proto_attr *out)
 {
     return mdc_getattr_at(m, ino, proto_ino_mdt(ino), out);

@@ -117,6 +117,15 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
     uint32_t mdt = cl_name_mdt(fs, parent, name, strlen(name));
     if ((rc = cached_lookup(fs, parent, mdt, name, cred, out)) != -EAGAIN)
         return rc;
+    /* A directory whose names are leased but whose mode and owner this
+     * cache lost (everything goes when a channel breaks or an MDT
+     * restarts): the kernel never looks up the mount's root or a process's
+     * working directory again, so nothing else would bring them back, and
+     * every lookup in it would go to the MDT. One GETATTR does. */
+    struct proto_attr pa;
+    if (mdc_perm_missing(fs->mdc, parent, mdt) && cl_getattr(fs, parent, &pa) == 0 &&
+        (rc = cached_lookup(fs, parent, mdt, name, cred, out)) != -EAGAIN)
+        return rc;
     /* The first name looked up in a part of a new directory that its
      * MKDIR's reply did not lease: complete that part, and the names
      * created there after this one need no LOOKUP. */

@@ -9,7 +9,9 @@
 # the same mount stays right while a second mount creates, grows, renames
 # and removes names there: every shard's MDT revokes what the first cached.
 # And the directory's mtime and ctime move with a change in any shard, and
-# stay where chmod and touch -d leave them, as ext4's do.
+# stay where chmod and touch -d leave them, as ext4's do. And a restart of
+# the MDTs, which drops everything the mount cached, leaves it answering
+# lookups in its root again.
 . "$(dirname "$0")/lib.sh"
 if ! fuse_usable; then
     echo "SKIPPED: FUSE not usable here: $FUSE_WHY"
@@ -271,4 +273,18 @@ t chmod 0755 "$A/s/d"
 : >"$A/s/d/after"
 [ "$(stat -c %Y "$B/s/d")" -ge "$(date -d "1 minute ago" +%s)" ] ||
     fail "a create after the mtime was set left it at $(mtime "$B/s/d")"
+step "after its MDTs restart, the mount answers lookups in its root again"
+# A restart drops everything cached. The kernel never looks up the
+# mount's root again, so before, the root's mode and owner stayed unknown
+# and every lookup of a name in it went to the MDT from then on, until
+# something asked for the root's attributes.
+metad_set lease_ms $((LEASE_S * 1000)) # restarts stria-metad
+for i in 1 2 3 4 5; do # the channels open again (at most a second apart)
+    stat "$A/s/d/after" >/dev/null || fail "stat of /s/d/after after the restart"
+    sleep 0.5
+done
+counts >"$T/e0"
+for i in $(seq 10); do stat "$A/s/d/after" >/dev/null || fail "stat of /s/d/after"; done
+counts >"$T/e1"
+at_most "$T/e0" "$T/e1" LOOKUP 2 "10 stats after the restart"
 step "done"

@@ -56,6 +56,8 @@ STRIA_API void stria_disconnect(stria_fs_t *fs);
  * meanwhile) before it fails with EIO: ms in 500..3600000 (client.conf's
  * timeout_ms, default 100 s). Returns 0 or -EINVAL. */
 STRIA_API int stria_set_io_timeout(stria_fs_t *fs, int ms);
+/* That timeout now, in ms. */
+STRIA_API int stria_io_timeout(stria_fs_t *fs);
 
 /* The identity metadata operations of the calling thread run as. By default
  * the process's uid, gid and groups; a server acting for others (the FUSE

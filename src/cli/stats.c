@@ -29,6 +29,7 @@
 
 #include <errno.h>
 #include <inttypes.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -87,6 +88,41 @@ static void snap_take(stria_fs_t *fs, const struct source *src, struct snap *s)
 {
     s->err = stria_server_stats(fs, src->ost, src->index, &s->ops, &s->n, &s->up, &s->clients,
                                 &s->nclients);
+}
+
+/* Every source's snapshot at once, a thread each (SNAP_THREADS at a time):
+ * k daemons down cost one timeout, not k. */
+#define SNAP_THREADS 64
+struct snap_job {
+    stria_fs_t *fs;
+    const struct source *src;
+    struct snap *s;
+    pthread_t t;
+    bool started;
+};
+
+static void *snap_run(void *arg)
+{
+    struct snap_job *j = arg;
+    snap_take(j->fs, j->src, j->s);
+    return NULL;
+}
+
+static void snap_all(stria_fs_t *fs, const struct source *src, size_t n, struct snap *out)
+{
+    struct snap_job jobs[SNAP_THREADS];
+    for (size_t base = 0; base < n; base += SNAP_THREADS) {
+        size_t k = n - base < SNAP_THREADS ? n - base : SNAP_THREADS;
+        for (size_t i = 0; i < k; i++) {
+            jobs[i] = (struct snap_job){fs, &src[base + i], &out[base + i], 0, false};
+            jobs[i].started = pthread_create(&jobs[i].t, NULL, snap_run, &jobs[i]) == 0;
+            if (!jobs[i].started)
+                snap_take(fs, &src[base + i], &out[base + i]); /* no thread: here */
+        }
+        for (size_t i = 0; i < k; i++)
+            if (jobs[i].started)
+                pthread_join(jobs[i].t, NULL);
+    }
 }
 
 static void snap_free(struct snap *s)
@@ -215,9 +251,11 @@ static int sources(stria_fs_t **fs, bool servers, struct source **src, size_t *n
     if (cli_connect_mdts(fs, &idx, nm) < 0)
         return -1;
     /* A daemon that is down is what an operator looks for here: it is
-     * named (no answer) after STATS_TIMEOUT_MS, not after the mounts'
-     * timeout (100 s) of waiting for it to come back. */
-    stria_set_io_timeout(*fs, STATS_TIMEOUT_MS);
+     * named (no answer) after STATS_TIMEOUT_MS, or the configured timeout
+     * if shorter, not after the mounts' (100 s) of waiting for it to come
+     * back. */
+    if (stria_io_timeout(*fs) > STATS_TIMEOUT_MS)
+        stria_set_io_timeout(*fs, STATS_TIMEOUT_MS);
     if (servers && stria_targets(*fs, &t, &nt))
         nt = 0;
     struct source *v = calloc(*nm + nt + 1, sizeof(*v));
@@ -292,23 +330,30 @@ int cmd_stats(int argc, char **argv)
     size_t n, nm;
     if (sources(&fs, servers, &src, &n, &nm))
         return CLI_FAIL;
-    struct snap *first = calloc(n ? n : 1, sizeof(*first));
+    struct snap *first = calloc(n ? n : 1, sizeof(*first)), *later = NULL;
     int status = CLI_OK;
     if (!first) {
         fprintf(stderr, "stria stats: out of memory\n");
         status = CLI_FAIL;
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        snap_take(fs, &src[i], &first[i]);
-    if (interval)
+    snap_all(fs, src, n, first);
+    if (interval) {
         sleep((unsigned)interval);
+        if (!(later = calloc(n ? n : 1, sizeof(*later)))) {
+            fprintf(stderr, "stria stats: out of memory\n");
+            status = CLI_FAIL;
+            goto out;
+        }
+        snap_all(fs, src, n, later);
+    }
     for (size_t i = 0; i < n; i++) {
         if (i)
             putchar('\n');
         struct snap now = {0};
         if (interval && !first[i].err) {
-            snap_take(fs, &src[i], &now);
+            now = later[i];
+            memset(&later[i], 0, sizeof(later[i]));
             if (!now.err)
                 now.err = snap_since(&now, &first[i]); /* it restarted in between */
         } else {
@@ -330,7 +375,10 @@ int cmd_stats(int argc, char **argv)
 out:
     for (size_t i = 0; first && i < n; i++)
         snap_free(&first[i]);
+    for (size_t i = 0; later && i < n; i++)
+        snap_free(&later[i]);
     free(first);
+    free(later);
     free(src);
     stria_disconnect(fs);
     return status;
@@ -387,15 +435,14 @@ int cmd_top(int argc, char **argv)
     /* On a terminal each view replaces the last; elsewhere they follow
      * each other, for a log or a script. */
     bool tty = isatty(STDOUT_FILENO);
-    struct snap *prev = calloc(n ? n : 1, sizeof(*prev));
+    struct snap *prev = calloc(n ? n : 1, sizeof(*prev)), *cur = calloc(n ? n : 1, sizeof(*cur));
     int status = CLI_OK;
-    if (!prev) {
+    if (!prev || !cur) {
         fprintf(stderr, "stria top: out of memory\n");
         status = CLI_FAIL;
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        snap_take(fs, &src[i], &prev[i]);
+    snap_all(fs, src, n, prev);
     for (int round = 0; count == 0 || round < count; round++) {
         sleep((unsigned)interval);
         char when[32];
@@ -407,22 +454,23 @@ int cmd_top(int argc, char **argv)
                        : "",
                when, interval);
         status = CLI_OK;
+        snap_all(fs, src, n, cur);
         for (size_t i = 0; i < n; i++) {
-            struct snap cur = {0}, diff = {0};
+            struct snap diff = {0};
             if (i)
                 putchar('\n');
-            snap_take(fs, &src[i], &cur);
-            if (cur.err) {
-                printf("%s: no answer (%s)\n", src[i].who, strerror(-cur.err));
+            if (cur[i].err) {
+                printf("%s: no answer (%s)\n", src[i].who, strerror(-cur[i].err));
                 status = CLI_FAIL;
-            } else if (prev[i].err || snap_copy(&diff, &cur) || snap_since(&diff, &prev[i])) {
+            } else if (prev[i].err || snap_copy(&diff, &cur[i]) || snap_since(&diff, &prev[i])) {
                 printf("%s: (re)started or unreachable; figures from the next round\n", src[i].who);
             } else {
-                top_server(&src[i], &diff, (double)(cur.up - prev[i].up) / 1e9);
+                top_server(&src[i], &diff, (double)(cur[i].up - prev[i].up) / 1e9);
             }
             snap_free(&diff);
             snap_free(&prev[i]);
-            prev[i] = cur;
+            prev[i] = cur[i];
+            memset(&cur[i], 0, sizeof(cur[i]));
         }
         fflush(stdout);
     }
@@ -430,6 +478,7 @@ out:
     for (size_t i = 0; prev && i < n; i++)
         snap_free(&prev[i]);
     free(prev);
+    free(cur);
     free(src);
     stria_disconnect(fs);
     return status;

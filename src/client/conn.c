@@ -350,6 +350,11 @@ int stria_set_io_timeout(stria_fs_t *fs, int ms)
     return 0;
 }
 
+int stria_io_timeout(stria_fs_t *fs)
+{
+    return (int)__atomic_load_n(&fs->conf.timeout_ms, __ATOMIC_RELAXED);
+}
+
 /* One flag per thread, the net layer's: its waits for replies stop too. */
 const volatile int *cl_set_cancel(const volatile int *flag)
 {

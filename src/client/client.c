@@ -161,8 +161,12 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
     /* Bytes written behind that landed after the unlink would be kept
      * for an inode that is gone. */
     gather_drain_behind(fs, a.ino);
+    /* Counted before the name leaves the cache: a create of it on
+     * another thread in between would find it gone and no unlink of it
+     * pending, and overtake the unlink. */
+    uint32_t slot = wb_unlink_hold(fs, parent, name);
     mdc_unlinked(m, parent, mdt, name, a.ino);
-    return wb_unlink(fs, parent, mdt, name, &cred, grant) == 0 ? 0 : -EAGAIN;
+    return wb_unlink(fs, parent, mdt, name, &cred, grant, slot) == 0 ? 0 : -EAGAIN;
 }
 
 int stria_start_destroy_behind(stria_fs_t *fs)

@@ -392,16 +392,35 @@ uint64_t wb_grant_id(stria_fs_t *fs, uint32_t mdt)
     return id;
 }
 
+uint32_t wb_unlink_hold(stria_fs_t *fs, uint64_t parent, const char *name)
+{
+    struct wb *w = fs->wb;
+    uint32_t slot = wb_name_slot(parent, name);
+    pthread_mutex_lock(&w->lock);
+    w->unlinking[slot]++;
+    pthread_mutex_unlock(&w->lock);
+    return slot;
+}
+
+/* An unlink held by wb_unlink_hold that is not queued after all. */
+static int unhold(struct wb *w, uint32_t slot)
+{
+    pthread_mutex_lock(&w->lock);
+    w->unlinking[slot]--;
+    pthread_mutex_unlock(&w->lock);
+    return -EAGAIN;
+}
+
 int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
-              const struct proto_cred *cred, uint64_t id)
+              const struct proto_cred *cred, uint64_t id, uint32_t slot)
 {
     struct wb *w = fs->wb;
     size_t len = strlen(name);
-    if (!w || len > PROTO_MAX_STR || mdt >= MDC_MAX_MDTS)
-        return -EAGAIN;
+    if (len > PROTO_MAX_STR || mdt >= MDC_MAX_MDTS)
+        return unhold(w, slot);
     struct wb_item *it = malloc(sizeof(*it));
     if (!it)
-        return -EAGAIN;
+        return unhold(w, slot);
     it->next = NULL;
     it->parent = parent;
     it->mdt = mdt;
@@ -411,6 +430,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     while (w->queued >= WB_MAX && wb_held(w, mdt, mdc_clock_ms()) && !w->stop)
         pthread_cond_wait(&w->done, &w->lock);
     if (w->stop || !wb_held(w, mdt, mdc_clock_ms()) || w->g[mdt].id != id) {
+        w->unlinking[slot]--;
         pthread_mutex_unlock(&w->lock);
         free(it);
         return -EAGAIN;
@@ -422,8 +442,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     w->tail = it;
     w->queued++;
     w->pending++;
-    it->slot = (uint16_t)wb_name_slot(parent, name);
-    w->unlinking[it->slot]++;
+    it->slot = (uint16_t)slot;
     w->stats.queued++;
     pthread_cond_signal(&w->work);
     pthread_mutex_unlock(&w->lock);

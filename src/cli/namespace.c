@@ -169,6 +169,30 @@ static int parse_mdt_arg(const char *cmd, const char *opt, const char *arg, int3
     return 0;
 }
 
+/* A striped mkdir failed with EIO: say which MDTs the cluster map calls
+ * offline, since the directory needs every MDT it spans. Asked within
+ * OFFLINE_ASK_MS, not the mounts' timeout. */
+#define OFFLINE_ASK_MS 3000
+
+static void name_offline_mdts(stria_fs_t *fs, const char *cmd)
+{
+    struct stria_target *t = NULL;
+    size_t n = 0;
+    int keep = stria_io_timeout(fs);
+    if (keep > OFFLINE_ASK_MS)
+        stria_set_io_timeout(fs, OFFLINE_ASK_MS);
+    if (stria_targets(fs, &t, &n) == 0)
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(t[i].kind, "MDT") && !t[i].online)
+                fprintf(stderr,
+                        "stria %s: MDT%04" PRIx32
+                        " is offline; a striped directory needs every MDT "
+                        "it spans (stria df -i shows them)\n",
+                        cmd, t[i].index);
+    free(t);
+    stria_set_io_timeout(fs, keep);
+}
+
 /* mkdir, and setdirstripe without -D: make directories, striped over MDTs
  * when -c says so. */
 static int make_dirs(int argc, char **argv, bool striping_only)
@@ -230,9 +254,11 @@ static int make_dirs(int argc, char **argv, bool striping_only)
             cli_error(argv[0], path, rc);
             if (rc == -EINVAL && (count || start >= 0))
                 fprintf(stderr,
-                        "%s: -c and -i must name MDTs that exist (stria df -i lists "
+                        "stria %s: -c and -i must name MDTs that exist (stria df -i lists "
                         "them)\n",
                         argv[0]);
+            if (rc == -EIO && (count || start >= 0))
+                name_offline_mdts(fs, argv[0]);
             ret = CLI_FAIL;
         }
     }

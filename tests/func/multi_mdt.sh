@@ -99,6 +99,22 @@ kill -9 "$(daemon_pid metad1)"
 timeout 60 "$STRIA" stats >"$T/stats" 2>/dev/null && fail "stats succeeded with stria-metad#1 down"
 grep -q "^MDT0001: no answer" "$T/stats" || fail "stats did not name MDT0001: $(cat "$T/stats")"
 grep -q "^MDT0000 (up" "$T/stats" || fail "stats did not show MDT0000: $(cat "$T/stats")"
+step "a striped mkdir that fails for a stria-metad down names its MDTs"
+# With a timeout of 3 s: a step sent to a dead MDT waits for it to come
+# back for that long (the mounts' 100 s by default) before it fails.
+{ cat "$CONF"; echo "timeout_ms = 3000"; } >"$DIR/short.conf"
+named=false
+for i in $(seq 20); do # until the map calls them offline (5 s without a heartbeat)
+    "$STRIA" --conf "$DIR/short.conf" mkdir -c 4 /off 2>"$T/err" &&
+        fail "mkdir -c 4 succeeded with stria-metad#1 down"
+    if grep -q "^stria mkdir: MDT0001 is offline" "$T/err"; then
+        named=true
+        break
+    fi
+    sleep 1
+done
+$named || fail "mkdir -c 4 did not name MDT0001: $(cat "$T/err")"
+grep -q "^stria mkdir: MDT0000 is offline" "$T/err" && fail "mkdir -c 4 called MDT0000 offline: $(cat "$T/err")"
 "$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "restart after the kill"
 wait_for 20 "$STRIA" stats || fail "MDTs do not answer after the restart"
 echo PASS

@@ -77,15 +77,17 @@ bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *
     return go;
 }
 
-bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
-                  uint32_t len, uint32_t count)
+int mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
+                 uint32_t len, uint32_t count, uint64_t *next)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *r = mdc_rec_find(m, f->ino, f->mdt);
     if (r && !eof)
         r->fill_next_ms = now + MDC_FILL_BIG_MS;
-    bool same = eof && mdc_rec_valid(m, r, now) && r->epoch == f->epoch && r->changes == f->changes;
+    /* Each batch's names hold as long as the lease is the one the listing
+     * began under: a change since moved the epoch. */
+    bool same = mdc_rec_valid(m, r, now) && r->epoch == f->epoch && r->changes == f->changes;
     struct proto_dec d;
     proto_dec_init(&d, entries, len);
     for (uint32_t i = 0; same && i < count; i++) {
@@ -95,9 +97,10 @@ bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8
             same = false;
         else if (mdc_ordinary_name(de.name.p, de.name.len)) /* others are always asked */
             same = mdc_name_put(m, r, de.name.p, de.name.len, de.ino);
+        *next = de.next_cookie;
     }
-    if (same)
+    if (same && eof)
         r->complete_epoch = r->epoch;
     pthread_mutex_unlock(&m->lock);
-    return same;
+    return !same ? -1 : eof ? 1 : count ? 0 : -1;
 }

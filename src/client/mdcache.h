@@ -155,26 +155,29 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
 
 /* Completing from a listing a directory's part on MDT mdt that this client
  * did not make, when a lookup there finds a name not cached (cl_lookup):
- * one READDIR that lists the whole part, and the names made in it later
- * need no LOOKUP while the lease holds. mdc_fill_begin says whether to
- * try: only while the lease on that part is valid and the part is not
- * complete, and not again within MDC_FILL_MS of the last try (nor within
- * MDC_FILL_BIG_MS of one whose listing did not fit one READDIR), so a
- * directory that other clients keep changing, or a big one, costs at most
- * a listing a second. It fills *f. mdc_fill_end takes that READDIR's reply
- * (plain: its eof, its entries, count of them) and, when it listed the
- * whole part (eof), marks the part complete with them if the lease and
- * this client's changes to the part's names are still as they were at
- * mdc_fill_begin; a listing that did not fit defers the next try. */
-#define MDC_FILL_MS     1000
-#define MDC_FILL_BIG_MS 10000
+ * READDIRs that list the whole part (at most MDC_FILL_BATCHES of them),
+ * and the names made in it later need no LOOKUP while the lease holds.
+ * mdc_fill_begin says whether to try: only while the lease on that part
+ * is valid and the part is not complete, and not again within MDC_FILL_MS
+ * of the last try (nor within MDC_FILL_BIG_MS of one whose listing took
+ * more than one READDIR and did not end complete), so a directory that
+ * other clients keep changing, or a big one, costs at most a listing a
+ * second, or every ten. It fills *f. mdc_fill_end takes each READDIR's
+ * reply (plain: its eof, its entries, count of them) in order, and takes
+ * its names while the lease and this client's changes to the part's names
+ * are still as they were at mdc_fill_begin: 1 when it listed the rest of
+ * the part (eof) and the part is complete now, 0 when there is more to
+ * list from *next, -1 when the listing is of no use (a change between). */
+#define MDC_FILL_BATCHES 16
+#define MDC_FILL_MS      1000
+#define MDC_FILL_BIG_MS  10000
 struct mdc_fill {
     uint64_t ino, epoch, changes;
     uint32_t mdt;
 };
 bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f);
-bool mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
-                  uint32_t len, uint32_t count);
+int mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
+                 uint32_t len, uint32_t count, uint64_t *next);
 
 /* What a reply said, for the cache to follow. */
 struct mdc_update {

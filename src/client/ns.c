@@ -75,7 +75,8 @@ static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
 #define FILL_BYTES 65536
 
 /* Complete the part of a directory this client did not make, that f
- * (mdc_fill_begin) names, from one READDIR: whether it is complete now. */
+ * (mdc_fill_begin) names, from READDIRs (MDC_FILL_BATCHES at most):
+ * whether it is complete now. */
 static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f)
 {
     struct proto_readdir_req q = {.ino = f->ino, .max_bytes = FILL_BYTES};
@@ -83,12 +84,19 @@ static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f)
     if (!r)
         return false;
     cl_cred(&q.cred);
-    bool done = false;
-    int rc =
-        MDT_CALL(fs, f->mdt, readdir, &q, r,
-                 done = mdc_fill_end(fs->mdc, f, r->eof, r->entries.p, r->entries.len, r->count));
+    int got = 0;
+    for (int i = 0; got == 0 && i < MDC_FILL_BATCHES; i++) {
+        uint64_t next = q.cookie;
+        got = -1;
+        if (MDT_CALL(fs, f->mdt, readdir, &q, r,
+                     got = mdc_fill_end(fs->mdc, f, r->eof, r->entries.p, r->entries.len, r->count,
+                                        &next)) ||
+            next == q.cookie)
+            break; /* failed, or no progress */
+        q.cookie = next;
+    }
     free(r);
-    return rc == 0 && done;
+    return got == 1;
 }
 
 /* This client made directory a: every part of it is empty. */

@@ -27,6 +27,7 @@ if ! fuse_usable; then
 fi
 
 N=300
+BIG=5000 # names of 30 bytes: more than a READDIR of 64 KiB holds
 LEASE_MS=5000
 t() { timeout -k 5 60 "$@"; }
 S() { "$STRIA" --conf "$CONF" "$@"; }
@@ -37,14 +38,15 @@ stat1() {
 # The objects the OSTs hold (stria fsck counts them).
 ost_objects() { S fsck | sed -n 's/^OSTs: \([0-9]*\) objects.*/\1/p'; }
 objects_back() { [ "$(ost_objects)" = "$objects0" ]; }
-# all_behind WHICH: since behind0 and grants0, all of the N unlinks but
-# the first were written behind, under the same grant, and none failed.
+# all_behind WHICH [COUNT]: since behind0 and grants0, all of the COUNT
+# (N) unlinks but the first were written behind, under the same grant, and
+# none failed.
 all_behind() {
-    local behind grants
+    local behind grants n=${2:-$N}
     behind=$(($(stat1 "$M" unlinks_behind) - behind0))
     grants=$(stat1 "$M" wb_grants)
-    echo "   $behind of $N unlinks written behind; grants $grants0 -> $grants"
-    [ "$behind" -ge $((N - 1)) ] || fail "only $behind of $N unlinks $1 were written behind"
+    echo "   $behind of $n unlinks written behind; grants $grants0 -> $grants"
+    [ "$behind" -ge $((n - 1)) ] || fail "only $behind of $n unlinks $1 were written behind"
     [ "$grants" = "$grants0" ] || fail "the grant was taken and given again ($grants0 -> $grants grants)"
     [ "$(stat1 "$M" unlinks_failed)" = 0 ] || fail "$(stat1 "$M" unlinks_failed) unlinks written behind failed"
 }
@@ -80,21 +82,30 @@ t find "$M/d" -name 'f*' -delete || fail "remove"
 t sync "$M/d" # fsync of the directory: the queued unlinks are made
 all_behind "of files older than their leases"
 
-step "make $N more in another directory, and leave it alone longer than the lease"
-# Nothing touches the directory meanwhile: the MDT forgets its lease
-# record, and the next reply brings the mount's cache a new generation of
-# it, which drops its names. The first unlink (sent the ordinary way: the
-# grant's term ran out) renews the grant; the next lists the directory
-# once under it, and the rest are decided from the cache.
-t mkdir "$M/q" || fail "mkdir /q"
+step "make $N more in another directory, $BIG in a third, and leave them alone longer than the lease"
+# Nothing touches the directories meanwhile: the MDT forgets their lease
+# records, and the next reply brings the mount's cache a new generation of
+# each, which drops its names. The first unlink (sent the ordinary way:
+# the grant's term ran out) renews the grant; the next lists the directory
+# once under it, and the rest are decided from the cache. The third takes
+# several READDIRs to list: before, a listing that did not fit one was of
+# no use, and every unlink there went to the MDT.
+t mkdir "$M/q" "$M/big" || fail "mkdir /q /big"
 for i in $(seq "$N"); do echo "$i" >"$M/q/f$i" || fail "create q/f$i"; done
-grants0=$(stat1 "$M" wb_grants)
+(cd "$M/big" && t touch $(seq -f 'file-with-a-longer-name-%g' "$BIG")) || fail "create $BIG files in /big"
 sleep $((2 * LEASE_MS / 1000 + 1))
+grants0=$(stat1 "$M" wb_grants)
 
 step "rm -rf of that directory: all but the first unlink are written behind"
 behind0=$(stat1 "$M" unlinks_behind)
 t rm -rf "$M/q" || fail "rm -rf /q"
 all_behind "after a quiet spell"
+
+step "rm -rf of the directory of $BIG: all but the first unlink are written behind"
+behind0=$(stat1 "$M" unlinks_behind)
+grants0=$(stat1 "$M" wb_grants)
+t rm -rf "$M/big" || fail "rm -rf /big"
+all_behind "of a big directory after a quiet spell" "$BIG"
 
 step "another client finds none of them, and their objects are gone"
 [ -z "$(S ls /d | grep '^f')" ] || fail "stria ls /d still lists: $(S ls /d | grep '^f' | head -3)"

@@ -630,7 +630,9 @@ static void test_fill_from_a_listing(void **state)
     struct mdc_fill f, f2;
     assert_true(mdc_fill_begin(m, DIR, 0, &f));
     assert_false(mdc_fill_begin(m, DIR, 0, &f2)); /* not again so soon */
-    assert_true(mdc_fill_end(m, &f, true, buf, len, 2));
+    uint64_t next = 0;
+    assert_int_equal(mdc_fill_end(m, &f, true, buf, len, 2, &next), 1);
+    assert_int_equal(next, 2);
     assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -ENOENT);
     assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     assert_int_equal(out.ino, FILE_INO);
@@ -643,7 +645,7 @@ static void test_fill_from_a_listing(void **state)
     grant(INSTANCE, dir2, 0, 3, LONG_MS, mdc_clock_ms(), &da);
     assert_true(mdc_fill_begin(m, dir2, 0, &f));
     mdc_unlinked(m, dir2, 0, "a", FILE_INO);
-    assert_false(mdc_fill_end(m, &f, true, buf, len, 2));
+    assert_int_equal(mdc_fill_end(m, &f, true, buf, len, 2, &next), -1);
     assert_int_equal(mdc_lookup(m, dir2, 0, "zz", &root, &out), -EAGAIN);
 
     /* Another client changes it: its lease is revoked meanwhile. */
@@ -652,14 +654,51 @@ static void test_fill_from_a_listing(void **state)
     assert_true(mdc_fill_begin(m, dir3, 0, &f));
     hear_revoke(INSTANCE, dir3, 3);
     grant(INSTANCE, dir3, 0, 4, LONG_MS, mdc_clock_ms(), &da);
-    assert_false(mdc_fill_end(m, &f, true, buf, len, 2));
+    assert_int_equal(mdc_fill_end(m, &f, true, buf, len, 2, &next), -1);
     assert_int_equal(mdc_lookup(m, dir3, 0, "zz", &root, &out), -EAGAIN);
     /* A listing that does not parse completes nothing. */
     da.ino = 0x40;
     grant(INSTANCE, 0x40, 0, 3, LONG_MS, mdc_clock_ms(), &da);
     assert_true(mdc_fill_begin(m, 0x40, 0, &f));
-    assert_false(mdc_fill_end(m, &f, true, buf, len - 1, 2));
+    assert_int_equal(mdc_fill_end(m, &f, true, buf, len - 1, 2, &next), -1);
     assert_int_equal(mdc_lookup(m, 0x40, 0, "zz", &root, &out), -EAGAIN);
+}
+
+/* A directory whose listing takes several READDIRs is complete once the
+ * last of them (eof) is taken under the same lease; each batch's names are
+ * cached as it comes. A change between two batches makes the listing of no
+ * use, and the directory stays incomplete. */
+static void test_fill_in_batches(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    uint8_t b1[256], b2[256];
+    const char *n1[2] = {"a", "b"}, *n2[1] = {"c"};
+    const uint64_t i1[2] = {FILE_INO, 0x12}, i2[1] = {0x13};
+    uint32_t l1 = listing(b1, sizeof(b1), n1, i1, 2), l2 = listing(b2, sizeof(b2), n2, i2, 1);
+    grant_name("a", 5, 6, LONG_MS);
+    struct mdc_fill f;
+    uint64_t next = 0;
+    assert_true(mdc_fill_begin(m, DIR, 0, &f));
+    assert_int_equal(mdc_fill_end(m, &f, false, b1, l1, 2, &next), 0); /* more to list */
+    assert_int_equal(next, 2);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -EAGAIN); /* not complete yet */
+    assert_int_equal(mdc_fill_end(m, &f, true, b2, l2, 1, &next), 1);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -ENOENT);
+    /* A batch that lists nothing and is not the end: no progress. */
+    const uint64_t dir2 = 0x20;
+    struct proto_attr da = attr_of(dir2, S_IFDIR | 0755, 0);
+    grant(INSTANCE, dir2, 0, 3, LONG_MS, mdc_clock_ms(), &da);
+    assert_true(mdc_fill_begin(m, dir2, 0, &f));
+    assert_int_equal(mdc_fill_end(m, &f, false, b1, 0, 0, &next), -1);
+    /* Another client's change between two batches. */
+    assert_true(mdc_fill_end(m, &f, false, b1, l1, 2, &next) == 0);
+    hear_revoke(INSTANCE, dir2, 3);
+    grant(INSTANCE, dir2, 0, 4, LONG_MS, mdc_clock_ms(), &da);
+    assert_int_equal(mdc_fill_end(m, &f, true, b2, l2, 1, &next), -1);
+    assert_int_equal(mdc_lookup(m, dir2, 0, "zz", &root, &out), -EAGAIN);
 }
 
 static void on_changed(uint64_t ino, unsigned what, void *arg)
@@ -729,6 +768,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_keeps_directories_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_from_a_listing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_fill_in_batches, setup, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -155,12 +155,13 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
 
 /* Completing from a listing a directory's part on MDT mdt that this client
  * did not make, when a lookup there finds a name not cached (cl_lookup):
- * READDIRs that list the whole part (at most MDC_FILL_BATCHES of them),
- * and the names made in it later need no LOOKUP while the lease holds.
+ * READDIRs that list the whole part (one for a lookup; at most
+ * MDC_FILL_BATCHES for an unlink behind, cl_fill_dir), and the names made
+ * in it later need no LOOKUP while the lease holds.
  * mdc_fill_begin says whether to try: only while the lease on that part
  * is valid and the part is not complete, and not again within MDC_FILL_MS
- * of the last try (nor within MDC_FILL_BIG_MS of one whose listing took
- * more than one READDIR and did not end complete), so a directory that
+ * of the last try (nor within MDC_FILL_BIG_MS of one whose listing did
+ * not fit the READDIRs it took), so a directory that
  * other clients keep changing, or a big one, costs at most a listing a
  * second, or every ten. It fills *f. mdc_fill_end takes each READDIR's
  * reply (plain: its eof, its entries, count of them) in order, and takes

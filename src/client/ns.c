@@ -75,9 +75,9 @@ static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
 #define FILL_BYTES 65536
 
 /* Complete the part of a directory this client did not make, that f
- * (mdc_fill_begin) names, from READDIRs (MDC_FILL_BATCHES at most):
- * whether it is complete now. */
-static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f)
+ * (mdc_fill_begin) names, from at most batches READDIRs: whether it is
+ * complete now. */
+static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f, int batches)
 {
     struct proto_readdir_req q = {.ino = f->ino, .max_bytes = FILL_BYTES};
     struct proto_readdir_rep *r = malloc(sizeof(*r));
@@ -85,7 +85,7 @@ static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f)
         return false;
     cl_cred(&q.cred);
     int got = 0;
-    for (int i = 0; got == 0 && i < MDC_FILL_BATCHES; i++) {
+    for (int i = 0; got == 0 && i < batches; i++) {
         uint64_t next = q.cookie;
         got = -1;
         if (MDT_CALL(fs, f->mdt, readdir, &q, r,
@@ -142,9 +142,11 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
         return rc;
     /* A part this client did not make, whose lease it holds: list it
      * once, and the names made there later need no LOOKUP (at most a
-     * try a second, mdcache.h). */
+     * try a second, mdcache.h). One READDIR only: every rank of a storm
+     * may try it, and a directory too big for one (a dataset's) would cost
+     * the MDT many READDIRs of each that fail all the same. */
     struct mdc_fill fl;
-    if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl))
+    if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl, 1))
         return cached_lookup(fs, parent, mdt, name, cred, out);
     return -EAGAIN;
 }
@@ -157,7 +159,7 @@ bool cl_fill_dir(stria_fs_t *fs, uint64_t dir, uint32_t mdt)
     /* Unlinks queued before go first (every MDT call waits for them); a
      * listing of names cannot meet bytes written behind. */
     wb_pass_behind(true);
-    bool done = fill_part(fs, &fl);
+    bool done = fill_part(fs, &fl, MDC_FILL_BATCHES);
     wb_pass_behind(false);
     return done;
 }

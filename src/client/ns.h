@@ -23,9 +23,11 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
  * -EAGAIN when only a LOOKUP could tell. fs->mdc must be on. */
 int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
                      const struct proto_cred *cred, struct proto_attr *out);
-/* List dir's part on mdt into the cache, whole, if its lease holds and it
- * is not known whole (at most a try a second, mdcache.h): whether it was.
- * Unlinks queued behind are answered first. */
+/* List dir's part on mdt into the cache, whole (in MDC_FILL_BATCHES
+ * READDIRs at most, where a lookup's completing takes one: an unlink
+ * behind needs the grant, which one client holds), if its lease holds and
+ * it is not known whole (at most a try a second, mdcache.h): whether it
+ * was. Unlinks queued behind are answered first. */
 bool cl_fill_dir(stria_fs_t *fs, uint64_t dir, uint32_t mdt);
 /* Resolve all but the last name of *path (from *parent, or the root when
  * it begins with '/') here, one lookup a name, from the metadata cache

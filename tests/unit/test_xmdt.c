@@ -49,6 +49,7 @@ struct fx {
     struct meta_store *s[NMDT];
     struct meta_ctx ctx[NMDT];
     int fail_after; /* steps that still succeed; -1: all do */
+    uint32_t down;  /* bit k: MDT k does not answer (ECONNREFUSED) */
     int steps;
     /* Recovery beside an operation (test_recovery_beside_*): at the first
      * step of this kind, start a recovery of MDT pause_mdt in a thread and
@@ -95,6 +96,10 @@ static int peer(void *arg, uint32_t mdt, const struct proto_shard_req *q, struct
     struct fx *f = arg;
     if (mdt >= NMDT)
         return -EHOSTUNREACH;
+    if (f->down & (1u << mdt)) {
+        f->steps++;
+        return -ECONNREFUSED;
+    }
     if (f->busy_n > 0) {
         pthread_t t;
         assert_int_equal(pthread_create(&t, NULL, busy_create, f), 0);
@@ -131,6 +136,8 @@ static int xpeer(void *arg, uint32_t mdt, const struct proto_xname_req *q,
     if (mdt >= NMDT)
         return -EHOSTUNREACH;
     f->steps++;
+    if (f->down & (1u << mdt))
+        return -ECONNREFUSED;
     if (f->fail_after >= 0 && f->fail_after-- == 0) {
         f->fail_after = 0;
         return -ECONNREFUSED;
@@ -1186,22 +1193,25 @@ static void test_recovery_changes_nothing_while_peers_away(void **state)
     f->ctx[e].recover_end = NULL;
 }
 
-/* Whether a peer answers, as recovery asks it (meta_ctx.peer_up): every
- * peer answers when the steps do. */
+/* Whether a peer answers, as recovery asks it (meta_ctx.peer_up). */
 static int peers_asked;
+static uint32_t peer_asked_last;
 
 static bool peer_up(void *arg, uint32_t mdt)
 {
     struct fx *f = arg;
-    (void)mdt;
     peers_asked++;
-    return f->fail_after != 0;
+    peer_asked_last = mdt;
+    return !(f->down & (1u << mdt));
 }
 
 /* While the peer that left an operation open still does not answer, a
  * tick runs no round for it: it does not pass the write-behind gate (the
- * grant's holder would lose its grant every tick) and sends no step. Once
- * the peer answers, the next tick finishes the operation. */
+ * grant's holder would lose its grant every tick) and sends no step. The
+ * peer asked about is the one that could not be reached, not another that
+ * answered the round's steps with ENOENT (the shards the mkdir never made,
+ * after the one that is down). Once the peer answers, the next tick
+ * finishes the operation. */
 static void test_recovery_waits_for_peer_without_a_round(void **state)
 {
     struct fx *f = *state;
@@ -1211,7 +1221,11 @@ static void test_recovery_waits_for_peer_without_a_round(void **state)
     f->ctx[e].peer_up = peer_up;
     rounds_begun = rounds_changed = rounds_ended = peers_asked = 0;
     struct proto_attr d;
-    f->fail_after = 1; /* one step, then every peer is away */
+    /* Striped over every MDT from the one after e: its second member is
+     * away, the first is not, nor the one after (which answers ENOENT to
+     * the rollback of a shard never made). */
+    uint32_t away = (e + 2) % NMDT;
+    f->down = 1u << away;
     assert_int_equal(mkdir_at(f, e, ROOT, "c", NMDT, (int32_t)((e + 1) % NMDT), &d), -EIO);
     /* The first round learns which peer holds it. */
     assert_true(meta_xmdt_recover(&f->ctx[e]) > 0);
@@ -1223,8 +1237,9 @@ static void test_recovery_waits_for_peer_without_a_round(void **state)
     assert_int_equal(rounds_begun, 1);
     assert_int_equal(rounds_ended, 1);
     assert_int_equal(peers_asked, 3); /* once a tick */
+    assert_int_equal(peer_asked_last, away);
     assert_int_equal(f->steps, steps);
-    f->fail_after = -1; /* the peers are back */
+    f->down = 0; /* it is back */
     assert_int_equal(meta_xmdt_recover(&f->ctx[e]), 0);
     assert_int_equal(rounds_begun, 2);
     assert_int_equal(rounds_changed, 1);

@@ -136,8 +136,8 @@ int meta_step_rec(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t 
     if (mdt == c->mdt)
         return meta_op_shard(rq, &q, r);
     int rc = c->peer ? c->peer(c->peer_arg, mdt, &q, r) : -EHOSTUNREACH;
-    if (rc)
-        meta_peer_failed = (int32_t)mdt;
+    if (meta_peer_err(rc) == -EIO)
+        meta_peer_failed = (int32_t)mdt; /* not an answer such as ENOENT */
     return rc;
 }
 

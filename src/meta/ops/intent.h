@@ -46,9 +46,10 @@ int meta_intent_advance(struct meta_txn *t, uint64_t txid, struct meta_intent *x
  * EBUSY). */
 int meta_seal_records(const struct meta_req *rq, uint64_t txid, struct meta_intent *x,
                       uint16_t first, uint64_t dstripe, uint32_t *uid);
-/* The peer MDT whose step failed last on this thread (a SHARD or XNAME
- * step sent to another MDT), or -1: recovery clears it before an intent
- * and reads it after (meta_ctx.xaway). */
+/* The peer MDT that could not be reached (meta_peer_err says EIO) by the
+ * last such step on this thread (a SHARD or XNAME step sent to another
+ * MDT), or -1: recovery clears it before an intent and reads it after
+ * (meta_ctx.xaway). */
 extern __thread int32_t meta_peer_failed;
 /* What a client sees when a peer MDT cannot be reached: EIO. */
 int meta_peer_err(int rc);

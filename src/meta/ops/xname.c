@@ -65,8 +65,9 @@ static int xstep(const struct meta_req *rq, uint32_t mdt, uint8_t op, uint64_t t
     int rc;
     if (mdt == c->mdt)
         rc = meta_op_xname(rq, &q, r);
-    else if ((rc = c->xpeer ? c->xpeer(c->peer_arg, mdt, &q, r) : -EHOSTUNREACH))
-        meta_peer_failed = (int32_t)mdt;
+    else if (meta_peer_err(rc = c->xpeer ? c->xpeer(c->peer_arg, mdt, &q, r) : -EHOSTUNREACH) ==
+             -EIO)
+        meta_peer_failed = (int32_t)mdt; /* not an answer such as ENOENT */
     free(dummy);
     return rc;
 }

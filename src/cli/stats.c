@@ -91,7 +91,8 @@ static void snap_take(stria_fs_t *fs, const struct source *src, struct snap *s)
 }
 
 /* Every source's snapshot at once, a thread each (SNAP_THREADS at a time):
- * k daemons down cost one timeout, not k. */
+ * k daemons down cost one timeout, not k. With answered, only the sources
+ * that answered it are asked again. */
 #define SNAP_THREADS 64
 struct snap_job {
     stria_fs_t *fs;
@@ -108,13 +109,16 @@ static void *snap_run(void *arg)
     return NULL;
 }
 
-static void snap_all(stria_fs_t *fs, const struct source *src, size_t n, struct snap *out)
+static void snap_all(stria_fs_t *fs, const struct source *src, size_t n, struct snap *out,
+                     const struct snap *answered)
 {
     struct snap_job jobs[SNAP_THREADS];
     for (size_t base = 0; base < n; base += SNAP_THREADS) {
         size_t k = n - base < SNAP_THREADS ? n - base : SNAP_THREADS;
         for (size_t i = 0; i < k; i++) {
             jobs[i] = (struct snap_job){fs, &src[base + i], &out[base + i], 0, false};
+            if (answered && answered[base + i].err)
+                continue; /* its first answer is missing: nothing to compare */
             jobs[i].started = pthread_create(&jobs[i].t, NULL, snap_run, &jobs[i]) == 0;
             if (!jobs[i].started)
                 snap_take(fs, &src[base + i], &out[base + i]); /* no thread: here */
@@ -337,7 +341,7 @@ int cmd_stats(int argc, char **argv)
         status = CLI_FAIL;
         goto out;
     }
-    snap_all(fs, src, n, first);
+    snap_all(fs, src, n, first, NULL);
     if (interval) {
         sleep((unsigned)interval);
         if (!(later = calloc(n ? n : 1, sizeof(*later)))) {
@@ -345,7 +349,7 @@ int cmd_stats(int argc, char **argv)
             status = CLI_FAIL;
             goto out;
         }
-        snap_all(fs, src, n, later);
+        snap_all(fs, src, n, later, first);
     }
     for (size_t i = 0; i < n; i++) {
         if (i)
@@ -442,7 +446,7 @@ int cmd_top(int argc, char **argv)
         status = CLI_FAIL;
         goto out;
     }
-    snap_all(fs, src, n, prev);
+    snap_all(fs, src, n, prev, NULL);
     for (int round = 0; count == 0 || round < count; round++) {
         sleep((unsigned)interval);
         char when[32];
@@ -454,7 +458,7 @@ int cmd_top(int argc, char **argv)
                        : "",
                when, interval);
         status = CLI_OK;
-        snap_all(fs, src, n, cur);
+        snap_all(fs, src, n, cur, NULL);
         for (size_t i = 0; i < n; i++) {
             struct snap diff = {0};
             if (i)

@@ -307,7 +307,7 @@ bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char 
     return lookup(m, parent, mdt, name, cred, true, out) == 0;
 }
 
-bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt)
+bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt, const char *name)
 {
     int64_t now = mdc_clock_ms();
     uint32_t home = proto_ino_mdt(dir);
@@ -315,6 +315,11 @@ bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt)
     struct crec *p = mdc_rec_find(m, dir, mdt);
     bool missing = mdc_rec_valid(m, p, now) && !perm_of(m, p, now, false) && home < m->nchan &&
                    m->chan[home].instance;
+    if (missing && p->complete_epoch != p->epoch) {
+        /* Without the name the lookup goes to the MDT all the same. */
+        struct cname *c = *name_slot(m, dir, name, strlen(name));
+        missing = c && c->mdt == mdt && c->epoch == p->epoch && c->child;
+    }
     pthread_mutex_unlock(&m->lock);
     return missing;
 }

@@ -88,8 +88,9 @@ bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char 
                        const struct proto_cred *cred, struct proto_attr *out);
 /* Directory dir's names on MDT mdt are leased here, but not its mode and
  * owner (a reply about one of its names leases the names alone), while
- * its own MDT's channel hears: a GETATTR of it would let mdc_lookup answer. */
-bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt);
+ * its own MDT's channel hears, and the part is complete or holds name: a
+ * GETATTR of it would let mdc_lookup answer name. */
+bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt, const char *name);
 /* This client holds MDT mdt's write-behind grant without a break since
  * since_ms, until until_ms at least: no other client's request ran there
  * meanwhile (every one passes the MDT's gate, which takes the grant back

@@ -131,7 +131,7 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
      * working directory again, so nothing else would bring them back, and
      * every lookup in it would go to the MDT. One GETATTR does. */
     struct proto_attr pa;
-    if (mdc_perm_missing(fs->mdc, parent, mdt) && cl_getattr(fs, parent, &pa) == 0 &&
+    if (mdc_perm_missing(fs->mdc, parent, mdt, name) && cl_getattr(fs, parent, &pa) == 0 &&
         (rc = cached_lookup(fs, parent, mdt, name, cred, out)) != -EAGAIN)
         return rc;
     /* The first name looked up in a part of a new directory that its

@@ -257,7 +257,7 @@ static int make_dirs(int argc, char **argv, bool striping_only)
                         "stria %s: -c and -i must name MDTs that exist (stria df -i lists "
                         "them)\n",
                         argv[0]);
-            if (rc == -EIO && (count || start >= 0))
+            if (rc == -EIO && !dflt && (count || start >= 0))
                 name_offline_mdts(fs, argv[0]);
             ret = CLI_FAIL;
         }

@@ -98,11 +98,34 @@ int meta_peer_xcall(void *arg, uint32_t mdt, const struct proto_xname_req *q,
     return PEER_CALL((struct meta_peers *)arg, mdt, xname, q, r);
 }
 
+/* A PING waits PING_MS at most for its answer: a peer's host gone
+ * silently would otherwise hold the recovery tick (steps wait forever). */
+#define PING_MS 2000
+
 bool meta_peer_up(void *arg, uint32_t mdt)
 {
+    struct meta_peers *ps = arg;
     struct proto_ping_req q = {0};
     struct proto_ping_rep r;
-    return PEER_CALL((struct meta_peers *)arg, mdt, ping, &q, &r) == 0;
+    for (int attempt = 0; attempt < 2; attempt++) {
+        char host[256];
+        uint16_t port = 0;
+        struct net_conn *c;
+        bool reused = false, transport = false;
+        if (peer_get(ps, mdt, host, sizeof(host), &port, &c, &reused))
+            return false;
+        int rc = net_set_timeout(c, PING_MS);
+        if (rc == 0)
+            rc = net_call_ping(c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
+        if (!transport && net_set_timeout(c, 0) == 0) {
+            peer_put(ps, mdt, host, port, c);
+            return rc == 0;
+        }
+        net_close(c);
+        if (!reused)
+            return false;
+    }
+    return false;
 }
 
 void meta_peers_update(struct meta_peers *ps, const struct cluster_map *map)

@@ -99,7 +99,8 @@ struct stria_fs {
     struct reap *reap; /* objects removed behind (reap.h); NULL unless the mount turned it on */
     /* Hooks of the layers above, set while they run (NULL: not running). */
     void (*before_mdt_call)(stria_fs_t *fs); /* MDT_CALL waits for it (wb.c: queued unlinks) */
-    void (*mdt_conn_broke)(stria_fs_t *fs);  /* a change's outcome is unknown (mdc_chan.c) */
+    /* A change's outcome on MDT mdt is unknown (mdc_chan.c). */
+    void (*mdt_conn_broke)(stria_fs_t *fs, uint32_t mdt);
     bool (*tmpl_dir)(stria_fs_t *fs, uint64_t ino); /* a create template is of ino (wb.c) */
     /* Removals still on their way from here (client.c): wait for them;
      * how many files there were. */
@@ -259,7 +260,7 @@ extern __thread bool cl_long_call;
                     resend_ = true;                                                                \
                 cl_put(&l_, tr_);                                                                  \
                 if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdt_conn_broke)                      \
-                    (fs)->mdt_conn_broke(fs); /* a change may or may not have happened */          \
+                    (fs)->mdt_conn_broke(fs, (uint32_t)(index)); /* a change may have happened */  \
                 if (again_)                                                                        \
                     continue;                                                                      \
             }                                                                                      \

@@ -7,7 +7,7 @@
  * from its MDT's pool and never gives it back. A poll acknowledges the
  * revocations the last one brought, once mdc_heard has taken them in. A
  * poll that fails, or hears nothing for RECV_LIMIT ms, loses the channel,
- * and everything cached is dropped; the channel opens again (backing off)
+ * and everything its MDT leased is dropped; the channel opens again (backing off)
  * and its MDT's leases count once it has heard that MDT's instance. The
  * transport core tells the cache of a broken MDT connection through the
  * hook mdc_start sets in struct stria_fs.
@@ -24,13 +24,14 @@
 
 #define RECV_LIMIT 5000 /* ms without an answer from the channel: broken */
 
-/* Nothing cached may be used any more: a channel is gone. */
+/* Nothing its MDT leased may be used any more: a channel is gone (and the
+ * MDT drops this client's leases when it sees it close). */
 static void channel_lost(struct mdc_chan *ch)
 {
     struct mdc *m = ch->m;
     pthread_mutex_lock(&m->lock);
     ch->instance = 0;
-    mdc_drop_all(m);
+    mdc_forget_mdt_locked(m, ch->mdt);
     struct net_conn *c = ch->conn;
     ch->conn = NULL;
     pthread_mutex_unlock(&m->lock);
@@ -108,11 +109,11 @@ static void *channel_main(void *arg)
     return NULL;
 }
 
-/* The transport core's hook: a connection to an MDT broke under a call. */
-static void mdt_conn_broke(stria_fs_t *fs)
+/* The transport core's hook: a connection to MDT mdt broke under a call. */
+static void mdt_conn_broke(stria_fs_t *fs, uint32_t mdt)
 {
     if (fs->mdc)
-        mdc_forget_all(fs->mdc);
+        mdc_forget_mdt(fs->mdc, mdt);
 }
 
 /* Stop every channel started. */

@@ -702,6 +702,23 @@ void mdc_forget_all(struct mdc *m)
     pthread_mutex_unlock(&m->lock);
 }
 
+void mdc_forget_mdt_locked(struct mdc *m, uint32_t mdt)
+{
+    m->xseq++;
+    /* A dropped record's names go with it: they match its epoch no more. */
+    for (uint32_t b = 0; b < BUCKETS; b++)
+        for (struct crec *r = m->rec[b]; r; r = r->next)
+            if (r->mdt == mdt)
+                rec_drop(m, r);
+}
+
+void mdc_forget_mdt(struct mdc *m, uint32_t mdt)
+{
+    pthread_mutex_lock(&m->lock);
+    mdc_forget_mdt_locked(m, mdt);
+    pthread_mutex_unlock(&m->lock);
+}
+
 /* ---- revocations heard ---- */
 
 static void heard_revoke(struct mdc *m, uint32_t mdt, uint64_t ino, uint64_t gen)

@@ -214,5 +214,10 @@ bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *na
                     const struct proto_cred *cred, uint64_t child, struct proto_attr *dir);
 /* A change's outcome is unknown (its connection broke): forget everything. */
 void mdc_forget_all(struct mdc *m);
+/* The same for what MDT mdt leased (a change there whose outcome is
+ * unknown, or its channel lost): every other MDT revokes what a change
+ * there does to its records through its own channel (a cross-MDT step's
+ * client is the coordinating MDT, not this one). */
+void mdc_forget_mdt(struct mdc *m, uint32_t mdt);
 
 #endif

@@ -104,6 +104,8 @@ struct mdc {
 /* Forget every record and name (under m->lock, or with the cache to
  * oneself: mdc_destroy). */
 void mdc_drop_all(struct mdc *m);
+/* mdc_forget_mdt under m->lock. */
+void mdc_forget_mdt_locked(struct mdc *m, uint32_t mdt);
 
 /* Under m->lock: ino's record of MDT mdt, or NULL; whether a record's
  * lease holds at now; store name (len bytes) in directory parent as

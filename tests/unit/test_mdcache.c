@@ -334,6 +334,33 @@ static void hear_revoke_from(uint32_t mdt, uint64_t instance, uint64_t ino, uint
     mdc_heard(m, mdt, instance, r, 1, NULL, 0);
 }
 
+/* What one MDT leased goes when its connection broke under a change or
+ * its channel was lost; what the others leased stays. */
+static void test_forget_one_mdt(void **state)
+{
+    (void)state;
+    struct proto_cred root = {0};
+    struct proto_attr out;
+    uint64_t size;
+    mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0); /* MDT 1's channel is up */
+    grant_name("a", 1, 2, LONG_MS);
+    grant_shard_name(5, 6);
+    assert_int_equal(mdc_lookup(m, DIR, 1, "s", &root, &out), 0);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
+    mdc_forget_mdt(m, 1);
+    assert_int_equal(mdc_lookup(m, DIR, 1, "s", &root, &out), -EAGAIN);
+    assert_false(cached_size(SHARD_INO, &size));
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
+    assert_true(cached_size(FILE_INO, &size));
+    assert_int_equal(size, 42);
+    /* Leased again by MDT 1 with the same generations: nothing of before. */
+    grant(INSTANCE + 1, SHARD_INO, 0, 6, LONG_MS, mdc_clock_ms(), NULL);
+    assert_false(cached_size(SHARD_INO, &size));
+    mdc_forget_mdt(m, 0);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), -EAGAIN);
+    assert_false(cached_size(FILE_INO, &size));
+}
+
 static void test_shards_lease_their_own_names(void **state)
 {
     (void)state;
@@ -763,6 +790,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_instance_change_drops_all, setup, teardown),
         cmocka_unit_test_setup_teardown(test_write_behind_revoke_reaches_callback, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shards_lease_their_own_names, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_forget_one_mdt, setup, teardown),
         cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),

@@ -452,13 +452,15 @@ int cmd_top(int argc, char **argv)
         char when[32];
         time_t now = time(NULL);
         strftime(when, sizeof(when), "%F %T", localtime(&now));
+        /* Asked before the screen is cleared: a daemon that does not
+         * answer leaves the last view up meanwhile, not a blank one. */
+        snap_all(fs, src, n, cur, NULL);
         printf("%sstria top: %s, every %d s\n",
                tty     ? "\033[H\033[2J"
                : round ? "\n"
                        : "",
                when, interval);
         status = CLI_OK;
-        snap_all(fs, src, n, cur, NULL);
         for (size_t i = 0; i < n; i++) {
             struct snap diff = {0};
             if (i)

@@ -5,7 +5,8 @@
 # MDTs, and striped mkdir/rmdir while a stria-metad is killed with SIGKILL
 # and restarted: afterwards nothing is half made, no record is left behind
 # on any MDT, and fsck is clean; with a stria-metad down, `stria stats`
-# names its MDTs and shows the others'.
+# names its MDTs and shows the others', and a mount keeps what the other
+# MDTs leased.
 . "$(dirname "$0")/lib.sh"
 cluster_up --mdts 4 --metads 2 --osts 2 --no-mount
 
@@ -93,16 +94,52 @@ grep -q "^across MDTs: 0 dangling entries, 0 orphan inodes, 0 wrong link counts"
 "$STRIA" fsck --repair >"$T/fsck" || fail "fsck --repair on a clean file system: $(cat "$T/fsck")"
 grep -q "open cross-MDT operation finished" "$DIR"/log/metad*.log && echo "(recovery ran, as the logs show)"
 
+# With a timeout of 3 s: a request to a dead MDT waits for it to come
+# back for that long (the mounts' 100 s by default) before it fails.
+{ cat "$CONF"; echo "timeout_ms = 3000"; } >"$DIR/short.conf"
+# Requests of KIND that MDT served since it started (stats exits 1 while
+# an MDT does not answer; the others' figures are still shown).
+served() {
+    { "$STRIA" --conf "$DIR/short.conf" stats 2>/dev/null || true; } |
+        awk -v m="$1" -v k="$2" '/^MDT[0-9]+/ { t = $1 } t == m && $1 == k { print $2 }'
+}
+if fuse_usable; then
+    step "a mount keeps what MDT0 leased while stria-metad#1 dies"
+    # A directory whose name the striped root holds on MDT0 (a plain mkdir
+    # puts the directory where its name lives).
+    p0=
+    for i in $(seq 40); do
+        "$STRIA" mkdir "/p$i" || fail "mkdir /p$i"
+        if "$STRIA" getdirstripe "/p$i" | grep -q "lmv_stripe_offset: 0 "; then
+            p0=/p$i
+            break
+        fi
+    done
+    [ -n "$p0" ] || fail "no name of /p1../p40 lives on MDT0"
+    mount_stria "$T/m" entry_timeout=0,attr_timeout=0
+    echo x >"$T/m$p0/f" || fail "write $p0/f"
+    for i in 1 2 3; do stat "$T/m$p0/f" >/dev/null || fail "stat $p0/f"; done
+    kill -9 "$(daemon_pid metad1)"
+    sleep 1 # the mount's channels to MDT1 and MDT3 break
+    before=$(served MDT0000 LOOKUP)
+    for i in $(seq 10); do stat "$T/m$p0/f" >/dev/null || fail "stat $p0/f after the kill"; done
+    after=$(served MDT0000 LOOKUP)
+    echo "   10 stats after the kill: $((after - before)) LOOKUPs on MDT0"
+    # Before, the lost channels dropped MDT0's leases too: a LOOKUP of each
+    # name again.
+    [ $((after - before)) -eq 0 ] || fail "10 stats sent $((after - before)) LOOKUPs to MDT0 after MDT1 went"
+    unmount_stria_all
+else
+    echo "SKIPPED (this step): FUSE not usable here: $FUSE_WHY"
+    kill -9 "$(daemon_pid metad1)"
+fi
+
 step "stria stats names the MDTs of a stria-metad that is down, and shows the others"
-kill -9 "$(daemon_pid metad1)"
 # Bounded below the mounts' timeout (100 s), which stats used to wait out.
 timeout 60 "$STRIA" stats >"$T/stats" 2>/dev/null && fail "stats succeeded with stria-metad#1 down"
 grep -q "^MDT0001: no answer" "$T/stats" || fail "stats did not name MDT0001: $(cat "$T/stats")"
 grep -q "^MDT0000 (up" "$T/stats" || fail "stats did not show MDT0000: $(cat "$T/stats")"
 step "a striped mkdir that fails for a stria-metad down names its MDTs"
-# With a timeout of 3 s: a step sent to a dead MDT waits for it to come
-# back for that long (the mounts' 100 s by default) before it fails.
-{ cat "$CONF"; echo "timeout_ms = 3000"; } >"$DIR/short.conf"
 named=false
 for i in $(seq 20); do # until the map calls them offline (5 s without a heartbeat)
     "$STRIA" --conf "$DIR/short.conf" mkdir -c 4 /off 2>"$T/err" &&

@@ -76,7 +76,7 @@ bool file_create_behind(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const cha
     wb_behind_end(fs);
     if (rc) {
         /* Its number goes unused; the ordinary way makes it. */
-        mdc_forget_all(fs->mdc);
+        mdc_forget_mdt(fs->mdc, mdt);
         pthread_cond_destroy(&f->marked);
         pthread_mutex_destroy(&f->hsm_lock);
         pthread_mutex_destroy(&f->ra_lock);

@@ -268,7 +268,7 @@ static void send_n_locked(struct gather *g, struct gbuf **bs, uint32_t n)
                      "behind, failed: %s",
                      b->mk->name, b->mk->parent, b->ino, log_err(items[i].mk_rc));
             if (g->fs->mdc)
-                mdc_forget_all(g->fs->mdc);
+                mdc_forget_mdt(g->fs->mdc, b->mdt); /* where it said the name is */
             wb_create_count(g->fs, WB_CREATE_FAILED);
             continue;
         }

@@ -695,13 +695,6 @@ bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *na
     return yes;
 }
 
-void mdc_forget_all(struct mdc *m)
-{
-    pthread_mutex_lock(&m->lock);
-    mdc_drop_all(m);
-    pthread_mutex_unlock(&m->lock);
-}
-
 void mdc_forget_mdt_locked(struct mdc *m, uint32_t mdt)
 {
     m->xseq++;

@@ -212,12 +212,10 @@ void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
  * the MDT, which waits for the create. */
 bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name,
                     const struct proto_cred *cred, uint64_t child, struct proto_attr *dir);
-/* A change's outcome is unknown (its connection broke): forget everything. */
-void mdc_forget_all(struct mdc *m);
-/* The same for what MDT mdt leased (a change there whose outcome is
- * unknown, or its channel lost): every other MDT revokes what a change
- * there does to its records through its own channel (a cross-MDT step's
- * client is the coordinating MDT, not this one). */
+/* A change on MDT mdt whose outcome is unknown (its connection broke),
+ * or mdt's channel lost: forget what mdt leased. Every other MDT revokes
+ * through its own channel what a change there does to its records (a
+ * cross-MDT step's client is the coordinating MDT, not this one). */
 void mdc_forget_mdt(struct mdc *m, uint32_t mdt);
 
 #endif

@@ -105,8 +105,8 @@ static void batch_end(struct wb *w, struct wb_item **items, uint32_t from, uint3
         items[i]->resend = true;
     cl_put(l, broken);
     cl_destroyed_end(gone);
-    if (broken && w->fs->mdc)
-        mdc_forget_all(w->fs->mdc); /* what happened to the rest is unknown */
+    if (broken && w->fs->mdc && n)
+        mdc_forget_mdt(w->fs->mdc, items[0]->mdt); /* what happened to the rest is unknown */
 }
 
 /* A connection to the MDT of items[0..n) in *l: 0, or the error with

@@ -63,18 +63,35 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch)
     return same;
 }
 
-bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f)
+bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, uint32_t batches, struct mdc_fill *f)
 {
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
     struct crec *r = mdc_rec_find(m, ino, mdt);
-    bool go = mdc_rec_valid(m, r, now) && r->complete_epoch != r->epoch && now >= r->fill_next_ms;
+    /* A try of fewer READDIRs (a lookup's) holds back no longer one. */
+    bool go = mdc_rec_valid(m, r, now) && r->complete_epoch != r->epoch &&
+              (now >= r->fill_next_ms || batches > r->fill_batches);
     if (go) {
         r->fill_next_ms = now + MDC_FILL_MS;
+        r->fill_batches = (uint8_t)(batches < 255 ? batches : 255);
         *f = (struct mdc_fill){ino, r->epoch, r->changes, mdt};
     }
     pthread_mutex_unlock(&m->lock);
     return go;
+}
+
+bool mdc_fill_complete(struct mdc *m, const struct mdc_fill *f)
+{
+    int64_t now = mdc_clock_ms();
+    pthread_mutex_lock(&m->lock);
+    struct crec *r = mdc_rec_find(m, f->ino, f->mdt);
+    bool same = mdc_rec_valid(m, r, now) && r->epoch == f->epoch && r->changes == f->changes;
+    if (same) {
+        r->complete_epoch = r->epoch;
+        r->fill_next_ms = now + MDC_FILL_MS; /* a later try is an ordinary one */
+    }
+    pthread_mutex_unlock(&m->lock);
+    return same;
 }
 
 int mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
@@ -97,10 +114,9 @@ int mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_
             same = false;
         else if (mdc_ordinary_name(de.name.p, de.name.len)) /* others are always asked */
             same = mdc_name_put(m, r, de.name.p, de.name.len, de.ino);
-        *next = de.next_cookie;
+        if (same)
+            *next = de.next_cookie;
     }
-    if (same && eof)
-        r->complete_epoch = r->epoch;
     pthread_mutex_unlock(&m->lock);
     return !same ? -1 : eof ? 1 : count ? 0 : -1;
 }

@@ -159,17 +159,21 @@ bool mdc_shard_empty(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t epoch);
  * READDIRs that list the whole part (one for a lookup; at most
  * MDC_FILL_BATCHES for an unlink behind, cl_fill_dir), and the names made
  * in it later need no LOOKUP while the lease holds.
- * mdc_fill_begin says whether to try: only while the lease on that part
- * is valid and the part is not complete, and not again within MDC_FILL_MS
- * of the last try (nor within MDC_FILL_BIG_MS of one whose listing did
- * not fit the READDIRs it took), so a directory that
- * other clients keep changing, or a big one, costs at most a listing a
- * second, or every ten. It fills *f. mdc_fill_end takes each READDIR's
- * reply (plain: its eof, its entries, count of them) in order, and takes
- * its names while the lease and this client's changes to the part's names
- * are still as they were at mdc_fill_begin: 1 when it listed the rest of
- * the part (eof) and the part is complete now, 0 when there is more to
- * list from *next, -1 when the listing is of no use (a change between). */
+ * mdc_fill_begin says whether to try a listing of batches READDIRs: only
+ * while the lease on that part is valid and the part is not complete, and
+ * not again within MDC_FILL_MS of the last try (nor within MDC_FILL_BIG_MS
+ * of one whose listing did not fit the READDIRs it took), unless that try
+ * could take fewer READDIRs than this one; so a directory that other
+ * clients keep changing, or a big one, costs at most a listing a second,
+ * or every ten. It fills *f. mdc_fill_end takes each READDIR's reply
+ * (plain: its eof, its entries, count of them) in order, and takes its
+ * names while the lease and this client's changes to the part's names are
+ * still as they were at mdc_fill_begin: 1 when it listed the rest of the
+ * part (eof), 0 when there is more to list from *next, -1 when the listing
+ * is of no use (a change between). Several READDIRs are not one snapshot:
+ * the caller marks the part complete (mdc_fill_complete) only if nobody
+ * else can have changed it between them (cl_fill_dir: the write-behind
+ * grant held throughout). */
 #define MDC_FILL_BATCHES 16
 #define MDC_FILL_MS      1000
 #define MDC_FILL_BIG_MS  10000
@@ -177,9 +181,14 @@ struct mdc_fill {
     uint64_t ino, epoch, changes;
     uint32_t mdt;
 };
-bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, struct mdc_fill *f);
+bool mdc_fill_begin(struct mdc *m, uint64_t ino, uint32_t mdt, uint32_t batches,
+                    struct mdc_fill *f);
 int mdc_fill_end(struct mdc *m, const struct mdc_fill *f, bool eof, const uint8_t *entries,
                  uint32_t len, uint32_t count, uint64_t *next);
+/* The listing f (mdc_fill_end said 1) is of the whole part: mark it
+ * complete if the lease and this client's changes are still as they were.
+ * Whether it is. */
+bool mdc_fill_complete(struct mdc *m, const struct mdc_fill *f);
 
 /* What a reply said, for the cache to follow. */
 struct mdc_update {

@@ -29,7 +29,8 @@ struct crec {
     uint32_t mdt;            /* whose lease: the inode's own MDT, or a shard's */
     uint64_t complete_epoch; /* = epoch: every name of this directory is cached */
     uint64_t changes;        /* this client's changes to its names seen (mdc_fill_end) */
-    int64_t fill_next_ms;    /* no mdc_fill_begin before */
+    int64_t fill_next_ms;    /* no mdc_fill_begin before (of at most fill_batches) */
+    uint8_t fill_batches;    /* the READDIRs the try that set it could take */
     int64_t expiry_ms;
     bool have_attr; /* attr is current */
     bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */

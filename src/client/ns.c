@@ -76,16 +76,19 @@ static bool complete_shard(stria_fs_t *fs, uint64_t ino, uint32_t mdt)
 
 /* Complete the part of a directory this client did not make, that f
  * (mdc_fill_begin) names, from at most batches READDIRs: whether it is
- * complete now. */
-static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f, int batches)
+ * complete now. More than one is one snapshot only if no other client's
+ * change ran there meanwhile: this client held the MDT's write-behind
+ * grant grant (not 0) throughout (a change from elsewhere takes it back,
+ * and waits for this client to say so, before it commits). */
+static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f, int batches, uint64_t grant)
 {
     struct proto_readdir_req q = {.ino = f->ino, .max_bytes = FILL_BYTES};
     struct proto_readdir_rep *r = malloc(sizeof(*r));
     if (!r)
         return false;
     cl_cred(&q.cred);
-    int got = 0;
-    for (int i = 0; got == 0 && i < batches; i++) {
+    int got = 0, calls = 0;
+    while (got == 0 && calls++ < batches) {
         uint64_t next = q.cookie;
         got = -1;
         if (MDT_CALL(fs, f->mdt, readdir, &q, r,
@@ -96,7 +99,8 @@ static bool fill_part(stria_fs_t *fs, const struct mdc_fill *f, int batches)
         q.cookie = next;
     }
     free(r);
-    return got == 1;
+    return got == 1 && (calls == 1 || (grant && wb_grant_id(fs, f->mdt) == grant)) &&
+           mdc_fill_complete(fs->mdc, f);
 }
 
 /* This client made directory a: every part of it is empty. */
@@ -146,7 +150,7 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
      * may try it, and a directory too big for one (a dataset's) would cost
      * the MDT many READDIRs of each that fail all the same. */
     struct mdc_fill fl;
-    if (mdc_fill_begin(fs->mdc, parent, mdt, &fl) && fill_part(fs, &fl, 1))
+    if (mdc_fill_begin(fs->mdc, parent, mdt, 1, &fl) && fill_part(fs, &fl, 1, 0))
         return cached_lookup(fs, parent, mdt, name, cred, out);
     return -EAGAIN;
 }
@@ -154,12 +158,13 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
 bool cl_fill_dir(stria_fs_t *fs, uint64_t dir, uint32_t mdt)
 {
     struct mdc_fill fl;
-    if (!fs->mdc || !mdc_fill_begin(fs->mdc, dir, mdt, &fl))
+    uint64_t grant = wb_grant_id(fs, mdt);
+    if (!fs->mdc || !mdc_fill_begin(fs->mdc, dir, mdt, grant ? MDC_FILL_BATCHES : 1, &fl))
         return false;
     /* Unlinks queued before go first (every MDT call waits for them); a
      * listing of names cannot meet bytes written behind. */
     wb_pass_behind(true);
-    bool done = fill_part(fs, &fl, MDC_FILL_BATCHES);
+    bool done = fill_part(fs, &fl, grant ? MDC_FILL_BATCHES : 1, grant);
     wb_pass_behind(false);
     return done;
 }

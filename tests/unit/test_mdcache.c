@@ -655,22 +655,23 @@ static void test_fill_from_a_listing(void **state)
     grant_name("a", 5, 6, LONG_MS);
     assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -EAGAIN);
     struct mdc_fill f, f2;
-    assert_true(mdc_fill_begin(m, DIR, 0, &f));
-    assert_false(mdc_fill_begin(m, DIR, 0, &f2)); /* not again so soon */
+    assert_true(mdc_fill_begin(m, DIR, 0, 1, &f));
+    assert_false(mdc_fill_begin(m, DIR, 0, 1, &f2)); /* not again so soon */
     uint64_t next = 0;
     assert_int_equal(mdc_fill_end(m, &f, true, buf, len, 2, &next), 1);
     assert_int_equal(next, 2);
+    assert_true(mdc_fill_complete(m, &f));
     assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -ENOENT);
     assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     assert_int_equal(out.ino, FILE_INO);
     assert_int_equal(mdc_lookup(m, DIR, 0, "b", &root, &out), -EAGAIN); /* not leased */
-    assert_false(mdc_fill_begin(m, DIR, 0, &f2));                       /* complete */
+    assert_false(mdc_fill_begin(m, DIR, 0, 1, &f2));                    /* complete */
 
     /* This client removes a name while the listing is under way. */
     const uint64_t dir2 = 0x20, dir3 = 0x30;
     struct proto_attr da = attr_of(dir2, S_IFDIR | 0755, 0);
     grant(INSTANCE, dir2, 0, 3, LONG_MS, mdc_clock_ms(), &da);
-    assert_true(mdc_fill_begin(m, dir2, 0, &f));
+    assert_true(mdc_fill_begin(m, dir2, 0, 1, &f));
     mdc_unlinked(m, dir2, 0, "a", FILE_INO);
     assert_int_equal(mdc_fill_end(m, &f, true, buf, len, 2, &next), -1);
     assert_int_equal(mdc_lookup(m, dir2, 0, "zz", &root, &out), -EAGAIN);
@@ -678,7 +679,7 @@ static void test_fill_from_a_listing(void **state)
     /* Another client changes it: its lease is revoked meanwhile. */
     da.ino = dir3;
     grant(INSTANCE, dir3, 0, 3, LONG_MS, mdc_clock_ms(), &da);
-    assert_true(mdc_fill_begin(m, dir3, 0, &f));
+    assert_true(mdc_fill_begin(m, dir3, 0, 1, &f));
     hear_revoke(INSTANCE, dir3, 3);
     grant(INSTANCE, dir3, 0, 4, LONG_MS, mdc_clock_ms(), &da);
     assert_int_equal(mdc_fill_end(m, &f, true, buf, len, 2, &next), -1);
@@ -686,7 +687,7 @@ static void test_fill_from_a_listing(void **state)
     /* A listing that does not parse completes nothing. */
     da.ino = 0x40;
     grant(INSTANCE, 0x40, 0, 3, LONG_MS, mdc_clock_ms(), &da);
-    assert_true(mdc_fill_begin(m, 0x40, 0, &f));
+    assert_true(mdc_fill_begin(m, 0x40, 0, 1, &f));
     assert_int_equal(mdc_fill_end(m, &f, true, buf, len - 1, 2, &next), -1);
     assert_int_equal(mdc_lookup(m, 0x40, 0, "zz", &root, &out), -EAGAIN);
 }
@@ -707,25 +708,38 @@ static void test_fill_in_batches(void **state)
     grant_name("a", 5, 6, LONG_MS);
     struct mdc_fill f;
     uint64_t next = 0;
-    assert_true(mdc_fill_begin(m, DIR, 0, &f));
+    assert_true(mdc_fill_begin(m, DIR, 0, 1, &f));
     assert_int_equal(mdc_fill_end(m, &f, false, b1, l1, 2, &next), 0); /* more to list */
     assert_int_equal(next, 2);
     assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -EAGAIN); /* not complete yet */
     assert_int_equal(mdc_fill_end(m, &f, true, b2, l2, 1, &next), 1);
+    assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -EAGAIN); /* not yet marked */
+    assert_true(mdc_fill_complete(m, &f));
     assert_int_equal(mdc_lookup(m, DIR, 0, "zz", &root, &out), -ENOENT);
     /* A batch that lists nothing and is not the end: no progress. */
     const uint64_t dir2 = 0x20;
     struct proto_attr da = attr_of(dir2, S_IFDIR | 0755, 0);
     grant(INSTANCE, dir2, 0, 3, LONG_MS, mdc_clock_ms(), &da);
-    assert_true(mdc_fill_begin(m, dir2, 0, &f));
+    assert_true(mdc_fill_begin(m, dir2, 0, 1, &f));
     assert_int_equal(mdc_fill_end(m, &f, false, b1, 0, 0, &next), -1);
     /* Another client's change between two batches. */
     assert_true(mdc_fill_end(m, &f, false, b1, l1, 2, &next) == 0);
     hear_revoke(INSTANCE, dir2, 3);
     grant(INSTANCE, dir2, 0, 4, LONG_MS, mdc_clock_ms(), &da);
     assert_int_equal(mdc_fill_end(m, &f, true, b2, l2, 1, &next), -1);
+    assert_false(mdc_fill_complete(m, &f));
     assert_int_equal(mdc_lookup(m, dir2, 0, "zz", &root, &out), -EAGAIN);
+    /* A lookup's try of one READDIR that did not fit holds back another
+     * such try for MDC_FILL_BIG_MS, not an unlink's of more READDIRs. */
+    const uint64_t dir3 = 0x30;
+    da.ino = dir3;
+    grant(INSTANCE, dir3, 0, 3, LONG_MS, mdc_clock_ms(), &da);
+    assert_true(mdc_fill_begin(m, dir3, 0, 1, &f));
+    assert_int_equal(mdc_fill_end(m, &f, false, b1, l1, 2, &next), 0);
+    assert_false(mdc_fill_begin(m, dir3, 0, 1, &f));
+    assert_true(mdc_fill_begin(m, dir3, 0, MDC_FILL_BATCHES, &f));
+    assert_false(mdc_fill_begin(m, dir3, 0, MDC_FILL_BATCHES, &f)); /* not again so soon */
 }
 
 static void on_changed(uint64_t ino, unsigned what, void *arg)

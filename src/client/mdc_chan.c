@@ -94,7 +94,7 @@ static void *channel_main(void *arg)
         if (rc) {
             if (!__atomic_load_n(&m->stop, __ATOMIC_RELAXED))
                 log_warn("metadata cache: revocation channel to MDT%04x lost (%s); "
-                         "cache dropped",
+                         "what it leased is dropped",
                          ch->mdt, log_err(rc));
             channel_lost(ch);
             continue;

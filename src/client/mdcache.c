@@ -736,8 +736,14 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
      * again, so the write-behind grant of the old one goes too. */
     bool replaced = false;
     if (instance != m->chan[mdt].instance) {
-        /* Simpler than finding that MDT's records, and as rare as restarts. */
-        mdc_drop_all(m);
+        /* Heard again after the channel was lost (0), as it must be after
+         * a restart: that MDT's records went then, and go again (none was
+         * leased meanwhile: drop_unheard). Another instance where one was
+         * heard without a loss between: everything, to be safe. */
+        if (m->chan[mdt].instance)
+            mdc_drop_all(m);
+        else
+            mdc_forget_mdt_locked(m, mdt);
         replaced = m->chan[mdt].instance != 0;
         m->chan[mdt].instance = instance;
     }

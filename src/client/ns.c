@@ -130,7 +130,7 @@ int cl_lookup_cached(stria_fs_t *fs, uint64_t parent, const char *name,
     if ((rc = cached_lookup(fs, parent, mdt, name, cred, out)) != -EAGAIN)
         return rc;
     /* A directory whose names are leased but whose mode and owner this
-     * cache lost (everything goes when a channel breaks or an MDT
+     * cache lost (what an MDT leased goes when its channel breaks or it
      * restarts): the kernel never looks up the mount's root or a process's
      * working directory again, so nothing else would bring them back, and
      * every lookup in it would go to the MDT. One GETATTR does. */

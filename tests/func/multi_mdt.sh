@@ -97,11 +97,13 @@ grep -q "open cross-MDT operation finished" "$DIR"/log/metad*.log && echo "(reco
 # With a timeout of 3 s: a request to a dead MDT waits for it to come
 # back for that long (the mounts' 100 s by default) before it fails.
 { cat "$CONF"; echo "timeout_ms = 3000"; } >"$DIR/short.conf"
-# Requests of KIND that MDT served since it started (stats exits 1 while
-# an MDT does not answer; the others' figures are still shown).
+# Requests of KIND that MDT served since it started, or nothing when stats
+# does not show that MDT (stats exits 1 while an MDT does not answer; the
+# others' figures are still shown).
 served() {
     { "$STRIA" --conf "$DIR/short.conf" stats 2>/dev/null || true; } |
-        awk -v m="$1" -v k="$2" '/^MDT[0-9]+/ { t = $1 } t == m && $1 == k { print $2 }'
+        awk -v m="$1" -v k="$2" '/^MDT[0-9]+/ { t = $1; seen = seen || t == m } t == m && $1 == k { n = $2 }
+            END { if (seen) print n + 0 }'
 }
 if fuse_usable; then
     step "a mount keeps what MDT0 leased while stria-metad#1 dies"
@@ -118,12 +120,16 @@ if fuse_usable; then
     [ -n "$p0" ] || fail "no name of /p1../p40 lives on MDT0"
     mount_stria "$T/m" entry_timeout=0,attr_timeout=0
     echo x >"$T/m$p0/f" || fail "write $p0/f"
-    for i in 1 2 3; do stat "$T/m$p0/f" >/dev/null || fail "stat $p0/f"; done
+    for i in 1 2 3; do timeout -k 5 30 stat "$T/m$p0/f" >/dev/null || fail "stat $p0/f"; done
+    before=$(served MDT0000 LOOKUP)
     kill -9 "$(daemon_pid metad1)"
     sleep 1 # the mount's channels to MDT1 and MDT3 break
-    before=$(served MDT0000 LOOKUP)
-    for i in $(seq 10); do stat "$T/m$p0/f" >/dev/null || fail "stat $p0/f after the kill"; done
+    for i in $(seq 10); do
+        timeout -k 5 30 stat "$T/m$p0/f" >/dev/null || fail "stat $p0/f after the kill"
+    done
     after=$(served MDT0000 LOOKUP)
+    [[ "$before" =~ ^[0-9]+$ && "$after" =~ ^[0-9]+$ ]] ||
+        fail "stats did not show MDT0000's LOOKUPs: '$before', '$after'"
     echo "   10 stats after the kill: $((after - before)) LOOKUPs on MDT0"
     # Before, the lost channels dropped MDT0's leases too: a LOOKUP of each
     # name again.

@@ -698,11 +698,22 @@ bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *na
 void mdc_forget_mdt_locked(struct mdc *m, uint32_t mdt)
 {
     m->xseq++;
-    /* A dropped record's names go with it: they match its epoch no more. */
+    /* Freed, not only dropped: a restarted MDT numbers its generations
+     * from the start again, and a record that kept the old ones would
+     * refuse every new lease as older than what it heard. Its names go
+     * with it (a record made again has a new epoch). */
     for (uint32_t b = 0; b < BUCKETS; b++)
-        for (struct crec *r = m->rec[b]; r; r = r->next)
-            if (r->mdt == mdt)
-                rec_drop(m, r);
+        for (struct crec **p = &m->rec[b]; *p;) {
+            struct crec *r = *p;
+            if (r->mdt != mdt) {
+                p = &r->next;
+                continue;
+            }
+            listed_forget(m, r->ino);
+            *p = r->next;
+            free(r);
+            m->nrec--;
+        }
 }
 
 void mdc_forget_mdt(struct mdc *m, uint32_t mdt)

@@ -353,9 +353,19 @@ static void test_forget_one_mdt(void **state)
     assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), 0);
     assert_true(cached_size(FILE_INO, &size));
     assert_int_equal(size, 42);
-    /* Leased again by MDT 1 with the same generations: nothing of before. */
+    /* Leased again by MDT 1 with the same generation: nothing of before. */
     grant(INSTANCE + 1, SHARD_INO, 0, 6, LONG_MS, mdc_clock_ms(), NULL);
     assert_false(cached_size(SHARD_INO, &size));
+    /* What the records knew of generations goes too: a restarted MDT
+     * numbers them from the start again (its channel, lost, hears the new
+     * instance after this forgetting), and a record that heard a
+     * revocation of a later one would refuse every new lease. */
+    hear_revoke_from(1, INSTANCE + 1, SHARD_INO, 50);
+    mdc_forget_mdt(m, 1);
+    struct proto_attr sa = attr_of(SHARD_INO, S_IFREG | 0644, 9);
+    grant(INSTANCE + 1, SHARD_INO, 0, 3, LONG_MS, mdc_clock_ms(), &sa);
+    assert_true(cached_size(SHARD_INO, &size));
+    assert_int_equal(size, 9);
     mdc_forget_mdt(m, 0);
     assert_int_equal(mdc_lookup(m, DIR, 0, "a", &root, &out), -EAGAIN);
     assert_false(cached_size(FILE_INO, &size));

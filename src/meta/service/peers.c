@@ -63,8 +63,10 @@ static void peer_put(struct meta_peers *ps, uint32_t mdt, const char *host, uint
 }
 
 /* Send a step to MDT mdt; once more on a fresh connection when a pooled one
- * turns out dead (the peer restarted since). */
-#define PEER_CALL(ps, mdt, lname, q, r)                                                            \
+ * turns out dead (the peer restarted since). ms: how long the reply may
+ * take (0: as long as it takes; the connection goes back to the pool
+ * waiting for ever again). */
+#define PEER_CALL(ps, mdt, lname, q, r, ms)                                                        \
     ({                                                                                             \
         int rc_ = 0;                                                                               \
         for (int attempt_ = 0; attempt_ < 2; attempt_++) {                                         \
@@ -74,8 +76,9 @@ static void peer_put(struct meta_peers *ps, uint32_t mdt, const char *host, uint
             bool reused_ = false, transport_ = false;                                              \
             if ((rc_ = peer_get(ps, mdt, host_, sizeof(host_), &port_, &c_, &reused_)))            \
                 break;                                                                             \
-            rc_ = net_call_##lname(c_, q, r, NULL, 0, NULL, 0, NULL, &transport_);                 \
-            if (!transport_) {                                                                     \
+            if (!(ms) || (rc_ = net_set_timeout(c_, (ms))) == 0)                                   \
+                rc_ = net_call_##lname(c_, q, r, NULL, 0, NULL, 0, NULL, &transport_);             \
+            if (!transport_ && (!(ms) || net_set_timeout(c_, 0) == 0)) {                           \
                 peer_put(ps, mdt, host_, port_, c_);                                               \
                 break;                                                                             \
             }                                                                                      \
@@ -89,13 +92,13 @@ static void peer_put(struct meta_peers *ps, uint32_t mdt, const char *host, uint
 int meta_peer_call(void *arg, uint32_t mdt, const struct proto_shard_req *q,
                    struct proto_shard_rep *r)
 {
-    return PEER_CALL((struct meta_peers *)arg, mdt, shard, q, r);
+    return PEER_CALL((struct meta_peers *)arg, mdt, shard, q, r, 0);
 }
 
 int meta_peer_xcall(void *arg, uint32_t mdt, const struct proto_xname_req *q,
                     struct proto_xname_rep *r)
 {
-    return PEER_CALL((struct meta_peers *)arg, mdt, xname, q, r);
+    return PEER_CALL((struct meta_peers *)arg, mdt, xname, q, r, 0);
 }
 
 /* A PING waits PING_MS at most for its answer: a peer's host gone
@@ -104,28 +107,9 @@ int meta_peer_xcall(void *arg, uint32_t mdt, const struct proto_xname_req *q,
 
 bool meta_peer_up(void *arg, uint32_t mdt)
 {
-    struct meta_peers *ps = arg;
     struct proto_ping_req q = {0};
     struct proto_ping_rep r;
-    for (int attempt = 0; attempt < 2; attempt++) {
-        char host[256];
-        uint16_t port = 0;
-        struct net_conn *c;
-        bool reused = false, transport = false;
-        if (peer_get(ps, mdt, host, sizeof(host), &port, &c, &reused))
-            return false;
-        int rc = net_set_timeout(c, PING_MS);
-        if (rc == 0)
-            rc = net_call_ping(c, &q, &r, NULL, 0, NULL, 0, NULL, &transport);
-        if (!transport && net_set_timeout(c, 0) == 0) {
-            peer_put(ps, mdt, host, port, c);
-            return rc == 0;
-        }
-        net_close(c);
-        if (!reused)
-            return false;
-    }
-    return false;
+    return PEER_CALL((struct meta_peers *)arg, mdt, ping, &q, &r, PING_MS) == 0;
 }
 
 void meta_peers_update(struct meta_peers *ps, const struct cluster_map *map)

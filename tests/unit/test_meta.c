@@ -2172,6 +2172,34 @@ static void test_dom_max(void **state)
     assert_int_equal(op_dom_write(f, o.attr.ino, 0, data, 10, false, NULL), 0);
 }
 
+/* The store's data file has blocks allocated ahead of what LMDB wrote,
+ * while its size is what LMDB made it: a commit that writes new pages at
+ * the end finds them allocated. */
+static void test_store_grows_ahead(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[65536];
+    memset(data, 0x5a, sizeof(data));
+    dom_file_of(f, "dom", "a", data, sizeof(data));
+    char path[sizeof(f->dir) + 16];
+    snprintf(path, sizeof(path), "%s/probe", f->dir);
+    int fd = open(path, O_CREAT | O_RDWR, 0600);
+    assert_true(fd >= 0);
+    int rc = fallocate(fd, FALLOC_FL_KEEP_SIZE, 0, 4096) ? errno : 0;
+    close(fd);
+    unlink(path);
+    if (rc == EOPNOTSUPP) {
+        print_message("skipped: %s's file system has no fallocate\n", f->dir);
+        skip();
+    }
+    snprintf(path, sizeof(path), "%s/data.mdb", f->dir);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_true((uint64_t)st.st_blocks * 512 >= (uint64_t)st.st_size + (1u << 20));
+    /* LMDB's own size: no more than its pages, with the 64 KiB just written. */
+    assert_true(st.st_size < 4 << 20);
+}
+
 /* DOM_WRITES: several writes in one transaction, each with its own
  * result; one that fails changes nothing and the others are made; the
  * records' limit answers ENOSPC per write; made twice, made once. */
@@ -4694,6 +4722,7 @@ int main(void)
         T(test_dom_open),
         T(test_dom_open_served),
         T(test_dom_max),
+        T(test_store_grows_ahead),
         T(test_dom_write_n),
         T(test_dom_create_numbered),
         T(test_migrate_stale_option),

@@ -45,6 +45,8 @@ struct meta_store {
     uint64_t commits, committed;
     uint64_t wseq;  /* requests' write functions run so far (leader only) */
     int last_batch; /* how many requests the last batch took */
+    uint32_t psize; /* LMDB's page size */
+    uint64_t grown; /* the data file's blocks are allocated to here (leader only) */
 };
 
 /* What a write or read without a request of its own runs for: nothing is

@@ -25,6 +25,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
@@ -113,6 +114,9 @@ int meta_store_open(const char *dir, uint32_t mdt_index, uint64_t map_size, stru
         goto fail;
     }
     txn = NULL;
+    MDB_stat est;
+    mdb_env_stat(s->env, &est);
+    s->psize = est.ms_psize;
     if ((rc = meta_store_sync(s)))
         goto fail;
     *out = s;
@@ -248,6 +252,38 @@ static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad
     return batch_restart(s, true, txn, limit);
 }
 
+/* The data file's blocks are allocated ahead of LMDB's writes, a step at
+ * a time: a commit that writes new pages at the end of the file then
+ * finds its blocks there, and ext4 reserves no block for each page it
+ * takes (with 64 KiB of Data-on-MDT a file, that was 8% of the MDT's
+ * time). Leader only. The size LMDB sees is unchanged (KEEP_SIZE); what
+ * is ahead is at most GROW_STEP, or 1/32 of the free space when that is
+ * less, so a small disk is not filled by it; a disk that refuses (full,
+ * or no fallocate) is asked again only a step later. */
+#define GROW_STEP (64ull << 20)
+#define GROW_MIN  (1ull << 20)
+
+static void grow_ahead(struct meta_store *s)
+{
+    MDB_envinfo info;
+    mdb_env_info(s->env, &info);
+    uint64_t used = (uint64_t)(info.me_last_pgno + 1) * s->psize;
+    if (used + GROW_STEP / 4 <= s->grown)
+        return;
+    uint64_t step = GROW_STEP;
+    struct statvfs vfs;
+    if (statvfs(s->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize / 32 < step)
+        step = (uint64_t)vfs.f_bavail * vfs.f_frsize / 32;
+    uint64_t from = used > s->grown ? used : s->grown;
+    s->grown = from + GROW_STEP;
+    int fd;
+    if (step < GROW_MIN || mdb_env_get_fd(s->env, &fd))
+        return;
+    if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)step))
+        log_debug("MDT%04x: no blocks ahead of the store at %llu: %s", s->mdt,
+                  (unsigned long long)from, log_err(-errno));
+}
+
 /* A batch is either flat requests only or one request of any kind (the
  * leader makes it so), and every request runs in the batch's transaction
  * itself. LMDB's nested transactions would let any request fail after
@@ -302,6 +338,7 @@ static void run_batch(struct meta_store *s, struct wreq *batch)
         return;
     }
     wcache_batch_end(s->wc, false);
+    grow_ahead(s);
     s->commits++;
     for (struct wreq *w = batch; w; w = w->next)
         s->committed += w->rc >= 0;

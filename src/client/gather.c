@@ -10,16 +10,21 @@
  * as one write:
  *   - when it is full, or a write of the file does not continue it
  *     (another offset, another handle): it is then READY, and the
- *     client's sender thread sends it, so the writer never waits for it;
+ *     client's sender threads send it, so the writer never waits for it;
  *   - before a write that is not gathered (too large, O_DIRECT...), a
  *     read, size report, truncate or close of the file, by the thread that
  *     asks, which waits until it has landed (only buffers that existed
  *     when it asked: a steady writer cannot hold a reader there);
- *   - GATHER_AGE_MS after its first write, by the sender thread;
+ *   - GATHER_AGE_MS after its first write, by a sender thread;
  *   - at stria_disconnect.
  * At most one buffer per inode is FILLING. READY buffers are sent oldest
- * first, and none while an older one of its inode that overlaps it is
- * being sent, so writes land in the order they were made.
+ * first, and none while an older one of its inode is being sent or
+ * overlaps it, so one file's writes land in the order they were made.
+ * There are GATHER_SENDERS sender threads: with one, a client writing
+ * small files behind kept one DOM_WRITES in flight, and its MDT received
+ * the next batch only after it had committed the last (8,800 files/s of
+ * 64 KiB through libstria; 11,200 with two; 11,800-13,200 with two and 32
+ * buffers, whose batches are twice as large).
  * A failed send is kept on its handle (gather_error_fn) and reported by
  * the handle's next write, flush, fsync or close. A send is never
  * abandoned by the interrupt of the call that caused it: its writes were
@@ -49,10 +54,11 @@
 #include <time.h>
 #include <unistd.h>
 
-#define GATHER_BUFS   16
-#define GATHER_CAP    (1u << 20) /* io.c's IO_PIECE_MAX */
-#define GATHER_MAX    (256u << 10)
-#define GATHER_AGE_MS 1000
+#define GATHER_BUFS    32
+#define GATHER_CAP     (1u << 20) /* io.c's IO_PIECE_MAX */
+#define GATHER_MAX     (256u << 10)
+#define GATHER_AGE_MS  1000
+#define GATHER_SENDERS 2
 /* Behind buffers sent in one DOM_WRITES at most, and their bytes. */
 #define BEHIND_BATCH       (PROTO_MAX_DOM_WRITES / 2) /* a create takes an entry more */
 #define BEHIND_BATCH_BYTES (4u << 20)
@@ -95,8 +101,9 @@ struct gather {
     uint64_t behind, behind_sent, behind_failed; /* behind buffers queued, landed, failed */
     atomic_bool one_by_one;                      /* an MDT refused DOM_WRITES: none is sent */
     unsigned test_delay_ms; /* STRIA_TEST_WRITE_DELAY_MS: hold sends back (tests) */
-    pthread_t thread;
-    bool thread_on, stop;
+    pthread_t thread[GATHER_SENDERS];
+    int threads; /* sender threads running */
+    bool stop;
     pthread_cond_t wake; /* the sender has work: READY buffers, or stop */
 };
 
@@ -155,8 +162,10 @@ static bool covers(const struct gbuf *b, uint64_t off, uint64_t end)
 }
 
 /* May READY buffer b go now, after bs[0..n) in the same request: no other
- * older buffer of its inode that it must follow is READY or SENDING?
- * (lock held) */
+ * older buffer of its inode that it must follow is READY, and none of its
+ * inode is SENDING? The senders send different files' buffers at once,
+ * and one file's one after the other, in the order they were begun: an
+ * older write landing last would set the file's mtime back. (lock held) */
 static bool may_send(struct gather *g, const struct gbuf *b, struct gbuf *const *bs, uint32_t n)
 {
     for (int i = 0; i < GATHER_BUFS; i++) {
@@ -164,8 +173,8 @@ static bool may_send(struct gather *g, const struct gbuf *b, struct gbuf *const 
         bool before = false;
         for (uint32_t k = 0; k < n && !before; k++)
             before = bs[k] == o;
-        if ((o->state == G_READY || o->state == G_SENDING) && o != b && o->ino == b->ino &&
-            o->seq < b->seq && !before && covers(o, b->off, b->off + b->len))
+        if (o != b && o->ino == b->ino && o->seq < b->seq && !before &&
+            (o->state == G_SENDING || (o->state == G_READY && covers(o, b->off, b->off + b->len))))
             return false;
     }
     return true;
@@ -409,9 +418,10 @@ static void *sender_main(void *arg);
  * client that never gathers runs no thread. */
 static bool start_thread(struct gather *g)
 {
-    if (!g->thread_on && !g->stop)
-        g->thread_on = pthread_create(&g->thread, NULL, sender_main, g) == 0;
-    return g->thread_on;
+    while (g->threads < GATHER_SENDERS && !g->stop &&
+           pthread_create(&g->thread[g->threads], NULL, sender_main, g) == 0)
+        g->threads++;
+    return g->threads > 0;
 }
 
 ssize_t gather_write(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,
@@ -763,10 +773,10 @@ void gather_fini(stria_fs_t *fs)
         return;
     pthread_mutex_lock(&g->lock);
     g->stop = true;
-    pthread_cond_signal(&g->wake);
+    pthread_cond_broadcast(&g->wake);
     pthread_mutex_unlock(&g->lock);
-    if (g->thread_on)
-        pthread_join(g->thread, NULL);
+    for (int i = 0; i < g->threads; i++)
+        pthread_join(g->thread[i], NULL);
     /* Handles still open (a program that never closed them, a mount
      * stopped by a signal): what they wrote was acknowledged, so it goes
      * now, while the cluster is still connected. */

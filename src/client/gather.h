@@ -44,7 +44,7 @@ void gather_drain_own(stria_fs_t *fs, uint64_t ino);
 bool gather_drain_behind(stria_fs_t *fs, uint64_t ino);
 /* Take len bytes at off of f's inode ino, all inside one piece of its
  * Data-on-MDT component (on MDT mdt), behind: copied (with layout l) into
- * a buffer that the sender thread sends, which the flush and close of f
+ * a buffer that a sender thread sends, which the flush and close of f
  * do not wait for (the caller holds mdt's write-behind grant: wb.h).
  * Returns len, or 0 when no buffer is free (the caller writes them). */
 ssize_t gather_behind(stria_fs_t *fs, stria_file_t *f, uint64_t ino, const struct layout *l,

@@ -23,9 +23,9 @@
  * grant keeps the room the MDT's records had left when an OPEN brought
  * it, less what this client wrote there since (wb_dom_used); bytes are
  * written behind only while that room, less WB_DOM_RESERVE, covers them
- * and those still on their way: while the grant is held no other
- * client's request runs on that MDT, so a write behind never meets
- * ENOSPC there.
+ * and those still on their way, and while those on their way stay within
+ * WB_DOM_RESERVE: while the grant is held no other client's request runs
+ * on that MDT, so a write behind never meets ENOSPC there.
  *
  * Files created behind under the same grant are wb_create.c's.
  */
@@ -49,8 +49,9 @@
 #define WB_MAX     4096 /* queued at most; past it, unlinks wait */
 #define WB_BACKOFF 1000 /* ms not to ask for the grant after losing it */
 /* Room kept back from what an OPEN said: the bytes written behind that
- * were on their way when the MDT counted (gathering's buffers, 1 MiB
- * each at most). */
+ * were on their way when the MDT counted. What is on its way behind to an
+ * MDT is kept within it (wb_behind_begin): gathering's buffers alone
+ * (32 of up to 1 MiB) could hold more. */
 #define WB_DOM_RESERVE (16ull << 20)
 
 struct wb_item {
@@ -485,8 +486,9 @@ bool wb_behind_begin(stria_fs_t *fs, uint32_t mdt, uint64_t id, uint64_t end)
         return false;
     pthread_mutex_lock(&w->lock);
     const struct wb_grant *g = &w->g[mdt];
+    uint64_t away = end + gather_behind_bytes(fs, mdt);
     if (!w->stop && g->id == id && wb_held(w, mdt, mdc_clock_ms()) && g->room != WB_ROOM_UNKNOWN &&
-        g->room >= WB_DOM_RESERVE + end + gather_behind_bytes(fs, mdt))
+        away <= WB_DOM_RESERVE && g->room >= WB_DOM_RESERVE + away)
         return true; /* locked until wb_behind_end */
     pthread_mutex_unlock(&w->lock);
     return false;

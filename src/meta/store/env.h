@@ -43,10 +43,11 @@ struct meta_store {
     /* Batches committed and the writes in them (leader only), logged at
      * close: how well group commit gathers under the load seen. */
     uint64_t commits, committed;
-    uint64_t wseq;  /* requests' write functions run so far (leader only) */
-    int last_batch; /* how many requests the last batch took */
-    uint32_t psize; /* LMDB's page size */
-    uint64_t grown; /* the data file's blocks are allocated to here (leader only) */
+    uint64_t wseq;       /* requests' write functions run so far (leader only) */
+    int last_batch;      /* how many requests the last batch took */
+    uint32_t psize;      /* LMDB's page size */
+    uint64_t grown;      /* the data file's blocks are allocated to here (leader only) */
+    uint64_t grow_retry; /* grow_ahead looks again once LMDB uses this much */
 };
 
 /* What a write or read without a request of its own runs for: nothing is

@@ -256,10 +256,10 @@ static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad
  * a time: a commit that writes new pages at the end of the file then
  * finds its blocks there, and ext4 reserves no block for each page it
  * takes (with 64 KiB of Data-on-MDT a file, that was 8% of the MDT's
- * time). Leader only. The size LMDB sees is unchanged (KEEP_SIZE); what
- * is ahead is at most GROW_STEP, or 1/32 of the free space when that is
- * less, so a small disk is not filled by it; a disk that refuses (full,
- * or no fallocate) is asked again only a step later. */
+ * time). Leader only. The size LMDB sees is unchanged (KEEP_SIZE); a
+ * step is at most GROW_STEP, 1/32 of the free space, and what is left of
+ * the map, so a small disk is not filled by it; a disk that refuses
+ * (full, or no fallocate) is asked again only a quarter step later. */
 #define GROW_STEP (64ull << 20)
 #define GROW_MIN  (1ull << 20)
 
@@ -268,18 +268,25 @@ static void grow_ahead(struct meta_store *s)
     MDB_envinfo info;
     mdb_env_info(s->env, &info);
     uint64_t used = (uint64_t)(info.me_last_pgno + 1) * s->psize;
-    if (used + GROW_STEP / 4 <= s->grown)
+    if (used + GROW_STEP / 4 <= s->grown || used < s->grow_retry)
         return;
-    uint64_t step = GROW_STEP;
+    /* Allocated ranges always begin where the last ended, or at LMDB's
+     * last page: no blocks are held past a range left unallocated. */
+    uint64_t from = used > s->grown ? used : s->grown;
+    uint64_t step = info.me_mapsize > from ? info.me_mapsize - from : 0;
     struct statvfs vfs;
     if (statvfs(s->dir, &vfs) == 0 && (uint64_t)vfs.f_bavail * vfs.f_frsize / 32 < step)
         step = (uint64_t)vfs.f_bavail * vfs.f_frsize / 32;
-    uint64_t from = used > s->grown ? used : s->grown;
-    s->grown = from + GROW_STEP;
+    step = MIN(step, GROW_STEP);
+    /* Not looked at again before the store has grown by a quarter step
+     * (a small step, a refusal). */
+    s->grow_retry = used + GROW_STEP / 4;
     int fd;
     if (step < GROW_MIN || mdb_env_get_fd(s->env, &fd))
         return;
-    if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)step))
+    if (fallocate(fd, FALLOC_FL_KEEP_SIZE, (off_t)from, (off_t)step) == 0)
+        s->grown = from + step;
+    else
         log_debug("MDT%04x: no blocks ahead of the store at %llu: %s", s->mdt,
                   (unsigned long long)from, log_err(-errno));
 }

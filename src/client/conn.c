@@ -514,11 +514,22 @@ void cl_silent_since(struct lease *l, int64_t since_ns)
     pthread_mutex_unlock(&l->t->lock);
 }
 
+/* Tests (STRIA_TEST_POISON_REPLIES) overwrite a reply once its
+ * connection goes back to the pool, as another thread's call on it would:
+ * what a caller still reads of it then is wrong every time, not once in
+ * 50,000 opens. -1: not looked up yet. */
+static int poison_replies = -1;
+
 void cl_put(struct lease *l, bool broken)
 {
     struct ctarget *t = l->t;
     if (!l->c)
         return;
+    if (__atomic_load_n(&poison_replies, __ATOMIC_RELAXED) < 0)
+        __atomic_store_n(&poison_replies, getenv("STRIA_TEST_POISON_REPLIES") != NULL,
+                         __ATOMIC_RELAXED);
+    if (__atomic_load_n(&poison_replies, __ATOMIC_RELAXED) && l->c->rx_len)
+        memset(l->c->rx, 0xa5, l->c->rx_len);
     pthread_mutex_lock(&t->lock);
     if (!broken)
         t->down_since_ns = 0; /* it answered */

@@ -11,6 +11,7 @@
 #include "file_int.h"
 
 #include "../common/util.h"
+#include "../proto/csum.h"
 #include "gather.h"
 #include "hsm.h"
 #include "inode.h"
@@ -90,6 +91,23 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     return true;
 }
 
+/* Room for the CRCs of the bytes an open brings (from offset 0). */
+#define OPEN_CRCS (4 * (PROTO_OPEN_DOM_MAX / PROTO_CSUM_BLOCK + 1))
+
+/* Copy the CRCs of r's bytes into crcs and point r at them, while the
+ * reply's connection is still held: they point into its buffer, which
+ * another thread's call overwrites once it goes back to the pool (two
+ * threads reading small files saw the bytes of an open fail their check
+ * now and then). More than there is room for: none (the bytes are then
+ * read again). */
+static void keep_crcs(struct proto_open_rep *r, uint8_t *crcs)
+{
+    uint32_t n = r->dom_crcs.len <= OPEN_CRCS ? r->dom_crcs.len : 0;
+    if (n)
+        memcpy(crcs, r->dom_crcs.p, n);
+    r->dom_crcs = (struct proto_blob){crcs, n};
+}
+
 int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t mode,
             int32_t count, uint32_t size, int32_t offset, stria_file_t **out,
             struct proto_attr *attr)
@@ -167,11 +185,13 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
     int64_t sent = mdc_clock_ms();
     uint64_t ns_ep = atomic_load(&fs->ns_epoch);
     struct proto_open_wb wb = {0};
+    uint8_t crcs[OPEN_CRCS];
     wb_pass_behind(pass);
-    /* The grant is read while the reply is, before its connection goes back. */
+    /* The grant and the CRCs are read while the reply is, before its
+     * connection goes back. */
     rc = ROUTED_CALL_BULK(fs, parent, path, parent, path, open, &q, r, ra, q.dom_len, &got,
                           cl_note_layout(fs, sent, &r->leases, parent, path, &r->attr, &r->layout);
-                          proto_open_wb_get(&r->wb, &wb));
+                          proto_open_wb_get(&r->wb, &wb); keep_crcs(r, crcs));
     wb_pass_behind(false);
     if (want & PROTO_OPEN_WANT_INOS)
         wb_inos(fs, mdt, rc == 0 ? wb.ino_lo : 0, rc == 0 ? wb.ino_n : 0);
@@ -194,7 +214,8 @@ int cl_open(stria_fs_t *fs, uint64_t parent, const char *path, int flags, mode_t
             q.parent = a.ino;
             q.path = proto_str_c("");
             q.flags &= ~(uint32_t)(O_CREAT | O_EXCL);
-            rc = MDT_CALL_BULK(fs, proto_ino_mdt(a.ino), open, &q, r, ra, q.dom_len, &got, (void)0);
+            rc = MDT_CALL_BULK(fs, proto_ino_mdt(a.ino), open, &q, r, ra, q.dom_len, &got,
+                               keep_crcs(r, crcs));
         }
     }
     if (rc)

@@ -458,7 +458,10 @@ STRIA_API int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed
  * the cache can decide it alone: the caller may remove the name, which
  * holds a file or symlink with one link for which is_open(ino, arg) says
  * 0 (nothing of the caller's has it open). Returns 0 when queued, -EAGAIN
- * when it must go the ordinary way (stria_unlink_at). */
+ * when it must go the ordinary way (stria_unlink_at). When the grant it
+ * decided under was lost before the unlink was queued, it unlinks the
+ * ordinary way itself: then 0 or that unlink's error (never -EAGAIN), and
+ * a removal it brings goes to stria_start_unlink_behind's callback. */
 STRIA_API int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
                                   int (*is_open)(uint64_t ino, void *arg), void *arg);
 struct stria_unlink_stats {

@@ -166,7 +166,17 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
      * pending, and overtake the unlink. */
     uint32_t slot = wb_unlink_hold(fs, parent, name);
     mdc_unlinked(m, parent, mdt, name, a.ino);
-    return wb_unlink(fs, parent, mdt, name, &cred, grant, slot) == 0 ? 0 : -EAGAIN;
+    if (wb_unlink(fs, parent, mdt, name, &cred, grant, slot) == 0)
+        return 0;
+    /* Refused (a new grant since the decision): unlinked the ordinary way
+     * here, while the count still holds a create behind of the name back,
+     * which would otherwise be made before this unlink and fail. */
+    struct stria_removed rm = {0};
+    int rc = cl_unlink(fs, parent, name, &rm);
+    if (rc == 0 && rm.gone)
+        removed_by_wb(fs, &rm);
+    wb_unlink_unhold(fs, slot);
+    return rc == -EAGAIN ? -EIO : rc;
 }
 
 int stria_start_destroy_behind(stria_fs_t *fs)

@@ -403,13 +403,12 @@ uint32_t wb_unlink_hold(stria_fs_t *fs, uint64_t parent, const char *name)
     return slot;
 }
 
-/* An unlink held by wb_unlink_hold that is not queued after all. */
-static int unhold(struct wb *w, uint32_t slot)
+void wb_unlink_unhold(stria_fs_t *fs, uint32_t slot)
 {
+    struct wb *w = fs->wb;
     pthread_mutex_lock(&w->lock);
     w->unlinking[slot]--;
     pthread_mutex_unlock(&w->lock);
-    return -EAGAIN;
 }
 
 int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
@@ -418,10 +417,10 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     struct wb *w = fs->wb;
     size_t len = strlen(name);
     if (len > PROTO_MAX_STR || mdt >= MDC_MAX_MDTS)
-        return unhold(w, slot);
+        return -EAGAIN;
     struct wb_item *it = malloc(sizeof(*it));
     if (!it)
-        return unhold(w, slot);
+        return -EAGAIN;
     it->next = NULL;
     it->parent = parent;
     it->mdt = mdt;
@@ -430,8 +429,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     pthread_mutex_lock(&w->lock);
     while (w->queued >= WB_MAX && wb_held(w, mdt, mdc_clock_ms()) && !w->stop)
         pthread_cond_wait(&w->done, &w->lock);
-    if (w->stop || !wb_held(w, mdt, mdc_clock_ms()) || w->g[mdt].id != id) {
-        w->unlinking[slot]--;
+    if (w->stop || !wb_held(w, mdt, mdc_clock_ms()) || w->g[mdt].id != id || w->refuse_unlinks) {
         pthread_mutex_unlock(&w->lock);
         free(it);
         return -EAGAIN;
@@ -605,6 +603,8 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
     const char *d = getenv("STRIA_TEST_WB_DELAY_MS");
     if (d)
         w->delay_ms = (unsigned)strtoul(d, NULL, 10) % 60000u;
+    /* Tests refuse every unlink as a grant lost before it was queued. */
+    w->refuse_unlinks = getenv("STRIA_TEST_WB_REFUSE_UNLINKS") != NULL;
     pthread_mutex_init(&w->lock, NULL);
     pthread_cond_init(&w->work, NULL);
     pthread_cond_init(&w->done, NULL);

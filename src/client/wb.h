@@ -48,12 +48,16 @@ uint64_t wb_grant_id(stria_fs_t *fs, uint32_t mdt);
  * cache: returns what wb_unlink takes. */
 uint32_t wb_unlink_hold(stria_fs_t *fs, uint64_t parent, const char *name);
 /* Queue the unlink of name in parent, held by MDT mdt, on behalf of cred,
- * counted by wb_unlink_hold (slot): 0, or -EAGAIN when mdt's grant is not
- * held or is no longer grant id, under which the caller decided (then
- * unlink the ordinary way; the count is let go): another client may have
- * changed the name between two grants. Waits while the queue is full. */
+ * counted by wb_unlink_hold (slot): 0 (the queue takes the count over),
+ * or -EAGAIN when mdt's grant is not held or is no longer grant id, under
+ * which the caller decided: another client may have changed the name
+ * between two grants. Then the caller unlinks the ordinary way and lets
+ * the count go after it (wb_unlink_unhold): a create behind of the name
+ * would otherwise overtake that unlink. Waits while the queue is full. */
 int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
               const struct proto_cred *cred, uint64_t id, uint32_t slot);
+/* Let go of a count wb_unlink refused to take over. */
+void wb_unlink_unhold(stria_fs_t *fs, uint32_t slot);
 /* Return once everything queued so far has been answered by the MDTs. */
 void wb_flush(stria_fs_t *fs);
 /* Whether a request sent to mdt should ask for its grant: when not held

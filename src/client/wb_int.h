@@ -84,7 +84,8 @@ struct wb {
     bool stop;
     pthread_t thread;
     struct wb_stats stats;
-    unsigned delay_ms; /* STRIA_TEST_WB_DELAY_MS: hold each batch back (tests) */
+    unsigned delay_ms;   /* STRIA_TEST_WB_DELAY_MS: hold each batch back (tests) */
+    bool refuse_unlinks; /* STRIA_TEST_WB_REFUSE_UNLINKS: wb_unlink refuses (tests) */
     uint8_t list[PROTO_MAX_REQ_PAYLOAD - 1024]; /* the sender's UNLINKS list */
 };
 

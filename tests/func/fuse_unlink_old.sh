@@ -113,4 +113,30 @@ if S stat /q >/dev/null 2>&1; then fail "/q is still there for another client"; 
 t rm -r "$M/d" || fail "rm -r of the new files"
 wait_for 20 objects_back ||
     fail "the OSTs hold $(ost_objects) objects, $objects0 before the creates"
+
+step "an unlink refused after its name left the cache is made at once"
+# A mount whose every unlink behind is refused at the last moment, as when
+# the grant it was decided under went meanwhile: the unlink is made the
+# ordinary way before the call returns, with the name's count held until
+# then (a create behind of it would overtake it), and let go after.
+STRIA_TEST_WB_REFUSE_UNLINKS=1 mount_stria "$T/r"
+R="$T/r"
+t mkdir "$R/r" || fail "mkdir /r"
+S setstripe -E 64K -L mdt -E -1 -c 1 /r || fail "setstripe /r" # small files made behind
+for i in $(seq 20); do echo "$i" >"$R/r/f$i" || fail "create r/f$i"; done
+# Five past the Data-on-MDT component: objects on an OST, which the
+# removals the refused unlinks bring must destroy.
+for i in $(seq 5); do head -c 100000 /dev/zero >>"$R/r/f$i" || fail "grow r/f$i"; done
+t sync "$R/r"
+[ "$(ost_objects)" -gt "$objects0" ] || fail "the grown files have no objects on the OSTs"
+behind0=$(stat1 "$R" unlinks_behind)
+t find "$R/r" -name 'f*' -delete || fail "remove on the refusing mount"
+[ "$(stat1 "$R" unlinks_behind)" = "$behind0" ] || fail "an unlink was queued on the refusing mount"
+[ -z "$(S ls /r)" ] || fail "another client still finds: $(S ls /r | head -3)"
+for i in $(seq 20); do echo "again $i" >"$R/r/f$i" || fail "create r/f$i again"; done
+t sync "$R/r"
+[ "$(t cat "$M/r/f7")" = "again 7" ] || fail "another mount reads r/f7 as: $(t cat "$M/r/f7")"
+t rm -r "$R/r" || fail "rm -r /r"
+wait_for 20 objects_back ||
+    fail "the OSTs hold $(ost_objects) objects after the refused unlinks, $objects0 before"
 echo "PASS"

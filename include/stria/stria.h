@@ -461,9 +461,11 @@ STRIA_API int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed
  * when it must go the ordinary way (stria_unlink_at). When the grant it
  * decided under was lost before the unlink was queued, it unlinks the
  * ordinary way itself: then 0 or that unlink's error (never -EAGAIN), and
- * a removal it brings goes to stria_start_unlink_behind's callback. */
+ * *rm_out as stria_unlink_at sets it (rm_out may be NULL: the objects
+ * are removed before it returns). */
 STRIA_API int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
-                                  int (*is_open)(uint64_t ino, void *arg), void *arg);
+                                  int (*is_open)(uint64_t ino, void *arg), void *arg,
+                                  stria_removed_t **rm_out);
 struct stria_unlink_stats {
     uint64_t queued;  /* unlinks acknowledged before they were sent */
     uint64_t sent;    /* of those, answered by the MDT (failures included) */

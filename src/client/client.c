@@ -134,8 +134,11 @@ int stria_start_unlink_behind(stria_fs_t *fs, stria_removed_fn removed, void *ar
 }
 
 int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
-                        int (*is_open)(uint64_t ino, void *arg), void *arg)
+                        int (*is_open)(uint64_t ino, void *arg), void *arg,
+                        stria_removed_t **rm_out)
 {
+    if (rm_out)
+        *rm_out = NULL;
     struct mdc *m = fs->mdc;
     struct proto_cred cred;
     struct proto_attr a;
@@ -171,10 +174,7 @@ int stria_unlink_behind(stria_fs_t *fs, uint64_t parent, const char *name,
     /* Refused (a new grant since the decision): unlinked the ordinary way
      * here, while the count still holds a create behind of the name back,
      * which would otherwise be made before this unlink and fail. */
-    struct stria_removed rm = {0};
-    int rc = cl_unlink(fs, parent, name, &rm);
-    if (rc == 0 && rm.gone)
-        removed_by_wb(fs, &rm);
+    int rc = stria_unlink_at(fs, parent, name, rm_out);
     wb_unlink_unhold(fs, slot);
     return rc == -EAGAIN ? -EIO : rc;
 }

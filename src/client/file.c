@@ -93,6 +93,8 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
 
 /* Room for the CRCs of the bytes an open brings (from offset 0). */
 #define OPEN_CRCS (4 * (PROTO_OPEN_DOM_MAX / PROTO_CSUM_BLOCK + 1))
+_Static_assert(RA_CAP <= PROTO_OPEN_DOM_MAX,
+               "an open asks for no more bytes than OPEN_CRCS covers");
 
 /* Copy the CRCs of r's bytes into crcs and point r at them, while the
  * reply's connection is still held: they point into its buffer, which

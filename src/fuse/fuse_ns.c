@@ -176,12 +176,14 @@ static void sf_unlink(fuse_req_t req, fuse_ino_t parent, const char *name)
     sf_cred(req);
     /* Acknowledged now and sent later, when this mount holds the
      * write-behind grant and its cache can decide alone. */
-    int rc = stria_unlink_behind(sf.fs, parent, name, open_here, NULL);
+    stria_removed_t *rm = NULL;
+    int rc = SF_INTR(req, stria_unlink_behind(sf.fs, parent, name, open_here, NULL, &rm));
     if (rc != -EAGAIN) {
+        if (rc == 0)
+            finish_removal(rm);
         sf_reply_err(req, rc);
         return;
     }
-    stria_removed_t *rm = NULL;
     rc = SF_INTR(req, stria_unlink_at(sf.fs, parent, name, &rm));
     if (rc == 0)
         finish_removal(rm);

@@ -22,7 +22,8 @@
  *
  * The channels that bring the revocations, and mdc_start and mdc_stop,
  * are in mdc_chan.c; directories whose every name is cached in
- * mdc_complete.c. Write-behind, above, hears of its grants'
+ * mdc_complete.c; the xattrs known absent (from replies and listings) in
+ * mdc_xattr.c. Write-behind, above, hears of its grants'
  * revocations through the callback it registers (mdc_on_revoke).
  */
 #include "mdcache_int.h"
@@ -94,8 +95,7 @@ struct crec *mdc_rec_find(struct mdc *m, uint64_t ino, uint32_t mdt)
     return NULL;
 }
 
-/* The record holding ino's attributes: its own MDT's. */
-static struct crec *home_find(struct mdc *m, uint64_t ino)
+struct crec *mdc_home_find(struct mdc *m, uint64_t ino)
 {
     return mdc_rec_find(m, ino, proto_ino_mdt(ino));
 }
@@ -160,12 +160,9 @@ static int instance_mdt(const struct mdc *m, uint64_t instance)
     return -1;
 }
 
-static void listed_forget(struct mdc *m, uint64_t ino);
-
-/* Forget what r held: attributes and, for a directory, its names. */
-static void rec_drop(struct mdc *m, struct crec *r)
+void mdc_rec_drop(struct mdc *m, struct crec *r)
 {
-    listed_forget(m, r->ino); /* a revocation: ino changed */
+    mdc_listed_forget(m, r->ino); /* a revocation: ino changed */
     r->expiry_ms = 0;
     r->have_attr = r->have_perm = false;
     r->have_layout = false;
@@ -260,7 +257,7 @@ static const struct crec *perm_of(struct mdc *m, const struct crec *p, int64_t n
 {
     if (p->have_perm)
         return p;
-    const struct crec *h = home_find(m, p->ino);
+    const struct crec *h = mdc_home_find(m, p->ino);
     return usable(m, h, now, victim) && h->have_perm ? h : NULL;
 }
 
@@ -279,7 +276,7 @@ static int lookup(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     if (pp && proto_cred_may(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid, 1)) {
         struct cname *c = *name_slot(m, parent, name, strlen(name));
         if (c && c->mdt == mdt && c->epoch == p->epoch && c->child) {
-            struct crec *r = home_find(m, c->child);
+            struct crec *r = mdc_home_find(m, c->child);
             if (usable(m, r, now, victim) && r->have_attr &&
                 (!victim || proto_cred_may_delete(cred, pp->attr.mode, pp->attr.uid, pp->attr.gid,
                                                   r->attr.uid))) {
@@ -357,126 +354,12 @@ bool mdc_lease_gen(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t *instance
     return valid;
 }
 
-/* The set of MDC_LISTED_WAYS slots ino may be in. */
-static struct listed *listed_set(struct mdc *m, uint64_t ino)
-{
-    size_t sets = MDC_LISTED / MDC_LISTED_WAYS;
-    return &m->listed[((ino * 0x9E3779B97F4A7C15ull) >> 40) % sets * MDC_LISTED_WAYS];
-}
-
-/* ino's slot, or NULL (under m->lock). */
-static struct listed *listed_find(struct mdc *m, uint64_t ino)
-{
-    struct listed *set = listed_set(m, ino);
-    for (int i = 0; i < MDC_LISTED_WAYS; i++)
-        if (set[i].ino == ino)
-            return &set[i];
-    return NULL;
-}
-
-/* Forget what a listing said of ino (under m->lock). */
-static void listed_forget(struct mdc *m, uint64_t ino)
-{
-    struct listed *l = listed_find(m, ino);
-    if (l)
-        l->until_ms = 0;
-}
-
-uint64_t mdc_listing_seq(struct mdc *m)
-{
-    pthread_mutex_lock(&m->lock);
-    uint64_t seq = m->xseq;
-    pthread_mutex_unlock(&m->lock);
-    return seq;
-}
-
-void mdc_note_listed(struct mdc *m, uint64_t ino, uint8_t absent, uint64_t seq)
-{
-    if (!absent)
-        return;
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    /* Under ino's lease, when nothing that could have changed its xattrs
-     * was heard or made since the listing was asked for: kept while the
-     * lease holds this state, as an answer of the MDT's would be. */
-    struct crec *r = home_find(m, ino);
-    if (seq == m->xseq && mdc_rec_valid(m, r, now) && r->have_attr) {
-        if (r->xattr_gen != r->gen)
-            r->xattr_absent = 0;
-        r->xattr_gen = r->gen;
-        r->xattr_absent |= absent;
-    }
-    /* ino's own slot, else the one that ends first. */
-    struct listed *l = listed_find(m, ino);
-    if (!l) {
-        struct listed *set = listed_set(m, ino);
-        l = set;
-        for (struct listed *o = set + 1; o < set + MDC_LISTED_WAYS; o++)
-            if (o->until_ms < l->until_ms)
-                l = o;
-    }
-    *l = (struct listed){ino, now + MDC_LISTED_MS, absent};
-    pthread_mutex_unlock(&m->lock);
-}
-
-bool mdc_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t *gen)
-{
-    *gen = 0;
-    int slot = proto_xattr_known(name);
-    if (slot < 0)
-        return false;
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = home_find(m, ino);
-    bool absent = false;
-    if (mdc_rec_valid(m, r, now) && r->have_attr) {
-        *gen = r->gen;
-        absent = r->xattr_gen == r->gen && (r->xattr_absent & (1u << slot));
-    }
-    /* Or a listing's word, not older than MDC_LISTED_MS (a revocation of
-     * the lease forgot it). */
-    const struct listed *l = listed_find(m, ino);
-    if (!absent && l && now < l->until_ms)
-        absent = l->absent & (1u << slot);
-    pthread_mutex_unlock(&m->lock);
-    return absent;
-}
-
-void mdc_xattr_changed(struct mdc *m, uint64_t ino)
-{
-    pthread_mutex_lock(&m->lock);
-    m->xseq++;
-    struct crec *r = home_find(m, ino);
-    if (r)
-        rec_drop(m, r); /* an answer sent before the change is not kept either */
-    listed_forget(m, ino);
-    pthread_mutex_unlock(&m->lock);
-}
-
-void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64_t gen)
-{
-    int slot = proto_xattr_known(name);
-    if (slot < 0 || !gen)
-        return;
-    int64_t now = mdc_clock_ms();
-    pthread_mutex_lock(&m->lock);
-    struct crec *r = home_find(m, ino);
-    /* Only the state the request was sent under: a change since moved it. */
-    if (mdc_rec_valid(m, r, now) && r->have_attr && r->gen == gen) {
-        if (r->xattr_gen != gen)
-            r->xattr_absent = 0;
-        r->xattr_gen = gen;
-        r->xattr_absent |= (uint8_t)(1u << slot);
-    }
-    pthread_mutex_unlock(&m->lock);
-}
-
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out)
 {
     bool hit = false;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&m->lock);
-    struct crec *r = home_find(m, ino);
+    struct crec *r = mdc_home_find(m, ino);
     if (mdc_rec_valid(m, r, now) && r->have_attr && r->have_layout) {
         *attr = r->attr;
         out->ncomp = 1;
@@ -506,7 +389,7 @@ static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_l
     if (!r)
         return NULL;
     if (!l->ms || l->gen <= r->revoked) {
-        rec_drop(m, r);
+        mdc_rec_drop(m, r);
         return NULL;
     }
     int64_t expiry = sent + l->ms - l->ms / 8;
@@ -524,7 +407,7 @@ static struct crec *take_lease(struct mdc *m, uint32_t mdt, const struct proto_l
         *own = true;
         r->have_attr = false; /* times changed; mode and owner did not */
     } else if (!known || l->gen > r->gen) {
-        rec_drop(m, r);
+        mdc_rec_drop(m, r);
         r->gen = l->gen;
     } else {
         return NULL; /* an older state than the one cached */
@@ -552,7 +435,7 @@ static void drop_unheard(struct mdc *m, const struct mdc_update *u)
         for (uint32_t k = 0; k < m->nchan; k++) {
             struct crec *r = mdc_rec_find(m, u->leases->l[i].ino, k);
             if (r)
-                rec_drop(m, r);
+                mdc_rec_drop(m, r);
         }
 }
 
@@ -658,9 +541,9 @@ void mdc_unlinked(struct mdc *m, uint64_t parent, uint32_t mdt, const char *name
     int64_t now_ns = (int64_t)util_now_real_ns();
     pthread_mutex_lock(&m->lock);
     name_forget(m, parent, name);
-    struct crec *r = home_find(m, child);
+    struct crec *r = mdc_home_find(m, child);
     if (r)
-        rec_drop(m, r);
+        mdc_rec_drop(m, r);
     /* The directory's times move as the MDT holding the name will move
      * them (a shard's are not the directory's); its reply brings the
      * MDT's own. */
@@ -709,7 +592,7 @@ void mdc_forget_mdt_locked(struct mdc *m, uint32_t mdt)
                 p = &r->next;
                 continue;
             }
-            listed_forget(m, r->ino);
+            mdc_listed_forget(m, r->ino);
             *p = r->next;
             free(r);
             m->nrec--;
@@ -734,7 +617,7 @@ static void heard_revoke(struct mdc *m, uint32_t mdt, uint64_t ino, uint64_t gen
     if (gen > r->revoked)
         r->revoked = gen;
     if (r->gen <= gen)
-        rec_drop(m, r);
+        mdc_rec_drop(m, r);
 }
 
 void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *revokes, uint32_t n,

@@ -119,4 +119,12 @@ uint32_t mdc_hash_ino(uint64_t ino);
  * "." or "..", and short enough (else it says ENAMETOOLONG). */
 bool mdc_ordinary_name(const char *name, size_t len);
 
+/* mdcache.c, under m->lock: the record holding ino's attributes (its own
+ * MDT's), or NULL; forget what r held (attributes and, for a directory,
+ * its names). */
+struct crec *mdc_home_find(struct mdc *m, uint64_t ino);
+void mdc_rec_drop(struct mdc *m, struct crec *r);
+/* mdc_xattr.c, under m->lock: forget what a listing said of ino. */
+void mdc_listed_forget(struct mdc *m, uint64_t ino);
+
 #endif

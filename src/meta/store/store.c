@@ -263,11 +263,17 @@ static int batch_lost(struct meta_store *s, struct wreq *batch, struct wreq *bad
 #define GROW_STEP (64ull << 20)
 #define GROW_MIN  (1ull << 20)
 
+/* The bytes of the data file LMDB uses, and its map (info). */
+static uint64_t store_used(struct meta_store *s, MDB_envinfo *info)
+{
+    mdb_env_info(s->env, info);
+    return (uint64_t)(info->me_last_pgno + 1) * s->psize;
+}
+
 static void grow_ahead(struct meta_store *s)
 {
     MDB_envinfo info;
-    mdb_env_info(s->env, &info);
-    uint64_t used = (uint64_t)(info.me_last_pgno + 1) * s->psize;
+    uint64_t used = store_used(s, &info);
     if (used + GROW_STEP / 4 <= s->grown || used < s->grow_retry)
         return;
     /* Allocated ranges always begin where the last ended, or at LMDB's
@@ -526,10 +532,7 @@ int meta_store_stats(struct meta_store *s, struct proto_tstat *out)
         return rc;
     mdb_stat(txn, s->inodes, &st);
     mdb_txn_abort(txn);
-    mdb_env_info(s->env, &info);
-    MDB_stat est;
-    mdb_env_stat(s->env, &est);
-    uint64_t map = info.me_mapsize, used = (uint64_t)(info.me_last_pgno + 1) * est.ms_psize;
+    uint64_t used = store_used(s, &info), map = info.me_mapsize;
     struct statvfs vfs;
     uint64_t disk_avail = UINT64_MAX;
     if (statvfs(s->dir, &vfs) == 0)

@@ -187,6 +187,11 @@ struct stria_io_stats {
 };
 /* What gathering and read-ahead did since stria_connect. */
 STRIA_API void stria_io_stats(stria_fs_t *fs, struct stria_io_stats *out);
+/* With the metadata cache on: lookups that brought a Data-on-MDT file's
+ * first bytes since stria_connect, and how many of those an open for
+ * reading then read (a lookup brings them when this client has lately
+ * opened what it looked up: a dataset read through the mount). */
+STRIA_API void stria_lookup_bytes_stats(stria_fs_t *fs, uint64_t *brought, uint64_t *used);
 /* Writes of Data-on-MDT bytes taken behind since stria_connect (under the
  * write-behind grant, see stria_start_unlink_behind: their flush and
  * close do not wait for the MDT), how many of those have landed (or

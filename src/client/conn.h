@@ -95,6 +95,7 @@ struct stria_fs {
     void (*revoked_fn)(uint64_t ino, void *arg);
     void *revoked_arg;
     struct mdc *mdc;   /* metadata cache (mdcache.h); NULL unless the mount turned it on */
+    struct peek *peek; /* bytes lookups bring (peek.h); with mdc */
     struct wb *wb;     /* write-behind unlink (wb.h); NULL unless the mount turned it on */
     struct reap *reap; /* objects removed behind (reap.h); NULL unless the mount turned it on */
     /* Hooks of the layers above, set while they run (NULL: not running). */

@@ -86,6 +86,7 @@ static bool open_cached(stria_fs_t *fs, uint64_t ino, const char *path, int flag
     if (!proto_cred_may(&cred, a.mode, a.uid, a.gid, 4))
         return false; /* the MDT says why */
     file_init(f, fs, flags, &a);
+    peek_open(f);
     if (attr)
         *attr = a;
     return true;

@@ -79,6 +79,9 @@ int file_fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all);
  * which takes NULL too. */
 char *file_ra_get(stria_fs_t *fs);
 void file_ra_put(stria_fs_t *fs, char *b);
+/* peek.c: hand f, just opened for reading from the metadata cache, the
+ * bytes its lookup brought (peek.h), if they are still the file's. */
+void peek_open(stria_file_t *f);
 /* file_ra.c: the got bytes at ra (from file_ra_get, or NULL) that f's
  * open (reply r, sent at write epoch epoch) brought: f's read-ahead
  * buffer keeps them if they may be read, else they are freed. */

@@ -15,6 +15,7 @@
 #include "mdcache_int.h"
 
 #include "../common/log.h"
+#include "peek.h"
 
 #include <errno.h>
 #include <pthread.h>
@@ -145,6 +146,11 @@ int mdc_start(stria_fs_t *fs)
         }
         m->chan[i].started = true;
     }
+    if (peek_start(fs)) {
+        stop_channels(m);
+        mdc_destroy(m);
+        return -ENOMEM;
+    }
     fs->mdc = m;
     fs->mdt_conn_broke = mdt_conn_broke;
     return 0;
@@ -159,4 +165,5 @@ void mdc_stop(stria_fs_t *fs)
     fs->mdt_conn_broke = NULL;
     fs->mdc = NULL;
     mdc_destroy(m);
+    peek_stop(fs);
 }

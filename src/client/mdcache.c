@@ -354,6 +354,41 @@ bool mdc_lease_gen(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t *instance
     return valid;
 }
 
+/* The groups of c that a layout holds: its stripes', or when it is
+ * pending the first OST it asks for. */
+static uint16_t comp_groups(const struct layout_comp *c)
+{
+    return layout_comp_pending(c) ? 1 : c->stripe_count;
+}
+
+/* Keep l in r if it fits (crec.lay); else r keeps none. */
+static void keep_layout(struct crec *r, const struct layout *l)
+{
+    uint32_t groups = 0;
+    r->have_layout = false;
+    if (!l->ncomp || l->ncomp > MDC_LAYOUT_COMPS)
+        return;
+    for (uint16_t i = 0; i < l->ncomp; i++) {
+        const struct layout_comp *c = &l->comp[i];
+        if ((groups += comp_groups(c)) > MDC_LAYOUT_STRIPES ||
+            (layout_comp_pending(c) && c->pool[0]))
+            return;
+    }
+    r->lay.ncomp = (uint8_t)l->ncomp;
+    uint32_t *g = r->lay.groups;
+    for (uint16_t i = 0; i < l->ncomp; i++) {
+        const struct layout_comp *c = &l->comp[i];
+        r->lay.c[i].start = c->start;
+        r->lay.c[i].end = c->end;
+        r->lay.c[i].stripe_size = c->stripe_size;
+        r->lay.c[i].stripe_count = c->stripe_count;
+        r->lay.c[i].type = c->type;
+        memcpy(g, c->groups, comp_groups(c) * sizeof(*g));
+        g += comp_groups(c);
+    }
+    r->have_layout = true;
+}
+
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out)
 {
     bool hit = false;
@@ -362,14 +397,19 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
     struct crec *r = mdc_home_find(m, ino);
     if (mdc_rec_valid(m, r, now) && r->have_attr && r->have_layout) {
         *attr = r->attr;
-        out->ncomp = 1;
-        struct layout_comp *c = &out->comp[0];
-        c->start = r->lay.start;
-        c->end = r->lay.end;
-        c->stripe_size = r->lay.stripe_size;
-        c->stripe_count = r->lay.stripe_count;
-        c->type = r->lay.type;
-        memcpy(c->groups, r->lay.groups, c->stripe_count * sizeof(c->groups[0]));
+        out->ncomp = r->lay.ncomp;
+        const uint32_t *g = r->lay.groups;
+        for (uint16_t i = 0; i < out->ncomp; i++) {
+            struct layout_comp *c = &out->comp[i];
+            c->start = r->lay.c[i].start;
+            c->end = r->lay.c[i].end;
+            c->stripe_size = r->lay.c[i].stripe_size;
+            c->stripe_count = r->lay.c[i].stripe_count;
+            c->type = r->lay.c[i].type;
+            c->pool[0] = '\0';
+            memcpy(c->groups, g, comp_groups(c) * sizeof(*g));
+            g += comp_groups(c);
+        }
         hit = true;
     }
     pthread_mutex_unlock(&m->lock);
@@ -514,17 +554,8 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     }
     if (attr_rec)
         set_attr(attr_rec, u->attr);
-    if (attr_rec && attr_rec->have_attr && u->layout && u->layout->ncomp == 1 &&
-        u->layout->comp[0].stripe_count <= MDC_LAYOUT_STRIPES) {
-        const struct layout_comp *c = &u->layout->comp[0];
-        attr_rec->lay.start = c->start;
-        attr_rec->lay.end = c->end;
-        attr_rec->lay.stripe_size = c->stripe_size;
-        attr_rec->lay.stripe_count = c->stripe_count;
-        attr_rec->lay.type = c->type;
-        memcpy(attr_rec->lay.groups, c->groups, c->stripe_count * sizeof(c->groups[0]));
-        attr_rec->have_layout = true;
-    }
+    if (attr_rec && attr_rec->have_attr && u->layout)
+        keep_layout(attr_rec, u->layout);
     pthread_mutex_unlock(&m->lock);
 }
 

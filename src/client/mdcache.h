@@ -131,8 +131,8 @@ void mdc_note_xattr_absent(struct mdc *m, uint64_t ino, const char *name, uint64
  * ino (before the request is sent; the change's reply leases it again). */
 void mdc_xattr_changed(struct mdc *m, uint64_t ino);
 /* What an open of ino for reading needs, when its lease is valid and a
- * reply brought its layout (one component of at most 8 stripes): its
- * attributes and layout. */
+ * reply brought its layout (at most 3 components of 8 stripes in all,
+ * none pending with a pool): its attributes and layout (without pools). */
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out);
 /* This client just made directory ino: its part on MDT mdt is empty, so
  * every name of it there is cached (until that MDT's lease on it goes).

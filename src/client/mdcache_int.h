@@ -21,6 +21,7 @@
 
 struct cname; /* a name (mdcache.c) */
 
+#define MDC_LAYOUT_COMPS   3
 #define MDC_LAYOUT_STRIPES 8
 
 /* A record: what one MDT leased this client of one inode. */
@@ -35,9 +36,11 @@ struct crec {
     bool have_attr; /* attr is current */
     bool have_perm; /* attr's mode, uid and gid are (changes to names keep them) */
     struct proto_attr attr;
-    /* A regular file's layout, when it is one component of at most
-     * MDC_LAYOUT_STRIPES stripes (a dataset's files): an open for reading
-     * then needs no round trip. Good for as long as the lease. */
+    /* A regular file's layout, when it has at most MDC_LAYOUT_COMPS
+     * components of MDC_LAYOUT_STRIPES stripes in all, none of them a
+     * pending one with a pool (a dataset's files: one component, or a
+     * Data-on-MDT one and one or two after it): an open for reading then
+     * needs no round trip. Good for as long as the lease. */
     bool have_layout;
     /* Well-known xattrs (proto_xattr_known) the MDT said the inode does not
      * have, while its state was xattr_gen: `ls -l` asks for
@@ -45,10 +48,13 @@ struct crec {
     uint8_t xattr_absent;
     uint64_t xattr_gen;
     struct {
-        uint64_t start, end;
-        uint32_t stripe_size;
-        uint16_t stripe_count, type;
-        uint32_t groups[MDC_LAYOUT_STRIPES];
+        uint8_t ncomp;
+        struct {
+            uint64_t start, end;
+            uint32_t stripe_size;
+            uint16_t stripe_count, type;
+        } c[MDC_LAYOUT_COMPS];
+        uint32_t groups[MDC_LAYOUT_STRIPES]; /* each component's in turn */
     } lay;
     struct crec *next;
 };

@@ -20,6 +20,7 @@
 #include "io.h"
 #include "mdcache.h"
 #include "migrate.h"
+#include "peek.h"
 #include "wb.h"
 
 #include <errno.h>
@@ -181,14 +182,26 @@ int cl_lookup(stria_fs_t *fs, uint64_t parent, const char *path, bool follow,
     if (fs->mdc && !follow && cl_one_name(path) &&
         (rc = cl_lookup_cached(fs, parent, path, &q.cred, out)) != -EAGAIN)
         return rc;
+    /* A lookup the mount's open is likely to follow takes a small file's
+     * bytes with it (peek.h): handed over (or dropped) while the reply is
+     * still ours, since their CRCs point into it. */
+    uint64_t epoch = 0;
+    uint32_t got = 0;
+    bool peek = fs->peek && !follow && cl_one_name(path);
+    char *ra = peek ? peek_want(fs, &epoch) : NULL;
+    q.dom_len = ra ? PEEK_CAP : 0;
     int64_t sent = mdc_clock_ms();
     bool remote = false;
-    rc = ROUTED_CALL(
-        fs, parent, path, parent, path, lookup, &q, &r, *out = r.attr; remote = r.remote;
-        if (!remote) {
+    rc = ROUTED_CALL_BULK(
+        fs, parent, path, parent, path, lookup, &q, &r, ra, ra ? PEEK_CAP : 0, &got, *out = r.attr;
+        remote = r.remote; if (!remote) {
             cl_note_layout(fs, sent, &r.leases, follow ? 0 : parent, path, &r.attr, &r.layout);
             cl_learn(fs, &r.attr);
+        } if (peek) {
+            peek_took(fs, &r, ra, got, epoch);
+            ra = NULL;
         });
+    peek_drop(fs, ra); /* the lookup failed */
     if (rc == 0 && remote)
         return cl_getattr(fs, out->ino, out); /* the entry's inode is on another MDT */
     if (rc == -EREMOTE)

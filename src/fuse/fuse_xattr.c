@@ -20,6 +20,7 @@
  *     writes_gathered=N gathers_sent=N reads=N read_bytes=N direct_writes=N
  *     dom_behind=N dom_behind_landed=N dom_behind_lost=N
  *     creates_behind=N creates_failed=N creates_differed=N
+ *     lookup_bytes=N lookup_bytes_used=N
  */
 #include "fuse_ops.h"
 
@@ -152,19 +153,20 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
     } else if (!strcmp(name, STATS_XATTR)) {
         struct stria_unlink_stats w;
         struct stria_io_stats io;
-        uint64_t reads, rbytes, behind, landed, lost, made, mk_failed, mk_differed;
+        uint64_t reads, rbytes, behind, landed, lost, made, mk_failed, mk_differed, lb, lb_used;
         stria_unlink_behind_stats(sf.fs, &w);
         stria_io_stats(sf.fs, &io);
         stria_dom_behind_stats(sf.fs, &behind, &landed, &lost);
         stria_create_behind_stats(sf.fs, &made, &mk_failed, &mk_differed);
         sf_read_stats(&reads, &rbytes);
+        stria_lookup_bytes_stats(sf.fs, &lb, &lb_used);
         n = snprintf(small, sizeof(small),
                      "unlinks_behind=%llu unlinks_sent=%llu unlinks_failed=%llu wb_grants=%llu "
                      "unlinks_batched=%llu unlink_batches=%llu writes_gathered=%llu "
                      "gathers_sent=%llu reads=%llu read_bytes=%llu "
                      "direct_writes=%llu dom_behind=%llu dom_behind_landed=%llu "
                      "dom_behind_lost=%llu creates_behind=%llu creates_failed=%llu "
-                     "creates_differed=%llu",
+                     "creates_differed=%llu lookup_bytes=%llu lookup_bytes_used=%llu",
                      (unsigned long long)w.queued, (unsigned long long)w.sent,
                      (unsigned long long)w.failed, (unsigned long long)w.grants,
                      (unsigned long long)w.batched, (unsigned long long)w.batches,
@@ -172,7 +174,8 @@ static void sf_getxattr(fuse_req_t req, fuse_ino_t ino, const char *name, size_t
                      (unsigned long long)reads, (unsigned long long)rbytes,
                      (unsigned long long)sf_direct_writes(), (unsigned long long)behind,
                      (unsigned long long)landed, (unsigned long long)lost, (unsigned long long)made,
-                     (unsigned long long)mk_failed, (unsigned long long)mk_differed);
+                     (unsigned long long)mk_failed, (unsigned long long)mk_differed,
+                     (unsigned long long)lb, (unsigned long long)lb_used);
     } else {
         if (size > sizeof(small) && !(buf = malloc(size))) {
             fuse_reply_err(req, ENOMEM);

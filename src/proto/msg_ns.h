@@ -11,12 +11,20 @@
  * path of one or more components; the MDT resolves all but the last
  * (following symlinks inside the file system) with search permission
  * checks, then applies the operation to the last component. */
-#define MSG_LOOKUP_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow)
+/* dom_len (appended): how many of a regular file's first bytes the client
+ * takes with the lookup, as OPEN's dom_len says (0: none); a client asks
+ * when it expects to open what it looks up (a dataset read through the
+ * mount: the kernel looks a name up before it opens it). */
+#define MSG_LOOKUP_REQ(F) F(CRED, cred) F(U64, parent) F(STR, path) F(U8, follow) F(U32, dom_len)
 /* remote: the name holds an inode of another MDT, of which attr says only
  * ino and the type in mode; ask its MDT for the rest. layout: a regular
  * file's (none otherwise), so that a client holding the lease can open
- * the file for reading without asking again (version 3, appended). */
-#define MSG_LOOKUP_REP(F)  F(ATTR, attr) F(LEASES, leases) F(U8, remote) F(LAYOUT, layout)
+ * the file for reading without asking again (version 3, appended).
+ * dom_crcs (appended): the CRCs of the bytes sent as the reply's bulk, as
+ * OPEN's are, when dom_len asked for them and the inode is this MDT's;
+ * empty otherwise. */
+#define MSG_LOOKUP_REP(F)                                                                          \
+    F(ATTR, attr) F(LEASES, leases) F(U8, remote) F(LAYOUT, layout) F(BLOB, dom_crcs)
 #define MSG_GETATTR_REQ(F) F(CRED, cred) F(U64, ino)
 #define MSG_GETATTR_REP(F) F(ATTR, attr) F(LEASES, leases)
 /* valid: SETATTR_* bits below. */

@@ -546,6 +546,103 @@ static void test_xattr_absent_from_a_listing(void **state)
     assert_false(xattr_absent(m, FILE_INO, sel));
 }
 
+/* A reply leasing FILE_INO at gen with layout l. */
+static void grant_layout(uint64_t gen, const struct layout *l)
+{
+    struct proto_leases ls = {.instance = INSTANCE, .n = 1};
+    ls.l[0] = (struct proto_lease){.ino = FILE_INO, .gen = gen, .ms = LONG_MS};
+    struct proto_attr fa = attr_of(FILE_INO, S_IFREG | 0644, 5000);
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(), .leases = &ls, .attr = &fa, .layout = l};
+    mdc_update(m, &u);
+}
+
+static void comp_of(struct layout_comp *c, uint64_t start, uint64_t end, uint16_t type,
+                    uint16_t count, uint32_t first)
+{
+    memset(c, 0, sizeof(*c));
+    c->start = start;
+    c->end = end;
+    c->type = type;
+    c->stripe_count = count;
+    c->stripe_size = 1u << 20;
+    uint16_t groups = (type & LAYOUT_F_PENDING) ? 1 : count;
+    for (uint16_t i = 0; i < groups; i++)
+        c->groups[i] = first + i;
+}
+
+/* Whether the cache opens FILE_INO with layout l, as it is but its pools. */
+static bool opens_with(const struct layout *l)
+{
+    struct proto_attr a;
+    static struct layout got;
+    memset(&got, 0xa5, sizeof(got));
+    if (!mdc_open_layout(m, FILE_INO, &a, &got))
+        return false;
+    assert_int_equal(a.size, 5000);
+    assert_int_equal(got.ncomp, l->ncomp);
+    for (uint16_t i = 0; i < l->ncomp; i++) {
+        const struct layout_comp *c = &l->comp[i], *g = &got.comp[i];
+        assert_int_equal(g->start, c->start);
+        assert_int_equal(g->end, c->end);
+        assert_int_equal(g->type, c->type);
+        assert_int_equal(g->stripe_count, c->stripe_count);
+        assert_int_equal(g->stripe_size, c->stripe_size);
+        assert_int_equal(g->pool[0], 0);
+        uint16_t groups = (c->type & LAYOUT_F_PENDING) ? 1 : c->stripe_count;
+        assert_memory_equal(g->groups, c->groups, groups * sizeof(c->groups[0]));
+    }
+    return true;
+}
+
+/* The cache keeps what an open for reading needs of a file's layout when
+ * it has at most 3 components of 8 stripes in all (Data-on-MDT and the
+ * components after it: a dataset's files), none pending with a pool; a
+ * reply with a layout past that leaves none, and a revocation drops it. */
+static void test_layout_for_open(void **state)
+{
+    (void)state;
+    static struct layout l;
+    memset(&l, 0, sizeof(l));
+    l.ncomp = 2;
+    comp_of(&l.comp[0], 0, 64 << 10, LAYOUT_TYPE_MDT, 1, 0);
+    comp_of(&l.comp[1], 64 << 10, LAYOUT_END_EOF, LAYOUT_TYPE_OST | LAYOUT_F_PENDING, 1, 3);
+    grant_layout(10, &l);
+    assert_true(opens_with(&l));
+    /* Three components, eight groups: an instantiated one of 6 stripes. */
+    l.ncomp = 3;
+    comp_of(&l.comp[1], 64 << 10, 8 << 20, LAYOUT_TYPE_OST, 6, 10);
+    comp_of(&l.comp[2], 8 << 20, LAYOUT_END_EOF, LAYOUT_TYPE_OST | LAYOUT_F_PENDING,
+            LAYOUT_COUNT_ALL, 2);
+    grant_layout(11, &l);
+    assert_true(opens_with(&l));
+    /* Nine groups: none, also of the layout kept before. */
+    comp_of(&l.comp[1], 64 << 10, 8 << 20, LAYOUT_TYPE_OST, 7, 10);
+    grant_layout(12, &l);
+    assert_false(opens_with(&l));
+    /* Four components. */
+    static struct layout four;
+    memset(&four, 0, sizeof(four));
+    four.ncomp = 4;
+    for (uint16_t i = 0; i < 4; i++)
+        comp_of(&four.comp[i], i << 20, (i + 1u) << 20, LAYOUT_TYPE_OST, 1, i);
+    four.comp[3].end = LAYOUT_END_EOF;
+    grant_layout(13, &four);
+    assert_false(opens_with(&four));
+    /* A pending component with a pool, which an open to write would need. */
+    l.ncomp = 2;
+    comp_of(&l.comp[1], 64 << 10, LAYOUT_END_EOF, LAYOUT_TYPE_OST | LAYOUT_F_PENDING, 1, 3);
+    strcpy(l.comp[1].pool, "fast");
+    grant_layout(14, &l);
+    assert_false(opens_with(&l));
+    /* An instantiated one with a pool: kept, without it. */
+    comp_of(&l.comp[1], 64 << 10, LAYOUT_END_EOF, LAYOUT_TYPE_OST, 2, 3);
+    strcpy(l.comp[1].pool, "fast");
+    grant_layout(15, &l);
+    assert_true(opens_with(&l));
+    hear_revoke(INSTANCE, FILE_INO, 16);
+    assert_false(opens_with(&l));
+}
+
 /* A rename's reply: name in DIR moved to name2 in DIR2, each directory's
  * lease going from gen_before to gen (the same lease when DIR2 is DIR). */
 #define DIR2 0x20
@@ -818,6 +915,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_layout_for_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_keeps_directories_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_from_a_listing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_in_batches, setup, teardown),

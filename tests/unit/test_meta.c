@@ -2049,6 +2049,74 @@ static void test_dom_open(void **state)
     assert_int_equal(scratch_asks, asks);
 }
 
+/* A LOOKUP of path taking up to dom_len bytes, as op_open_bytes. */
+static int op_lookup_bytes(struct fx *f, const char *path, bool follow, uint32_t dom_len,
+                           struct proto_lookup_rep *rep, const uint8_t **bytes, uint32_t *n)
+{
+    struct proto_lookup_req q = {.cred = root_cred,
+                                 .parent = ROOT,
+                                 .path = proto_str_c(path),
+                                 .follow = follow,
+                                 .dom_len = dom_len};
+    struct meta_req rq = {.ctx = &f->ctx, .scratch = test_scratch};
+    memset(rep, 0, sizeof(*rep));
+    int rc = meta_op_lookup(&rq, &q, rep);
+    *bytes = rq.out_bulk;
+    *n = rq.out_bulk_len;
+    if (rc == 0 && *n)
+        assert_int_equal(proto_csum_check(0, *bytes, *n, &rep->dom_crcs, NULL, NULL), 0);
+    else
+        assert_int_equal(rep->dom_crcs.len, 0);
+    return rc;
+}
+
+/* A lookup that asks for them brings a Data-on-MDT file's first bytes as
+ * an open does (below its size, within the component, at most what was
+ * asked), also through a symlink it follows; none when not asked, for a
+ * file without the component, a directory or a missing name. */
+static void test_dom_lookup(void **state)
+{
+    struct fx *f = *state;
+    static uint8_t data[70000];
+    for (size_t i = 0; i < sizeof(data); i++)
+        data[i] = (uint8_t)(i * 7 + 3);
+    uint64_t s = dom_file_of(f, "dom", "s", data, 50000);
+    struct proto_lookup_rep r;
+    const uint8_t *b;
+    uint32_t n;
+    assert_int_equal(op_lookup_bytes(f, "dom/s", false, 1u << 20, &r, &b, &n), 0);
+    assert_int_equal(r.attr.ino, s);
+    assert_int_equal(layout_dom_size(&r.layout), 64 << 10);
+    assert_int_equal(n, 50000);
+    assert_memory_equal(b, data, 50000);
+    assert_int_equal(op_lookup_bytes(f, "dom/s", false, 4096, &r, &b, &n), 0);
+    assert_int_equal(n, 4096);
+    assert_memory_equal(b, data, 4096);
+    assert_int_equal(op_symlink(f, &root_cred, "dom/ln", "s", NULL), 0);
+    assert_int_equal(op_lookup_bytes(f, "dom/ln", true, 1u << 20, &r, &b, &n), 0);
+    assert_int_equal(r.attr.ino, s);
+    assert_int_equal(n, 50000);
+    /* Past the component: its bytes only. */
+    assert_int_equal(op_dom_write(f, s, 0, data, 64 << 10, false, NULL), 0);
+    assert_int_equal(op_setsize(f, s, 100000, NULL), 0);
+    assert_int_equal(op_lookup_bytes(f, "dom/s", false, 1u << 20, &r, &b, &n), 0);
+    assert_int_equal(n, 64 << 10);
+    assert_memory_equal(b, data, 64 << 10);
+    uint32_t asks = scratch_asks;
+    assert_int_equal(op_lookup_bytes(f, "dom/s", false, 0, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(op_lookup_bytes(f, "dom/ln", false, 1u << 20, &r, &b, &n), 0);
+    assert_int_equal(n, 0); /* the symlink itself */
+    uint64_t plain = mk_file(f, &root_cred, "plain", 0644);
+    assert_int_equal(op_setsize(f, plain, 1000, NULL), 0);
+    assert_int_equal(op_lookup_bytes(f, "plain", false, 1u << 20, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(op_lookup_bytes(f, "dom", false, 1u << 20, &r, &b, &n), 0);
+    assert_int_equal(n, 0);
+    assert_int_equal(scratch_asks, asks);
+    assert_int_equal(op_lookup_bytes(f, "dom/none", false, 1u << 20, &r, &b, &n), -ENOENT);
+}
+
 /* The same opens through the MDT's dispatcher and a real connection: the
  * reply's bulk holds the bytes; an OPEN that is a change (O_CREAT, with a
  * slot) sent again is answered from the reply cache, without them and
@@ -4720,6 +4788,7 @@ int main(void)
         T(test_stripe_composite),
         T(test_dom),
         T(test_dom_open),
+        T(test_dom_lookup),
         T(test_dom_open_served),
         T(test_dom_max),
         T(test_store_grows_ahead),

@@ -5,6 +5,7 @@
  */
 #include "attrs.h"
 #include "alloc.h"
+#include "dom.h"
 #include "intent.h"
 #include "recover.h"
 
@@ -27,8 +28,11 @@
 #include <unistd.h>
 struct lookup_arg {
     struct meta_ctx *c;
+    const struct meta_req *rq;
     const struct proto_lookup_req *q;
     struct proto_lookup_rep *r;
+    uint8_t *dom;   /* the bytes sent with the reply (in rq's scratch) */
+    uint32_t dom_n; /* how many (0: none) */
 };
 
 static int lookup_txn(struct meta_txn *t, void *arg)
@@ -43,8 +47,12 @@ static int lookup_txn(struct meta_txn *t, void *arg)
         return rc;
     meta_inode_attr(&in, &a->r->attr);
     a->r->remote = rc == 1;
-    if (rc != 1 && S_ISREG(in.mode))
+    a->dom_n = 0; /* a run again starts afresh */
+    if (rc != 1 && S_ISREG(in.mode)) {
         layout_copy(&a->r->layout, &in.layout);
+        if (a->q->dom_len)
+            a->dom_n = meta_dom_take(t, a->rq, &in, a->q->dom_len, &a->dom);
+    }
     return 0;
 }
 
@@ -53,8 +61,11 @@ int meta_op_lookup(const struct meta_req *rq, const void *qv, void *rv)
     struct meta_ctx *c = rq->ctx;
     const struct proto_lookup_req *q = qv;
     struct proto_lookup_rep *r = rv;
-    struct lookup_arg a = {c, q, r};
-    return meta_run_waiting(rq, META_RUN_READ, lookup_txn, &a);
+    struct lookup_arg a = {.c = c, .rq = rq, .q = q, .r = r};
+    int rc = meta_run_waiting(rq, META_RUN_READ, lookup_txn, &a);
+    if (rc == 0 && a.dom_n)
+        meta_dom_send(rq, a.dom, a.dom_n, &r->dom_crcs);
+    return rc;
 }
 
 static int getattr_txn(struct meta_txn *t, void *arg)

@@ -5,6 +5,7 @@
  */
 #include "create.h"
 #include "alloc.h"
+#include "dom.h"
 #include "intent.h"
 #include "xdir.h"
 
@@ -37,27 +38,11 @@ struct open_arg {
     uint32_t dom_n; /* how many (0: none) */
 };
 
-/* Room for n bytes an open sends and their CRCs after them. */
-#define OPEN_BUF(n) ((n) + 4 * ((n) / PROTO_CSUM_BLOCK + 2))
-
-/* The bytes an open that reads takes with it (MSG_OPEN_REQ's dom_len):
- * the file's Data-on-MDT bytes below its size, at most what was asked,
- * into scratch asked for now (most opens need none). Anything amiss (no
- * scratch, a record that fails its checksum) sends none, and the open
- * stands: the client's read then asks DOM_READ, which says why. */
+/* The bytes an open that reads takes with it (MSG_OPEN_REQ's dom_len). */
 static void open_bytes(struct meta_txn *t, struct open_arg *a, const struct meta_inode *in)
 {
-    const struct proto_open_req *q = a->q;
-    uint64_t n =
-        MIN(MIN(q->dom_len, PROTO_OPEN_DOM_MAX), MIN(in->size, layout_dom_size(&in->layout)));
-    if (!n || (q->flags & O_ACCMODE) == O_WRONLY || !S_ISREG(in->mode) || !a->rq->scratch)
-        return;
-    uint8_t *buf = a->rq->scratch(a->rq->scratch_arg, (uint32_t)OPEN_BUF(n));
-    uint64_t held;
-    if (!buf || meta_dom_read(t, in->ino, 0, buf, (uint32_t)n, &held))
-        return;
-    a->dom = buf;
-    a->dom_n = (uint32_t)n;
+    if ((a->q->flags & O_ACCMODE) != O_WRONLY)
+        a->dom_n = meta_dom_take(t, a->rq, in, a->q->dom_len, &a->dom);
 }
 
 static int open_existing(struct meta_txn *t, struct open_arg *a, struct meta_inode *in)
@@ -217,18 +202,11 @@ int meta_op_open(const struct meta_req *rq, const void *qv, void *rv)
     /* Opens that cannot change anything need no write transaction. */
     int rc = meta_run_waiting(rq, q->flags & (O_CREAT | O_TRUNC) ? META_RUN_FLAT : META_RUN_READ,
                               open_txn, &a);
-    if (rc || !a.dom_n)
-        return rc;
     /* The CRCs go in only now, after the transaction: the reply kept
-     * there for a resend (meta_reply_here) never carries the bytes, so it
-     * must not describe any. */
-    uint8_t *crcs = a.dom + a.dom_n;
-    proto_csum_fill(0, a.dom, a.dom_n, crcs);
-    r->dom_crcs = (struct proto_blob){crcs, 4 * proto_csum_chunks(0, a.dom_n)};
-    struct meta_req *out = (struct meta_req *)rq;
-    out->out_bulk = a.dom;
-    out->out_bulk_len = a.dom_n;
-    return 0;
+     * there for a resend (meta_reply_here) never carries the bytes. */
+    if (rc == 0 && a.dom_n)
+        meta_dom_send(rq, a.dom, a.dom_n, &r->dom_crcs);
+    return rc;
 }
 
 struct range_arg {

@@ -18,6 +18,7 @@
 #include "create.h"
 
 #include "../../common/log.h"
+#include "../../common/util.h"
 #include "../../proto/csum.h"
 #include "../../proto/layout.h"
 #include "../store/dom_rec.h"
@@ -277,6 +278,33 @@ static int read_txn(struct meta_txn *t, void *arg)
         rq->out_bulk_len = len;
     }
     return rc;
+}
+
+/* Room for n bytes a reply takes and their CRCs after them. */
+#define TAKE_BUF(n) ((n) + 4 * ((n) / PROTO_CSUM_BLOCK + 2))
+
+uint32_t meta_dom_take(struct meta_txn *t, const struct meta_req *rq, const struct meta_inode *in,
+                       uint32_t want, uint8_t **buf)
+{
+    uint64_t n = MIN(MIN(want, PROTO_OPEN_DOM_MAX), MIN(in->size, layout_dom_size(&in->layout)));
+    if (!n || !S_ISREG(in->mode) || !rq->scratch)
+        return 0;
+    uint64_t held;
+    uint8_t *b = rq->scratch(rq->scratch_arg, (uint32_t)TAKE_BUF(n));
+    if (!b || meta_dom_read(t, in->ino, 0, b, (uint32_t)n, &held))
+        return 0;
+    *buf = b;
+    return (uint32_t)n;
+}
+
+void meta_dom_send(const struct meta_req *rq, uint8_t *buf, uint32_t n, struct proto_blob *crcs)
+{
+    uint8_t *c = buf + n;
+    proto_csum_fill(0, buf, n, c);
+    *crcs = (struct proto_blob){c, 4 * proto_csum_chunks(0, n)};
+    struct meta_req *out = (struct meta_req *)rq;
+    out->out_bulk = buf;
+    out->out_bulk_len = n;
 }
 
 int meta_op_dom_read(const struct meta_req *rq, const void *qv, void *rv)

@@ -14,6 +14,20 @@
  * at most META_DOM_READ_MAX bytes a request. */
 #define META_DOM_READ_MAX (1u << 20)
 #define META_DOM_BUF      (META_DOM_READ_MAX + (META_DOM_READ_MAX / (32u << 10) + 2) * 4)
+/* The bytes a reply takes with it (OPEN's and LOOKUP's dom_len): regular
+ * file in's first bytes of its Data-on-MDT component below its size, at
+ * most want of them (and PROTO_OPEN_DOM_MAX), read in transaction t into
+ * scratch asked of rq, with room for their CRCs after them: their count
+ * (0: none; so too when there is no scratch or a record fails its
+ * checksum: the reply stands, and the client's read asks DOM_READ, which
+ * says why), the bytes in *buf. */
+uint32_t meta_dom_take(struct meta_txn *t, const struct meta_req *rq, const struct meta_inode *in,
+                       uint32_t want, uint8_t **buf);
+/* After the transaction, the n bytes at buf that meta_dom_take read
+ * become rq's reply bulk, and *crcs their CRCs (one per chunk from offset
+ * 0, as DOM_READ's). Only then: a reply the store keeps for a resend must
+ * not describe bytes it never holds. */
+void meta_dom_send(const struct meta_req *rq, uint8_t *buf, uint32_t n, struct proto_blob *crcs);
 int meta_op_dom_write(const struct meta_req *rq, const void *q, void *r);
 int meta_op_dom_read(const struct meta_req *rq, const void *q, void *r);
 /* The files a DOM_WRITES makes (its creates): items[i] the one item i

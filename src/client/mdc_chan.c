@@ -161,9 +161,9 @@ void mdc_stop(stria_fs_t *fs)
     struct mdc *m = fs->mdc;
     if (!m)
         return;
+    peek_stop(fs);
     stop_channels(m);
     fs->mdt_conn_broke = NULL;
     fs->mdc = NULL;
     mdc_destroy(m);
-    peek_stop(fs);
 }

@@ -361,19 +361,25 @@ static uint16_t comp_groups(const struct layout_comp *c)
     return layout_comp_pending(c) ? 1 : c->stripe_count;
 }
 
-/* Keep l in r if it fits (crec.lay); else r keeps none. */
-static void keep_layout(struct crec *r, const struct layout *l)
+bool mdc_layout_fits(const struct layout *l)
 {
     uint32_t groups = 0;
-    r->have_layout = false;
     if (!l->ncomp || l->ncomp > MDC_LAYOUT_COMPS)
-        return;
+        return false;
     for (uint16_t i = 0; i < l->ncomp; i++) {
         const struct layout_comp *c = &l->comp[i];
         if ((groups += comp_groups(c)) > MDC_LAYOUT_STRIPES ||
             (layout_comp_pending(c) && c->pool[0]))
-            return;
+            return false;
     }
+    return true;
+}
+
+/* Keep l in r if it fits (crec.lay); else r keeps none. */
+static void keep_layout(struct crec *r, const struct layout *l)
+{
+    if (!(r->have_layout = mdc_layout_fits(l)))
+        return;
     r->lay.ncomp = (uint8_t)l->ncomp;
     uint32_t *g = r->lay.groups;
     for (uint16_t i = 0; i < l->ncomp; i++) {
@@ -386,7 +392,6 @@ static void keep_layout(struct crec *r, const struct layout *l)
         memcpy(g, c->groups, comp_groups(c) * sizeof(*g));
         g += comp_groups(c);
     }
-    r->have_layout = true;
 }
 
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out)

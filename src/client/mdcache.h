@@ -134,6 +134,8 @@ void mdc_xattr_changed(struct mdc *m, uint64_t ino);
  * reply brought its layout (at most 3 components of 8 stripes in all,
  * none pending with a pool): its attributes and layout (without pools). */
 bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struct layout *out);
+/* Whether the cache keeps layout l for such opens. */
+bool mdc_layout_fits(const struct layout *l);
 /* This client just made directory ino: its part on MDT mdt is empty, so
  * every name of it there is cached (until that MDT's lease on it goes).
  * When that lease is not held (a shard another MDT made), the part is

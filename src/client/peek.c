@@ -123,8 +123,10 @@ void peek_took(stria_fs_t *fs, const struct proto_lookup_rep *r, char *buf, uint
 {
     struct peek *p = fs->peek;
     uint64_t gen = 0, bad = 0;
+    /* Only for an open the cache can answer (mdc_open_layout). */
     bool keep = p && buf && got && !r->remote && S_ISREG(r->attr.mode) && reply_lease(r, &gen) &&
-                got <= r->attr.size && got <= layout_dom_size(&r->layout) && got <= RA_CAP;
+                got <= r->attr.size && got <= layout_dom_size(&r->layout) && got <= RA_CAP &&
+                mdc_layout_fits(&r->layout);
     if (keep && proto_csum_check(0, (const uint8_t *)buf, got, &r->dom_crcs, NULL, &bad)) {
         log_info("inode %" PRIx64 ": the bytes its lookup brought fail their check at %" PRIu64
                  ": read again",
@@ -139,22 +141,16 @@ void peek_took(stria_fs_t *fs, const struct proto_lookup_rep *r, char *buf, uint
     int nd = 0;
     int64_t now = mdc_clock_ms();
     pthread_mutex_lock(&p->lock);
+    /* Bytes kept too long go, and those an earlier lookup of this inode
+     * brought: they may be older than the lease this one gave. */
+    for (int i = 0; i < PEEK_SLOTS; i++)
+        if (p->slot[i].at_ms && (now - p->slot[i].at_ms > PEEK_MS || p->slot[i].ino == r->attr.ino))
+            drop[nd++] = vacate(p, &p->slot[i]);
     if (!keep) {
         p->looked[p->looked_next++ % PEEK_LOOKED] = r->attr.ino;
-        /* Bytes an earlier lookup of it brought may be older than the
-         * lease this one gave: they go. */
-        for (int i = 0; i < PEEK_SLOTS; i++)
-            if (p->slot[i].at_ms && p->slot[i].ino == r->attr.ino)
-                drop[nd++] = vacate(p, &p->slot[i]);
     } else {
+        /* A free slot, else the oldest. */
         struct peek_slot *s = NULL;
-        for (int i = 0; i < PEEK_SLOTS; i++)
-            if (p->slot[i].at_ms && now - p->slot[i].at_ms > PEEK_MS)
-                drop[nd++] = vacate(p, &p->slot[i]);
-        /* The slot of this inode, else a free one, else the oldest. */
-        for (int i = 0; i < PEEK_SLOTS && !s; i++)
-            if (p->slot[i].at_ms && p->slot[i].ino == r->attr.ino)
-                s = &p->slot[i];
         for (int i = 0; i < PEEK_SLOTS && !s; i++)
             if (!p->slot[i].at_ms)
                 s = &p->slot[i];
@@ -163,8 +159,8 @@ void peek_took(stria_fs_t *fs, const struct proto_lookup_rep *r, char *buf, uint
             for (int i = 1; i < PEEK_SLOTS; i++)
                 if (p->slot[i].at_ms < s->at_ms)
                     s = &p->slot[i];
+            drop[nd++] = vacate(p, s);
         }
-        drop[nd++] = vacate(p, s);
         *s = (struct peek_slot){r->attr.ino, r->leases.instance, gen, epoch, now, buf, got};
         p->brought++;
         buf = NULL;
@@ -201,7 +197,8 @@ void peek_open(stria_file_t *f)
      * lease is the one they came with (a change elsewhere revokes it, one
      * of this client's moves the generation on and the write epoch). */
     uint64_t instance, gen;
-    bool same = mdc_lease_gen(fs->mdc, f->ino, proto_ino_mdt(f->ino), &instance, &gen) &&
+    bool same = mdc_clock_ms() - s.at_ms <= PEEK_MS &&
+                mdc_lease_gen(fs->mdc, f->ino, proto_ino_mdt(f->ino), &instance, &gen) &&
                 instance == s.instance && gen == s.gen && s.got <= f->size &&
                 s.got <= layout_dom_size(&f->layout);
     pthread_mutex_lock(&p->lock);

@@ -504,6 +504,13 @@ void mdc_update(struct mdc *m, const struct mdc_update *u)
     if (m->nrec + PROTO_MAX_LEASES >= MAX_ITEMS)
         mdc_drop_all(m);
     int mdt = instance_mdt(m, u->leases->instance);
+    /* A request sent before this cache last forgot what its MDT leased
+     * may bring a lease the MDT dropped since (with the channel that
+     * broke), or a state from before a change of this client's whose
+     * reply was lost (which revokes nothing here): it leases nothing.
+     * Sent in the same millisecond counts as before. */
+    if (mdt >= 0 && u->sent_ms <= m->chan[mdt].forgot_ms)
+        mdt = -1;
     struct crec *parent = NULL, *parent2 = NULL, *attr_rec = NULL;
     bool own = false, own2 = false; /* the parents' names followed the change */
     if (mdt < 0)
@@ -617,6 +624,8 @@ bool mdc_create_new(struct mdc *m, uint64_t parent, uint32_t mdt, const char *na
 void mdc_forget_mdt_locked(struct mdc *m, uint32_t mdt)
 {
     m->xseq++;
+    if (mdt < m->nchan)
+        m->chan[mdt].forgot_ms = mdc_clock_ms();
     /* Freed, not only dropped: a restarted MDT numbers its generations
      * from the start again, and a record that kept the old ones would
      * refuse every new lease as older than what it heard. Its names go
@@ -670,10 +679,13 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
          * a restart: that MDT's records went then, and go again (none was
          * leased meanwhile: drop_unheard). Another instance where one was
          * heard without a loss between: everything, to be safe. */
-        if (m->chan[mdt].instance)
+        if (m->chan[mdt].instance) {
             mdc_drop_all(m);
-        else
+            for (uint32_t k = 0; k < m->nchan; k++)
+                m->chan[k].forgot_ms = mdc_clock_ms();
+        } else {
             mdc_forget_mdt_locked(m, mdt);
+        }
         replaced = m->chan[mdt].instance != 0;
         m->chan[mdt].instance = instance;
     }

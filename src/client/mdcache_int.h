@@ -64,6 +64,9 @@ struct mdc_chan {
     struct mdc *m;
     uint32_t mdt;
     uint64_t instance; /* the MDT's lease table the channel talks to; 0: none */
+    /* When this cache last forgot what the MDT leased (mdc_forget_mdt):
+     * a reply to a request sent then or before leases nothing. */
+    int64_t forgot_ms;
     /* mdc_exclusive's hold: read without the lock (victim lookups) */
     _Atomic int64_t excl_since_ms, excl_until_ms;
     pthread_t thread;

@@ -43,6 +43,7 @@ static int setup(void **state)
     if (!m)
         return -1;
     mdc_heard(m, 0, INSTANCE, NULL, 0, NULL, 0); /* the channel is up */
+    usleep(2000); /* requests sent in the millisecond it was heard lease nothing */
     return 0;
 }
 
@@ -269,6 +270,7 @@ static void test_instance_change_drops_all(void **state)
     grant_name("a", 1, 1, LONG_MS);
     assert_true(cached_size(FILE_INO, &size));
     mdc_heard(m, 0, INSTANCE + 1, NULL, 0, NULL, 0); /* the MDT restarted */
+    usleep(2000);                                    /* what is sent from now on may lease */
     assert_false(cached_size(FILE_INO, &size));
     struct proto_cred root = {0};
     struct proto_attr out;
@@ -343,6 +345,7 @@ static void test_forget_one_mdt(void **state)
     struct proto_attr out;
     uint64_t size;
     mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0); /* MDT 1's channel is up */
+    usleep(2000);                                    /* what is sent from now on may lease */
     grant_name("a", 1, 2, LONG_MS);
     grant_shard_name(5, 6);
     assert_int_equal(mdc_lookup(m, DIR, 1, "s", &root, &out), 0);
@@ -354,6 +357,7 @@ static void test_forget_one_mdt(void **state)
     assert_true(cached_size(FILE_INO, &size));
     assert_int_equal(size, 42);
     /* Leased again by MDT 1 with the same generation: nothing of before. */
+    usleep(2000); /* a request sent after the forgetting */
     grant(INSTANCE + 1, SHARD_INO, 0, 6, LONG_MS, mdc_clock_ms(), NULL);
     assert_false(cached_size(SHARD_INO, &size));
     /* What the records knew of generations goes too: a restarted MDT
@@ -362,6 +366,7 @@ static void test_forget_one_mdt(void **state)
      * revocation of a later one would refuse every new lease. */
     hear_revoke_from(1, INSTANCE + 1, SHARD_INO, 50);
     mdc_forget_mdt(m, 1);
+    usleep(2000);
     struct proto_attr sa = attr_of(SHARD_INO, S_IFREG | 0644, 9);
     grant(INSTANCE + 1, SHARD_INO, 0, 3, LONG_MS, mdc_clock_ms(), &sa);
     assert_true(cached_size(SHARD_INO, &size));
@@ -371,6 +376,42 @@ static void test_forget_one_mdt(void **state)
     assert_false(cached_size(FILE_INO, &size));
 }
 
+/* A reply to a request sent before the cache forgot what an MDT leased
+ * (a connection broke under a change, a channel was lost or heard anew)
+ * leases nothing: the MDT may have dropped that lease with the channel,
+ * or the state may be from before this client's own change, which revokes
+ * nothing here. One sent after leases again. */
+static void test_no_lease_from_before_a_forget(void **state)
+{
+    (void)state;
+    uint64_t size;
+    struct proto_attr fa = attr_of(FILE_INO, S_IFREG | 0644, 42);
+    int64_t sent = mdc_clock_ms();
+    usleep(2000);
+    mdc_forget_mdt(m, 0);
+    grant(INSTANCE, FILE_INO, 0, 5, LONG_MS, sent, &fa);
+    assert_false(cached_size(FILE_INO, &size));
+    usleep(2000);
+    grant(INSTANCE, FILE_INO, 0, 5, LONG_MS, mdc_clock_ms(), &fa);
+    assert_true(cached_size(FILE_INO, &size));
+    /* Another instance heard on MDT 0 without a loss between: every
+     * MDT's leases go, and replies to what was sent before lease nothing,
+     * MDT 1's too. */
+    struct proto_attr sa = attr_of(SHARD_INO, S_IFREG | 0644, 9);
+    mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0);
+    usleep(2000); /* what is sent from now on may lease */
+    usleep(2000);
+    sent = mdc_clock_ms();
+    grant(INSTANCE + 1, SHARD_INO, 0, 3, LONG_MS, sent, &sa);
+    assert_true(cached_size(SHARD_INO, &size));
+    usleep(2000);
+    mdc_heard(m, 0, INSTANCE + 2, NULL, 0, NULL, 0);
+    usleep(2000); /* what is sent from now on may lease */
+    assert_false(cached_size(SHARD_INO, &size));
+    grant(INSTANCE + 1, SHARD_INO, 0, 3, LONG_MS, sent, &sa);
+    assert_false(cached_size(SHARD_INO, &size));
+}
+
 static void test_shards_lease_their_own_names(void **state)
 {
     (void)state;
@@ -378,6 +419,7 @@ static void test_shards_lease_their_own_names(void **state)
     struct proto_attr out;
     uint64_t size;
     mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0); /* MDT 1's channel is up */
+    usleep(2000);                                    /* what is sent from now on may lease */
     struct proto_attr da = attr_of(DIR, S_IFDIR | 0755, 0);
     grant(INSTANCE, DIR, 0, 1, LONG_MS, mdc_clock_ms(), &da);
     grant_shard_name(5, 6);
@@ -425,6 +467,7 @@ static void test_shard_empty_needs_the_same_lease(void **state)
     struct proto_cred root = {0};
     struct proto_attr out;
     mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0);
+    usleep(2000); /* what is sent from now on may lease */
     struct proto_attr sa = attr_of(DIR, S_IFDIR | 0755, 0);
     struct proto_leases ls = {.instance = INSTANCE + 1, .n = 1};
     ls.l[0] = (struct proto_lease){.ino = DIR, .gen = 3, .ms = LONG_MS};
@@ -918,6 +961,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layout_for_open, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_no_lease_from_before_a_forget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_keeps_directories_complete, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_from_a_listing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_fill_in_batches, setup, teardown),

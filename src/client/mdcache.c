@@ -312,10 +312,16 @@ bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt, const char *nam
     struct crec *p = mdc_rec_find(m, dir, mdt);
     bool missing = mdc_rec_valid(m, p, now) && !perm_of(m, p, now, false) && home < m->nchan &&
                    m->chan[home].instance;
-    if (missing && p->complete_epoch != p->epoch) {
-        /* Without the name the lookup goes to the MDT all the same. */
+    if (missing) {
+        /* The lookup would go to the MDT all the same without the name
+         * (in a part not complete) or without what it holds. */
         struct cname *c = *name_slot(m, dir, name, strlen(name));
-        missing = c && c->mdt == mdt && c->epoch == p->epoch && c->child;
+        if (c && c->mdt == mdt && c->epoch == p->epoch && c->child) {
+            struct crec *r = mdc_home_find(m, c->child);
+            missing = mdc_rec_valid(m, r, now) && r->have_attr;
+        } else {
+            missing = p->complete_epoch == p->epoch && mdc_ordinary_name(name, strlen(name));
+        }
     }
     pthread_mutex_unlock(&m->lock);
     return missing;

@@ -88,8 +88,9 @@ bool mdc_lookup_victim(struct mdc *m, uint64_t parent, uint32_t mdt, const char 
                        const struct proto_cred *cred, struct proto_attr *out);
 /* Directory dir's names on MDT mdt are leased here, but not its mode and
  * owner (a reply about one of its names leases the names alone), while
- * its own MDT's channel hears, and the part is complete or holds name: a
- * GETATTR of it would let mdc_lookup answer name. */
+ * its own MDT's channel hears, and the part holds name with what it
+ * holds leased, or is complete and lacks it: a GETATTR of it would let
+ * mdc_lookup answer name. */
 bool mdc_perm_missing(struct mdc *m, uint64_t dir, uint32_t mdt, const char *name);
 /* This client holds MDT mdt's write-behind grant without a break since
  * since_ms, until until_ms at least: no other client's request ran there

@@ -126,6 +126,37 @@ static void test_answered_while_valid(void **state)
     assert_int_equal(mdc_lookup(m, DIR, 0, "b", &root, &out), -EAGAIN);
 }
 
+/* A directory whose names are leased without its mode and owner (a
+ * lookup's reply leases the names alone): a GETATTR of it is worth
+ * sending for a name the cache holds with what it holds, or for a name
+ * absent from a complete part; not when the lookup would go to the MDT
+ * all the same. */
+static void test_perm_missing(void **state)
+{
+    (void)state;
+    struct proto_leases ls = {.instance = INSTANCE, .n = 2};
+    ls.l[0] = (struct proto_lease){.ino = DIR, .gen = 1, .ms = LONG_MS};
+    ls.l[1] = (struct proto_lease){.ino = FILE_INO, .gen = 2, .ms = LONG_MS};
+    struct proto_attr fa = attr_of(FILE_INO, S_IFREG | 0644, 42);
+    struct mdc_update u = {.sent_ms = mdc_clock_ms(),
+                           .leases = &ls,
+                           .parent = DIR,
+                           .name = "a",
+                           .child = FILE_INO,
+                           .attr = &fa};
+    mdc_update(m, &u);
+    assert_true(mdc_perm_missing(m, DIR, 0, "a"));
+    assert_false(mdc_perm_missing(m, DIR, 0, "b")); /* not known complete */
+    hear_revoke(INSTANCE, FILE_INO, 2);
+    assert_false(mdc_perm_missing(m, DIR, 0, "a")); /* what it holds is not here */
+    mdc_new_dir(m, DIR, 0);
+    assert_true(mdc_perm_missing(m, DIR, 0, "b"));
+    assert_false(mdc_perm_missing(m, DIR, 0, ".."));
+    struct proto_attr da = attr_of(DIR, S_IFDIR | 0755, 0);
+    grant(INSTANCE, DIR, 0, 1, LONG_MS, mdc_clock_ms(), &da);
+    assert_false(mdc_perm_missing(m, DIR, 0, "b")); /* known now */
+}
+
 static void test_not_after_expiry(void **state)
 {
     (void)state;
@@ -960,6 +991,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_shard_empty_needs_the_same_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_under_the_lease, setup, teardown),
         cmocka_unit_test_setup_teardown(test_xattr_absent_from_a_listing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_perm_missing, setup, teardown),
         cmocka_unit_test_setup_teardown(test_layout_for_open, setup, teardown),
         cmocka_unit_test_setup_teardown(test_no_lease_from_before_a_forget, setup, teardown),
         cmocka_unit_test_setup_teardown(test_rename_keeps_directories_complete, setup, teardown),

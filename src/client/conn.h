@@ -260,8 +260,11 @@ extern __thread bool cl_long_call;
                 if (tr_ && tag_)                                                                   \
                     resend_ = true;                                                                \
                 cl_put(&l_, tr_);                                                                  \
-                if (tr_ && (kind) == PROTO_NODE_META && (fs)->mdt_conn_broke)                      \
-                    (fs)->mdt_conn_broke(fs, (uint32_t)(index)); /* a change may have happened */  \
+                /* A change may have happened; or, answered as a resend, it happened               \
+                 * where reads since the break may have seen the state before it. */               \
+                if ((tr_ || (rc_ == 0 && resend_)) && (kind) == PROTO_NODE_META &&                 \
+                    (fs)->mdt_conn_broke)                                                          \
+                    (fs)->mdt_conn_broke(fs, (uint32_t)(index));                                   \
                 if (again_)                                                                        \
                     continue;                                                                      \
             }                                                                                      \

@@ -72,6 +72,10 @@ static uint32_t hash_name(uint64_t parent, const char *name, size_t len)
 void mdc_drop_all(struct mdc *m)
 {
     m->xseq++;
+    /* What the records knew of revocations goes with them: a reply to a
+     * request sent before leases nothing (mdc_update). */
+    for (uint32_t k = 0; k < m->nchan; k++)
+        m->chan[k].forgot_ms = mdc_clock_ms();
     for (uint32_t b = 0; b < BUCKETS; b++) {
         for (struct crec *r = m->rec[b], *n; r; r = n) {
             n = r->next;
@@ -685,13 +689,10 @@ void mdc_heard(struct mdc *m, uint32_t mdt, uint64_t instance, const uint8_t *re
          * a restart: that MDT's records went then, and go again (none was
          * leased meanwhile: drop_unheard). Another instance where one was
          * heard without a loss between: everything, to be safe. */
-        if (m->chan[mdt].instance) {
+        if (m->chan[mdt].instance)
             mdc_drop_all(m);
-            for (uint32_t k = 0; k < m->nchan; k++)
-                m->chan[k].forgot_ms = mdc_clock_ms();
-        } else {
+        else
             mdc_forget_mdt_locked(m, mdt);
-        }
         replaced = m->chan[mdt].instance != 0;
         m->chan[mdt].instance = instance;
     }

@@ -75,11 +75,19 @@ static void answered(struct wb *w, const struct wb_item *it, int64_t sent,
                      const struct proto_unlink_rep *r)
 {
     stria_fs_t *fs = w->fs;
-    cl_note(fs, sent, &r->leases, it->parent, it->name, 0, 0, NULL, NULL);
-    /* A grant of the lease table the channel hears only: numbers start
-     * again in another (a restarted MDT). */
-    if (r->wb_ms && fs->mdc && mdc_reply_mdt(fs->mdc, r->leases.instance) == (int)it->mdt)
-        wb_granted(fs, it->mdt, r->wb_id, r->wb_ms, sent, WB_ROOM_UNKNOWN);
+    if (it->resend) {
+        /* Answered from the reply the MDT kept: its leases and grant are
+         * of the first answer's moment, perhaps taken back since; and
+         * reads since the break may have seen the state before it. */
+        if (fs->mdc)
+            mdc_forget_mdt(fs->mdc, it->mdt);
+    } else {
+        cl_note(fs, sent, &r->leases, it->parent, it->name, 0, 0, NULL, NULL);
+        /* A grant of the lease table the channel hears only: numbers
+         * start again in another (a restarted MDT). */
+        if (r->wb_ms && fs->mdc && mdc_reply_mdt(fs->mdc, r->leases.instance) == (int)it->mdt)
+            wb_granted(fs, it->mdt, r->wb_id, r->wb_ms, sent, WB_ROOM_UNKNOWN);
+    }
     if (r->gone) {
         struct stria_removed rm = {r->ino, r->gone, r->destroy, r->size, r->layout};
         w->removed(fs, &rm);

@@ -167,8 +167,9 @@ static void test_not_after_expiry(void **state)
     assert_true(cached_size(FILE_INO, &size));
     usleep(200 * 1000);
     assert_false(cached_size(FILE_INO, &size));
-    /* Counted from when the request was sent, not when the reply came. */
-    grant(INSTANCE, FILE_INO, 0, 2, 1000, mdc_clock_ms() - 2000, &a);
+    /* Counted from when the request was sent, not when the reply came:
+     * sent 150 ms ago (after the channel was heard), for 160 ms. */
+    grant(INSTANCE, FILE_INO, 0, 2, 160, mdc_clock_ms() - 150, &a);
     assert_false(cached_size(FILE_INO, &size));
 }
 
@@ -431,7 +432,6 @@ static void test_no_lease_from_before_a_forget(void **state)
     struct proto_attr sa = attr_of(SHARD_INO, S_IFREG | 0644, 9);
     mdc_heard(m, 1, INSTANCE + 1, NULL, 0, NULL, 0);
     usleep(2000); /* what is sent from now on may lease */
-    usleep(2000);
     sent = mdc_clock_ms();
     grant(INSTANCE + 1, SHARD_INO, 0, 3, LONG_MS, sent, &sa);
     assert_true(cached_size(SHARD_INO, &size));

@@ -79,6 +79,20 @@ int file_fetch_released(stria_file_t *f, uint64_t off, uint64_t len, bool all);
  * which takes NULL too. */
 char *file_ra_get(stria_fs_t *fs);
 void file_ra_put(stria_fs_t *fs, char *b);
+/* file_ra.c: whether the got bytes at buf (NULL: none) that a reply
+ * brought of inode ino (by: "open", "lookup"), whose size and layout l
+ * it gave, may be read: the file's first bytes, all in its Data-on-MDT
+ * component and below its size, matching their CRCs. A reply without
+ * them (none asked for or to send, a resent OPEN answered from the reply
+ * kept for it) brings none; bytes that fail their check are logged and
+ * dropped, and the read asks the MDT (DOM_READ). */
+bool file_ra_took(uint64_t ino, uint64_t size, const struct layout *l, const char *buf,
+                  uint32_t got, const struct proto_blob *crcs, const char *by);
+/* file_ra.c: f, a handle not yet shared, reads the got first bytes of
+ * its file from buf (a read-ahead buffer, f's from now), as they were at
+ * this client's write epoch epoch; f->size and f->layout are those the
+ * bytes were read with. */
+void file_ra_adopt(stria_file_t *f, char *buf, uint32_t got, uint64_t epoch);
 /* peek.c: hand f, just opened for reading from the metadata cache, the
  * bytes its lookup brought (peek.h), if they are still the file's. */
 void peek_open(stria_file_t *f);

@@ -50,39 +50,38 @@ void file_ra_put(stria_fs_t *fs, char *b)
     }
 }
 
-/* Whether the got bytes at buf an open of f brought (reply r) may be
- * read: they are the file's first bytes, all in its Data-on-MDT component
- * and below its size, and match their CRCs. A reply without them (none
- * asked for or to send, a resent OPEN answered from the reply kept for
- * it) brings none; bytes that fail their check are dropped, and the read
- * asks the MDT (DOM_READ). */
-static bool open_took(const stria_file_t *f, const struct proto_open_rep *r, const char *buf,
-                      uint32_t got)
+bool file_ra_took(uint64_t ino, uint64_t size, const struct layout *l, const char *buf,
+                  uint32_t got, const struct proto_blob *crcs, const char *by)
 {
     if (!got || !buf)
         return false;
     uint64_t bad = 0;
-    if (got > r->attr.size || got > layout_dom_size(&f->layout) ||
-        proto_csum_check(0, (const uint8_t *)buf, got, &r->dom_crcs, NULL, &bad)) {
-        log_info("inode %" PRIx64 ": the bytes its open brought fail their check at %" PRIu64
+    if (got > size || got > layout_dom_size(l) ||
+        proto_csum_check(0, (const uint8_t *)buf, got, crcs, NULL, &bad)) {
+        log_info("inode %" PRIx64 ": the bytes its %s brought fail their check at %" PRIu64
                  ": read again",
-                 f->ino, bad);
+                 ino, by, bad);
         return false;
     }
     return true;
 }
 
+void file_ra_adopt(stria_file_t *f, char *buf, uint32_t got, uint64_t epoch)
+{
+    f->ra_buf = buf;
+    f->ra_off = 0;
+    f->ra_len = got;
+    f->ra_zeros = got == f->size ? MIN(layout_dom_size(&f->layout), RA_CAP) : got;
+    f->ra_epoch = epoch;
+}
+
 void file_ra_opened(stria_file_t *f, const struct proto_open_rep *r, char *ra, uint32_t got,
                     uint64_t epoch)
 {
-    if (open_took(f, r, ra, got)) {
-        f->ra_buf = ra;
-        f->ra_len = got;
-        f->ra_zeros = got == r->attr.size ? MIN(layout_dom_size(&f->layout), RA_CAP) : got;
-        f->ra_epoch = epoch;
-    } else {
+    if (file_ra_took(f->ino, r->attr.size, &f->layout, ra, got, &r->dom_crcs, "open"))
+        file_ra_adopt(f, ra, got, epoch);
+    else
         file_ra_put(f->fs, ra);
-    }
 }
 
 /* The first bytes of [off, off + len) that the read-ahead buffer holds,

@@ -364,13 +364,6 @@ bool mdc_lease_gen(struct mdc *m, uint64_t ino, uint32_t mdt, uint64_t *instance
     return valid;
 }
 
-/* The groups of c that a layout holds: its stripes', or when it is
- * pending the first OST it asks for. */
-static uint16_t comp_groups(const struct layout_comp *c)
-{
-    return layout_comp_pending(c) ? 1 : c->stripe_count;
-}
-
 bool mdc_layout_fits(const struct layout *l)
 {
     uint32_t groups = 0;
@@ -378,7 +371,7 @@ bool mdc_layout_fits(const struct layout *l)
         return false;
     for (uint16_t i = 0; i < l->ncomp; i++) {
         const struct layout_comp *c = &l->comp[i];
-        if ((groups += comp_groups(c)) > MDC_LAYOUT_STRIPES ||
+        if ((groups += layout_comp_groups(c)) > MDC_LAYOUT_STRIPES ||
             (layout_comp_pending(c) && c->pool[0]))
             return false;
     }
@@ -399,8 +392,8 @@ static void keep_layout(struct crec *r, const struct layout *l)
         r->lay.c[i].stripe_size = c->stripe_size;
         r->lay.c[i].stripe_count = c->stripe_count;
         r->lay.c[i].type = c->type;
-        memcpy(g, c->groups, comp_groups(c) * sizeof(*g));
-        g += comp_groups(c);
+        memcpy(g, c->groups, layout_comp_groups(c) * sizeof(*g));
+        g += layout_comp_groups(c);
     }
 }
 
@@ -422,8 +415,8 @@ bool mdc_open_layout(struct mdc *m, uint64_t ino, struct proto_attr *attr, struc
             c->stripe_count = r->lay.c[i].stripe_count;
             c->type = r->lay.c[i].type;
             c->pool[0] = '\0';
-            memcpy(c->groups, g, comp_groups(c) * sizeof(*g));
-            g += comp_groups(c);
+            memcpy(c->groups, g, layout_comp_groups(c) * sizeof(*g));
+            g += layout_comp_groups(c);
         }
         hit = true;
     }

@@ -8,15 +8,12 @@
  */
 #include "peek.h"
 
-#include "../common/log.h"
 #include "../common/util.h"
-#include "../proto/csum.h"
 #include "../proto/layout.h"
 #include "file_int.h"
 #include "mdcache.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -122,17 +119,12 @@ void peek_took(stria_fs_t *fs, const struct proto_lookup_rep *r, char *buf, uint
                uint64_t epoch)
 {
     struct peek *p = fs->peek;
-    uint64_t gen = 0, bad = 0;
+    uint64_t gen = 0;
     /* Only for an open the cache can answer (mdc_open_layout). */
-    bool keep = p && buf && got && !r->remote && S_ISREG(r->attr.mode) && reply_lease(r, &gen) &&
-                got <= r->attr.size && got <= layout_dom_size(&r->layout) && got <= RA_CAP &&
-                mdc_layout_fits(&r->layout);
-    if (keep && proto_csum_check(0, (const uint8_t *)buf, got, &r->dom_crcs, NULL, &bad)) {
-        log_info("inode %" PRIx64 ": the bytes its lookup brought fail their check at %" PRIu64
-                 ": read again",
-                 r->attr.ino, bad);
-        keep = false;
-    }
+    bool keep =
+        p && buf && got && !r->remote && S_ISREG(r->attr.mode) && reply_lease(r, &gen) &&
+        got <= RA_CAP && mdc_layout_fits(&r->layout) &&
+        file_ra_took(r->attr.ino, r->attr.size, &r->layout, buf, got, &r->dom_crcs, "lookup");
     if (!p || (!keep && !S_ISREG(r->attr.mode))) {
         file_ra_put(fs, buf);
         return;
@@ -209,13 +201,7 @@ void peek_open(stria_file_t *f)
         file_ra_put(fs, s.buf);
         return;
     }
-    pthread_mutex_lock(&f->ra_lock);
-    f->ra_buf = s.buf;
-    f->ra_off = 0;
-    f->ra_len = s.got;
-    f->ra_zeros = s.got == f->size ? MIN(layout_dom_size(&f->layout), RA_CAP) : s.got;
-    f->ra_epoch = s.epoch;
-    pthread_mutex_unlock(&f->ra_lock);
+    file_ra_adopt(f, s.buf, s.got, s.epoch);
 }
 
 void stria_lookup_bytes_stats(stria_fs_t *fs, uint64_t *brought, uint64_t *used)

@@ -62,6 +62,12 @@ static inline bool layout_comp_pending(const struct layout_comp *c)
 {
     return (c->type & LAYOUT_F_PENDING) != 0;
 }
+/* The groups of c a layout holds (and the wire carries): its stripes',
+ * or when it is pending the first OST it asks for. */
+static inline uint16_t layout_comp_groups(const struct layout_comp *c)
+{
+    return layout_comp_pending(c) ? 1 : c->stripe_count;
+}
 /* How many bytes of l's file its MDT keeps (a first component of type
  * mdt, Data-on-MDT), 0 if none. */
 static inline uint64_t layout_dom_size(const struct layout *l)

@@ -6,6 +6,7 @@
  * in exactly one place.
  */
 #include "proto.h"
+#include "layout.h"
 
 #include "../common/crc.h"
 #include "../common/util.h"
@@ -361,13 +362,6 @@ void proto_get_ATTR(struct proto_dec *d, struct proto_attr *v)
     proto_get_U64(d, &v->dstripe);
 }
 
-/* A component's groups on the wire: its stripes' when instantiated, the
- * first OST it asks for when pending. */
-static uint16_t comp_groups(const struct layout_comp *c)
-{
-    return (c->type & LAYOUT_F_PENDING) ? 1 : c->stripe_count;
-}
-
 static bool comp_ok(const struct layout_comp *c)
 {
     if (c->start >= c->end)
@@ -398,7 +392,7 @@ void proto_put_LAYOUT(struct proto_enc *e, const struct layout *v)
         proto_put_U16(e, &c->stripe_count);
         uint16_t type = (uint16_t)(c->pool[0] ? c->type | LAYOUT_F_POOL : c->type & ~LAYOUT_F_POOL);
         proto_put_U16(e, &type);
-        for (uint16_t s = 0; s < comp_groups(c); s++)
+        for (uint16_t s = 0; s < layout_comp_groups(c); s++)
             proto_put_U32(e, &c->groups[s]);
         if (c->pool[0]) {
             struct proto_str p = {c->pool, (uint32_t)strnlen(c->pool, LAYOUT_POOL_MAX)};
@@ -429,7 +423,7 @@ void proto_get_LAYOUT(struct proto_dec *d, struct layout *v)
             v->ncomp = 0;
             return;
         }
-        for (uint16_t s = 0; s < comp_groups(c); s++)
+        for (uint16_t s = 0; s < layout_comp_groups(c); s++)
             proto_get_U32(d, &c->groups[s]);
         memset(c->pool, 0, sizeof(c->pool));
         if (c->type & LAYOUT_F_POOL) {

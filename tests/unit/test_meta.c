@@ -1933,6 +1933,21 @@ static void *test_scratch(void *arg, uint32_t len)
     return len <= sizeof(open_scratch) ? open_scratch : NULL;
 }
 
+/* What an operation that ended with rc sent as rq's bulk, in *bytes (n
+ * of them), checked against the reply's CRCs as a client does (none
+ * described when none sent); rc. */
+static int sent_bytes(int rc, const struct meta_req *rq, const struct proto_blob *crcs,
+                      const uint8_t **bytes, uint32_t *n)
+{
+    *bytes = rq->out_bulk;
+    *n = rq->out_bulk_len;
+    if (rc == 0 && *n)
+        assert_int_equal(proto_csum_check(0, *bytes, *n, crcs, NULL, NULL), 0);
+    else
+        assert_int_equal(crcs->len, 0);
+    return rc;
+}
+
 /* An OPEN of path taking up to dom_len bytes: the bytes sent in *bytes
  * (n of them), checked against the reply's CRCs as a client does. */
 static int op_open_bytes(struct fx *f, const char *path, uint32_t flags, uint32_t dom_len,
@@ -1948,14 +1963,7 @@ static int op_open_bytes(struct fx *f, const char *path, uint32_t flags, uint32_
                                .dom_len = dom_len};
     struct meta_req rq = {.ctx = &f->ctx, .scratch = scratch ? test_scratch : NULL};
     memset(rep, 0, sizeof(*rep));
-    int rc = meta_op_open(&rq, &q, rep);
-    *bytes = rq.out_bulk;
-    *n = rq.out_bulk_len;
-    if (rc == 0 && *n)
-        assert_int_equal(proto_csum_check(0, *bytes, *n, &rep->dom_crcs, NULL, NULL), 0);
-    else
-        assert_int_equal(rep->dom_crcs.len, 0);
-    return rc;
+    return sent_bytes(meta_op_open(&rq, &q, rep), &rq, &rep->dom_crcs, bytes, n);
 }
 
 /* A directory whose default keeps the first 64 KiB of a file on its MDT
@@ -2060,14 +2068,7 @@ static int op_lookup_bytes(struct fx *f, const char *path, bool follow, uint32_t
                                  .dom_len = dom_len};
     struct meta_req rq = {.ctx = &f->ctx, .scratch = test_scratch};
     memset(rep, 0, sizeof(*rep));
-    int rc = meta_op_lookup(&rq, &q, rep);
-    *bytes = rq.out_bulk;
-    *n = rq.out_bulk_len;
-    if (rc == 0 && *n)
-        assert_int_equal(proto_csum_check(0, *bytes, *n, &rep->dom_crcs, NULL, NULL), 0);
-    else
-        assert_int_equal(rep->dom_crcs.len, 0);
-    return rc;
+    return sent_bytes(meta_op_lookup(&rq, &q, rep), &rq, &rep->dom_crcs, bytes, n);
 }
 
 /* A lookup that asks for them brings a Data-on-MDT file's first bytes as

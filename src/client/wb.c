@@ -118,25 +118,26 @@ static void batch_end(struct wb *w, struct wb_item **items, uint32_t from, uint3
         mdc_forget_mdt(w->fs->mdc, items[0]->mdt); /* what happened to the rest is unknown */
 }
 
-/* A connection to the MDT of items[0..n) in *l: 0, or the error with
- * which each of them then failed. */
+/* A connection to the MDT of items[0..n) in *l: 0; or the error, with
+ * which each of them then failed unless it says the MDT is out of reach
+ * (they then wait for it: send_items). */
 static int get_or_fail(struct wb *w, struct wb_item **items, uint32_t n, struct lease *l)
 {
     int rc = cl_get(w->fs, PROTO_NODE_META, items[0]->mdt, l);
-    for (uint32_t i = 0; rc && i < n; i++)
+    for (uint32_t i = 0; rc && !cl_unreachable(rc, false) && i < n; i++)
         failed(w, items[i], rc);
     return rc;
 }
 
-/* Send n items (one MDT) pipelined; returns how many were answered (the
- * rest met a broken connection). */
+/* Send n items (one MDT) pipelined; returns how many were answered or
+ * failed (the rest met a broken connection or no MDT). */
 static uint32_t send_batch(struct wb *w, struct wb_item **items, uint32_t n)
 {
     stria_fs_t *fs = w->fs;
     struct lease l;
     int rc = get_or_fail(w, items, n, &l);
     if (rc)
-        return n;
+        return cl_unreachable(rc, false) ? 0 : n;
     uint64_t reqid[WB_BATCH];
     bool on_wire[WB_BATCH];
     int64_t sent = mdc_clock_ms();
@@ -232,8 +233,10 @@ static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, b
         return 0;
     struct lease l;
     int rc = get_or_fail(w, items, k, &l);
-    if (rc)
-        return k;
+    if (rc) {
+        *broken = cl_unreachable(rc, false);
+        return *broken ? 0 : k;
+    }
     struct proto_unlinks_req q = {
         .cred = items[0]->cred, .want_wb = 1, .items = {w->list, (uint32_t)e.len}};
     uint8_t buf[PROTO_MAX_REQ_PAYLOAD];
@@ -294,14 +297,18 @@ static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, b
 }
 
 /* Send n items (one MDT): in UNLINKS requests while the MDT takes them,
- * else pipelined one by one; a broken connection is met twice at most,
- * and what is left then fails. */
+ * else pipelined one by one. The program was told they were made: an MDT
+ * out of reach (restarting, failing over) is waited for as long as a call
+ * of the program's would wait (client.conf's timeout_ms), and what is
+ * left then fails. */
 static void send_items(struct wb *w, struct wb_item **items, uint32_t n)
 {
+    struct cl_retry rty;
+    cl_retry_init(w->fs, &rty);
     uint32_t ok = 0;
-    int breaks = 0;
+    int breaks = 0, rc = -ECONNRESET;
     bool singles = false;
-    while (ok < n && breaks < 2) {
+    while (ok < n) {
         bool broken;
         uint32_t k;
         if (!singles && n - ok > 1 && !items[ok]->resend) {
@@ -313,10 +320,15 @@ static void send_items(struct wb *w, struct wb_item **items, uint32_t n)
             broken = k < n - ok;
         }
         ok += k;
-        breaks += broken;
+        /* A pooled connection found broken is tried again at once, as a
+         * call's first try is (TARGET_CALL); then after a pause. */
+        if (broken && ok < n && breaks++ &&
+            !cl_retry_again(&rty, &rc, true, "write-behind unlinks"))
+            break;
     }
+    cl_retry_end(&rty);
     for (uint32_t i = ok; i < n; i++)
-        failed(w, items[i], -ECONNRESET);
+        failed(w, items[i], rc);
 }
 
 static void *sender_main(void *arg)

@@ -56,4 +56,26 @@ df "$T/m" >/dev/null # waits for the objects removed behind
 [ "$(objects)" = "$objects0" ] ||
     fail "the OSTs hold $(objects) objects, $objects0 before the $N files"
 S fsck >/dev/null || fail "fsck after the unlinks"
+
+step "unlinks queued while stria-metad restarts are made by the next process"
+# Mount K holds each batch back 1.5 s: its sender meets no MDT, and waits
+# for one as any call waits for its target (client.conf's timeout_ms).
+STRIA_TEST_WB_DELAY_MS=1500 mount_stria "$T/k"
+kstat() { getfattr --absolute-names --only-values -n stria.mount.stats "$T/k" | tr ' ' '\n' |
+    awk -F= -v k="$1" '$1 == k { print $2 }'; }
+mkdir "$T/k/r"
+for i in $(seq 1 20); do echo "$i" >"$T/k/r/f$i"; done
+ls "$T/k/r" >/dev/null
+sleep 0.5 # the handles released
+behind0=$(kstat unlinks_behind)
+timeout -k 5 30 rm -f "$T/k/r"/f* || fail "rm through mount K"
+[ $(($(kstat unlinks_behind) - behind0)) -eq 20 ] || fail "mount K did not unlink the 20 files behind"
+[ "$(kstat unlinks_sent)" -lt "$(kstat unlinks_behind)" ] || fail "the unlinks were sent before the kill"
+kill -9 "$(daemon_pid metad)"
+sleep 2 # the sender wakes to a dead MDT
+"$STRIA" up --dir "$DIR" --no-mount >/dev/null || fail "stria up after the kill"
+timeout -k 5 60 sync "$T/k/r" || fail "sync of the directory after the restart"
+[ -z "$(S ls /r)" ] || fail "names left after the restart: $(S ls /r | head -3)"
+[ "$(kstat unlinks_failed)" = 0 ] || fail "$(kstat unlinks_failed) unlinks written behind failed across the restart"
+S fsck >/dev/null || fail "fsck after the restart"
 echo "PASS: resend_behind"

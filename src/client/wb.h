@@ -94,7 +94,8 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id);
 /* Files created behind (docs/architecture.md, "Files created behind").
  * wb_want_inos: PROTO_OPEN_WANT_INOS when a create's OPEN to mdt should
  * ask for a range of inode numbers (this client has fewer than
- * WB_INOS_LOW left and none on its way), else 0; once it said so, the
+ * WB_INOS_LOW left and none on its way, or its ranges are in doubt: an ask
+ * lost its answer, or they were not used for WB_RANGE_IDLE_MS), else 0; once it said so, the
  * caller must call wb_inos with what the reply brought (0, 0: none, or no
  * reply). wb_template: a create in parent on mdt made under grant, sent at
  * fs->ns_epoch epoch, gave the new file layout l (with no component on an

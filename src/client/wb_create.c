@@ -19,8 +19,8 @@ uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt)
         return 0;
     pthread_mutex_lock(&w->lock);
     struct wb_grant *g = &w->g[mdt];
-    bool want =
-        !w->no_create && !g->asking && !g->rng[1].lo && g->rng[0].n - g->rng[0].used < WB_INOS_LOW;
+    bool want = !w->no_create && !g->asking &&
+                (g->unsure || (!g->rng[1].lo && g->rng[0].n - g->rng[0].used < WB_INOS_LOW));
     g->asking = g->asking || want;
     pthread_mutex_unlock(&w->lock);
     return want ? PROTO_OPEN_WANT_INOS : 0;
@@ -36,6 +36,7 @@ void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)
     struct wb_grant *g = &w->g[mdt];
     struct wb_range fresh = {lo, n, 0};
     g->asking = false;
+    g->rng_ms = mdc_clock_ms();
     if (!lo || !n || proto_ino_mdt(lo) != mdt) {
         g->unsure = true;
     } else if (g->unsure) {
@@ -131,15 +132,21 @@ bool wb_create_begin(stria_fs_t *fs, uint32_t mdt, uint64_t parent, const char *
         g->rng[0] = g->rng[1];
         g->rng[1] = (struct wb_range){0};
     }
+    /* Unused for long, the MDT may have dropped them: the next ask's
+     * range is the only one used, as after an ask without answer. */
+    int64_t now = mdc_clock_ms();
+    if (g->rng[0].lo && now - g->rng_ms > WB_RANGE_IDLE_MS)
+        g->unsure = true;
     /* Unlinks queued go by another queue: a create of the same name
      * behind them could reach the MDT first. */
     if (w->stop || w->no_create || w->unlinking[wb_name_slot(parent, name)] || g->unsure || !t ||
-        !wb_held(w, mdt, mdc_clock_ms()) || t->grant != g->id || t->epoch != epoch ||
+        !wb_held(w, mdt, now) || t->grant != g->id || t->epoch != epoch ||
         g->rng[0].used >= g->rng[0].n) {
         pthread_mutex_unlock(&w->lock);
         return false;
     }
     *ino = g->rng[0].lo + g->rng[0].used++;
+    g->rng_ms = now;
     layout_copy(l, &w->layouts[t->slot].l);
     *grant = g->id;
     return true; /* locked until wb_behind_end */

@@ -20,6 +20,9 @@
 #define WB_LAYOUTS 8
 /* Numbers left in the range in use when the next is asked for. */
 #define WB_INOS_LOW 256
+/* Ranges not used for this long are not used again: the MDT drops a
+ * client's ranges nobody changed for 4 hours (meta/store/dlg_rec.h). */
+#define WB_RANGE_IDLE_MS (3600 * 1000ll)
 
 /* Slots counting pending unlinks by name (a false match only sends a
  * create the ordinary way). */
@@ -60,7 +63,8 @@ struct wb {
             uint64_t lo; /* 0: none */
             uint32_t n, used;
         } rng[2];
-        bool asking; /* an OPEN asking for a range is on its way */
+        int64_t rng_ms; /* when a range last came or a number was taken */
+        bool asking;    /* an OPEN asking for a range is on its way */
         /* An ask had no answer: the MDT may have handed a range this
          * client never heard of, and then keeps only that and the one
          * before it. The next range to come is then the only one used. */

@@ -24,7 +24,9 @@
 #include "meta/service/dispatch.h"
 #include "meta/service/mdt.h"
 #include "meta/service/metad_conf.h"
+#include "meta/store/dlg_rec.h"
 #include "meta/store/dom_rec.h"
+#include "meta/store/env.h"
 #include "meta/store/hsm_rec.h"
 #include "meta/store/mig_rec.h"
 #include "meta/store/wcache.h"
@@ -2444,6 +2446,90 @@ static void test_dom_create_numbered(void **state)
     assert_int_equal(attr_of(f, lo3 + META_DLG_INOS - 1).size, 0);
 }
 
+/* Ranges for clients 1000 .. 1000 + *n, put in one transaction. */
+static int many_dlg_txn(struct meta_txn *t, void *arg)
+{
+    const int *n = arg;
+    struct meta_dlg d = {.lo = {0, proto_ino_make(0, 1u << 30)}};
+    int rc = 0;
+    for (int i = 0; i < *n && rc == 0; i++)
+        rc = meta_dlg_put(t, 1000 + (uint64_t)i, &d);
+    return rc;
+}
+
+/* A record as MDTs wrote it before the stamp: 16 + 256 bytes. */
+static int old_dlg_txn(struct meta_txn *t, void *arg)
+{
+    const uint64_t *lo = arg;
+    uint8_t kb[11] = {'d', 'l', 'g', 0, 0, 0, 0, 0, 0, 0, 77}, vb[16 + META_DLG_INOS / 4] = {0};
+    for (int i = 0; i < 8; i++)
+        vb[8 + i] = (uint8_t)(*lo >> (56 - 8 * i));
+    MDB_val k = {sizeof(kb), kb}, v = {sizeof(vb), vb};
+    t->wrote = true;
+    return mdb_put(t->txn, t->store->info, &k, &v, 0) ? -EIO : 0;
+}
+
+static int get_dlg_txn(struct meta_txn *t, void *arg)
+{
+    struct meta_dlg *d = arg;
+    return meta_dlg_get(t, d->when_ns, d);
+}
+
+/* The ranges of clients that went away are pruned (dlg_rec.h). */
+static void test_dlg_prune(void **state)
+{
+    struct fx *f = *state;
+    dom_file_of(f, "dp", "seed", NULL, 0);
+    uint64_t dir = ino_of(f, "dp");
+    struct meta_req rq = {.ctx = &f->ctx};
+    uint64_t lo, old = 0;
+    int64_t before = (int64_t)util_now_real_ns();
+    assert_int_equal(meta_op_ino_range(&rq, 7, &lo), 0);
+    struct meta_dlg d = {.when_ns = 7};
+    assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
+    assert_int_equal(d.lo[1], lo);
+    assert_true(d.when_ns >= before && d.when_ns <= (int64_t)util_now_real_ns());
+    /* Recent: kept, and its numbers still make files. */
+    int stamped = -1;
+    assert_int_equal(meta_dlg_prune(f->s, before - 1, &stamped), 0);
+    assert_int_equal(stamped, 0);
+    int rcs[2];
+    struct proto_open_rep r;
+    create_numbered(f, 7, dir, "a", lo, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    /* A record of before the stamp is stamped, not dropped. */
+    assert_int_equal(meta_op_ino_range(&rq, 77, &old), 0);
+    assert_int_equal(meta_store_write(f->s, NULL, old_dlg_txn, &old), 0);
+    d.when_ns = 77;
+    assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
+    assert_int_equal(d.lo[1], old);
+    assert_int_equal(d.when_ns, 0);
+    int64_t cut = (int64_t)util_now_real_ns();
+    assert_int_equal(meta_dlg_prune(f->s, cut, &stamped), 1); /* 7's */
+    assert_int_equal(stamped, 1);
+    d.when_ns = 77;
+    assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
+    assert_int_equal(d.lo[1], old);
+    assert_true(d.when_ns >= cut);
+    create_numbered(f, 77, dir, "b", old + 1, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    /* Client 7's went: its numbers make no file. */
+    create_numbered(f, 7, dir, "c", lo + 1, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], -ESTALE);
+    /* More than one batch of them; the store's other records stay. */
+    int n = 2500;
+    assert_int_equal(meta_store_write(f->s, NULL, many_dlg_txn, &n), 0);
+    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX, &stamped), n + 1);
+    assert_int_equal(stamped, 0);
+    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX, &stamped), 0);
+    uint64_t made = mk_file(f, &root_cred, "dp/after", 0644);
+    assert_int_equal(ino_of(f, "dp/after"), made);
+    assert_int_equal(ino_of(f, "dp/b"), old + 1);
+    fx_close(f);
+    assert_int_equal(fx_open(f), 0);
+    assert_int_equal(ino_of(f, "dp/after"), made);
+}
+
 /* ---- online migration's stale time (metad's migrate_stale_ms) ---- */
 
 static int op_migrate(struct fx *f, uint64_t ino, uint8_t op, uint64_t id,
@@ -4795,6 +4881,7 @@ int main(void)
         T(test_store_grows_ahead),
         T(test_dom_write_n),
         T(test_dom_create_numbered),
+        T(test_dlg_prune),
         T(test_migrate_stale_option),
         T(test_migrate_stale),
         T(test_dom_fsck),

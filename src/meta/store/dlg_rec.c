@@ -1,14 +1,23 @@
 /*
  * The inode ranges handed to clients (dlg_rec.h): one record a client in
- * the info database, "dlg" and its id, {lo[0], lo[1]} big-endian and the
- * two bitmaps.
+ * the info database, "dlg" and its id, {lo[0], lo[1]} big-endian, the two
+ * bitmaps, and the time it was put (i64 ns, big-endian; records written
+ * before the stamp lack it).
  */
 #include "dlg_rec.h"
 
 #include "env.h"
+#include "store.h"
+
+#include "../../common/util.h"
 
 #include <errno.h>
 #include <string.h>
+
+#define DLG_OLD_LEN (16 + META_DLG_INOS / 4)
+#define DLG_LEN     (DLG_OLD_LEN + 8)
+#define DLG_KEY_LEN 11
+#define PRUNE_BATCH 1024
 
 int meta_alloc_ino_range(struct meta_txn *t, uint32_t n, uint64_t *lo)
 {
@@ -21,16 +30,37 @@ int meta_alloc_ino_range(struct meta_txn *t, uint32_t n, uint64_t *lo)
     return 0;
 }
 
-static size_t dlg_key(uint8_t kb[11], uint64_t client)
+static size_t dlg_key(uint8_t kb[DLG_KEY_LEN], uint64_t client)
 {
     memcpy(kb, "dlg", 3);
     be64(kb + 3, client);
-    return 11;
+    return DLG_KEY_LEN;
+}
+
+/* A record's value into d: 0, or -EUCLEAN when it holds none. */
+static int dlg_decode(const MDB_val *v, struct meta_dlg *d)
+{
+    if (v->mv_size != DLG_LEN && v->mv_size != DLG_OLD_LEN)
+        return -EUCLEAN;
+    const uint8_t *p = v->mv_data;
+    d->lo[0] = rd_be64(p);
+    d->lo[1] = rd_be64(p + 8);
+    memcpy(d->used, p + 16, sizeof(d->used));
+    d->when_ns = v->mv_size == DLG_LEN ? (int64_t)rd_be64(p + DLG_OLD_LEN) : 0;
+    return 0;
+}
+
+static void dlg_encode(uint8_t vb[DLG_LEN], const struct meta_dlg *d, int64_t when_ns)
+{
+    be64(vb, d->lo[0]);
+    be64(vb + 8, d->lo[1]);
+    memcpy(vb + 16, d->used, sizeof(d->used));
+    be64(vb + DLG_OLD_LEN, (uint64_t)when_ns);
 }
 
 int meta_dlg_get(struct meta_txn *t, uint64_t client, struct meta_dlg *d)
 {
-    uint8_t kb[11];
+    uint8_t kb[DLG_KEY_LEN];
     MDB_val k = {dlg_key(kb, client), kb}, v;
     memset(d, 0, sizeof(*d));
     int rc = mdb_err(mdb_get(t->txn, t->store->info, &k, &v));
@@ -38,21 +68,92 @@ int meta_dlg_get(struct meta_txn *t, uint64_t client, struct meta_dlg *d)
         return 0;
     if (rc)
         return rc;
-    if (v.mv_size != 16 + sizeof(d->used))
-        return -EUCLEAN;
-    d->lo[0] = rd_be64(v.mv_data);
-    d->lo[1] = rd_be64((const uint8_t *)v.mv_data + 8);
-    memcpy(d->used, (const uint8_t *)v.mv_data + 16, sizeof(d->used));
-    return 0;
+    if ((rc = dlg_decode(&v, d)))
+        memset(d, 0, sizeof(*d));
+    return rc;
 }
 
 int meta_dlg_put(struct meta_txn *t, uint64_t client, const struct meta_dlg *d)
 {
-    uint8_t kb[11], vb[16 + sizeof(d->used)];
-    be64(vb, d->lo[0]);
-    be64(vb + 8, d->lo[1]);
-    memcpy(vb + 16, d->used, sizeof(d->used));
+    uint8_t kb[DLG_KEY_LEN], vb[DLG_LEN];
+    dlg_encode(vb, d, (int64_t)util_now_real_ns());
     MDB_val k = {dlg_key(kb, client), kb}, v = {sizeof(vb), vb};
     t->wrote = true;
     return mdb_err(mdb_put(t->txn, t->store->info, &k, &v, 0));
+}
+
+struct prune_arg {
+    int64_t before_ns;
+    uint8_t from[DLG_KEY_LEN]; /* where the next batch starts */
+    int gone, stamped;
+    bool more;
+};
+
+/* At most PRUNE_BATCH records from a->from, so that one prune does not
+ * hold the store's writer for long. */
+static int prune_txn(struct meta_txn *t, void *arg)
+{
+    struct prune_arg *a = arg;
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->info, &cur));
+    if (rc)
+        return rc;
+    uint8_t kb[DLG_KEY_LEN];
+    memcpy(kb, a->from, sizeof(kb));
+    MDB_val k = {sizeof(kb), kb}, v;
+    a->more = false;
+    int n = 0;
+    for (int op = MDB_SET_RANGE; (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
+        if (k.mv_size < 3 || memcmp(k.mv_data, "dlg", 3))
+            break; /* past the ranges */
+        if (k.mv_size != DLG_KEY_LEN)
+            continue; /* not a client's */
+        if (n++ == PRUNE_BATCH) {
+            memcpy(a->from, k.mv_data, DLG_KEY_LEN);
+            a->more = true;
+            break;
+        }
+        struct meta_dlg d;
+        bool readable = dlg_decode(&v, &d) == 0;
+        if (readable && d.when_ns >= a->before_ns)
+            continue;
+        t->wrote = true;
+        if (readable && d.when_ns == 0) {
+            /* Of before the stamp: its client may still use it. The key
+             * is copied: a put of another size moves the record. */
+            uint8_t key[DLG_KEY_LEN], vb[DLG_LEN];
+            memcpy(key, k.mv_data, sizeof(key));
+            dlg_encode(vb, &d, (int64_t)util_now_real_ns());
+            MDB_val nk = {sizeof(key), key}, nv = {sizeof(vb), vb};
+            if ((rc = mdb_put(t->txn, t->store->info, &nk, &nv, 0)))
+                break;
+            a->stamped++;
+            /* The cursor may have moved with the page: find the key again. */
+            memcpy(kb, key, sizeof(kb));
+            k = (MDB_val){sizeof(kb), kb};
+            if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET)))
+                break;
+            continue;
+        }
+        if ((rc = mdb_cursor_del(cur, 0)))
+            break;
+        a->gone++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return mdb_err(rc);
+    return 0;
+}
+
+int meta_dlg_prune(struct meta_store *s, int64_t before_ns, int *stamped)
+{
+    struct prune_arg a = {.before_ns = before_ns};
+    memcpy(a.from, "dlg", 3);
+    int rc;
+    do
+        rc = meta_store_write(s, NULL, prune_txn, &a);
+    while (rc == 0 && a.more);
+    if (stamped)
+        *stamped = a.stamped;
+    return rc ? rc : a.gone;
 }

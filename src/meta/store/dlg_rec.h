@@ -5,7 +5,12 @@
  * (lo[1]) and the one before (lo[0]); each number is used once, marked in
  * the range's bitmap. The record ("dlg" and the client's id in the info
  * database) outlives a restart of the MDT, so a create sent again after
- * one is still known for the client's.
+ * one is still known for the client's. A record nobody changed for
+ * META_DLG_KEEP_NS is of a client that went away, and goes
+ * (meta_dlg_prune): a client uses no range it has not used for an hour
+ * (wb_int.h's WB_RANGE_IDLE_MS), and waits for an MDT out of reach for an
+ * hour at most (client.conf's timeout_ms), so a create of it reaches the
+ * MDT within two hours of the record's last change.
  */
 #ifndef STRIA_META_DLG_REC_H
 #define STRIA_META_DLG_REC_H
@@ -17,13 +22,22 @@
 struct meta_dlg {
     uint64_t lo[2]; /* each range's first number (0: none) */
     uint8_t used[2][META_DLG_INOS / 8];
+    int64_t when_ns; /* when last put (CLOCK_REALTIME); 0: a record of before the stamp */
 };
+
+#define META_DLG_KEEP_NS (4 * 3600 * 1000000000ll)
 /* n numbers in a row, from *lo (the batch's reservation, records.c's
  * meta_alloc_ino); -ENOSPC when it cannot spare them (the caller gives
  * none this time). */
 int meta_alloc_ino_range(struct meta_txn *t, uint32_t n, uint64_t *lo);
 /* Client's ranges (all zero when it has none; -EUCLEAN: damaged). */
 int meta_dlg_get(struct meta_txn *t, uint64_t client, struct meta_dlg *d);
+/* Put them, stamped now (d->when_ns is not read). */
 int meta_dlg_put(struct meta_txn *t, uint64_t client, const struct meta_dlg *d);
+/* Drop the records put before before_ns (CLOCK_REALTIME) and the
+ * unreadable ones; a record of before the stamp is stamped now, to go
+ * META_DLG_KEEP_NS later. Returns how many went (*stamped: how many were
+ * stamped), or a negative errno. */
+int meta_dlg_prune(struct meta_store *s, int64_t before_ns, int *stamped);
 
 #endif

@@ -35,6 +35,8 @@
 struct dent {
     char *name;
     unsigned char type;
+    bool has_attr; /* attr came with the listing */
+    struct stria_attr attr;
 };
 
 struct dlist {
@@ -42,7 +44,9 @@ struct dlist {
     size_t n, cap;
 };
 
-static int dlist_add(struct dlist *l, const char *name, unsigned char type)
+/* attr: the entry's attributes, or NULL. */
+static int dlist_add(struct dlist *l, const char *name, unsigned char type,
+                     const struct stria_attr *attr)
 {
     if (l->n == l->cap) {
         size_t cap = l->cap ? 2 * l->cap : 64;
@@ -55,7 +59,7 @@ static int dlist_add(struct dlist *l, const char *name, unsigned char type)
     char *copy = strdup(name);
     if (!copy)
         return -ENOMEM;
-    l->v[l->n++] = (struct dent){copy, type};
+    l->v[l->n++] = (struct dent){copy, type, attr != NULL, attr ? *attr : (struct stria_attr){0}};
     return 0;
 }
 
@@ -76,8 +80,32 @@ static int dlist_read(stria_fs_t *fs, const char *path, struct dlist *l)
     if (rc < 0)
         return rc;
     while ((rc = stria_readdir(d, &ent)) > 0)
-        if ((rc = dlist_add(l, ent.name, ent.type)) < 0)
+        if ((rc = dlist_add(l, ent.name, ent.type, NULL)) < 0)
             break;
+    stria_closedir(d);
+    if (rc < 0)
+        dlist_free(l);
+    return rc;
+}
+
+/* Directory ino whole, with each entry's attributes as READDIR plus brings
+ * them in its batches: ls -l then costs a request a batch, not one an
+ * entry. An entry whose inode is on another MDT comes without them. */
+static int dlist_read_plus(stria_fs_t *fs, uint64_t ino, struct dlist *l)
+{
+    stria_dir_t *d;
+    int rc = stria_opendir_ino(fs, ino, &d);
+    if (rc < 0)
+        return rc;
+    struct stria_direntplus *e = malloc(sizeof(*e));
+    uint64_t cookie = 0;
+    rc = e ? 0 : -ENOMEM;
+    while (e && (rc = stria_readdir_at(d, cookie, 1, e)) > 0) {
+        if ((rc = dlist_add(l, e->d.name, e->d.type, e->attr.nlink ? &e->attr : NULL)) < 0)
+            break;
+        cookie = e->next_cookie;
+    }
+    free(e);
     stria_closedir(d);
     if (rc < 0)
         dlist_free(l);
@@ -328,10 +356,11 @@ static void print_long(stria_fs_t *fs, const char *path, const char *name, const
     putchar('\n');
 }
 
-static int ls_entry(stria_fs_t *fs, const char *dir, const char *name, const struct ls_opts *o)
+static int ls_entry(stria_fs_t *fs, const char *dir, const struct dent *de, const struct ls_opts *o)
 {
     char joined[CLI_PATH_MAX], path[CLI_PATH_MAX];
     struct stat st;
+    const char *name = de->name;
 
     if (!o->lng) {
         puts(name);
@@ -341,7 +370,9 @@ static int ls_entry(stria_fs_t *fs, const char *dir, const char *name, const str
     int rc = cli_path_join(dir, name, joined, sizeof(joined));
     if (rc == 0)
         rc = cli_path_normalize(joined, path, sizeof(path));
-    if (rc == 0)
+    if (rc == 0 && de->has_attr)
+        stria_attr_to_stat(&de->attr, &st);
+    else if (rc == 0)
         rc = stria_lstat(fs, path, &st);
     if (rc < 0) {
         cli_error("ls", rc == -ENAMETOOLONG ? name : path, rc);
@@ -351,13 +382,14 @@ static int ls_entry(stria_fs_t *fs, const char *dir, const char *name, const str
     return CLI_OK;
 }
 
-static int ls_dir(stria_fs_t *fs, const char *path, const struct ls_opts *o)
+/* Directory path, whose inode is ino. */
+static int ls_dir(stria_fs_t *fs, const char *path, uint64_t ino, const struct ls_opts *o)
 {
     struct dlist l = {0};
     int ret = CLI_OK;
-    int rc = dlist_read(fs, path, &l);
-    if (rc == 0 && o->all && (rc = dlist_add(&l, ".", DT_DIR)) == 0)
-        rc = dlist_add(&l, "..", DT_DIR);
+    int rc = o->lng ? dlist_read_plus(fs, ino, &l) : dlist_read(fs, path, &l);
+    if (rc == 0 && o->all && (rc = dlist_add(&l, ".", DT_DIR, NULL)) == 0)
+        rc = dlist_add(&l, "..", DT_DIR, NULL);
     if (rc < 0) {
         cli_error("ls", path, rc);
         dlist_free(&l);
@@ -367,7 +399,7 @@ static int ls_dir(stria_fs_t *fs, const char *path, const struct ls_opts *o)
         qsort(l.v, l.n, sizeof(*l.v), dent_cmp);
     for (size_t i = 0; i < l.n; i++)
         if (o->all || l.v[i].name[0] != '.')
-            ret |= ls_entry(fs, path, l.v[i].name, o);
+            ret |= ls_entry(fs, path, &l.v[i], o);
     dlist_free(&l);
     return ret;
 }
@@ -396,7 +428,7 @@ static int ls_arg(stria_fs_t *fs, const char *path, const char *shown, const str
     if (header)
         printf("%s%s:\n", *printed ? "\n" : "", shown);
     *printed = 1;
-    return ls_dir(fs, path, o);
+    return ls_dir(fs, path, (uint64_t)st.st_ino, o);
 }
 
 int cmd_ls(int argc, char **argv)

@@ -50,6 +50,20 @@ cmp -s "$T/f" "$T/g" || fail "a file three striped directories down reads back w
 "$STRIA" rm -r /two /made-by-setdirstripe
 "$STRIA" ls / | grep -q . && fail "/ not empty after rm -r: $("$STRIA" ls /)"
 
+step "stria ls -l of a striped directory takes the attributes with the entries"
+"$STRIA" mkdir -c 4 /lsl
+"$STRIA" mkdir -i 2 /lsl/on2
+for i in $(seq 1 40); do "$STRIA" cp "$T/f" "stria:/lsl/f$i"; done
+count() { awk -v op="$1" '$1 == op { n += $2 } END { print n + 0 }' "$2"; }
+"$STRIA" stats >"$T/s0"
+"$STRIA" ls -l /lsl >"$T/lsl"
+"$STRIA" stats >"$T/s1"
+[ "$(grep -c '^-rw-r--r-- .* 5 .* f[0-9]*$' "$T/lsl")" -eq 40 ] || fail "stria ls -l /lsl: $(cat "$T/lsl")"
+grep -q '^drwxr-xr-x .* on2$' "$T/lsl" || fail "stria ls -l /lsl shows no on2: $(cat "$T/lsl")"
+per=$(($(count LOOKUP "$T/s1") - $(count LOOKUP "$T/s0") + $(count GETATTR "$T/s1") - $(count GETATTR "$T/s0")))
+[ "$per" -lt 20 ] || fail "stria ls -l of 41 entries sent $per LOOKUPs and GETATTRs"
+"$STRIA" rm -r /lsl
+
 step "100,000 files in one directory striped over 4 MDTs"
 "$BUILD/tests/many_files" "$CONF" "${COUNT:-100000}" 4
 

@@ -10,12 +10,15 @@
  * name (a striped directory's shard), under that MDT's grant: each MDT gates its own
  * requests, so each grant covers only the names it holds. `pending`
  * counts what is queued or in flight; wb_flush waits for it to reach zero.
+ * An MDT out of reach (restarting, failing over) is waited for as a call
+ * of the program's waits for its target, until client.conf's timeout_ms:
+ * its unlinks go back to the queue, parked, while the sender serves the
+ * other MDTs' (send_round).
  *
  * Queuing and revocation meet under the mutex: once wb_revoked has marked
  * an MDT's grant lost, nothing more is queued for it, and it returns only
- * when what was queued before has been answered (for every MDT: simpler,
- * and the queue is short), so the MDT hears everything before it lets
- * another client in.
+ * when what was queued for that MDT before has been answered, so the MDT
+ * hears everything before it lets another client in.
  *
  * Data-on-MDT bytes written behind (wb_behind_begin) are queued the same
  * way, in gathering's behind buffers, with the mutex held: so wb_revoked,
@@ -43,6 +46,7 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 #define WB_BATCH   64
@@ -64,6 +68,7 @@ struct wb_item {
     uint16_t tag;
     uint16_t slot; /* wb_name_slot, counted in wb.unlinking while pending */
     bool resend;
+    bool tagged; /* seq and tag given (the first time it was taken) */
     struct proto_cred cred;
     char name[PROTO_MAX_STR + 1];
 };
@@ -297,19 +302,14 @@ static uint32_t send_unlinks(struct wb *w, struct wb_item **items, uint32_t n, b
 }
 
 /* Send n items (one MDT): in UNLINKS requests while the MDT takes them,
- * else pipelined one by one. The program was told they were made: an MDT
- * out of reach (restarting, failing over) is waited for as long as a call
- * of the program's would wait (client.conf's timeout_ms), and what is
- * left then fails. */
-static void send_items(struct wb *w, struct wb_item **items, uint32_t n)
+ * else pipelined one by one, until the connection breaks or the MDT is
+ * out of reach. Returns how many were answered or failed; the rest, from
+ * the first, go again. */
+static uint32_t send_items(struct wb *w, struct wb_item **items, uint32_t n)
 {
-    struct cl_retry rty;
-    cl_retry_init(w->fs, &rty);
     uint32_t ok = 0;
-    int breaks = 0, rc = -ECONNRESET;
-    bool singles = false;
-    while (ok < n) {
-        bool broken;
+    bool singles = false, broken = false;
+    while (ok < n && !broken) {
         uint32_t k;
         if (!singles && n - ok > 1 && !items[ok]->resend) {
             k = send_unlinks(w, items + ok, n - ok, &broken);
@@ -320,15 +320,86 @@ static void send_items(struct wb *w, struct wb_item **items, uint32_t n)
             broken = k < n - ok;
         }
         ok += k;
-        /* A pooled connection found broken is tried again at once, as a
-         * call's first try is (TARGET_CALL); then after a pause. */
-        if (broken && ok < n && breaks++ &&
-            !cl_retry_again(&rty, &rc, true, "write-behind unlinks"))
-            break;
     }
-    cl_retry_end(&rty);
-    for (uint32_t i = ok; i < n; i++)
-        failed(w, items[i], rc);
+    return ok;
+}
+
+/* An unlink the sender is done with (lock held). */
+static void item_done(struct wb *w, struct wb_item *it)
+{
+    w->unlinking[it->slot]--;
+    w->g[it->mdt].pending--;
+    w->pending--;
+    w->stats.sent++;
+    cl_tag_put(it->tag);
+    free(it);
+}
+
+/* After a round of mdt's unlinks left items[0..n) unsent (lock held):
+ * they go back to the head of the queue, in their order, and the MDT is
+ * tried again at once after the first break (a pooled connection found
+ * dead, as a call's first try is: TARGET_CALL), then after pauses that
+ * double up to a second, as cl_retry_again's; past client.conf's
+ * timeout_ms they fail. */
+static void park(struct wb *w, uint32_t mdt, struct wb_item **items, uint32_t n, bool progress)
+{
+    struct wb_grant *g = &w->g[mdt];
+    int64_t now = mdc_clock_ms();
+    if (progress)
+        g->park_deadline_ms = 0; /* the MDT answered: a new break */
+    if (!g->park_deadline_ms) {
+        g->park_deadline_ms = now + __atomic_load_n(&w->fs->conf.timeout_ms, __ATOMIC_RELAXED);
+        g->park_delay_ms = 0;
+    } else if (now >= g->park_deadline_ms) {
+        log_warn("write-behind: MDT%04x out of reach for %lld ms: %u unlinks fail", mdt,
+                 (long long)(now - g->park_deadline_ms +
+                             __atomic_load_n(&w->fs->conf.timeout_ms, __ATOMIC_RELAXED)),
+                 n);
+        for (uint32_t i = 0; i < n; i++) {
+            failed(w, items[i], -EIO);
+            item_done(w, items[i]);
+        }
+        g->park_deadline_ms = 0;
+        g->park_until_ms = 0;
+        return;
+    } else {
+        g->park_delay_ms = g->park_delay_ms ? MIN(g->park_delay_ms * 2, 1000) : 50;
+    }
+    g->park_until_ms = now + g->park_delay_ms;
+    for (uint32_t i = n; i-- > 0;) {
+        items[i]->next = w->head;
+        w->head = items[i];
+        if (!w->tail)
+            w->tail = items[i];
+    }
+    w->queued += n;
+}
+
+/* Wait for work (lock held): until an item's MDT may be tried, or stop
+ * with nothing queued. Returns the first such item, NULL to end. */
+static struct wb_item *next_item(struct wb *w)
+{
+    for (;;) {
+        int64_t now = mdc_clock_ms(), wake = INT64_MAX;
+        for (struct wb_item *it = w->head; it; it = it->next) {
+            int64_t at = w->g[it->mdt].park_until_ms;
+            if (at <= now)
+                return it;
+            wake = MIN(wake, at);
+        }
+        if (!w->head && w->stop)
+            return NULL;
+        if (!w->head) {
+            pthread_cond_wait(&w->work, &w->lock);
+            continue;
+        }
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        int64_t ns = (int64_t)ts.tv_nsec + (wake - now) * 1000000;
+        ts.tv_sec += (time_t)(ns / 1000000000);
+        ts.tv_nsec = (long)(ns % 1000000000);
+        pthread_cond_timedwait(&w->work, &w->lock, &ts);
+    }
 }
 
 static void *sender_main(void *arg)
@@ -337,18 +408,15 @@ static void *sender_main(void *arg)
     wb_pass_behind(true); /* wb_flush: its calls need no order with them */
     struct wb_item *items[WB_BATCH];
     pthread_mutex_lock(&w->lock);
-    for (;;) {
-        while (!w->head && !w->stop)
-            pthread_cond_wait(&w->work, &w->lock);
-        if (!w->head)
-            break;
+    struct wb_item *first;
+    while ((first = next_item(w))) {
         /* One batch: the first item's MDT's items, in their order, from
          * anywhere in the queue. Names on different MDTs are independent
          * (a name lives on one); in a striped directory consecutive
          * unlinks go to different MDTs, and batches of consecutive items
          * were one item each. */
         uint32_t n = 0;
-        uint32_t mdt = w->head->mdt;
+        uint32_t mdt = first->mdt;
         struct wb_item **p = &w->head, *last = NULL;
         while (*p && n < WB_BATCH) {
             if ((*p)->mdt == mdt) {
@@ -367,22 +435,21 @@ static void *sender_main(void *arg)
         if (w->delay_ms)
             usleep(w->delay_ms * 1000u);
         for (uint32_t i = 0; i < n; i++) {
+            if (items[i]->tagged)
+                continue;                 /* going again: the same change */
             items[i]->tag = cl_tag_get(); /* then the seq: rising within a slot */
             items[i]->seq = net_next_seq();
             items[i]->resend = false;
+            items[i]->tagged = true;
         }
-        send_items(w, items, n);
-        uint16_t slots[WB_BATCH];
-        for (uint32_t i = 0; i < n; i++) {
-            slots[i] = items[i]->slot;
-            cl_tag_put(items[i]->tag);
-            free(items[i]);
-        }
+        uint32_t ok = send_items(w, items, n);
         pthread_mutex_lock(&w->lock);
-        for (uint32_t i = 0; i < n; i++)
-            w->unlinking[slots[i]]--;
-        w->stats.sent += n;
-        w->pending -= n;
+        for (uint32_t i = 0; i < ok; i++)
+            item_done(w, items[i]);
+        if (ok < n)
+            park(w, mdt, items + ok, n - ok, ok > 0);
+        else
+            w->g[mdt].park_deadline_ms = w->g[mdt].park_until_ms = 0;
         pthread_cond_broadcast(&w->done);
     }
     pthread_mutex_unlock(&w->lock);
@@ -442,6 +509,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     if (!it)
         return -EAGAIN;
     it->next = NULL;
+    it->tagged = false;
     it->parent = parent;
     it->mdt = mdt;
     it->cred = *cred;
@@ -461,6 +529,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     w->tail = it;
     w->queued++;
     w->pending++;
+    w->g[mdt].pending++;
     it->slot = (uint16_t)slot;
     w->stats.queued++;
     pthread_cond_signal(&w->work);
@@ -588,7 +657,7 @@ void wb_revoked(stria_fs_t *fs, uint32_t mdt, uint64_t id)
         mdc_exclusive(fs->mdc, mdt, 0, 0);
     g->backoff_until_ms = now + WB_BACKOFF;
     g->room = WB_ROOM_UNKNOWN;
-    while (w->pending)
+    while (g->pending)
         pthread_cond_wait(&w->done, &w->lock);
     pthread_mutex_unlock(&w->lock);
     /* What was written behind before the mark was queued under the lock. */

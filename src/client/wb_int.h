@@ -48,6 +48,12 @@ struct wb {
     uint16_t unlinking[WB_NAME_SLOTS];
     /* Each MDT's grant: held while id > revoked and now < until_ms. */
     struct wb_grant {
+        uint32_t pending; /* unlinks for this MDT queued or in flight */
+        /* The MDT out of reach: its unlinks wait in the queue until
+         * park_until_ms (the sender serves the other MDTs'), and fail
+         * once park_deadline_ms (0: reachable) has passed. */
+        int64_t park_until_ms, park_deadline_ms;
+        int park_delay_ms;
         uint64_t id, revoked;
         int64_t until_ms, backoff_until_ms;
         int64_t lost_ms; /* when its channel last broke: older grants are void */

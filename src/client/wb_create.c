@@ -23,7 +23,7 @@ uint8_t wb_want_inos(stria_fs_t *fs, uint32_t mdt)
                 (g->unsure || (!g->rng[1].lo && g->rng[0].n - g->rng[0].used < WB_INOS_LOW));
     g->asking = g->asking || want;
     pthread_mutex_unlock(&w->lock);
-    return want ? PROTO_OPEN_WANT_INOS : 0;
+    return want ? PROTO_OPEN_WANT_INOS | PROTO_OPEN_INOS_IDLE : 0;
 }
 
 void wb_inos(stria_fs_t *fs, uint32_t mdt, uint64_t lo, uint32_t n)

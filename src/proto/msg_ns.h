@@ -58,10 +58,15 @@
  * the client a range of inode numbers of this MDT to make files with
  * (DOM_WRITES' creates; the MDT keeps the client's last two ranges),
  * given with or without the grant; none when the MDT cannot spare one.
- * A resent OPEN answered from its kept reply has none. */
+ * A resent OPEN answered from its kept reply has none. With
+ * PROTO_OPEN_INOS_IDLE as well, the client says it uses no range it has
+ * not used for an hour: the MDT may then forget its ranges once they are
+ * unchanged for META_DLG_KEEP_NS (a client of before that bit asks
+ * without it, and its ranges are kept). */
 #define PROTO_OPEN_DOM_MAX   (1u << 20)
 #define PROTO_OPEN_WANT_WB   1u
 #define PROTO_OPEN_WANT_INOS 2u
+#define PROTO_OPEN_INOS_IDLE 4u
 #define PROTO_OPEN_WB_LEN    32
 #define PROTO_OPEN_WB_LEN_V1 20
 #define MSG_OPEN_REQ(F)                                                                            \

@@ -2387,8 +2387,8 @@ static void test_dom_create_numbered(void **state)
     uint64_t dir = ino_of(f, "cb");
     uint64_t lo1, lo2, lo3, other;
     struct meta_req rq = {.ctx = &f->ctx};
-    assert_int_equal(meta_op_ino_range(&rq, 7, &lo1), 0);
-    assert_int_equal(meta_op_ino_range(&rq, 9, &other), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 7, true, &lo1), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 9, true, &other), 0);
     assert_true(other >= lo1 + META_DLG_INOS || other + META_DLG_INOS <= lo1);
     int rcs[2];
     struct proto_open_rep r;
@@ -2433,10 +2433,10 @@ static void test_dom_create_numbered(void **state)
     create_numbered(f, 7, dir, "x", lo1 + 3, data, 0, rcs, &r);
     assert_int_equal(rcs[0], -ESTALE);
     /* The MDT keeps a client's last two ranges. */
-    assert_int_equal(meta_op_ino_range(&rq, 7, &lo2), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 7, true, &lo2), 0);
     create_numbered(f, 7, dir, "z1", lo1 + 10, NULL, 0, rcs, &r);
     assert_int_equal(rcs[0], 0);
-    assert_int_equal(meta_op_ino_range(&rq, 7, &lo3), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 7, true, &lo3), 0);
     create_numbered(f, 7, dir, "z2", lo1 + 11, NULL, 0, rcs, &r);
     assert_int_equal(rcs[0], -ESTALE);
     create_numbered(f, 7, dir, "z2", lo2, NULL, 0, rcs, &r);
@@ -2446,11 +2446,11 @@ static void test_dom_create_numbered(void **state)
     assert_int_equal(attr_of(f, lo3 + META_DLG_INOS - 1).size, 0);
 }
 
-/* Ranges for clients 1000 .. 1000 + *n, put in one transaction. */
+/* Ranges of idle clients 1000 .. 1000 + *n, put in one transaction. */
 static int many_dlg_txn(struct meta_txn *t, void *arg)
 {
     const int *n = arg;
-    struct meta_dlg d = {.lo = {0, proto_ino_make(0, 1u << 30)}};
+    struct meta_dlg d = {.lo = {0, proto_ino_make(0, 1u << 30)}, .idle = true};
     int rc = 0;
     for (int i = 0; i < *n && rc == 0; i++)
         rc = meta_dlg_put(t, 1000 + (uint64_t)i, &d);
@@ -2472,62 +2472,67 @@ static int old_dlg_txn(struct meta_txn *t, void *arg)
 static int get_dlg_txn(struct meta_txn *t, void *arg)
 {
     struct meta_dlg *d = arg;
-    return meta_dlg_get(t, d->when_ns, d);
+    return meta_dlg_get(t, (uint64_t)d->when_ns, d);
 }
 
-/* The ranges of clients that went away are pruned (dlg_rec.h). */
+/* The ranges of clients that went away are pruned, if their clients said
+ * they drop ranges left idle (dlg_rec.h). */
 static void test_dlg_prune(void **state)
 {
     struct fx *f = *state;
     dom_file_of(f, "dp", "seed", NULL, 0);
     uint64_t dir = ino_of(f, "dp");
     struct meta_req rq = {.ctx = &f->ctx};
-    uint64_t lo, old = 0;
+    uint64_t lo, kept, old = 0;
     int64_t before = (int64_t)util_now_real_ns();
-    assert_int_equal(meta_op_ino_range(&rq, 7, &lo), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 7, true, &lo), 0);
+    assert_int_equal(meta_op_ino_range(&rq, 9, false, &kept), 0); /* a client of before the bit */
     struct meta_dlg d = {.when_ns = 7};
     assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
     assert_int_equal(d.lo[1], lo);
+    assert_true(d.idle);
     assert_true(d.when_ns >= before && d.when_ns <= (int64_t)util_now_real_ns());
     /* Recent: kept, and its numbers still make files. */
-    int stamped = -1;
-    assert_int_equal(meta_dlg_prune(f->s, before - 1, &stamped), 0);
-    assert_int_equal(stamped, 0);
+    assert_int_equal(meta_dlg_prune(f->s, before - 1), 0);
     int rcs[2];
     struct proto_open_rep r;
     create_numbered(f, 7, dir, "a", lo, NULL, 0, rcs, &r);
     assert_int_equal(rcs[0], 0);
-    /* A record of before the stamp is stamped, not dropped. */
-    assert_int_equal(meta_op_ino_range(&rq, 77, &old), 0);
+    /* A record of before the stamp stays, as it was. */
+    assert_int_equal(meta_op_ino_range(&rq, 77, true, &old), 0);
     assert_int_equal(meta_store_write(f->s, NULL, old_dlg_txn, &old), 0);
     d.when_ns = 77;
     assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
     assert_int_equal(d.lo[1], old);
     assert_int_equal(d.when_ns, 0);
-    int64_t cut = (int64_t)util_now_real_ns();
-    assert_int_equal(meta_dlg_prune(f->s, cut, &stamped), 1); /* 7's */
-    assert_int_equal(stamped, 1);
-    d.when_ns = 77;
-    assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
-    assert_int_equal(d.lo[1], old);
-    assert_true(d.when_ns >= cut);
-    create_numbered(f, 77, dir, "b", old + 1, NULL, 0, rcs, &r);
-    assert_int_equal(rcs[0], 0);
-    /* Client 7's went: its numbers make no file. */
+    assert_false(d.idle);
+    /* Old enough: the idle client's goes, the others stay. */
+    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX), 1);
     create_numbered(f, 7, dir, "c", lo + 1, NULL, 0, rcs, &r);
     assert_int_equal(rcs[0], -ESTALE);
+    create_numbered(f, 9, dir, "k", kept, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    create_numbered(f, 77, dir, "b", old + 1, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
+    /* Taking a number rewrites the old record stamped, still not idle. */
+    d.when_ns = 77;
+    assert_int_equal(meta_store_read(f->s, NULL, get_dlg_txn, &d), 0);
+    assert_true(d.when_ns > 0);
+    assert_false(d.idle);
     /* More than one batch of them; the store's other records stay. */
     int n = 2500;
     assert_int_equal(meta_store_write(f->s, NULL, many_dlg_txn, &n), 0);
-    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX, &stamped), n + 1);
-    assert_int_equal(stamped, 0);
-    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX, &stamped), 0);
+    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX), n);
+    assert_int_equal(meta_dlg_prune(f->s, INT64_MAX), 0);
     uint64_t made = mk_file(f, &root_cred, "dp/after", 0644);
     assert_int_equal(ino_of(f, "dp/after"), made);
     assert_int_equal(ino_of(f, "dp/b"), old + 1);
+    assert_int_equal(ino_of(f, "dp/k"), kept);
     fx_close(f);
     assert_int_equal(fx_open(f), 0);
     assert_int_equal(ino_of(f, "dp/after"), made);
+    create_numbered(f, 9, dir, "k2", kept + 1, NULL, 0, rcs, &r);
+    assert_int_equal(rcs[0], 0);
 }
 
 /* ---- online migration's stale time (metad's migrate_stale_ms) ---- */

@@ -211,6 +211,7 @@ int meta_op_open(const struct meta_req *rq, const void *qv, void *rv)
 
 struct range_arg {
     uint64_t client, lo;
+    bool idle;
 };
 
 /* The client's last range becomes its previous one, a new one its last. */
@@ -233,12 +234,13 @@ static int range_txn(struct meta_txn *t, void *arg)
     memcpy(d.used[0], d.used[1], sizeof(d.used[0]));
     d.lo[1] = a->lo;
     memset(d.used[1], 0, sizeof(d.used[1]));
+    d.idle = a->idle;
     return meta_dlg_put(t, a->client, &d);
 }
 
-int meta_op_ino_range(const struct meta_req *rq, uint64_t client, uint64_t *lo)
+int meta_op_ino_range(const struct meta_req *rq, uint64_t client, bool idle, uint64_t *lo)
 {
-    struct range_arg a = {client, 0};
+    struct range_arg a = {client, 0, idle};
     int rc = meta_store_write(rq->ctx->store, rq, range_txn, &a);
     *lo = rc ? 0 : a.lo;
     return rc;

@@ -125,7 +125,8 @@ static void after_open(struct mdt_service *m, const struct net_req *req, const v
      * the client makes its files the ordinary way. */
     if (q->wb.p[0] & PROTO_OPEN_WANT_INOS) {
         struct meta_req rq = {.ctx = &m->ctx, .wait_ns = &((struct net_req *)req)->wait_ns};
-        if (meta_op_ino_range(&rq, req->hdr.client_id, &w.ino_lo) == 0)
+        bool idle = q->wb.p[0] & PROTO_OPEN_INOS_IDLE;
+        if (meta_op_ino_range(&rq, req->hdr.client_id, idle, &w.ino_lo) == 0)
             w.ino_n = META_DLG_INOS;
     }
     proto_open_wb_put(out, &w);

@@ -109,15 +109,12 @@ static void tick(void *p)
                 log_warn("MDT%04x: pruning reply records: %s", m->index, log_err(gone));
             else if (gone)
                 log_info("MDT%04x: %d reply records older than 2 hours pruned", m->index, gone);
-            int stamped = 0;
-            gone =
-                meta_dlg_prune(m->store, (int64_t)util_now_real_ns() - META_DLG_KEEP_NS, &stamped);
+            gone = meta_dlg_prune(m->store, (int64_t)util_now_real_ns() - META_DLG_KEEP_NS);
             if (gone < 0)
                 log_warn("MDT%04x: pruning inode ranges: %s", m->index, log_err(gone));
-            else if (gone || stamped)
-                log_info("MDT%04x: the inode ranges of %d clients unused for 4 hours pruned "
-                         "(%d records of before their stamp stamped)",
-                         m->index, gone, stamped);
+            else if (gone)
+                log_info("MDT%04x: the inode ranges of %d clients unused for 4 hours pruned",
+                         m->index, gone);
         }
     }
 }

@@ -1,8 +1,8 @@
 /*
  * The inode ranges handed to clients (dlg_rec.h): one record a client in
  * the info database, "dlg" and its id, {lo[0], lo[1]} big-endian, the two
- * bitmaps, and the time it was put (i64 ns, big-endian; records written
- * before the stamp lack it).
+ * bitmaps, the time it was put (i64 ns, big-endian) and a byte of flags
+ * (1: idle, dlg_rec.h). Records written before the stamp lack both.
  */
 #include "dlg_rec.h"
 
@@ -15,7 +15,8 @@
 #include <string.h>
 
 #define DLG_OLD_LEN (16 + META_DLG_INOS / 4)
-#define DLG_LEN     (DLG_OLD_LEN + 8)
+#define DLG_LEN     (DLG_OLD_LEN + 9)
+#define DLG_F_IDLE  1u
 #define DLG_KEY_LEN 11
 #define PRUNE_BATCH 1024
 
@@ -47,6 +48,7 @@ static int dlg_decode(const MDB_val *v, struct meta_dlg *d)
     d->lo[1] = rd_be64(p + 8);
     memcpy(d->used, p + 16, sizeof(d->used));
     d->when_ns = v->mv_size == DLG_LEN ? (int64_t)rd_be64(p + DLG_OLD_LEN) : 0;
+    d->idle = v->mv_size == DLG_LEN && (p[DLG_OLD_LEN + 8] & DLG_F_IDLE);
     return 0;
 }
 
@@ -56,6 +58,7 @@ static void dlg_encode(uint8_t vb[DLG_LEN], const struct meta_dlg *d, int64_t wh
     be64(vb + 8, d->lo[1]);
     memcpy(vb + 16, d->used, sizeof(d->used));
     be64(vb + DLG_OLD_LEN, (uint64_t)when_ns);
+    vb[DLG_OLD_LEN + 8] = d->idle ? DLG_F_IDLE : 0;
 }
 
 int meta_dlg_get(struct meta_txn *t, uint64_t client, struct meta_dlg *d)
@@ -85,7 +88,7 @@ int meta_dlg_put(struct meta_txn *t, uint64_t client, const struct meta_dlg *d)
 struct prune_arg {
     int64_t before_ns;
     uint8_t from[DLG_KEY_LEN]; /* where the next batch starts */
-    int gone, stamped;
+    int gone;
     bool more;
 };
 
@@ -114,27 +117,9 @@ static int prune_txn(struct meta_txn *t, void *arg)
             break;
         }
         struct meta_dlg d;
-        bool readable = dlg_decode(&v, &d) == 0;
-        if (readable && d.when_ns >= a->before_ns)
+        if (dlg_decode(&v, &d) == 0 && (!d.idle || d.when_ns >= a->before_ns))
             continue;
         t->wrote = true;
-        if (readable && d.when_ns == 0) {
-            /* Of before the stamp: its client may still use it. The key
-             * is copied: a put of another size moves the record. */
-            uint8_t key[DLG_KEY_LEN], vb[DLG_LEN];
-            memcpy(key, k.mv_data, sizeof(key));
-            dlg_encode(vb, &d, (int64_t)util_now_real_ns());
-            MDB_val nk = {sizeof(key), key}, nv = {sizeof(vb), vb};
-            if ((rc = mdb_put(t->txn, t->store->info, &nk, &nv, 0)))
-                break;
-            a->stamped++;
-            /* The cursor may have moved with the page: find the key again. */
-            memcpy(kb, key, sizeof(kb));
-            k = (MDB_val){sizeof(kb), kb};
-            if ((rc = mdb_cursor_get(cur, &k, &v, MDB_SET)))
-                break;
-            continue;
-        }
         if ((rc = mdb_cursor_del(cur, 0)))
             break;
         a->gone++;
@@ -145,7 +130,7 @@ static int prune_txn(struct meta_txn *t, void *arg)
     return 0;
 }
 
-int meta_dlg_prune(struct meta_store *s, int64_t before_ns, int *stamped)
+int meta_dlg_prune(struct meta_store *s, int64_t before_ns)
 {
     struct prune_arg a = {.before_ns = before_ns};
     memcpy(a.from, "dlg", 3);
@@ -153,7 +138,5 @@ int meta_dlg_prune(struct meta_store *s, int64_t before_ns, int *stamped)
     do
         rc = meta_store_write(s, NULL, prune_txn, &a);
     while (rc == 0 && a.more);
-    if (stamped)
-        *stamped = a.stamped;
     return rc ? rc : a.gone;
 }

@@ -23,6 +23,9 @@
 # the entries). Ratios are of rates: stria / passthrough and stria /
 # local (above 1: stria is faster), and N MDTs / the first N.
 #
+# Then the same listing through libstria, `stria ls -l /ls` (READDIR plus,
+# sorted by name), timed and its MDT requests counted the same way.
+#
 # Then another client (bench_storm --watch: its own libstria connection)
 # stats a file in another directory, /other on MDT 0, once a millisecond:
 # for LS_IDLE seconds alone, then during a second `ls -l` (fresh mount,
@@ -227,6 +230,22 @@ one_cluster() { # N
         "$(ratio "${ROW[$n,long]}" "${ROW[local,long]}")"
     print_requests "$n" "$TMP/d-long"
 
+    # The same listing through libstria, without FUSE: `stria ls -l` (a
+    # READDIR plus a batch, sorted by name as ls sorts).
+    mdt_counts >"$TMP/c0"
+    drop_caches
+    t0=$(now)
+    NAMES=$(timeout "$LS_STEP_TIMEOUT" "$BUILD/stria" --conf "$CONF" ls -l /ls | wc -l)
+    TIME=$(since "$t0")
+    mdt_counts >"$TMP/c1"
+    mdt_delta "$TMP/c0" "$TMP/c1" >"$TMP/d-cli"
+    ROW[$n,cli]=$(per_s "$LS_FILES" "$TIME")
+    printf '  %-12s stria ls -l   %8.3f s %10s entries/s  vs passthrough ls -l %s  vs local %s\n' \
+        libstria "$TIME" "${ROW[$n,cli]}" "$(ratio "${ROW[$n,cli]}" "${ROW[passthrough,long]}")" \
+        "$(ratio "${ROW[$n,cli]}" "${ROW[local,long]}")"
+    [ "$NAMES" -eq "$LS_FILES" ] || echo "    WRONG: $NAMES lines, expected $LS_FILES"
+    print_requests "cli$n" "$TMP/d-cli" # (its own keys: the summary shows the mount's)
+
     # Another client, alone and then during a second ls -l.
     watcher "$TMP/watch-idle" "$LS_IDLE" || echo "    (the idle watcher failed: $(tail -1 "$TMP/watch-idle.err"))"
     remount_stria
@@ -329,6 +348,11 @@ run() {
             "$(ratio "${ROW[$n,long]:-0}" "${ROW[$first,long]:-0}")" "${ROW[$n,readdir]:--}" \
             "${ROW[$n,per_readdir]:--}" "${ROW[$n,attr]:--}" "${ROW[$n,idle_p99_ms]:--}" \
             "${ROW[$n,busy_p99_ms]:--}" "$(ratio "${ROW[$n,busy_p99_ms]:-0}" "${ROW[$n,idle_p99_ms]:-0}")"
+    done
+    for n in $LS_MDTS; do
+        printf '%-5s stria ls -l (libstria): %s entries/s, %s of local ls -l, %s of %s MDT(s)\n' "$n" \
+            "${ROW[$n,cli]:--}" "$(ratio "${ROW[$n,cli]:-0}" "${ROW[local,long]}")" \
+            "$(ratio "${ROW[$n,cli]:-0}" "${ROW[$first,cli]:-0}")" "$first"
     done
     printf '%-5s %10s %10s\n' local "${ROW[local,names]}" "${ROW[local,long]}"
     printf '%-5s %10s %10s\n' pt "${ROW[passthrough,names]}" "${ROW[passthrough,long]}"

@@ -331,7 +331,8 @@ static void item_done(struct wb *w, struct wb_item *it)
     w->g[it->mdt].pending--;
     w->pending--;
     w->stats.sent++;
-    cl_tag_put(it->tag);
+    if (it->tag)
+        cl_tag_put(it->tag);
     free(it);
 }
 
@@ -340,7 +341,10 @@ static void item_done(struct wb *w, struct wb_item *it)
  * tried again at once after the first break (a pooled connection found
  * dead, as a call's first try is: TARGET_CALL), then after pauses that
  * double up to a second, as cl_retry_again's; past client.conf's
- * timeout_ms they fail. */
+ * timeout_ms they fail, and so does each later batch for it that finds it
+ * still out of reach. A parked item that never went keeps no slot (tag):
+ * a process has 1,024, and unsent items of many MDTs out of reach could
+ * take them all, and every change would wait for one. */
 static void park(struct wb *w, uint32_t mdt, struct wb_item **items, uint32_t n, bool progress)
 {
     struct wb_grant *g = &w->g[mdt];
@@ -359,14 +363,18 @@ static void park(struct wb *w, uint32_t mdt, struct wb_item **items, uint32_t n,
             failed(w, items[i], -EIO);
             item_done(w, items[i]);
         }
-        g->park_deadline_ms = 0;
-        g->park_until_ms = 0;
+        g->park_until_ms = 0; /* the deadline stays, until the MDT answers */
         return;
     } else {
         g->park_delay_ms = g->park_delay_ms ? MIN(g->park_delay_ms * 2, 1000) : 50;
     }
     g->park_until_ms = now + g->park_delay_ms;
     for (uint32_t i = n; i-- > 0;) {
+        if (items[i]->tagged && !items[i]->resend) {
+            cl_tag_put(items[i]->tag); /* not sent: a new slot and seq next time */
+            items[i]->tag = 0;
+            items[i]->tagged = false;
+        }
         items[i]->next = w->head;
         w->head = items[i];
         if (!w->tail)
@@ -394,10 +402,7 @@ static struct wb_item *next_item(struct wb *w)
             continue;
         }
         struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        int64_t ns = (int64_t)ts.tv_nsec + (wake - now) * 1000000;
-        ts.tv_sec += (time_t)(ns / 1000000000);
-        ts.tv_nsec = (long)(ns % 1000000000);
+        util_deadline(&ts, CLOCK_MONOTONIC, wake - now);
         pthread_cond_timedwait(&w->work, &w->lock, &ts);
     }
 }
@@ -695,7 +700,11 @@ int wb_start(stria_fs_t *fs, wb_removed_fn removed)
     /* Tests refuse every unlink as a grant lost before it was queued. */
     w->refuse_unlinks = getenv("STRIA_TEST_WB_REFUSE_UNLINKS") != NULL;
     pthread_mutex_init(&w->lock, NULL);
-    pthread_cond_init(&w->work, NULL);
+    pthread_condattr_t ca; /* next_item's waits, on mdc_clock_ms's clock */
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&w->work, &ca);
+    pthread_condattr_destroy(&ca);
     pthread_cond_init(&w->done, NULL);
     int rc = pthread_create(&w->thread, NULL, sender_main, w);
     if (rc) {

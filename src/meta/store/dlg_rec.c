@@ -41,13 +41,15 @@ static size_t dlg_key(uint8_t kb[DLG_KEY_LEN], uint64_t client)
 /* A record's value into d: 0, or -EUCLEAN when it holds none. */
 static int dlg_decode(const MDB_val *v, struct meta_dlg *d)
 {
-    if (v->mv_size != DLG_LEN && v->mv_size != DLG_OLD_LEN)
+    /* Stamped without flags: a record of a development build (19bfc12),
+     * kept as one of a client of before the flag. */
+    if (v->mv_size != DLG_LEN && v->mv_size != DLG_LEN - 1 && v->mv_size != DLG_OLD_LEN)
         return -EUCLEAN;
     const uint8_t *p = v->mv_data;
     d->lo[0] = rd_be64(p);
     d->lo[1] = rd_be64(p + 8);
     memcpy(d->used, p + 16, sizeof(d->used));
-    d->when_ns = v->mv_size == DLG_LEN ? (int64_t)rd_be64(p + DLG_OLD_LEN) : 0;
+    d->when_ns = v->mv_size > DLG_OLD_LEN ? (int64_t)rd_be64(p + DLG_OLD_LEN) : 0;
     d->idle = v->mv_size == DLG_LEN && (p[DLG_OLD_LEN + 8] & DLG_F_IDLE);
     return 0;
 }

@@ -13,7 +13,7 @@
  * An MDT out of reach (restarting, failing over) is waited for as a call
  * of the program's waits for its target, until client.conf's timeout_ms:
  * its unlinks go back to the queue, parked, while the sender serves the
- * other MDTs' (send_round).
+ * other MDTs' (park).
  *
  * Queuing and revocation meet under the mutex: once wb_revoked has marked
  * an MDT's grant lost, nothing more is queued for it, and it returns only
@@ -65,10 +65,9 @@ struct wb_item {
     /* As a change in flight (TARGET_CALL): its sequence number and slot,
      * kept when it goes again on a new connection (resend). */
     uint64_t seq;
-    uint16_t tag;
+    uint16_t tag;  /* 0: none yet (never sent) */
     uint16_t slot; /* wb_name_slot, counted in wb.unlinking while pending */
     bool resend;
-    bool tagged; /* seq and tag given (the first time it was taken) */
     struct proto_cred cred;
     char name[PROTO_MAX_STR + 1];
 };
@@ -348,17 +347,16 @@ static void item_done(struct wb *w, struct wb_item *it)
 static void park(struct wb *w, uint32_t mdt, struct wb_item **items, uint32_t n, bool progress)
 {
     struct wb_grant *g = &w->g[mdt];
-    int64_t now = mdc_clock_ms();
+    int64_t now = mdc_clock_ms(),
+            timeout = __atomic_load_n(&w->fs->conf.timeout_ms, __ATOMIC_RELAXED);
     if (progress)
         g->park_deadline_ms = 0; /* the MDT answered: a new break */
     if (!g->park_deadline_ms) {
-        g->park_deadline_ms = now + __atomic_load_n(&w->fs->conf.timeout_ms, __ATOMIC_RELAXED);
+        g->park_deadline_ms = now + timeout;
         g->park_delay_ms = 0;
     } else if (now >= g->park_deadline_ms) {
         log_warn("write-behind: MDT%04x out of reach for %lld ms: %u unlinks fail", mdt,
-                 (long long)(now - g->park_deadline_ms +
-                             __atomic_load_n(&w->fs->conf.timeout_ms, __ATOMIC_RELAXED)),
-                 n);
+                 (long long)(now - g->park_deadline_ms + timeout), n);
         for (uint32_t i = 0; i < n; i++) {
             failed(w, items[i], -EIO);
             item_done(w, items[i]);
@@ -370,10 +368,9 @@ static void park(struct wb *w, uint32_t mdt, struct wb_item **items, uint32_t n,
     }
     g->park_until_ms = now + g->park_delay_ms;
     for (uint32_t i = n; i-- > 0;) {
-        if (items[i]->tagged && !items[i]->resend) {
+        if (items[i]->tag && !items[i]->resend) {
             cl_tag_put(items[i]->tag); /* not sent: a new slot and seq next time */
             items[i]->tag = 0;
-            items[i]->tagged = false;
         }
         items[i]->next = w->head;
         w->head = items[i];
@@ -440,12 +437,11 @@ static void *sender_main(void *arg)
         if (w->delay_ms)
             usleep(w->delay_ms * 1000u);
         for (uint32_t i = 0; i < n; i++) {
-            if (items[i]->tagged)
+            if (items[i]->tag)
                 continue;                 /* going again: the same change */
             items[i]->tag = cl_tag_get(); /* then the seq: rising within a slot */
             items[i]->seq = net_next_seq();
             items[i]->resend = false;
-            items[i]->tagged = true;
         }
         uint32_t ok = send_items(w, items, n);
         pthread_mutex_lock(&w->lock);
@@ -514,7 +510,7 @@ int wb_unlink(stria_fs_t *fs, uint64_t parent, uint32_t mdt, const char *name,
     if (!it)
         return -EAGAIN;
     it->next = NULL;
-    it->tagged = false;
+    it->tag = 0;
     it->parent = parent;
     it->mdt = mdt;
     it->cred = *cred;

@@ -7,7 +7,6 @@
 #include "dlg_rec.h"
 
 #include "env.h"
-#include "store.h"
 
 #include "../../common/util.h"
 
@@ -18,7 +17,6 @@
 #define DLG_LEN     (DLG_OLD_LEN + 9)
 #define DLG_F_IDLE  1u
 #define DLG_KEY_LEN 11
-#define PRUNE_BATCH 1024
 
 int meta_alloc_ino_range(struct meta_txn *t, uint32_t n, uint64_t *lo)
 {
@@ -87,58 +85,17 @@ int meta_dlg_put(struct meta_txn *t, uint64_t client, const struct meta_dlg *d)
     return mdb_err(mdb_put(t->txn, t->store->info, &k, &v, 0));
 }
 
-struct prune_arg {
-    int64_t before_ns;
-    uint8_t from[DLG_KEY_LEN]; /* where the next batch starts */
-    int gone;
-    bool more;
-};
-
-/* At most PRUNE_BATCH records from a->from, so that one prune does not
- * hold the store's writer for long. */
-static int prune_txn(struct meta_txn *t, void *arg)
+/* A client's record put before *arg (CLOCK_REALTIME ns) by an idle
+ * client, or unreadable. */
+static bool dlg_gone(const MDB_val *key, const MDB_val *val, void *arg)
 {
-    struct prune_arg *a = arg;
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->info, &cur));
-    if (rc)
-        return rc;
-    uint8_t kb[DLG_KEY_LEN];
-    memcpy(kb, a->from, sizeof(kb));
-    MDB_val k = {sizeof(kb), kb}, v;
-    a->more = false;
-    int n = 0;
-    for (int op = MDB_SET_RANGE; (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
-        if (k.mv_size < 3 || memcmp(k.mv_data, "dlg", 3))
-            break; /* past the ranges */
-        if (k.mv_size != DLG_KEY_LEN)
-            continue; /* not a client's */
-        if (n++ == PRUNE_BATCH) {
-            memcpy(a->from, k.mv_data, DLG_KEY_LEN);
-            a->more = true;
-            break;
-        }
-        struct meta_dlg d;
-        if (dlg_decode(&v, &d) == 0 && (!d.idle || d.when_ns >= a->before_ns))
-            continue;
-        t->wrote = true;
-        if ((rc = mdb_cursor_del(cur, 0)))
-            break;
-        a->gone++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return mdb_err(rc);
-    return 0;
+    struct meta_dlg d;
+    if (key->mv_size != DLG_KEY_LEN)
+        return false; /* not a client's */
+    return dlg_decode(val, &d) || (d.idle && d.when_ns < *(const int64_t *)arg);
 }
 
 int meta_dlg_prune(struct meta_store *s, int64_t before_ns)
 {
-    struct prune_arg a = {.before_ns = before_ns};
-    memcpy(a.from, "dlg", 3);
-    int rc;
-    do
-        rc = meta_store_write(s, NULL, prune_txn, &a);
-    while (rc == 0 && a.more);
-    return rc ? rc : a.gone;
+    return meta_store_prune(s, s->info, "dlg", 3, dlg_gone, &before_ns);
 }

@@ -73,6 +73,16 @@ static inline int mdb_err(int rc)
     }
 }
 
+/* Whether a record goes (meta_store_prune). */
+typedef bool meta_prune_fn(const MDB_val *key, const MDB_val *val, void *arg);
+/* Delete the records of dbi whose keys begin with prefix (plen bytes; 0:
+ * all) that gone says go, at most 1,024 a write transaction, so that a
+ * prune never holds the writers up for long; each transaction goes on
+ * from where the last stopped. Returns how many went, or a negative
+ * errno. */
+int meta_store_prune(struct meta_store *s, MDB_dbi dbi, const void *prefix, size_t plen,
+                     meta_prune_fn *gone, void *arg);
+
 static inline void be64(uint8_t *p, uint64_t v)
 {
     for (int i = 7; i >= 0; i--, v >>= 8)

@@ -126,36 +126,15 @@ int meta_reply_get_txn(struct meta_txn *t, void *arg)
     return 1;
 }
 
-/* At most this many records go per transaction, so that a prune never
- * holds the writers up for long. */
-#define PRUNE_BATCH 1024
-
-int meta_reply_prune_txn(struct meta_txn *t, void *arg)
+/* A record written before *arg (CLOCK_REALTIME ns), or unreadable. */
+static bool reply_gone(const MDB_val *key, const MDB_val *val, void *arg)
 {
-    struct meta_reply_prune_arg *a = arg;
-    MDB_cursor *cur;
-    int rc = mdb_err(mdb_cursor_open(t->txn, t->store->replies, &cur));
-    if (rc)
-        return rc;
-    MDB_val k, v;
-    int n = 0;
-    a->more = false;
-    for (int op = MDB_FIRST; (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
-        struct reply_head h;
-        if (reply_head(&v, &h) == 0 && h.when_ns >= a->before_ns)
-            continue; /* recent; an unreadable record goes */
-        if (n == PRUNE_BATCH) {
-            a->more = true;
-            break;
-        }
-        t->wrote = true;
-        if ((rc = mdb_cursor_del(cur, 0)))
-            break;
-        n++;
-    }
-    mdb_cursor_close(cur);
-    if (rc != 0 && rc != MDB_NOTFOUND)
-        return mdb_err(rc);
-    a->gone += n;
-    return 0;
+    (void)key;
+    struct reply_head h;
+    return reply_head(val, &h) || h.when_ns < *(const int64_t *)arg;
+}
+
+int meta_reply_prune(struct meta_store *s, int64_t before_ns)
+{
+    return meta_store_prune(s, s->replies, NULL, 0, reply_gone, &before_ns);
 }

@@ -32,7 +32,7 @@ struct meta_reply {
 };
 /* In the transaction that commits a cross-MDT operation: keep its reply. */
 int meta_reply_here(struct meta_txn *t);
-/* reply.c: the transactions behind meta_reply_get and meta_reply_prune. */
+/* reply.c: the transaction behind meta_reply_get. */
 struct meta_reply_get_arg {
     uint64_t client, seq;
     uint16_t tag;
@@ -41,11 +41,5 @@ struct meta_reply_get_arg {
     uint32_t cap, *len;
 };
 int meta_reply_get_txn(struct meta_txn *t, void *arg);
-struct meta_reply_prune_arg {
-    int64_t before_ns;
-    int gone;
-    bool more;
-};
-int meta_reply_prune_txn(struct meta_txn *t, void *arg);
 
 #endif

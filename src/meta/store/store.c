@@ -557,12 +557,72 @@ int meta_reply_get(struct meta_store *s, uint64_t client, uint16_t tag, uint64_t
     return meta_store_read(s, NULL, meta_reply_get_txn, &a);
 }
 
-int meta_reply_prune(struct meta_store *s, int64_t before_ns)
+#define PRUNE_BATCH   1024
+#define PRUNE_KEY_MAX 64
+
+struct prune_arg {
+    MDB_dbi dbi;
+    const void *prefix;
+    size_t plen;
+    meta_prune_fn *gone;
+    void *arg;
+    uint8_t from[PRUNE_KEY_MAX]; /* where the next transaction starts */
+    size_t from_len;
+    int n;
+    bool more;
+};
+
+static int prune_txn(struct meta_txn *t, void *arg)
 {
-    struct meta_reply_prune_arg a = {.before_ns = before_ns};
+    struct prune_arg *a = arg;
+    MDB_cursor *cur;
+    int rc = mdb_err(mdb_cursor_open(t->txn, a->dbi, &cur));
+    if (rc)
+        return rc;
+    uint8_t kb[PRUNE_KEY_MAX];
+    memcpy(kb, a->from, a->from_len);
+    MDB_val k = {a->from_len, kb}, v;
+    int n = 0;
+    a->more = false;
+    for (int op = a->from_len ? MDB_SET_RANGE : MDB_FIRST;
+         (rc = mdb_cursor_get(cur, &k, &v, op)) == 0; op = MDB_NEXT) {
+        if (a->plen && (k.mv_size < a->plen || memcmp(k.mv_data, a->prefix, a->plen)))
+            break; /* past the prefix */
+        if (!a->gone(&k, &v, a->arg))
+            continue;
+        if (n == PRUNE_BATCH) {
+            /* A key too long to keep: the next starts at the prefix again. */
+            if (k.mv_size <= sizeof(a->from)) {
+                memcpy(a->from, k.mv_data, k.mv_size);
+                a->from_len = k.mv_size;
+            }
+            a->more = true;
+            break;
+        }
+        t->wrote = true;
+        if ((rc = mdb_cursor_del(cur, 0)))
+            break;
+        n++;
+    }
+    mdb_cursor_close(cur);
+    if (rc != 0 && rc != MDB_NOTFOUND)
+        return mdb_err(rc);
+    a->n += n;
+    return 0;
+}
+
+int meta_store_prune(struct meta_store *s, MDB_dbi dbi, const void *prefix, size_t plen,
+                     meta_prune_fn *gone, void *arg)
+{
+    struct prune_arg a = {.dbi = dbi, .prefix = prefix, .plen = plen, .gone = gone, .arg = arg};
+    if (plen > sizeof(a.from))
+        return -EINVAL;
+    if (plen)
+        memcpy(a.from, prefix, plen);
+    a.from_len = plen;
     int rc;
     do
-        rc = meta_store_write(s, NULL, meta_reply_prune_txn, &a);
+        rc = meta_store_write(s, NULL, prune_txn, &a);
     while (rc == 0 && a.more);
-    return rc ? rc : a.gone;
+    return rc ? rc : a.n;
 }
